@@ -1,0 +1,48 @@
+# «RL para LLMs: de los bandidos a GRPO»: cada objetivo crea (o refresca) el
+# entorno virtual .venv e instala el curso la primera vez, así que funciona
+# solo en una máquina recién clonada.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+PY := $(BIN)/python
+STAMP := $(VENV)/.instalado
+# El kernel «python3», alembic (de nbgrader) y jupyter: los del entorno.
+export PATH := $(BIN):$(PATH)
+
+.PHONY: help lab test lint release grade clean
+
+help:
+	@echo "make lab       abre el curso (course/) en JupyterLab"
+	@echo "make test      ejecuta todas las pruebas"
+	@echo "make release   regenera course/ a partir de solutions/"
+	@echo "make grade MODULE=01_bandidos SUBMISSIONS=entregas/   califica entregas"
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Hace falta Python >= 3.11")'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=course
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check helpers autograder tests
+
+test: lint
+	$(PY) -m pytest tests solutions --nbval-lax --nbval-current-env -n 2 --dist loadfile
+
+release: $(STAMP)
+	$(PY) -m autograder release
+
+grade: $(STAMP)
+	@test -n "$(MODULE)" -a -n "$(SUBMISSIONS)" || { \
+		echo "Uso: make grade MODULE=01_bandidos SUBMISSIONS=carpeta_o_zip [OUT=carpeta]"; \
+		exit 2; }
+	$(PY) -m autograder grade $(MODULE) $(SUBMISSIONS) $(if $(OUT),--out $(OUT))
+
+clean:
+	rm -rf .grading .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Calificación del curso con nbgrader: publicar, calificar y autocomprobar."""

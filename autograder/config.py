@@ -1,0 +1,42 @@
+"""Carga la configuración de nbgrader del curso (``autograder/nbgrader_config.py``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SOLUTIONS = REPO / "solutions"
+COURSE = REPO / "course"
+GRADING = REPO / ".grading"
+
+
+def use_this_python() -> None:
+    """Pone la carpeta de este Python al principio del ``PATH``.
+
+    nbgrader lanza ``alembic`` y el kernel ``python3`` como programas externos:
+    tienen que ser los del entorno del curso, no otros que haya en el sistema.
+    """
+    bin_dir = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    if path.split(os.pathsep)[0] != bin_dir:
+        os.environ["PATH"] = bin_dir + os.pathsep + path
+
+
+def load_config() -> Config:
+    """La configuración de nbgrader del curso, lista para modificar."""
+    use_this_python()
+    loader = PyFileConfigLoader("nbgrader_config.py", path=str(HERE))
+    return loader.load_config()
+
+
+def modules() -> list[str]:
+    """Los ids de los módulos que hay en ``solutions/``, en orden."""
+    return sorted(
+        p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").exists()
+    )

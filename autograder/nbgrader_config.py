@@ -1,0 +1,65 @@
+# Configuración de nbgrader para el curso. La cargan `python -m autograder`
+# (release, grade) y también sirve tal cual a quien use la CLI de nbgrader:
+#   nbgrader generate_assignment 01_bandidos --config autograder/nbgrader_config.py
+from pathlib import Path
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    Execute,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
+
+from autograder.preprocessors import SkipSlowCells
+
+c = get_config()  # noqa: F821  (lo inyecta traitlets al cargar el archivo)
+
+REPO = Path(__file__).resolve().parent.parent
+
+c.CourseDirectory.course_id = "rl-para-llms"
+c.CourseDirectory.root = str(REPO)
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "course"
+# Entregas, calificaciones y gradebook: fuera de git, en .grading/.
+c.CourseDirectory.submitted_directory = ".grading/submitted"
+c.CourseDirectory.autograded_directory = ".grading/autograded"
+c.CourseDirectory.feedback_directory = ".grading/feedback"
+c.CourseDirectory.db_url = f"sqlite:///{REPO / '.grading' / 'gradebook.db'}"
+
+# Lo que ve el estudiante donde estaba la solución.
+c.ClearSolutions.code_stub = {
+    "python": (
+        "# TU CÓDIGO AQUÍ\n"
+        'raise NotImplementedError("Escribe tu solución aquí y borra esta línea.")'
+    )
+}
+c.ClearSolutions.text_stub = "ESCRIBE TU RESPUESTA AQUÍ"
+
+# Calificar debe tardar segundos: las celdas con la etiqueta «slow»
+# (entrenamientos y demos largas) no se ejecutan al calificar. Las pruebas
+# ocultas nunca dependen de ellas. nbval sí las ejecuta todas.
+c.SkipSlowCells.source_root = str(REPO / "solutions")
+c.Autograde.autograde_preprocessors = [
+    SkipSlowCells,
+    Execute,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+
+# Un límite explícito por celda al calificar (segundos).
+c.Execute.timeout = 60
+c.ExecutePreprocessor.timeout = 60
+
+# Si un estudiante borra una celda de pruebas, se vuelve a poner al calificar.
+c.OverwriteCells.add_missing_cells = True
+c.OverwriteCells.missing_cell_notification = (
+    "Esta celda (id: {cell_id}) faltaba en la entrega y se ha restaurado al "
+    "calificar.\n"
+)

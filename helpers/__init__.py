@@ -1,0 +1,19 @@
+"""Utilidades del curso «RL para LLMs: de los bandidos a GRPO».
+
+Cada cuaderno empieza con ``import helpers``. Aquí viven la semilla, el informe
+del entorno, el estilo de las figuras, el resumen de progreso y las
+implementaciones de referencia de cada módulo (``helpers.bandits``...).
+"""
+
+from helpers.checks import progress_summary
+from helpers.environment import check_environment, report_environment
+from helpers.plotting import use_course_style
+from helpers.seeding import set_seed
+
+__all__ = [
+    "check_environment",
+    "progress_summary",
+    "report_environment",
+    "set_seed",
+    "use_course_style",
+]

@@ -1,0 +1,452 @@
+"""Banco de respuestas del módulo 01 · Bandidos."""
+
+from tests.banks import Answer
+
+WRONG: dict[str, list[Answer]] = {
+    "incremental_mean": [
+        Answer(
+            "sin dividir por n",
+            """
+def incremental_mean(estimate, reward, count):
+    return estimate + (reward - estimate)
+""",
+            "Olvidaste dividir por count",
+        ),
+        Answer(
+            "divide entre n − 1",
+            """
+def incremental_mean(estimate, reward, count):
+    return estimate + (reward - estimate) / (count - 1)
+""",
+            "count − 1",
+        ),
+        Answer(
+            "divide entre n + 1",
+            """
+def incremental_mean(estimate, reward, count):
+    return estimate + (reward - estimate) / (count + 1)
+""",
+            "count + 1",
+        ),
+        Answer(
+            "signo cambiado",
+            """
+def incremental_mean(estimate, reward, count):
+    return estimate - (reward - estimate) / count
+""",
+            "El signo",
+        ),
+        Answer(
+            "media de dos",
+            """
+def incremental_mean(estimate, reward, count):
+    return (estimate + reward) / 2
+""",
+            "media entre la estimación y la recompensa",
+        ),
+        Answer(
+            "multiplica por n",
+            """
+def incremental_mean(estimate, reward, count):
+    return estimate + (reward - estimate) * count
+""",
+            "Multiplicaste por count",
+        ),
+    ],
+    "epsilon_greedy": [
+        Answer(
+            "np.argmax sin desempate",
+            """
+def epsilon_greedy(q_values, epsilon, rng):
+    if rng.random() < epsilon:
+        return int(rng.integers(len(q_values)))
+    return int(np.argmax(q_values))
+""",
+            "np.argmax devuelve siempre el primer máximo",
+        ),
+        Answer(
+            "usa np.random global",
+            """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    if np.random.random() < epsilon:
+        return int(np.random.randint(len(q_values)))
+    return int(np.random.choice(np.flatnonzero(q_values == q_values.max())))
+""",
+            "Usaste np.random o random",
+        ),
+        Answer(
+            "explora solo entre los no voraces",
+            """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    best = np.flatnonzero(q_values == q_values.max())
+    greedy = int(rng.choice(best))
+    if rng.random() < epsilon:
+        others = [a for a in range(len(q_values)) if a != greedy]
+        return int(rng.choice(others))
+    return greedy
+""",
+            "también el mejor",
+        ),
+        Answer(
+            "ε al revés",
+            """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    if rng.random() > epsilon:
+        return int(rng.integers(len(q_values)))
+    return int(rng.choice(np.flatnonzero(q_values == q_values.max())))
+""",
+            "Comparas al revés",
+        ),
+        Answer(
+            "argmin",
+            """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    if rng.random() < epsilon:
+        return int(rng.integers(len(q_values)))
+    return int(rng.choice(np.flatnonzero(q_values == q_values.min())))
+""",
+            "argmin",
+        ),
+        Answer(
+            "devuelve el valor y no el índice",
+            """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    if rng.random() < epsilon:
+        return int(rng.integers(len(q_values)))
+    return q_values.max()
+""",
+            "valor Q en lugar del índice",
+        ),
+    ],
+    "ucb_action": [
+        Answer(
+            "suma 1 a N(a)",
+            """
+def ucb_action(q_values, counts, t, c):
+    return int(np.argmax(q_values + c * np.sqrt(np.log(t) / (counts + 1))))
+""",
+            "Sumaste 1 a N(a)",
+        ),
+        Answer(
+            "último brazo sin probar",
+            """
+def ucb_action(q_values, counts, t, c):
+    untried = np.flatnonzero(counts == 0)
+    if len(untried):
+        return int(untried[-1])
+    return int(np.argmax(q_values + c * np.sqrt(np.log(t) / counts)))
+""",
+            "menor índice",
+        ),
+        Answer(
+            "sin bono",
+            """
+def ucb_action(q_values, counts, t, c):
+    untried = np.flatnonzero(counts == 0)
+    if len(untried):
+        return int(untried[0])
+    return int(np.argmax(q_values))
+""",
+            "Falta el bono",
+        ),
+        Answer(
+            "sin raíz",
+            """
+def ucb_action(q_values, counts, t, c):
+    untried = np.flatnonzero(counts == 0)
+    if len(untried):
+        return int(untried[0])
+    return int(np.argmax(q_values + c * np.log(t) / counts))
+""",
+            "raíz cuadrada",
+        ),
+        Answer(
+            "c dentro de la raíz",
+            """
+def ucb_action(q_values, counts, t, c):
+    untried = np.flatnonzero(counts == 0)
+    if len(untried):
+        return int(untried[0])
+    return int(np.argmax(q_values + np.sqrt(c * np.log(t) / counts)))
+""",
+            "no va dentro",
+        ),
+        Answer(
+            "sin logaritmo",
+            """
+def ucb_action(q_values, counts, t, c):
+    untried = np.flatnonzero(counts == 0)
+    if len(untried):
+        return int(untried[0])
+    return int(np.argmax(q_values + c * np.sqrt(t / counts)))
+""",
+            "logaritmo",
+        ),
+        Answer(
+            "bono restado",
+            """
+def ucb_action(q_values, counts, t, c):
+    untried = np.flatnonzero(counts == 0)
+    if len(untried):
+        return int(untried[0])
+    return int(np.argmax(q_values - c * np.sqrt(np.log(t) / counts)))
+""",
+            "se suma",
+        ),
+    ],
+    "softmax": [
+        Answer(
+            "sin restar el máximo",
+            """
+def softmax(preferences):
+    z = np.exp(preferences)
+    return z / z.sum()
+""",
+            "Resta el máximo de H antes de exp",
+        ),
+        Answer(
+            "resta el mínimo",
+            """
+def softmax(preferences):
+    z = np.exp(preferences - np.min(preferences))
+    return z / z.sum()
+""",
+            "no el mínimo",
+        ),
+        Answer(
+            "sin normalizar",
+            """
+def softmax(preferences):
+    return np.exp(preferences - np.max(preferences))
+""",
+            "dividir por la suma",
+        ),
+        Answer(
+            "sin exponencial",
+            """
+def softmax(preferences):
+    return preferences / np.sum(preferences)
+""",
+            "exponenciales",
+        ),
+        Answer(
+            "signo cambiado",
+            """
+def softmax(preferences):
+    z = np.exp(-(preferences - np.min(preferences)))
+    return z / z.sum()
+""",
+            "El signo",
+        ),
+    ],
+    "gradient_bandit_update": [
+        Answer(
+            "sin línea base",
+            """
+def gradient_bandit_update(preferences, action, reward, baseline, alpha):
+    one_hot = np.eye(len(preferences))[action]
+    return preferences + alpha * reward * (one_hot - softmax(preferences))
+""",
+            "restar la línea base",
+        ),
+        Answer(
+            "línea base sumada",
+            """
+def gradient_bandit_update(preferences, action, reward, baseline, alpha):
+    one_hot = np.eye(len(preferences))[action]
+    return preferences + alpha * (reward + baseline) * (one_hot - softmax(preferences))
+""",
+            "se resta",
+        ),
+        Answer(
+            "signo del indicador",
+            """
+def gradient_bandit_update(preferences, action, reward, baseline, alpha):
+    one_hot = np.eye(len(preferences))[action]
+    return preferences + alpha * (reward - baseline) * (softmax(preferences) - one_hot)
+""",
+            "signo al revés",
+        ),
+        Answer(
+            "solo el brazo elegido",
+            """
+def gradient_bandit_update(preferences, action, reward, baseline, alpha):
+    new = np.array(preferences, dtype=float)
+    pi = softmax(preferences)
+    new[action] += alpha * (reward - baseline) * (1 - pi[action])
+    return new
+""",
+            "no elegidos",
+        ),
+        Answer(
+            "sin α",
+            """
+def gradient_bandit_update(preferences, action, reward, baseline, alpha):
+    one_hot = np.eye(len(preferences))[action]
+    return preferences + (reward - baseline) * (one_hot - softmax(preferences))
+""",
+            "multiplicar por α",
+        ),
+        Answer(
+            "modifica la entrada",
+            """
+def gradient_bandit_update(preferences, action, reward, baseline, alpha):
+    one_hot = np.eye(len(preferences))[action]
+    preferences += alpha * (reward - baseline) * (one_hot - softmax(preferences))
+    return preferences
+""",
+            "modificó el array",
+        ),
+    ],
+}
+
+RIGHT: dict[str, list[Answer]] = {
+    "incremental_mean": [
+        Answer(
+            "media ponderada",
+            """
+def incremental_mean(estimate, reward, count):
+    return ((count - 1) * estimate + reward) / count
+""",
+        ),
+        Answer(
+            "con torch",
+            """
+import torch
+
+def incremental_mean(estimate, reward, count):
+    estimate = torch.as_tensor(estimate, dtype=torch.float64)
+    return estimate + (reward - estimate) / count
+""",
+        ),
+        Answer(
+            "fracciones",
+            """
+def incremental_mean(estimate, reward, count):
+    return (1 - 1 / count) * estimate + reward / count
+""",
+        ),
+    ],
+    "epsilon_greedy": [
+        Answer(
+            "con un bucle",
+            """
+def epsilon_greedy(q_values, epsilon, rng):
+    if rng.uniform() < epsilon:
+        return int(rng.choice(len(q_values)))
+    best_value = max(q_values)
+    best = [a for a, q in enumerate(q_values) if q == best_value]
+    return int(best[rng.integers(len(best))])
+""",
+        ),
+        Answer(
+            "permutación al azar",
+            """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values, dtype=float)
+    k = len(q_values)
+    if rng.random() < epsilon:
+        return int(rng.integers(0, k))
+    order = rng.permutation(k)
+    return int(order[np.argmax(q_values[order])])
+""",
+        ),
+    ],
+    "ucb_action": [
+        Answer(
+            "infinito para los no probados",
+            """
+def ucb_action(q_values, counts, t, c):
+    counts = np.asarray(counts, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = q_values + c * np.sqrt(np.log(t) / counts)
+    scores[counts == 0] = np.inf
+    return int(np.argmax(scores))
+""",
+        ),
+        Answer(
+            "con un bucle",
+            """
+import math
+
+def ucb_action(q_values, counts, t, c):
+    for a, n in enumerate(counts):
+        if n == 0:
+            return a
+    scores = [q + c * math.sqrt(math.log(t) / n) for q, n in zip(q_values, counts)]
+    return scores.index(max(scores))
+""",
+        ),
+        Answer(
+            "sin tratar aparte N = 0 (NumPy da inf o nan, con avisos)",
+            """
+def ucb_action(q_values, counts, t, c):
+    return int(np.argmax(q_values + c * np.sqrt(np.log(t) / counts)))
+""",
+        ),
+    ],
+    "softmax": [
+        Answer(
+            "con torch",
+            """
+import torch
+
+def softmax(preferences):
+    h = torch.as_tensor(preferences, dtype=torch.float64)
+    return torch.softmax(h, dim=0).numpy()
+""",
+        ),
+        Answer(
+            "log-sum-exp",
+            """
+def softmax(preferences):
+    h = np.asarray(preferences, dtype=float)
+    m = h.max()
+    log_z = m + np.log(np.sum(np.exp(h - m)))
+    return np.exp(h - log_z)
+""",
+        ),
+        Answer(
+            "lista de Python",
+            """
+import math
+
+def softmax(preferences):
+    m = max(preferences)
+    exps = [math.exp(h - m) for h in preferences]
+    total = sum(exps)
+    return [e / total for e in exps]
+""",
+        ),
+    ],
+    "gradient_bandit_update": [
+        Answer(
+            "con un bucle",
+            """
+def gradient_bandit_update(preferences, action, reward, baseline, alpha):
+    pi = softmax(preferences)
+    new = []
+    for a in range(len(preferences)):
+        indicator = 1.0 if a == action else 0.0
+        new.append(preferences[a] + alpha * (reward - baseline) * (indicator - pi[a]))
+    return np.array(new)
+""",
+        ),
+        Answer(
+            "copia y dos pasos",
+            """
+def gradient_bandit_update(preferences, action, reward, baseline, alpha):
+    new = np.array(preferences, dtype=float)
+    step = alpha * (reward - baseline)
+    new -= step * softmax(preferences)
+    new[action] += step
+    return new
+""",
+        ),
+    ],
+}

@@ -1,0 +1,5 @@
+"""Configuración común de las pruebas: sin ventanas y con un solo hilo."""
+
+import os
+
+os.environ.setdefault("MPLBACKEND", "Agg")

@@ -1,0 +1,126 @@
+"""Herramientas de las pruebas para leer los cuadernos de ``solutions/``.
+
+Un cuaderno se parte en ejercicios: cada celda de solución de código con las
+celdas de prueba (calificadas) que la siguen hasta la próxima solución.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTIONS = REPO / "solutions"
+COURSE = REPO / "course"
+
+SOLUTION_REGION = re.compile(
+    r"^[ \t]*### BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*### END SOLUTION[^\n]*\n?",
+    re.M | re.S,
+)
+HIDDEN_REGION = re.compile(
+    r"^[ \t]*### BEGIN HIDDEN TESTS[^\n]*\n(.*?)^[ \t]*### END HIDDEN TESTS[^\n]*\n?",
+    re.M | re.S,
+)
+
+
+def module_ids() -> list[str]:
+    """Los módulos que hay en ``solutions/``."""
+    return sorted(
+        p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").exists()
+    )
+
+
+def solution_path(module_id: str) -> Path:
+    return SOLUTIONS / module_id / f"{module_id}.ipynb"
+
+
+def course_path(module_id: str) -> Path:
+    return COURSE / module_id / f"{module_id}.ipynb"
+
+
+def read(path: Path) -> NotebookNode:
+    return nbformat.read(path, as_version=nbformat.NO_CONVERT)
+
+
+def nbgrader(cell: NotebookNode) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+@dataclass
+class Exercise:
+    """Una celda de solución y sus celdas de prueba."""
+
+    grade_id: str
+    solution: str
+    tests: list[tuple[str, str, float]] = field(default_factory=list)
+
+    @property
+    def points(self) -> float:
+        return sum(points for _, _, points in self.tests)
+
+
+def exercises(nb: NotebookNode) -> list[Exercise]:
+    """Los ejercicios de código del cuaderno, en orden."""
+    found: list[Exercise] = []
+    for cell in nb.cells:
+        meta = nbgrader(cell)
+        if cell.cell_type != "code":
+            continue
+        if meta.get("solution") and not meta.get("grade"):
+            found.append(Exercise(meta["grade_id"], cell.source))
+        elif meta.get("grade") and found:
+            found[-1].tests.append((meta["grade_id"], cell.source, meta["points"]))
+    return [ex for ex in found if ex.tests]
+
+
+def setup_source(nb: NotebookNode) -> str:
+    """La celda de preparación: la primera celda de código."""
+    return next(cell.source for cell in nb.cells if cell.cell_type == "code")
+
+
+def student_version(source: str) -> str:
+    """El código de una solución tal como lo escribiría un estudiante."""
+    return SOLUTION_REGION.sub(lambda m: m.group(1), source)
+
+
+@dataclass
+class Outcome:
+    """Lo que pasó al ejecutar una celda de pruebas."""
+
+    grade_id: str
+    error: BaseException | None
+    stderr: str
+
+
+def run_exercise(nb: NotebookNode, exercise: Exercise, answer: str) -> list[Outcome]:
+    """Ejecuta las pruebas (visibles y ocultas) de ``exercise`` contra ``answer``.
+
+    El espacio de nombres tiene la celda de preparación y las soluciones
+    correctas de los demás ejercicios, como el cuaderno de un estudiante que
+    solo se ha equivocado en este.
+    """
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(setup_source(nb), "<setup>", "exec"), namespace)
+    for other in exercises(nb):
+        source = answer if other.grade_id == exercise.grade_id else other.solution
+        exec(compile(student_version(source), f"<{other.grade_id}>", "exec"), namespace)
+    outcomes = []
+    for grade_id, source, _ in exercise.tests:
+        stderr = io.StringIO()
+        error = None
+        with (
+            contextlib.redirect_stderr(stderr),
+            contextlib.redirect_stdout(io.StringIO()),
+        ):
+            try:
+                exec(compile(source, f"<{grade_id}>", "exec"), namespace)
+            except BaseException as caught:  # noqa: BLE001 - lo informamos
+                error = caught
+        outcomes.append(Outcome(grade_id, error, stderr.getvalue()))
+    return outcomes

@@ -1,0 +1,151 @@
+"""Las implementaciones de referencia del módulo 01, contra cálculos independientes."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from helpers import bandits
+from tests.notebooks import exercises, read, solution_path, student_version
+
+
+def test_incremental_mean_equals_the_mean():
+    rewards = np.random.default_rng(0).normal(size=50)
+    estimate = 0.0
+    for n, reward in enumerate(rewards, start=1):
+        estimate = bandits.incremental_mean(estimate, reward, n)
+    assert estimate == pytest.approx(rewards.mean())
+
+
+def test_epsilon_greedy_frequencies():
+    rng = np.random.default_rng(0)
+    picks = np.array(
+        [bandits.epsilon_greedy([0, 1, 1, 0], 0.2, rng) for _ in range(20_000)]
+    )
+    freq = np.bincount(picks, minlength=4) / len(picks)
+    # P(brazo 1) = P(brazo 2) = 0,8/2 + 0,2/4 = 0,45; P(0) = P(3) = 0,05.
+    assert freq == pytest.approx([0.05, 0.45, 0.45, 0.05], abs=0.01)
+
+
+def test_ucb_by_brute_force():
+    q, counts, t, c = np.array([0.3, 0.5, 0.1]), np.array([4, 9, 1]), 15, 1.5
+    scores = [q[a] + c * np.sqrt(np.log(t) / counts[a]) for a in range(3)]
+    assert bandits.ucb_action(q, counts, t, c) == int(np.argmax(scores))
+    assert bandits.ucb_action(q, np.array([4, 0, 0]), t, c) == 1
+
+
+def test_softmax_matches_torch():
+    h = np.array([3.0, -1.0, 0.5, 800.0])
+    expected = torch.softmax(torch.tensor(h), dim=0).numpy()
+    assert np.allclose(bandits.softmax(h), expected)
+
+
+def test_gradient_bandit_update_is_the_gradient_of_expected_reward():
+    # E[(R − b)(1{a=A} − π(a))] con R ~ q*(A) es ∂E[R]/∂H: sumamos sobre A.
+    h = np.array([0.2, -0.4, 0.9])
+    q_star = np.array([1.0, 2.0, -0.5])
+    pi = bandits.softmax(h)
+    expected_update = sum(
+        pi[a] * (bandits.gradient_bandit_update(h, a, q_star[a], 0.7, 1.0) - h)
+        for a in range(3)
+    )
+    h_t = torch.tensor(h, requires_grad=True)
+    (torch.softmax(h_t, 0) * torch.tensor(q_star)).sum().backward()
+    assert np.allclose(expected_update, h_t.grad.numpy())
+
+
+def test_vectorized_epsilon_greedy_matches_scalar_rules():
+    rng = np.random.default_rng(1)
+    q_star = bandits.make_testbed(500, rng=rng)
+    runs = bandits.run_epsilon_greedy(q_star, 200, 0.1, rng=rng)
+    assert runs.rewards.shape == runs.optimal.shape == (200, 500)
+    # Con ε = 0,1 y 10 brazos, al menos ~1 % de las veces se elige el óptimo
+    # al azar, y el voraz no puede estar por encima del techo.
+    assert 0.3 < runs.optimal_fraction()[-50:].mean() < 0.95
+    assert runs.mean_reward()[-50:].mean() < bandits.expected_best_arm(
+        n_samples=200_000
+    )
+
+
+def test_testbed_reproduces_the_reference_values():
+    rng = np.random.default_rng(2018)
+    q_star = bandits.make_testbed(2000, rng=rng)
+    greedy = bandits.run_epsilon_greedy(q_star, 1000, 0.0, rng=rng).final_reward()
+    eps = bandits.run_epsilon_greedy(q_star, 1000, 0.1, rng=rng).final_reward()
+    ucb = bandits.run_ucb(q_star, 1000, 2.0, rng=rng).final_reward()
+    assert greedy == pytest.approx(1.04, abs=0.06)
+    assert eps == pytest.approx(1.36, abs=0.06)
+    assert ucb == pytest.approx(1.49, abs=0.06)
+
+
+def test_gradient_bandit_baseline_reference():
+    rng = np.random.default_rng(4)
+    q_star = bandits.make_testbed(2000, mean=4.0, rng=rng)
+    with_b = bandits.run_gradient_bandit(q_star, 1000, 0.1, baseline=True, rng=rng)
+    without = bandits.run_gradient_bandit(q_star, 1000, 0.1, baseline=False, rng=rng)
+    assert with_b.final_optimal() == pytest.approx(0.83, abs=0.05)
+    assert without.final_optimal() == pytest.approx(0.50, abs=0.06)
+
+
+def test_expected_best_arm():
+    assert bandits.expected_best_arm() == pytest.approx(1.5388, abs=0.005)
+
+
+@pytest.mark.parametrize("arm", range(5))
+def test_strategy_success_probability_matches_simulation(arm):
+    bandit = bandits.StrategyBandit()
+    rng = np.random.default_rng(arm)
+    hits = np.mean([bandit.pull(arm, rng)[0] for _ in range(20_000)])
+    assert hits == pytest.approx(bandit.q_star[arm], abs=0.015)
+
+
+def test_verifier():
+    assert bandits.verify("17 × 20 + 17 × 4 = 340 + 68 = 408") == 1
+    assert bandits.verify("340 + 58 = 398") == 0
+    assert bandits.verify("") == 0
+    assert bandits.verify("no sé") == 0
+    assert bandits.final_answer("1 2 3") == 3
+
+
+def test_the_fork_of_the_seed():
+    # Tras «340 +», «68» con 0,82 y «58» con 0,07: 408 → 1 y 398 → 0.
+    rng = np.random.default_rng(0)
+    texts = [bandits.STRATEGIES["descomponer"][1](rng) for _ in range(40_000)]
+    after_340 = [t.split("340 + ")[1].split(" ")[0] for t in texts if "340 + " in t]
+    assert np.mean([x == "68" for x in after_340]) == pytest.approx(0.82, abs=0.01)
+    assert np.mean([x == "58" for x in after_340]) == pytest.approx(0.07, abs=0.01)
+    assert all(bandits.verify(t) == (t.endswith("= 408")) for t in texts)
+
+
+def test_notebook_solutions_agree_with_the_references():
+    nb = read(solution_path("01_bandidos"))
+    namespace: dict = {"np": np}
+    for exercise in exercises(nb):
+        exec(student_version(exercise.solution), namespace)
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        k = int(rng.integers(2, 8))
+        q = rng.normal(size=k)
+        counts = rng.integers(0, 5, size=k)
+        t = int(counts.sum()) + 1
+        h = rng.normal(size=k) * 3
+        a, r, b, alpha = int(rng.integers(k)), rng.normal(), rng.normal(), rng.random()
+        assert namespace["incremental_mean"](q[0], r, t) == pytest.approx(
+            bandits.incremental_mean(q[0], r, t)
+        )
+        assert namespace["ucb_action"](q, counts, t, 1.3) == bandits.ucb_action(
+            q, counts, t, 1.3
+        )
+        assert np.allclose(namespace["softmax"](h), bandits.softmax(h))
+        assert np.allclose(
+            namespace["gradient_bandit_update"](h, a, r, b, alpha),
+            bandits.gradient_bandit_update(h, a, r, b, alpha),
+        )
+    for seed, eps in itertools.product(range(5), (0.0, 0.3, 1.0)):
+        q = np.array([1.0, 3.0, 3.0, 0.0])
+        mine = [namespace["epsilon_greedy"](q, eps, np.random.default_rng(seed))]
+        ref = [bandits.epsilon_greedy(q, eps, np.random.default_rng(seed))]
+        assert mine == ref

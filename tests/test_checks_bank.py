@@ -1,0 +1,74 @@
+"""Las comprobaciones contra el banco de respuestas de cada ejercicio.
+
+Cada respuesta errónea debe fallar en todas las celdas de prueba de su
+ejercicio (visibles y ocultas) con el diagnóstico pensado para ese error; cada
+respuesta correcta escrita de otra manera, y la propia solución, deben pasar
+sin escribir nada en stderr.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.banks import BANKS, bank
+from tests.notebooks import exercises, module_ids, read, run_exercise, solution_path
+
+
+def _cases(kind: str) -> list:
+    cases = []
+    for module_id in module_ids():
+        nb = read(solution_path(module_id))
+        answers = getattr(bank(module_id), kind) if module_id in BANKS else {}
+        for exercise in exercises(nb):
+            for answer in answers.get(exercise.grade_id, []):
+                cases.append(
+                    pytest.param(
+                        nb,
+                        exercise,
+                        answer,
+                        id=f"{module_id}:{exercise.grade_id}:{answer.name}",
+                    )
+                )
+    return cases
+
+
+@pytest.mark.parametrize("module_id", module_ids())
+def test_every_exercise_has_a_bank(module_id):
+    assert module_id in BANKS, f"{module_id} no tiene banco de respuestas"
+    module_bank = bank(module_id)
+    for exercise in exercises(read(solution_path(module_id))):
+        assert len(module_bank.WRONG.get(exercise.grade_id, [])) >= 2, (
+            f"{exercise.grade_id}: hacen falta al menos dos errores típicos"
+        )
+        assert len(module_bank.RIGHT.get(exercise.grade_id, [])) >= 2, (
+            f"{exercise.grade_id}: hacen falta al menos dos aciertos alternativos"
+        )
+
+
+@pytest.mark.parametrize("module_id", module_ids())
+def test_solutions_pass_quietly(module_id):
+    nb = read(solution_path(module_id))
+    for exercise in exercises(nb):
+        for outcome in run_exercise(nb, exercise, exercise.solution):
+            assert outcome.error is None, (exercise.grade_id, outcome.error)
+            assert outcome.stderr == "", (exercise.grade_id, outcome.stderr)
+
+
+@pytest.mark.parametrize(("nb", "exercise", "answer"), _cases("WRONG"))
+def test_wrong_answer_is_diagnosed(nb, exercise, answer):
+    outcomes = run_exercise(nb, exercise, answer.source)
+    for outcome in outcomes:
+        assert isinstance(outcome.error, AssertionError), (
+            f"{outcome.grade_id} debía fallar con un diagnóstico y dio "
+            f"{outcome.error!r}"
+        )
+        assert outcome.stderr == "", outcome.stderr
+    visible = str(outcomes[0].error)
+    assert answer.expect in visible, f"diagnóstico inesperado: {visible}"
+
+
+@pytest.mark.parametrize(("nb", "exercise", "answer"), _cases("RIGHT"))
+def test_right_answer_passes(nb, exercise, answer):
+    for outcome in run_exercise(nb, exercise, answer.source):
+        assert outcome.error is None, f"{outcome.grade_id}: {outcome.error}"
+        assert outcome.stderr == "", outcome.stderr

@@ -1,0 +1,131 @@
+"""Semilla, informe del entorno, estilo de figuras y resumen de progreso."""
+
+from __future__ import annotations
+
+import random
+
+import matplotlib as mpl
+import numpy as np
+import pytest
+import torch
+
+import helpers
+from helpers import checks
+from helpers.checks import CheckError, check_cases, exercise
+
+
+def test_set_seed_makes_everything_repeatable():
+    draws = []
+    for _ in range(2):
+        rng = helpers.set_seed(123)
+        draws.append(
+            (random.random(), np.random.rand(), torch.rand(1).item(), rng.random())
+        )
+    assert draws[0] == draws[1]
+    assert torch.get_num_threads() == 1
+
+
+def test_set_seed_rejects_negative_seeds():
+    with pytest.raises(ValueError, match="no negativo"):
+        helpers.set_seed(-1)
+
+
+def test_environment_report_is_clean_here(capsys):
+    report = helpers.report_environment()
+    printed = capsys.readouterr().out
+    assert report.ok, report.problems
+    assert "Entorno listo" in printed
+    assert report.versions["torch"].startswith("2.13.0")
+
+
+def test_environment_report_names_a_wrong_version(monkeypatch):
+    from helpers import environment
+
+    real_version = environment.metadata.version
+    monkeypatch.setattr(
+        environment.metadata,
+        "version",
+        lambda name: "1.0.0" if name == "torch" else real_version(name),
+    )
+    report = environment.check_environment()
+    assert not report.ok
+    assert any("torch" in p and "1.0.0" in p for p in report.problems)
+
+
+def test_course_style_sets_readable_defaults():
+    helpers.use_course_style()
+    assert mpl.rcParams["axes.grid"] is True
+    assert mpl.rcParams["figure.figsize"] == [8.0, 4.5]
+
+
+@exercise("test_module", "double", "Doblar un número")
+def _check_double(function):
+    check_cases(
+        function,
+        "double",
+        [(1.0,), (2.5,), (-3.0,)],
+        lambda x: 2 * x,
+        [(lambda x: x**2, "¿Elevaste al cuadrado en vez de doblar?")],
+    )
+
+
+def test_check_passes_and_prints(capsys):
+    _check_double(lambda x: x + x)
+    assert "✔ Doblar un número" in capsys.readouterr().out
+
+
+def test_check_names_the_mistake():
+    with pytest.raises(CheckError, match="cuadrado") as caught:
+        _check_double(lambda x: x * x)
+    assert isinstance(caught.value, AssertionError)
+    assert "double(1.0) devolvió 1, pero debía ser 2." in str(caught.value)
+
+
+def test_check_reports_unknown_mistakes_with_the_failing_case():
+    with pytest.raises(CheckError, match=r"double\(1.0\) devolvió 3"):
+        _check_double(lambda x: x + 2)
+
+
+def test_check_turns_not_implemented_into_a_spanish_message():
+    def stub(x):
+        raise NotImplementedError
+
+    with pytest.raises(CheckError, match="Todavía no hay solución"):
+        _check_double(stub)
+
+
+def test_check_reports_exceptions_in_a_case():
+    with pytest.raises(CheckError, match="lanzó ZeroDivisionError"):
+        _check_double(lambda x: 2 * x if x > 0 else 1 / 0)
+
+
+def test_check_silences_numpy_warnings(recwarn):
+    _check_double(lambda x: np.float64(2 * x) + np.log(np.float64(1.0)), quiet=True)
+    with pytest.raises(CheckError):
+        _check_double(lambda x: np.float64(x) / np.float64(0.0), quiet=True)
+    assert len(recwarn) == 0
+
+
+def test_progress_summary_tracks_the_last_result(capsys):
+    checks.MODULES["test_module"] = __name__
+    try:
+        _check_double(lambda x: 2 * x, quiet=True)
+        assert helpers.progress_summary("test_module") == {"double": True}
+        with pytest.raises(CheckError):
+            _check_double(lambda x: x, quiet=True)
+        assert helpers.progress_summary("test_module") == {"double": False}
+        assert "1 de 1" not in capsys.readouterr().out.splitlines()[-1]
+    finally:
+        del checks.MODULES["test_module"]
+
+
+def test_progress_summary_lists_unchecked_exercises(capsys):
+    summary = helpers.progress_summary("01_bandidos")
+    assert set(summary) == {
+        "incremental_mean",
+        "epsilon_greedy",
+        "ucb_action",
+        "softmax",
+        "gradient_bandit_update",
+    }
+    assert "ejercicios pasan su comprobación visible" in capsys.readouterr().out

@@ -1,0 +1,147 @@
+"""Ida y vuelta por nbgrader de verdad, con ``python -m autograder grade``.
+
+Por módulo se califican juntas varias entregas construidas a partir de
+``course/`` (lo que recibe el estudiante):
+
+* ``untouched``: tal cual se publicó → 0 puntos;
+* ``solved``: con las soluciones escritas → todos los puntos;
+* ``mixed``: la mitad de los ejercicios bien y la otra mitad con un error
+  típico del banco → exactamente los puntos de los buenos;
+* ``deleted``: resuelto, pero sin una celda de pruebas → se restaura y puntúa;
+* ``tampered``: con errores y las celdas de prueba vaciadas → no gana nada.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from tests.banks import bank
+from tests.notebooks import (
+    REPO,
+    course_path,
+    exercises,
+    module_ids,
+    nbgrader,
+    read,
+    solution_path,
+    student_version,
+)
+
+
+def _fill(nb, answers: dict[str, str]):
+    """Copia de ``nb`` con las celdas de solución indicadas rellenadas."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        grade_id = nbgrader(cell).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id].strip("\n")
+    return nb
+
+
+@pytest.fixture(scope="module", params=module_ids())
+def graded(request, tmp_path_factory):
+    module_id = request.param
+    source = read(solution_path(module_id))
+    released = read(course_path(module_id))
+    module_exercises = exercises(source)
+    solutions = {ex.grade_id: student_version(ex.solution) for ex in module_exercises}
+    wrong_bank = bank(module_id).WRONG
+    right_ids = {ex.grade_id for ex in module_exercises[::2]}
+    mixed = {
+        ex.grade_id: (
+            solutions[ex.grade_id]
+            if ex.grade_id in right_ids
+            else wrong_bank[ex.grade_id][0].source
+        )
+        for ex in module_exercises
+    }
+    first_test = module_exercises[0].tests[0][0]
+
+    deleted = _fill(released, solutions)
+    deleted.cells = [
+        c for c in deleted.cells if nbgrader(c).get("grade_id") != first_test
+    ]
+    tampered = _fill(
+        released,
+        {ex.grade_id: wrong_bank[ex.grade_id][0].source for ex in module_exercises},
+    )
+    for cell in tampered.cells:
+        if nbgrader(cell).get("grade"):
+            cell.source = "pass"
+
+    submissions = tmp_path_factory.mktemp("entregas")
+    notebooks = {
+        "untouched": released,
+        "solved": _fill(released, solutions),
+        "mixed": _fill(released, mixed),
+        "deleted": deleted,
+        "tampered": tampered,
+    }
+    for student_id, nb in notebooks.items():
+        nbformat.write(nb, submissions / f"{student_id}.ipynb")
+    out = tmp_path_factory.mktemp("notas")
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            module_id,
+            str(submissions),
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    return module_id, module_exercises, right_ids, rows, out
+
+
+def _max_score(module_exercises) -> float:
+    return sum(ex.points for ex in module_exercises)
+
+
+def test_untouched_scores_zero(graded):
+    _, module_exercises, _, rows, _ = graded
+    assert float(rows["untouched"]["score"]) == 0
+    assert float(rows["untouched"]["max_score"]) == _max_score(module_exercises)
+
+
+def test_solution_scores_full(graded):
+    _, module_exercises, _, rows, out = graded
+    assert rows["solved"]["status"] == "ok"
+    assert float(rows["solved"]["score"]) == _max_score(module_exercises)
+    assert (out / "feedback" / "solved.html").exists()
+
+
+def test_mixed_scores_exactly_the_right_exercises(graded):
+    _, module_exercises, right_ids, rows, _ = graded
+    expected = 0.0
+    for ex in module_exercises:
+        for grade_id, _, points in ex.tests:
+            got = float(rows["mixed"][grade_id])
+            want = points if ex.grade_id in right_ids else 0.0
+            assert got == want, (grade_id, got, want)
+            expected += want
+    assert float(rows["mixed"]["score"]) == expected
+
+
+def test_deleted_test_cell_is_restored(graded):
+    _, module_exercises, _, rows, _ = graded
+    assert float(rows["deleted"]["score"]) == _max_score(module_exercises)
+
+
+def test_edited_test_cells_gain_nothing(graded):
+    _, _, _, rows, _ = graded
+    assert float(rows["tampered"]["score"]) == 0
