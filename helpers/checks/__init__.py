@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
+import pkgutil
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -20,11 +21,6 @@ from typing import Any, NoReturn, TypeVar
 import numpy as np
 
 F = TypeVar("F", bound=Callable[..., None])
-
-# Submódulo de comprobaciones de cada módulo del curso.
-MODULES: dict[str, str] = {
-    "01_bandidos": "helpers.checks.bandits",
-}
 
 
 class CheckError(AssertionError):
@@ -94,8 +90,12 @@ def exercise(module: str, key: str, title: str) -> Callable[[F], F]:
 
 
 def exercises(module: str) -> list[Exercise]:
-    """Los ejercicios registrados de un módulo, en el orden del cuaderno."""
-    importlib.import_module(MODULES[module])
+    """Los ejercicios registrados de un módulo, en el orden del cuaderno.
+
+    Cada submódulo de ``helpers.checks`` registra los suyos al importarse.
+    """
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
     return list(_EXERCISES.get(module, {}).values())
 
 
@@ -110,6 +110,9 @@ def progress_summary(module: str) -> dict[str, bool | None]:
         ejecutar todavía).
     """
     summary: dict[str, bool | None] = {}
+    if not exercises(module):
+        print(f"{module} no tiene ejercicios con comprobación visible.")
+        return summary
     print(f"Tu progreso en {module} (comprobaciones visibles de esta sesión):")
     for number, ex in enumerate(exercises(module), start=1):
         if (module, ex.key) not in _RESULTS:

@@ -6,6 +6,7 @@ diagnóstico; cada acierto debe pasar todas las pruebas, visibles y ocultas.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass
 
 
@@ -25,12 +26,14 @@ class Answer:
     expect: str | None = None
 
 
-# Módulo del curso → submódulo de tests.banks con WRONG y RIGHT.
-BANKS = {
-    "01_bandidos": "tests.banks.bandidos",
-}
-
-
 def bank(module_id: str):
-    """El submódulo con los diccionarios ``WRONG`` y ``RIGHT`` del módulo."""
-    return importlib.import_module(BANKS[module_id])
+    """El submódulo de ``tests.banks`` cuyo ``MODULE`` es ``module_id``.
+
+    Tiene los diccionarios ``WRONG`` y ``RIGHT`` (``grade_id`` de la celda de
+    solución → respuestas). ``None`` si el módulo aún no tiene banco.
+    """
+    for info in pkgutil.iter_modules(__path__):
+        candidate = importlib.import_module(f"{__name__}.{info.name}")
+        if getattr(candidate, "MODULE", None) == module_id:
+            return candidate
+    return None

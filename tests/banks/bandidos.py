@@ -2,6 +2,8 @@
 
 from tests.banks import Answer
 
+MODULE = "01_bandidos"
+
 WRONG: dict[str, list[Answer]] = {
     "incremental_mean": [
         Answer(
