@@ -4,7 +4,8 @@ Ejemplos::
 
     python -m autograder release                 # regenera course/ entero
     python -m autograder release 01_bandidos     # solo un módulo
-    python -m autograder grade 01_bandidos entregas/ --out notas/
+    python -m autograder grade 01_bandidos entregas/ --out notas/ --jobs 2
+    python -m autograder check course/01_bandidos/01_bandidos.ipynb
 """
 
 from __future__ import annotations
@@ -33,15 +34,53 @@ def main(argv: list[str] | None = None) -> int:
     grade_parser.add_argument("module", help="p. ej. 01_bandidos")
     grade_parser.add_argument("submissions", type=Path, help="carpeta o .zip")
     grade_parser.add_argument(
+        "--jobs", type=int, default=2, help="entregas a la vez (por defecto 2)"
+    )
+    grade_parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="no aislar las entregas (solo para depurar; nunca con entregas ajenas)",
+    )
+    grade_parser.add_argument(
+        "--cell-timeout", type=int, default=None, help="segundos por celda (60)"
+    )
+    grade_parser.add_argument(
+        "--notebook-timeout",
+        type=int,
+        default=None,
+        help="segundos por cuaderno entero (600)",
+    )
+    grade_parser.add_argument(
         "--out",
         type=Path,
         default=None,
         help="carpeta de salida (por defecto .grading/<módulo>/)",
     )
 
+    check_parser = commands.add_parser(
+        "check",
+        help="autocomprobación: ejecuta tu cuaderno y dice qué ejercicios pasan",
+    )
+    check_parser.add_argument("notebook", type=Path, help="tu cuaderno .ipynb")
+
+    bench_parser = commands.add_parser(
+        "benchmark", help="mide cuánto tarda calificar una clase entera"
+    )
+    bench_parser.add_argument("module", help="p. ej. 01_bandidos")
+    bench_parser.add_argument("--students", type=int, default=100)
+    bench_parser.add_argument("--jobs", type=int, default=2)
+
     args = parser.parse_args(argv)
     # Los avisos y errores de nbgrader, visibles pero sin el ruido informativo.
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    if args.command == "benchmark":
+        from autograder.benchmark import main as benchmark_main
+
+        return benchmark_main(args.module, args.students, args.jobs)
+    if args.command == "check":
+        from autograder.check import main as check_main
+
+        return check_main(args.notebook)
     if args.command == "release":
         from autograder.release import release
 
@@ -51,14 +90,23 @@ def main(argv: list[str] | None = None) -> int:
 
     from autograder.grade import GRADING, grade
 
-    results = grade(args.module, args.submissions, args.out)
+    results = grade(
+        args.module,
+        args.submissions,
+        args.out,
+        jobs=args.jobs,
+        use_sandbox=False if args.no_sandbox else None,
+        cell_timeout=args.cell_timeout,
+        notebook_timeout=args.notebook_timeout,
+    )
     out = (args.out or GRADING / args.module).resolve()
     for r in results:
         line = f"{r.student_id}: {r.score:g}/{r.max_score:g}"
         if r.status != "ok" or r.reason:
             line += f"  [{r.status}] {r.reason}"
         print(line)
-    print(f"{len(results)} entregas calificadas. Notas: {out / 'grades.csv'}")
+    print(f"{len(results)} entregas. Notas: {out / 'grades.csv'}")
+    print(f"Informe de la clase: {out / 'informe.html'}")
     return 0
 
 

@@ -1,18 +1,25 @@
-"""Califica una carpeta de entregas de un módulo: CSV de notas y retroalimentación.
+"""Califica las entregas de un módulo: CSV de notas, retroalimentación e informe.
 
-Es el camino sencillo: cada entrega se califica con la cadena de nbgrader
-configurada en ``autograder/nbgrader_config.py``, una tras otra, en un espacio
-de trabajo propio (se rehace en cada ejecución, así que repetir da lo mismo).
+Cada entrega se califica en su propio proceso de trabajo, con su copia del
+gradebook y su carpeta, y su código se ejecuta aislado (ver
+:mod:`autograder.sandbox`). El espacio de trabajo se rehace en cada ejecución:
+repetir la orden da el mismo resultado.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import logging
+import multiprocessing
 import re
 import shutil
+import sys
+import unicodedata
+import warnings
 import zipfile
-from dataclasses import dataclass, field
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -21,9 +28,38 @@ from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
 from nbgrader.coursedir import CourseDirectory
 
 from autograder.config import GRADING, SOLUTIONS, load_config
+from autograder.preprocessors import STATUS_FILE
+from autograder.sandbox import Sandbox
 
-STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 FIXED_COLUMNS = ["student_id", "module", "score", "max_score", "status", "reason"]
+
+# Errores en las salidas que merecen una frase en la columna «reason»:
+# (nombre del error, trozo del mensaje o "", frase).
+NOTABLE_ERRORS = [
+    ("CellTimeoutError", "", "una celda superó el límite de tiempo"),
+    ("MemoryError", "", "se quedó sin memoria (límite del kernel)"),
+    ("BlockingIOError", "", "intentó lanzar demasiados procesos"),
+    ("PermissionError", "", "intentó leer o escribir fuera de su carpeta"),
+    ("OSError", "Read-only file system", "intentó leer o escribir fuera de su carpeta"),
+    ("FileNotFoundError", "", "intentó leer o escribir fuera de su carpeta"),
+    ("ConnectionRefusedError", "", "intentó usar la red (desactivada al calificar)"),
+    (
+        "OSError",
+        "Network is unreachable",
+        "intentó usar la red (desactivada al calificar)",
+    ),
+    ("gaierror", "", "intentó usar la red (desactivada al calificar)"),
+    ("ModuleNotFoundError", "", "importa un módulo que no existe"),
+    ("ExecutionError", "", "no se pudo ejecutar el cuaderno"),
+]
+
+
+def notable_phrase(output) -> str | None:
+    """La frase de :data:`NOTABLE_ERRORS` que describe un error, si la hay."""
+    for ename, fragment, phrase in NOTABLE_ERRORS:
+        if output.get("ename") == ename and fragment in str(output.get("evalue", "")):
+            return phrase
+    return None
 
 
 @dataclass
@@ -36,6 +72,7 @@ class Result:
     status: str = "ok"
     reason: str = ""
     cells: dict[str, float | None] = field(default_factory=dict)
+    diagnostics: dict[str, str] = field(default_factory=dict)
 
 
 def grade_cells(module_id: str) -> list[tuple[str, float]]:
@@ -48,20 +85,44 @@ def grade_cells(module_id: str) -> list[tuple[str, float]]:
     ]
 
 
+# ---------------------------------------------------------------------------
+# Encontrar las entregas
+# ---------------------------------------------------------------------------
+
+# Nombres que dejan las descargas de un LMS dentro del zip (id = primer trozo).
+LMS_PATTERNS = [
+    # Canvas: «login_late_12345_67890_cualquiernombre.ipynb»
+    re.compile(r"^(?P<student_id>[^/_]+)_(?:late_)?\d+_\d+_[^/]*\.ipynb$"),
+    # Moodle: «Nombre Apellido_12345_assignsubmission_file_/archivo.ipynb»
+    re.compile(r"^(?P<student_id>[^/]+?)_\d+_assignsubmission_file_?/[^/]*\.ipynb$"),
+]
+
+
+def safe_id(raw: str) -> str:
+    """Un id de estudiante seguro para rutas: sin tildes, espacios ni barras."""
+    ascii_id = unicodedata.normalize("NFKD", raw).encode("ascii", "ignore").decode()
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", ascii_id).strip("._") or "sin_id"
+
+
 def collect(module_id: str, submissions: Path, scratch: Path) -> dict[str, Path]:
-    """Encuentra las entregas: ``<id>.ipynb`` o ``<id>/<módulo>.ipynb`` (o un zip)."""
+    """Encuentra las entregas de una carpeta o de un zip.
+
+    Formas admitidas: ``<id>.ipynb``, ``<id>/<módulo>.ipynb``,
+    ``<id>/<módulo>/<módulo>.ipynb`` (la carpeta ``submitted`` de nbgrader), las
+    mismas dentro de un zip (con o sin una carpeta que lo envuelva) y los
+    nombres que dejan las descargas de Canvas y Moodle.
+    """
     if submissions.is_file() and zipfile.is_zipfile(submissions):
-        unpacked = scratch / "unzipped"
+        unpacked = scratch / "descomprimido"
         with zipfile.ZipFile(submissions) as archive:
-            archive.extractall(unpacked)
-        roots = [p for p in unpacked.iterdir() if not p.name.startswith(("_", "."))]
-        # Un zip que envuelve todo en una sola carpeta: entrar en ella.
-        if (
-            len(roots) == 1
-            and roots[0].is_dir()
-            and not (roots[0] / f"{module_id}.ipynb").exists()
-        ):
-            unpacked = roots[0]
+            for member in archive.infolist():
+                # Nada fuera de la carpeta de destino (rutas absolutas, «..»).
+                target = (unpacked / member.filename).resolve()
+                if target.is_relative_to(unpacked.resolve()):
+                    archive.extract(member, unpacked)
+        entries = [p for p in unpacked.iterdir() if not p.name.startswith(("_", "."))]
+        if len(entries) == 1 and entries[0].is_dir():
+            unpacked = entries[0]
         submissions = unpacked
     if not submissions.is_dir():
         raise SystemExit(
@@ -69,116 +130,163 @@ def collect(module_id: str, submissions: Path, scratch: Path) -> dict[str, Path]
             "con un <id>.ipynb por estudiante, o <id>/<módulo>.ipynb, o un .zip."
         )
     found: dict[str, Path] = {}
-    for path in sorted(submissions.iterdir()):
-        if path.is_file() and path.suffix == ".ipynb":
-            found[path.stem] = path
-        elif path.is_dir() and (path / f"{module_id}.ipynb").is_file():
-            found[path.name] = path / f"{module_id}.ipynb"
+    for path in sorted(submissions.rglob("*.ipynb")):
+        relative = path.relative_to(submissions).as_posix()
+        if ".ipynb_checkpoints" in relative:
+            continue
+        student_id = None
+        if "/" not in relative:
+            canvas = LMS_PATTERNS[0].match(relative)
+            student_id = canvas["student_id"] if canvas else path.stem
+        elif relative.count("/") == 1 and path.name == f"{module_id}.ipynb":
+            student_id = path.parent.name
+        elif relative.count("/") == 2 and relative.split("/")[1:] == [
+            module_id,
+            f"{module_id}.ipynb",
+        ]:
+            # La carpeta «submitted» del intercambio de nbgrader.
+            student_id = relative.split("/")[0]
+        else:
+            for pattern in LMS_PATTERNS[1:]:
+                match = pattern.match(relative)
+                if match:
+                    student_id = match["student_id"]
+                    break
+        if student_id is None:
+            continue
+        found.setdefault(safe_id(student_id), path)
     return found
 
 
-def _precheck(module_id: str, path: Path) -> str:
-    """Motivo por el que una entrega no se puede calificar, o ``""`` si se puede."""
+def precheck(module_id: str, path: Path) -> tuple[str, str]:
+    """``(estado, motivo)`` si la entrega no se puede calificar, o ``("", "")``."""
+    if path.stat().st_size == 0:
+        return "invalid", "El archivo está vacío."
     try:
         nb = nbformat.read(path, as_version=4)
-    except Exception as error:  # JSON corrupto, archivo vacío, formato raro...
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        return f"El archivo no es un cuaderno de Jupyter válido ({first_line[:120]})."
-    expected = {grade_id for grade_id, _ in grade_cells(module_id)}
+    except Exception as error:  # JSON corrupto, formato raro...
+        first_line = (str(error).strip().splitlines() or [""])[0]
+        return (
+            "invalid",
+            f"El archivo no es un cuaderno de Jupyter válido ({first_line[:120]}).",
+        )
+    source = nbformat.read(SOLUTIONS / module_id / f"{module_id}.ipynb", as_version=4)
+    expected = {
+        cell.metadata.get("nbgrader", {}).get("grade_id") for cell in source.cells
+    }
+    expected.discard(None)
     present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
     if not expected & present:
         return (
-            f"El cuaderno no tiene ninguna celda de {module_id}: ¿es el de otro módulo?"
+            "wrong_module",
+            f"El cuaderno no tiene ninguna celda de {module_id}: "
+            "¿es el de otro módulo?",
         )
-    return ""
+    return "", ""
 
 
-def _quiet(converter) -> None:
-    converter.log.setLevel(logging.ERROR)
+# ---------------------------------------------------------------------------
+# Calificar una entrega (en un proceso de trabajo)
+# ---------------------------------------------------------------------------
 
 
-def grade(module_id: str, submissions: Path, out: Path | None = None) -> list[Result]:
-    """Califica las entregas de ``module_id`` y escribe notas y retroalimentación.
+@dataclass
+class Job:
+    """Todo lo que necesita un proceso de trabajo para calificar una entrega."""
 
-    Args:
-        module_id: el módulo, p. ej. ``"01_bandidos"``.
-        submissions: carpeta (o zip) de entregas.
-        out: carpeta de salida; por defecto ``.grading/<módulo>/``. Se escriben
-            ``grades.csv`` y ``feedback/<id>.html``.
+    module_id: str
+    student_id: str
+    work: str
+    template_db: str
+    hide: list[str]
+    use_sandbox: bool
+    max_score: float
+    cell_timeout: int | None = None
+    notebook_timeout: int | None = None
 
-    Returns:
-        Un :class:`Result` por entrega, en orden de id.
-    """
-    if not (SOLUTIONS / module_id / f"{module_id}.ipynb").exists():
-        raise SystemExit(f"No existe el módulo «{module_id}» en solutions/.")
-    out = (out or GRADING / module_id).resolve()
-    work = out / "_work"
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    feedback_dir = out / "feedback"
-    if feedback_dir.exists():
-        shutil.rmtree(feedback_dir)
-    feedback_dir.mkdir(parents=True)
 
+_SLOT: int = 0
+
+
+def _init_worker(slots) -> None:
+    """Cada proceso de trabajo toma un número de hueco (su usuario del sandbox)."""
+    global _SLOT
+    _SLOT = slots.get()
+    logging.getLogger().setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore")
+
+
+def _config(job: Job, db_path: Path):
     config = load_config()
-    config.CourseDirectory.root = str(work)
+    config.CourseDirectory.root = job.work
     config.CourseDirectory.source_directory = str(SOLUTIONS)
     config.CourseDirectory.release_directory = "release"
     config.CourseDirectory.submitted_directory = "submitted"
     config.CourseDirectory.autograded_directory = "autograded"
     config.CourseDirectory.feedback_directory = "feedback"
-    config.CourseDirectory.db_url = f"sqlite:///{work / 'gradebook.db'}"
-    config.GenerateAssignment.force = True
-    config.Autograde.force = True
-    config.GenerateFeedback.force = True
-
-    def coursedir(student_id: str = ".") -> CourseDirectory:
-        directory = CourseDirectory(config=config)
-        directory.assignment_id = module_id
-        directory.student_id = student_id
-        return directory
-
-    generator = GenerateAssignment(coursedir=coursedir(), config=config)
-    _quiet(generator)
-    generator.start()
-
-    cells = grade_cells(module_id)
-    max_score = sum(points for _, points in cells)
-    results: list[Result] = []
-    for student_id, path in collect(module_id, Path(submissions), work).items():
-        result = Result(student_id, max_score=max_score)
-        results.append(result)
-        if not STUDENT_ID.match(student_id):
-            result.status, result.reason = "error", "Id de estudiante no válido."
-            continue
-        reason = _precheck(module_id, path)
-        if reason:
-            result.status, result.reason = "error", reason
-            continue
-        target = work / "submitted" / student_id / module_id / f"{module_id}.ipynb"
-        target.parent.mkdir(parents=True)
-        shutil.copyfile(path, target)
-        try:
-            for step in (Autograde, GenerateFeedback):
-                converter = step(coursedir=coursedir(student_id), config=config)
-                _quiet(converter)
-                converter.start()
-        except Exception as error:  # nbgrader avisa con NbGraderException
-            result.status = "error"
-            result.reason = f"nbgrader no pudo calificar la entrega: {error}"[:300]
-            continue
-        _read_scores(result, module_id, config.CourseDirectory.db_url)
-        feedback = work / "feedback" / student_id / module_id / f"{module_id}.html"
-        if feedback.exists():
-            shutil.copyfile(feedback, feedback_dir / f"{student_id}.html")
-
-    _write_csv(out / "grades.csv", module_id, results, [g for g, _ in cells])
-    return results
+    config.CourseDirectory.db_url = f"sqlite:///{db_path}"
+    for converter in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
+        config[converter].force = True
+    return config
 
 
-def _read_scores(result: Result, module_id: str, db_url: str) -> None:
-    with Gradebook(db_url) as gradebook:
+def _coursedir(config, module_id: str, student_id: str) -> CourseDirectory:
+    directory = CourseDirectory(config=config)
+    directory.assignment_id = module_id
+    directory.student_id = student_id
+    return directory
+
+
+def grade_one(job: Job) -> Result:
+    """Califica la entrega ya copiada en ``work/submitted/<id>/<módulo>/``."""
+    result = Result(job.student_id, max_score=job.max_score)
+    own = Path(job.work) / "students" / job.student_id
+    own.mkdir(parents=True, exist_ok=True)
+    db_path = own / "gradebook.db"
+    shutil.copyfile(job.template_db, db_path)
+    config = _config(job, db_path)
+    config.SandboxedExecute.workdir = str(own)
+    config.SandboxedExecute.use_sandbox = job.use_sandbox
+    config.SandboxedExecute.hide = job.hide
+    config.SandboxedExecute.slot = _SLOT
+    if job.cell_timeout:
+        config.SandboxedExecute.cell_timeout = job.cell_timeout
+    if job.notebook_timeout:
+        config.SandboxedExecute.notebook_timeout = job.notebook_timeout
+    try:
+        for step in (Autograde, GenerateFeedback):
+            converter = step(
+                coursedir=_coursedir(config, job.module_id, job.student_id),
+                config=config,
+            )
+            converter.log.setLevel(logging.CRITICAL)
+            converter.start()
+    except Exception as error:  # nbgrader avisa con NbGraderException
+        result.status = "error"
+        result.reason = f"nbgrader no pudo calificar la entrega: {error}"[:300]
+        return result
+    _read_scores(result, job.module_id, db_path)
+    status_file = own / STATUS_FILE
+    if status_file.exists():
+        status = json.loads(status_file.read_text(encoding="utf-8"))
+        if status["status"] != "ok":
+            result.status, result.reason = status["status"], status["reason"]
+        if status.get("noise"):
+            _add_reason(result, status["noise"])
+    autograded = (
+        Path(job.work)
+        / "autograded"
+        / job.student_id
+        / job.module_id
+        / f"{job.module_id}.ipynb"
+    )
+    if autograded.exists():
+        _diagnose(result, nbformat.read(autograded, as_version=4))
+    return result
+
+
+def _read_scores(result: Result, module_id: str, db_path: Path) -> None:
+    with Gradebook(f"sqlite:///{db_path}") as gradebook:
         try:
             notebook = gradebook.find_submission_notebook(
                 module_id, module_id, result.student_id
@@ -194,9 +302,198 @@ def _read_scores(result: Result, module_id: str, db_url: str) -> None:
             result.reason = "Pendiente de corrección manual: " + ", ".join(pending)
 
 
-def _write_csv(
+def diagnostic(output) -> str:
+    """La frase que resume un error: el diagnóstico de la comprobación si lo hay."""
+    lines = [
+        line for line in str(output.get("evalue", "")).splitlines() if line.strip()
+    ]
+    if output.get("ename") in ("AssertionError", "CheckError") and lines:
+        # Las comprobaciones del curso ponen el caso y, en la última línea, el
+        # error típico que lo explica.
+        return lines[-1].strip()[:200]
+    return f"{output.get('ename', 'Error')}: {lines[0][:150] if lines else ''}".strip()
+
+
+def _diagnose(result: Result, nb) -> None:
+    """Anota los diagnósticos de cada celda de prueba y los errores notables."""
+    notable: list[str] = []
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        for output in cell.get("outputs", []):
+            if output.get("output_type") != "error":
+                continue
+            phrase = notable_phrase(output)
+            if phrase and phrase not in notable:
+                notable.append(phrase)
+            if grade_id and cell.metadata["nbgrader"].get("grade"):
+                result.diagnostics.setdefault(grade_id, diagnostic(output))
+    for phrase in notable:
+        _add_reason(result, phrase)
+
+
+def _add_reason(result: Result, phrase: str) -> None:
+    """Añade una frase al motivo de una entrega (sin repetirla)."""
+    if phrase.lower() in result.reason.lower():
+        return
+    reason = f"{result.reason}; {phrase}" if result.reason else phrase
+    result.reason = reason[0].upper() + reason[1:]
+
+
+# ---------------------------------------------------------------------------
+# La orden completa
+# ---------------------------------------------------------------------------
+
+
+def grade(
+    module_id: str,
+    submissions: Path,
+    out: Path | None = None,
+    jobs: int = 2,
+    use_sandbox: bool | None = None,
+    cell_timeout: int | None = None,
+    notebook_timeout: int | None = None,
+) -> list[Result]:
+    """Califica las entregas de ``module_id`` y escribe notas, retroalimentación
+    e informe de la clase.
+
+    Args:
+        module_id: el módulo, p. ej. ``"01_bandidos"``.
+        submissions: carpeta (o zip) de entregas.
+        out: carpeta de salida; por defecto ``.grading/<módulo>/``. Se escriben
+            ``grades.csv``, ``feedback/<id>.html`` e ``report.html``.
+        jobs: entregas que se califican a la vez.
+        use_sandbox: ``None`` aísla si se puede (y avisa si no); ``False`` no
+            aísla (solo para depurar).
+        cell_timeout, notebook_timeout: límites de tiempo en segundos; por
+            defecto, los de ``nbgrader_config.py``.
+
+    Returns:
+        Un :class:`Result` por entrega, en orden de id.
+    """
+    if not (SOLUTIONS / module_id / f"{module_id}.ipynb").exists():
+        raise SystemExit(f"No existe el módulo «{module_id}» en solutions/.")
+    submissions = Path(submissions).resolve()
+    out = (out or GRADING / module_id).resolve()
+    work = out / "_work"
+    for stale in (work, out / "feedback"):
+        if stale.exists():
+            shutil.rmtree(stale)
+    work.mkdir(parents=True)
+    (out / "feedback").mkdir()
+
+    if use_sandbox is None:
+        reason = Sandbox.unavailable_reason()
+        use_sandbox = reason is None
+        if reason:
+            print(
+                "⚠ ⚠ ⚠  ATENCIÓN: las entregas se ejecutarán SIN AISLAR: "
+                f"{reason}. Solo se aplican límites de tiempo, memoria y procesos. "
+                "No califiques así entregas en las que no confíes.",
+                file=sys.stderr,
+            )
+
+    template_db = work / "gradebook.db"
+    config = _config(
+        Job(module_id, "", str(work), "", [], use_sandbox, 0.0), template_db
+    )
+    generator = GenerateAssignment(
+        coursedir=_coursedir(config, module_id, "."), config=config
+    )
+    generator.log.setLevel(logging.ERROR)
+    generator.start()
+
+    cells = grade_cells(module_id)
+    max_score = sum(points for _, points in cells)
+    results: dict[str, Result] = {}
+    pending: list[Job] = []
+    hide = [str(work), str(out), str(submissions), str(SOLUTIONS), str(GRADING)]
+    for student_id, path in collect(module_id, submissions, work).items():
+        status, reason = precheck(module_id, path)
+        if status:
+            results[student_id] = Result(
+                student_id, max_score=max_score, status=status, reason=reason
+            )
+            continue
+        target = work / "submitted" / student_id / module_id / f"{module_id}.ipynb"
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(path, target)
+        pending.append(
+            Job(
+                module_id,
+                student_id,
+                str(work),
+                str(template_db),
+                hide,
+                use_sandbox,
+                max_score,
+            )
+        )
+
+    context = multiprocessing.get_context("fork")
+    slots = context.Queue()
+    for slot in range(max(1, jobs)):
+        slots.put(slot)
+    with ProcessPoolExecutor(
+        max_workers=max(1, jobs),
+        mp_context=context,
+        initializer=_init_worker,
+        initargs=(slots,),
+    ) as pool:
+        for result in pool.map(grade_one, pending):
+            results[result.student_id] = result
+            if not use_sandbox:
+                result.reason = (result.reason + "; " if result.reason else "") + (
+                    "calificado SIN aislamiento"
+                )
+
+    for student_id in results:
+        feedback = work / "feedback" / student_id / module_id / f"{module_id}.html"
+        if feedback.exists():
+            html = translate_feedback(feedback.read_text(encoding="utf-8"))
+            (out / "feedback" / f"{student_id}.html").write_text(html, encoding="utf-8")
+
+    ordered = [results[s] for s in sorted(results)]
+    write_csv(out / "grades.csv", module_id, ordered, [g for g, _ in cells])
+    (out / "resultados.json").write_text(
+        json.dumps([asdict(r) for r in ordered], ensure_ascii=False, indent=1),
+        encoding="utf-8",
+    )
+    from autograder.report import write_report
+
+    write_report(out / "report.html", module_id, ordered, cells, use_sandbox)
+    return ordered
+
+
+FEEDBACK_WORDS = [
+    ("<html>", '<html lang="es">'),
+    ("(Score: ", "(Puntos: "),
+    ("Score: ", "Puntos: "),
+    (">Test cell<", ">Celda de pruebas<"),
+    (">Coding free-response<", ">Respuesta de código libre<"),
+    (">Written response<", ">Respuesta escrita<"),
+    (">Task<", ">Tarea<"),
+    (">Comment<", ">Comentario<"),
+    ("Late submission penalty", "Penalización por entrega tardía"),
+    ("Student's answer", "Tu respuesta"),
+    ("Student's task", "Tu tarea"),
+    ("Grade cell: ", "Celda calificada: "),
+    ("Task: ", "Tarea: "),
+    ("<b>Comments:</b>", "<b>Comentarios:</b>"),
+    ("(Top)", "(Arriba)"),
+]
+
+
+def translate_feedback(html: str) -> str:
+    """Traduce al español las etiquetas de la plantilla de retroalimentación."""
+    for english, spanish in FEEDBACK_WORDS:
+        html = html.replace(english, spanish)
+    return html
+
+
+def write_csv(
     path: Path, module_id: str, results: list[Result], grade_ids: list[str]
 ) -> None:
+    """``grades.csv``: columnas fijas y luego una por celda calificada."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(FIXED_COLUMNS + grade_ids)

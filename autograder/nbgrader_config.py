@@ -7,13 +7,19 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
-    Execute,
+    ClearOutput,
     IgnorePattern,
     LimitOutput,
+    OverwriteCells,
+    OverwriteKernelspec,
     SaveAutoGrades,
 )
 
-from autograder.preprocessors import SkipSlowCells
+from autograder.preprocessors import (
+    DeduplicateGradeIds,
+    SandboxedExecute,
+    SkipSlowCells,
+)
 
 c = get_config()  # noqa: F821  (lo inyecta traitlets al cargar el archivo)
 
@@ -42,9 +48,20 @@ c.ClearSolutions.text_stub = "ESCRIBE TU RESPUESTA AQUÍ"
 # (entrenamientos y demos largas) no se ejecutan al calificar. Las pruebas
 # ocultas nunca dependen de ellas. nbval sí las ejecuta todas.
 c.SkipSlowCells.source_root = str(REPO / "solutions")
+# Saneado de cada entrega antes de ejecutarla (las celdas de pruebas y las
+# bloqueadas se restauran desde la fuente).
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    DeduplicateGradeIds,
+    OverwriteKernelspec,
+    OverwriteCells,
+    CheckCellMetadata,
+]
+# Cada entrega se ejecuta aislada (bubblewrap: sin red, solo lectura salvo su
+# carpeta, procesos y memoria limitados): ver autograder/sandbox.py.
 c.Autograde.autograde_preprocessors = [
     SkipSlowCells,
-    Execute,
+    SandboxedExecute,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
@@ -53,9 +70,13 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 
-# Un límite explícito por celda al calificar (segundos).
-c.Execute.timeout = 60
-c.ExecutePreprocessor.timeout = 60
+# Un límite explícito por celda al calificar (segundos), igual en todas partes.
+CELL_TIMEOUT = 60
+c.Execute.timeout = CELL_TIMEOUT
+c.ExecutePreprocessor.timeout = CELL_TIMEOUT
+c.SandboxedExecute.cell_timeout = CELL_TIMEOUT
+c.SandboxedExecute.notebook_timeout = 600
+c.SandboxedExecute.hide = [str(REPO / ".grading"), str(REPO / "solutions")]
 
 # Si un estudiante borra una celda de pruebas, se vuelve a poner al calificar.
 c.OverwriteCells.add_missing_cells = True

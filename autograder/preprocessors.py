@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
-from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Unicode
+from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
+from traitlets import Bool, Integer, List, Unicode
+
+from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
 
 SLOW_TAG = "slow"
 SKIPPED_SOURCE = (
     "# Celda de entrenamiento o demostración larga: no se ejecuta al calificar."
 )
+STATUS_FILE = "_estado.json"
 
 
 def is_nbgrader_cell(cell: NotebookNode) -> bool:
     """¿Es una celda que nbgrader califica o bloquea (solución, prueba, tarea)?"""
     meta = cell.get("metadata", {}).get("nbgrader", {})
-    return bool(
-        meta.get("solution")
-        or meta.get("grade")
-        or meta.get("locked")
-        or meta.get("task")
-    )
+    return any(meta.get(key) for key in ("solution", "grade", "locked", "task"))
 
 
 def slow_cell_ids(nb: NotebookNode) -> set[str]:
@@ -65,4 +65,128 @@ class SkipSlowCells(NbGraderPreprocessor):
             tagged = SLOW_TAG in cell.metadata.get("tags", [])
             if tagged or cell.get("id") in source_ids:
                 cell.source = SKIPPED_SOURCE
+        return nb, resources
+
+
+class DeduplicateGradeIds(DeduplicateIds):
+    """``DeduplicateIds`` de nbgrader, sin dejar metadatos vacíos.
+
+    Si un estudiante duplica una celda de pruebas, nbgrader deja la copia con
+    ``metadata.nbgrader = {}`` y más adelante falla al buscar su ``grade_id``.
+    Aquí la copia pasa a ser una celda normal, sin metadatos de nbgrader.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        nb, resources = super().preprocess(nb, resources)
+        for cell in nb.cells:
+            if "nbgrader" in cell.metadata and not cell.metadata.nbgrader:
+                del cell.metadata["nbgrader"]
+        return nb, resources
+
+
+def move_stderr_to_stdout(nb: NotebookNode) -> bool:
+    """Pasa a stdout lo que las celdas de pruebas escribieron en stderr.
+
+    nbgrader puntúa 0 una celda de pruebas con cualquier texto en stderr. Las
+    pruebas del curso fallan lanzando excepciones, nunca escribiendo en stderr,
+    así que un aviso o un ``print`` a stderr del código del estudiante no debe
+    costarle los puntos: se conserva, marcado, en la salida normal.
+
+    Returns:
+        ``True`` si había algo en stderr.
+    """
+    moved = False
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not cell.metadata.get("nbgrader", {}).get(
+            "grade"
+        ):
+            continue
+        for output in cell.outputs:
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                output["name"] = "stdout"
+                output["text"] = "[stderr] " + output["text"]
+                moved = True
+    return moved
+
+
+class SandboxedExecute(NbGraderPreprocessor):
+    """Ejecuta la entrega aislada (ver :mod:`autograder.sandbox`).
+
+    Sustituye al ``Execute`` de nbgrader en la cadena de calificación. Si el
+    cuaderno entero no se puede ejecutar (tiempo total agotado, el ejecutor
+    muere), todas sus celdas de código reciben un error con el motivo, así que
+    puntúan 0 y la retroalimentación lo explica. El estado queda además en
+    ``workdir/_estado.json`` para el CSV de notas.
+    """
+
+    workdir = Unicode("", help="Carpeta de trabajo de esta entrega.").tag(config=True)
+    use_sandbox = Bool(True, help="Aislar con bubblewrap.").tag(config=True)
+    hide = List(Unicode(), help="Carpetas que la entrega no debe ver.").tag(config=True)
+    slot = Integer(0, help="Número de trabajo en paralelo.").tag(config=True)
+    cell_timeout = Integer(60, help="Segundos por celda.").tag(config=True)
+    notebook_timeout = Integer(600, help="Segundos por cuaderno.").tag(config=True)
+    memory_bytes = Integer(3 * 1024**3, help="Memoria del kernel.").tag(config=True)
+    processes = Integer(256, help="Procesos e hilos.").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        workdir = Path(self.workdir or tempfile.mkdtemp(prefix="entrega-"))
+        limits = Limits(
+            cell_timeout=self.cell_timeout,
+            notebook_timeout=self.notebook_timeout,
+            memory_bytes=self.memory_bytes,
+            processes=self.processes,
+        )
+        sandbox = (
+            Sandbox(hide=[Path(p) for p in self.hide], slot=self.slot)
+            if self.use_sandbox
+            else None
+        )
+        status = {"status": "ok", "reason": ""}
+        try:
+            executed = execute_notebook(nb, workdir / "sandbox", limits, sandbox)
+            nb.cells = executed.cells
+            state = executed.metadata.get("autograder_execution", "ok")
+            if state == "dead_kernel":
+                status = {
+                    "status": "killed",
+                    "reason": "El kernel murió durante la ejecución (¿memoria o "
+                    "procesos agotados?); lo que faltaba no se ejecutó.",
+                }
+            elif state != "ok":
+                status = {
+                    "status": "error",
+                    "reason": "La comunicación con el kernel se rompió a mitad "
+                    f"(¿procesos creados con fork?): {state}"[:300],
+                }
+        except ExecutionError as error:
+            status = {"status": error.status, "reason": error.reason}
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    cell.outputs = []
+                    cell.execution_count = None
+        if move_stderr_to_stdout(nb):
+            status["noise"] = (
+                "escribió en stderr o lanzó avisos en celdas de pruebas (no cuenta "
+                "como fallo)"
+            )
+        # nbgrader da todos los puntos a una celda de pruebas sin salidas: una
+        # que no llegó a ejecutarse (el kernel murió antes) debe puntuar 0.
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if (
+                cell.cell_type == "code"
+                and meta.get("grade")
+                and (cell.get("execution_count") is None)
+            ):
+                reason = status["reason"] or "La celda no llegó a ejecutarse."
+                cell.outputs = [
+                    nbformat.v4.new_output(
+                        "error",
+                        ename="ExecutionError",
+                        evalue=f"No se ejecutó: {reason}",
+                        traceback=[f"No se ejecutó: {reason}"],
+                    )
+                ]
+        workdir.mkdir(parents=True, exist_ok=True)
+        (workdir / STATUS_FILE).write_text(json.dumps(status), encoding="utf-8")
         return nb, resources

@@ -9,11 +9,13 @@ from helpers.checks import progress_summary
 from helpers.environment import check_environment, report_environment
 from helpers.plotting import use_course_style
 from helpers.seeding import set_seed
+from helpers.selfcheck import self_check
 
 __all__ = [
     "check_environment",
     "progress_summary",
     "report_environment",
+    "self_check",
     "set_seed",
     "use_course_style",
 ]

@@ -8,25 +8,22 @@ from __future__ import annotations
 
 import contextlib
 import io
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+# Se reexportan para las pruebas.
+from autograder.sources import (  # noqa: F401
+    HIDDEN_REGION,
+    SOLUTION_REGION,
+    student_version,
+)
+
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 COURSE = REPO / "course"
-
-SOLUTION_REGION = re.compile(
-    r"^[ \t]*### BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*### END SOLUTION[^\n]*\n?",
-    re.M | re.S,
-)
-HIDDEN_REGION = re.compile(
-    r"^[ \t]*### BEGIN HIDDEN TESTS[^\n]*\n(.*?)^[ \t]*### END HIDDEN TESTS[^\n]*\n?",
-    re.M | re.S,
-)
 
 
 def module_ids() -> list[str]:
@@ -82,11 +79,6 @@ def exercises(nb: NotebookNode) -> list[Exercise]:
 def setup_source(nb: NotebookNode) -> str:
     """La celda de preparación: la primera celda de código."""
     return next(cell.source for cell in nb.cells if cell.cell_type == "code")
-
-
-def student_version(source: str) -> str:
-    """El código de una solución tal como lo escribiría un estudiante."""
-    return SOLUTION_REGION.sub(lambda m: m.group(1), source)
 
 
 @dataclass

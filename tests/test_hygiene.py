@@ -17,7 +17,8 @@ from tests.notebooks import (
     solution_path,
 )
 
-ALLOWED_TAGS = {"slow"}
+# «slow»: no se ejecuta al calificar; «nbval-skip»: tampoco en nbval.
+ALLOWED_TAGS = {"slow", "nbval-skip"}
 NOTEBOOKS = [
     pytest.param(path(m), id=f"{kind}:{m}")
     for m in module_ids()
@@ -69,6 +70,7 @@ def test_anatomy_of_a_module(module_id):
     assert "helpers.set_seed(" in setup.source
     assert "helpers.report_environment()" in setup.source
     assert f'helpers.progress_summary("{module_id}")' in nb.cells[-1].source
+    assert f'helpers.self_check("{module_id}.ipynb")' in nb.cells[-2].source
     for exercise in exercises(nb):
         assert SOLUTION_REGION.search(exercise.solution), exercise.grade_id
         visible = exercise.tests[0][1].split("### BEGIN HIDDEN TESTS")[0]

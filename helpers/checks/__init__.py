@@ -12,9 +12,11 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
+import io
 import pkgutil
 import warnings
 from collections.abc import Callable, Iterable
+from contextlib import redirect_stderr
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
@@ -49,8 +51,9 @@ def exercise(module: str, key: str, title: str) -> Callable[[F], F]:
     """Registra una comprobación y anota si pasa, para el resumen de progreso.
 
     La comprobación decorada imprime «✔ ...» si todo va bien. Los avisos
-    (``RuntimeWarning`` de NumPy, etc.) que produzca el código del estudiante
-    se silencian: nbgrader contaría cualquier texto en stderr como fallo.
+    (``RuntimeWarning`` de NumPy, etc.) y lo que el código del estudiante
+    escriba en stderr se silencian: nbgrader contaría cualquier texto en
+    stderr como un fallo de la celda de pruebas.
     """
     info = Exercise(module, key, title)
     _EXERCISES.setdefault(module, {})[key] = info
@@ -59,7 +62,7 @@ def exercise(module: str, key: str, title: str) -> Callable[[F], F]:
         @functools.wraps(check)
         def wrapper(*args: Any, quiet: bool = False, **kwargs: Any) -> None:
             try:
-                with warnings.catch_warnings():
+                with warnings.catch_warnings(), redirect_stderr(io.StringIO()):
                     warnings.simplefilter("ignore")
                     check(*args, **kwargs)
             except CheckError as error:

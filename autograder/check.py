@@ -1,0 +1,106 @@
+"""La autocomprobación del estudiante: ``python -m autograder check CUADERNO``.
+
+Ejecuta el cuaderno guardado en un kernel nuevo, con los mismos límites (y el
+mismo aislamiento) que al calificar y sin las celdas de entrenamiento, y dice
+qué ejercicios pasan sus comprobaciones visibles y cuántos puntos cubren. Solo
+ejecuta lo que hay en el cuaderno: nunca ve ni revela pruebas ocultas.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from autograder.config import GRADING
+from autograder.grade import diagnostic
+from autograder.preprocessors import SKIPPED_SOURCE, SLOW_TAG, is_nbgrader_cell
+from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
+
+EXERCISE_HEADING = re.compile(r"^#+\s*(Ejercicio[^\n(]*)", re.M)
+
+
+@dataclass
+class CheckResult:
+    """El resultado de una celda de comprobación visible."""
+
+    grade_id: str
+    title: str
+    points: float
+    passed: bool
+    message: str
+
+
+def run_checks(path: Path, limits: Limits | None = None) -> list[CheckResult]:
+    """Ejecuta el cuaderno y devuelve el resultado de cada celda de comprobación."""
+    nb = nbformat.read(path, as_version=4)
+    title = "ejercicio"
+    titles: dict[str, str] = {}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            match = EXERCISE_HEADING.search(cell.source)
+            if match:
+                title = match.group(1).strip()
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id:
+            titles[grade_id] = title
+        if (
+            cell.cell_type == "code"
+            and SLOW_TAG in cell.metadata.get("tags", [])
+            and not is_nbgrader_cell(cell)
+        ):
+            cell.source = SKIPPED_SOURCE
+    sandbox = None if Sandbox.unavailable_reason() else Sandbox(hide=[GRADING])
+    with tempfile.TemporaryDirectory(prefix="autocomprobacion-") as scratch:
+        executed = execute_notebook(nb, Path(scratch), limits or Limits(), sandbox)
+    results = []
+    for cell in executed.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade"):
+            continue
+        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        message = diagnostic(errors[0]) if errors else "correcto"
+        results.append(
+            CheckResult(
+                meta["grade_id"],
+                titles.get(meta["grade_id"], meta["grade_id"]),
+                float(meta.get("points", 0)),
+                not errors,
+                message,
+            )
+        )
+    return results
+
+
+def main(notebook: Path) -> int:
+    """Imprime, en español, el resultado de la autocomprobación."""
+    if not notebook.exists():
+        print(f"No encuentro «{notebook}».")
+        return 2
+    print(
+        f"Comprobando {notebook.name} tal como está guardado (Ctrl+S para guardar), "
+        "en un kernel nuevo y sin las celdas de entrenamiento..."
+    )
+    try:
+        results = run_checks(notebook)
+    except ExecutionError as error:
+        print(f"✘ {error.reason}")
+        return 1
+    if not results:
+        print("Este cuaderno no tiene celdas de comprobación.")
+        return 0
+    for r in results:
+        mark = "✔" if r.passed else "✘"
+        detail = "" if r.passed else f": {r.message}"
+        print(f"  {mark} {r.title} ({r.points:g} puntos){detail}")
+    covered = sum(r.points for r in results if r.passed)
+    total = sum(r.points for r in results)
+    print(
+        f"Las comprobaciones visibles que pasan cubren {covered:g} de {total:g} "
+        "puntos. Al calificar se añaden pruebas ocultas con otros casos, así que "
+        "la nota puede ser menor."
+    )
+    return 0

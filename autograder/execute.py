@@ -1,0 +1,63 @@
+"""Ejecuta un cuaderno dentro del sandbox y devuelve el resultado por un pipe.
+
+Es el programa que corre *dentro* de bubblewrap (o, sin sandbox, con los
+límites que se puedan poner). Lee el cuaderno, fija los límites de recursos,
+ejecuta las celdas con el preprocesador ``Execute`` de nbgrader y escribe el
+cuaderno ejecutado en el descriptor que le indican: el kernel no lo hereda, así
+que el código del estudiante no puede escribir ahí.
+
+Uso interno: ``python -m autograder.execute CUADERNO --fd N [límites]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+
+import nbformat
+
+
+def set_limits(memory_bytes: int, processes: int, file_bytes: int) -> None:
+    """Límites que heredan el kernel y todo lo que lance."""
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.execute")
+    parser.add_argument("notebook")
+    parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--cell-timeout", type=int, default=60)
+    parser.add_argument("--memory", type=int, default=3 * 1024**3)
+    parser.add_argument("--processes", type=int, default=256)
+    parser.add_argument("--file-size", type=int, default=256 * 1024**2)
+    args = parser.parse_args(argv)
+
+    out = os.fdopen(args.fd, "w", encoding="utf-8")
+    nb = nbformat.read(args.notebook, as_version=4)
+    set_limits(args.memory, args.processes, args.file_size)
+
+    from nbclient.exceptions import DeadKernelError
+    from nbgrader.preprocessors import Execute
+
+    executor = Execute(timeout=args.cell_timeout, interrupt_on_timeout=True)
+    resources = {"metadata": {"path": os.path.dirname(os.path.abspath(args.notebook))}}
+    status = "ok"
+    try:
+        nb, _ = executor.preprocess(nb, resources)
+    except DeadKernelError:
+        status = "dead_kernel"
+    except Exception as error:  # el kernel no arrancó, etc.
+        status = f"error: {type(error).__name__}: {error}"[:300]
+    nb.metadata["autograder_execution"] = status
+    out.write(nbformat.writes(nb))
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""El informe de la clase: un HTML autocontenido con figuras de matplotlib.
+
+Reparto de notas, porcentaje de aprobados por ejercicio y, para cada
+ejercicio, los diagnósticos más frecuentes: qué error comete la clase.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from helpers.plotting import use_course_style  # noqa: E402
+
+
+def _figure_to_img(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode()
+    return f'<img alt="figura" src="data:image/png;base64,{data}">'
+
+
+def write_report(path: Path, module_id: str, results, cells, sandboxed: bool) -> None:
+    """Escribe ``informe.html`` a partir de los resultados de la calificación.
+
+    Args:
+        path: dónde escribirlo.
+        module_id: el módulo calificado.
+        results: los ``Result`` de cada entrega.
+        cells: ``(grade_id, puntos)`` de cada celda calificada, en orden.
+        sandboxed: si las entregas se ejecutaron aisladas.
+    """
+    use_course_style()
+    graded = [r for r in results if r.status not in ("invalid", "wrong_module")]
+    max_score = sum(points for _, points in cells)
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.hist(
+        [r.score for r in graded],
+        bins=min(20, int(max_score) + 1),
+        range=(0, max_score),
+        color="#0072B2",
+        edgecolor="white",
+    )
+    ax.set(
+        title=f"{module_id}: reparto de notas",
+        xlabel=f"nota (de {max_score:g})",
+        ylabel="estudiantes",
+    )
+    histogram = _figure_to_img(fig)
+
+    rates = []
+    for grade_id, points in cells:
+        scored = [r.cells.get(grade_id) for r in graded if grade_id in r.cells]
+        full = sum(1 for s in scored if s is not None and s >= points)
+        rates.append(100 * full / len(scored) if scored else 0.0)
+    fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * len(cells)))
+    ax.barh([g for g, _ in cells][::-1], rates[::-1], color="#009E73")
+    ax.set(
+        title="Porcentaje de la clase con todos los puntos",
+        xlabel="% de entregas",
+        xlim=(0, 100),
+    )
+    pass_rates = _figure_to_img(fig)
+
+    rows = []
+    for (grade_id, points), rate in zip(cells, rates, strict=True):
+        counter = Counter(
+            r.diagnostics[grade_id] for r in graded if grade_id in r.diagnostics
+        )
+        common = (
+            "".join(
+                f"<li><b>{count}</b> × {html.escape(text)}</li>"
+                for text, count in counter.most_common(3)
+            )
+            or "<li>—</li>"
+        )
+        rows.append(
+            f"<tr><td><code>{grade_id}</code></td><td>{points:g}</td>"
+            f"<td>{rate:.0f} %</td><td><ul>{common}</ul></td></tr>"
+        )
+
+    problems = [r for r in results if r.status != "ok"]
+    problem_rows = (
+        "".join(
+            f"<tr><td>{html.escape(r.student_id)}</td><td>{r.status}</td>"
+            f"<td>{html.escape(r.reason)}</td></tr>"
+            for r in problems
+        )
+        or '<tr><td colspan="3">Ninguna.</td></tr>'
+    )
+    warning = (
+        ""
+        if sandboxed
+        else (
+            '<p class="aviso">⚠ Estas entregas se ejecutaron <b>sin aislamiento</b> '
+            "(no había bubblewrap): solo con límites de tiempo, memoria y procesos.</p>"
+        )
+    )
+    mean = sum(r.score for r in graded) / len(graded) if graded else 0.0
+    page = f"""<!DOCTYPE html>
+<html lang="es"><head><meta charset="utf-8">
+<title>Informe de la clase · {module_id}</title>
+<style>
+body {{ font-family: sans-serif; max-width: 960px; margin: 2em auto; color: #222; }}
+table {{ border-collapse: collapse; width: 100%; }}
+td, th {{ border-bottom: 1px solid #ddd; padding: 6px; text-align: left;
+  vertical-align: top; }}
+ul {{ margin: 0; padding-left: 1.2em; }}
+.aviso {{ background: #fde8e8; padding: 0.8em; border-left: 4px solid #D55E00; }}
+img {{ max-width: 100%; }}
+</style></head><body>
+<h1>Informe de la clase · {module_id}</h1>
+<p>{len(results)} entregas · {len(graded)} calificadas · nota media
+{mean:.2f} de {max_score:g} · generado el {datetime.now():%Y-%m-%d %H:%M}</p>
+{warning}
+<h2>Reparto de notas</h2>
+{histogram}
+<h2>Por ejercicio</h2>
+{pass_rates}
+<table><tr><th>celda</th><th>puntos</th><th>con todos los puntos</th>
+<th>diagnósticos más frecuentes (qué error comete la clase)</th></tr>
+{"".join(rows)}
+</table>
+<h2>Entregas con incidencias</h2>
+<table><tr><th>estudiante</th><th>estado</th><th>motivo</th></tr>
+{problem_rows}
+</table>
+</body></html>
+"""
+    path.write_text(page, encoding="utf-8")

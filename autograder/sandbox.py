@@ -1,0 +1,277 @@
+"""El aislamiento de cada entrega al calificar.
+
+El código de un estudiante se ejecuta con bubblewrap (``bwrap``):
+
+* sin red (un espacio de nombres de red propio, solo con ``lo``);
+* con todo el sistema de archivos en solo lectura, salvo su carpeta de trabajo
+  y un ``/tmp`` pequeño y efímero; las carpetas de calificación (gradebook,
+  otras entregas, notas) y ``$HOME`` quedan tapadas;
+* con su propio espacio de procesos: al terminar no queda nada vivo;
+* como un usuario sin privilegios, con límites de memoria, de procesos y de
+  tamaño de archivo, y con un límite de tiempo por celda y por cuaderno.
+
+Si no hay bubblewrap (otro sistema operativo, un contenedor sin espacios de
+nombres), se avisa bien alto y se aplican los límites que se puedan.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+
+# Usuarios sin privilegios para las entregas: uno por trabajo en paralelo, para
+# que el límite de procesos de uno no se coma el de otro.
+FIRST_UID = 61000
+# Dónde ve la entrega su carpeta de trabajo dentro del sandbox.
+INSIDE = "/tmp/entrega"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Límites de una entrega."""
+
+    cell_timeout: int = 60  # segundos por celda
+    notebook_timeout: int = 600  # segundos por cuaderno entero
+    memory_bytes: int = 3 * 1024**3  # espacio de direcciones del kernel
+    processes: int = 256  # procesos e hilos del usuario del sandbox
+    file_bytes: int = 256 * 1024**2  # tamaño máximo de un archivo escrito
+    tmp_bytes: int = 256 * 1024**2  # tamaño del /tmp del sandbox
+
+
+@dataclass
+class Sandbox:
+    """Cómo se aísla la ejecución y qué se tapa.
+
+    Attributes:
+        hide: carpetas que el código del estudiante no debe ver (se tapan con
+            un tmpfs vacío): el espacio de calificación, las entregas...
+        slot: número de trabajo en paralelo (elige el usuario sin privilegios).
+    """
+
+    hide: list[Path] = field(default_factory=list)
+    slot: int = 0
+
+    @staticmethod
+    def unavailable_reason() -> str | None:
+        """Por qué no se puede aislar aquí, o ``None`` si se puede."""
+        if not sys.platform.startswith("linux"):
+            return "bubblewrap solo existe en Linux"
+        if shutil.which("bwrap") is None:
+            return "no está instalado bubblewrap (apt-get install bubblewrap)"
+        if os.geteuid() == 0 and shutil.which("setpriv") is None:
+            return "falta setpriv (paquete util-linux)"
+        probe = subprocess.run(
+            [
+                "bwrap",
+                "--ro-bind",
+                "/",
+                "/",
+                "--unshare-net",
+                "--unshare-pid",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "true",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        if probe.returncode != 0:
+            return f"bubblewrap no funciona aquí: {probe.stderr.strip()[:200]}"
+        return None
+
+    def command(self, inner: list[str], workdir: Path, limits: Limits) -> list[str]:
+        """La orden ``bwrap ... inner`` que ejecuta ``inner`` aislado."""
+        cmd = [
+            "bwrap",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--size",
+            str(limits.tmp_bytes),
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/tmp",
+            "--unshare-net",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--die-with-parent",
+            "--new-session",
+        ]
+        # $HOME se tapa (claves, configuración...). Si Python o el curso viven
+        # dentro (pyenv, un clon en ~), se vuelven a montar en solo lectura.
+        home = Path.home().resolve()
+        cmd += ["--perms", "0755", "--tmpfs", str(home)]
+        for path in sorted(_needed_paths()):
+            if path.is_relative_to(home):
+                # bwrap crearía las carpetas intermedias con permisos 0700.
+                for parent in reversed(path.relative_to(home).parents[:-1]):
+                    cmd += ["--perms", "0755", "--dir", str(home / parent)]
+                cmd += ["--ro-bind", str(path), str(path)]
+        # Lo que nunca debe ver: otras entregas, gradebook, notas, soluciones.
+        for path in self.hide:
+            if Path(path).exists():
+                hidden = str(Path(path).resolve())
+                cmd += ["--tmpfs", hidden, "--remount-ro", hidden]
+        # Su carpeta, la única con escritura, se ve como /tmp/entrega.
+        cmd += ["--bind", str(workdir), INSIDE, "--chdir", INSIDE]
+        if os.geteuid() == 0:
+            # Como root, bwrap monta todo y luego se pasa a un usuario sin
+            # privilegios: así el límite de procesos se cumple de verdad.
+            uid = str(FIRST_UID + self.slot)
+            cmd += [
+                "--",
+                "setpriv",
+                f"--reuid={uid}",
+                f"--regid={uid}",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ]
+        else:
+            cmd += ["--unshare-user", "--"]
+        return cmd + inner
+
+
+def _needed_paths() -> set[Path]:
+    """Lo que el kernel necesita leer: Python, el entorno virtual y el curso."""
+    return {
+        Path(sys.base_prefix).resolve(),
+        Path(sys.prefix).resolve(),
+        Path(__file__).resolve().parent.parent,
+    }
+
+
+def _environment() -> dict[str, str]:
+    """Variables de entorno limpias para la ejecución (sin secretos heredados)."""
+    bin_dir = str(Path(sys.executable).parent)
+    return {
+        "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "MPLCONFIGDIR": "/tmp/matplotlib",
+        "IPYTHONDIR": "/tmp/ipython",
+        "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
+        "JUPYTER_DATA_DIR": str(Path(sys.prefix) / "share" / "jupyter"),
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "NBGRADER_EXECUTION": "autograde",
+    }
+
+
+class ExecutionError(Exception):
+    """El cuaderno no se pudo ejecutar entero; el mensaje dice por qué."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def execute_notebook(
+    nb: NotebookNode,
+    workdir: Path,
+    limits: Limits,
+    sandbox: Sandbox | None,
+) -> NotebookNode:
+    """Ejecuta ``nb`` con los límites y, si se da, dentro del sandbox.
+
+    Args:
+        nb: el cuaderno ya saneado por nbgrader.
+        workdir: su carpeta de trabajo (la única en la que puede escribir).
+        limits: tiempos, memoria y procesos.
+        sandbox: el aislamiento; ``None`` ejecuta sin aislar (solo límites).
+
+    Returns:
+        El cuaderno con las salidas de cada celda.
+
+    Raises:
+        ExecutionError: si el cuaderno entero superó su tiempo o el ejecutor
+            murió sin devolver nada.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    source = workdir / "_a_ejecutar.ipynb"
+    nbformat.write(nb, source)
+    read_end, write_end = os.pipe()
+    notebook_path = f"{INSIDE}/{source.name}" if sandbox is not None else str(source)
+    options = {
+        "--fd": write_end,
+        "--cell-timeout": limits.cell_timeout,
+        "--memory": limits.memory_bytes,
+        "--processes": limits.processes,
+        "--file-size": limits.file_bytes,
+    }
+    inner = [sys.executable, "-m", "autograder.execute", notebook_path]
+    for flag, value in options.items():
+        inner += [flag, str(value)]
+    if sandbox is not None:
+        if os.geteuid() == 0:
+            uid = FIRST_UID + sandbox.slot
+            os.chown(workdir, uid, uid)
+            os.chown(source, uid, uid)
+        cmd = sandbox.command(inner, workdir, limits)
+    else:
+        cmd = inner
+    env = _environment()
+    # El proyecto tiene que ser importable dentro (instalación editable o no).
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    process = subprocess.Popen(
+        cmd,
+        cwd=workdir,
+        env=env,
+        pass_fds=(write_end,),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    os.close(write_end)
+    output: list[str] = []
+    with os.fdopen(read_end, encoding="utf-8") as reader:
+        # El resultado llega por el pipe; se lee en otro hilo mientras se espera.
+        collector = threading.Thread(target=lambda: output.append(reader.read()))
+        collector.start()
+        try:
+            _, stderr = process.communicate(timeout=limits.notebook_timeout)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            raise ExecutionError(
+                "timeout",
+                f"El cuaderno superó el límite total de {limits.notebook_timeout} s "
+                "y se detuvo.",
+            ) from None
+        finally:
+            collector.join(timeout=30)
+    if not "".join(output):
+        last = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        raise ExecutionError(
+            "error",
+            f"La ejecución terminó sin devolver el cuaderno ({last[0][:200]}).",
+        )
+    return nbformat.reads("".join(output), as_version=4)
+
+
+def _kill(process: subprocess.Popen) -> None:
+    """Mata el grupo de procesos entero (bwrap y lo que haya dentro)."""
+    try:
+        os.killpg(process.pid, 9)
+    except ProcessLookupError:
+        pass
+    process.wait()

@@ -1,0 +1,20 @@
+"""Leer los cuadernos fuente: regiones de solución y de pruebas ocultas."""
+
+from __future__ import annotations
+
+import re
+
+SOLUTION_REGION = re.compile(
+    r"^[ \t]*### BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*### END SOLUTION[^\n]*\n?",
+    re.M | re.S,
+)
+HIDDEN_REGION = re.compile(
+    r"^[ \t]*### BEGIN HIDDEN TESTS[^\n]*\n(.*?)^[ \t]*### END HIDDEN TESTS[^\n]*\n?",
+    re.M | re.S,
+)
+
+
+def student_version(source: str) -> str:
+    """El código de una celda de solución tal como lo escribiría un estudiante:
+    la solución sin los marcadores."""
+    return SOLUTION_REGION.sub(lambda m: m.group(1), source)

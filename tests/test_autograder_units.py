@@ -1,0 +1,134 @@
+"""Piezas del calificador que se prueban sin ejecutar cuadernos enteros."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from autograder.grade import collect, diagnostic, precheck, safe_id, translate_feedback
+from autograder.preprocessors import SKIPPED_SOURCE, SkipSlowCells
+from autograder.sandbox import INSIDE, Limits, Sandbox
+from tests.notebooks import course_path
+
+MODULE = "01_bandidos"
+
+
+def _touch(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{}", encoding="utf-8")
+    return path
+
+
+def test_collect_folder_layouts(tmp_path):
+    subs = tmp_path / "entregas"
+    _touch(subs / "ana.ipynb")
+    _touch(subs / "bea" / f"{MODULE}.ipynb")
+    _touch(subs / "carla" / MODULE / f"{MODULE}.ipynb")
+    _touch(subs / "dani" / "otro.ipynb")  # no es de este módulo: se ignora
+    _touch(subs / ".ipynb_checkpoints" / "ana-checkpoint.ipynb")
+    found = collect(MODULE, subs, tmp_path / "scratch")
+    assert sorted(found) == ["ana", "bea", "carla"]
+
+
+def test_collect_lms_zip(tmp_path):
+    archive = tmp_path / "descarga.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("perezana_late_1234_5678_01_bandidos.ipynb", "{}")
+        zf.writestr("José Gómez_998_assignsubmission_file_/cuaderno.ipynb", "{}")
+        zf.writestr("../../fuera.ipynb", "{}")
+    found = collect(MODULE, archive, tmp_path / "scratch")
+    assert sorted(found) == ["Jose_Gomez", "perezana"]
+    assert not (tmp_path / "fuera.ipynb").exists()
+
+
+def test_collect_zip_with_a_wrapping_folder(tmp_path):
+    archive = tmp_path / "clase.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("clase/ana.ipynb", "{}")
+        zf.writestr(f"clase/bea/{MODULE}.ipynb", "{}")
+    assert sorted(collect(MODULE, archive, tmp_path / "scratch")) == ["ana", "bea"]
+
+
+def test_safe_id():
+    assert safe_id("María José/../x") == "Maria_Jose_.._x"
+    assert safe_id("...") == "sin_id"
+
+
+def test_precheck(tmp_path):
+    empty = tmp_path / "vacio.ipynb"
+    empty.write_text("", encoding="utf-8")
+    assert precheck(MODULE, empty)[0] == "invalid"
+    corrupt = tmp_path / "roto.ipynb"
+    corrupt.write_text('{"cells": [', encoding="utf-8")
+    assert precheck(MODULE, corrupt)[0] == "invalid"
+    other = tmp_path / "otro.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("1")]), other)
+    assert precheck(MODULE, other)[0] == "wrong_module"
+    assert precheck(MODULE, course_path(MODULE)) == ("", "")
+
+
+def test_diagnostic_keeps_the_typical_mistake():
+    output = new_output(
+        "error",
+        ename="CheckError",
+        evalue="f(1) devolvió 2, pero debía ser 3.\n¿Olvidaste dividir por count?",
+        traceback=[],
+    )
+    assert diagnostic(output) == "¿Olvidaste dividir por count?"
+    name_error = new_output(
+        "error", ename="NameError", evalue="name 'f' is not defined"
+    )
+    assert diagnostic(name_error) == "NameError: name 'f' is not defined"
+
+
+def test_feedback_is_translated():
+    html = "<html><li>Test cell</a> (Score: 1 / 2)</li> Student's answer (Top)"
+    translated = translate_feedback(html)
+    assert "Puntos: 1 / 2" in translated and "Tu respuesta" in translated
+    assert 'lang="es"' in translated
+
+
+def test_skip_slow_cells_never_skips_graded_cells():
+    nb = new_notebook(
+        cells=[
+            new_code_cell("entrenar()", metadata={"tags": ["slow"]}),
+            new_code_cell(
+                "check()",
+                metadata={
+                    "tags": ["slow"],
+                    "nbgrader": {"grade": True, "grade_id": "t"},
+                },
+            ),
+            new_code_cell("rapido()"),
+        ]
+    )
+    nb, _ = SkipSlowCells().preprocess(nb, {})
+    assert nb.cells[0].source == SKIPPED_SOURCE
+    assert nb.cells[1].source == "check()"
+    assert nb.cells[2].source == "rapido()"
+
+
+def test_sandbox_command_hides_and_isolates(tmp_path):
+    hidden = tmp_path / "gradebook"
+    hidden.mkdir()
+    cmd = Sandbox(hide=[hidden], slot=1).command(["python"], tmp_path, Limits())
+    joined = " ".join(cmd)
+    assert "--unshare-net" in cmd and "--unshare-pid" in cmd
+    assert f"--tmpfs {hidden} --remount-ro {hidden}" in joined
+    assert f"--bind {tmp_path} {INSIDE}" in joined
+    assert "--ro-bind / /" in joined
+    assert cmd[-1] == "python"
+
+
+@pytest.mark.skipif(
+    not os.environ.get("AUTOGRADER_REQUIRE_SANDBOX"),
+    reason="solo donde se exige el sandbox (CI)",
+)
+def test_sandbox_is_available_where_required():
+    # En CI las pruebas de robustez no pueden saltarse por falta de bubblewrap.
+    assert Sandbox.unavailable_reason() is None

@@ -1,0 +1,375 @@
+"""Calificar una clase con entregas hostiles o rotas, en un solo lote.
+
+Cada entrega hostil recibe un estado y un motivo que dicen qué pasó, ninguna
+gana puntos que no merezca ni toca nada fuera de su carpeta, y las demás sacan
+exactamente la nota que sacarían solas.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import socket
+import subprocess
+import sys
+import threading
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell
+
+from autograder.sandbox import Sandbox
+from tests.banks import bank
+from tests.notebooks import (
+    REPO,
+    course_path,
+    exercises,
+    nbgrader,
+    read,
+    solution_path,
+    student_version,
+)
+
+MODULE = "01_bandidos"
+SECRET = "SECRETO-DE-ANA-7f3a"
+
+pytestmark = pytest.mark.skipif(
+    Sandbox.unavailable_reason() is not None,
+    reason=f"sin sandbox: {Sandbox.unavailable_reason()}",
+)
+
+
+def _fill(nb, answers):
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        grade_id = nbgrader(cell).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id].strip("\n")
+    return nb
+
+
+def _with_cell(nb, source, after_setup=True):
+    nb = copy.deepcopy(nb)
+    cell = new_code_cell(source)
+    nb.cells.insert(2 if after_setup else len(nb.cells), cell)
+    return nb
+
+
+class Listener:
+    """Un servidor TCP en 127.0.0.1 que anota si alguien se conecta."""
+
+    def __init__(self):
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen()
+        self.server.settimeout(0.5)
+        self.port = self.server.getsockname()[1]
+        self.connections = 0
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while self.running:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self):
+        self.running = False
+        self.thread.join()
+        self.server.close()
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    source = read(solution_path(MODULE))
+    released = read(course_path(MODULE))
+    module_exercises = exercises(source)
+    solutions = {ex.grade_id: student_version(ex.solution) for ex in module_exercises}
+    wrong = bank(MODULE).WRONG
+    first = module_exercises[0]
+    max_score = sum(ex.points for ex in module_exercises)
+
+    root = tmp_path_factory.mktemp("robustez")
+    subs = root / "entregas"
+    subs.mkdir()
+    outside = REPO / "fuera_de_su_carpeta.txt"
+    listener = Listener()
+
+    solved = _fill(released, solutions)
+    mixed_answers = dict(solutions)
+    for ex in module_exercises[1::2]:
+        mixed_answers[ex.grade_id] = wrong[ex.grade_id][0].source
+    mixed = _fill(released, mixed_answers)
+    ana = copy.deepcopy(solved)
+    ana.cells.insert(1, new_markdown_cell(SECRET))
+
+    loop = _fill(
+        released,
+        {
+            **solutions,
+            first.grade_id: solutions[first.grade_id].replace(
+                '"""\n', '"""\n    while True:\n        pass\n', 1
+            ),
+        },
+    )
+    duplicated = copy.deepcopy(solved)
+    test_index = next(
+        i for i, c in enumerate(duplicated.cells) if nbgrader(c).get("grade")
+    )
+    copied = copy.deepcopy(duplicated.cells[test_index])
+    copied.id = f"copia-{copied.id}"  # mismo grade_id, otra celda
+    duplicated.cells.insert(test_index, copied)
+    # Sin ninguna celda de pruebas: se restauran todas desde la fuente.
+    deleted = copy.deepcopy(solved)
+    deleted.cells = [c for c in deleted.cells if not nbgrader(c).get("grade")]
+    edited = _fill(
+        released, {ex.grade_id: wrong[ex.grade_id][0].source for ex in module_exercises}
+    )
+    for cell in edited.cells:
+        if nbgrader(cell).get("grade"):
+            cell.source = "pass"
+    to_markdown = copy.deepcopy(solved)
+    for cell in to_markdown.cells:
+        if nbgrader(cell).get("grade_id") == first.grade_id:
+            cell.cell_type = "markdown"
+            del cell["outputs"], cell["execution_count"]
+    other_module = copy.deepcopy(solved)
+    for cell in other_module.cells:
+        if nbgrader(cell):
+            cell.metadata.nbgrader["grade_id"] = (
+                "otro_" + cell.metadata.nbgrader["grade_id"]
+            )
+    noisy_answers = {
+        key: "import sys, warnings\nimport torch\n"
+        + value.replace(
+            '"""\n',
+            '"""\n    print("ruido", file=sys.stderr)\n'
+            '    warnings.warn("¡cuidado!")\n'
+            "    torch.nn.functional.softmax(torch.ones(3))\n",
+            1,
+        )
+        for key, value in solutions.items()
+    }
+    noisy = _with_cell(
+        _fill(released, noisy_answers),
+        'import sys\nprint("más ruido", file=sys.stderr)',
+    )
+    import_error = _fill(
+        released,
+        {
+            **solutions,
+            first.grade_id: "import paquete_que_no_existe\n"
+            + solutions[first.grade_id],
+        },
+    )
+
+    notebooks = {
+        "ana": ana,
+        "solved": solved,
+        "mixed": mixed,
+        "untouched": released,
+        "loop": loop,
+        "memory": _with_cell(
+            solved,
+            "blocks = []\nwhile True:\n    blocks.append(bytearray(256 * 1024**2))",
+        ),
+        "forkbomb": _with_cell(
+            solved,
+            "import os, time\nfor _ in range(100_000):\n    if os.fork() == 0:\n"
+            "        time.sleep(30)\n        os._exit(0)",
+        ),
+        "network": _with_cell(
+            solved,
+            "import socket\n"
+            f"s = socket.create_connection(('127.0.0.1', {listener.port}), timeout=3)\n"
+            "s.sendall(b'robado')",
+        ),
+        "writer": _with_cell(
+            solved,
+            f"open({str(root / 'notas' / '_work' / 'gradebook.db')!r}, 'ab')"
+            ".write(b'PWNED')\n",
+        ),
+        "outside": _with_cell(solved, f"open({str(outside)!r}, 'w').write('x')"),
+        "reader": _with_cell(
+            solved, f"print(open({str(subs / 'ana.ipynb')!r}).read())"
+        ),
+        "killer": _with_cell(solved, "import os, signal\nos.kill(os.getpid(), 9)"),
+        "duplicated": duplicated,
+        "deleted": deleted,
+        "edited": edited,
+        "to_markdown": to_markdown,
+        "other_module": other_module,
+        "noisy": noisy,
+        "import_error": import_error,
+    }
+    for name, nb in notebooks.items():
+        nbformat.write(nb, subs / f"{name}.ipynb")
+    (subs / "corrupt.ipynb").write_text('{"cells": [', encoding="utf-8")
+    (subs / "empty.ipynb").write_text("", encoding="utf-8")
+
+    out = root / "notas"
+    assert not outside.exists()
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            MODULE,
+            str(subs),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--cell-timeout",
+            "15",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    listener.close()
+    assert completed.returncode == 0, completed.stderr
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    return {
+        "rows": rows,
+        "out": out,
+        "max": max_score,
+        "first": first,
+        "exercises": module_exercises,
+        "listener": listener,
+        "outside": outside,
+    }
+
+
+def score(batch, student):
+    return float(batch["rows"][student]["score"])
+
+
+def test_honest_submissions_get_their_solo_scores(batch):
+    assert score(batch, "solved") == batch["max"]
+    assert score(batch, "ana") == batch["max"]
+    assert score(batch, "untouched") == 0
+    wrong_points = sum(ex.points for ex in batch["exercises"][1::2])
+    assert score(batch, "mixed") == batch["max"] - wrong_points
+    for student in ("solved", "mixed", "untouched"):
+        assert batch["rows"][student]["status"] == "ok"
+        assert batch["rows"][student]["reason"] == ""
+
+
+def test_infinite_loop_is_cut_and_named(batch):
+    row = batch["rows"]["loop"]
+    assert score(batch, "loop") == batch["max"] - batch["first"].points
+    assert "límite de tiempo" in row["reason"]
+
+
+def test_memory_bomb(batch):
+    # Acapara la memoria del kernel: lo que venga después falla o el kernel muere.
+    assert score(batch, "memory") <= batch["max"]
+    assert "memoria" in batch["rows"]["memory"]["reason"]
+
+
+def test_fork_bomb(batch):
+    assert score(batch, "forkbomb") <= batch["max"]
+    assert "procesos" in batch["rows"]["forkbomb"]["reason"]
+
+
+def test_no_network(batch):
+    assert batch["listener"].connections == 0
+    assert "red" in batch["rows"]["network"]["reason"]
+    assert score(batch, "network") == batch["max"]
+
+
+def test_no_writes_outside_its_folder(batch):
+    assert not batch["outside"].exists()
+    for student in ("outside", "writer"):
+        assert "fuera de su carpeta" in batch["rows"][student]["reason"]
+        assert score(batch, student) == batch["max"]
+    # Ningún gradebook (el de la clase ni las copias) recibió lo que escribió.
+    gradebooks = list(batch["out"].rglob("*.db"))
+    assert gradebooks
+    for gradebook in gradebooks:
+        assert b"PWNED" not in gradebook.read_bytes(), gradebook
+
+
+def test_cannot_read_other_submissions(batch):
+    feedback = (batch["out"] / "feedback" / "reader.html").read_text(encoding="utf-8")
+    assert SECRET not in feedback
+    assert "fuera de su carpeta" in batch["rows"]["reader"]["reason"]
+
+
+def test_a_dead_kernel_scores_nothing_it_did_not_run(batch):
+    assert score(batch, "killer") == 0
+    assert batch["rows"]["killer"]["status"] == "killed"
+    assert "murió" in batch["rows"]["killer"]["reason"]
+
+
+def test_broken_files_get_a_reason(batch):
+    for student in ("corrupt", "empty"):
+        row = batch["rows"][student]
+        assert row["status"] == "invalid" and score(batch, student) == 0
+        assert row["reason"]
+    other = batch["rows"]["other_module"]
+    assert other["status"] == "wrong_module" and "otro módulo" in other["reason"]
+
+
+def test_test_cells_cannot_be_dodged(batch):
+    assert score(batch, "duplicated") == batch["max"]
+    assert score(batch, "deleted") == batch["max"]
+    assert score(batch, "edited") == 0
+    # nbgrader devuelve la celda de solución a su tipo: su código cuenta.
+    assert score(batch, "to_markdown") == batch["max"]
+
+
+def test_noise_on_stderr_and_import_errors(batch):
+    assert score(batch, "noisy") == batch["max"]
+    assert "stderr" in batch["rows"]["noisy"]["reason"]
+    assert score(batch, "import_error") == batch["max"] - batch["first"].points
+    assert "módulo que no existe" in batch["rows"]["import_error"]["reason"]
+
+
+def test_class_report(batch):
+    report = (batch["out"] / "report.html").read_text(encoding="utf-8")
+    assert "Reparto de notas" in report and "data:image/png;base64" in report
+    assert "diagnósticos más frecuentes" in report
+    # El error típico de la entrega mixta aparece como diagnóstico de la clase.
+    assert "Comparas al revés" in report or "argmax" in report or "np.random" in report
+
+
+def test_regrading_is_idempotent(tmp_path):
+    subs = tmp_path / "entregas"
+    subs.mkdir()
+    nbformat.write(read(course_path(MODULE)), subs / "bea.ipynb")
+    (subs / "roto.ipynb").write_text("{", encoding="utf-8")
+    outputs = []
+    for _ in range(2):
+        completed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "autograder",
+                "grade",
+                MODULE,
+                str(subs),
+                "--out",
+                str(tmp_path / "notas"),
+                "--jobs",
+                "1",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert completed.returncode == 0, completed.stderr
+        outputs.append((tmp_path / "notas" / "grades.csv").read_text(encoding="utf-8"))
+        feedback = sorted(p.name for p in (tmp_path / "notas" / "feedback").iterdir())
+        assert feedback == ["bea.html"]
+    assert outputs[0] == outputs[1]
