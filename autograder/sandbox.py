@@ -113,16 +113,20 @@ class Sandbox:
             "--die-with-parent",
             "--new-session",
         ]
-        # $HOME se tapa (claves, configuración...). Si Python o el curso viven
-        # dentro (pyenv, un clon en ~), se vuelven a montar en solo lectura.
+        # $HOME se tapa (claves, configuración...) y /tmp es uno nuevo. Si
+        # Python o el curso viven debajo (pyenv en ~, un clon en /tmp), se
+        # vuelven a montar, en solo lectura, solo esas carpetas.
         home = Path.home().resolve()
         cmd += ["--perms", "0755", "--tmpfs", str(home)]
+        covered = [home, Path("/tmp")]
         for path in sorted(_needed_paths()):
-            if path.is_relative_to(home):
-                # bwrap crearía las carpetas intermedias con permisos 0700.
-                for parent in reversed(path.relative_to(home).parents[:-1]):
-                    cmd += ["--perms", "0755", "--dir", str(home / parent)]
-                cmd += ["--ro-bind", str(path), str(path)]
+            base = next((c for c in covered if path.is_relative_to(c)), None)
+            if base is None:
+                continue
+            # bwrap crearía las carpetas intermedias con permisos 0700.
+            for parent in reversed(path.relative_to(base).parents[:-1]):
+                cmd += ["--perms", "0755", "--dir", str(base / parent)]
+            cmd += ["--ro-bind", str(path), str(path)]
         # Lo que nunca debe ver: otras entregas, gradebook, notas, soluciones.
         for path in self.hide:
             if Path(path).exists():

@@ -132,3 +132,17 @@ def test_sandbox_command_hides_and_isolates(tmp_path):
 def test_sandbox_is_available_where_required():
     # En CI las pruebas de robustez no pueden saltarse por falta de bubblewrap.
     assert Sandbox.unavailable_reason() is None
+
+
+def test_sandbox_remounts_python_and_course_under_tmp_or_home(tmp_path, monkeypatch):
+    # CI clona el curso en cualquier carpeta (también bajo /tmp, que en el
+    # sandbox es uno nuevo): lo imprescindible se vuelve a montar.
+    from autograder import sandbox
+
+    venv = tmp_path / "clon" / ".venv"
+    monkeypatch.setattr(sandbox, "_needed_paths", lambda: {venv})
+    cmd = Sandbox().command(["python"], tmp_path, Limits())
+    joined = " ".join(cmd)
+    assert f"--ro-bind {venv} {venv}" in joined
+    assert f"--perms 0755 --dir {tmp_path / 'clon'}" in joined
+    assert joined.index("--tmpfs /tmp") < joined.index(f"--ro-bind {venv}")
