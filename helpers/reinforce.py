@@ -1,0 +1,658 @@
+"""Módulo 03 · REINFORCE: implementaciones de referencia.
+
+Lo que el cuaderno 03_reinforce pide escribir, ya resuelto, y lo que los módulos
+siguientes importan en lugar de depender de tu solución:
+
+* ``discounted_returns``: los retornos ``G_t``, calculados hacia atrás;
+* ``sample_action`` y ``gaussian_log_prob``: muestrear de una política y evaluar
+  la log-probabilidad, discreta (categórica) o continua (gaussiana);
+* ``CategoricalPolicy`` y ``GaussianPolicy``: dos políticas pequeñas de PyTorch;
+* ``reinforce_loss``: ``−(1/N) Σ log π(a_t|s_t)·G_t``, con ``G_t`` constante;
+* ``ShortCorridor`` y ``score_function_gradient``: un problema tan pequeño que
+  ``∇J`` se calcula exacto, y la estimación de Monte Carlo que lo aproxima;
+* ``collect_episodes``, ``evaluate`` y ``train_reinforce`` (hiperparámetros en
+  ``ReinforceConfig``): REINFORCE completo sobre un entorno de gymnasium, con un
+  hueco para enchufar una línea base (módulo 04).
+
+Referencia: Williams (1992), *Simple statistical gradient-following algorithms
+for connectionist reinforcement learning*; Sutton y Barto (2018), cap. 13.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+from torch.distributions import Categorical, Normal
+
+# ---------------------------------------------------------------------------
+# Retornos
+# ---------------------------------------------------------------------------
+
+
+def discounted_returns(
+    rewards: Sequence[float] | np.ndarray, gamma: float
+) -> np.ndarray:
+    """Retornos descontados de un episodio: ``G_t = r_t + γ·G_{t+1}``.
+
+    Se recorre el episodio **hacia atrás**: cada ``G_t`` reutiliza el ``G_{t+1}``
+    ya calculado, así que cuesta ``O(T)`` en lugar de ``O(T²)``. Tras el último
+    paso no hay nada: ``G_T = 0``.
+
+    Args:
+        rewards: recompensas ``r_0, …, r_{T−1}`` de un episodio, forma ``(T,)``
+            (lista, array o tensor).
+        gamma: factor de descuento ``γ ∈ [0, 1]``.
+
+    Returns:
+        ``G_0, …, G_{T−1}``, un array de forma ``(T,)``.
+    """
+    if isinstance(rewards, torch.Tensor):
+        rewards = rewards.detach().cpu().numpy()
+    rewards = np.asarray(rewards, dtype=float)
+    returns = np.zeros_like(rewards)
+    future = 0.0
+    for t in reversed(range(len(rewards))):
+        future = rewards[t] + gamma * future
+        returns[t] = future
+    return returns
+
+
+# ---------------------------------------------------------------------------
+# Políticas: categórica (acciones discretas) y gaussiana (continuas)
+# ---------------------------------------------------------------------------
+
+
+def sample_action(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Muestrea una acción de ``softmax(logits)`` y devuelve su log-probabilidad.
+
+    Args:
+        logits: ``(..., A)``, las preferencias sin normalizar de la política.
+
+    Returns:
+        ``(actions, log_probs)``, ambos de forma ``(...)``; ``log_probs`` lleva
+        gradiente hacia ``logits`` (lo único que REINFORCE necesita derivar).
+    """
+    distribution = Categorical(logits=logits)
+    actions = distribution.sample()
+    return actions, distribution.log_prob(actions)
+
+
+def gaussian_log_prob(
+    actions: torch.Tensor, mean: torch.Tensor, log_std: torch.Tensor
+) -> torch.Tensor:
+    """``log N(a; μ, σ²)`` de acciones de ``d`` dimensiones independientes.
+
+    ``log p(a) = Σ_i [ −(a_i − μ_i)² / (2σ_i²) − log σ_i − ½ log(2π) ]``,
+    escrita directamente en escala logarítmica (nunca ``log(exp(...))``, que se
+    anula para acciones lejanas).
+
+    Args:
+        actions: ``(N, d)``.
+        mean: ``(N, d)``, la media ``μ`` de la política en cada estado.
+        log_std: ``(d,)`` o ``(N, d)``, el logaritmo de la desviación típica.
+
+    Returns:
+        ``(N,)``: la log-densidad de cada acción (suma sobre las ``d``
+        dimensiones).
+    """
+    z = (actions - mean) * torch.exp(-log_std)
+    per_dim = -0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)
+    return per_dim.sum(dim=-1)
+
+
+class CategoricalPolicy(nn.Module):
+    """``π_θ(a|s)`` categórica: una red pequeña que da un logit por acción."""
+
+    def __init__(self, obs_dim: int, n_actions: int, hidden: int = 64) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(obs_dim, hidden),
+            nn.Tanh(),
+            nn.Linear(hidden, n_actions),
+        )
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """Los logits, ``(..., n_actions)``."""
+        return self.net(obs)
+
+    def distribution(self, obs: torch.Tensor) -> Categorical:
+        """La distribución ``π_θ(·|s)`` de cada estado de ``obs``."""
+        return Categorical(logits=self(obs))
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, greedy: bool = False) -> torch.Tensor:
+        """Una acción por estado: muestreada, o la más probable si ``greedy``."""
+        logits = self(obs)
+        if greedy:
+            return logits.argmax(dim=-1)
+        return Categorical(logits=logits).sample()
+
+
+class GaussianPolicy(nn.Module):
+    """``π_θ(a|s) = N(μ_θ(s), σ²)`` para acciones continuas de ``action_dim``.
+
+    La red da la media; ``log σ`` es un parámetro aparte (uno por dimensión) que
+    también se aprende. Se guarda el logaritmo para que ``σ = exp(log σ)`` sea
+    siempre positiva.
+    """
+
+    def __init__(
+        self, obs_dim: int, action_dim: int, hidden: int = 32, log_std: float = 0.0
+    ) -> None:
+        super().__init__()
+        self.mean_net = nn.Sequential(
+            nn.Linear(obs_dim, hidden),
+            nn.Tanh(),
+            nn.Linear(hidden, action_dim),
+        )
+        self.log_std = nn.Parameter(torch.full((action_dim,), float(log_std)))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """La media ``μ_θ(s)``, ``(..., action_dim)``."""
+        return self.mean_net(obs)
+
+    def distribution(self, obs: torch.Tensor) -> Normal:
+        """``N(μ_θ(s), σ²)`` por dimensión (suma ``log_prob`` sobre la última)."""
+        return Normal(self(obs), torch.exp(self.log_std))
+
+    def log_prob(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """``log π_θ(a|s)``, ``(N,)``."""
+        return gaussian_log_prob(actions, self(obs), self.log_std)
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, greedy: bool = False) -> torch.Tensor:
+        """Una acción por estado: muestreada, o la media si ``greedy``."""
+        mean = self(obs)
+        if greedy:
+            return mean
+        return mean + torch.exp(self.log_std) * torch.randn_like(mean)
+
+
+# ---------------------------------------------------------------------------
+# La pérdida de REINFORCE
+# ---------------------------------------------------------------------------
+
+
+def reinforce_loss(
+    log_probs: torch.Tensor, returns: torch.Tensor, n_episodes: int
+) -> torch.Tensor:
+    """La pérdida de REINFORCE: ``−(1/N) Σ_i Σ_t log π(a_t|s_t) · G_t``.
+
+    Su gradiente es menos la estimación de ``∇J`` con ``N`` episodios: bajar
+    por ella es subir por ``J``. Los retornos son **constantes** (se separan
+    del grafo con ``detach``): el gradiente fluye solo por ``log π``.
+
+    Args:
+        log_probs: ``(M,)``, ``log π_θ(a_t|s_t)`` de todos los pasos de los
+            ``N`` episodios, con gradiente.
+        returns: ``(M,)``, el peso de cada paso (``G_t``, o ``G_t − b``).
+        n_episodes: ``N``, cuántos episodios hay en el lote.
+
+    Returns:
+        Un escalar.
+    """
+    return -(log_probs * returns.detach()).sum() / n_episodes
+
+
+# ---------------------------------------------------------------------------
+# Un problema pequeño con ∇J exacto: el pasillo corto
+# ---------------------------------------------------------------------------
+
+LEFT, RIGHT = 0, 1
+
+
+class ShortCorridor:
+    """El pasillo corto con acciones cambiadas (Sutton y Barto, 2018, ejemplo 13.1).
+
+    Tres casillas y la meta: ``0 1 2 | meta``. Se empieza en 0 y cada paso cuesta
+    ``−1``. En las casillas 0 y 2 las acciones hacen lo esperado (en 0, ir a la
+    izquierda choca con la pared y no se mueve); en la 1 están **cambiadas**:
+    «derecha» lleva a la 0 e «izquierda» a la 2. Las tres casillas se ven igual,
+    así que la política no puede distinguirlas: es la misma ``π = softmax(θ)``
+    en todas, con ``θ ∈ R²`` (izquierda, derecha).
+
+    Ninguna política determinista llega nunca a la meta; la mejor es
+    estocástica, ``π(derecha) ≈ 0,59``, con ``J ≈ −11,6``.
+    """
+
+    n_states = 3
+    n_actions = 2
+    start = 0
+    goal = 3
+    # next_state[s, a]: a dónde lleva la acción a desde la casilla s.
+    next_state = np.array([[0, 1], [2, 0], [1, 3]])
+
+    def objective(self, theta: torch.Tensor) -> torch.Tensor:
+        """``J(θ) = v_π(0)``, exacto y derivable (``γ = 1``, recompensa −1).
+
+        Resuelve las ecuaciones de Bellman ``v = r + P_π v`` sobre las tres
+        casillas: ``v = (I − P_π)^{-1} r``.
+        """
+        pi = torch.softmax(theta, dim=-1)
+        transitions = torch.zeros(3, 3, dtype=theta.dtype)
+        for s in range(3):
+            for a in range(2):
+                s_next = int(self.next_state[s, a])
+                if s_next != self.goal:
+                    transitions[s, s_next] = transitions[s, s_next] + pi[a]
+        rewards = -torch.ones(3, dtype=theta.dtype)
+        values = torch.linalg.solve(
+            torch.eye(3, dtype=theta.dtype) - transitions, rewards
+        )
+        return values[self.start]
+
+    def exact_gradient(self, theta: np.ndarray) -> np.ndarray:
+        """``∇J(θ)`` exacto, con autograd sobre :meth:`objective`."""
+        theta_t = torch.tensor(np.asarray(theta, dtype=float), requires_grad=True)
+        self.objective(theta_t).backward()
+        return theta_t.grad.numpy()
+
+    def sample_episodes(
+        self,
+        theta: np.ndarray,
+        n_episodes: int,
+        rng: np.random.Generator,
+        max_steps: int = 10_000,
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``n_episodes`` episodios con ``π = softmax(θ)``, todos a la vez.
+
+        Returns:
+            Una lista ``[(actions, rewards), ...]``, un par de arrays ``(T_i,)``
+            por episodio.
+        """
+        p_right = float(
+            torch.softmax(torch.as_tensor(theta, dtype=torch.float64), 0)[1]
+        )
+        states = np.full(n_episodes, self.start)
+        lengths = np.zeros(n_episodes, dtype=int)
+        actions = np.zeros((max_steps, n_episodes), dtype=int)
+        for t in range(max_steps):
+            running = states != self.goal
+            if not running.any():
+                break
+            chosen = (rng.random(n_episodes) < p_right).astype(int)
+            actions[t] = chosen
+            lengths += running
+            states = np.where(
+                running, self.next_state[np.minimum(states, 2), chosen], states
+            )
+        return [
+            (actions[: lengths[i], i].copy(), -np.ones(lengths[i]))
+            for i in range(n_episodes)
+        ]
+
+
+def per_episode_score_gradients(
+    theta: np.ndarray,
+    actions: Sequence[np.ndarray],
+    returns: Sequence[np.ndarray],
+) -> np.ndarray:
+    """``Σ_t G_t · ∇_θ log π(a_t)`` de cada episodio, para ``π = softmax(θ)``.
+
+    La política es la misma en todos los estados (como en :class:`ShortCorridor`),
+    así que ``∇_θ log π(a) = one_hot(a) − π``.
+
+    Returns:
+        ``(N, A)``: una estimación de ``∇J`` por episodio. Su media es
+        :func:`score_function_gradient`.
+    """
+    theta = np.asarray(theta, dtype=float)
+    pi = np.exp(theta - theta.max())
+    pi /= pi.sum()
+    lengths = np.array([len(a) for a in actions])
+    flat_actions = np.concatenate([np.asarray(a, dtype=int) for a in actions])
+    flat_returns = np.concatenate([np.asarray(g, dtype=float) for g in returns])
+    terms = flat_returns[:, None] * (np.eye(len(theta))[flat_actions] - pi)
+    gradients = np.zeros((len(lengths), len(theta)))
+    nonempty = lengths > 0
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])[nonempty]
+    if nonempty.any():
+        gradients[nonempty] = np.add.reduceat(terms, starts, axis=0)
+    return gradients
+
+
+def score_function_gradient(
+    theta: np.ndarray,
+    actions: Sequence[np.ndarray],
+    returns: Sequence[np.ndarray],
+) -> np.ndarray:
+    """Estimación de Monte Carlo de ``∇J`` para una política ``softmax(θ)``.
+
+    ``(1/N) Σ_i Σ_t G_{i,t} · ∇_θ log π(a_{i,t})``, con
+    ``∇_θ log π(a) = one_hot(a) − π`` (la política es la misma en todos los
+    estados, como en :class:`ShortCorridor`).
+
+    Args:
+        theta: ``(A,)``, los logits de la política.
+        actions: ``N`` arrays de enteros, las acciones de cada episodio.
+        returns: ``N`` arrays, los retornos ``G_t`` de cada episodio.
+
+    Returns:
+        ``(A,)``, la estimación del gradiente.
+    """
+    return per_episode_score_gradients(theta, actions, returns).mean(axis=0)
+
+
+# ---------------------------------------------------------------------------
+# Episodios en un entorno de gymnasium
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Episodes:
+    """Un lote de episodios completos, paso tras paso y episodio tras episodio.
+
+    Attributes:
+        obs: ``(M, obs_dim)``, el estado de cada paso.
+        actions: ``(M,)`` (o ``(M, d)`` si son continuas), la acción tomada.
+        rewards: ``(M,)``, la recompensa recibida.
+        lengths: cuántos pasos tiene cada episodio (suman ``M``).
+    """
+
+    obs: torch.Tensor
+    actions: torch.Tensor
+    rewards: torch.Tensor
+    lengths: list[int]
+
+    @property
+    def n_episodes(self) -> int:
+        return len(self.lengths)
+
+    @property
+    def n_steps(self) -> int:
+        return sum(self.lengths)
+
+    def split(self, values: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Parte un tensor ``(M, ...)`` en uno por episodio."""
+        return torch.split(values, self.lengths)
+
+    def total_rewards(self) -> np.ndarray:
+        """La suma de recompensas de cada episodio, ``(N,)``."""
+        return np.array([float(r.sum()) for r in self.split(self.rewards)])
+
+
+class Policy(Protocol):
+    """Lo que :func:`collect_episodes` necesita de una política."""
+
+    def act(self, obs: torch.Tensor, greedy: bool = False) -> torch.Tensor: ...
+
+
+def make_envs(
+    env_id: str, n_envs: int, vectorization: str = "sync"
+) -> gym.vector.VectorEnv:
+    """``n_envs`` copias del entorno ``env_id`` que avanzan a la vez.
+
+    ``vectorization="sync"`` es un ``SyncVectorEnv`` (copias de
+    ``gym.make(env_id)`` una tras otra); ``"vector_entry_point"`` usa la versión
+    vectorizada con NumPy que algunos entornos traen (CartPole-v1: mismas
+    ecuaciones, varias veces más rápida).
+    """
+    return gym.make_vec(env_id, num_envs=n_envs, vectorization_mode=vectorization)
+
+
+def collect_episodes(
+    envs: gym.vector.VectorEnv,
+    policy: Policy,
+    *,
+    greedy: bool = False,
+    seed: int | None = None,
+) -> Episodes:
+    """Juega **un episodio completo en cada copia** de ``envs`` con ``policy``.
+
+    Las copias que terminan antes esperan (sus pasos de más no se guardan). Un
+    episodio acaba si ``terminated`` (la pértiga cayó) o ``truncated`` (se llegó
+    al límite de tiempo, 500 pasos en CartPole-v1): REINFORCE no estima valores,
+    así que en los dos casos el retorno es simplemente lo cobrado hasta ahí.
+
+    Args:
+        envs: un entorno vectorizado con reinicio automático «next step» (el de
+            gymnasium por defecto).
+        policy: cualquier objeto con ``act(obs, greedy)``.
+        greedy: elegir la acción más probable en lugar de muestrear.
+        seed: semilla para ``envs.reset``; ``None`` sigue la secuencia.
+
+    Returns:
+        Los ``envs.num_envs`` episodios, como :class:`Episodes`.
+    """
+    obs, _ = envs.reset(seed=seed)
+    alive = np.ones(envs.num_envs, dtype=bool)
+    steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    while alive.any():
+        actions = policy.act(torch.as_tensor(obs, dtype=torch.float32), greedy=greedy)
+        actions_np = actions.numpy()
+        next_obs, rewards, terminated, truncated, _ = envs.step(actions_np)
+        steps.append((obs, actions_np, np.asarray(rewards, dtype=np.float32), alive))
+        alive = alive & ~(terminated | truncated)
+        obs = next_obs
+    obs_b, actions_b, rewards_b, alive_b = (
+        np.stack(x, axis=1) for x in zip(*steps, strict=True)
+    )
+    # (n_envs, T, ...) → solo los pasos vivos, episodio tras episodio.
+    return Episodes(
+        obs=torch.as_tensor(obs_b[alive_b], dtype=torch.float32),
+        actions=torch.as_tensor(actions_b[alive_b]),
+        rewards=torch.as_tensor(rewards_b[alive_b], dtype=torch.float32),
+        lengths=alive_b.sum(axis=1).tolist(),
+    )
+
+
+def evaluate(
+    policy: Policy,
+    env_id: str = "CartPole-v1",
+    n_episodes: int = 20,
+    *,
+    seed: int = 0,
+    greedy: bool = True,
+) -> np.ndarray:
+    """Retorno de ``n_episodes`` episodios de la política (voraz por defecto).
+
+    Usa ``gym.make(env_id)`` de verdad (en un ``SyncVectorEnv``), no la versión
+    vectorizada con NumPy del entrenamiento.
+
+    Returns:
+        ``(n_episodes,)``, el retorno sin descontar de cada episodio.
+    """
+    envs = make_envs(env_id, n_episodes, "sync")
+    try:
+        return collect_episodes(envs, policy, greedy=greedy, seed=seed).total_rewards()
+    finally:
+        envs.close()
+
+
+# ---------------------------------------------------------------------------
+# REINFORCE completo
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class ReinforceConfig:
+    """Hiperparámetros de :func:`train_reinforce` (valores por defecto: CartPole)."""
+
+    env_id: str = "CartPole-v1"  # entorno de gymnasium (acciones discretas)
+    seed: int = 0  # semilla de la red, los entornos y el muestreo
+    n_envs: int = 16  # episodios por actualización (uno por copia del entorno)
+    gamma: float = 0.99  # factor de descuento de los retornos G_t
+    learning_rate: float = 0.01  # paso de Adam
+    hidden: int = 64  # neuronas de la capa oculta de la política
+    normalize_returns: bool = True  # pesos (G_t − media) / desviación del lote
+    max_env_steps: int = 400_000  # tope de pasos de entorno del entrenamiento
+    max_updates: int | None = None  # tope de actualizaciones (None: sin tope)
+    eval_every: int = 5  # evaluar la política voraz cada tantas act. (0: nunca)
+    eval_episodes: int = 20  # episodios por evaluación
+    target_return: float | None = 475.0  # parar al alcanzarlo (None: no parar)
+    vectorization: str = "vector_entry_point"  # "sync" para otros entornos
+
+
+@dataclass
+class Evaluation:
+    """Una evaluación voraz durante el entrenamiento."""
+
+    env_steps: int
+    seconds: float
+    mean_return: float
+
+
+@dataclass
+class History:
+    """Lo que pasó en :func:`train_reinforce`, actualización a actualización.
+
+    Attributes:
+        env_steps: pasos de entorno acumulados tras cada actualización.
+        seconds: segundos transcurridos tras cada actualización.
+        mean_returns: retorno medio de los episodios de cada lote.
+        episode_returns: el retorno de cada episodio de entrenamiento, en orden.
+        losses: el valor de la pérdida en cada actualización.
+        entropies: la entropía media de ``π(·|s)`` en los estados del lote.
+        baseline_losses: lo que devolvió ``baseline.update`` (si es un número).
+        evaluations: las evaluaciones voraces periódicas.
+        policy: la política entrenada.
+    """
+
+    env_steps: list[int] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    mean_returns: list[float] = field(default_factory=list)
+    episode_returns: list[float] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
+    entropies: list[float] = field(default_factory=list)
+    baseline_losses: list[float] = field(default_factory=list)
+    evaluations: list[Evaluation] = field(default_factory=list)
+    policy: nn.Module | None = None
+    target_return: float | None = None
+
+    @property
+    def solved(self) -> Evaluation | None:
+        """La primera evaluación que alcanzó el objetivo, o ``None``."""
+        if self.target_return is None:
+            return None
+        for evaluation in self.evaluations:
+            if evaluation.mean_return >= self.target_return:
+                return evaluation
+        return None
+
+
+class Baseline(Protocol):
+    """Una línea base enchufable en :func:`train_reinforce` (módulo 04).
+
+    ``advantages`` devuelve los pesos ``G_t − b(s_t)`` de cada paso; ``update``
+    la entrena con el lote (p. ej. una red de valor por regresión) después del
+    paso de la política.
+    """
+
+    def advantages(self, episodes: Episodes, returns: torch.Tensor) -> torch.Tensor: ...
+
+    def update(self, episodes: Episodes, returns: torch.Tensor) -> Any: ...
+
+
+def train_reinforce(
+    config: ReinforceConfig,
+    *,
+    baseline: Baseline | None = None,
+    returns_fn: Callable[..., Any] = discounted_returns,
+    loss_fn: Callable[..., torch.Tensor] = reinforce_loss,
+    progress: bool = True,
+) -> History:
+    """REINFORCE (Williams, 1992) con lotes de episodios completos.
+
+    Cada actualización:
+
+    1. rollout: un episodio completo en cada una de las ``n_envs`` copias;
+    2. retornos: ``G_t`` de cada episodio, hacia atrás (``returns_fn``);
+    3. pesos: ``G_t`` (menos la línea base, si hay) y, si se pide, normalizados
+       a media 0 y desviación 1 en el lote;
+    4. pérdida ``loss_fn(log_probs, pesos, N)`` y un paso de Adam;
+    5. cada ``eval_every`` actualizaciones, 20 episodios con la política voraz;
+       se para al alcanzar ``target_return``.
+
+    Args:
+        config: los hiperparámetros.
+        baseline: una línea base (ver :class:`Baseline`); ``None`` = ninguna.
+        returns_fn: ``(rewards, gamma) → G`` de un episodio (tu función sirve).
+        loss_fn: ``(log_probs, returns, n_episodes) → pérdida`` (ídem).
+        progress: mostrar una barra de progreso.
+
+    Returns:
+        La :class:`History` del entrenamiento, con la política entrenada.
+    """
+    from tqdm.auto import tqdm
+
+    torch.manual_seed(config.seed)
+    envs = make_envs(config.env_id, config.n_envs, config.vectorization)
+    obs_dim = envs.single_observation_space.shape[0]
+    policy = CategoricalPolicy(obs_dim, int(envs.single_action_space.n), config.hidden)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
+    history = History(policy=policy, target_return=config.target_return)
+    start, env_steps, update = time.perf_counter(), 0, 0
+    bar = tqdm(total=config.max_env_steps, desc="REINFORCE", disable=not progress)
+    seed: int | None = config.seed
+    while env_steps < config.max_env_steps and (
+        config.max_updates is None or update < config.max_updates
+    ):
+        # Etapa 1: rollout con la política actual (sin gradiente).
+        episodes = collect_episodes(envs, policy, seed=seed)
+        seed = None
+        # Etapa 2: retornos G_t de cada episodio, hacia atrás.
+        returns = torch.cat(
+            [
+                torch.as_tensor(
+                    np.asarray(returns_fn(r.numpy(), config.gamma)),
+                    dtype=torch.float32,
+                )
+                for r in episodes.split(episodes.rewards)
+            ]
+        )
+        # Etapa 3: los pesos de cada paso.
+        weights = (
+            returns if baseline is None else baseline.advantages(episodes, returns)
+        )
+        if config.normalize_returns:
+            weights = (weights - weights.mean()) / (weights.std() + 1e-8)
+        # Etapa 4: log π(a_t|s_t) de todo el lote en una pasada (mismo θ que al
+        # muestrear: mismo número y mismo gradiente), pérdida y paso de Adam.
+        distribution = policy.distribution(episodes.obs)
+        log_probs = distribution.log_prob(episodes.actions)
+        loss = loss_fn(log_probs, weights.detach(), episodes.n_episodes)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if baseline is not None:
+            baseline_loss = baseline.update(episodes, returns)
+            if isinstance(baseline_loss, int | float):
+                history.baseline_losses.append(float(baseline_loss))
+
+        update += 1
+        env_steps += episodes.n_steps
+        totals = episodes.total_rewards()
+        history.env_steps.append(env_steps)
+        history.seconds.append(time.perf_counter() - start)
+        history.mean_returns.append(float(totals.mean()))
+        history.episode_returns.extend(totals.tolist())
+        history.losses.append(loss.item())
+        history.entropies.append(distribution.entropy().mean().item())
+        bar.update(episodes.n_steps)
+        # Etapa 5: evaluación voraz periódica.
+        if config.eval_every and update % config.eval_every == 0:
+            score = float(
+                evaluate(
+                    policy,
+                    config.env_id,
+                    config.eval_episodes,
+                    seed=10_000 + config.seed * 1000 + update,
+                ).mean()
+            )
+            history.evaluations.append(
+                Evaluation(env_steps, time.perf_counter() - start, score)
+            )
+            bar.set_postfix(voraz=f"{score:.0f}")
+            if config.target_return is not None and score >= config.target_return:
+                break
+    bar.close()
+    envs.close()
+    return history

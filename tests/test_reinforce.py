@@ -1,0 +1,375 @@
+"""Las implementaciones de referencia del módulo 03, contra cálculos independientes."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from torch.distributions import Categorical, Normal
+
+from helpers import bandits, reinforce
+from tests.notebooks import exercises, read, solution_path, student_version
+
+# ---------------------------------------------------------------------------
+# Retornos, muestreo, densidades y pérdida
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.5, 0.9, 0.99, 1.0])
+def test_discounted_returns_by_brute_force(gamma):
+    rewards = np.random.default_rng(0).normal(size=30)
+    brute = [
+        sum(gamma ** (k - t) * rewards[k] for k in range(t, len(rewards)))
+        for t in range(len(rewards))
+    ]
+    np.testing.assert_allclose(reinforce.discounted_returns(rewards, gamma), brute)
+
+
+def test_discounted_returns_accepts_lists_and_tensors():
+    expected = [2.71, 1.9, 1.0]
+    np.testing.assert_allclose(reinforce.discounted_returns([1, 1, 1], 0.9), expected)
+    tensor = torch.ones(3, requires_grad=True)
+    np.testing.assert_allclose(reinforce.discounted_returns(tensor, 0.9), expected)
+    assert reinforce.discounted_returns([], 0.9).shape == (0,)
+
+
+def test_sample_action_frequencies_and_log_probs():
+    torch.manual_seed(0)
+    logits = torch.tensor([1.0, -0.5, 0.3]).repeat(30_000, 1).requires_grad_(True)
+    actions, log_probs = reinforce.sample_action(logits)
+    assert actions.shape == log_probs.shape == (30_000,)
+    freq = np.bincount(actions.numpy(), minlength=3) / len(actions)
+    np.testing.assert_allclose(freq, torch.softmax(logits[0], -1).detach(), atol=0.01)
+    manual = torch.log_softmax(logits.detach(), -1)[torch.arange(30_000), actions]
+    torch.testing.assert_close(log_probs.detach(), manual)
+    assert log_probs.requires_grad
+
+
+def test_gaussian_log_prob_matches_torch_and_its_gradient():
+    gen = torch.Generator().manual_seed(3)
+    actions = 3 * torch.randn(8, 3, generator=gen, dtype=torch.float64)
+    mean = torch.randn(8, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    for log_std in (
+        torch.randn(3, generator=gen, dtype=torch.float64),
+        torch.randn(8, 3, generator=gen, dtype=torch.float64),
+    ):
+        log_std.requires_grad_(True)
+        mine = reinforce.gaussian_log_prob(actions, mean, log_std)
+        theirs = Normal(mean, log_std.exp()).log_prob(actions).sum(-1)
+        torch.testing.assert_close(mine, theirs)
+        g_mine = torch.autograd.grad(mine.sum(), (mean, log_std))
+        g_theirs = torch.autograd.grad(theirs.sum(), (mean, log_std))
+        for a, b in zip(g_mine, g_theirs, strict=True):
+            torch.testing.assert_close(a, b)
+
+
+def test_gaussian_log_prob_is_finite_far_away():
+    value = reinforce.gaussian_log_prob(
+        torch.tensor([[100.0]]), torch.zeros(1, 1), torch.zeros(1)
+    )
+    assert value.item() == pytest.approx(-5000 - 0.5 * math.log(2 * math.pi))
+
+
+def test_reinforce_loss_value_and_gradient():
+    log_probs = torch.tensor([-0.5, -1.0, -0.2, -2.0], requires_grad=True)
+    returns = torch.tensor([3.0, 2.0, 1.0, -1.0], requires_grad=True)
+    loss = reinforce.reinforce_loss(log_probs, returns, 2)
+    assert loss.item() == pytest.approx(-(-1.5 - 2.0 - 0.2 + 2.0) / 2)
+    loss.backward()
+    torch.testing.assert_close(log_probs.grad, -returns.detach() / 2)
+    assert returns.grad is None
+
+
+def test_reinforce_loss_gradient_is_the_score_function_estimate():
+    """Con autograd, −∇L coincide con la estimación de score_function_gradient."""
+    theta = np.array([0.4, -0.3, 0.1])
+    actions = [np.array([0, 2, 2]), np.array([1]), np.array([2, 0])]
+    returns = [np.array([1.0, -2.0, 0.5]), np.array([3.0]), np.array([-1.0, 2.0])]
+    theta_t = torch.tensor(theta, requires_grad=True)
+    log_pi = torch.log_softmax(theta_t, 0)[torch.as_tensor(np.concatenate(actions))]
+    g = torch.as_tensor(np.concatenate(returns))
+    reinforce.reinforce_loss(log_pi, g, len(actions)).backward()
+    np.testing.assert_allclose(
+        -theta_t.grad.numpy(),
+        reinforce.score_function_gradient(theta, actions, returns),
+    )
+
+
+def test_per_episode_gradients_match_a_loop():
+    theta = np.array([0.2, -0.7])
+    rng = np.random.default_rng(5)
+    episodes = reinforce.ShortCorridor().sample_episodes(theta, 50, rng)
+    actions = [a for a, _ in episodes]
+    returns = [reinforce.discounted_returns(r, 1.0) for _, r in episodes]
+    pi = bandits.softmax(theta)
+    loop = [
+        sum(g * (np.eye(2)[a] - pi) for a, g in zip(acts, rets, strict=True))
+        for acts, rets in zip(actions, returns, strict=True)
+    ]
+    got = reinforce.per_episode_score_gradients(theta, actions, returns)
+    np.testing.assert_allclose(got, loop)
+    # Un episodio vacío aporta un gradiente nulo.
+    empty = reinforce.per_episode_score_gradients(
+        theta, [np.array([], dtype=int), np.array([1])], [np.array([]), np.array([2.0])]
+    )
+    np.testing.assert_allclose(empty, [[0.0, 0.0], [-2 * pi[0], 2 * pi[0]]])
+
+
+# ---------------------------------------------------------------------------
+# El pasillo corto (Sutton y Barto, 2018, ejemplo 13.1)
+# ---------------------------------------------------------------------------
+
+
+def _objective(p: float) -> float:
+    theta = torch.tensor([0.0, math.log(p / (1 - p))], dtype=torch.float64)
+    return reinforce.ShortCorridor().objective(theta).item()
+
+
+def test_corridor_numbers_of_the_book():
+    # Óptimo en p = 2 − √2 ≈ 0,59 con J = −(6 + 4√2) ≈ −11,66.
+    grid = np.linspace(0.5, 0.7, 2001)
+    values = [_objective(p) for p in grid]
+    assert grid[int(np.argmax(values))] == pytest.approx(2 - math.sqrt(2), abs=1e-3)
+    assert max(values) == pytest.approx(-(6 + 4 * math.sqrt(2)), abs=1e-6)
+    # Los ε-greedy con ε = 0,1: −82 (izquierda) y −44 (derecha).
+    assert _objective(0.05) == pytest.approx(-82.1, abs=0.05)
+    assert _objective(0.95) == pytest.approx(-44.2, abs=0.05)
+    assert _objective(0.5) == pytest.approx(-12.0)
+
+
+def test_corridor_objective_matches_monte_carlo():
+    corridor = reinforce.ShortCorridor()
+    theta = np.array([0.3, -0.2])
+    episodes = corridor.sample_episodes(theta, 40_000, np.random.default_rng(0))
+    returns = np.array([r.sum() for _, r in episodes])
+    exact = corridor.objective(torch.tensor(theta)).item()
+    assert returns.mean() == pytest.approx(exact, abs=4 * returns.std() / 200)
+
+
+def test_corridor_dynamics_by_hand():
+    corridor = reinforce.ShortCorridor()
+    # En 1, «derecha» vuelve a 0 e «izquierda» avanza a 2; en 0, «izquierda» choca.
+    assert corridor.next_state[0].tolist() == [0, 1]
+    assert corridor.next_state[1].tolist() == [2, 0]
+    assert corridor.next_state[2].tolist() == [1, corridor.goal]
+    # Siempre a la derecha: se rebota entre 0 y 1 hasta el tope de pasos.
+    ((actions, rewards),) = corridor.sample_episodes(
+        np.array([-50.0, 50.0]), 1, np.random.default_rng(0), max_steps=40
+    )
+    assert len(actions) == 40 and rewards.sum() == -40
+
+
+def test_exact_gradient_matches_finite_differences():
+    corridor = reinforce.ShortCorridor()
+    theta, h = np.array([0.4, -0.1]), 1e-6
+    finite = [
+        (_j(corridor, theta + h * e) - _j(corridor, theta - h * e)) / (2 * h)
+        for e in np.eye(2)
+    ]
+    np.testing.assert_allclose(corridor.exact_gradient(theta), finite, atol=1e-6)
+
+
+def _j(corridor, theta):
+    return corridor.objective(torch.tensor(theta, dtype=torch.float64)).item()
+
+
+def test_score_function_estimate_is_unbiased():
+    corridor = reinforce.ShortCorridor()
+    theta = np.array([0.0, 0.5])
+    episodes = corridor.sample_episodes(theta, 50_000, np.random.default_rng(1))
+    # Con γ = 1, G_t es la suma de lo que queda del episodio.
+    returns = [np.cumsum(r[::-1])[::-1] for _, r in episodes]
+    per_episode = reinforce.per_episode_score_gradients(
+        theta, [a for a, _ in episodes], returns
+    )
+    error = per_episode.mean(0) - corridor.exact_gradient(theta)
+    standard_error = per_episode.std(0) / math.sqrt(len(per_episode))
+    assert np.all(np.abs(error) < 4 * standard_error)
+
+
+# ---------------------------------------------------------------------------
+# Políticas, episodios y entrenamiento en gymnasium
+# ---------------------------------------------------------------------------
+
+
+def test_policies_act_and_log_prob():
+    torch.manual_seed(0)
+    obs = torch.randn(5, 4)
+    policy = reinforce.CategoricalPolicy(4, 3)
+    assert torch.equal(policy.act(obs, greedy=True), policy(obs).argmax(-1))
+    assert policy.act(obs).shape == (5,)
+    assert isinstance(policy.distribution(obs), Categorical)
+    gaussian = reinforce.GaussianPolicy(4, 2, log_std=-1.0)
+    actions = gaussian.act(obs)
+    torch.testing.assert_close(
+        gaussian.log_prob(obs, actions),
+        gaussian.distribution(obs).log_prob(actions).sum(-1),
+    )
+    assert torch.equal(gaussian.act(obs, greedy=True), gaussian(obs))
+
+
+@pytest.mark.parametrize("vectorization", ["sync", "vector_entry_point"])
+def test_collect_episodes_records_consistent_steps(vectorization):
+    """Cada (s_t, a_t, r_t) guardado se reproduce paso a paso en un CartPole suelto."""
+    torch.manual_seed(1)
+    envs = reinforce.make_envs("CartPole-v1", 4, vectorization)
+    episodes = reinforce.collect_episodes(
+        envs, reinforce.CategoricalPolicy(4, 2), seed=3
+    )
+    assert episodes.n_episodes == 4
+    assert episodes.n_steps == len(episodes.obs) == len(episodes.actions)
+    assert torch.all(episodes.rewards == 1.0)
+    np.testing.assert_allclose(episodes.total_rewards(), episodes.lengths)
+    single = gym.make("CartPole-v1").unwrapped
+    single.reset(seed=0)
+    for obs, actions in zip(
+        episodes.split(episodes.obs), episodes.split(episodes.actions), strict=True
+    ):
+        single.state = obs[0].double().numpy()
+        single.steps_beyond_terminated = None
+        for t in range(len(actions)):
+            next_obs, _, terminated, _, _ = single.step(int(actions[t]))
+            if t + 1 < len(actions):
+                np.testing.assert_allclose(next_obs, obs[t + 1], rtol=1e-5, atol=1e-5)
+                assert not terminated
+        assert terminated or len(actions) == 500
+    envs.close()
+
+
+class _AlwaysLeft:
+    def act(self, obs, greedy=False):
+        return torch.zeros(len(obs), dtype=torch.long)
+
+
+def test_evaluate_a_bad_policy():
+    returns = reinforce.evaluate(_AlwaysLeft(), n_episodes=5, seed=0)
+    assert returns.shape == (5,)
+    assert np.all((returns >= 8) & (returns <= 12))
+
+
+class _CountingBaseline:
+    """Una línea base de prueba: b = 1 en todos los pasos."""
+
+    def __init__(self):
+        self.calls = {"advantages": 0, "update": 0}
+
+    def advantages(self, episodes, returns):
+        self.calls["advantages"] += 1
+        assert len(returns) == episodes.n_steps
+        return returns - 1.0
+
+    def update(self, episodes, returns):
+        self.calls["update"] += 1
+        return 0.5
+
+
+def test_train_reinforce_history_and_hooks():
+    calls = {"returns": 0, "loss": 0}
+
+    def returns_fn(rewards, gamma):
+        calls["returns"] += 1
+        return reinforce.discounted_returns(rewards, gamma)
+
+    def loss_fn(log_probs, returns, n):
+        calls["loss"] += 1
+        return reinforce.reinforce_loss(log_probs, returns, n)
+
+    baseline = _CountingBaseline()
+    config = reinforce.ReinforceConfig(seed=3, n_envs=4, max_updates=4, eval_every=2)
+    history = reinforce.train_reinforce(
+        config,
+        baseline=baseline,
+        returns_fn=returns_fn,
+        loss_fn=loss_fn,
+        progress=False,
+    )
+    assert calls == {"returns": 16, "loss": 4}
+    assert baseline.calls == {"advantages": 4, "update": 4}
+    assert history.baseline_losses == [0.5] * 4
+    assert len(history.env_steps) == len(history.losses) == 4
+    assert np.all(np.diff(history.env_steps) > 0)
+    assert len(history.episode_returns) == 16
+    assert sum(history.episode_returns) == history.env_steps[-1]
+    assert [e.env_steps for e in history.evaluations] == history.env_steps[1::2]
+    assert all(0 < h <= math.log(2) + 1e-6 for h in history.entropies)
+    assert isinstance(history.policy, reinforce.CategoricalPolicy)
+
+
+def test_train_reinforce_is_deterministic():
+    config = reinforce.ReinforceConfig(seed=7, n_envs=4, max_updates=3, eval_every=0)
+    runs = [reinforce.train_reinforce(config, progress=False) for _ in range(2)]
+    assert runs[0].mean_returns == runs[1].mean_returns
+    assert runs[0].losses == runs[1].losses
+    assert runs[0].evaluations == [] and runs[0].solved is None
+
+
+def test_solved_is_the_first_evaluation_over_the_target():
+    history = reinforce.History(target_return=475.0)
+    history.evaluations = [
+        reinforce.Evaluation(100, 1.0, 200.0),
+        reinforce.Evaluation(200, 2.0, 480.0),
+        reinforce.Evaluation(300, 3.0, 500.0),
+    ]
+    assert history.solved == history.evaluations[1]
+
+
+# ---------------------------------------------------------------------------
+# El cuaderno y las referencias dicen lo mismo
+# ---------------------------------------------------------------------------
+
+
+def test_notebook_solutions_agree_with_the_references():
+    nb = read(solution_path("03_reinforce"))
+    namespace: dict = {
+        "np": np,
+        "torch": torch,
+        "math": math,
+        "Categorical": Categorical,
+        "bandits": bandits,
+    }
+    for exercise in exercises(nb):
+        exec(student_version(exercise.solution), namespace)
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        rewards = rng.normal(size=int(rng.integers(1, 30)))
+        gamma = float(rng.choice([0.0, 0.5, 0.99, 1.0]))
+        np.testing.assert_allclose(
+            namespace["discounted_returns"](rewards, gamma),
+            reinforce.discounted_returns(rewards, gamma),
+        )
+
+        n, d = int(rng.integers(1, 6)), int(rng.integers(1, 4))
+        a, m = (torch.as_tensor(rng.normal(size=(n, d))) for _ in range(2))
+        s = torch.as_tensor(rng.normal(size=d))
+        torch.testing.assert_close(
+            namespace["gaussian_log_prob"](a, m, s),
+            reinforce.gaussian_log_prob(a, m, s),
+        )
+
+        theta = rng.normal(size=int(rng.integers(2, 5)))
+        episodes = int(rng.integers(1, 5))
+        lengths = rng.integers(1, 6, size=episodes)
+        actions = [rng.integers(len(theta), size=k) for k in lengths]
+        returns = [rng.normal(size=k) for k in lengths]
+        np.testing.assert_allclose(
+            namespace["score_function_gradient"](theta, actions, returns),
+            reinforce.score_function_gradient(theta, actions, returns),
+        )
+
+        log_probs = torch.as_tensor(-rng.random(7))
+        weights = torch.as_tensor(rng.normal(size=7))
+        torch.testing.assert_close(
+            namespace["reinforce_loss"](log_probs, weights, 3),
+            reinforce.reinforce_loss(log_probs, weights, 3),
+        )
+
+        logits = torch.as_tensor(rng.normal(size=(4, 3)))
+        torch.manual_seed(0)
+        mine = namespace["sample_action"](logits)
+        torch.manual_seed(0)
+        ref = reinforce.sample_action(logits)
+        for x, y in zip(mine, ref, strict=True):
+            torch.testing.assert_close(x, y)
