@@ -12,11 +12,12 @@ export PATH := $(BIN):$(PATH)
 # Jupyter se niega a arrancar como root (contenedores, CI) sin este permiso.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help lab test lint release grade clean
+.PHONY: help lab test test-browser lint release grade clean
 
 help:
 	@echo "make lab       abre el curso (course/) en JupyterLab"
-	@echo "make test      ejecuta todas las pruebas"
+	@echo "make test      ejecuta todas las pruebas (salvo las de navegador)"
+	@echo "make test-browser   Binder simulado y JupyterLab en Chromium"
 	@echo "make release   regenera course/ a partir de solutions/"
 	@echo "make grade MODULE=01_bandidos SUBMISSIONS=entregas/   califica entregas"
 
@@ -35,7 +36,17 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check helpers autograder tests
 
 test: lint
-	$(PY) -m pytest tests solutions --nbval-lax --nbval-current-env -n 2 --dist loadfile
+	$(PY) -m pytest tests solutions --ignore=tests/browser \
+		--nbval-lax --nbval-current-env -n 2 --dist loadfile
+
+BROWSER_STAMP := $(VENV)/.navegador
+$(BROWSER_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,browser]'
+	touch $@
+
+# Necesita Chromium del sistema (apt-get install chromium); .ci/run lo instala.
+test-browser: $(BROWSER_STAMP)
+	$(PY) -m pytest tests/browser -p no:cacheprovider
 
 release: $(STAMP)
 	$(PY) -m autograder release

@@ -64,19 +64,29 @@ def main(argv: list[str] | None = None) -> int:
     check_parser.add_argument("notebook", type=Path, help="tu cuaderno .ipynb")
 
     bench_parser = commands.add_parser(
-        "benchmark", help="mide cuánto tarda calificar una clase entera"
+        "benchmark", help="mide calificación (grading) o cuadernos (notebooks)"
     )
-    bench_parser.add_argument("module", help="p. ej. 01_bandidos")
-    bench_parser.add_argument("--students", type=int, default=100)
-    bench_parser.add_argument("--jobs", type=int, default=2)
+    bench_kinds = bench_parser.add_subparsers(dest="kind", required=True)
+    grading_parser = bench_kinds.add_parser(
+        "grading", help="cuánto tarda calificar una clase entera"
+    )
+    grading_parser.add_argument("module", help="p. ej. 01_bandidos")
+    grading_parser.add_argument("--students", type=int, default=100)
+    grading_parser.add_argument("--jobs", type=int, default=2)
+    notebooks_parser = bench_kinds.add_parser(
+        "notebooks", help="tiempo y memoria de cada cuaderno de solución"
+    )
+    notebooks_parser.add_argument("modules", nargs="*", help="módulos (todos si nada)")
 
     args = parser.parse_args(argv)
     # Los avisos y errores de nbgrader, visibles pero sin el ruido informativo.
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     if args.command == "benchmark":
-        from autograder.benchmark import main as benchmark_main
+        from autograder import benchmark
 
-        return benchmark_main(args.module, args.students, args.jobs)
+        if args.kind == "notebooks":
+            return benchmark.notebooks_main(args.modules)
+        return benchmark.main(args.module, args.students, args.jobs)
     if args.command == "check":
         from autograder.check import main as check_main
 
@@ -106,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             line += f"  [{r.status}] {r.reason}"
         print(line)
     print(f"{len(results)} entregas. Notas: {out / 'grades.csv'}")
-    print(f"Informe de la clase: {out / 'informe.html'}")
+    print(f"Informe de la clase: {out / 'report.html'}")
     return 0
 
 

@@ -1,0 +1,699 @@
+"""Comprobaciones del módulo 02 · DQN."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from helpers import dqn, gridworld
+from helpers.checks import check_cases, exercise, fail
+
+MODULE = "02_dqn"
+
+
+def _num(x: float) -> str:
+    """Un número con coma decimal, como se escribe en español."""
+    return f"{x:.6g}".replace(".", ",")
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 1 · la actualización de Q-learning
+# ---------------------------------------------------------------------------
+
+
+def _table(seed: int, n_states: int = 6, n_actions: int = 3) -> np.ndarray:
+    return np.round(np.random.default_rng(seed).normal(size=(n_states, n_actions)), 2)
+
+
+Q_LEARNING_CASES = [
+    # (q_table, state, action, reward, next_state, terminated, alpha, gamma)
+    (_table(0), 0, 1, 0.0, 2, False, 0.5, 0.9),
+    (_table(1), 4, 2, 1.0, 5, True, 0.5, 0.9),
+    (_table(2), 2, 0, -1.0, 2, False, 0.1, 0.99),
+    (_table(3), 5, 1, 0.5, 1, False, 1.0, 0.5),
+    (_table(4), 1, 0, 2.0, 0, True, 0.3, 0.9),
+    (_table(5), 3, 2, 0.0, 4, False, 0.2, 0.0),
+]
+
+
+def _q_rule(
+    future: Callable[..., float] = lambda q, s, a, s2: q[s2].max(),
+    target: Callable[..., float] | None = None,
+    step: Callable[..., float] | None = None,
+) -> Callable:
+    """Una actualización de Q-learning con un error: otro «futuro» (que solo se
+    calcula si ``s'`` no es terminal), otro objetivo u otro paso."""
+
+    def update(q, s, a, r, s_next, terminated, alpha, gamma):
+        q = np.array(q, dtype=float)
+        if target is not None:
+            y = target(q, s, a, r, s_next, terminated, gamma)
+        else:
+            y = r if terminated else r + gamma * future(q, s, a, s_next)
+        if step is not None:
+            q[s, a] = step(q[s, a], y, alpha)
+        else:
+            q[s, a] += alpha * (y - q[s, a])
+        return q
+
+    return update
+
+
+@exercise(MODULE, "q_learning_update", "Actualización de Q-learning")
+def check_q_learning_update(
+    q_learning_update: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = Q_LEARNING_CASES,
+) -> None:
+    """Comprueba ``q_learning_update(q_table, state, action, reward, next_state,
+    terminated, alpha, gamma)``."""
+    cases = list(cases)
+    try:
+        first = q_learning_update(*copy.deepcopy(cases[0]))
+    except NotImplementedError:
+        raise
+    except Exception:  # noqa: BLE001 - check_cases lo diagnostica
+        first = ()
+    if first is None:
+        fail(
+            "q_learning_update no devuelve nada. Actualiza la tabla y termina con "
+            "`return q_table`."
+        )
+    check_cases(
+        q_learning_update,
+        "q_learning_update",
+        cases,
+        gridworld.q_learning_update,
+        [
+            (
+                _q_rule(target=lambda q, s, a, r, s2, d, g: r + g * q[s2].max()),
+                "¿Arrancas desde un estado terminal? Si terminated es True, s' no "
+                "tiene futuro: el objetivo es solo r, sin γ · max Q(s', a').",
+            ),
+            (
+                _q_rule(lambda q, s, a, s2: q.max()),
+                "max_a' Q(s', a') es el máximo de la fila de s' (q_table[next_state]"
+                ".max()), no el de toda la tabla.",
+            ),
+            (
+                _q_rule(lambda q, s, a, s2: q.max(axis=0)[s2]),
+                "¿max sobre el eje equivocado? q_table[next_state] es la fila de "
+                "s', de forma (n_actions,): su máximo es max_a' Q(s', a').",
+            ),
+            (
+                _q_rule(lambda q, s, a, s2: q[s].max()),
+                "El objetivo mira el estado siguiente: max_a' Q(s', a') con "
+                "s' = next_state, no el estado actual.",
+            ),
+            (
+                _q_rule(lambda q, s, a, s2: q[s2, a]),
+                "Q-learning usa el máximo sobre todas las acciones de s' "
+                "(max_a' Q(s', a')), no Q(s', a) con la misma acción.",
+            ),
+            (
+                _q_rule(lambda q, s, a, s2: q[s2].mean()),
+                "Q-learning usa el máximo de Q(s', ·), no la media.",
+            ),
+            (
+                _q_rule(step=lambda old, y, alpha: y),
+                "¿Olvidaste α? Q(s, a) se mueve una fracción α hacia el objetivo: "
+                "Q + α · (y − Q).",
+            ),
+            (
+                _q_rule(
+                    target=lambda q, s, a, r, s2, d, g: (
+                        g * r if d else g * (r + q[s2].max())
+                    )
+                ),
+                "γ descuenta solo el futuro: y = r + γ · max Q(s', a'), sin γ "
+                "delante de r.",
+            ),
+            (
+                _q_rule(step=lambda old, y, alpha: old + alpha * (old - y)),
+                "¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).",
+            ),
+        ],
+    )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 2 · el calendario lineal de ε
+# ---------------------------------------------------------------------------
+
+EPSILON_CASES = [
+    (0, 1.0, 0.05, 100),
+    (50, 1.0, 0.05, 100),
+    (1, 1.0, 0.0, 10),
+    (9, 1.0, 0.1, 10),
+    (10, 1.0, 0.1, 10),
+    (100, 1.0, 0.05, 100),
+    (250, 1.0, 0.05, 100),
+    (3, 0.5, 0.5, 4),
+]
+
+
+def _no_clip(step, start, end, duration):
+    return start + step / duration * (end - start)
+
+
+@exercise(MODULE, "linear_epsilon", "Calendario lineal de ε")
+def check_linear_epsilon(
+    linear_epsilon: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = EPSILON_CASES,
+) -> None:
+    """Comprueba ``linear_epsilon(step, start, end, duration)``."""
+    check_cases(
+        linear_epsilon,
+        "linear_epsilon",
+        cases,
+        dqn.linear_epsilon,
+        [
+            (
+                _no_clip,
+                "Pasado el paso duration, ε debe quedarse en end; tu ε sigue "
+                "bajando (y acaba negativo). Limita la fracción: min(step / "
+                "duration, 1).",
+            ),
+            (
+                lambda t, s, e, d: s + min(t / (d - 1), 1.0) * (e - s),
+                "Error de uno: tu ε llega a end en el paso duration − 1; debe "
+                "llegar justo en el paso duration (fracción step / duration).",
+            ),
+            (
+                lambda t, s, e, d: s + min((t + 1) / d, 1.0) * (e - s),
+                "Error de uno: en el paso 0 ε debe valer start; tu ε ya ha bajado "
+                "un paso (¿usaste step + 1?).",
+            ),
+            (
+                lambda t, s, e, d: e + min(t / d, 1.0) * (s - e),
+                "¿Al revés? ε empieza en start (mucha exploración) y baja hacia end.",
+            ),
+            (
+                lambda t, s, e, d: s + min(t // d, 1) * (e - s),
+                "¿División entera? step // duration vale 0 hasta el final: usa "
+                "step / duration.",
+            ),
+        ],
+    )
+    values = [float(linear_epsilon(t, 1.0, 0.05, 1000)) for t in range(0, 1201, 50)]
+    if any(b > a + 1e-12 for a, b in zip(values, values[1:], strict=False)):
+        fail("ε no debería subir nunca con start > end.")
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 3 · objetivos TD con la máscara de estados terminales
+# ---------------------------------------------------------------------------
+
+TD_CASES = [
+    (
+        torch.tensor([1.0, 1.0, 0.0, -1.0]),
+        torch.tensor([[2.0, 3.0], [0.5, -1.0], [4.0, 1.0], [-2.0, -3.0]]),
+        torch.tensor([0.0, 1.0, 0.0, 1.0]),
+        0.9,
+    ),
+    (
+        torch.tensor([0.5, 2.0, 1.0]),
+        torch.tensor([[1.0, 7.0, 2.0], [3.0, 0.0, -1.0], [5.0, 4.0, 6.0]]),
+        torch.tensor([0.0, 0.0, 1.0]),
+        0.5,
+    ),
+    (
+        torch.tensor([1.0, 1.0]),
+        torch.tensor([[10.0, 20.0], [30.0, 40.0]]),
+        torch.tensor([1.0, 1.0]),
+        0.99,
+    ),
+    (
+        torch.tensor([0.0, 0.0, 3.0, 1.0, 1.0]),
+        torch.tensor([[1.0, 2.0], [2.0, 1.0], [0.0, 0.0], [5.0, -5.0], [1.0, 1.5]]),
+        torch.tensor([0.0, 0.0, 0.0, 0.0, 0.0]),
+        0.99,
+    ),
+]
+
+
+def _td_rule(future: Callable, combine: Callable | None = None) -> Callable:
+    """Objetivos TD con otro «futuro» o con otra forma de aplicar la máscara."""
+
+    def targets(r, next_q, d, gamma):
+        if combine is not None:
+            return combine(r, future(next_q), d, gamma)
+        return r + gamma * (1.0 - d) * future(next_q)
+
+    return targets
+
+
+def _max(q: torch.Tensor) -> torch.Tensor:
+    return q.max(dim=1).values
+
+
+@exercise(MODULE, "td_targets", "Objetivos TD con estados terminales")
+def check_td_targets(
+    td_targets: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = TD_CASES,
+) -> None:
+    """Comprueba ``td_targets(rewards, next_q_values, terminated, gamma)``."""
+    cases = list(cases)
+    try:
+        first = td_targets(*copy.deepcopy(cases[0]))
+    except NotImplementedError:
+        raise
+    except Exception:  # noqa: BLE001 - check_cases lo diagnostica
+        first = torch.zeros(len(cases[0][0]))
+    if not isinstance(first, torch.Tensor):
+        fail(
+            "td_targets debe devolver un tensor de PyTorch (la pérdida lo combina "
+            f"con la salida de la red), no {type(first).__name__}."
+        )
+    if first.ndim == 2:
+        fail(
+            f"td_targets devolvió forma {tuple(first.shape)}; debía ser "
+            f"({len(cases[0][0])},). ¿Usaste keepdim=True en el max? Con "
+            "(B, 1) + (B,) PyTorch difunde a (B, B)."
+        )
+    check_cases(
+        td_targets,
+        "td_targets",
+        cases,
+        dqn.td_targets,
+        [
+            (
+                _td_rule(_max, lambda r, f, d, g: r + g * f),
+                "Arrancas desde estados terminales: si terminated = 1, s' no tiene "
+                "futuro y el objetivo es solo r. Multiplica el término del futuro "
+                "por (1 − terminated).",
+            ),
+            (
+                _td_rule(_max, lambda r, f, d, g: (r + g * f) * (1 - d)),
+                "La máscara solo anula el futuro: en un paso terminal la "
+                "recompensa r sí cuenta. y = r + γ · (1 − terminated) · max Q(s', ·).",
+            ),
+            (
+                _td_rule(_max, lambda r, f, d, g: r + g * d * f),
+                "¿La máscara al revés? El futuro se anula cuando terminated = 1: "
+                "multiplica por (1 − terminated), no por terminated.",
+            ),
+            (
+                _td_rule(lambda q: q.max(dim=0).values),
+                "¿max sobre el eje equivocado? next_q_values tiene forma "
+                "(B, n_actions): el máximo sobre las acciones es max(dim=1).",
+            ),
+            (
+                _td_rule(lambda q: q.mean(dim=1)),
+                "Q-learning usa el máximo sobre las acciones de s', no la media.",
+            ),
+            (
+                _td_rule(_max, lambda r, f, d, g: r + (1 - d) * f),
+                "¿Olvidaste multiplicar el futuro por γ?",
+            ),
+            (
+                _td_rule(_max, lambda r, f, d, g: g * (r + (1 - d) * f)),
+                "γ descuenta solo el futuro: y = r + γ · (1 − terminated) · max "
+                "Q(s', ·), sin γ delante de r.",
+            ),
+        ],
+    )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 4 · un lote del buffer de repetición
+# ---------------------------------------------------------------------------
+
+BATCH_KEYS = ("observations", "actions", "rewards", "next_observations", "terminated")
+
+
+def tagged_buffer(
+    capacity: int, size: int, obs_dim: int = 4, n_actions: int = 2
+) -> dqn.ReplayBuffer:
+    """Un buffer cuyas transiciones dicen de qué casilla salieron.
+
+    En la casilla ``i``, con ``v = i + 1``: ``s = [v, −v, v, ...]``,
+    ``s' = s + 0,5``, ``a = i mod n_actions``, ``r = 10 v`` y ``terminated =
+    (i mod 3 == 0)``. Las casillas vacías tienen todo a cero. Si se escriben más
+    de ``capacity`` transiciones, se da la vuelta y se pisan las primeras.
+    """
+    buffer = dqn.ReplayBuffer(capacity, obs_dim)
+    for i in range(size):
+        slot = i % capacity
+        observation = np.full(obs_dim, float(slot + 1), dtype=np.float32)
+        observation[1::2] *= -1
+        buffer.add(
+            observation,
+            slot % n_actions,
+            10.0 * (slot + 1),
+            observation + 0.5,
+            slot % 3 == 0,
+        )
+    return buffer
+
+
+def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
+    if not isinstance(batch, dict):
+        fail(
+            "sample_batch debe devolver un diccionario con las claves "
+            f"{', '.join(BATCH_KEYS)}; devolvió {type(batch).__name__}."
+        )
+    missing = [k for k in BATCH_KEYS if k not in batch]
+    if missing:
+        fail(f"Al lote le faltan las claves: {', '.join(missing)}.")
+    for key in BATCH_KEYS:
+        if not isinstance(batch[key], torch.Tensor):
+            fail(
+                f"batch['{key}'] es {type(batch[key]).__name__}; debe ser un tensor "
+                "de PyTorch (por ejemplo torch.as_tensor(...))."
+            )
+    shapes = {
+        "observations": (batch_size, obs_dim),
+        "next_observations": (batch_size, obs_dim),
+        "actions": (batch_size,),
+        "rewards": (batch_size,),
+        "terminated": (batch_size,),
+    }
+    for key, shape in shapes.items():
+        if tuple(batch[key].shape) != shape:
+            fail(
+                f"batch['{key}'] tiene forma {tuple(batch[key].shape)}; debía ser "
+                f"{shape} (batch_size = {batch_size}, obs_dim = {obs_dim})."
+            )
+    if batch["actions"].dtype != torch.int64:
+        fail(
+            f"batch['actions'] es {batch['actions'].dtype}; debe ser torch.int64: "
+            "gather solo acepta índices enteros int64."
+        )
+    for key in ("observations", "rewards", "next_observations", "terminated"):
+        if batch[key].dtype != torch.float32:
+            fail(
+                f"batch['{key}'] es {batch[key].dtype}; debe ser torch.float32, el "
+                "tipo de los pesos de la red (float64 daría un error al mezclarlos)."
+            )
+
+
+def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
+    """Las casillas de las que salió cada transición (comprueba que estén llenas
+    y que los campos de cada fila sean de la misma transición)."""
+    slots = batch["observations"][:, 0].numpy().astype(float) - 1
+    if (slots < 0).any() or (slots >= size).any():
+        fail(
+            "El lote trae casillas vacías del buffer (transiciones a cero que nunca "
+            "se escribieron). Muestrea solo entre las buffer.size casillas llenas, "
+            "no entre las buffer.capacity."
+        )
+    index = slots.astype(int)
+    aligned = (
+        np.allclose(batch["next_observations"][:, 0].numpy() - 1.5, slots)
+        and np.allclose(batch["rewards"].numpy() / 10.0 - 1, slots)
+        and np.array_equal(batch["actions"].numpy(), index % n_actions)
+        and np.array_equal(
+            batch["terminated"].numpy(), (index % 3 == 0).astype(np.float32)
+        )
+    )
+    if not aligned:
+        fail(
+            "Las transiciones del lote están desalineadas: la acción, la recompensa "
+            "o s' de la fila i no son los de la observación de la fila i. Usa los "
+            "mismos índices para todos los campos."
+        )
+    return index
+
+
+@exercise(MODULE, "sample_batch", "Un lote del buffer de repetición")
+def check_sample_batch(
+    sample_batch: Callable[..., Any],
+    capacity: int = 10,
+    size: int = 6,
+    obs_dim: int = 4,
+    seed: int = 0,
+) -> None:
+    """Comprueba ``sample_batch(buffer, batch_size, rng)`` con un buffer marcado."""
+    n_actions = 2
+    buffer = tagged_buffer(capacity, size, obs_dim, n_actions)
+    before = copy.deepcopy(buffer.__dict__)
+    batch = sample_batch(buffer, 5, np.random.default_rng(seed))
+    _check_one_batch(batch, 5, obs_dim)
+    _slots(batch, size, n_actions)
+    unchanged = all(
+        np.array_equal(before[k], v) if isinstance(v, np.ndarray) else before[k] == v
+        for k, v in buffer.__dict__.items()
+    )
+    if not unchanged:
+        fail("sample_batch modificó el buffer: solo debe leerlo.")
+    # El mismo rng da el mismo lote; llamadas seguidas dan lotes distintos.
+    again = sample_batch(buffer, 5, np.random.default_rng(seed))
+    if not torch.equal(batch["observations"], again["observations"]):
+        fail(
+            "Con el mismo rng (misma semilla) salieron lotes distintos. Usa el rng "
+            "que recibes (rng.integers o rng.choice), no np.random ni torch.randint."
+        )
+    rng = np.random.default_rng(seed + 1)
+    counts = np.zeros(size)
+    for _ in range(600):
+        batch = sample_batch(buffer, 8, rng)
+        slots = _slots(batch, size, n_actions)
+        counts += np.bincount(slots, minlength=size)
+    if counts[-1] == 0:
+        fail(
+            "La última transición guardada no sale nunca. rng.integers(0, n) ya "
+            "excluye n: el límite es buffer.size, no buffer.size − 1."
+        )
+    if counts[0] == 0:
+        fail("La primera transición del buffer no sale nunca: ¿empiezas en 1?")
+    frequencies = counts / counts.sum()
+    if np.abs(frequencies - 1 / size).max() > 0.04:
+        fail(
+            "El muestreo no es uniforme entre las casillas llenas. Frecuencias: "
+            f"{np.round(frequencies, 3)} (cada una debería ser ≈ {1 / size:.3f})."
+        )
+    # Con el buffer lleno y dado la vuelta, todas las casillas cuentan.
+    full = tagged_buffer(capacity, capacity + 3, obs_dim, n_actions)
+    seen = set()
+    for _ in range(200):
+        seen |= set(_slots(sample_batch(full, 8, rng), capacity, n_actions).tolist())
+    if seen != set(range(capacity)):
+        fail(
+            "Con el buffer lleno deben poder salir todas las casillas; salieron "
+            f"solo {sorted(seen)}. ¿Usas buffer.position como límite?"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 5 · la pérdida de DQN
+# ---------------------------------------------------------------------------
+
+LOSS_CASES = [
+    # (semilla, tamaño del lote, obs_dim, n_actions, gamma)
+    (0, 5, 3, 2, 0.9),
+    (1, 4, 2, 3, 0.99),
+    (2, 6, 4, 2, 0.5),
+]
+
+
+def loss_problem(
+    seed: int, batch_size: int, obs_dim: int, n_actions: int
+) -> tuple[torch.nn.Module, torch.nn.Module, dict[str, torch.Tensor]]:
+    """Dos redes distintas y un lote fijos, a partir de una semilla.
+
+    Las recompensas son grandes (errores TD > 1) para que Huber y el error
+    cuadrático den pérdidas distintas; hay transiciones terminales y no.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        q_network = dqn.make_q_network(obs_dim, n_actions, hidden=8)
+        target_network = dqn.make_q_network(obs_dim, n_actions, hidden=8)
+    batch = {
+        "observations": torch.randn(batch_size, obs_dim, generator=generator),
+        "actions": torch.randint(0, n_actions, (batch_size,), generator=generator),
+        "rewards": 3.0 * torch.randn(batch_size, generator=generator),
+        "next_observations": torch.randn(batch_size, obs_dim, generator=generator),
+        "terminated": (torch.arange(batch_size) % 2 == 0).float(),
+    }
+    return q_network, target_network, batch
+
+
+@contextmanager
+def _reference_td_targets(function: Callable[..., Any]) -> Iterator[None]:
+    """Si ``function`` llama a una ``td_targets`` global, usa la de referencia.
+
+    Así ``dqn_loss`` se califica por sí misma: un fallo en ``td_targets`` ya
+    resta en su ejercicio y no vuelve a restar aquí.
+    """
+    namespace = getattr(function, "__globals__", None)
+    if not isinstance(namespace, dict) or "td_targets" not in namespace:
+        yield
+        return
+    saved = namespace["td_targets"]
+    namespace["td_targets"] = dqn.td_targets
+    try:
+        yield
+    finally:
+        namespace["td_targets"] = saved
+
+
+def _loss_mistake(
+    gather: str = "ok",
+    target: str = "ok",
+    loss: Callable = F.smooth_l1_loss,
+) -> Callable:
+    """Una pérdida de DQN con un error típico."""
+
+    def dqn_loss(q_network, target_network, batch, gamma):
+        q = q_network(batch["observations"])
+        actions = batch["actions"]
+        if gather == "dim0":
+            q_taken = q.gather(0, actions.unsqueeze(1)).squeeze(1)
+        elif gather == "max":
+            q_taken = q.max(dim=1).values
+        elif gather == "nosqueeze":
+            q_taken = q.gather(1, actions.unsqueeze(1))
+        else:
+            q_taken = q.gather(1, actions.unsqueeze(1)).squeeze(1)
+        with torch.no_grad():
+            network = q_network if target == "online" else target_network
+            next_q = network(batch["next_observations"]).max(dim=1).values
+            mask = 1.0 if target == "nomask" else 1.0 - batch["terminated"]
+            y = batch["rewards"] + gamma * mask * next_q
+        return loss(q_taken, y)
+
+    return dqn_loss
+
+
+LOSS_MISTAKES = [
+    (
+        _loss_mistake(loss=F.mse_loss),
+        "¿Error cuadrático en lugar de Huber? DQN usa la pérdida de Huber "
+        "(F.smooth_l1_loss): con errores TD grandes el gradiente no explota.",
+    ),
+    (
+        _loss_mistake(loss=lambda q, y: F.smooth_l1_loss(q, y, reduction="sum")),
+        "¿Sumaste en lugar de promediar? La pérdida es la media sobre el lote "
+        "(así el paso no depende del tamaño del lote).",
+    ),
+    (
+        _loss_mistake(target="nomask"),
+        "Arrancas desde estados terminales: el objetivo debe multiplicar el futuro "
+        "por (1 − terminated). Usa tu td_targets.",
+    ),
+    (
+        _loss_mistake(target="online"),
+        "El objetivo se calcula con target_network, no con q_network: esa es la "
+        "gracia de la red objetivo (un blanco que no se mueve en cada paso).",
+    ),
+    (
+        _loss_mistake(gather="max"),
+        "Usa Q(s, a) de la acción tomada (batch['actions']) con gather, no "
+        "max_a Q(s, a): la pérdida corrige solo el valor de lo que se hizo.",
+    ),
+    (
+        _loss_mistake(gather="dim0"),
+        "¿gather sobre el eje equivocado? q_values tiene forma (B, n_actions) y "
+        "las acciones eligen columnas: q_values.gather(1, actions.unsqueeze(1)).",
+    ),
+    (
+        _loss_mistake(gather="nosqueeze"),
+        "¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetivo (B,): "
+        "PyTorch los difunde a (B, B) y compara cada Q con todos los objetivos.",
+    ),
+]
+
+
+def _loss_value(function: Callable[..., Any], case: tuple) -> Any:
+    seed, batch_size, obs_dim, n_actions, gamma = case
+    q_network, target_network, batch = loss_problem(
+        seed, batch_size, obs_dim, n_actions
+    )
+    try:
+        with np.errstate(all="ignore"):
+            return function(q_network, target_network, batch, gamma)
+    except NotImplementedError:
+        raise
+    except Exception as error:  # noqa: BLE001 - un error también es una huella
+        return error
+
+
+def _as_float(value: Any) -> float | None:
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return float(value.detach())
+    if isinstance(value, float | int | np.floating):
+        return float(value)
+    return None
+
+
+@exercise(MODULE, "dqn_loss", "La pérdida de DQN")
+def check_dqn_loss(
+    dqn_loss: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
+) -> None:
+    """Comprueba ``dqn_loss(q_network, target_network, batch, gamma)``.
+
+    Se califica con la ``td_targets`` de referencia (ver
+    :func:`_reference_td_targets`).
+    """
+    cases = list(cases)
+    with _reference_td_targets(dqn_loss):
+        outputs = [_loss_value(dqn_loss, case) for case in cases]
+        for case, got in zip(cases, outputs, strict=True):
+            want = _as_float(_loss_value(dqn.dqn_loss, case))
+            described = (
+                f"Con el lote de prueba {case[0]} ({case[1]} transiciones, "
+                f"{case[3]} acciones, γ = {_num(case[4])})"
+            )
+            if isinstance(got, BaseException):
+                intro = f"{described} tu dqn_loss lanzó {type(got).__name__}: {got}"
+            else:
+                value = _as_float(got)
+                if value is None:
+                    fail(
+                        f"{described} dqn_loss devolvió {type(got).__name__} "
+                        f"{getattr(got, 'shape', '')}; debe devolver un tensor "
+                        "escalar (un solo número)."
+                    )
+                if np.isclose(value, want, atol=1e-5, rtol=1e-4):
+                    continue
+                intro = (
+                    f"{described} la pérdida vale {_num(value)} y debía valer "
+                    f"{_num(want)}."
+                )
+            for mistake, message in LOSS_MISTAKES:
+                fingerprint = [_loss_value(mistake, c) for c in cases]
+                if all(
+                    _same_loss(o, f) for o, f in zip(outputs, fingerprint, strict=True)
+                ):
+                    fail(f"{intro}\n{message}")
+            fail(intro)
+        # Los gradientes: hacia q_network sí, hacia target_network nunca.
+        q_network, target_network, batch = loss_problem(*cases[0][:4])
+        loss = dqn_loss(q_network, target_network, batch, cases[0][4])
+    if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
+        fail(
+            "La pérdida no tiene gradiente: no la conviertas a float (.item()) ni "
+            "uses torch.no_grad() o .detach() sobre Q(s, a). Solo el objetivo va "
+            "sin gradiente."
+        )
+    loss.backward()
+    leaked = [p for p in target_network.parameters() if p.grad is not None]
+    if leaked and any(p.grad.abs().sum() > 0 for p in leaked):
+        fail(
+            "El gradiente fluye hacia target_network: el objetivo TD debe ser una "
+            "constante. Calcula target_network(...) dentro de `with torch.no_grad():`"
+            " (o usa .detach())."
+        )
+    reference_q, reference_target, reference_batch = loss_problem(*cases[0][:4])
+    dqn.dqn_loss(reference_q, reference_target, reference_batch, cases[0][4]).backward()
+    for mine, ref in zip(q_network.parameters(), reference_q.parameters(), strict=True):
+        if mine.grad is None or not torch.allclose(mine.grad, ref.grad, atol=1e-6):
+            fail(
+                "La pérdida vale lo correcto, pero sus gradientes respecto a "
+                "q_network no. ¿Cortaste el gradiente en alguna parte de Q(s, a)?"
+            )
+
+
+def _same_loss(a: Any, b: Any) -> bool:
+    if isinstance(a, BaseException) or isinstance(b, BaseException):
+        return type(a) is type(b)
+    x, y = _as_float(a), _as_float(b)
+    return x is not None and y is not None and bool(np.isclose(x, y, atol=1e-5))

@@ -1,0 +1,594 @@
+"""Banco de respuestas del módulo 02 · DQN."""
+
+from tests.banks import Answer
+
+MODULE = "02_dqn"
+
+WRONG: dict[str, list[Answer]] = {
+    "q_learning_update": [
+        Answer(
+            "arranca desde terminales",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    target = reward + gamma * q_table[next_state].max()
+    q_table[state, action] += alpha * (target - q_table[state, action])
+    return q_table
+""",
+            "Arrancas desde un estado terminal",
+        ),
+        Answer(
+            "máximo de toda la tabla",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    target = reward if terminated else reward + gamma * q_table.max()
+    q_table[state, action] += alpha * (target - q_table[state, action])
+    return q_table
+""",
+            "no el de toda la tabla",
+        ),
+        Answer(
+            "máximo sobre el eje equivocado",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    if terminated:
+        target = reward
+    else:
+        target = reward + gamma * q_table.max(axis=0)[next_state]
+    q_table[state, action] += alpha * (target - q_table[state, action])
+    return q_table
+""",
+            "eje equivocado",
+        ),
+        Answer(
+            "mira el estado actual",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    target = reward if terminated else reward + gamma * q_table[state].max()
+    q_table[state, action] += alpha * (target - q_table[state, action])
+    return q_table
+""",
+            "mira el estado siguiente",
+        ),
+        Answer(
+            "la misma acción en s'",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    future = 0.0 if terminated else q_table[next_state, action]
+    target = reward + gamma * future
+    q_table[state, action] += alpha * (target - q_table[state, action])
+    return q_table
+""",
+            "no Q(s', a)",
+        ),
+        Answer(
+            "sin α",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    target = reward if terminated else reward + gamma * q_table[next_state].max()
+    q_table[state, action] = target
+    return q_table
+""",
+            "Olvidaste α",
+        ),
+        Answer(
+            "γ delante de r",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    future = 0.0 if terminated else q_table[next_state].max()
+    target = gamma * (reward + future)
+    q_table[state, action] += alpha * (target - q_table[state, action])
+    return q_table
+""",
+            "sin γ delante de r",
+        ),
+        Answer(
+            "no devuelve la tabla",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    target = reward if terminated else reward + gamma * q_table[next_state].max()
+    q_table[state, action] += alpha * (target - q_table[state, action])
+""",
+            "no devuelve nada",
+        ),
+    ],
+    "linear_epsilon": [
+        Answer(
+            "sin tope",
+            """
+def linear_epsilon(step, start, end, duration):
+    return start + step / duration * (end - start)
+""",
+            "debe quedarse en end",
+        ),
+        Answer(
+            "llega un paso antes",
+            """
+def linear_epsilon(step, start, end, duration):
+    return start + min(step / (duration - 1), 1.0) * (end - start)
+""",
+            "duration − 1",
+        ),
+        Answer(
+            "empieza un paso tarde",
+            """
+def linear_epsilon(step, start, end, duration):
+    return start + min((step + 1) / duration, 1.0) * (end - start)
+""",
+            "step + 1",
+        ),
+        Answer(
+            "al revés",
+            """
+def linear_epsilon(step, start, end, duration):
+    return end + min(step / duration, 1.0) * (start - end)
+""",
+            "Al revés",
+        ),
+        Answer(
+            "división entera",
+            """
+def linear_epsilon(step, start, end, duration):
+    return start + min(step // duration, 1) * (end - start)
+""",
+            "División entera",
+        ),
+    ],
+    "td_targets": [
+        Answer(
+            "arranca desde terminales",
+            """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    return rewards + gamma * next_q_values.max(dim=1).values
+""",
+            "Arrancas desde estados terminales",
+        ),
+        Answer(
+            "máscara también sobre r",
+            """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    return (rewards + gamma * next_q_values.max(dim=1).values) * (1 - terminated)
+""",
+            "La máscara solo anula el futuro",
+        ),
+        Answer(
+            "máscara al revés",
+            """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    return rewards + gamma * terminated * next_q_values.max(dim=1).values
+""",
+            "La máscara al revés",
+        ),
+        Answer(
+            "max sobre el eje del lote",
+            """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    return rewards + gamma * (1 - terminated) * next_q_values.max(dim=0).values
+""",
+            "eje equivocado",
+        ),
+        Answer(
+            "media en lugar de máximo",
+            """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    return rewards + gamma * (1 - terminated) * next_q_values.mean(dim=1)
+""",
+            "no la media",
+        ),
+        Answer(
+            "keepdim",
+            """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    best = next_q_values.max(dim=1, keepdim=True).values
+    return rewards + gamma * (1 - terminated) * best
+""",
+            "keepdim",
+        ),
+        Answer(
+            "sin γ",
+            """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    return rewards + (1 - terminated) * next_q_values.max(dim=1).values
+""",
+            "multiplicar el futuro por γ",
+        ),
+    ],
+    "sample_batch": [
+        Answer(
+            "muestrea toda la capacidad",
+            """
+def sample_batch(buffer, batch_size, rng):
+    i = rng.integers(0, buffer.capacity, size=batch_size)
+    return {
+        "observations": torch.as_tensor(buffer.observations[i]),
+        "actions": torch.as_tensor(buffer.actions[i]),
+        "rewards": torch.as_tensor(buffer.rewards[i]),
+        "next_observations": torch.as_tensor(buffer.next_observations[i]),
+        "terminated": torch.as_tensor(buffer.terminated[i]),
+    }
+""",
+            "casillas vacías",
+        ),
+        Answer(
+            "índices distintos por campo",
+            """
+def sample_batch(buffer, batch_size, rng):
+    def pick(array):
+        return torch.as_tensor(array[rng.integers(0, buffer.size, size=batch_size)])
+    return {
+        "observations": pick(buffer.observations),
+        "actions": pick(buffer.actions),
+        "rewards": pick(buffer.rewards),
+        "next_observations": pick(buffer.next_observations),
+        "terminated": pick(buffer.terminated),
+    }
+""",
+            "desalineadas",
+        ),
+        Answer(
+            "acciones como float",
+            """
+def sample_batch(buffer, batch_size, rng):
+    i = rng.integers(0, buffer.size, size=batch_size)
+    return {
+        "observations": torch.as_tensor(buffer.observations[i]),
+        "actions": torch.as_tensor(buffer.actions[i], dtype=torch.float32),
+        "rewards": torch.as_tensor(buffer.rewards[i]),
+        "next_observations": torch.as_tensor(buffer.next_observations[i]),
+        "terminated": torch.as_tensor(buffer.terminated[i]),
+    }
+""",
+            "int64",
+        ),
+        Answer(
+            "arrays de NumPy",
+            """
+def sample_batch(buffer, batch_size, rng):
+    i = rng.integers(0, buffer.size, size=batch_size)
+    return {
+        "observations": buffer.observations[i],
+        "actions": buffer.actions[i],
+        "rewards": buffer.rewards[i],
+        "next_observations": buffer.next_observations[i],
+        "terminated": buffer.terminated[i],
+    }
+""",
+            "tensor de PyTorch",
+        ),
+        Answer(
+            "np.random global",
+            """
+def sample_batch(buffer, batch_size, rng):
+    i = np.random.randint(0, buffer.size, size=batch_size)
+    return {
+        "observations": torch.as_tensor(buffer.observations[i]),
+        "actions": torch.as_tensor(buffer.actions[i]),
+        "rewards": torch.as_tensor(buffer.rewards[i]),
+        "next_observations": torch.as_tensor(buffer.next_observations[i]),
+        "terminated": torch.as_tensor(buffer.terminated[i]),
+    }
+""",
+            "Usa el rng",
+        ),
+        Answer(
+            "nunca la última",
+            """
+def sample_batch(buffer, batch_size, rng):
+    i = rng.integers(0, buffer.size - 1, size=batch_size)
+    return {
+        "observations": torch.as_tensor(buffer.observations[i]),
+        "actions": torch.as_tensor(buffer.actions[i]),
+        "rewards": torch.as_tensor(buffer.rewards[i]),
+        "next_observations": torch.as_tensor(buffer.next_observations[i]),
+        "terminated": torch.as_tensor(buffer.terminated[i]),
+    }
+""",
+            "La última transición",
+        ),
+        Answer(
+            "float64",
+            """
+def sample_batch(buffer, batch_size, rng):
+    i = rng.integers(0, buffer.size, size=batch_size)
+    as64 = lambda a: torch.tensor(a, dtype=torch.float64)
+    return {
+        "observations": as64(buffer.observations[i]),
+        "actions": torch.as_tensor(buffer.actions[i]),
+        "rewards": as64(buffer.rewards[i]),
+        "next_observations": as64(buffer.next_observations[i]),
+        "terminated": as64(buffer.terminated[i]),
+    }
+""",
+            "float32",
+        ),
+    ],
+    "dqn_loss": [
+        Answer(
+            "gradiente hacia la red objetivo",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+    next_q_values = target_network(batch["next_observations"])
+    targets = td_targets(batch["rewards"], next_q_values, batch["terminated"], gamma)
+    return F.smooth_l1_loss(q_taken, targets)
+""",
+            "El gradiente fluye hacia target_network",
+        ),
+        Answer(
+            "error cuadrático",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        next_q_values = target_network(batch["next_observations"])
+        targets = td_targets(batch["rewards"], next_q_values, batch["terminated"],
+                             gamma)
+    return F.mse_loss(q_taken, targets)
+""",
+            "Error cuadrático en lugar de Huber",
+        ),
+        Answer(
+            "gather sobre el eje del lote",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(0, batch["actions"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        next_q_values = target_network(batch["next_observations"])
+        targets = td_targets(batch["rewards"], next_q_values, batch["terminated"],
+                             gamma)
+    return F.smooth_l1_loss(q_taken, targets)
+""",
+            "eje equivocado",
+        ),
+        Answer(
+            "max en lugar de la acción tomada",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_taken = q_network(batch["observations"]).max(dim=1).values
+    with torch.no_grad():
+        next_q_values = target_network(batch["next_observations"])
+        targets = td_targets(batch["rewards"], next_q_values, batch["terminated"],
+                             gamma)
+    return F.smooth_l1_loss(q_taken, targets)
+""",
+            "de la acción tomada",
+        ),
+        Answer(
+            "objetivo con la red Q",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        next_q_values = q_network(batch["next_observations"])
+        targets = td_targets(batch["rewards"], next_q_values, batch["terminated"],
+                             gamma)
+    return F.smooth_l1_loss(q_taken, targets)
+""",
+            "no con q_network",
+        ),
+        Answer(
+            "sin squeeze",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1))
+    with torch.no_grad():
+        next_q_values = target_network(batch["next_observations"])
+        targets = td_targets(batch["rewards"], next_q_values, batch["terminated"],
+                             gamma)
+    return F.smooth_l1_loss(q_taken, targets)
+""",
+            "Falta .squeeze(1)",
+        ),
+        Answer(
+            "suma en lugar de media",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        next_q_values = target_network(batch["next_observations"])
+        targets = td_targets(batch["rewards"], next_q_values, batch["terminated"],
+                             gamma)
+    return F.smooth_l1_loss(q_taken, targets, reduction="sum")
+""",
+            "Sumaste en lugar de promediar",
+        ),
+        Answer(
+            "objetivo sin máscara, escrito a mano",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        best_next = target_network(batch["next_observations"]).max(dim=1).values
+        targets = batch["rewards"] + gamma * best_next
+    return F.smooth_l1_loss(q_taken, targets)
+""",
+            "Arrancas desde estados terminales",
+        ),
+        Answer(
+            "devuelve un float",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        next_q_values = target_network(batch["next_observations"])
+        targets = td_targets(batch["rewards"], next_q_values, batch["terminated"],
+                             gamma)
+    return F.smooth_l1_loss(q_taken, targets).item()
+""",
+            "no la conviertas a float",
+        ),
+    ],
+}
+
+RIGHT: dict[str, list[Answer]] = {
+    "q_learning_update": [
+        Answer(
+            "sobre una copia",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    q = np.array(q_table, dtype=float)
+    future = 0.0 if terminated else np.max(q[next_state])
+    target = reward + gamma * future
+    q[state, action] = (1 - alpha) * q[state, action] + alpha * target
+    return q
+""",
+        ),
+        Answer(
+            "máscara con (1 − terminated)",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    target = reward + gamma * (1 - float(terminated)) * q_table[next_state].max()
+    td_error = target - q_table[state, action]
+    q_table[state, action] = q_table[state, action] + alpha * td_error
+    return q_table
+""",
+        ),
+        Answer(
+            "con un bucle para el máximo",
+            """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    best = max(q_table[next_state][a] for a in range(q_table.shape[1]))
+    target = reward if terminated else reward + gamma * best
+    q_table[state][action] += alpha * (target - q_table[state][action])
+    return q_table
+""",
+        ),
+    ],
+    "linear_epsilon": [
+        Answer(
+            "con max",
+            """
+def linear_epsilon(step, start, end, duration):
+    return max(end, start - (start - end) * step / duration)
+""",
+        ),
+        Answer(
+            "con np.interp",
+            """
+def linear_epsilon(step, start, end, duration):
+    return float(np.interp(step, [0, duration], [start, end]))
+""",
+        ),
+        Answer(
+            "con un if",
+            """
+def linear_epsilon(step, start, end, duration):
+    if step >= duration:
+        return end
+    return start + (end - start) * step / duration
+""",
+        ),
+    ],
+    "td_targets": [
+        Answer(
+            "con torch.where",
+            """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    bootstrap = rewards + gamma * next_q_values.max(dim=1).values
+    return torch.where(terminated.bool(), rewards, bootstrap)
+""",
+        ),
+        Answer(
+            "con amax y torch.max",
+            """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    not_done = 1 - terminated
+    return rewards + gamma * not_done * torch.amax(next_q_values, dim=1)
+""",
+        ),
+        Answer(
+            "con un bucle",
+            """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    targets = []
+    for r, q, d in zip(rewards, next_q_values, terminated):
+        targets.append(r if d == 1 else r + gamma * torch.max(q))
+    return torch.stack([torch.as_tensor(y, dtype=torch.float32) for y in targets])
+""",
+        ),
+    ],
+    "sample_batch": [
+        Answer(
+            "rng.choice y from_numpy",
+            """
+def sample_batch(buffer, batch_size, rng):
+    idx = rng.choice(buffer.size, size=batch_size)
+    fields = ["observations", "actions", "rewards", "next_observations", "terminated"]
+    return {f: torch.from_numpy(getattr(buffer, f)[idx]) for f in fields}
+""",
+        ),
+        Answer(
+            "tipos explícitos",
+            """
+def sample_batch(buffer, batch_size, rng):
+    idx = rng.integers(buffer.size, size=batch_size)
+    f32 = torch.float32
+    return {
+        "observations": torch.tensor(buffer.observations[idx], dtype=f32),
+        "actions": torch.tensor(buffer.actions[idx], dtype=torch.long),
+        "rewards": torch.tensor(buffer.rewards[idx], dtype=f32),
+        "next_observations": torch.tensor(buffer.next_observations[idx], dtype=f32),
+        "terminated": torch.tensor(buffer.terminated[idx], dtype=f32),
+    }
+""",
+        ),
+    ],
+    "dqn_loss": [
+        Answer(
+            "detach en lugar de no_grad",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+    next_q_values = target_network(batch["next_observations"]).detach()
+    targets = td_targets(batch["rewards"], next_q_values, batch["terminated"], gamma)
+    return F.smooth_l1_loss(q_taken, targets)
+""",
+        ),
+        Answer(
+            "índices avanzados y Huber a mano",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    actions = batch["actions"]
+    q_taken = q_network(batch["observations"])[torch.arange(len(actions)), actions]
+    with torch.no_grad():
+        best = target_network(batch["next_observations"]).max(dim=1).values
+        targets = batch["rewards"] + gamma * (1 - batch["terminated"]) * best
+    error = q_taken - targets
+    huber = torch.where(error.abs() <= 1, 0.5 * error**2, error.abs() - 0.5)
+    return huber.mean()
+""",
+        ),
+        Answer(
+            "F.huber_loss",
+            """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = torch.gather(q_values, 1, batch["actions"][:, None])[:, 0]
+    with torch.no_grad():
+        targets = td_targets(batch["rewards"],
+                             target_network(batch["next_observations"]),
+                             batch["terminated"], gamma)
+    return F.huber_loss(q_taken, targets, delta=1.0)
+""",
+        ),
+    ],
+}

@@ -1,0 +1,287 @@
+"""Las implementaciones de referencia del módulo 02, contra cálculos independientes,
+y el acuerdo entre el cuaderno y ``helpers``."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+from dataclasses import asdict
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from helpers import dqn, gridworld, probes
+from helpers.checks.dqn import loss_problem, tagged_buffer
+from tests.notebooks import exercises, read, solution_path, student_version
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Un hilo de PyTorch, como en los cuadernos: con redes diminutas y la CPU
+    compartida, varios hilos son mucho más lentos."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_linear_epsilon_endpoints_and_middle():
+    assert dqn.linear_epsilon(0, 1.0, 0.05, 100) == 1.0
+    assert dqn.linear_epsilon(50, 1.0, 0.05, 100) == pytest.approx(0.525)
+    assert dqn.linear_epsilon(100, 1.0, 0.05, 100) == pytest.approx(0.05)
+    assert dqn.linear_epsilon(10**6, 1.0, 0.05, 100) == pytest.approx(0.05)
+    values = [dqn.linear_epsilon(t, 1.0, 0.0, 10) for t in range(12)]
+    assert np.allclose(np.diff(values[:11]), -0.1) and values[10:] == [0.0, 0.0]
+
+
+def test_td_targets_by_brute_force():
+    gen = torch.Generator().manual_seed(0)
+    rewards = torch.randn(7, generator=gen)
+    next_q = torch.randn(7, 3, generator=gen)
+    terminated = torch.tensor([0, 1, 0, 0, 1, 1, 0], dtype=torch.float32)
+    expected = [
+        float(r) if d else float(r) + 0.95 * max(float(x) for x in q)
+        for r, q, d in zip(rewards, next_q, terminated, strict=True)
+    ]
+    got = dqn.td_targets(rewards, next_q, terminated, 0.95)
+    assert got.shape == (7,)
+    assert np.allclose(got.numpy(), expected, atol=1e-6)
+
+
+def test_replay_buffer_wraps_around():
+    buffer = dqn.ReplayBuffer(3, 2)
+    for i in range(5):
+        buffer.add(np.full(2, i), i % 2, float(i), np.full(2, i + 1), i == 4)
+    assert len(buffer) == 3 and buffer.position == 2
+    assert buffer.observations[:, 0].tolist() == [3.0, 4.0, 2.0]
+    assert buffer.terminated.tolist() == [0.0, 1.0, 0.0]
+    assert buffer.actions.dtype == np.int64 and buffer.rewards.dtype == np.float32
+
+
+def test_sample_batch_shapes_types_and_alignment():
+    buffer = tagged_buffer(capacity=20, size=9, obs_dim=3)
+    batch = dqn.sample_batch(buffer, 500, np.random.default_rng(0))
+    assert batch["observations"].shape == batch["next_observations"].shape == (500, 3)
+    assert batch["actions"].dtype == torch.int64
+    assert all(batch[k].dtype == torch.float32 for k in ("rewards", "terminated"))
+    tags = batch["observations"][:, 0].numpy()  # casilla + 1
+    assert set(tags.astype(int) - 1) == set(range(9))
+    assert np.allclose(batch["rewards"].numpy(), 10 * tags)
+    assert np.allclose(batch["next_observations"][:, 0].numpy(), tags + 0.5)
+
+
+def test_dqn_loss_matches_a_hand_written_huber():
+    q_network, target_network, batch = loss_problem(3, 9, 4, 3)
+    loss = dqn.dqn_loss(q_network, target_network, batch, 0.9)
+    with torch.no_grad():
+        q = q_network(batch["observations"])
+        next_best = target_network(batch["next_observations"]).max(dim=1).values
+    rows = []
+    for i in range(9):
+        y = batch["rewards"][i] + 0.9 * (1 - batch["terminated"][i]) * next_best[i]
+        x = float(q[i, batch["actions"][i]] - y)
+        rows.append(0.5 * x * x if abs(x) <= 1 else abs(x) - 0.5)
+    assert loss.item() == pytest.approx(np.mean(rows), rel=1e-5)
+    loss.backward()
+    assert all(p.grad is None for p in target_network.parameters())
+    assert all(p.grad is not None for p in q_network.parameters())
+
+
+class _Table(torch.nn.Module):
+    """Una «red» que devuelve siempre la misma tabla (B, n_actions)."""
+
+    def __init__(self, values: torch.Tensor) -> None:
+        super().__init__()
+        self.values = torch.nn.Parameter(values.clone())
+
+    def forward(self, x):
+        return self.values
+
+
+def test_dqn_loss_gradient_is_the_clipped_td_error():
+    # dL/dQ(s_i, a_i) = clip(Q(s_i, a_i) − y_i, −1, 1) / B; las demás, 0.
+    gen = torch.Generator().manual_seed(4)
+    q_table = _Table(3 * torch.randn(6, 2, generator=gen))
+    target_table = _Table(3 * torch.randn(6, 2, generator=gen))
+    batch = {
+        "observations": torch.zeros(6, 1),
+        "actions": torch.tensor([0, 1, 1, 0, 1, 0]),
+        "rewards": torch.randn(6, generator=gen),
+        "next_observations": torch.zeros(6, 1),
+        "terminated": torch.tensor([0.0, 1.0, 0.0, 0.0, 1.0, 0.0]),
+    }
+    dqn.dqn_loss(q_table, target_table, batch, 0.99).backward()
+    with torch.no_grad():
+        targets = dqn.td_targets(
+            batch["rewards"], target_table.values, batch["terminated"], 0.99
+        )
+        taken = q_table.values[torch.arange(6), batch["actions"]]
+    expected = torch.zeros(6, 2)
+    expected[torch.arange(6), batch["actions"]] = (taken - targets).clamp(-1, 1) / 6
+    assert torch.allclose(q_table.values.grad, expected, atol=1e-6)
+    assert target_table.values.grad is None
+
+
+class _BalancingPolicy(torch.nn.Module):
+    """Un controlador lineal conocido para CartPole, con forma de red Q."""
+
+    def forward(self, x):
+        push_right = x[..., 2] + 0.5 * x[..., 3] + 0.1 * x[..., 1]
+        return torch.stack([-push_right, push_right], dim=-1)
+
+
+def test_evaluate_greedy_matches_playing_one_episode_at_a_time():
+    policy = _BalancingPolicy()
+    returns = dqn.evaluate_greedy(policy, lambda: gym.make("CartPole-v1"), 3, seed=7)
+    for i, got in enumerate(returns):
+        env = gym.make("CartPole-v1")
+        observation, _ = env.reset(seed=7 + i)
+        total, done = 0.0, False
+        while not done:
+            with torch.no_grad():
+                action = int(policy(torch.as_tensor(observation)).argmax())
+            observation, reward, terminated, truncated, _ = env.step(action)
+            total += reward
+            done = terminated or truncated
+        assert got == total
+    assert returns.mean() > 400
+    constant = dqn.evaluate_greedy(
+        lambda x: torch.zeros(len(x), 2), lambda: gym.make("CartPole-v1"), 5
+    )
+    assert constant.max() < 20
+
+
+def test_train_dqn_is_deterministic_and_records_its_history():
+    config = dqn.DQNConfig(
+        total_steps=1_500, learning_starts=200, eval_every=500, target_return=None
+    )
+    first, second = dqn.train_dqn(config), dqn.train_dqn(config)
+    assert first.episode_returns == second.episode_returns
+    assert first.losses == second.losses
+    assert [e[:2] for e in first.evaluations] == [e[:2] for e in second.evaluations]
+    assert first.steps == 1_500 and first.solved_at is None
+    assert [e[0] for e in first.evaluations] == [500, 1_000, 1_500]
+    assert sum(first.episode_returns) <= 1_500
+    assert first.episode_ends == sorted(first.episode_ends)
+
+
+def test_train_dqn_stops_when_the_target_is_reached():
+    config = dqn.DQNConfig(
+        total_steps=400, learning_starts=100, eval_every=200, target_return=0.0
+    )
+    history = dqn.train_dqn(config)
+    assert history.solved_at == 200 and history.steps == 200
+
+
+# ---------------------------------------------------------------------------
+# El cuaderno y helpers dicen lo mismo
+# ---------------------------------------------------------------------------
+
+
+def _notebook_namespace() -> dict:
+    """Las soluciones del cuaderno y sus celdas de red, configuración y bucle."""
+    nb = read(solution_path("02_dqn"))
+    setup = next(c.source for c in nb.cells if c.cell_type == "code")
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(setup, "<setup>", "exec"), namespace)
+    for exercise in exercises(nb):
+        exec(student_version(exercise.solution), namespace)
+    cells = {cell.get("id"): cell.source for cell in nb.cells}
+    for cell_id in ("qnet", "config", "train"):
+        exec(compile(cells[cell_id], f"<{cell_id}>", "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture(scope="module")
+def notebook():
+    with contextlib.redirect_stdout(io.StringIO()):
+        return _notebook_namespace()
+
+
+def test_notebook_solutions_agree_with_the_references(notebook):
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        n_states, n_actions = rng.integers(2, 8, size=2)
+        q = rng.normal(size=(n_states, n_actions))
+        args = (
+            int(rng.integers(n_states)),
+            int(rng.integers(n_actions)),
+            float(rng.normal()),
+            int(rng.integers(n_states)),
+            bool(rng.random() < 0.3),
+            float(rng.random()),
+            float(rng.random()),
+        )
+        assert np.allclose(
+            notebook["q_learning_update"](q.copy(), *args),
+            gridworld.q_learning_update(q.copy(), *args),
+        )
+        step, duration = int(rng.integers(0, 300)), int(rng.integers(1, 200))
+        start, end = 1.0, float(rng.random())
+        assert notebook["linear_epsilon"](step, start, end, duration) == pytest.approx(
+            dqn.linear_epsilon(step, start, end, duration)
+        )
+        batch_size = int(rng.integers(1, 9))
+        rewards = torch.randn(batch_size)
+        next_q = torch.randn(batch_size, int(n_actions))
+        terminated = (torch.rand(batch_size) < 0.3).float()
+        assert torch.allclose(
+            notebook["td_targets"](rewards, next_q, terminated, 0.97),
+            dqn.td_targets(rewards, next_q, terminated, 0.97),
+        )
+    buffer = tagged_buffer(30, 17)
+    mine = notebook["sample_batch"](buffer, 32, np.random.default_rng(3))
+    ref = dqn.sample_batch(buffer, 32, np.random.default_rng(3))
+    for key, value in ref.items():
+        assert torch.equal(mine[key], value) and mine[key].dtype == value.dtype
+    for case in [(0, 5, 3, 2), (1, 8, 4, 3)]:
+        q_net, target_net, batch = loss_problem(*case)
+        mine = notebook["dqn_loss"](q_net, target_net, batch, 0.9)
+        ref = dqn.dqn_loss(*loss_problem(*case)[:2], batch, 0.9)
+        assert mine.item() == pytest.approx(ref.item())
+
+
+def test_notebook_network_is_the_reference_network(notebook):
+    torch.manual_seed(5)
+    mine = notebook["make_q_network"](4, 2, 64)
+    torch.manual_seed(5)
+    ref = dqn.make_q_network(4, 2, 64)
+    assert str(mine) == str(ref)
+    for a, b in zip(mine.parameters(), ref.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_notebook_training_loop_equals_train_dqn(notebook):
+    fields = asdict(notebook["Config"]())
+    assert fields == {
+        k: v for k, v in asdict(dqn.DQNConfig()).items() if k != "env_id"
+    }, "los hiperparámetros del cuaderno y de DQNConfig deben coincidir"
+    short = {"total_steps": 2_500, "learning_starts": 500, "eval_every": 1_000}
+    config = notebook["Config"](**short)
+    mine = notebook["train"](config, lambda: gym.make("CartPole-v1"))
+    ref = dqn.train_dqn(dqn.DQNConfig(**short))
+    assert mine.episode_returns == ref.episode_returns
+    assert mine.losses == ref.losses
+    assert [e[:2] for e in mine.evaluations] == [e[:2] for e in ref.evaluations]
+
+
+def test_notebook_loop_passes_a_probe(notebook):
+    config = notebook["Config"](
+        total_steps=400,
+        learning_starts=100,
+        epsilon_duration=200,
+        target_every=5,
+        gamma=0.9,
+        eval_every=0,
+        target_return=None,
+    )
+    history = notebook["train"](config, probes.TwoStepDiscount)
+    network = copy.deepcopy(history.q_network)
+    with torch.no_grad():
+        q = network(torch.tensor([[0.0], [1.0]])).squeeze(1)
+    assert q.tolist() == pytest.approx([0.9, 1.0], abs=0.1)
+    assert F.mse_loss(q, torch.tensor([0.9, 1.0])) < 0.01

@@ -1,0 +1,129 @@
+"""El mundo de rejilla y Q-learning tabular (``helpers.gridworld``)."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from helpers import gridworld
+from helpers.gridworld import GridWorld
+
+matplotlib.use("Agg")
+
+
+def _shortest_distances(env: GridWorld) -> dict[int, int]:
+    """Pasos mínimos hasta la meta sin pisar paredes ni trampas (BFS hacia atrás)."""
+    distances = {env.goal: 0}
+    queue = deque([env.goal])
+    while queue:
+        s = queue.popleft()
+        for prev in range(env.n_states):
+            if prev in distances or prev in env.walls or env.is_terminal(prev):
+                continue
+            if any(env.transition(prev, a)[0] == s for a in range(env.n_actions)):
+                distances[prev] = distances[s] + 1
+                queue.append(prev)
+    return distances
+
+
+def test_moves_walls_and_borders():
+    env = GridWorld()
+    start = env.start
+    assert env.position(start) == (3, 0)
+    assert env.transition(start, 3) == (start, 0.0, False)  # borde: se queda
+    assert env.transition(start, 2) == (start, 0.0, False)
+    assert env.transition(start, 0)[0] == start - env.n_cols
+    right = start + 1
+    assert env.transition(right, 1) == (right, 0.0, False)  # pared en (3, 2)
+
+
+def test_goal_and_trap_terminate_with_their_rewards():
+    env = GridWorld()
+    below_trap = env.position(next(iter(env.traps)))
+    assert below_trap == (1, 4)
+    assert env.transition(2 * env.n_cols + 4, 0) == (1 * env.n_cols + 4, -1.0, True)
+    assert env.transition(3, 1) == (env.goal, 1.0, True)
+
+
+def test_time_limit_truncates_but_does_not_terminate():
+    env = GridWorld(max_steps=3)
+    env.reset()
+    outcomes = [env.step(3) for _ in range(3)]
+    assert [o[2] for o in outcomes] == [False, False, False]
+    assert [o[3] for o in outcomes] == [False, False, True]
+
+
+def test_episode_reaching_the_goal_is_terminated_not_truncated():
+    env = GridWorld(max_steps=7)
+    env.reset()
+    path = [0, 0, 0, 1, 1, 1, 1]  # arriba ×3, derecha ×4: llega justo en el paso 7
+    for action in path:
+        state, reward, terminated, truncated, _ = env.step(action)
+    assert (state, reward, terminated, truncated) == (env.goal, 1.0, True, False)
+
+
+def test_invalid_layouts_and_actions():
+    with pytest.raises(ValueError, match="mismo largo"):
+        GridWorld(("S..", "G."))
+    with pytest.raises(ValueError, match="exactamente una"):
+        GridWorld(("S..", "..."))
+    with pytest.raises(ValueError, match="Símbolos"):
+        GridWorld(("S.X", "..G"))
+    env = GridWorld()
+    env.reset()
+    with pytest.raises(ValueError, match="acción"):
+        env.step(4)
+
+
+def test_value_iteration_is_gamma_to_the_distance():
+    env = GridWorld()
+    gamma = 0.9
+    q_star = gridworld.value_iteration(env, gamma)
+    for s, d in _shortest_distances(env).items():
+        if s == env.goal:
+            continue
+        assert q_star[s].max() == pytest.approx(gamma ** (d - 1))
+    # Junto a la trampa, subir vale −1 y la política voraz rodea.
+    beside_trap = 2 * env.n_cols + 4
+    assert q_star[beside_trap, 0] == pytest.approx(-1.0)
+    assert gridworld.greedy_policy(q_star)[beside_trap] == 3
+
+
+def test_q_learning_update_by_hand():
+    q = np.zeros((3, 2))
+    q[1] = [0.5, 2.0]
+    out = gridworld.q_learning_update(q, 0, 1, 1.0, 1, False, 0.5, 0.9)
+    assert out[0, 1] == pytest.approx(0.5 * (1.0 + 0.9 * 2.0))
+    out = gridworld.q_learning_update(q, 2, 0, -1.0, 1, True, 0.5, 0.9)
+    assert out[2, 0] == pytest.approx(-0.5)
+    assert out[1].tolist() == [0.5, 2.0]
+
+
+def test_q_learning_finds_the_shortest_path():
+    env = GridWorld()
+    run = gridworld.run_q_learning(env, 400, 0.5, 0.9, 0.2, np.random.default_rng(0))
+    assert run.returns.shape == run.lengths.shape == (400,)
+    policy = gridworld.greedy_policy(run.q_table)
+    env.reset()
+    terminated = False
+    while not terminated and env.steps < 20:
+        state, reward, terminated, _, _ = env.step(int(policy[env.state]))
+    assert (state, reward, env.steps) == (env.goal, 1.0, 7)
+    q_star = gridworld.value_iteration(env, 0.9)
+    assert run.q_table[env.start].max() == pytest.approx(q_star[env.start].max(), 0.05)
+
+
+def test_plots_have_spanish_titles():
+    env = GridWorld()
+    q_star = gridworld.value_iteration(env, 0.9)
+    fig = Figure()
+    ax_q, ax_v = fig.subplots(1, 2)
+    gridworld.plot_q_table(env, q_star, ax_q)
+    gridworld.plot_values_and_policy(env, q_star, ax_v, agent=env.start)
+    assert ax_q.get_title().startswith("Tabla Q")
+    assert ax_v.get_title().startswith("V(s)")
+    assert ax_v.get_xlabel() == "columna" and ax_v.get_ylabel() == "fila"
