@@ -1,0 +1,106 @@
+"""Un modelo de lenguaje diminuto que multiplica, para entrenarlo con GRPO.
+
+Todo lo que necesita el módulo 07_grpo, sin descargar nada:
+
+- ``tokenizer``: caracteres <-> ids (dígitos, «×», «+», «=», punto final).
+- ``TinyLM``: un transformer solo decodificador de ~0,1 M parámetros.
+- ``sample`` / ``token_log_probs``: generar respuestas y medir su
+  log-probabilidad token a token.
+- ``verify``: el verificador, 1 si la respuesta final es correcta y 0 si no.
+- ``load_pretrained``: el punto de partida (ajuste supervisado) que trae el
+  paquete; ``python -m helpers.tinylm.sft`` lo reproduce.
+- ``group_advantages``, ``grpo_loss``, ``train_grpo``: GRPO de referencia.
+- ``python -m helpers.tinylm.bench`` mide los presupuestos de tiempo.
+
+Ejemplo::
+
+    from helpers.tinylm import load_pretrained, train_grpo, p_correct
+    model = load_pretrained()
+    print(p_correct(model))           # P(correcta | 17 × 24) antes
+    history = train_grpo(model)       # un minuto de CPU, más o menos
+    print(p_correct(model))           # y después
+"""
+
+from .checkpoint import (
+    CHECKPOINT_PATH,
+    checkpoint_info,
+    load_checkpoint,
+    load_pretrained,
+    save_checkpoint,
+)
+from .evaluate import heldout_accuracy, mean_reward, p_correct
+from .grpo import GRPOConfig, group_advantages, grpo_loss, grpo_step, train_grpo
+from .model import KVCache, TinyLM, TinyLMConfig
+from .sampling import (
+    Samples,
+    completion_mask,
+    copy_model,
+    next_token_log_probs,
+    next_token_probs,
+    path_probs,
+    sample,
+    token_log_probs,
+)
+from .task import (
+    MAX_NEW_TOKENS,
+    PROMPT_LEN,
+    TARGET,
+    Problem,
+    all_problems,
+    encode_prompts,
+    extract_answer,
+    heldout_problems,
+    prompt_text,
+    rewards_for,
+    rl_problems,
+    solution_text,
+    train_problems,
+    verify,
+)
+from .tokenizer import ALPHABET, END, PAD, CharTokenizer, tokenizer
+
+__all__ = [
+    "ALPHABET",
+    "CHECKPOINT_PATH",
+    "END",
+    "MAX_NEW_TOKENS",
+    "PAD",
+    "PROMPT_LEN",
+    "TARGET",
+    "CharTokenizer",
+    "GRPOConfig",
+    "KVCache",
+    "Problem",
+    "Samples",
+    "TinyLM",
+    "TinyLMConfig",
+    "all_problems",
+    "checkpoint_info",
+    "completion_mask",
+    "copy_model",
+    "encode_prompts",
+    "extract_answer",
+    "group_advantages",
+    "grpo_loss",
+    "grpo_step",
+    "heldout_accuracy",
+    "heldout_problems",
+    "load_checkpoint",
+    "load_pretrained",
+    "mean_reward",
+    "next_token_log_probs",
+    "next_token_probs",
+    "p_correct",
+    "path_probs",
+    "prompt_text",
+    "rewards_for",
+    "rl_problems",
+    "sample",
+    "save_checkpoint",
+    "solution_text",
+    "token_log_probs",
+    "tokenizer",
+    "train_grpo",
+    "train_problems",
+    "verify",
+]

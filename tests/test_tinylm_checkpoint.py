@@ -1,0 +1,63 @@
+"""Pruebas del checkpoint supervisado que trae el paquete."""
+
+import pytest
+import torch
+
+from helpers.tinylm.checkpoint import CHECKPOINT_PATH, checkpoint_info, load_pretrained
+from helpers.tinylm.evaluate import heldout_accuracy, mean_reward, p_correct
+from helpers.tinylm.model import TinyLM
+from helpers.tinylm.sampling import sample
+from helpers.tinylm.task import encode_prompts, heldout_problems, rewards_for
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Un hilo: con matrices tan pequeñas es lo más rápido, y es reproducible."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_pretrained()
+
+
+def test_checkpoint_ships_small_and_loads_without_arguments(model):
+    assert CHECKPOINT_PATH.exists()
+    assert CHECKPOINT_PATH.stat().st_size <= 3 * 1024 * 1024
+    assert isinstance(model, TinyLM)
+    assert 100_000 <= model.num_params() <= 1_000_000
+    assert not model.training
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+
+
+def test_heldout_accuracy_is_in_the_band(model):
+    accuracy = heldout_accuracy(model)
+    assert 0.2 <= accuracy <= 0.6
+    # Es la misma cifra que midió el script de SFT al guardarlo (T = 1)
+    assert accuracy == pytest.approx(checkpoint_info()["heldout_accuracy"], abs=0.03)
+
+
+def test_target_is_far_from_solved(model):
+    p = p_correct(model)
+    assert 0.05 < p < 0.85
+    assert p == pytest.approx(checkpoint_info()["p_correct"], abs=0.05)
+
+
+def test_most_groups_of_eight_are_mixed(model):
+    problems = heldout_problems()
+    prompts = encode_prompts(problems).repeat_interleave(8, dim=0)
+    samples = sample(model, prompts, generator=torch.Generator().manual_seed(0))
+    repeated = [p for p in problems for _ in range(8)]
+    correct = rewards_for(samples.completions, repeated).view(-1, 8).sum(dim=-1)
+    mixed = ((correct > 0) & (correct < 8)).float().mean().item()
+    assert mixed > 0.5
+
+
+def test_mistakes_are_near_misses(model):
+    # Voraz acierta bastante más que a temperatura 1: el carácter más probable
+    # suele ser el bueno, y hay margen para que GRPO concentre la probabilidad
+    greedy = mean_reward(model, heldout_problems(), 1, temperature=0.01)
+    assert greedy > heldout_accuracy(model) + 0.1
