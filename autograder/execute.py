@@ -44,15 +44,25 @@ def main(argv: list[str] | None = None) -> int:
     from nbclient.exceptions import DeadKernelError
     from nbgrader.preprocessors import Execute
 
-    executor = Execute(timeout=args.cell_timeout, interrupt_on_timeout=True)
-    resources = {"metadata": {"path": os.path.dirname(os.path.abspath(args.notebook))}}
-    status = "ok"
-    try:
-        nb, _ = executor.preprocess(nb, resources)
-    except DeadKernelError:
-        status = "dead_kernel"
-    except Exception as error:  # el kernel no arrancó, etc.
-        status = f"error: {type(error).__name__}: {error}"[:300]
+    # Un error de protocolo con el kernel (p. ej. «Invalid Signature» con la
+    # máquina muy cargada) no es culpa de la entrega: se reintenta una vez con
+    # un kernel nuevo. Si vuelve a pasar, se informa.
+    original = nbformat.from_dict(nb)
+    for attempt in range(2):
+        nb = nbformat.from_dict(original) if attempt else nb
+        executor = Execute(timeout=args.cell_timeout, interrupt_on_timeout=True)
+        resources = {
+            "metadata": {"path": os.path.dirname(os.path.abspath(args.notebook))}
+        }
+        status = "ok"
+        try:
+            nb, _ = executor.preprocess(nb, resources)
+        except DeadKernelError:
+            status = "dead_kernel"
+        except Exception as error:  # el kernel no arrancó, mensajes corruptos...
+            status = f"error: {type(error).__name__}: {error}"[:300]
+        if not status.startswith("error"):
+            break
     nb.metadata["autograder_execution"] = status
     out.write(nbformat.writes(nb))
     out.close()
