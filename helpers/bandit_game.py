@@ -8,16 +8,10 @@ manejan sin navegador y los controles solo llaman a esos métodos.
 
 from __future__ import annotations
 
-import base64
 import html
-import io
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import ipywidgets as widgets
-import matplotlib as mpl
 import numpy as np
-from IPython.display import display
 from matplotlib.figure import Figure
 
 from helpers.bandits import (
@@ -28,7 +22,8 @@ from helpers.bandits import (
     incremental_mean,
     ucb_action,
 )
-from helpers.plotting import COLORS, use_course_style
+from helpers.plotting import COLORS
+from helpers.widget_view import WidgetView, course_style, figure_output
 
 PLAYER, EPSILON_GREEDY, UCB = "tú", "ε-greedy", "UCB"
 
@@ -36,14 +31,6 @@ PLAYER, EPSILON_GREEDY, UCB = "tú", "ε-greedy", "UCB"
 def _num(x: float) -> str:
     """Un número con dos decimales y coma decimal, como se escribe en español."""
     return f"{x:.2f}".replace(".", ",")
-
-
-@contextmanager
-def _course_style() -> Iterator[None]:
-    """El estilo del curso solo dentro del bloque: no toca el estilo global."""
-    with mpl.rc_context():
-        use_course_style()
-        yield
 
 
 class Player:
@@ -75,7 +62,7 @@ class Player:
         return reward, text
 
 
-class BanditGame:
+class BanditGame(WidgetView):
     """La partida: tú contra un agente ε-greedy y otro UCB, ``horizon`` tiradas.
 
     Args:
@@ -252,7 +239,7 @@ class BanditGame:
     def figure(self) -> Figure:
         """Tus ``Q(a)`` y ``N(a)`` (y ``q*`` si se reveló), y las tiradas de todos."""
         x, me = np.arange(self.bandit.k), self._players[PLAYER]
-        with _course_style():
+        with course_style():
             # Márgenes fijos, sin layout automático: se redibuja en cada clic.
             fig = Figure(figsize=(8.0, 3.2))
             fig.subplots_adjust(left=0.08, right=0.99, bottom=0.26, top=0.9, wspace=0.2)
@@ -277,24 +264,7 @@ class BanditGame:
         return fig
 
     def _figure_output(self) -> dict:
-        """La figura como salida PNG del ``Output`` (sin pyplot ni backend)."""
-        buffer = io.BytesIO()
-        with _course_style():
-            self.figure().savefig(buffer, format="png", dpi=80, bbox_inches=None)
-        png = base64.b64encode(buffer.getvalue()).decode("ascii")
-        data = {"image/png": png, "text/plain": "<figura de la partida>"}
-        return {"output_type": "display_data", "data": data, "metadata": {}}
-
-    @property
-    def widget(self) -> widgets.VBox:
-        """El widget del cuaderno (se construye la primera vez que se pide)."""
-        if self._widget is None:
-            self._widget = self._build_widget()
-            self._changed()
-        return self._widget
-
-    def _ipython_display_(self) -> None:
-        display(self.widget)
+        return figure_output(self.figure(), "<figura de la partida>", dpi=80)
 
     def _build_widget(self) -> widgets.VBox:
         self._arm_buttons = [

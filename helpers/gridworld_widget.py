@@ -9,17 +9,11 @@ la manejan sin navegador y los botones solo llaman a esos métodos.
 
 from __future__ import annotations
 
-import base64
 import html
-import io
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import ipywidgets as widgets
-import matplotlib as mpl
 import numpy as np
-from IPython.display import display
 from matplotlib.figure import Figure
 
 from helpers.bandits import epsilon_greedy
@@ -30,20 +24,12 @@ from helpers.gridworld import (
     plot_values_and_policy,
     q_learning_update,
 )
-from helpers.plotting import use_course_style
+from helpers.widget_view import WidgetView, course_style, figure_output
 
 
 def _num(x: float) -> str:
     """Un número con dos decimales y coma decimal."""
     return f"{x:.2f}".replace(".", ",")
-
-
-@contextmanager
-def _course_style() -> Iterator[None]:
-    """El estilo del curso solo dentro del bloque: no toca el estilo global."""
-    with mpl.rc_context():
-        use_course_style()
-        yield
 
 
 @dataclass(frozen=True)
@@ -62,7 +48,7 @@ class Transition:
     q_after: float
 
 
-class QLearningExplorer:
+class QLearningExplorer(WidgetView):
     """Q-learning tabular que avanza de paso en paso.
 
     Args:
@@ -195,7 +181,7 @@ class QLearningExplorer:
 
     def figure(self) -> Figure:
         """La tabla ``Q`` y los valores con la política voraz, lado a lado."""
-        with _course_style():
+        with course_style():
             fig = Figure(figsize=(9.0, 3.6))
             fig.subplots_adjust(left=0.06, right=0.9, bottom=0.14, top=0.9, wspace=0.3)
             ax_q, ax_v = fig.subplots(1, 2)
@@ -208,23 +194,7 @@ class QLearningExplorer:
         return fig
 
     def _figure_output(self) -> dict:
-        buffer = io.BytesIO()
-        with _course_style():
-            self.figure().savefig(buffer, format="png", dpi=100, bbox_inches=None)
-        png = base64.b64encode(buffer.getvalue()).decode("ascii")
-        data = {"image/png": png, "text/plain": "<tabla Q y política>"}
-        return {"output_type": "display_data", "data": data, "metadata": {}}
-
-    @property
-    def widget(self) -> widgets.VBox:
-        """El widget del cuaderno (se construye la primera vez que se pide)."""
-        if self._widget is None:
-            self._widget = self._build_widget()
-            self._changed()
-        return self._widget
-
-    def _ipython_display_(self) -> None:
-        display(self.widget)
+        return figure_output(self.figure(), "<tabla Q y política>", dpi=100)
 
     def _build_widget(self) -> widgets.VBox:
         self._step_button = widgets.Button(description="Paso", icon="step-forward")

@@ -11,22 +11,17 @@ depende de la vista: los tests la manejan sin navegador.
 
 from __future__ import annotations
 
-import base64
 import html
-import io
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import ipywidgets as widgets
-import matplotlib as mpl
 import numpy as np
 import torch
-from IPython.display import display
 from matplotlib.figure import Figure
 
 from helpers.bandits import QUESTION, StrategyBandit, softmax
-from helpers.plotting import COLORS, use_course_style
+from helpers.plotting import COLORS
+from helpers.widget_view import WidgetView, course_style, figure_output
 
 # Los brazos del bandido de estrategias que usa el widget.
 ARMS = (0, 2, 4)
@@ -39,14 +34,6 @@ def _num(x: float, digits: int = 2) -> str:
 
 def _vector(values: np.ndarray) -> str:
     return "[" + "; ".join(_num(v) for v in values) + "]"
-
-
-@contextmanager
-def _course_style() -> Iterator[None]:
-    """El estilo del curso solo dentro del bloque: no toca el estilo global."""
-    with mpl.rc_context():
-        use_course_style()
-        yield
 
 
 @dataclass(frozen=True)
@@ -68,7 +55,7 @@ class Sample:
     baseline: float
 
 
-class ReinforceStepper:
+class ReinforceStepper(WidgetView):
     """REINFORCE paso a paso sobre ``π = softmax(θ)`` con tres acciones.
 
     Args:
@@ -215,7 +202,7 @@ class ReinforceStepper:
     def figure(self) -> Figure:
         """Las barras de ``π`` (y la ``π`` de antes) y su evolución."""
         x = np.arange(len(ARMS))
-        with _course_style():
+        with course_style():
             fig = Figure(figsize=(8.4, 3.2))
             fig.subplots_adjust(
                 left=0.08, right=0.98, bottom=0.2, top=0.88, wspace=0.28
@@ -262,24 +249,7 @@ class ReinforceStepper:
         return fig
 
     def _figure_output(self) -> dict:
-        """La figura como salida PNG del ``Output`` (sin pyplot ni backend)."""
-        buffer = io.BytesIO()
-        with _course_style():
-            self.figure().savefig(buffer, format="png", dpi=80, bbox_inches=None)
-        png = base64.b64encode(buffer.getvalue()).decode("ascii")
-        data = {"image/png": png, "text/plain": "<figura de la política>"}
-        return {"output_type": "display_data", "data": data, "metadata": {}}
-
-    @property
-    def widget(self) -> widgets.VBox:
-        """El widget del cuaderno (se construye la primera vez que se pide)."""
-        if self._widget is None:
-            self._widget = self._build_widget()
-            self._changed()
-        return self._widget
-
-    def _ipython_display_(self) -> None:
-        display(self.widget)
+        return figure_output(self.figure(), "<figura de la política>", dpi=80)
 
     def _build_widget(self) -> widgets.VBox:
         self._sample_button = widgets.Button(description="1 · Muestrear", icon="random")
