@@ -4,8 +4,18 @@ import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+import pytest  # noqa: E402
 import torch  # noqa: E402
 
-# Redes diminutas: un hilo es tan rápido como varios y no compite con el otro
-# trabajador de pytest-xdist (en una máquina cargada, mucho más rápido).
-torch.set_num_threads(1)
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Un hilo de PyTorch en cada prueba, como en los cuadernos.
+
+    Con redes diminutas un hilo es tan rápido como varios, da resultados
+    reproducibles y no compite con el otro trabajador de pytest-xdist. Si una
+    prueba cambia los hilos, se restauran al terminar.
+    """
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(1)

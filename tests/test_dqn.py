@@ -19,16 +19,6 @@ from helpers.checks.dqn import loss_problem, tagged_buffer
 from tests.notebooks import exercises, read, solution_path, student_version
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Un hilo de PyTorch, como en los cuadernos: con redes diminutas y la CPU
-    compartida, varios hilos son mucho más lentos."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def test_linear_epsilon_endpoints_and_middle():
     assert dqn.linear_epsilon(0, 1.0, 0.05, 100) == 1.0
     assert dqn.linear_epsilon(50, 1.0, 0.05, 100) == pytest.approx(0.525)

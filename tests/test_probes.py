@@ -12,16 +12,6 @@ from gymnasium.utils.env_checker import check_env
 from helpers import dqn, probes
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Un hilo de PyTorch, como en los cuadernos: con redes diminutas y la CPU
-    compartida, varios hilos son mucho más lentos."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.mark.parametrize("probe_class", probes.PROBES, ids=lambda c: c.__name__)
 def test_probes_follow_the_gymnasium_api(probe_class):
     with warnings.catch_warnings():

@@ -10,15 +10,6 @@ from helpers.tinylm.sampling import sample
 from helpers.tinylm.task import encode_prompts, heldout_problems, rewards_for
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Un hilo: con matrices tan pequeñas es lo más rápido, y es reproducible."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 @pytest.fixture(scope="module")
 def model():
     return load_pretrained()

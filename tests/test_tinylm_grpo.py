@@ -15,16 +15,6 @@ from helpers.tinylm.model import TinyLM, TinyLMConfig
 from helpers.tinylm.sampling import copy_model
 from helpers.tinylm.task import TARGET, rl_problems
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Un hilo: con matrices tan pequeñas es lo más rápido, y es reproducible."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 # --- ventajas de grupo ------------------------------------------------------
 
 

@@ -16,15 +16,6 @@ from helpers.tinylm.task import MAX_NEW_TOKENS, PROMPT_LEN, TARGET, encode_promp
 from helpers.tinylm.tokenizer import tokenizer
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Un hilo: con matrices tan pequeñas es lo más rápido, y es reproducible."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 @pytest.fixture(scope="module")
 def model():
     """Un modelo pequeño sin entrenar (pesos aleatorios con semilla)."""

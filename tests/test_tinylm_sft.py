@@ -2,7 +2,6 @@
 
 import random
 
-import pytest
 import torch
 
 from helpers.tinylm.model import TinyLMConfig
@@ -23,15 +22,6 @@ from helpers.tinylm.task import (
     verify,
 )
 from helpers.tinylm.tokenizer import tokenizer
-
-
-@pytest.fixture
-def one_thread():
-    """Un hilo: el mismo orden de las sumas, los mismos pesos."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def test_a_slip_changes_one_digit_by_one():
@@ -73,7 +63,8 @@ def test_dataset_leaves_out_the_target_and_the_heldout_set():
     assert 0.37 < wrong < 0.43
 
 
-def test_training_is_reproducible(one_thread):
+def test_training_is_reproducible():
+    # Un hilo (conftest): el mismo orden de las sumas, los mismos pesos.
     tiny = TinyLMConfig(d_model=16, n_heads=2, n_layers=1, d_mlp=32)
     cfg = SFTConfig(steps=3, batch_size=8, warmup=2, model=tiny)
     first = train_sft(cfg, verbose=False).state_dict()
