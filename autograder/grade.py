@@ -205,13 +205,8 @@ class Job:
     notebook_timeout: int | None = None
 
 
-_SLOT: int = 0
-
-
-def _init_worker(slots) -> None:
-    """Cada proceso de trabajo toma un número de hueco (su usuario del sandbox)."""
-    global _SLOT
-    _SLOT = slots.get()
+def _init_worker() -> None:
+    """Los procesos de trabajo no escriben el registro de nbgrader ni avisos."""
     logging.getLogger().setLevel(logging.CRITICAL)
     warnings.filterwarnings("ignore")
 
@@ -248,7 +243,6 @@ def grade_one(job: Job) -> Result:
     config.SandboxedExecute.workdir = str(own)
     config.SandboxedExecute.use_sandbox = job.use_sandbox
     config.SandboxedExecute.hide = job.hide
-    config.SandboxedExecute.slot = _SLOT
     if job.cell_timeout:
         config.SandboxedExecute.cell_timeout = job.cell_timeout
     if job.notebook_timeout:
@@ -429,15 +423,10 @@ def grade(
             )
         )
 
-    context = multiprocessing.get_context("fork")
-    slots = context.Queue()
-    for slot in range(max(1, jobs)):
-        slots.put(slot)
     with ProcessPoolExecutor(
         max_workers=max(1, jobs),
-        mp_context=context,
+        mp_context=multiprocessing.get_context("fork"),
         initializer=_init_worker,
-        initargs=(slots,),
     ) as pool:
         for result in pool.map(grade_one, pending):
             results[result.student_id] = result

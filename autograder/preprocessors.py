@@ -122,7 +122,6 @@ class SandboxedExecute(NbGraderPreprocessor):
     workdir = Unicode("", help="Carpeta de trabajo de esta entrega.").tag(config=True)
     use_sandbox = Bool(True, help="Aislar con bubblewrap.").tag(config=True)
     hide = List(Unicode(), help="Carpetas que la entrega no debe ver.").tag(config=True)
-    slot = Integer(0, help="Número de trabajo en paralelo.").tag(config=True)
     cell_timeout = Integer(60, help="Segundos por celda.").tag(config=True)
     notebook_timeout = Integer(600, help="Segundos por cuaderno.").tag(config=True)
     memory_bytes = Integer(3 * 1024**3, help="Memoria del kernel.").tag(config=True)
@@ -137,9 +136,7 @@ class SandboxedExecute(NbGraderPreprocessor):
             processes=self.processes,
         )
         sandbox = (
-            Sandbox(hide=[Path(p) for p in self.hide], slot=self.slot)
-            if self.use_sandbox
-            else None
+            Sandbox(hide=[Path(p) for p in self.hide]) if self.use_sandbox else None
         )
         status = {"status": "ok", "reason": ""}
         try:

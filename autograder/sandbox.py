@@ -27,8 +27,10 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-# Usuarios sin privilegios para las entregas: uno por trabajo en paralelo, para
-# que el límite de procesos de uno no se coma el de otro.
+# Usuarios sin privilegios para las entregas. El límite de procesos cuenta por
+# usuario en todo el sistema, así que cada ejecución aislada usa el suyo: el de
+# este número más el pid del proceso que la lanza (único mientras viva). Así un
+# lote (o una entrega con una bomba de procesos) no agota el de otro.
 FIRST_UID = 61000
 # Dónde ve la entrega su carpeta de trabajo dentro del sandbox.
 INSIDE = "/tmp/entrega"
@@ -53,11 +55,14 @@ class Sandbox:
     Attributes:
         hide: carpetas que el código del estudiante no debe ver (se tapan con
             un tmpfs vacío): el espacio de calificación, las entregas...
-        slot: número de trabajo en paralelo (elige el usuario sin privilegios).
     """
 
     hide: list[Path] = field(default_factory=list)
-    slot: int = 0
+
+    @staticmethod
+    def uid() -> int:
+        """El usuario sin privilegios de la ejecución que lanza este proceso."""
+        return FIRST_UID + os.getpid()
 
     @staticmethod
     def unavailable_reason() -> str | None:
@@ -137,7 +142,7 @@ class Sandbox:
         if os.geteuid() == 0:
             # Como root, bwrap monta todo y luego se pasa a un usuario sin
             # privilegios: así el límite de procesos se cumple de verdad.
-            uid = str(FIRST_UID + self.slot)
+            uid = str(self.uid())
             cmd += [
                 "--",
                 "setpriv",
@@ -227,7 +232,7 @@ def execute_notebook(
         inner += [flag, str(value)]
     if sandbox is not None:
         if os.geteuid() == 0:
-            uid = FIRST_UID + sandbox.slot
+            uid = sandbox.uid()
             os.chown(workdir, uid, uid)
             os.chown(source, uid, uid)
         cmd = sandbox.command(inner, workdir, limits)

@@ -116,7 +116,7 @@ def test_skip_slow_cells_never_skips_graded_cells():
 def test_sandbox_command_hides_and_isolates(tmp_path):
     hidden = tmp_path / "gradebook"
     hidden.mkdir()
-    cmd = Sandbox(hide=[hidden], slot=1).command(["python"], tmp_path, Limits())
+    cmd = Sandbox(hide=[hidden]).command(["python"], tmp_path, Limits())
     joined = " ".join(cmd)
     assert "--unshare-net" in cmd and "--unshare-pid" in cmd
     assert f"--tmpfs {hidden} --remount-ro {hidden}" in joined
