@@ -7,6 +7,7 @@ celdas de prueba (calificadas) que la siguen hasta la próxima solución.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,16 @@ def exercises(nb: NotebookNode) -> list[Exercise]:
         elif meta.get("grade") and found:
             found[-1].tests.append((meta["grade_id"], cell.source, meta["points"]))
     return [ex for ex in found if ex.tests]
+
+
+def fill_solutions(nb: NotebookNode, answers: dict[str, str]) -> NotebookNode:
+    """Copia de ``nb`` con las celdas indicadas (por ``grade_id``) rellenadas."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        grade_id = nbgrader(cell).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id].strip("\n")
+    return nb
 
 
 def setup_source(nb: NotebookNode) -> str:

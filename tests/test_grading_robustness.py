@@ -24,6 +24,7 @@ from tests.notebooks import (
     REPO,
     course_path,
     exercises,
+    fill_solutions,
     nbgrader,
     read,
     solution_path,
@@ -37,15 +38,6 @@ pytestmark = pytest.mark.skipif(
     Sandbox.unavailable_reason() is not None,
     reason=f"sin sandbox: {Sandbox.unavailable_reason()}",
 )
-
-
-def _fill(nb, answers):
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        grade_id = nbgrader(cell).get("grade_id")
-        if grade_id in answers:
-            cell.source = answers[grade_id].strip("\n")
-    return nb
 
 
 def _with_cell(nb, source, after_setup=True):
@@ -100,15 +92,15 @@ def batch(tmp_path_factory):
     outside = REPO / "fuera_de_su_carpeta.txt"
     listener = Listener()
 
-    solved = _fill(released, solutions)
+    solved = fill_solutions(released, solutions)
     mixed_answers = dict(solutions)
     for ex in module_exercises[1::2]:
         mixed_answers[ex.grade_id] = wrong[ex.grade_id][0].source
-    mixed = _fill(released, mixed_answers)
+    mixed = fill_solutions(released, mixed_answers)
     ana = copy.deepcopy(solved)
     ana.cells.insert(1, new_markdown_cell(SECRET))
 
-    loop = _fill(
+    loop = fill_solutions(
         released,
         {
             **solutions,
@@ -127,7 +119,7 @@ def batch(tmp_path_factory):
     # Sin ninguna celda de pruebas: se restauran todas desde la fuente.
     deleted = copy.deepcopy(solved)
     deleted.cells = [c for c in deleted.cells if not nbgrader(c).get("grade")]
-    edited = _fill(
+    edited = fill_solutions(
         released, {ex.grade_id: wrong[ex.grade_id][0].source for ex in module_exercises}
     )
     for cell in edited.cells:
@@ -156,10 +148,10 @@ def batch(tmp_path_factory):
         for key, value in solutions.items()
     }
     noisy = _with_cell(
-        _fill(released, noisy_answers),
+        fill_solutions(released, noisy_answers),
         'import sys\nprint("más ruido", file=sys.stderr)',
     )
-    import_error = _fill(
+    import_error = fill_solutions(
         released,
         {
             **solutions,

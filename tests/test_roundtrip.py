@@ -13,7 +13,6 @@ Por módulo se califican juntas varias entregas construidas a partir de
 
 from __future__ import annotations
 
-import copy
 import csv
 import subprocess
 import sys
@@ -26,22 +25,13 @@ from tests.notebooks import (
     REPO,
     course_path,
     exercises,
+    fill_solutions,
     module_ids,
     nbgrader,
     read,
     solution_path,
     student_version,
 )
-
-
-def _fill(nb, answers: dict[str, str]):
-    """Copia de ``nb`` con las celdas de solución indicadas rellenadas."""
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        grade_id = nbgrader(cell).get("grade_id")
-        if grade_id in answers:
-            cell.source = answers[grade_id].strip("\n")
-    return nb
 
 
 @pytest.fixture(scope="module", params=module_ids())
@@ -63,11 +53,11 @@ def graded(request, tmp_path_factory):
     }
     first_test = module_exercises[0].tests[0][0]
 
-    deleted = _fill(released, solutions)
+    deleted = fill_solutions(released, solutions)
     deleted.cells = [
         c for c in deleted.cells if nbgrader(c).get("grade_id") != first_test
     ]
-    tampered = _fill(
+    tampered = fill_solutions(
         released,
         {ex.grade_id: wrong_bank[ex.grade_id][0].source for ex in module_exercises},
     )
@@ -78,8 +68,8 @@ def graded(request, tmp_path_factory):
     submissions = tmp_path_factory.mktemp("entregas")
     notebooks = {
         "untouched": released,
-        "solved": _fill(released, solutions),
-        "mixed": _fill(released, mixed),
+        "solved": fill_solutions(released, solutions),
+        "mixed": fill_solutions(released, mixed),
         "deleted": deleted,
         "tampered": tampered,
     }
