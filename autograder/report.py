@@ -30,7 +30,7 @@ def _figure_to_img(fig) -> str:
 
 
 def write_report(path: Path, module_id: str, results, cells, sandboxed: bool) -> None:
-    """Escribe ``informe.html`` a partir de los resultados de la calificación.
+    """Escribe ``report.html`` a partir de los resultados de la calificación.
 
     Args:
         path: dónde escribirlo.
