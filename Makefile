@@ -12,12 +12,13 @@ export PATH := $(BIN):$(PATH)
 # Jupyter se niega a arrancar como root (contenedores, CI) sin este permiso.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help lab test test-browser lint release grade clean
+.PHONY: help lab test test-browser bench bench-quick lint release grade clean
 
 help:
 	@echo "make lab       abre el curso (course/) en JupyterLab"
 	@echo "make test      ejecuta todas las pruebas (salvo las de navegador)"
 	@echo "make test-browser   Binder simulado y JupyterLab en Chromium"
+	@echo "make bench     mide los presupuestos del curso y escribe BENCHMARKS.md"
 	@echo "make release   regenera course/ a partir de solutions/"
 	@echo "make grade MODULE=01_bandidos SUBMISSIONS=entregas/   califica entregas"
 
@@ -47,6 +48,19 @@ $(BROWSER_STAMP): $(STAMP)
 # Necesita Chromium del sistema (apt-get install chromium); .ci/run lo instala.
 test-browser: $(BROWSER_STAMP)
 	$(PY) -m pytest tests/browser -p no:cacheprovider
+
+BENCH_STAMP := $(VENV)/.banco
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	touch $@
+
+# Unos 30-40 minutos: cuadernos, CartPole junto a Stable-Baselines3, GRPO y
+# calificación de 100 entregas. CI solo ejecuta bench-quick (el código, no las cifras).
+bench: $(BENCH_STAMP)
+	$(PY) -m autograder benchmark all --output BENCHMARKS.md
+
+bench-quick: $(BENCH_STAMP)
+	$(PY) -m autograder benchmark all --quick --output .grading/BENCHMARKS-quick.md
 
 release: $(STAMP)
 	$(PY) -m autograder release

@@ -69,9 +69,12 @@ def make_class(module_id: str, students: int, folder: Path) -> None:
         nbformat.write(nb, folder / f"estudiante{index:03d}.ipynb")
 
 
-def notebook_figures(module_id: str) -> dict[str, float]:
-    """Tiempo (s) y memoria máxima del kernel (MB) del cuaderno de solución."""
-    path = SOLUTIONS / module_id / f"{module_id}.ipynb"
+def notebook_figures(module_id: str, path: Path | None = None) -> dict[str, float]:
+    """Tiempo (s) y memoria máxima del kernel (MB) del cuaderno de solución.
+
+    ``path`` sustituye al cuaderno de ``solutions/`` (lo usa ``--quick``).
+    """
+    path = path or SOLUTIONS / module_id / f"{module_id}.ipynb"
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     completed = subprocess.run(
         [sys.executable, "-c", _RUN_ONE, str(path), str(path.parent)],
@@ -105,8 +108,8 @@ def notebooks_main(module_ids: list[str]) -> int:
     return 0
 
 
-def main(module_id: str, students: int, jobs: int) -> int:
-    """Mide e imprime el rendimiento de la calificación."""
+def grading_figures(module_id: str, students: int, jobs: int) -> dict[str, object]:
+    """Califica una clase fabricada; segundos totales y entregas con incidencias."""
     with tempfile.TemporaryDirectory(prefix="banco-") as scratch:
         folder = Path(scratch) / "entregas"
         folder.mkdir()
@@ -114,7 +117,17 @@ def main(module_id: str, students: int, jobs: int) -> int:
         start = time.perf_counter()
         results = grade(module_id, folder, Path(scratch) / "notas", jobs=jobs)
         seconds = time.perf_counter() - start
-    problems = [r for r in results if r.status != "ok"]
+    return {
+        "seconds": seconds,
+        "problems": sorted({r.status for r in results if r.status != "ok"}),
+        "n_problems": sum(r.status != "ok" for r in results),
+    }
+
+
+def main(module_id: str, students: int, jobs: int) -> int:
+    """Mide e imprime el rendimiento de la calificación."""
+    figures = grading_figures(module_id, students, jobs)
+    seconds = float(figures["seconds"])  # type: ignore[arg-type]
     per_student = seconds / max(1, students)
     projected = per_student * BUDGET_STUDENTS
     print(
@@ -127,9 +140,8 @@ def main(module_id: str, students: int, jobs: int) -> int:
         f"(presupuesto {BUDGET_SECONDS} s: "
         f"{'dentro' if projected <= BUDGET_SECONDS else 'FUERA'})"
     )
-    if problems:
+    if figures["n_problems"]:
         print(
-            f"⚠ {len(problems)} entregas con incidencias: "
-            f"{sorted({r.status for r in problems})}"
+            f"⚠ {figures['n_problems']} entregas con incidencias: {figures['problems']}"
         )
     return 0
