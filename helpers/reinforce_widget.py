@@ -29,7 +29,10 @@ ARMS = (0, 2, 4)
 
 def _num(x: float, digits: int = 2) -> str:
     """Un número con coma decimal, como se escribe en español."""
-    return f"{x:.{digits}f}".replace(".", ",").replace("-", "−")
+    text = f"{x:.{digits}f}"
+    if float(text) == 0:  # sin «−0,00»
+        text = f"{0:.{digits}f}"
+    return text.replace(".", ",").replace("-", "−")
 
 
 def _vector(values: np.ndarray) -> str:
@@ -244,6 +247,7 @@ class ReinforceStepper(WidgetView):
                 xlabel="actualización",
                 ylabel="probabilidad",
                 ylim=(0, 1),
+                xlim=(0, max(10, len(history) - 1)),
             )
             ax_hist.legend(loc="upper left", fontsize=8)
         return fig

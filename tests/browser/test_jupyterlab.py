@@ -8,6 +8,7 @@ captura en ``.artifacts/browser/``. Se ejecutan con ``make test-browser``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -62,6 +63,11 @@ def lab(tmp_path_factory):
     tracker = settings / "@jupyterlab" / "notebook-extension"
     tracker.mkdir(parents=True)
     (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    notices = settings / "@jupyterlab" / "apputils-extension"
+    notices.mkdir(parents=True)
+    (notices / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
+    env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp_path_factory.mktemp("workspaces"))
     log = (tmp_path_factory.mktemp("lab") / "lab.log").open("w")
     server = subprocess.Popen(
         [
@@ -72,7 +78,7 @@ def lab(tmp_path_factory):
             f"--port={port}",
             "--ServerApp.ip=127.0.0.1",
             f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={REPO}",
+            f"--ServerApp.root_dir={root}",
             "--allow-root",
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -105,24 +111,71 @@ def browser():
         launched.close()
 
 
-def _wait_until_idle(page, timeout: float) -> None:
-    """Espera a que no quede ninguna celda en ejecución ni en cola («[*]»)."""
+def _wait_until_done(page, timeout: float) -> None:
+    """Espera a que la última celda de código tenga número («[12]»).
+
+    «Run All Cells» ejecuta en orden: cuando la última celda tiene número y
+    ninguna está en cola («[*]»), han terminado todas. Si una celda da error,
+    JupyterLab no ejecuta las siguientes: se falla en cuanto aparece, con su
+    texto.
+    """
     deadline = time.time() + timeout
-    time.sleep(2)
+    prompts = page.locator(".jp-CodeCell .jp-InputPrompt")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    errors = page.locator('[data-mime-type="application/vnd.jupyter.error"]')
     while time.time() < deadline:
-        prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
-        busy = any("*" in p for p in prompts)
-        if prompts and not busy and any(re.search(r"\[\d+\]", p) for p in prompts):
+        if errors.count():
+            pytest.fail(f"una celda dio error:\n{errors.first.inner_text()[:800]}")
+        texts = prompts.all_inner_texts()
+        if (
+            texts
+            and re.search(r"\[\d+\]", texts[-1])
+            and not any("*" in text for text in texts)
+        ):
             return
-        time.sleep(1)
-    pytest.fail(f"las celdas no terminaron en {timeout} s")
+        if os.environ.get("BROWSER_DEBUG"):
+            print(time.strftime("%X"), [t.strip() for t in texts], flush=True)
+        time.sleep(1 if not os.environ.get("BROWSER_DEBUG") else 10)
+    done = sum(bool(re.search(r"\[\d+\]", t)) for t in prompts.all_inner_texts())
+    total = prompts.count()
+    page.screenshot(path=str(ARTIFACTS / "atascado.png"), full_page=True)
+    pytest.fail(f"en {timeout:.0f} s solo terminaron {done} celdas de {total}")
 
 
 @pytest.mark.parametrize("module_id", module_ids())
 def test_module_runs_and_its_widgets_work(lab, browser, module_id):
     base, token = lab
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{base}/lab/tree/solutions/{module_id}/{module_id}.ipynb?token={token}")
+    try:
+        _run_and_check(page, base, token, module_id)
+    except BaseException:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{module_id}-fallo.png"))
+        raise
+    finally:
+        page.close()
+        _shut_down_kernels(base, token)
+
+
+def _shut_down_kernels(base: str, token: str) -> None:
+    """Apaga los kernels que quedan (cada cuaderno deja el suyo ocupando memoria)."""
+    headers = {"Authorization": f"token {token}"}
+    listing = urllib.request.Request(f"{base}/api/kernels", headers=headers)
+    with urllib.request.urlopen(listing, timeout=10) as response:
+        kernels = json.load(response)
+    for kernel in kernels:
+        request = urllib.request.Request(
+            f"{base}/api/kernels/{kernel['id']}", headers=headers, method="DELETE"
+        )
+        urllib.request.urlopen(request, timeout=30).close()
+
+
+def _run_and_check(page, base: str, token: str, module_id: str) -> None:
+    # Un espacio de trabajo propio por módulo: solo su cuaderno abierto.
+    page.goto(
+        f"{base}/lab/workspaces/{module_id}/tree/solutions/{module_id}/"
+        f"{module_id}.ipynb?token={token}"
+    )
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
     page.wait_for_selector(
         ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000
@@ -130,7 +183,7 @@ def test_module_runs_and_its_widgets_work(lab, browser, module_id):
     page.locator(".jp-Notebook").first.click()
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    _wait_until_idle(page, timeout=900)
+    _wait_until_done(page, timeout=900)
 
     errors = page.locator('[data-mime-type="application/vnd.jupyter.error"]')
     assert errors.count() == 0, errors.first.inner_text()[:500]
@@ -142,20 +195,35 @@ def test_module_runs_and_its_widgets_work(lab, browser, module_id):
             f"widget como texto: {text[:80]}"
         )
 
-    # Un clic en el primer botón de un widget cambia lo que muestra.
-    button = page.locator(".jp-OutputArea-output .jupyter-widgets button").first
-    button.scroll_into_view_if_needed()
-    area = button.locator(
-        "xpath=ancestor::div[contains(@class,'jp-OutputArea-output')]"
-    )
-    before = area.inner_html()
-    button.click()
-    for _ in range(30):
-        if area.inner_html() != before:
-            break
-        time.sleep(0.5)
-    assert area.inner_html() != before, "el widget no respondió al clic"
+    # Cada módulo: un clic en un botón y, si hay, un deslizador movido con el
+    # teclado; lo que muestra el widget tiene que cambiar.
+    outputs = page.locator(".jp-OutputArea-output .jupyter-widgets")
+    controls = [
+        (outputs.locator("button:not([disabled])"), lambda c: c.click()),
+        (outputs.locator(".noUi-handle"), lambda c: (c.focus(), c.press("PageUp"))),
+    ]
+    touched = 0
+    for locator, interact in controls:
+        if not locator.count():
+            continue
+        control = locator.first
+        control.scroll_into_view_if_needed()
+        area = control.locator(
+            "xpath=ancestor::div[contains(@class,'jp-OutputArea-output')]"
+        )
+        before = area.inner_html()
+        interact(control)
+        for _ in range(60):
+            if area.inner_html() != before:
+                break
+            time.sleep(0.5)
+        assert area.inner_html() != before, "el widget no respondió"
+        touched += 1
+    assert touched, "ningún botón ni deslizador con el que interactuar"
 
+    page.wait_for_selector(
+        ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000
+    )
+    time.sleep(1)  # que el navegador pinte la última figura
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{module_id}.png"))
-    page.close()
