@@ -102,6 +102,17 @@ def exercises(module: str) -> list[Exercise]:
     return list(_EXERCISES.get(module, {}).values())
 
 
+class Progress(dict):
+    """El resumen de progreso: un ``dict`` que el cuaderno no repite al mostrarlo.
+
+    ``progress_summary`` ya lo ha impreso en prosa; sin esto, Jupyter añadiría
+    debajo el ``{'clave': True, ...}`` de la última expresión de la celda.
+    """
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
 def progress_summary(module: str) -> dict[str, bool | None]:
     """Imprime qué ejercicios del módulo pasan su comprobación visible.
 
@@ -112,7 +123,7 @@ def progress_summary(module: str) -> dict[str, bool | None]:
         Para cada ejercicio: ``True`` (pasa), ``False`` (falla) o ``None`` (sin
         ejecutar todavía).
     """
-    summary: dict[str, bool | None] = {}
+    summary: dict[str, bool | None] = Progress()
     if not exercises(module):
         print(f"{module} no tiene ejercicios con comprobación visible.")
         return summary

@@ -1,0 +1,397 @@
+"""Módulo 04 · Varianza y líneas base: implementaciones de referencia.
+
+Lo que el cuaderno 04_lineas_base pide escribir, ya resuelto, y lo que los
+módulos siguientes importan en lugar de depender de tu solución:
+
+* ``score_gradients``: una estimación de ``∇J`` **por muestra**,
+  ``(R_i − b_i)·∇log π(a_i)``, para una política ``softmax(θ)`` de un paso;
+* ``total_variance``: la varianza de esas estimaciones (traza de la covarianza);
+* ``normalize_returns``: ``(G − media)/desviación``, sin NaN si todos son iguales;
+* ``leave_one_out_baseline``: la recompensa esperada de cada pregunta, estimada
+  con las **otras** muestras de la misma pregunta;
+* ``optimal_constant_baseline``: la constante ``b`` que minimiza la varianza;
+* ``baseline_losses``: la pérdida de la política con la ventaja ``G − V(s)``
+  separada del grafo y la pérdida del valor (regresión a ``G``);
+* ``BatchMeanBaseline``, ``ValueBaseline`` y ``train_reinforce_with_baseline``:
+  líneas base enchufables en :func:`helpers.reinforce.train_reinforce` y
+  REINFORCE con una ``V(s)`` aprendida en CartPole.
+
+Referencias: Williams (1992); Greensmith, Bartlett y Baxter (2004), *Variance
+reduction techniques for gradient estimates in reinforcement learning*; Sutton y
+Barto (2018), sec. 13.4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import torch
+from torch import nn
+
+from helpers.reinforce import Episodes, History, ReinforceConfig, train_reinforce
+
+# ---------------------------------------------------------------------------
+# Estimaciones por muestra y su varianza
+# ---------------------------------------------------------------------------
+
+
+def softmax_policy(theta: np.ndarray) -> np.ndarray:
+    """``π = softmax(θ)``, estable (se resta el máximo antes de ``exp``)."""
+    theta = np.asarray(theta, dtype=float)
+    z = np.exp(theta - theta.max())
+    return z / z.sum()
+
+
+def score_gradients(
+    theta: np.ndarray,
+    actions: Sequence[int] | np.ndarray,
+    rewards: Sequence[float] | np.ndarray,
+    baselines: float | Sequence[float] | np.ndarray = 0.0,
+) -> np.ndarray:
+    """Una estimación de ``∇J`` por muestra: ``g_i = (R_i − b_i)·∇_θ log π(a_i)``.
+
+    La política es ``π = softmax(θ)`` (un bandido, episodios de un paso), así que
+    ``∇_θ log π(a) = one_hot(a) − π``. La media de las filas es la estimación de
+    REINFORCE con ``N`` muestras.
+
+    Args:
+        theta: ``(A,)``, los logits.
+        actions: ``(N,)``, la acción de cada muestra.
+        rewards: ``(N,)``, su recompensa (el retorno de un episodio de un paso).
+        baselines: la línea base, un número o una por muestra ``(N,)``.
+
+    Returns:
+        ``(N, A)``: una fila por muestra.
+    """
+    pi = softmax_policy(theta)
+    actions = np.asarray(actions, dtype=int).reshape(-1)
+    rewards = np.asarray(rewards, dtype=float).reshape(-1)
+    weights = rewards - np.asarray(baselines, dtype=float)
+    return weights[:, None] * (np.eye(len(pi))[actions] - pi)
+
+
+def total_variance(gradients: np.ndarray) -> float:
+    """La varianza total de ``N`` estimaciones ``(N, A)``: ``(1/N) Σ_i ‖g_i − ḡ‖²``.
+
+    Es la traza de la matriz de covarianza (la suma de las varianzas de cada
+    componente, dividiendo por ``N``). La varianza de la media de ``N``
+    estimaciones independientes es esta dividida por ``N``.
+    """
+    gradients = np.asarray(gradients, dtype=float)
+    centered = gradients - gradients.mean(axis=0)
+    return float((centered**2).sum(axis=1).mean())
+
+
+def samples_for_precision(variance: float, tolerance: float) -> int:
+    """Cuántas muestras hacen falta para que la media tenga error típico ``tolerance``.
+
+    El error típico de la media de ``N`` muestras es ``sqrt(varianza / N)``; se
+    pide ``≤ tolerance``, así que ``N = ⌈varianza / tolerance²⌉``.
+    """
+    return max(1, int(np.ceil(variance / tolerance**2)))
+
+
+def optimal_constant_baseline(
+    theta: np.ndarray,
+    actions: Sequence[int] | np.ndarray,
+    rewards: Sequence[float] | np.ndarray,
+) -> float:
+    """La constante ``b*`` que minimiza la varianza total de ``(R − b)·∇log π``.
+
+    Derivando ``E[‖(R − b)·s‖²]`` respecto a ``b`` (con ``s = ∇log π(a)``):
+    ``b* = E[‖s‖²·R] / E[‖s‖²]``, una media de las recompensas ponderada por lo
+    grande que es el empujón de cada muestra. Se estima con las muestras dadas.
+    """
+    scores = score_gradients(theta, actions, np.ones(len(np.atleast_1d(actions))))
+    weights = (scores**2).sum(axis=1)
+    rewards = np.asarray(rewards, dtype=float).reshape(-1)
+    return float((weights * rewards).sum() / weights.sum())
+
+
+# ---------------------------------------------------------------------------
+# Líneas base sencillas
+# ---------------------------------------------------------------------------
+
+
+def normalize_returns(returns, eps: float = 1e-8):
+    """``(G − media) / desviación`` del lote, seguro cuando todos son iguales.
+
+    Usa la desviación típica poblacional (``ddof = 0``). Si es menor que
+    ``eps`` (todos los retornos iguales: no hay nada que distinguir) devuelve
+    ceros en lugar de dividir ``0 / 0 = NaN``.
+
+    Args:
+        returns: ``(N,)``, array de NumPy o tensor de PyTorch.
+        eps: por debajo de esta desviación se considera cero.
+
+    Returns:
+        Del mismo tipo y forma que ``returns``.
+    """
+    if isinstance(returns, torch.Tensor):
+        centered = returns - returns.mean()
+        std = returns.std(unbiased=False)
+        if std < eps:
+            return torch.zeros_like(returns)
+        return centered / std
+    returns = np.asarray(returns, dtype=float)
+    std = returns.std()
+    if std < eps:
+        return np.zeros_like(returns)
+    return (returns - returns.mean()) / std
+
+
+def leave_one_out_baseline(
+    question_ids: Sequence[int] | np.ndarray, rewards: Sequence[float] | np.ndarray
+) -> np.ndarray:
+    """La recompensa esperada de cada pregunta, sin mirar la propia muestra.
+
+    ``b_i`` es la media de las recompensas de las **otras** muestras de la misma
+    pregunta (*leave-one-out*, como RLOO). No depende de la acción ``a_i``, así
+    que no sesga el gradiente; si la pregunta solo tiene esa muestra, ``b_i = 0``.
+
+    Args:
+        question_ids: ``(N,)``, a qué pregunta pertenece cada muestra.
+        rewards: ``(N,)``, su recompensa.
+
+    Returns:
+        ``(N,)``, la línea base de cada muestra.
+    """
+    ids = np.asarray(question_ids).reshape(-1)
+    rewards = np.asarray(rewards, dtype=float).reshape(-1)
+    baselines = np.zeros_like(rewards)
+    for q in np.unique(ids):
+        members = ids == q
+        n = members.sum()
+        if n > 1:
+            baselines[members] = (rewards[members].sum() - rewards[members]) / (n - 1)
+    return baselines
+
+
+# ---------------------------------------------------------------------------
+# REINFORCE con una V(s) aprendida
+# ---------------------------------------------------------------------------
+
+
+def baseline_losses(
+    log_probs: torch.Tensor,
+    values: torch.Tensor,
+    returns: torch.Tensor,
+    n_episodes: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Las dos pérdidas de REINFORCE con una línea base aprendida ``V(s)``.
+
+    * política: ``−(1/N) Σ log π(a_t|s_t) · A_t`` con ``A_t = G_t − V(s_t)``
+      **separada del grafo**: la ventaja es un peso, no algo que optimizar;
+    * valor: ``(1/M) Σ (V(s_t) − G_t)²``, la regresión de ``V`` a los retornos
+      (media sobre los ``M`` pasos).
+
+    Args:
+        log_probs: ``(M,)``, ``log π_θ(a_t|s_t)`` con gradiente.
+        values: ``(M,)``, ``V(s_t)`` con gradiente hacia la red de valor.
+        returns: ``(M,)``, los retornos ``G_t``.
+        n_episodes: ``N``.
+
+    Returns:
+        ``(policy_loss, value_loss)``, dos escalares.
+    """
+    returns = returns.detach()
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    value_loss = ((values - returns) ** 2).mean()
+    return policy_loss, value_loss
+
+
+class BatchMeanBaseline:
+    """``b`` = la media de los ``G_t`` del lote (nada que entrenar)."""
+
+    def advantages(self, episodes: Episodes, returns: torch.Tensor) -> torch.Tensor:
+        return returns - returns.mean()
+
+    def update(self, episodes: Episodes, returns: torch.Tensor) -> None:
+        return None
+
+
+class ValueBaseline:
+    """Una red ``V(s)`` que aprende el retorno esperado de cada estado.
+
+    Enchufable en :func:`helpers.reinforce.train_reinforce` (protocolo
+    ``Baseline``): ``advantages`` devuelve ``A_t = G_t − V(s_t)`` (sin gradiente)
+    y ``update`` hace ``epochs`` pasos de Adam sobre ``(V(s_t) − G_t)²`` con el
+    lote, **después** del paso de la política (así la ventaja de un estado no usa
+    su propio ``G_t``).
+
+    Los retornos se escalan por ``scale`` dentro de la red (en CartPole llegan a
+    ~100 con γ = 0,99): la red aprende números de orden 1.
+    """
+
+    def __init__(
+        self,
+        obs_dim: int,
+        hidden: int = 64,
+        learning_rate: float = 0.01,
+        epochs: int = 5,
+        scale: float = 100.0,
+        seed: int = 0,
+    ) -> None:
+        generator_state = torch.random.get_rng_state()
+        torch.manual_seed(seed)
+        self.net = nn.Sequential(
+            nn.Linear(obs_dim, hidden), nn.Tanh(), nn.Linear(hidden, 1)
+        )
+        torch.random.set_rng_state(generator_state)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=learning_rate)
+        self.epochs = epochs
+        self.scale = scale
+
+    def values(self, obs: torch.Tensor) -> torch.Tensor:
+        """``V(s)`` de cada estado, ``(M,)``, en unidades de retorno."""
+        return self.net(obs).squeeze(-1) * self.scale
+
+    def advantages(self, episodes: Episodes, returns: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return returns - self.values(episodes.obs)
+
+    def update(self, episodes: Episodes, returns: torch.Tensor) -> float:
+        target = returns.detach() / self.scale
+        for _ in range(self.epochs):
+            loss = ((self.net(episodes.obs).squeeze(-1) - target) ** 2).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+        return float(loss.item()) * self.scale**2
+
+
+def train_reinforce_with_baseline(
+    config: ReinforceConfig, progress: bool = True, **value_kwargs
+) -> History:
+    """REINFORCE con una línea base aprendida ``V(s)`` (:class:`ValueBaseline`).
+
+    Es :func:`helpers.reinforce.train_reinforce` con ``baseline=ValueBaseline``:
+    los pesos son las ventajas ``G_t − V(s_t)`` (normalizadas en el lote si
+    ``config.normalize_returns``). ``value_kwargs`` va a :class:`ValueBaseline`.
+    """
+    envs_obs_dim = _obs_dim(config.env_id)
+    value_kwargs.setdefault("hidden", config.hidden)
+    value_kwargs.setdefault("seed", config.seed + 1)
+    baseline = ValueBaseline(envs_obs_dim, **value_kwargs)
+    history = train_reinforce(config, baseline=baseline, progress=progress)
+    history.baseline = baseline  # type: ignore[attr-defined]
+    return history
+
+
+def _obs_dim(env_id: str) -> int:
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    try:
+        return int(env.observation_space.shape[0])
+    finally:
+        env.close()
+
+
+def plain_config(config: ReinforceConfig) -> ReinforceConfig:
+    """La misma configuración sin normalizar los retornos: REINFORCE «puro»."""
+    return replace(config, normalize_returns=False)
+
+
+# ---------------------------------------------------------------------------
+# Problemas pequeños del cuaderno
+# ---------------------------------------------------------------------------
+
+#: Las recompensas medias del problema del pedestal: tres acciones cuyo retorno
+#: ronda 500 (480, 500 y 520), con ±50 de ruido según la suerte.
+PEDESTAL_MEANS = np.array([480.0, 500.0, 520.0])
+PEDESTAL_NOISE = 50.0
+
+
+def pedestal_samples(
+    theta: np.ndarray,
+    n: int,
+    rng: np.random.Generator,
+    offset: float = 0.0,
+    noise: float = PEDESTAL_NOISE,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` episodios de un paso del problema del pedestal con ``π = softmax(θ)``.
+
+    La acción ``a`` da ``PEDESTAL_MEANS[a] + offset + ruido`` (normal de
+    desviación ``noise``).
+
+    Returns:
+        ``(actions, rewards)``, dos arrays ``(n,)``.
+    """
+    pi = softmax_policy(theta)
+    actions = rng.choice(len(pi), size=n, p=pi)
+    rewards = PEDESTAL_MEANS[actions] + offset + noise * rng.standard_normal(n)
+    return actions, rewards
+
+
+def exact_bandit_gradient(theta: np.ndarray, mean_rewards: np.ndarray) -> np.ndarray:
+    """``∇J`` exacto de ``J(θ) = Σ_a π(a)·r̄(a)`` con ``π = softmax(θ)``.
+
+    ``∇J = Σ_a π(a)·r̄(a)·(one_hot(a) − π)``: la esperanza de la estimación.
+    """
+    pi = softmax_policy(theta)
+    mean_rewards = np.asarray(mean_rewards, dtype=float)
+    return ((pi * mean_rewards)[:, None] * (np.eye(len(pi)) - pi)).sum(axis=0)
+
+
+#: Cuatro preguntas de dificultad muy distinta y tres estrategias para cada una.
+QUESTIONS = ("2 + 2", "7 × 8", "17 × 24", "123 × 457")
+STRATEGIES = ("descomponer", "estimar", "adivinar")
+#: Probabilidad de acertar de cada estrategia (columnas) en cada pregunta (filas).
+#: La fila de 17 × 24 es la del bandido de estrategias del módulo 01.
+SUCCESS = np.array(
+    [
+        [1.0, 1.0, 1.0],
+        [0.95, 0.85, 0.2],
+        [0.76, 0.43, 0.05],
+        [0.3, 0.05, 0.0],
+    ]
+)
+
+
+# ---------------------------------------------------------------------------
+# Estimaciones por episodio en CartPole
+# ---------------------------------------------------------------------------
+
+
+def per_step_scores(
+    policy: nn.Module, obs: torch.Tensor, actions: torch.Tensor
+) -> torch.Tensor:
+    """``∇_θ log π_θ(a_t|s_t)`` de cada paso, aplanado: ``(M, P)``.
+
+    ``P`` es el número de parámetros de ``policy`` (en el orden de
+    ``named_parameters``). Se calcula con ``torch.func`` (``vmap`` de ``grad``):
+    un gradiente por paso sin un bucle de Python.
+    """
+    from torch.func import functional_call, grad, vmap
+
+    params = {k: v.detach() for k, v in policy.named_parameters()}
+    logits = policy(obs[:1])
+    one_hot = nn.functional.one_hot(actions.long(), logits.shape[-1]).to(obs.dtype)
+
+    def log_prob(p: dict, s: torch.Tensor, chosen: torch.Tensor) -> torch.Tensor:
+        return (torch.log_softmax(functional_call(policy, p, (s,)), -1) * chosen).sum()
+
+    scores = vmap(grad(log_prob), in_dims=(None, 0, 0))(params, obs, one_hot)
+    return torch.cat([g.reshape(len(obs), -1) for g in scores.values()], dim=1)
+
+
+def per_episode_gradients(
+    scores: torch.Tensor, weights: torch.Tensor, lengths: Sequence[int]
+) -> np.ndarray:
+    """``Σ_t w_t·∇log π(a_t|s_t)`` de cada episodio: ``(N, P)``.
+
+    Args:
+        scores: ``(M, P)``, de :func:`per_step_scores`.
+        weights: ``(M,)``, el peso de cada paso (``G_t``, ``G_t − b``...).
+        lengths: los pasos de cada episodio (suman ``M``).
+    """
+    episode = torch.repeat_interleave(
+        torch.arange(len(lengths)), torch.as_tensor(list(lengths))
+    )
+    weighted = weights.detach().to(scores.dtype)[:, None] * scores
+    out = torch.zeros(len(lengths), scores.shape[1], dtype=scores.dtype)
+    return out.index_add_(0, episode, weighted).numpy()

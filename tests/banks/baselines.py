@@ -1,0 +1,380 @@
+"""Banco de respuestas del módulo 04 · Varianza y líneas base."""
+
+from tests.banks import Answer
+
+MODULE = "04_lineas_base"
+
+WRONG: dict[str, list[Answer]] = {
+    "score_gradients": [
+        Answer(
+            "línea base restada al revés",
+            """
+def score_gradients(theta, actions, rewards, baseline):
+    pi = np.exp(theta - theta.max())
+    pi /= pi.sum()
+    weights = np.asarray(baseline, dtype=float) - np.asarray(rewards, dtype=float)
+    return weights[:, None] * (np.eye(len(theta))[actions] - pi)
+""",
+            "El signo está al revés",
+        ),
+        Answer(
+            "sin restar la línea base",
+            """
+def score_gradients(theta, actions, rewards, baseline):
+    pi = np.exp(theta - theta.max())
+    pi /= pi.sum()
+    weights = np.asarray(rewards, dtype=float)
+    return weights[:, None] * (np.eye(len(theta))[actions] - pi)
+""",
+            "No restaste la línea base",
+        ),
+        Answer(
+            "sin restar π",
+            """
+def score_gradients(theta, actions, rewards, baseline):
+    weights = np.asarray(rewards, dtype=float) - baseline
+    return weights[:, None] * np.eye(len(theta))[actions]
+""",
+            "Falta restar π",
+        ),
+        Answer(
+            "devuelve la media",
+            """
+def score_gradients(theta, actions, rewards, baseline):
+    pi = np.exp(theta - theta.max())
+    pi /= pi.sum()
+    weights = np.asarray(rewards, dtype=float) - baseline
+    return (weights[:, None] * (np.eye(len(theta))[actions] - pi)).mean(axis=0)
+""",
+            "parece la media de las estimaciones",
+        ),
+        Answer(
+            "∇π en lugar de ∇log π",
+            """
+def score_gradients(theta, actions, rewards, baseline):
+    pi = np.exp(theta - theta.max())
+    pi /= pi.sum()
+    weights = (np.asarray(rewards, dtype=float) - baseline) * pi[actions]
+    return weights[:, None] * (np.eye(len(theta))[actions] - pi)
+""",
+            "no multipliques por π(a)",
+        ),
+    ],
+    "total_variance": [
+        Answer(
+            "sin restar la media",
+            """
+def total_variance(gradients):
+    return float((np.asarray(gradients) ** 2).sum(axis=1).mean())
+""",
+            "No restaste la media",
+        ),
+        Answer(
+            "np.var sin axis",
+            """
+def total_variance(gradients):
+    return float(np.var(gradients))
+""",
+            "sin axis aplana",
+        ),
+        Answer(
+            "divide por N − 1",
+            """
+def total_variance(gradients):
+    return float(np.var(gradients, axis=0, ddof=1).sum())
+""",
+            "Dividiste por N − 1",
+        ),
+        Answer(
+            "promedia las componentes",
+            """
+def total_variance(gradients):
+    return float(np.var(gradients, axis=0).mean())
+""",
+            "Promediaste las varianzas",
+        ),
+    ],
+    "normalize_returns": [
+        Answer(
+            "desviación cero: NaN",
+            """
+def normalize_returns(returns):
+    returns = np.asarray(returns, dtype=float)
+    return (returns - returns.mean()) / returns.std()
+""",
+            "0/0 da NaN",
+        ),
+        Answer(
+            "desviación cero con torch: NaN",
+            """
+def normalize_returns(returns):
+    g = torch.as_tensor(returns, dtype=torch.float64)
+    return ((g - g.mean()) / g.std()).numpy()
+""",
+            "0/0 da NaN",
+        ),
+        Answer(
+            "solo centra",
+            """
+def normalize_returns(returns):
+    return np.asarray(returns, dtype=float) - np.mean(returns)
+""",
+            "Solo centraste",
+        ),
+        Answer(
+            "divide por la varianza",
+            """
+def normalize_returns(returns):
+    returns = np.asarray(returns, dtype=float)
+    return (returns - returns.mean()) / (returns.var() + 1e-8)
+""",
+            "Dividiste por la varianza",
+        ),
+    ],
+    "leave_one_out_baseline": [
+        Answer(
+            "incluye la propia recompensa: depende de la acción",
+            """
+def leave_one_out_baseline(question_ids, rewards):
+    ids, rewards = np.asarray(question_ids), np.asarray(rewards, dtype=float)
+    return np.array([rewards[ids == q].mean() for q in ids])
+""",
+            "b_i depende de la acción a_i",
+        ),
+        Answer(
+            "media global",
+            """
+def leave_one_out_baseline(question_ids, rewards):
+    return np.full(len(rewards), np.mean(rewards))
+""",
+            "media de todo el lote",
+        ),
+        Answer(
+            "pregunta con una sola muestra: NaN",
+            """
+def leave_one_out_baseline(question_ids, rewards):
+    ids, rewards = np.asarray(question_ids), np.asarray(rewards, dtype=float)
+    out = np.zeros_like(rewards)
+    for i in range(len(ids)):
+        same = ids == ids[i]
+        out[i] = (rewards[same].sum() - rewards[i]) / (same.sum() - 1)
+    return out
+""",
+            "0/0 = NaN",
+        ),
+        Answer(
+            "deja fuera la propia, pero del lote entero",
+            """
+def leave_one_out_baseline(question_ids, rewards):
+    rewards = np.asarray(rewards, dtype=float)
+    return (rewards.sum() - rewards) / (len(rewards) - 1)
+""",
+            "promediaste el lote entero",
+        ),
+    ],
+    "baseline_losses": [
+        Answer(
+            "ventaja sin separar del grafo",
+            """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    policy_loss = -(log_probs * (returns - values)).sum() / n_episodes
+    value_loss = ((values - returns) ** 2).mean()
+    return policy_loss, value_loss
+""",
+            "La ventaja no está separada del grafo",
+        ),
+        Answer(
+            "ventaja con el signo cambiado",
+            """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (values - returns).detach()
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    return policy_loss, ((values - returns) ** 2).mean()
+""",
+            "restaste al revés",
+        ),
+        Answer(
+            "values separado también en la pérdida del valor",
+            """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    values = values.detach()
+    policy_loss = -(log_probs * (returns - values)).sum() / n_episodes
+    return policy_loss, ((values - returns) ** 2).mean()
+""",
+            "value_loss no llega a V(s)",
+        ),
+        Answer(
+            "pérdida del valor sumada",
+            """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    return policy_loss, ((values - returns) ** 2).sum()
+""",
+            "no la suma",
+        ),
+        Answer(
+            "sin línea base en la política",
+            """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    policy_loss = -(log_probs * returns).sum() / n_episodes
+    return policy_loss, ((values - returns) ** 2).mean()
+""",
+            "No restaste la línea base",
+        ),
+    ],
+}
+
+RIGHT: dict[str, list[Answer]] = {
+    "score_gradients": [
+        Answer(
+            "con un bucle",
+            """
+def score_gradients(theta, actions, rewards, baseline):
+    pi = np.exp(np.asarray(theta) - np.max(theta))
+    pi = pi / pi.sum()
+    b = np.broadcast_to(np.asarray(baseline, dtype=float), (len(actions),))
+    rows = []
+    for a, r, bi in zip(actions, rewards, b):
+        one_hot = np.zeros(len(theta))
+        one_hot[int(a)] = 1.0
+        rows.append((r - bi) * (one_hot - pi))
+    return np.array(rows)
+""",
+        ),
+        Answer(
+            "con torch y log_softmax",
+            """
+def score_gradients(theta, actions, rewards, baseline):
+    th = torch.as_tensor(theta, dtype=torch.float64)
+    pi = torch.softmax(th, dim=0)
+    one_hot = torch.nn.functional.one_hot(
+        torch.as_tensor(actions, dtype=torch.long), len(th)).double()
+    w = torch.as_tensor(rewards, dtype=torch.float64) - torch.as_tensor(
+        baseline, dtype=torch.float64)
+    return (w[:, None] * (one_hot - pi)).numpy()
+""",
+        ),
+        Answer(
+            "con autograd, muestra a muestra",
+            """
+def score_gradients(theta, actions, rewards, baseline):
+    b = np.broadcast_to(np.asarray(baseline, dtype=float), (len(actions),))
+    rows = []
+    for a, r, bi in zip(actions, rewards, b):
+        th = torch.tensor(np.asarray(theta, dtype=float), requires_grad=True)
+        torch.log_softmax(th, dim=0)[int(a)].backward()
+        rows.append((r - bi) * th.grad.numpy())
+    return np.array(rows)
+""",
+        ),
+    ],
+    "total_variance": [
+        Answer(
+            "a mano",
+            """
+def total_variance(gradients):
+    g = np.asarray(gradients, dtype=float)
+    centered = g - g.mean(axis=0)
+    return float((centered ** 2).sum() / len(g))
+""",
+        ),
+        Answer(
+            "con torch",
+            """
+def total_variance(gradients):
+    g = torch.as_tensor(gradients, dtype=torch.float64)
+    return g.var(dim=0, unbiased=False).sum().item()
+""",
+        ),
+        Answer(
+            "traza de la covarianza",
+            """
+def total_variance(gradients):
+    g = np.atleast_2d(np.asarray(gradients, dtype=float))
+    if len(g) == 1:
+        return 0.0
+    return float(np.trace(np.atleast_2d(np.cov(g.T, bias=True))))
+""",
+        ),
+    ],
+    "normalize_returns": [
+        Answer(
+            "con ε en el denominador",
+            """
+def normalize_returns(returns):
+    returns = np.asarray(returns, dtype=float)
+    return (returns - returns.mean()) / (returns.std() + 1e-8)
+""",
+        ),
+        Answer(
+            "con torch y la desviación de N − 1",
+            """
+def normalize_returns(returns):
+    g = torch.as_tensor(returns, dtype=torch.float64)
+    std = g.std()
+    if std < 1e-8:
+        return torch.zeros_like(g)
+    return (g - g.mean()) / std
+""",
+        ),
+        Answer(
+            "con np.where",
+            """
+def normalize_returns(returns):
+    g = np.asarray(returns, dtype=float)
+    std = g.std()
+    return np.where(std > 1e-8, (g - g.mean()) / max(std, 1e-8), 0.0)
+""",
+        ),
+    ],
+    "leave_one_out_baseline": [
+        Answer(
+            "con un doble bucle",
+            """
+def leave_one_out_baseline(question_ids, rewards):
+    out = []
+    for i, q in enumerate(question_ids):
+        others = [r for j, (p, r) in enumerate(zip(question_ids, rewards))
+                  if p == q and j != i]
+        out.append(sum(others) / len(others) if others else 0.0)
+    return np.array(out)
+""",
+        ),
+        Answer(
+            "con bincount",
+            """
+def leave_one_out_baseline(question_ids, rewards):
+    ids = np.asarray(question_ids)
+    rewards = np.asarray(rewards, dtype=float)
+    _, inverse = np.unique(ids, return_inverse=True)
+    sums = np.bincount(inverse, weights=rewards)[inverse]
+    counts = np.bincount(inverse)[inverse]
+    return np.where(counts > 1, (sums - rewards) / np.maximum(counts - 1, 1), 0.0)
+""",
+        ),
+    ],
+    "baseline_losses": [
+        Answer(
+            "con torch.no_grad y mse_loss",
+            """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    with torch.no_grad():
+        advantages = returns - values
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    value_loss = torch.nn.functional.mse_loss(values, returns)
+    return policy_loss, value_loss
+""",
+        ),
+        Answer(
+            "con el módulo 03 y una lista",
+            """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = returns.detach() - values.detach()
+    policy_loss = reinforce.reinforce_loss(log_probs, advantages, n_episodes)
+    value_loss = ((returns.detach() - values) ** 2).sum() / len(values)
+    return [policy_loss, value_loss]
+""",
+        ),
+    ],
+}
