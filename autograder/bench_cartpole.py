@@ -116,17 +116,20 @@ def course_reinforce(seed: int, interval: int, max_steps: int) -> Run:
     from helpers.baselines import train_reinforce_with_baseline
     from helpers.reinforce import ReinforceConfig
 
-    # REINFORCE actualiza por lotes de episodios enteros: se evalúa tras cada
-    # lote, y la tabla cuenta la primera evaluación después de cada intervalo.
-    config = ReinforceConfig(seed=seed, max_env_steps=max_steps, eval_every=1)
-    history = train_reinforce_with_baseline(config, progress=False)
-    return _thin(_from_history(history, max_steps), interval)
+    # REINFORCE actualiza por lotes de episodios enteros: evalúa en la primera
+    # actualización después de cada múltiplo de ``interval``.
+    config = ReinforceConfig(
+        seed=seed, max_env_steps=max_steps, eval_every=0, eval_every_steps=interval
+    )
+    return _from_history(
+        train_reinforce_with_baseline(config, progress=False), max_steps
+    )
 
 
 def course_a2c(seed: int, interval: int, max_steps: int) -> Run:
     from helpers.actor_critic import A2CConfig, train_a2c
 
-    config = A2CConfig(seed=seed, eval_interval=interval, max_env_steps=max_steps)
+    config = A2CConfig(seed=seed, eval_every=interval, max_env_steps=max_steps)
     return _from_history(train_a2c(config, progress=False), max_steps)
 
 
@@ -135,16 +138,6 @@ def course_ppo(seed: int, interval: int, max_steps: int) -> Run:
 
     config = PPOConfig(seed=seed, eval_interval=interval, max_env_steps=max_steps)
     return _from_history(train_ppo(config, progress=False), max_steps)
-
-
-def _thin(run: Run, interval: int) -> Run:
-    """Solo la primera evaluación después de cada múltiplo de ``interval``."""
-    kept, next_mark = [], interval
-    for evaluation in run.evaluations:
-        if evaluation[0] >= next_mark:
-            kept.append(evaluation)
-            next_mark = (evaluation[0] // interval + 1) * interval
-    return Run(kept, run.max_steps)
 
 
 COURSE: dict[str, Callable[[int, int, int], Run]] = {

@@ -486,6 +486,9 @@ class ReinforceConfig:
     max_env_steps: int = 400_000  # tope de pasos de entorno del entrenamiento
     max_updates: int | None = None  # tope de actualizaciones (None: sin tope)
     eval_every: int = 5  # evaluar la política voraz cada tantas act. (0: nunca)
+    # o bien, si es > 0, en la primera actualización tras cada tantos pasos de
+    # entorno (la regla de ``make bench``, igual para todos los algoritmos)
+    eval_every_steps: int = 0
     eval_episodes: int = 20  # episodios por evaluación
     target_return: float | None = 475.0  # parar al alcanzarlo (None: no parar)
     vectorization: str = "vector_entry_point"  # "sync" para otros entornos
@@ -592,6 +595,7 @@ def train_reinforce(
     start, env_steps, update = time.perf_counter(), 0, 0
     bar = tqdm(total=config.max_env_steps, desc="REINFORCE", disable=not progress)
     seed: int | None = config.seed
+    next_eval = config.eval_every_steps
     while env_steps < config.max_env_steps and (
         config.max_updates is None or update < config.max_updates
     ):
@@ -638,7 +642,13 @@ def train_reinforce(
         history.entropies.append(distribution.entropy().mean().item())
         bar.update(episodes.n_steps)
         # Etapa 5: evaluación voraz periódica.
-        if config.eval_every and update % config.eval_every == 0:
+        if config.eval_every_steps:
+            due = env_steps >= next_eval
+            while next_eval <= env_steps:
+                next_eval += config.eval_every_steps
+        else:
+            due = bool(config.eval_every) and update % config.eval_every == 0
+        if due:
             score = float(
                 evaluate(
                     policy,

@@ -148,15 +148,12 @@ def test_sandbox_remounts_python_and_course_under_tmp_or_home(tmp_path, monkeypa
     assert joined.index("--tmpfs /tmp") < joined.index(f"--ro-bind {venv}")
 
 
-def test_benchmark_rule_first_solved_thinning_and_ratios():
-    from autograder.bench_cartpole import Row, Run, _thin, cartpole_table
+def test_benchmark_rule_first_solved_and_ratios():
+    from autograder.bench_cartpole import Row, Run, cartpole_table
 
     run = Run([(1000, 1.0, 100.0), (2100, 2.0, 480.0), (3000, 3.0, 500.0)], 5000)
     assert run.solved == (2100, 2.0)
     assert Run([(1000, 1.0, 474.9)], 5000).solved is None
-    # Evaluar tras cada lote y quedarse con la primera después de cada 2048 pasos.
-    dense = Run([(s, s / 1000, 0.0) for s in (900, 1900, 2050, 2990, 4100, 4200)])
-    assert [e[0] for e in _thin(dense, 2048).evaluations] == [2050, 4100]
     course = Row("PPO", [Run([(10, 1.0, 500.0)]), Run([(30, 3.0, 500.0)])])
     sb3 = Row("PPO · SB3", [Run([(40, 4.0, 500.0)]), Run([(40, 2.0, 100.0)])])
     lines = cartpole_table([(course, sb3)], 2)

@@ -373,3 +373,24 @@ def test_notebook_solutions_agree_with_the_references():
         ref = reinforce.sample_action(logits)
         for x, y in zip(mine, ref, strict=True):
             torch.testing.assert_close(x, y)
+
+
+def test_evaluations_every_so_many_env_steps():
+    # La regla de make bench: la primera actualización tras cada 1000 pasos.
+    config = reinforce.ReinforceConfig(
+        seed=0,
+        n_envs=4,
+        max_env_steps=3000,
+        eval_every=0,
+        eval_every_steps=1000,
+        eval_episodes=2,
+        target_return=None,
+    )
+    history = reinforce.train_reinforce(config, progress=False)
+    steps = [e.env_steps for e in history.evaluations]
+    marks = [s // 1000 for s in steps]
+    assert steps and marks == sorted(set(marks)), steps
+    # ninguna evaluación se salta una marca: cada una es la primera tras la suya
+    for step in steps:
+        previous = [s for s in history.env_steps if s < step]
+        assert not previous or previous[-1] < (step // 1000) * 1000

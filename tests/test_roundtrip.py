@@ -102,10 +102,25 @@ def _max_score(module_exercises) -> float:
     return sum(ex.points for ex in module_exercises)
 
 
+def _manual_points(module_id: str) -> float:
+    """Puntos de las respuestas escritas (celdas markdown de corrección manual).
+
+    Cuentan en ``max_score``, pero ninguna entrega de esta prueba las contesta:
+    quedan tal como se publicaron y nbgrader les da 0 sin pedir corrección.
+    """
+    return sum(
+        nbgrader(cell)["points"]
+        for cell in read(solution_path(module_id)).cells
+        if cell.cell_type == "markdown" and nbgrader(cell).get("grade")
+    )
+
+
 def test_untouched_scores_zero(graded):
-    _, module_exercises, _, rows, _ = graded
+    module_id, module_exercises, _, rows, _ = graded
     assert float(rows["untouched"]["score"]) == 0
-    assert float(rows["untouched"]["max_score"]) == _max_score(module_exercises)
+    assert float(rows["untouched"]["max_score"]) == _max_score(
+        module_exercises
+    ) + _manual_points(module_id)
 
 
 def test_solution_scores_full(graded):
