@@ -75,6 +75,21 @@ def run_checks(path: Path, limits: Limits | None = None) -> list[CheckResult]:
     return results
 
 
+def _points(points: float) -> str:
+    return f"{points:g} punto" + ("" if points == 1 else "s")
+
+
+def _written_points(notebook: Path) -> float:
+    """Puntos de las celdas de texto que se corrigen a mano."""
+    nb = nbformat.read(notebook, as_version=4)
+    return sum(
+        float(cell.metadata["nbgrader"].get("points", 0))
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        and cell.metadata.get("nbgrader", {}).get("grade")
+    )
+
+
 def main(notebook: Path) -> int:
     """Imprime, en español, el resultado de la autocomprobación."""
     if not notebook.exists():
@@ -92,15 +107,27 @@ def main(notebook: Path) -> int:
     if not results:
         print("Este cuaderno no tiene celdas de comprobación.")
         return 0
+    # Un ejercicio puede tener varias celdas de comprobación: una línea por
+    # ejercicio, con la suma de sus puntos.
+    exercises: dict[str, list[CheckResult]] = {}
     for r in results:
-        mark = "✔" if r.passed else "✘"
-        detail = "" if r.passed else f": {r.message}"
-        print(f"  {mark} {r.title} ({r.points:g} puntos){detail}")
+        exercises.setdefault(r.title, []).append(r)
+    for title, cells in exercises.items():
+        failed = [r for r in cells if not r.passed]
+        points = sum(r.points for r in cells)
+        detail = f": {failed[0].message}" if failed else ""
+        print(f"  {'✘' if failed else '✔'} {title} ({_points(points)}){detail}")
     covered = sum(r.points for r in results if r.passed)
     total = sum(r.points for r in results)
     print(
-        f"Las comprobaciones visibles que pasan cubren {covered:g} de {total:g} "
-        "puntos. Al calificar se añaden pruebas ocultas con otros casos, así que "
-        "la nota puede ser menor."
+        f"Las comprobaciones visibles que pasan cubren {covered:g} de "
+        f"{_points(total)}. Al calificar se añaden pruebas ocultas con otros casos, "
+        "así que la nota puede ser menor."
     )
+    written = _written_points(notebook)
+    if written:
+        print(
+            f"Además, las respuestas escritas valen {_points(written)}: las "
+            "corrige tu profesor."
+        )
     return 0

@@ -85,7 +85,8 @@ def grpo_loss(
         if is_cap is not None:
             weights = weights.clamp(max=is_cap)
     per_sequence = (weights * mask * log_probs).sum(dim=-1)  # (B,)
-    return -(advantages * per_sequence).mean()
+    # La ventaja es un peso fijo: nunca se deriva (aunque venga de una red)
+    return -(advantages.detach() * per_sequence).mean()
 
 
 @dataclass
@@ -106,6 +107,7 @@ class GRPOConfig:
     sampler_dtype: torch.dtype | None = None  # p. ej. torch.bfloat16
     sampler_lag: int = 0  # k: el muestreador usa los pesos de hace k pasos
     is_cap: float | None = None  # truncado del muestreo por importancia
+    correct_off_policy: bool = True  # False: ignorar el desfase (pesos w = 1)
     max_seconds: float | None = None  # parar antes si se pasa de este tiempo
     num_threads: int | None = 1  # hilos de PyTorch al entrenar (None: no tocar)
 
@@ -144,7 +146,9 @@ def grpo_step(
     log_probs = token_log_probs(
         model, samples.sequences, samples.prompt_len, cfg.temperature
     )
-    off_policy = sampler is not model
+    # Con ``cfg.correct_off_policy=False`` se ignora el desfase (w = 1), como
+    # si muestreador y entrenador fueran el mismo: el error que se corrige
+    off_policy = sampler is not model and cfg.correct_off_policy
     loss = grpo_loss(
         log_probs,
         samples.mask,

@@ -1,0 +1,565 @@
+"""Comprobaciones del módulo 07 · GRPO en 17 × 24."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from helpers.checks import as_array, check_cases, close, exercise, fail
+from helpers.tinylm.grpo import group_advantages as ref_group_advantages
+from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
+from helpers.tinylm.offpolicy import truncated_importance_weights as ref_tis
+from helpers.tinylm.reference import (
+    log10_num_responses as ref_log10,
+)
+from helpers.tinylm.reference import (
+    logit_push as ref_logit_push,
+)
+from helpers.tinylm.reference import (
+    path_probability as ref_path_probability,
+)
+from helpers.tinylm.task import verify as ref_verify
+
+MODULE = "07_grpo"
+
+# ---------------------------------------------------------------------------
+# Ejercicio 1 · la probabilidad de un camino
+# ---------------------------------------------------------------------------
+
+_PATH_MISTAKES = [
+    (
+        lambda p: float(np.sum(np.asarray(p, dtype=float))),
+        "Sumaste las probabilidades de los pasos: la de un camino es su "
+        "**producto** (paso 1 y paso 2 y paso 3...). Una suma puede pasar de 1.",
+    ),
+    (
+        lambda p: float(np.sum(np.log(np.asarray(p, dtype=float)))),
+        "Eso es la log-probabilidad del camino (la suma de los logaritmos): te "
+        "falta deshacer el logaritmo con exp.",
+    ),
+    (
+        lambda p: float(np.mean(np.asarray(p, dtype=float))),
+        "Promediaste los pasos: la probabilidad de un camino es su producto.",
+    ),
+    (
+        lambda p: float(np.min(np.asarray(p, dtype=float))),
+        "Devolviste el paso menos probable: hay que multiplicarlos todos.",
+    ),
+]
+
+
+@exercise(MODULE, "path_probability", "La probabilidad de un camino del árbol")
+def check_path_probability(
+    path_probability: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``path_probability(step_probs)`` (producto de los pasos)."""
+    cases = cases or [
+        ([0.6, 0.9, 0.7],),
+        ([0.82],),
+        (np.array([0.95, 0.9, 0.5, 0.99]),),
+        ([0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3],),
+    ]
+    check_cases(
+        path_probability,
+        "path_probability",
+        cases,
+        ref_path_probability,
+        _PATH_MISTAKES,
+        atol=1e-9,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 2 · el verificador
+# ---------------------------------------------------------------------------
+
+
+def _substring_verify(text: str, a: int, b: int) -> int:
+    return int(str(a * b) in text)
+
+
+def _no_end_verify(text: str, a: int, b: int) -> int:
+    final = text.replace(".", "").rsplit("=", 1)[-1]
+    return int(final.isdigit() and int(final) == a * b)
+
+
+def _raising_verify(text: str, a: int, b: int) -> int:
+    body = text.split(".")[0]
+    return int(int(body.rsplit("=", 1)[1]) == a * b)
+
+
+def _first_equals_verify(text: str, a: int, b: int) -> int:
+    if "." not in text or "=" not in text:
+        return 0
+    first = text.split(".")[0].split("=")[1].split("+")[0]
+    return int(first.isdigit() and int(first) == a * b)
+
+
+_VERIFY_MISTAKES = [
+    (
+        _substring_verify,
+        "Buscas el producto en cualquier parte del texto: una respuesta que "
+        "escribe 408 por el camino y acaba en 398 no es correcta. Mira solo el "
+        "número tras el último «=».",
+    ),
+    (
+        _no_end_verify,
+        "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
+        "vale 0 aunque los dígitos coincidan.",
+    ),
+    (
+        _raising_verify,
+        "El verificador nunca debe lanzar una excepción: una respuesta mal "
+        "formada (sin «=», o con algo que no es un número al final) vale 0.",
+    ),
+    (
+        _first_equals_verify,
+        "Miras el número tras el primer «=»; la respuesta final es la que "
+        "sigue al último.",
+    ),
+]
+
+_VERIFY_CASES = [
+    ("17×24=17×20+17×4=340+68=408.", 17, 24),
+    ("17×24=17×20+17×4=340+58=398.", 17, 24),
+    ("17×20+17×4=340+68=408.", 17, 24),
+    ("17×20+17×4=340+68=408", 17, 24),
+    ("17×20+17×4=408+0=398.", 17, 24),
+    ("17×24=408.", 17, 24),
+    ("408.", 17, 24),
+    ("17×20+17×4=340+68=.", 17, 24),
+    ("12×11=12×10+12×1=120+12=132.", 12, 11),
+    ("", 17, 24),
+]
+
+
+@exercise(MODULE, "verify", "El verificador: 408 → 1, 398 → 0")
+def check_verify(verify: Callable[..., Any], cases: list | None = None) -> None:
+    """Comprueba ``verify(text, a, b)``: 1 solo si el número final es a·b."""
+    check_cases(verify, "verify", cases or _VERIFY_CASES, ref_verify, _VERIFY_MISTAKES)
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 3 · cuántas respuestas hay
+# ---------------------------------------------------------------------------
+
+_LOG10_MISTAKES = [
+    (
+        lambda v, n: n * math.log(v),
+        "Usaste el logaritmo natural (math.log): el exponente de 10 pide math.log10.",
+    ),
+    (
+        lambda v, n: v * math.log10(n),
+        "Lo calculaste al revés: hay vocab_size opciones en cada una de las "
+        "length posiciones, vocab_size ** length, no length ** vocab_size.",
+    ),
+    (
+        lambda v, n: math.log10(v * n),
+        "Multiplicaste vocab_size × length: las opciones de cada posición se "
+        "multiplican entre sí (una potencia), no por la longitud.",
+    ),
+    (
+        lambda v, n: math.log10(float(v) ** n),
+        "float(vocab_size) ** length desborda (OverflowError): el número tiene "
+        "cientos de cifras. Usa length · log10(vocab_size).",
+    ),
+]
+
+
+@exercise(MODULE, "log10_num_responses", "Cuántas respuestas posibles hay")
+def check_log10_num_responses(
+    log10_num_responses: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``log10_num_responses(vocab_size, length)``."""
+    cases = cases or [(150_000, 100), (10, 3), (15, 26), (50_257, 20)]
+    check_cases(
+        log10_num_responses,
+        "log10_num_responses",
+        cases,
+        ref_log10,
+        _LOG10_MISTAKES,
+        atol=1e-6,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 4 · el empujón 1 − p sobre el logit propio
+# ---------------------------------------------------------------------------
+
+
+def _push_sign(logits, token, advantage=1.0):
+    return -ref_logit_push(logits, token, advantage)
+
+
+def _push_own_only(logits, token, advantage=1.0):
+    push = ref_logit_push(logits, token, advantage)
+    keep = torch.zeros_like(push)
+    keep[token] = push[token]
+    return keep
+
+
+def _push_no_advantage(logits, token, advantage=1.0):
+    return ref_logit_push(logits, token, 1.0)
+
+
+def _push_prob_grad(logits, token, advantage=1.0):
+    probs = torch.as_tensor(logits, dtype=torch.float64).softmax(-1)
+    return probs[token] * ref_logit_push(logits, token, advantage)
+
+
+def _push_p_not_one_minus_p(logits, token, advantage=1.0):
+    probs = torch.as_tensor(logits, dtype=torch.float64).softmax(-1)
+    push = -advantage * probs
+    push[token] = advantage * probs[token]
+    return push
+
+
+_PUSH_CASES = [
+    (torch.tensor([2.0, 0.5, -1.0, 0.0]), 0, 1.0),
+    (torch.tensor([2.0, 0.5, -1.0, 0.0]), 2, 1.0),
+    (torch.tensor([0.3, 0.1, 3.0]), 1, -0.75),
+    (torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0]), 4, 0.5),
+]
+
+_PUSH_MISTAKES = [
+    (
+        _push_sign,
+        "El signo: con ventaja positiva el logit del token elegido **sube** "
+        "(A · (1 − p)) y los demás bajan (−A · p).",
+    ),
+    (
+        _push_own_only,
+        "Solo moviste el logit del token elegido: los demás también se mueven, "
+        "cada uno baja A · p_otro (el gradiente de la softmax los toca a todos).",
+    ),
+    (
+        _push_no_advantage,
+        "Olvidaste la ventaja: todo el empujón se multiplica por A (con A < 0 el "
+        "token baja).",
+    ),
+    (
+        _push_prob_grad,
+        "Derivaste la probabilidad p y no su logaritmo: la pérdida usa log π, "
+        "y el gradiente de log softmax es one_hot − p, sin el factor p delante.",
+    ),
+    (
+        _push_p_not_one_minus_p,
+        "El logit propio sube A · (1 − p), lo que le faltaba al modelo para estar "
+        "seguro, no A · p.",
+    ),
+]
+
+
+@exercise(MODULE, "logit_push", "El empujón 1 − p sobre el logit propio")
+def check_logit_push(logit_push: Callable[..., Any], cases: list | None = None) -> None:
+    """Comprueba ``logit_push(logits, token, advantage)`` contra autograd."""
+    cases = cases or _PUSH_CASES
+    check_cases(
+        logit_push, "logit_push", cases, ref_logit_push, _PUSH_MISTAKES, atol=1e-5
+    )
+    # La misma cuenta, hecha por autograd: −gradiente de −A · log softmax
+    logits, token, advantage = cases[0]
+    z = logits.clone().double().requires_grad_(True)
+    (-advantage * torch.log_softmax(z, -1)[token]).backward()
+    got = as_array(logit_push(logits.clone(), token, advantage), "logit_push")
+    if not close(got, -z.grad.numpy(), atol=1e-5):
+        fail("Tu empujón no coincide con el que calcula autograd (−z.grad).")
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 5 · ventajas de grupo
+# ---------------------------------------------------------------------------
+
+
+def _t(rows: list[list[float]]) -> torch.Tensor:
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+_GROUP_CASES = [
+    (_t([[0, 1, 1, 0]]), False),
+    (_t([[1, 1, 1, 1], [0, 0, 0, 0]]), False),
+    (_t([[1, 1, 0, 1]]), False),
+    (_t([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), False),
+    (_t([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), True),
+    (_t([[1, 1, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]]), True),
+    (_t([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0]]), True),
+]
+
+
+def _batch_mean(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
+    advantages = rewards - rewards.mean()
+    if std_normalize:
+        advantages = advantages / (rewards.std(unbiased=False) + eps)
+    return advantages
+
+
+def _no_eps(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
+    advantages = rewards - rewards.mean(dim=-1, keepdim=True)
+    if std_normalize:
+        advantages = advantages / rewards.std(dim=-1, unbiased=False, keepdim=True)
+    return advantages
+
+
+def _sign(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
+    return -ref_group_advantages(rewards, std_normalize, eps)
+
+
+def _sample_std(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
+    advantages = rewards - rewards.mean(dim=-1, keepdim=True)
+    if std_normalize:
+        advantages = advantages / (rewards.std(dim=-1, keepdim=True) + eps)
+    return advantages
+
+
+def _wrong_axis(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
+    advantages = rewards - rewards.mean(dim=0, keepdim=True)
+    if std_normalize:
+        advantages = advantages / (
+            rewards.std(dim=0, unbiased=False, keepdim=True) + eps
+        )
+    return advantages
+
+
+def _never_std(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
+    return ref_group_advantages(rewards, False, eps)
+
+
+def _always_std(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
+    return ref_group_advantages(rewards, True, eps)
+
+
+_GROUP_MISTAKES = [
+    (
+        _batch_mean,
+        "Restaste la media de **todo el lote**: la línea base de GRPO es la "
+        "media de cada grupo (cada fila, un enunciado), rewards.mean(dim=-1, "
+        "keepdim=True).",
+    ),
+    (
+        _no_eps,
+        "Dividiste por una desviación típica que vale 0 en los grupos todo "
+        "aciertos o todo fallos: 0/0 = NaN. Suma eps a la desviación.",
+    ),
+    (
+        _sign,
+        "El signo está al revés: ventaja = recompensa − media (los aciertos "
+        "deben salir positivos).",
+    ),
+    (
+        _sample_std,
+        "Usaste la desviación típica muestral (torch.std divide por G − 1 por "
+        "defecto); la convención del curso es la poblacional: "
+        "std(unbiased=False).",
+    ),
+    (
+        _wrong_axis,
+        "Promediaste sobre el eje equivocado (dim=0, entre grupos): cada "
+        "grupo es una fila, la media va por filas (dim=-1).",
+    ),
+    (
+        _never_std,
+        "Con std_normalize=True hay que dividir además por la desviación "
+        "típica del grupo (más eps).",
+    ),
+    (
+        _always_std,
+        "Con std_normalize=False no se divide por la desviación (Dr. GRPO): "
+        "solo se resta la media.",
+    ),
+]
+
+
+@exercise(MODULE, "group_advantages", "Las ventajas de grupo de GRPO")
+def check_group_advantages(
+    group_advantages: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``group_advantages(rewards, std_normalize)``."""
+    check_cases(
+        group_advantages,
+        "group_advantages",
+        cases or _GROUP_CASES,
+        ref_group_advantages,
+        _GROUP_MISTAKES,
+        atol=1e-4,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 6 · la pérdida de GRPO con máscara
+# ---------------------------------------------------------------------------
+
+
+def _loss_case(seed: int, batch: int, length: int, lengths: list[int]):
+    generator = torch.Generator().manual_seed(seed)
+    log_probs = -torch.rand(batch, length, generator=generator) * 3
+    mask = torch.zeros(batch, length)
+    for row, n in enumerate(lengths):
+        mask[row, :n] = 1.0
+    # En el relleno puede haber cualquier cosa: solo la máscara dice qué cuenta
+    log_probs = torch.where(mask.bool(), log_probs, torch.full_like(log_probs, -7.0))
+    advantages = torch.randn(batch, generator=generator)
+    return log_probs, mask, advantages
+
+
+_LOSS_CASES = [
+    _loss_case(0, 4, 6, [6, 3, 1, 5]),
+    _loss_case(1, 3, 5, [2, 5, 4]),
+    _loss_case(2, 6, 4, [4, 4, 1, 2, 3, 4]),
+]
+
+
+def _ref_loss(log_probs, mask, advantages):
+    return ref_grpo_loss(log_probs, mask, advantages)
+
+
+_LOSS_MISTAKES = [
+    (
+        lambda lp, m, a: -(a * lp.sum(dim=-1)).mean(),
+        "Contaste los tokens de relleno: multiplica las log-probabilidades por "
+        "la máscara antes de sumar (el relleno no es parte de la respuesta).",
+    ),
+    (
+        lambda lp, m, a: (a * (lp * m).sum(dim=-1)).mean(),
+        "El signo: el optimizador minimiza, así que la pérdida es "
+        "−media(A · Σ log π). Sin el menos, los aciertos bajarían.",
+    ),
+    (
+        lambda lp, m, a: -(a * (lp * m).sum(dim=0)).mean(),
+        "Sumaste las log-probabilidades sobre el eje equivocado (dim=0, entre "
+        "respuestas): cada respuesta es una fila; suma sobre sus tokens, dim=-1.",
+    ),
+    (
+        lambda lp, m, a: -(a * (lp * m).sum(dim=-1) / m.sum(dim=-1)).mean(),
+        "Promediaste por token dentro de cada respuesta: el ejercicio pide la "
+        "suma de sus log-probabilidades (la log-probabilidad de la respuesta).",
+    ),
+    (
+        lambda lp, m, a: -(a[:, None] * lp * m).mean(),
+        "Dividiste por B · T (todas las casillas, relleno incluido): suma "
+        "sobre los tokens de cada respuesta y promedia sobre las B respuestas.",
+    ),
+    (
+        lambda lp, m, a: -(a * (lp * m).sum(dim=-1)).sum(),
+        "Sumaste sobre las respuestas en lugar de promediar: divide por B.",
+    ),
+]
+
+
+@exercise(MODULE, "grpo_loss", "La pérdida de GRPO con máscara")
+def check_grpo_loss(grpo_loss: Callable[..., Any], cases: list | None = None) -> None:
+    """Comprueba ``grpo_loss(log_probs, mask, advantages)``: valor y gradientes."""
+    cases = cases or _LOSS_CASES
+    check_cases(grpo_loss, "grpo_loss", cases, _ref_loss, _LOSS_MISTAKES, atol=1e-5)
+    log_probs, mask, advantages = (x.clone() for x in cases[0])
+    log_probs.requires_grad_(True)
+    advantages.requires_grad_(True)  # como si viniera de una red: no debe derivarse
+    loss = grpo_loss(log_probs, mask, advantages)
+    if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
+        fail(
+            "Tu pérdida no tiene gradiente respecto a log_probs (¿.item(), "
+            "float() o detach?): devuelve un tensor de PyTorch para poder hacer "
+            "loss.backward()."
+        )
+    if loss.numel() != 1:
+        fail(f"La pérdida debe ser un escalar; tiene forma {tuple(loss.shape)}.")
+    loss.reshape(()).backward()
+    if advantages.grad is not None and advantages.grad.abs().max() > 0:
+        fail(
+            "La ventaja lleva gradiente: es un peso fijo, no algo que optimizar. "
+            "Usa advantages.detach() dentro de la pérdida."
+        )
+    expected = -advantages.detach()[:, None] * mask / mask.shape[0]
+    if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-6):
+        fail(
+            "El gradiente respecto a log_probs debería ser −A_i · m_it / B "
+            "(cero en el relleno)."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 7 · el peso de importancia truncado
+# ---------------------------------------------------------------------------
+
+
+def _tis_case(seed: int, batch: int, length: int, lengths: list[int], cap: float):
+    generator = torch.Generator().manual_seed(seed)
+    sampler = -torch.rand(batch, length, generator=generator) * 2
+    trainer = sampler + 0.8 * torch.randn(batch, length, generator=generator)
+    mask = torch.zeros(batch, length)
+    for row, n in enumerate(lengths):
+        mask[row, :n] = 1.0
+    sampler = sampler * mask
+    trainer = trainer * mask  # como token_log_probs: 0 en el relleno
+    return trainer, sampler, mask, cap
+
+
+_TIS_CASES = [
+    _tis_case(0, 3, 5, [5, 2, 4], 2.0),
+    _tis_case(1, 4, 4, [1, 4, 3, 2], 1.5),
+    _tis_case(2, 2, 6, [6, 3], 3.0),
+]
+
+
+def _tis_mistake(fn):
+    def wrapped(trainer, sampler, mask, cap=2.0):
+        return fn(trainer.detach(), sampler.detach(), mask, cap)
+
+    return wrapped
+
+
+_TIS_MISTAKES = [
+    (
+        _tis_mistake(lambda t, s, m, c: torch.exp(s - t).clamp(max=c) * m),
+        "El cociente está al revés: el peso es π_entrenador / π_muestreador, "
+        "exp(trainer_log_probs − sampler_log_probs).",
+    ),
+    (
+        _tis_mistake(lambda t, s, m, c: torch.exp(t - s) * m),
+        "No truncaste: el peso debe ser min(cociente, cap), para que un token "
+        "raro del muestreador no domine la pérdida.",
+    ),
+    (
+        _tis_mistake(lambda t, s, m, c: torch.exp(t - s).clamp(1 / c, c) * m),
+        "Solo se trunca por arriba (min con cap): los pesos pequeños son la "
+        "corrección de los tokens que el muestreador sobrevaloró.",
+    ),
+    (
+        _tis_mistake(lambda t, s, m, c: torch.exp(t - s).clamp(max=c)),
+        "El relleno no es parte de la respuesta: multiplica por la máscara (su "
+        "peso debe ser 0).",
+    ),
+    (
+        _tis_mistake(lambda t, s, m, c: (t - s).clamp(max=c) * m),
+        "Eso es el log-cociente: el peso es su exponencial, exp(t − s).",
+    ),
+]
+
+
+@exercise(MODULE, "truncated_importance_weights", "El peso de importancia truncado")
+def check_truncated_importance_weights(
+    truncated_importance_weights: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``truncated_importance_weights(trainer, sampler, mask, cap)``."""
+    cases = cases or _TIS_CASES
+    check_cases(
+        truncated_importance_weights,
+        "truncated_importance_weights",
+        cases,
+        ref_tis,
+        _TIS_MISTAKES,
+        atol=1e-5,
+    )
+    trainer, sampler, mask, cap = (
+        x.clone() if isinstance(x, torch.Tensor) else x for x in cases[0]
+    )
+    trainer.requires_grad_(True)
+    weights = truncated_importance_weights(trainer, sampler, mask, cap)
+    if isinstance(weights, torch.Tensor) and weights.requires_grad:
+        fail(
+            "Los pesos llevan gradiente: son una corrección de *qué* se "
+            "muestreó, una constante para la pérdida. Usa .detach()."
+        )

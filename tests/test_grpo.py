@@ -1,0 +1,164 @@
+"""Pruebas de las referencias del módulo 07 (``helpers.tinylm.reference``,
+``helpers.tinylm.offpolicy``) y del acuerdo entre el cuaderno y ``helpers``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.tinylm.checkpoint import load_pretrained
+from helpers.tinylm.grpo import GRPOConfig, group_advantages, grpo_loss, train_grpo
+from helpers.tinylm.model import TinyLM, TinyLMConfig
+from helpers.tinylm.offpolicy import token_log_ratio, truncated_importance_weights
+from helpers.tinylm.reference import log10_num_responses, logit_push, path_probability
+from helpers.tinylm.sampling import copy_model, sample
+from helpers.tinylm.task import TARGET, encode_prompts, verify
+from tests.notebooks import exercises, read, solution_path, student_version
+
+# --- números del ejemplo de 17 × 24 -----------------------------------------
+
+
+def test_seed_path_probability():
+    assert path_probability([0.6, 0.9, 0.7]) == pytest.approx(0.378, abs=1e-12)
+    assert path_probability(torch.tensor([0.82])) == pytest.approx(0.82, abs=1e-7)
+
+
+def test_more_than_ten_to_the_500_responses():
+    exponent = log10_num_responses(150_000, 100)
+    assert exponent > 500
+    # Contra el entero exacto de Python (que sí cabe: no es un float)
+    assert exponent == pytest.approx(math.log10(150_000**100), abs=1e-9)
+
+
+def test_seed_verifier_numbers():
+    assert verify("17×24=17×20+17×4=340+68=408.", 17, 24) == 1
+    assert verify("17×24=17×20+17×4=340+58=398.", 17, 24) == 0
+
+
+def test_seed_advantages_pencil_table():
+    rewards = torch.tensor([[0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 1.0]])
+    advantages = group_advantages(rewards)
+    assert advantages.tolist() == [[-0.5, 0.5, 0.5, -0.5], [0.25, 0.25, -0.75, 0.25]]
+
+
+# --- el empujón 1 − p ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("token", "advantage"), [(0, 1.0), (2, -0.75), (3, 0.5)])
+def test_logit_push_matches_autograd(token, advantage):
+    logits = torch.tensor([2.0, 0.5, -1.0, 0.0], dtype=torch.float64)
+    z = logits.clone().requires_grad_(True)
+    (-advantage * torch.log_softmax(z, -1)[token]).backward()
+    push = logit_push(logits, token, advantage)
+    assert torch.allclose(push, -z.grad, atol=1e-12)
+    p = torch.softmax(logits, -1)[token]
+    assert push[token].item() == pytest.approx(advantage * (1 - p.item()))
+    assert push.sum().item() == pytest.approx(0.0, abs=1e-12)
+
+
+# --- muestreo por importancia truncado ----------------------------------------
+
+
+def test_truncated_weights_by_hand():
+    trainer = torch.log(torch.tensor([[0.5, 0.9, 0.2, 1.0]]))
+    sampler = torch.log(torch.tensor([[0.5, 0.3, 0.4, 1.0]]))
+    mask = torch.tensor([[1.0, 1.0, 1.0, 0.0]])
+    weights = truncated_importance_weights(trainer, sampler, mask, cap=2.0)
+    assert torch.allclose(weights, torch.tensor([[1.0, 2.0, 0.5, 0.0]]))
+
+
+def test_truncated_weights_have_no_gradient_and_agree_with_the_loss():
+    generator = torch.Generator().manual_seed(0)
+    sampler = -torch.rand(3, 5, generator=generator)
+    trainer = (sampler + 0.5 * torch.randn(3, 5, generator=generator)).requires_grad_()
+    mask = torch.ones(3, 5)
+    advantages = torch.tensor([1.0, -0.5, -0.5])
+    weights = truncated_importance_weights(trainer, sampler, mask, cap=1.5)
+    assert not weights.requires_grad
+    by_hand = -(advantages * (weights * mask * trainer).sum(-1)).mean()
+    reference = grpo_loss(trainer, mask, advantages, sampler, is_cap=1.5)
+    assert by_hand.item() == pytest.approx(reference.item(), rel=1e-6)
+
+
+def test_token_log_ratio_is_zero_for_the_same_model_and_not_for_bfloat16():
+    torch.manual_seed(0)
+    model = TinyLM(TinyLMConfig(d_model=32, n_heads=4, n_layers=1, d_mlp=64)).eval()
+    prompts = encode_prompts([TARGET] * 4)
+    same = sample(model, prompts, generator=torch.Generator().manual_seed(0))
+    assert token_log_ratio(model, same).abs().max() < 1e-5
+    bf16 = copy_model(model, torch.bfloat16)
+    other = sample(bf16, prompts, generator=torch.Generator().manual_seed(0))
+    ratio = token_log_ratio(model, other)
+    assert ratio.abs().max() > 1e-4
+    assert ratio[other.mask == 0].eq(0).all()
+
+
+def test_ignoring_the_mismatch_is_an_option_and_changes_the_update():
+    # correct_off_policy=False: pesos 1 aunque el muestreador sea otro
+    results = []
+    for correct in (True, False):
+        model = load_pretrained()
+        cfg = GRPOConfig(
+            steps=3, prompts_per_step=4, group_size=4, sampler_lag=2, lr=1e-3
+        )
+        cfg.correct_off_policy = correct
+        train_grpo(model, cfg, progress=False, evaluate=False)
+        results.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
+    assert not torch.equal(results[0], results[1])
+
+
+def test_advantages_never_carry_gradient_in_the_reference_loss():
+    log_probs = torch.full((2, 3), -0.5, requires_grad=True)
+    advantages = torch.tensor([1.0, -1.0], requires_grad=True)
+    grpo_loss(log_probs, torch.ones(2, 3), advantages).backward()
+    assert advantages.grad is None
+
+
+# --- el cuaderno y helpers dicen lo mismo -------------------------------------
+
+
+def _notebook_functions() -> dict:
+    nb = read(solution_path("07_grpo"))
+    namespace: dict = {"__name__": "__main__", "math": math, "np": np, "torch": torch}
+    for exercise in exercises(nb):
+        exec(
+            compile(student_version(exercise.solution), exercise.grade_id, "exec"),
+            namespace,
+        )
+    return namespace
+
+
+def test_notebook_solutions_agree_with_the_references():
+    fns = _notebook_functions()
+    generator = torch.Generator().manual_seed(3)
+    rewards = (torch.rand(5, 6, generator=generator) > 0.5).float()
+    rewards[0] = 1.0  # un grupo unánime: la trampa 0/0
+    for std_normalize in (False, True):
+        assert torch.allclose(
+            fns["group_advantages"](rewards, std_normalize),
+            group_advantages(rewards, std_normalize),
+        )
+    log_probs = -torch.rand(5, 6, generator=generator)
+    mask = (torch.rand(5, 6, generator=generator) > 0.3).float()
+    advantages = torch.randn(5, generator=generator)
+    assert fns["grpo_loss"](log_probs, mask, advantages).item() == pytest.approx(
+        grpo_loss(log_probs, mask, advantages).item(), abs=1e-6
+    )
+    sampler = log_probs + 0.3 * torch.randn(5, 6, generator=generator)
+    assert torch.equal(
+        fns["truncated_importance_weights"](log_probs, sampler, mask, 2.0),
+        truncated_importance_weights(log_probs, sampler, mask, 2.0),
+    )
+    assert fns["path_probability"]([0.6, 0.9, 0.7]) == path_probability([0.6, 0.9, 0.7])
+    assert fns["log10_num_responses"](150_000, 100) == pytest.approx(
+        log10_num_responses(150_000, 100)
+    )
+    logits = torch.randn(7, generator=generator)
+    assert torch.allclose(
+        fns["logit_push"](logits, 3, -0.5), logit_push(logits, 3, -0.5)
+    )
+    for text in ["17×24=17×20+17×4=340+68=408.", "17×20+17×4=340+58=398.", "408", ""]:
+        assert fns["verify"](text, 17, 24) == verify(text, 17, 24)
