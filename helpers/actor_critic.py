@@ -1,0 +1,463 @@
+"""Módulo 05 · Actor-crítico y GAE: implementaciones de referencia.
+
+Lo que el cuaderno 05_actor_critico pide escribir, ya resuelto, y lo que los
+módulos siguientes (PPO, GRPO) importan en lugar de depender de tu solución:
+
+* ``td_errors``: los errores TD ``δ_t = r_t + γ·(1 − terminated_t)·V(s_{t+1}) −
+  V(s_t)`` de un bloque ``(T, N)``;
+* ``n_step_returns``: los retornos de ``n`` pasos, que cortan en los finales de
+  episodio y ponen ``V`` donde falta;
+* ``gae``: las ventajas GAE(γ, λ) (la de :mod:`helpers.rollouts`, reexportada);
+* ``actor_critic_loss``: la pérdida del actor (ventaja **separada** del grafo),
+  la del crítico (regresión a los retornos) y el premio a la entropía;
+* ``A2CConfig`` y ``train_a2c``: A2C completo sobre ``n_envs`` copias de un
+  entorno de gymnasium en un ``SyncVectorEnv``;
+* ``RandomWalk``: la cadena de 19 casillas de Sutton y Barto, con valores
+  verdaderos conocidos, para medir el sesgo y la varianza de cada λ.
+
+Convención de los bloques (la de :mod:`helpers.rollouts`): todo tensor es
+``(T, N)``, tiempo primero; ``terminated_t`` dice que ``s_{t+1}`` es terminal
+(no se cobra nada después: sin *bootstrap*); ``truncated_t`` dice que el episodio
+se cortó por tiempo en ``t`` (``next_values_t`` es el valor de la observación
+final: se hace *bootstrap*). Los dos cortan la recursión: nada pasa de un
+episodio al siguiente.
+
+Referencias: Mnih et al. (2016), *Asynchronous methods for deep reinforcement
+learning* (A3C/A2C); Schulman et al. (2016), *High-dimensional continuous control
+using generalized advantage estimation*; Sutton y Barto (2018), caps. 7 y 12.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from helpers.reinforce import Evaluation, History, evaluate
+from helpers.rollouts import (
+    ActorCritic,
+    ArrayLike,
+    RolloutCollector,
+    gae,
+    make_vector_env,
+)
+
+__all__ = [
+    "A2CConfig",
+    "RandomWalk",
+    "actor_critic_loss",
+    "gae",
+    "lambda_returns_experiment",
+    "n_step_returns",
+    "td_errors",
+    "train_a2c",
+]
+
+
+def _as_tensor(x: ArrayLike) -> torch.Tensor:
+    return torch.as_tensor(x, dtype=torch.float32).detach()
+
+
+# ---------------------------------------------------------------------------
+# Errores TD, retornos de n pasos y GAE
+# ---------------------------------------------------------------------------
+
+
+def td_errors(
+    rewards: ArrayLike,
+    values: ArrayLike,
+    next_values: ArrayLike,
+    terminated: ArrayLike,
+    gamma: float = 0.99,
+) -> torch.Tensor:
+    """Errores TD de un paso: ``δ_t = r_t + γ·(1 − terminated_t)·V(s_{t+1}) − V(s_t)``.
+
+    ``δ_t`` es la ventaja de un paso: lo que se cobró más lo que promete el
+    estado siguiente, menos lo que se esperaba. Si ``s_{t+1}`` es terminal no
+    promete nada. Un truncamiento no cambia ``δ_t``: ``next_values`` ya es el
+    valor de la observación final.
+
+    Args:
+        rewards: ``(T,)`` o ``(T, N)``.
+        values: igual forma, ``V(s_t)``.
+        next_values: igual forma, ``V(s_{t+1})`` del estado siguiente de verdad.
+        terminated: igual forma, 1 si ``s_{t+1}`` es terminal.
+        gamma: el descuento γ.
+
+    Returns:
+        ``δ`` con la forma de ``rewards``, ``float32``, sin gradiente.
+    """
+    rewards, values, next_values = map(_as_tensor, (rewards, values, next_values))
+    not_terminal = 1.0 - _as_tensor(terminated)
+    return rewards + gamma * not_terminal * next_values - values
+
+
+def n_step_returns(
+    rewards: ArrayLike,
+    next_values: ArrayLike,
+    terminated: ArrayLike,
+    truncated: ArrayLike,
+    n: int,
+    gamma: float = 0.99,
+) -> torch.Tensor:
+    """Retornos de ``n`` pasos de un bloque ``(T, N)``.
+
+    ``G^{(n)}_t = r_t + γ r_{t+1} + … + γ^{m−1} r_{t+m−1} + γ^m·V(s_{t+m})``,
+    con ``m ≤ n`` porque la suma se corta antes si el episodio acaba (en el
+    paso ``t+m−1``) o si se acaba el bloque. Al cortar, el último término es
+    ``next_values[t+m−1]`` multiplicado por ``1 − terminated[t+m−1]``: tras un
+    estado terminal no hay nada; tras un truncamiento o el final del bloque, el
+    crítico pone lo que falta.
+
+    Args:
+        rewards: ``(T,)`` o ``(T, N)``.
+        next_values: igual forma, ``V(s_{t+1})`` del estado siguiente de verdad.
+        terminated: igual forma, 1 si ``s_{t+1}`` es terminal.
+        truncated: igual forma, 1 si el episodio se cortó por tiempo en ``t``.
+        n: cuántas recompensas como mucho (``n ≥ 1``).
+        gamma: el descuento γ.
+
+    Returns:
+        ``G^{(n)}`` con la forma de ``rewards``, ``float32``, sin gradiente.
+    """
+    if n < 1:
+        raise ValueError(f"n debe ser al menos 1, no {n}.")
+    rewards, next_values = _as_tensor(rewards), _as_tensor(next_values)
+    terminated, truncated = _as_tensor(terminated), _as_tensor(truncated)
+    done = torch.clamp(terminated + truncated, max=1.0)
+    horizon = rewards.shape[0]
+    returns = torch.zeros_like(rewards)
+    for t in range(horizon):
+        total = torch.zeros_like(rewards[0])
+        discount = torch.ones_like(rewards[0])
+        alive = torch.ones_like(rewards[0])  # 1 mientras el episodio de t sigue
+        for k in range(t, min(t + n, horizon)):
+            total = total + alive * discount * rewards[k]
+            discount = discount * gamma
+            last = (k == t + n - 1) or (k == horizon - 1)
+            # El valor de cola se cobra al cortar: fin de episodio, n o bloque.
+            stop = done[k] if not last else torch.ones_like(done[k])
+            tail = (1.0 - terminated[k]) * next_values[k]
+            total = total + alive * stop * discount * tail
+            alive = alive * (1.0 - stop)
+        returns[t] = total
+    return returns
+
+
+# ---------------------------------------------------------------------------
+# La pérdida del actor-crítico
+# ---------------------------------------------------------------------------
+
+
+def actor_critic_loss(
+    log_probs: torch.Tensor,
+    values: torch.Tensor,
+    advantages: torch.Tensor,
+    returns: torch.Tensor,
+    entropy: torch.Tensor,
+    value_coef: float = 0.5,
+    entropy_coef: float = 0.01,
+) -> torch.Tensor:
+    """La pérdida de A2C en un escalar: actor + ``c_V``·crítico − ``c_H``·entropía.
+
+    ``L = −mean(log π(a_t|s_t)·Â_t) + c_V·mean((V(s_t) − R_t)²) − c_H·mean(H_t)``.
+
+    La ventaja ``Â_t`` y el objetivo ``R_t`` son **constantes** (``detach``): el
+    actor no debe empujar al crítico a través de la ventaja, y el crítico
+    persigue los retornos, no al revés. La entropía se **resta**: minimizar la
+    pérdida la sube (premio a explorar).
+
+    Args:
+        log_probs: ``(B,)``, ``log π_θ(a_t|s_t)`` con gradiente.
+        values: ``(B,)``, ``V(s_t)`` del crítico con gradiente.
+        advantages: ``(B,)``, ``Â_t``.
+        returns: ``(B,)``, los objetivos del crítico ``R_t`` (p. ej. ``Â_t + V``).
+        entropy: ``(B,)``, la entropía de ``π(·|s_t)`` con gradiente.
+        value_coef: ``c_V``, el peso del crítico.
+        entropy_coef: ``c_H``, el peso del premio a la entropía.
+
+    Returns:
+        La pérdida total, un escalar con gradiente.
+    """
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+
+
+# ---------------------------------------------------------------------------
+# A2C completo
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class A2CConfig:
+    """Hiperparámetros de :func:`train_a2c` (valores por defecto: CartPole-v1)."""
+
+    env_id: str = "CartPole-v1"  # entorno de gymnasium (acciones discretas)
+    seed: int = 0  # semilla de la red, los entornos y el muestreo
+    n_envs: int = 16  # copias del entorno en el SyncVectorEnv (N)
+    n_steps: int = 8  # pasos por copia en cada bloque (T)
+    gamma: float = 0.99  # descuento
+    lam: float = 0.95  # λ de GAE
+    learning_rate: float = 4e-3  # paso de Adam
+    value_coef: float = 0.5  # peso de la pérdida del crítico
+    entropy_coef: float = 0.01  # peso del premio a la entropía
+    max_grad_norm: float = 0.5  # recorte de la norma del gradiente
+    normalize_advantages: bool = True  # Â a media 0 y desviación 1 en el bloque
+    hidden: int = 64  # neuronas por capa oculta
+    shared: bool = False  # tronco compartido entre actor y crítico
+    max_env_steps: int = 200_000  # tope de pasos de entorno
+    eval_every: int = 2_048  # evaluar la política voraz cada tantos pasos (0: nunca)
+    eval_episodes: int = 20  # episodios por evaluación
+    target_return: float | None = 475.0  # parar al alcanzarlo (None: no parar)
+
+
+def train_a2c(
+    config: A2CConfig,
+    progress: bool = True,
+    *,
+    advantages_fn: Callable[..., Any] = gae,
+    loss_fn: Callable[..., torch.Tensor] | None = None,
+) -> History:
+    """A2C (actor-crítico síncrono, Mnih et al., 2016) con ventajas GAE.
+
+    Cada actualización:
+
+    1. rollout: ``n_steps`` pasos en cada una de las ``n_envs`` copias
+       (:class:`helpers.rollouts.RolloutCollector`), un bloque ``(T, N)``;
+    2. ventajas ``Â`` con :func:`gae` y objetivos del crítico ``R = Â + V``;
+    3. una pasada de la red sobre el bloque: ``log π``, ``V`` y la entropía;
+    4. :func:`actor_critic_loss`, recorte de la norma del gradiente y un paso
+       de Adam;
+    5. cada ``eval_every`` pasos de entorno, ``eval_episodes`` episodios con la
+       política voraz; se para al alcanzar ``target_return``.
+
+    Args:
+        config: los hiperparámetros.
+        progress: mostrar una barra de progreso.
+        advantages_fn: ``(rewards, values, next_values, terminated, truncated,
+            gamma, lam) → Â`` (tu ``gae`` sirve).
+        loss_fn: ``(log_probs, values, advantages, returns, entropy, value_coef,
+            entropy_coef) → pérdida`` (tu ``actor_critic_loss`` sirve; ``None``:
+            :func:`actor_critic_loss`).
+
+    Returns:
+        La :class:`helpers.reinforce.History` del entrenamiento (``losses`` son
+        las pérdidas totales; ``baseline_losses``, las del crítico), con la red
+        en ``policy``.
+    """
+    from tqdm.auto import tqdm
+
+    torch.manual_seed(config.seed)
+    envs = make_vector_env(config.env_id, config.n_envs)
+    obs_dim = envs.single_observation_space.shape[0]
+    n_actions = int(envs.single_action_space.n)
+    agent = ActorCritic(obs_dim, n_actions, config.hidden, shared=config.shared)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=config.learning_rate)
+    collector = RolloutCollector(envs, seed=config.seed)
+    history = History(policy=agent, target_return=config.target_return)
+    start, env_steps, next_eval = time.perf_counter(), 0, config.eval_every
+    bar = tqdm(total=config.max_env_steps, desc="A2C", disable=not progress)
+    while env_steps < config.max_env_steps:
+        # Etapa 1: el bloque (T, N) con la política actual (sin gradiente).
+        rollout = collector.collect(agent, config.n_steps)
+        # Etapa 2: ventajas GAE y objetivos del crítico.
+        advantages = torch.as_tensor(
+            advantages_fn(
+                rollout.rewards,
+                rollout.values,
+                rollout.next_values,
+                rollout.terminated,
+                rollout.truncated,
+                config.gamma,
+                config.lam,
+            ),
+            dtype=torch.float32,
+        )
+        returns = advantages + rollout.values
+        if config.normalize_advantages:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        # Etapa 3: el bloque entero por la red, ahora con gradiente.
+        logits, values = agent(rollout.obs)
+        distribution = torch.distributions.Categorical(logits=logits)
+        log_probs = distribution.log_prob(rollout.actions)
+        entropy = distribution.entropy()
+        # Etapa 4: pérdida, recorte del gradiente y paso de Adam.
+        loss = (loss_fn or actor_critic_loss)(
+            log_probs.flatten(),
+            values.flatten(),
+            advantages.flatten(),
+            returns.flatten(),
+            entropy.flatten(),
+            config.value_coef,
+            config.entropy_coef,
+        )
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(agent.parameters(), config.max_grad_norm)
+        optimizer.step()
+
+        env_steps += rollout.n_steps
+        history.env_steps.append(env_steps)
+        history.seconds.append(time.perf_counter() - start)
+        history.episode_returns.extend(rollout.episode_returns)
+        recent = history.episode_returns[-config.n_envs :]
+        history.mean_returns.append(float(np.mean(recent)) if recent else 0.0)
+        history.losses.append(loss.item())
+        history.entropies.append(entropy.mean().item())
+        with torch.no_grad():
+            critic_loss = ((values - returns) ** 2).mean().item()
+        history.baseline_losses.append(critic_loss)
+        bar.update(rollout.n_steps)
+        # Etapa 5: evaluación voraz cada eval_every pasos de entorno.
+        if config.eval_every and env_steps >= next_eval:
+            next_eval += config.eval_every
+            score = float(
+                evaluate(
+                    agent,
+                    config.env_id,
+                    config.eval_episodes,
+                    seed=10_000 + config.seed * 1000 + len(history.evaluations),
+                ).mean()
+            )
+            history.evaluations.append(
+                Evaluation(env_steps, time.perf_counter() - start, score)
+            )
+            bar.set_postfix(voraz=f"{score:.0f}")
+            if config.target_return is not None and score >= config.target_return:
+                break
+    bar.close()
+    envs.close()
+    return history
+
+
+# ---------------------------------------------------------------------------
+# Sesgo y varianza de cada λ: el paseo aleatorio de 19 casillas
+# ---------------------------------------------------------------------------
+
+
+class RandomWalk:
+    """El paseo aleatorio de 19 casillas (Sutton y Barto, 2018, ejemplo 7.1).
+
+    Casillas ``0 … 18`` en fila; se empieza en el centro (la 9) y en cada paso
+    se va a izquierda o derecha con probabilidad ½. Salir por la izquierda da
+    ``−1``, por la derecha ``+1``; los demás pasos, 0. Con ``γ = 1`` los valores
+    verdaderos son una recta: ``V(s) = (s + 1)/10 − 1``, de ``−0,9`` a ``0,9``.
+    """
+
+    n_states = 19
+    start = 9
+
+    def true_values(self, gamma: float = 1.0) -> np.ndarray:
+        """``V(s)`` exacto de las 19 casillas, resolviendo ``v = r + γ P v``."""
+        n = self.n_states
+        transitions = np.zeros((n, n))
+        rewards = np.zeros(n)
+        for s in range(n):
+            for step in (-1, 1):
+                nxt = s + step
+                if 0 <= nxt < n:
+                    transitions[s, nxt] += 0.5
+                else:
+                    rewards[s] += 0.5 * step
+        return np.linalg.solve(np.eye(n) - gamma * transitions, rewards)
+
+    def sample(
+        self, n_episodes: int, rng: np.random.Generator, max_steps: int = 2_000
+    ) -> dict[str, np.ndarray]:
+        """``n_episodes`` episodios a la vez, en un bloque ``(T, N)``.
+
+        Returns:
+            ``states`` y ``next_states`` (enteros, ``−1`` y ``19`` son las
+            salidas), ``rewards``, ``terminated`` (1 en el último paso de cada
+            episodio y en el relleno posterior), ``mask`` (1 en los pasos de
+            verdad). ``T`` es la longitud del episodio más largo.
+        """
+        states = np.full(n_episodes, self.start)
+        rows: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("states", "next_states", "rewards", "terminated", "mask")
+        }
+        alive = np.ones(n_episodes, dtype=bool)
+        for _ in range(max_steps):
+            if not alive.any():
+                break
+            steps = np.where(rng.random(n_episodes) < 0.5, -1, 1)
+            nxt = np.where(alive, states + steps, states)
+            ended = alive & ((nxt < 0) | (nxt >= self.n_states))
+            reward = np.where(ended, np.sign(nxt - self.start), 0.0)
+            rows["states"].append(states.copy())
+            rows["next_states"].append(nxt.copy())
+            rows["rewards"].append(reward.astype(float))
+            rows["terminated"].append((ended | ~alive).astype(float))
+            rows["mask"].append(alive.astype(float))
+            alive = alive & ~ended
+            states = np.where(alive, nxt, states)
+        return {k: np.stack(v) for k, v in rows.items()}
+
+
+def lambda_returns_experiment(
+    lams: list[float] | np.ndarray,
+    critic: np.ndarray,
+    n_episodes: int = 2_000,
+    seed: int = 0,
+    gamma: float = 1.0,
+) -> dict[str, np.ndarray]:
+    """Sesgo² y varianza de ``Â_t + V̂(s_t)`` como estimación de ``V(s_t)``.
+
+    Se juegan ``n_episodes`` episodios del :class:`RandomWalk` (los mismos para
+    todas las λ), se calculan las ventajas con :func:`gae` usando el crítico
+    imperfecto ``critic`` (un valor por casilla) y, casilla a casilla, se
+    compara el objetivo ``Â_t + V̂(s_t)`` con el valor verdadero. Solo cuenta
+    la primera visita de cada casilla en cada episodio.
+
+    Returns:
+        ``bias2``, ``variance`` y ``mse`` (una entrada por λ, media sobre las
+        casillas ponderada por visitas) y ``true_values``.
+    """
+    walk = RandomWalk()
+    rng = np.random.default_rng(seed)
+    batch = walk.sample(n_episodes, rng)
+    critic = np.asarray(critic, dtype=float)
+    padded = np.concatenate([[0.0], critic, [0.0]])  # las salidas valen 0
+    values = padded[batch["states"] + 1]
+    next_values = padded[batch["next_states"] + 1]
+    zeros = np.zeros_like(batch["rewards"])
+    truth = walk.true_values(gamma)
+    # Primera visita de cada casilla en cada episodio.
+    first = np.zeros_like(batch["mask"], dtype=bool)
+    seen = np.zeros((walk.n_states, n_episodes), dtype=bool)
+    for t in range(batch["states"].shape[0]):
+        s = batch["states"][t]
+        live = batch["mask"][t] > 0
+        cols = np.flatnonzero(live & ~seen[s, np.arange(n_episodes)])
+        first[t, cols] = True
+        seen[s[cols], cols] = True
+    visited_states = batch["states"][first]
+    counts = np.bincount(visited_states, minlength=walk.n_states)
+    out = {"bias2": [], "variance": [], "mse": []}
+    for lam in lams:
+        advantages = gae(
+            batch["rewards"],
+            values,
+            next_values,
+            batch["terminated"],
+            zeros,
+            gamma,
+            float(lam),
+        ).numpy()
+        estimates = (advantages + values)[first]
+        mean = np.bincount(visited_states, estimates, walk.n_states) / counts
+        second = np.bincount(visited_states, estimates**2, walk.n_states) / counts
+        weights = counts / counts.sum()
+        bias2 = float(((mean - truth) ** 2 * weights).sum())
+        variance = float(((second - mean**2) * weights).sum())
+        out["bias2"].append(bias2)
+        out["variance"].append(variance)
+        out["mse"].append(bias2 + variance)
+    result = {k: np.array(v) for k, v in out.items()}
+    result["true_values"] = truth
+    return result

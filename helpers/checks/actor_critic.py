@@ -1,0 +1,502 @@
+"""Comprobaciones del módulo 05 · Actor-crítico y GAE."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from helpers import actor_critic
+from helpers.checks import check_cases, close, exercise, fail
+
+MODULE = "05_actor_critico"
+
+Case = tuple[Any, ...]
+
+
+def _t(values: Any) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(values, dtype=np.float32))
+
+
+def make_batch(
+    seed: int,
+    shape: tuple[int, int],
+    terminated_at: tuple[tuple[int, int], ...] = (),
+    truncated_at: tuple[tuple[int, int], ...] = (),
+) -> dict[str, torch.Tensor]:
+    """Un bloque ``(T, N)`` de juguete con finales de episodio donde se pida.
+
+    ``next_values[t]`` es ``values[t+1]`` salvo donde el episodio acaba: allí es
+    el valor de la observación final (distinto del primer estado del episodio
+    siguiente, como en un entorno vectorizado de verdad). Números de un decimal,
+    para que se lean bien en los mensajes.
+    """
+    rng = np.random.default_rng(seed)
+    horizon, n_envs = shape
+    rewards = np.round(rng.uniform(-1.0, 1.5, shape), 1)
+    values = np.round(rng.uniform(-1.0, 2.0, shape), 1)
+    next_values = np.vstack([values[1:], np.round(rng.uniform(-1.0, 2.0, n_envs), 1)])
+    terminated, truncated = np.zeros(shape), np.zeros(shape)
+    for (t, i), flags in [(p, terminated) for p in terminated_at] + [
+        (p, truncated) for p in truncated_at
+    ]:
+        flags[t, i] = 1.0
+        next_values[t, i] = np.round(rng.uniform(0.5, 2.0), 1)
+    return {
+        "rewards": _t(rewards),
+        "values": _t(values),
+        "next_values": _t(next_values),
+        "terminated": _t(terminated),
+        "truncated": _t(truncated),
+    }
+
+
+# Bloques con los tres casos: episodio que sigue, terminal y truncado.
+BATCHES = [
+    make_batch(0, (5, 3), terminated_at=((1, 1),), truncated_at=((2, 2),)),
+    make_batch(1, (6, 2), terminated_at=((3, 0), (5, 1)), truncated_at=((1, 1),)),
+    make_batch(2, (4, 1)),
+]
+HIDDEN_BATCHES = [
+    make_batch(7, (7, 4), terminated_at=((0, 0), (4, 2)), truncated_at=((3, 1),)),
+    make_batch(8, (3, 2), terminated_at=((2, 0),), truncated_at=((0, 1), (2, 1))),
+]
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 1 · errores TD
+# ---------------------------------------------------------------------------
+
+
+def _td_cases(batches: list[dict[str, torch.Tensor]], gammas: list[float]) -> list:
+    return [
+        (b["rewards"], b["values"], b["next_values"], b["terminated"], g)
+        for b, g in zip(batches, gammas, strict=True)
+    ]
+
+
+TD_MISTAKES: list[tuple[Callable[..., Any], str]] = [
+    (
+        lambda r, v, nv, term, g: r + g * nv - v,
+        "Haces bootstrap también tras un estado terminal: si terminated_t = 1 no "
+        "hay nada que cobrar después, el término γ·V(s_{t+1}) debe multiplicarse "
+        "por (1 − terminated_t).",
+    ),
+    (
+        lambda r, v, nv, term, g: r + g * term * nv - v,
+        "Multiplicas por terminated en lugar de por (1 − terminated): así solo "
+        "haces bootstrap justo donde no debes.",
+    ),
+    (
+        lambda r, v, nv, term, g: v - (r + g * (1 - term) * nv),
+        "El signo está al revés: δ_t = r_t + γ·V(s_{t+1}) − V(s_t) (lo obtenido "
+        "menos lo esperado), no al contrario.",
+    ),
+    (
+        lambda r, v, nv, term, g: r + (1 - term) * nv - v,
+        "Falta el descuento γ delante de V(s_{t+1}).",
+    ),
+    (
+        lambda r, v, nv, term, g: r + g * (1 - term) * v - v,
+        "Usas V(s_t) donde va V(s_{t+1}): el bootstrap es con el valor del estado "
+        "siguiente, next_values.",
+    ),
+    (
+        lambda r, v, nv, term, g: r + g * (1 - term) * nv,
+        "Falta restar V(s_t): eso es el objetivo TD r + γ·V(s_{t+1}), no el error.",
+    ),
+]
+
+
+@exercise(MODULE, "td_errors", "Errores TD de un bloque (T, N)")
+def check_td_errors(td_errors: Callable[..., Any], cases: list | None = None) -> None:
+    """Comprueba ``td_errors(rewards, values, next_values, terminated, gamma)``."""
+    cases = cases or _td_cases(BATCHES, [0.9, 0.5, 0.99])
+    check_cases(
+        td_errors, "td_errors", cases, actor_critic.td_errors, TD_MISTAKES, atol=1e-5
+    )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 2 · retornos de n pasos
+# ---------------------------------------------------------------------------
+
+
+def _n_step_variant(
+    *,
+    leak: bool = False,
+    boot_terminal: bool = False,
+    cut_truncated: bool = False,
+    tail_power: int = 0,
+    ignore_n: bool = False,
+) -> Callable[..., Any]:
+    """Una versión (correcta o con un error típico) de los retornos de n pasos."""
+
+    def returns_fn(rewards, next_values, terminated, truncated, n, gamma):
+        r, nv = np.asarray(rewards, float), np.asarray(next_values, float)
+        term, trunc = np.asarray(terminated, float), np.asarray(truncated, float)
+        if cut_truncated:
+            term = np.maximum(term, trunc)
+        done = np.maximum(term, trunc)
+        horizon = r.shape[0]
+        steps = horizon if ignore_n else n
+        out = np.zeros_like(r)
+        for t in range(horizon):
+            total = np.zeros_like(r[0])
+            alive = np.ones_like(r[0])
+            for k in range(t, min(t + steps, horizon)):
+                j = k - t
+                total += alive * gamma**j * r[k]
+                last = k == min(t + steps, horizon) - 1
+                stop = (
+                    np.ones_like(r[0]) if last else (0 * done[k] if leak else done[k])
+                )
+                keep = np.ones_like(r[0]) if boot_terminal else 1 - term[k]
+                power = j + 1 + tail_power
+                total += alive * stop * gamma**power * keep * nv[k]
+                alive = alive * (1 - stop)
+            out[t] = total
+        return out
+
+    return returns_fn
+
+
+N_STEP_MISTAKES: list[tuple[Callable[..., Any], str]] = [
+    (
+        _n_step_variant(leak=True),
+        "La suma sigue después de un final de episodio: las recompensas del "
+        "episodio siguiente (la misma columna, tras terminated o truncated) no son "
+        "tuyas. Corta la suma en el primer paso con terminated o truncated.",
+    ),
+    (
+        _n_step_variant(boot_terminal=True),
+        "Haces bootstrap tras un estado terminal: si el episodio termina "
+        "(terminated = 1) el valor de cola es 0, no next_values.",
+    ),
+    (
+        _n_step_variant(cut_truncated=True),
+        "Tratas truncated como terminated: si el episodio se cortó por tiempo, el "
+        "estado final valía algo y hay que sumar γ^m·next_values de ese paso.",
+    ),
+    (
+        _n_step_variant(tail_power=-1),
+        "El valor de cola va descontado con γ^m (m = número de recompensas "
+        "sumadas), no con γ^(m−1).",
+    ),
+    (
+        _n_step_variant(ignore_n=True),
+        "No paras a los n pasos: eso es el retorno hasta el final del bloque. Tras "
+        "n recompensas, suma γ^n·V(s_{t+n}) y para.",
+    ),
+]
+
+
+def _n_step_cases(batches, ns, gammas) -> list:
+    return [
+        (b["rewards"], b["next_values"], b["terminated"], b["truncated"], n, g)
+        for b, n, g in zip(batches, ns, gammas, strict=True)
+    ]
+
+
+@exercise(MODULE, "n_step_returns", "Retornos de n pasos con finales de episodio")
+def check_n_step_returns(
+    n_step_returns: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``n_step_returns(rewards, next_values, terminated, truncated, n,
+    gamma)``."""
+    cases = cases or _n_step_cases(
+        BATCHES + BATCHES[:2], [3, 2, 2, 1, 10], [0.9, 0.8, 0.5, 0.9, 0.7]
+    )
+    check_cases(
+        n_step_returns,
+        "n_step_returns",
+        cases,
+        actor_critic.n_step_returns,
+        N_STEP_MISTAKES,
+        atol=1e-5,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 3 · GAE
+# ---------------------------------------------------------------------------
+
+
+def _gae_variant(
+    *,
+    leak: bool = False,
+    boot_terminal: bool = False,
+    cut_truncated: bool = False,
+    swap: bool = False,
+    forward: bool = False,
+    no_lam: bool = False,
+    no_gamma: bool = False,
+    trunc_leaks: bool = False,
+) -> Callable[..., Any]:
+    """Una versión (correcta o con un error típico) de GAE."""
+
+    def gae_fn(rewards, values, next_values, terminated, truncated, gamma, lam):
+        r, v = np.asarray(rewards, float), np.asarray(values, float)
+        nv = np.asarray(next_values, float)
+        term, trunc = np.asarray(terminated, float), np.asarray(truncated, float)
+        if swap:
+            gamma, lam = lam, gamma
+        stop_boot = np.maximum(term, trunc) if cut_truncated else term
+        keep = 1.0 if boot_terminal else 1 - stop_boot
+        deltas = r + gamma * keep * nv - v
+        done = term if trunc_leaks else np.maximum(term, trunc)
+        not_done = np.ones_like(done) if leak else 1 - done
+        decay = (1.0 if no_gamma else gamma) * (1.0 if no_lam else lam)
+        out = np.zeros_like(deltas)
+        running = np.zeros_like(deltas[0])
+        order = range(len(r)) if forward else reversed(range(len(r)))
+        for t in order:
+            if forward:
+                running = deltas[t] + decay * (1 - done[t - 1] if t else 1) * running
+            else:
+                running = deltas[t] + decay * not_done[t] * running
+            out[t] = running
+        return out
+
+    return gae_fn
+
+
+GAE_MISTAKES: list[tuple[Callable[..., Any], str]] = [
+    (
+        _gae_variant(leak=True),
+        "La ventaja se filtra entre episodios: al recorrer hacia atrás, la suma "
+        "debe reiniciarse tras cada final (multiplica el término γλ·Â_{t+1} por "
+        "1 − done_t, con done_t = terminated_t o truncated_t).",
+    ),
+    (
+        _gae_variant(trunc_leaks=True),
+        "Solo cortas la recursión con terminated: un truncamiento también cierra "
+        "el episodio, y la ventaja del siguiente no debe sumarse a la de este.",
+    ),
+    (
+        _gae_variant(boot_terminal=True),
+        "Haces bootstrap tras un estado terminal: en δ_t, γ·V(s_{t+1}) va "
+        "multiplicado por (1 − terminated_t).",
+    ),
+    (
+        _gae_variant(cut_truncated=True),
+        "No haces bootstrap tras un truncamiento: si el episodio se cortó por "
+        "tiempo, δ_t = r_t + γ·V(s_{t+1}) − V(s_t) con el valor de la observación "
+        "final (next_values). Solo terminated anula ese término.",
+    ),
+    (
+        _gae_variant(swap=True),
+        "Has cambiado γ por λ: el error TD se descuenta con γ, "
+        "δ_t = r_t + γ·V(s_{t+1}) − V(s_t), y la suma con γ·λ.",
+    ),
+    (
+        _gae_variant(forward=True),
+        "Recorres el tiempo en la dirección equivocada: Â_t depende de los pasos "
+        "futuros, Â_t = δ_t + γλ·Â_{t+1}; empieza por el último paso "
+        "(reversed(range(T))).",
+    ),
+    (
+        _gae_variant(no_lam=True),
+        "Falta λ en la recursión: Â_t = δ_t + γ·λ·Â_{t+1}. Sin λ calculas "
+        "siempre el caso λ = 1.",
+    ),
+    (
+        _gae_variant(no_gamma=True),
+        "Falta γ en la recursión: Â_t = δ_t + γ·λ·Â_{t+1}, no δ_t + λ·Â_{t+1}.",
+    ),
+]
+
+
+def _gae_cases(batches, gammas, lams) -> list:
+    return [
+        (
+            b["rewards"],
+            b["values"],
+            b["next_values"],
+            b["terminated"],
+            b["truncated"],
+            g,
+            lam,
+        )
+        for b, g, lam in zip(batches, gammas, lams, strict=True)
+    ]
+
+
+@exercise(MODULE, "gae", "GAE(γ, λ) hacia atrás sobre un bloque (T, N)")
+def check_gae(gae: Callable[..., Any], cases: list | None = None) -> None:
+    """Comprueba ``gae(rewards, values, next_values, terminated, truncated, gamma,
+    lam)``."""
+    cases = cases or _gae_cases(
+        BATCHES + BATCHES[:2], [0.9, 0.8, 0.99, 0.9, 0.6], [0.7, 0.5, 0.95, 0.0, 1.0]
+    )
+    check_cases(gae, "gae", cases, actor_critic.gae, GAE_MISTAKES, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 4 · la pérdida del actor-crítico
+# ---------------------------------------------------------------------------
+
+
+def _loss_mistake(kind: str) -> Callable[..., torch.Tensor]:
+    def loss_fn(log_probs, values, advantages, returns, entropy, c_v, c_h):
+        adv = advantages if kind == "attached" else advantages.detach()
+        policy = -(log_probs * adv).mean()
+        value = ((values - returns.detach()) ** 2).mean()
+        bonus = entropy.mean()
+        if kind == "policy_sign":
+            policy = -policy
+        if kind == "entropy_sign":
+            bonus = -bonus
+        if kind == "no_value_coef":
+            c_v = 1.0
+        if kind == "sum":
+            policy = -(log_probs * adv).sum()
+            value = ((values - returns.detach()) ** 2).sum()
+            bonus = entropy.sum()
+        if kind == "value_abs":
+            value = (values - returns.detach()).abs().mean()
+        if kind == "no_entropy":
+            c_h = 0.0
+        return policy + c_v * value - c_h * bonus
+
+    return loss_fn
+
+
+LOSS_MISTAKES: list[tuple[str, str]] = [
+    (
+        "attached",
+        "La ventaja no está separada del grafo: Â = R − V(s) depende del crítico, "
+        "y sin .detach() el término del actor empuja también a V (el gradiente de "
+        "values no es solo el de la regresión). Usa advantages.detach().",
+    ),
+    (
+        "policy_sign",
+        "El signo del término del actor: la pérdida es −mean(log π·Â) (el "
+        "optimizador minimiza; queremos subir log π donde Â > 0).",
+    ),
+    (
+        "entropy_sign",
+        "El premio a la entropía va con signo menos en la pérdida (− c_H·H): al "
+        "minimizar, la entropía debe subir, no bajar.",
+    ),
+    (
+        "no_value_coef",
+        "Falta el coeficiente value_coef delante de la pérdida del crítico.",
+    ),
+    (
+        "sum",
+        "Sumas en lugar de promediar: usa .mean() en los tres términos, para que "
+        "la escala no dependa del tamaño del bloque.",
+    ),
+    (
+        "value_abs",
+        "La pérdida del crítico es el error cuadrático medio, mean((V − R)²), no "
+        "el error absoluto.",
+    ),
+    ("no_entropy", "Falta el premio a la entropía: − entropy_coef · mean(entropy)."),
+]
+
+
+def _loss_probe(loss_fn: Callable[..., Any], case: dict[str, Any]) -> tuple:
+    """Ejecuta ``loss_fn`` en un caso: ``(logits, valores, pérdida)``."""
+    logits = case["logits"].clone().requires_grad_(True)
+    critic = case["values"].clone().requires_grad_(True)
+    distribution = torch.distributions.Categorical(logits=logits)
+    log_probs = distribution.log_prob(case["actions"])
+    entropy = distribution.entropy()
+    # La ventaja se calcula con los valores del crítico: depende de ellos.
+    advantages = case["returns"] - critic
+    loss = loss_fn(
+        log_probs,
+        critic,
+        advantages,
+        case["returns"].clone(),
+        entropy,
+        case["value_coef"],
+        case["entropy_coef"],
+    )
+    return logits, critic, loss
+
+
+def _loss_fingerprint(loss_fn, case) -> np.ndarray:
+    logits, critic, loss = _loss_probe(loss_fn, case)
+    grads = torch.autograd.grad(loss, (logits, critic), allow_unused=True)
+    grad_logits, grad_values = (
+        torch.zeros_like(x) if g is None else g
+        for g, x in zip(grads, (logits, critic), strict=True)
+    )
+    return np.concatenate(
+        [[float(loss)], grad_logits.numpy().ravel(), grad_values.numpy().ravel()]
+    )
+
+
+def loss_case(
+    seed: int, batch: int = 6, value_coef: float = 0.5, entropy_coef: float = 0.05
+) -> dict[str, Any]:
+    """Un caso de prueba de la pérdida: logits, acciones, valores y retornos."""
+    generator = torch.Generator().manual_seed(seed)
+    return {
+        "logits": torch.randn(batch, 3, generator=generator),
+        "actions": torch.randint(0, 3, (batch,), generator=generator),
+        "values": torch.randn(batch, generator=generator),
+        "returns": 2 * torch.randn(batch, generator=generator),
+        "value_coef": value_coef,
+        "entropy_coef": entropy_coef,
+    }
+
+
+LOSS_CASES = [loss_case(0), loss_case(1, batch=9, value_coef=0.25, entropy_coef=0.1)]
+
+
+@exercise(MODULE, "actor_critic_loss", "La pérdida del actor-crítico")
+def check_actor_critic_loss(
+    actor_critic_loss: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``actor_critic_loss(log_probs, values, advantages, returns, entropy,
+    value_coef, entropy_coef)``: valor y gradientes."""
+    cases = cases or LOSS_CASES
+    reference = actor_critic.actor_critic_loss
+    for case in cases:
+        logits, critic, loss = _loss_probe(actor_critic_loss, case)
+        if not isinstance(loss, torch.Tensor):
+            fail(
+                "La pérdida debe ser un tensor de PyTorch con gradiente (es "
+                f"{type(loss).__name__}): no uses .item(), float() ni NumPy."
+            )
+        if loss.numel() != 1:
+            fail(
+                "La pérdida debe ser un escalar (un solo número); tiene forma "
+                f"{tuple(loss.shape)}. ¿Falta .mean()?"
+            )
+        if not loss.requires_grad:
+            fail(
+                "Tu pérdida no tiene gradiente: ¿separaste log_probs, values o "
+                "entropy del grafo? Solo la ventaja y los retornos son constantes."
+            )
+    got = [_loss_fingerprint(actor_critic_loss, c) for c in cases]
+    want = [_loss_fingerprint(reference, c) for c in cases]
+    if all(close(g, w, atol=1e-5) for g, w in zip(got, want, strict=True)):
+        return
+    first = next(
+        i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not close(g, w)
+    )
+    if abs(got[first][0] - want[first][0]) > 1e-5:
+        intro = (
+            f"En un bloque de prueba la pérdida vale {want[first][0]:.5f} y la tuya "
+            f"{got[first][0]:.5f}."
+        )
+    else:
+        intro = (
+            "El valor de la pérdida es correcto, pero sus gradientes no: algo que "
+            "debía ser constante no lo es (o al revés)."
+        )
+    for kind, message in LOSS_MISTAKES:
+        fingerprint = [_loss_fingerprint(_loss_mistake(kind), c) for c in cases]
+        if all(close(g, f, atol=1e-5) for g, f in zip(got, fingerprint, strict=True)):
+            fail(f"{intro}\n{message}")
+    fail(
+        intro + "\nRecuerda: −mean(log π·Â) + value_coef·mean((V − R)²) − "
+        "entropy_coef·mean(H), con Â y R separados del grafo."
+    )

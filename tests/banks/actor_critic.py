@@ -1,0 +1,455 @@
+"""Banco de respuestas del módulo 05 · Actor-crítico y GAE."""
+
+from tests.banks import Answer
+
+MODULE = "05_actor_critico"
+
+WRONG: dict[str, list[Answer]] = {
+    "td_errors": [
+        Answer(
+            "bootstrap tras un estado terminal",
+            """
+def td_errors(rewards, values, next_values, terminated, gamma):
+    return rewards + gamma * next_values - values
+""",
+            "Haces bootstrap también tras un estado terminal",
+        ),
+        Answer(
+            "signo al revés",
+            """
+def td_errors(rewards, values, next_values, terminated, gamma):
+    return values - rewards - gamma * (1 - terminated) * next_values
+""",
+            "El signo está al revés",
+        ),
+        Answer(
+            "V(s_t) en lugar de V(s_{t+1})",
+            """
+def td_errors(rewards, values, next_values, terminated, gamma):
+    return rewards + gamma * (1 - terminated) * values - values
+""",
+            "Usas V(s_t) donde va V(s_{t+1})",
+        ),
+        Answer(
+            "sin γ",
+            """
+def td_errors(rewards, values, next_values, terminated, gamma):
+    return rewards + (1 - terminated) * next_values - values
+""",
+            "Falta el descuento γ",
+        ),
+        Answer(
+            "objetivo TD sin restar V",
+            """
+def td_errors(rewards, values, next_values, terminated, gamma):
+    return rewards + gamma * (1 - terminated) * next_values
+""",
+            "Falta restar V(s_t)",
+        ),
+    ],
+    "n_step_returns": [
+        Answer(
+            "la suma se filtra al episodio siguiente",
+            """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T = rewards.shape[0]
+    returns = torch.zeros_like(rewards)
+    for t in range(T):
+        end = min(t + n, T)
+        total = torch.zeros_like(rewards[0])
+        for k in range(t, end):
+            total = total + gamma ** (k - t) * rewards[k]
+        k = end - 1
+        total = total + gamma ** (end - t) * (1 - terminated[k]) * next_values[k]
+        returns[t] = total
+    return returns
+""",
+            "La suma sigue después de un final de episodio",
+        ),
+        Answer(
+            "bootstrap tras un estado terminal",
+            """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T = rewards.shape[0]
+    done = torch.maximum(terminated, truncated)
+    returns = torch.zeros_like(rewards)
+    for t in range(T):
+        total = torch.zeros_like(rewards[0])
+        alive = torch.ones_like(rewards[0])
+        for k in range(t, min(t + n, T)):
+            total = total + alive * gamma ** (k - t) * rewards[k]
+            stop = done[k] if k < min(t + n, T) - 1 else torch.ones_like(done[k])
+            total = total + alive * stop * gamma ** (k - t + 1) * next_values[k]
+            alive = alive * (1 - stop)
+        returns[t] = total
+    return returns
+""",
+            "Haces bootstrap tras un estado terminal",
+        ),
+        Answer(
+            "sin bootstrap tras un truncamiento",
+            """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T = rewards.shape[0]
+    done = torch.maximum(terminated, truncated)
+    returns = torch.zeros_like(rewards)
+    for t in range(T):
+        total = torch.zeros_like(rewards[0])
+        alive = torch.ones_like(rewards[0])
+        for k in range(t, min(t + n, T)):
+            total = total + alive * gamma ** (k - t) * rewards[k]
+            stop = done[k] if k < min(t + n, T) - 1 else torch.ones_like(done[k])
+            tail = (1 - done[k]) * next_values[k]
+            total = total + alive * stop * gamma ** (k - t + 1) * tail
+            alive = alive * (1 - stop)
+        returns[t] = total
+    return returns
+""",
+            "Tratas truncated como terminated",
+        ),
+        Answer(
+            "cola con γ^(m−1)",
+            """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T = rewards.shape[0]
+    done = torch.maximum(terminated, truncated)
+    returns = torch.zeros_like(rewards)
+    for t in range(T):
+        total = torch.zeros_like(rewards[0])
+        alive = torch.ones_like(rewards[0])
+        for k in range(t, min(t + n, T)):
+            total = total + alive * gamma ** (k - t) * rewards[k]
+            stop = done[k] if k < min(t + n, T) - 1 else torch.ones_like(done[k])
+            tail = (1 - terminated[k]) * next_values[k]
+            total = total + alive * stop * gamma ** (k - t) * tail
+            alive = alive * (1 - stop)
+        returns[t] = total
+    return returns
+""",
+            "γ^m (m = número de recompensas sumadas), no con γ^(m−1)",
+        ),
+        Answer(
+            "sin parar a los n pasos",
+            """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T = rewards.shape[0]
+    done = torch.maximum(terminated, truncated)
+    returns = torch.zeros_like(rewards)
+    running = next_values[-1] * (1 - terminated[-1])
+    for t in reversed(range(T)):
+        tail = (1 - terminated[t]) * next_values[t]
+        future = torch.where(done[t] > 0, tail, running)
+        running = rewards[t] + gamma * future
+        returns[t] = running
+    return returns
+""",
+            "No paras a los n pasos",
+        ),
+    ],
+    "gae": [
+        Answer(
+            "la ventaja se filtra entre episodios",
+            """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    deltas = rewards + gamma * (1 - terminated) * next_values - values
+    advantages = torch.zeros_like(deltas)
+    running = torch.zeros_like(deltas[0])
+    for t in reversed(range(len(deltas))):
+        running = deltas[t] + gamma * lam * running
+        advantages[t] = running
+    return advantages
+""",
+            "La ventaja se filtra entre episodios",
+        ),
+        Answer(
+            "bootstrap tras un estado terminal",
+            """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    deltas = rewards + gamma * next_values - values
+    not_done = 1 - torch.maximum(terminated, truncated)
+    advantages = torch.zeros_like(deltas)
+    running = torch.zeros_like(deltas[0])
+    for t in reversed(range(len(deltas))):
+        running = deltas[t] + gamma * lam * not_done[t] * running
+        advantages[t] = running
+    return advantages
+""",
+            "Haces bootstrap tras un estado terminal",
+        ),
+        Answer(
+            "sin bootstrap tras un truncamiento",
+            """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    done = torch.maximum(terminated, truncated)
+    deltas = rewards + gamma * (1 - done) * next_values - values
+    advantages = torch.zeros_like(deltas)
+    running = torch.zeros_like(deltas[0])
+    for t in reversed(range(len(deltas))):
+        running = deltas[t] + gamma * lam * (1 - done[t]) * running
+        advantages[t] = running
+    return advantages
+""",
+            "No haces bootstrap tras un truncamiento",
+        ),
+        Answer(
+            "γ y λ cambiados",
+            """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    deltas = rewards + lam * (1 - terminated) * next_values - values
+    not_done = 1 - torch.maximum(terminated, truncated)
+    advantages = torch.zeros_like(deltas)
+    running = torch.zeros_like(deltas[0])
+    for t in reversed(range(len(deltas))):
+        running = deltas[t] + gamma * lam * not_done[t] * running
+        advantages[t] = running
+    return advantages
+""",
+            "Has cambiado γ por λ",
+        ),
+        Answer(
+            "hacia delante en el tiempo",
+            """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    deltas = rewards + gamma * (1 - terminated) * next_values - values
+    done = torch.maximum(terminated, truncated)
+    advantages = torch.zeros_like(deltas)
+    running = torch.zeros_like(deltas[0])
+    for t in range(len(deltas)):
+        keep = 1 - done[t - 1] if t > 0 else 1.0
+        running = deltas[t] + gamma * lam * keep * running
+        advantages[t] = running
+    return advantages
+""",
+            "Recorres el tiempo en la dirección equivocada",
+        ),
+        Answer(
+            "solo terminated corta la recursión",
+            """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    deltas = rewards + gamma * (1 - terminated) * next_values - values
+    advantages = torch.zeros_like(deltas)
+    running = torch.zeros_like(deltas[0])
+    for t in reversed(range(len(deltas))):
+        running = deltas[t] + gamma * lam * (1 - terminated[t]) * running
+        advantages[t] = running
+    return advantages
+""",
+            "Solo cortas la recursión con terminated",
+        ),
+        Answer(
+            "sin λ",
+            """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    deltas = rewards + gamma * (1 - terminated) * next_values - values
+    not_done = 1 - torch.maximum(terminated, truncated)
+    advantages = torch.zeros_like(deltas)
+    running = torch.zeros_like(deltas[0])
+    for t in reversed(range(len(deltas))):
+        running = deltas[t] + gamma * not_done[t] * running
+        advantages[t] = running
+    return advantages
+""",
+            "Falta λ en la recursión",
+        ),
+    ],
+    "actor_critic_loss": [
+        Answer(
+            "ventaja sin separar del grafo",
+            """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+""",
+            "La ventaja no está separada del grafo",
+        ),
+        Answer(
+            "signo del actor",
+            """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = (log_probs * advantages.detach()).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+""",
+            "El signo del término del actor",
+        ),
+        Answer(
+            "entropía con el signo cambiado",
+            """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    return policy_loss + value_coef * value_loss + entropy_coef * entropy.mean()
+""",
+            "El premio a la entropía va con signo menos",
+        ),
+        Answer(
+            "sin value_coef",
+            """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    return policy_loss + value_loss - entropy_coef * entropy.mean()
+""",
+            "Falta el coeficiente value_coef",
+        ),
+        Answer(
+            "sumas en lugar de medias",
+            """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).sum()
+    value_loss = ((values - returns.detach()) ** 2).sum()
+    return policy_loss + value_coef * value_loss - entropy_coef * entropy.sum()
+""",
+            "Sumas en lugar de promediar",
+        ),
+        Answer(
+            "pérdida como número de Python",
+            """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    total = policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+    return total.item()
+""",
+            "debe ser un tensor de PyTorch con gradiente",
+        ),
+    ],
+}
+
+RIGHT: dict[str, list[Answer]] = {
+    "td_errors": [
+        Answer(
+            "con NumPy",
+            """
+def td_errors(rewards, values, next_values, terminated, gamma):
+    r, v, nv, d = (np.asarray(x, dtype=float)
+                   for x in (rewards, values, next_values, terminated))
+    return r + gamma * np.where(d > 0, 0.0, nv) - v
+""",
+        ),
+        Answer(
+            "con torch.where y float64",
+            """
+def td_errors(rewards, values, next_values, terminated, gamma):
+    bootstrap = torch.where(terminated.bool(), torch.zeros_like(next_values),
+                            next_values)
+    return (rewards.double() + gamma * bootstrap.double()) - values.double()
+""",
+        ),
+    ],
+    "n_step_returns": [
+        Answer(
+            "hacia atrás con una ventana de n pasos (NumPy)",
+            """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    r = np.asarray(rewards, dtype=float)
+    nv = np.asarray(next_values, dtype=float)
+    term = np.asarray(terminated, dtype=float)
+    done = np.maximum(term, np.asarray(truncated, dtype=float))
+    T = len(r)
+    out = np.zeros_like(r)
+    for t in range(T):
+        total, discount = np.zeros_like(r[0]), 1.0
+        alive = np.ones_like(r[0])
+        for k in range(t, min(t + n, T)):
+            total += alive * discount * r[k]
+            discount *= gamma
+            last = k == min(t + n, T) - 1
+            stop = np.ones_like(r[0]) if last else done[k]
+            total += alive * stop * discount * (1 - term[k]) * nv[k]
+            alive = alive * (1 - stop)
+        out[t] = total
+    return out
+""",
+        ),
+        Answer(
+            "columna a columna, con listas",
+            """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T, N = rewards.shape
+    out = torch.zeros(T, N, dtype=torch.float64)
+    for i in range(N):
+        for t in range(T):
+            total, k = 0.0, t
+            while True:
+                total += gamma ** (k - t) * float(rewards[k, i])
+                ended = bool(terminated[k, i]) or bool(truncated[k, i])
+                if ended or k == T - 1 or k == t + n - 1:
+                    if not bool(terminated[k, i]):
+                        total += gamma ** (k - t + 1) * float(next_values[k, i])
+                    break
+                k += 1
+            out[t, i] = total
+    return out
+""",
+        ),
+    ],
+    "gae": [
+        Answer(
+            "con NumPy y listas",
+            """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    r, v, nv = (np.asarray(x, dtype=float) for x in (rewards, values, next_values))
+    term = np.asarray(terminated, dtype=bool)
+    done = term | np.asarray(truncated, dtype=bool)
+    deltas = r + gamma * np.where(term, 0.0, nv) - v
+    advantages = []
+    running = np.zeros(r.shape[1:])
+    for t in range(len(r) - 1, -1, -1):
+        running = deltas[t] + np.where(done[t], 0.0, gamma * lam * running)
+        advantages.append(running)
+    return np.stack(advantages[::-1])
+""",
+        ),
+        Answer(
+            "con td_errors y float64",
+            """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    deltas = td_errors(rewards, values, next_values, terminated, gamma)
+    deltas = torch.as_tensor(deltas, dtype=torch.float64)
+    not_done = (1 - terminated.double()) * (1 - truncated.double())
+    advantages = torch.zeros_like(deltas)
+    for t in reversed(range(deltas.shape[0])):
+        advantages[t] = deltas[t]
+        if t + 1 < deltas.shape[0]:
+            advantages[t] += gamma * lam * not_done[t] * advantages[t + 1]
+    return advantages
+""",
+        ),
+    ],
+    "actor_critic_loss": [
+        Answer(
+            "con F.mse_loss y términos por separado",
+            """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    import torch.nn.functional as F
+
+    weights = advantages.detach()
+    policy_loss = -torch.mean(weights * log_probs)
+    value_loss = F.mse_loss(values, returns.detach())
+    entropy_bonus = torch.mean(entropy)
+    return policy_loss + value_coef * value_loss - entropy_coef * entropy_bonus
+""",
+        ),
+        Answer(
+            "con sumas divididas por B",
+            """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    B = log_probs.numel()
+    with torch.no_grad():
+        adv, target = advantages.clone(), returns.clone()
+    total = -(log_probs * adv).sum() + value_coef * ((target - values) ** 2).sum()
+    return (total - entropy_coef * entropy.sum()) / B
+""",
+        ),
+    ],
+}

@@ -1,0 +1,370 @@
+"""Tests de las referencias del módulo 05 (``helpers.actor_critic``) y sus
+comprobaciones, contra cálculos independientes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from helpers import actor_critic
+from helpers.checks import actor_critic as checks
+from helpers.reinforce import History
+from helpers.rollouts import gae
+from tests.notebooks import exercises, read, solution_path, student_version
+
+
+def random_batch(rng: np.random.Generator, horizon: int, n_envs: int) -> dict:
+    """Un bloque ``(T, N)`` al azar con finales de episodio de los dos tipos.
+
+    Como en un rollout de verdad, ``next_values[t] = values[t+1]`` mientras el
+    episodio sigue; en los finales es el valor de la observación final.
+    """
+    shape = (horizon, n_envs)
+    ends = rng.random(shape)
+    terminated, truncated = ends < 0.15, (ends >= 0.15) & (ends < 0.25)
+    values = rng.normal(size=shape)
+    next_values = np.vstack([values[1:], rng.normal(size=(1, n_envs))])
+    done = terminated | truncated
+    next_values[done] = rng.normal(size=int(done.sum()))
+
+    def tensor(x: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(x, dtype=torch.float32)
+
+    return {
+        "rewards": tensor(rng.normal(size=shape)),
+        "values": tensor(values),
+        "next_values": tensor(next_values),
+        "terminated": tensor(terminated),
+        "truncated": tensor(truncated),
+    }
+
+
+def brute_force_n_step(batch: dict, n: int, gamma: float) -> np.ndarray:
+    """Columna a columna y con floats de Python: suma hasta n, el final o el bloque."""
+    r = batch["rewards"].double().numpy()
+    nv = batch["next_values"].double().numpy()
+    term = batch["terminated"].numpy() > 0
+    trunc = batch["truncated"].numpy() > 0
+    horizon, n_envs = r.shape
+    out = np.zeros_like(r)
+    for i in range(n_envs):
+        for t in range(horizon):
+            total = 0.0
+            for m, k in enumerate(range(t, horizon), start=1):
+                total += gamma ** (m - 1) * r[k, i]
+                if term[k, i]:
+                    break
+                if trunc[k, i] or m == n or k == horizon - 1:
+                    total += gamma**m * nv[k, i]
+                    break
+            out[t, i] = total
+    return out
+
+
+def steps_to_cut(batch: dict) -> np.ndarray:
+    """``K[t, i]``: cuántos pasos quedan hasta el final del episodio o del bloque."""
+    done = (batch["terminated"] + batch["truncated"]).numpy() > 0
+    horizon, n_envs = done.shape
+    remaining = np.zeros(done.shape, dtype=int)
+    for i in range(n_envs):
+        for t in range(horizon):
+            k = t
+            while k < horizon - 1 and not done[k, i]:
+                k += 1
+            remaining[t, i] = k - t + 1
+    return remaining
+
+
+# ---------------------------------------------------------------------------
+# Errores TD, retornos de n pasos y GAE
+# ---------------------------------------------------------------------------
+
+
+def test_td_errors_hand_worked():
+    rewards = torch.tensor([[1.0], [1.0], [1.0]])
+    values = torch.tensor([[2.0], [1.5], [1.0]])
+    next_values = torch.tensor([[1.5], [1.0], [3.0]])
+    terminated = torch.tensor([[0.0], [0.0], [1.0]])
+    deltas = actor_critic.td_errors(rewards, values, next_values, terminated, 0.9)
+    torch.testing.assert_close(deltas[:, 0], torch.tensor([0.35, 0.4, 0.0]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_n_step_returns_match_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    batch = random_batch(rng, int(rng.integers(1, 12)), int(rng.integers(1, 5)))
+    args = (batch["rewards"], batch["next_values"], batch["terminated"])
+    for n in (1, 2, 3, 20):
+        for gamma in (0.0, 0.7, 1.0):
+            got = actor_critic.n_step_returns(*args, batch["truncated"], n, gamma)
+            np.testing.assert_allclose(
+                got.numpy(), brute_force_n_step(batch, n, gamma), atol=1e-5
+            )
+
+
+def test_n_step_returns_ends():
+    """Los dos extremos: n = 1 es el objetivo TD, n ≥ T es GAE con λ = 1."""
+    rng = np.random.default_rng(3)
+    batch = random_batch(rng, 9, 4)
+    args = (batch["rewards"], batch["next_values"], batch["terminated"])
+    one = actor_critic.n_step_returns(*args, batch["truncated"], 1, 0.9)
+    deltas = actor_critic.td_errors(
+        batch["rewards"], batch["values"], *args[1:], gamma=0.9
+    )
+    torch.testing.assert_close(one, deltas + batch["values"])
+    full = actor_critic.n_step_returns(*args, batch["truncated"], 9, 0.9)
+    advantages = gae(**batch, gamma=0.9, lam=1.0)
+    torch.testing.assert_close(full, advantages + batch["values"])
+    with pytest.raises(ValueError):
+        actor_critic.n_step_returns(*args, batch["truncated"], 0, 0.9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_gae_is_the_lambda_weighted_average_of_k_step_advantages(seed):
+    """``Â_t = Σ_k (1−λ)λ^{k−1} Â_t^{(k)}``, con la cola ``λ^{K−1}`` en el corte."""
+    rng = np.random.default_rng(10 + seed)
+    batch = random_batch(rng, int(rng.integers(2, 10)), 3)
+    gamma, lam = 0.9, float(rng.choice([0.0, 0.5, 0.95, 1.0]))
+    horizon = batch["rewards"].shape[0]
+    k_step = [
+        brute_force_n_step(batch, k, gamma) - batch["values"].double().numpy()
+        for k in range(1, horizon + 1)
+    ]
+    cut = steps_to_cut(batch)
+    expected = np.zeros_like(k_step[0])
+    for (t, i), big_k in np.ndenumerate(cut):
+        weights = [(1 - lam) * lam ** (k - 1) for k in range(1, big_k)]
+        weights.append(lam ** (big_k - 1))
+        expected[t, i] = sum(w * k_step[k][t, i] for k, w in enumerate(weights))
+    got = actor_critic.gae(**batch, gamma=gamma, lam=lam)
+    np.testing.assert_allclose(got.numpy(), expected, atol=1e-5)
+
+
+def test_gae_is_the_rollouts_reference():
+    assert actor_critic.gae is gae
+
+
+# ---------------------------------------------------------------------------
+# La pérdida
+# ---------------------------------------------------------------------------
+
+
+def test_actor_critic_loss_value_and_gradients():
+    torch.manual_seed(0)
+    logits = torch.randn(7, 3, requires_grad=True)
+    values = torch.randn(7, requires_grad=True)
+    returns = 3 * torch.randn(7)
+    distribution = torch.distributions.Categorical(logits=logits)
+    actions = distribution.sample()
+    log_probs, entropy = distribution.log_prob(actions), distribution.entropy()
+    advantages = returns - values  # con gradiente a propósito
+    loss = actor_critic.actor_critic_loss(
+        log_probs, values, advantages, returns, entropy, 0.5, 0.02
+    )
+    a = (returns - values).detach()
+    expected = (
+        -(log_probs * a).mean()
+        + 0.5 * ((values - returns) ** 2).mean()
+        - 0.02 * entropy.mean()
+    )
+    torch.testing.assert_close(loss, expected)
+    grad_values, grad_logits = torch.autograd.grad(loss, (values, logits))
+    # El crítico solo recibe la regresión: c_V · 2 (V − R) / B.
+    torch.testing.assert_close(grad_values, 0.5 * 2 * (values - returns).detach() / 7)
+    # El actor: −(one_hot − π)·Â/B − c_H ∇H/B, calculado a mano.
+    pi = torch.softmax(logits, -1).detach()
+    one_hot = torch.nn.functional.one_hot(actions, 3).float()
+    log_pi = torch.log(pi)
+    entropy_grad = -pi * (log_pi - (pi * log_pi).sum(-1, keepdim=True))
+    manual = -(one_hot - pi) * a[:, None] / 7 - 0.02 * entropy_grad / 7
+    torch.testing.assert_close(grad_logits, manual, atol=1e-6, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# El paseo aleatorio y el experimento de λ
+# ---------------------------------------------------------------------------
+
+
+def test_random_walk_true_values():
+    walk = actor_critic.RandomWalk()
+    np.testing.assert_allclose(
+        walk.true_values(), (np.arange(19) + 1) / 10 - 1, atol=1e-12
+    )
+    # Con γ < 1, la ecuación de Bellman a mano en cada casilla.
+    v = walk.true_values(0.9)
+    padded = np.concatenate([[0.0], v, [0.0]])
+    for s in range(19):
+        reward = 0.5 * (-1.0 if s == 0 else 0.0) + 0.5 * (1.0 if s == 18 else 0.0)
+        bellman = reward + 0.9 * 0.5 * (padded[s] + padded[s + 2])
+        assert v[s] == pytest.approx(bellman)
+
+
+def test_random_walk_monte_carlo_agrees_with_true_values():
+    walk = actor_critic.RandomWalk()
+    batch = walk.sample(4000, np.random.default_rng(0))
+    returns = batch["rewards"].sum(axis=0)  # γ = 1: el retorno desde el centro
+    assert returns.mean() == pytest.approx(walk.true_values()[walk.start], abs=0.05)
+    assert set(np.unique(returns)) == {-1.0, 1.0}
+    # Tras el final solo hay relleno: terminated = 1 y máscara 0.
+    ended = np.cumsum(batch["terminated"] * batch["mask"], axis=0) > 0
+    assert np.all(batch["terminated"][1:][ended[:-1]] == 1)
+    assert np.all(batch["mask"][1:][ended[:-1]] == 0)
+
+
+def test_lambda_experiment_trades_bias_for_variance():
+    walk = actor_critic.RandomWalk()
+    truth = walk.true_values()
+    perfect = actor_critic.lambda_returns_experiment([0.0, 0.5, 1.0], truth, 300)
+    # Con el crítico perfecto ningún λ tiene sesgo (salvo ruido de muestreo).
+    assert np.all(perfect["bias2"] < 0.01)
+    noisy = truth + np.random.default_rng(3).normal(0, 0.3, 19)
+    result = actor_critic.lambda_returns_experiment([0.0, 0.5, 1.0], noisy, 300)
+    assert result["bias2"][0] > result["bias2"][1] > result["bias2"][2]
+    assert result["variance"][2] > result["variance"][1]
+    np.testing.assert_allclose(result["mse"], result["bias2"] + result["variance"])
+
+
+# ---------------------------------------------------------------------------
+# A2C
+# ---------------------------------------------------------------------------
+
+
+def test_train_a2c_runs_and_records_history():
+    config = actor_critic.A2CConfig(
+        seed=0, n_envs=2, n_steps=8, max_env_steps=64, eval_every=32, eval_episodes=2
+    )
+    calls = []
+
+    def spy_gae(*args):
+        calls.append(args[0].shape)
+        return gae(*args)
+
+    history = actor_critic.train_a2c(config, progress=False, advantages_fn=spy_gae)
+    assert isinstance(history, History)
+    assert history.env_steps == [16, 32, 48, 64]
+    assert [e.env_steps for e in history.evaluations] == [32, 64]
+    assert calls == [torch.Size([8, 2])] * 4
+    assert len(history.losses) == len(history.baseline_losses) == 4
+    assert history.policy is not None and history.solved is None
+
+
+def test_train_a2c_is_deterministic():
+    config = actor_critic.A2CConfig(seed=3, n_envs=2, n_steps=4, max_env_steps=48)
+    config.eval_every = 0
+    first = actor_critic.train_a2c(config, progress=False)
+    second = actor_critic.train_a2c(config, progress=False)
+    assert first.losses == second.losses
+
+
+# ---------------------------------------------------------------------------
+# Las comprobaciones y el cuaderno
+# ---------------------------------------------------------------------------
+
+
+def test_references_pass_their_checks():
+    checks.check_td_errors(actor_critic.td_errors, quiet=True)
+    checks.check_n_step_returns(actor_critic.n_step_returns, quiet=True)
+    checks.check_gae(actor_critic.gae, quiet=True)
+    checks.check_actor_critic_loss(actor_critic.actor_critic_loss, quiet=True)
+
+
+def test_check_variants_without_mistakes_are_the_references():
+    for batch in checks.BATCHES + checks.HIDDEN_BATCHES:
+        for n, gamma, lam in ((1, 0.9, 0.0), (3, 0.5, 0.7), (10, 1.0, 1.0)):
+            np.testing.assert_allclose(
+                checks._n_step_variant()(
+                    batch["rewards"],
+                    batch["next_values"],
+                    batch["terminated"],
+                    batch["truncated"],
+                    n,
+                    gamma,
+                ),
+                actor_critic.n_step_returns(
+                    batch["rewards"],
+                    batch["next_values"],
+                    batch["terminated"],
+                    batch["truncated"],
+                    n,
+                    gamma,
+                ).numpy(),
+                atol=1e-5,
+            )
+            np.testing.assert_allclose(
+                checks._gae_variant()(**batch, gamma=gamma, lam=lam),
+                actor_critic.gae(**batch, gamma=gamma, lam=lam).numpy(),
+                atol=1e-5,
+            )
+
+
+def test_every_mistake_is_told_apart_by_the_visible_cases():
+    """Cada error típico falla la comprobación visible con su propio mensaje."""
+    pairs = [
+        (checks.check_td_errors, checks.TD_MISTAKES),
+        (checks.check_n_step_returns, checks.N_STEP_MISTAKES),
+        (checks.check_gae, checks.GAE_MISTAKES),
+    ]
+    for check, mistakes in pairs:
+        for mistake, message in mistakes:
+            with pytest.raises(AssertionError) as error:
+                check(mistake, quiet=True)
+            assert message in str(error.value)
+    for kind, message in checks.LOSS_MISTAKES:
+        with pytest.raises(AssertionError) as error:
+            checks.check_actor_critic_loss(checks._loss_mistake(kind), quiet=True)
+        assert message in str(error.value)
+
+
+def test_notebook_solutions_agree_with_the_references():
+    nb = read(solution_path("05_actor_critico"))
+    namespace: dict = {"np": np, "torch": torch}
+    for exercise in exercises(nb):
+        exec(student_version(exercise.solution), namespace)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        batch = random_batch(rng, int(rng.integers(1, 10)), int(rng.integers(1, 4)))
+        gamma = float(rng.choice([0.0, 0.5, 0.99, 1.0]))
+        lam = float(rng.choice([0.0, 0.5, 0.95, 1.0]))
+        n = int(rng.integers(1, 6))
+        torch.testing.assert_close(
+            torch.as_tensor(
+                namespace["td_errors"](
+                    batch["rewards"],
+                    batch["values"],
+                    batch["next_values"],
+                    batch["terminated"],
+                    gamma,
+                )
+            ),
+            actor_critic.td_errors(
+                batch["rewards"],
+                batch["values"],
+                batch["next_values"],
+                batch["terminated"],
+                gamma,
+            ),
+        )
+        step_args = (
+            batch["rewards"],
+            batch["next_values"],
+            batch["terminated"],
+            batch["truncated"],
+            n,
+            gamma,
+        )
+        torch.testing.assert_close(
+            namespace["n_step_returns"](*step_args),
+            actor_critic.n_step_returns(*step_args),
+        )
+        torch.testing.assert_close(
+            namespace["gae"](**batch, gamma=gamma, lam=lam),
+            gae(**batch, gamma=gamma, lam=lam),
+        )
+    torch.manual_seed(1)
+    log_probs, values, entropy = (torch.randn(6, requires_grad=True) for _ in "abc")
+    returns = torch.randn(6)
+    args = (log_probs, values, returns - values, returns, entropy, 0.5, 0.01)
+    torch.testing.assert_close(
+        namespace["actor_critic_loss"](*args), actor_critic.actor_critic_loss(*args)
+    )
