@@ -28,6 +28,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import bench_cartpole
+from autograder.bench_cartpole import thousands
 from autograder.benchmark import (
     ALL_NOTEBOOKS_SECONDS,
     BUDGET_SECONDS,
@@ -105,7 +106,7 @@ def notebook_section(quick: bool) -> list[str]:
             )
             lines.append(
                 f"| {name} | {figures['seconds']:.1f} s | "
-                f"{figures['peak_mb']:,.0f} MB | {'✓' if ok else '✗'} |"
+                f"{figures['peak_mb']:.0f} MB | {'✓' if ok else '✗'} |"
             )
     lines.append(
         f"| **total** | **{total:.0f} s** | | "
@@ -191,13 +192,13 @@ def run(quick: bool, output: Path | None) -> int:
         "",
         "## CartPole-v1: el curso junto a Stable-Baselines3",
         "",
-        f"Regla para todos: cada {interval:,} pasos de entorno (o en la primera "
-        "actualización después), 20 episodios con la política voraz y las mismas "
-        "semillas de evaluación; «llega» en la primera evaluación con media ≥ 475. "
-        "Segundos de reloj desde el inicio del entrenamiento, evaluaciones "
-        f"incluidas en los dos lados. Semillas {seeds}; tope {max_steps:,} pasos. "
-        "SB3 con los hiperparámetros de rl-baselines3-zoo para CartPole-v1. "
-        "Razones < 1: el curso necesita menos.",
+        f"Regla para todos: cada {thousands(interval)} pasos de entorno (o en la "
+        "primera actualización después), 20 episodios con la política voraz y "
+        "las mismas semillas de evaluación; «llega» en la primera evaluación con "
+        "media ≥ 475. Segundos de reloj desde el inicio del entrenamiento, "
+        f"evaluaciones incluidas en los dos lados. Semillas {seeds}; tope "
+        f"{thousands(max_steps)} pasos. SB3 con los hiperparámetros de "
+        "rl-baselines3-zoo para CartPole-v1. Razones < 1: el curso necesita menos.",
         "",
         *bench_cartpole.cartpole_table(
             bench_cartpole.cartpole_rows(seeds, interval, max_steps, _say), len(seeds)

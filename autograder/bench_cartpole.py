@@ -80,6 +80,11 @@ class Run:
         return None
 
 
+def thousands(x: float) -> str:
+    """Un entero con espacio de miles, como se escribe en español: «16 384»."""
+    return f"{x:,.0f}".replace(",", " ")
+
+
 def evaluation_seed(index: int) -> int:
     """La semilla de la evaluación número ``index`` (igual para todos)."""
     return 10_000 + index
@@ -235,11 +240,14 @@ class Row:
 
     def describe(self, index: int, fmt: str) -> str:
         values = self._solved(index)
+        if not self.runs:
+            return "no disponible"
         if not values:
             return "no llegó"
+        show = thousands if fmt == "steps" else (lambda x: f"{x:.1f}")
         return (
-            f"{statistics.median(values):{fmt}} "
-            f"({min(values):{fmt}}–{max(values):{fmt}})"
+            f"{show(statistics.median(values))} "
+            f"({show(min(values))}–{show(max(values))})"
         )
 
 
@@ -288,7 +296,7 @@ def cartpole_table(rows: list[tuple[Row, Row | None]], n_seeds: int) -> list[str
                     ratios[i] = f"{ours / theirs:.2f}" if ours and theirs else "—"
             lines.append(
                 f"| {row.name} | {row.n_solved}/{n_seeds} "
-                f"| {row.describe(0, ',.0f')} | {row.describe(1, '.1f')} "
+                f"| {row.describe(0, 'steps')} | {row.describe(1, 'seconds')} "
                 f"| {ratios[0]} | {ratios[1]} |"
             )
     return lines
