@@ -85,11 +85,6 @@ def thousands(x: float) -> str:
     return f"{x:,.0f}".replace(",", " ")
 
 
-def evaluation_seed(index: int) -> int:
-    """La semilla de la evaluación número ``index`` (igual para todos)."""
-    return 10_000 + index
-
-
 # ---------------------------------------------------------------------------
 # Los agentes del curso
 # ---------------------------------------------------------------------------
@@ -141,7 +136,7 @@ def course_a2c(seed: int, interval: int, max_steps: int) -> Run:
 def course_ppo(seed: int, interval: int, max_steps: int) -> Run:
     from helpers.ppo import PPOConfig, train_ppo
 
-    config = PPOConfig(seed=seed, eval_interval=interval, max_env_steps=max_steps)
+    config = PPOConfig(seed=seed, eval_every=interval, max_env_steps=max_steps)
     return _from_history(train_ppo(config, progress=False), max_steps)
 
 
@@ -175,7 +170,7 @@ def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.utils import LinearSchedule
 
-    from helpers.reinforce import evaluate
+    from helpers.reinforce import evaluate, evaluation_seed
 
     zoo = ZOO[algorithm]
     kwargs = dict(zoo["kwargs"])
@@ -199,7 +194,7 @@ def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
                 evaluate(
                     _SB3Policy(self.model),
                     n_episodes=EVAL_EPISODES,
-                    seed=evaluation_seed(len(run.evaluations)),
+                    seed=evaluation_seed(seed, len(run.evaluations)),
                 ).mean()
             )
             seconds = time.perf_counter() - self.start
@@ -261,11 +256,7 @@ def cartpole_rows(
         course_runs, sb3_runs = [], []
         for seed in seeds:
             progress(f"{name} (curso), semilla {seed}")
-            try:
-                course_runs.append(runner(seed, interval, max_steps))
-            except ImportError as error:  # un módulo del curso aún sin escribir
-                progress(f"{name}: no disponible ({error})")
-                break
+            course_runs.append(runner(seed, interval, max_steps))
             if name in ZOO:
                 progress(f"{name} (Stable-Baselines3), semilla {seed}")
                 sb3_runs.append(sb3_run(name, seed, interval, max_steps))

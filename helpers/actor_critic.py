@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from helpers.reinforce import Evaluation, History, evaluate
+from helpers.reinforce import History, record_evaluation
 from helpers.rollouts import (
     ActorCritic,
     ArrayLike,
@@ -316,19 +316,9 @@ def train_a2c(
         # Etapa 5: evaluación voraz cada eval_every pasos de entorno.
         if config.eval_every and env_steps >= next_eval:
             next_eval += config.eval_every
-            score = float(
-                evaluate(
-                    agent,
-                    config.env_id,
-                    config.eval_episodes,
-                    seed=10_000 + config.seed * 1000 + len(history.evaluations),
-                ).mean()
-            )
-            history.evaluations.append(
-                Evaluation(env_steps, time.perf_counter() - start, score)
-            )
-            bar.set_postfix(voraz=f"{score:.0f}")
-            if config.target_return is not None and score >= config.target_return:
+            solved = record_evaluation(agent, config, history, env_steps, start)
+            bar.set_postfix(voraz=f"{history.evaluations[-1].mean_return:.0f}")
+            if solved:
                 break
     bar.close()
     envs.close()

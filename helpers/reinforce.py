@@ -541,6 +541,39 @@ class History:
         return None
 
 
+def evaluation_seed(seed: int, index: int) -> int:
+    """La semilla de la evaluación número ``index`` de un entrenamiento con ``seed``.
+
+    La misma regla para A2C, PPO y, en ``make bench``, Stable-Baselines3: con la
+    misma semilla, todos se evalúan en los mismos episodios.
+    """
+    return 10_000 + 1000 * seed + index
+
+
+def record_evaluation(
+    policy: Policy,
+    config: Any,
+    history: History,
+    env_steps: int,
+    start: float,
+    seed: int | None = None,
+) -> bool:
+    """Evalúa la política voraz, lo anota en ``history`` y dice si llegó al objetivo.
+
+    ``config`` aporta ``env_id``, ``eval_episodes``, ``target_return`` y ``seed``
+    (la de la evaluación sale de :func:`evaluation_seed`, salvo que se dé otra).
+    """
+    if seed is None:
+        seed = evaluation_seed(config.seed, len(history.evaluations))
+    score = float(
+        evaluate(policy, config.env_id, config.eval_episodes, seed=seed).mean()
+    )
+    history.evaluations.append(
+        Evaluation(env_steps, time.perf_counter() - start, score)
+    )
+    return config.target_return is not None and score >= config.target_return
+
+
 class Baseline(Protocol):
     """Una línea base enchufable en :func:`train_reinforce` (módulo 04).
 
@@ -649,19 +682,16 @@ def train_reinforce(
         else:
             due = bool(config.eval_every) and update % config.eval_every == 0
         if due:
-            score = float(
-                evaluate(
-                    policy,
-                    config.env_id,
-                    config.eval_episodes,
-                    seed=10_000 + config.seed * 1000 + update,
-                ).mean()
+            solved = record_evaluation(
+                policy,
+                config,
+                history,
+                env_steps,
+                start,
+                seed=10_000 + config.seed * 1000 + update,
             )
-            history.evaluations.append(
-                Evaluation(env_steps, time.perf_counter() - start, score)
-            )
-            bar.set_postfix(voraz=f"{score:.0f}")
-            if config.target_return is not None and score >= config.target_return:
+            bar.set_postfix(voraz=f"{history.evaluations[-1].mean_return:.0f}")
+            if solved:
                 break
     bar.close()
     envs.close()

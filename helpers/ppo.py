@@ -1,0 +1,387 @@
+"""Módulo 06 · PPO: implementaciones de referencia.
+
+Lo que el cuaderno 06_ppo pide escribir, ya resuelto, y lo que el módulo 07
+importa en lugar de depender de tu solución:
+
+* ``probability_ratio``: ``r_t = π_θ(a_t|s_t) / π_θold(a_t|s_t)``, calculado
+  como ``exp(log π_θ − log π_θold)`` con ``π_θold`` congelada;
+* ``clipped_surrogate_loss``: ``−L^CLIP``, la pérdida recortada de PPO
+  (Schulman et al., 2017);
+* ``kl_estimators``: los estimadores ``k1`` y ``k3`` de la divergencia KL a
+  partir de muestras (los de la monitorización de PPO y de la penalización a
+  un modelo de referencia en RLHF);
+* ``clip_fraction``: la fracción de muestras con la razón fuera de ``[1 − ε, 1 + ε]``;
+* ``minibatch_indices``: los minilotes barajados de varias épocas sobre un lote;
+* ``ppo_loss``: la pérdida total, política + ``c_v``·valor − ``c_e``·entropía;
+* ``PPOConfig`` y ``train_ppo``: PPO completo sobre ``CartPole-v1`` con
+  evaluaciones voraces cada ``eval_every`` pasos de entorno.
+
+Referencias: Schulman et al. (2017), *Proximal Policy Optimization
+Algorithms*; Schulman et al. (2015), *Trust Region Policy Optimization*;
+Schulman et al. (2016), *High-Dimensional Continuous Control Using Generalized
+Advantage Estimation*; J. Schulman (2020), *Approximating KL Divergence*.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from helpers.reinforce import History, record_evaluation
+from helpers.rollouts import ActorCritic, RolloutCollector, gae, make_vector_env
+
+# ---------------------------------------------------------------------------
+# Las piezas de la pérdida
+# ---------------------------------------------------------------------------
+
+
+def probability_ratio(
+    log_probs: torch.Tensor, old_log_probs: torch.Tensor
+) -> torch.Tensor:
+    """``r_t = exp(log π_θ(a_t|s_t) − log π_θold(a_t|s_t))``, elemento a elemento.
+
+    La política vieja es un punto de referencia fijo: ``old_log_probs`` se
+    separa del grafo, así que el gradiente solo llega a ``log_probs``.
+
+    Args:
+        log_probs: ``log π_θ(a_t|s_t)`` con la política actual, con gradiente.
+        old_log_probs: la misma forma, ``log π_θold(a_t|s_t)`` al muestrear.
+
+    Returns:
+        La razón ``r_t``, con la forma de ``log_probs``.
+    """
+    return torch.exp(log_probs - old_log_probs.detach())
+
+
+def clipped_surrogate_loss(
+    log_probs: torch.Tensor,
+    old_log_probs: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eps: float = 0.2,
+) -> torch.Tensor:
+    """La pérdida recortada de PPO: ``−mean(min(r·A, clip(r, 1−ε, 1+ε)·A))``.
+
+    El signo menos convierte el objetivo ``L^CLIP`` (que se maximiza) en una
+    pérdida (que el optimizador minimiza). La media es sobre **todos** los
+    elementos, tenga el lote la forma que tenga.
+
+    Args:
+        log_probs: ``log π_θ(a_t|s_t)``, con gradiente.
+        old_log_probs: ``log π_θold(a_t|s_t)``, la misma forma (sin gradiente).
+        advantages: ``Â_t``, la misma forma (constantes).
+        clip_eps: ``ε``, el radio del recorte.
+
+    Returns:
+        Un escalar.
+    """
+    ratio = probability_ratio(log_probs, old_log_probs)
+    advantages = advantages.detach()
+    unclipped = ratio * advantages
+    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages
+    return -torch.min(unclipped, clipped).mean()
+
+
+def kl_estimators(
+    log_probs: torch.Tensor, other_log_probs: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Estimadores ``k1`` y ``k3`` de ``KL(q ‖ p)`` con muestras ``x ~ q``.
+
+    Con ``log ρ = log p(x) − log q(x)``:
+
+    * ``k1 = −log ρ``: insesgado, pero cada muestra puede ser negativa (ruidoso);
+    * ``k3 = (ρ − 1) − log ρ``: insesgado y siempre ``≥ 0`` (menos varianza).
+
+    En PPO las muestras vienen de ``π_θold``: ``kl_estimators(old_log_probs,
+    log_probs)`` estima ``KL(π_θold ‖ π_θ)``. En RLHF vienen de la política:
+    ``kl_estimators(log_probs, ref_log_probs)`` estima ``KL(π_θ ‖ π_ref)``.
+
+    Args:
+        log_probs: ``log q(x)`` de cada muestra (la distribución que muestreó).
+        other_log_probs: ``log p(x)`` de las mismas muestras.
+
+    Returns:
+        ``(k1, k3)``: las dos medias sobre todas las muestras, escalares.
+    """
+    log_rho = other_log_probs - log_probs
+    k1 = (-log_rho).mean()
+    k3 = (torch.exp(log_rho) - 1.0 - log_rho).mean()
+    return k1, k3
+
+
+def clip_fraction(ratio: torch.Tensor, clip_eps: float = 0.2) -> torch.Tensor:
+    """La fracción de muestras con ``|r − 1| > ε``: donde el recorte actuó."""
+    return ((ratio - 1.0).abs() > clip_eps).float().mean()
+
+
+def minibatch_indices(
+    batch_size: int,
+    minibatch_size: int,
+    n_epochs: int,
+    generator: torch.Generator | None = None,
+) -> list[torch.Tensor]:
+    """Los índices de los minilotes de ``n_epochs`` épocas sobre un lote.
+
+    En cada época se baraja el lote entero (una permutación nueva) y se corta en
+    trozos de ``minibatch_size``; el último puede ser más corto. Así cada
+    muestra se usa exactamente una vez por época.
+
+    Args:
+        batch_size: ``B``, las muestras del lote (``T·N``).
+        minibatch_size: el tamaño de cada minilote.
+        n_epochs: cuántas pasadas sobre el lote.
+        generator: el generador de PyTorch del barajado (reproducible).
+
+    Returns:
+        Una lista de ``n_epochs · ceil(B / minibatch_size)`` tensores de enteros.
+    """
+    batches: list[torch.Tensor] = []
+    for _ in range(n_epochs):
+        permutation = torch.randperm(batch_size, generator=generator)
+        batches.extend(torch.split(permutation, minibatch_size))
+    return batches
+
+
+def ppo_loss(
+    log_probs: torch.Tensor,
+    old_log_probs: torch.Tensor,
+    advantages: torch.Tensor,
+    values: torch.Tensor,
+    returns: torch.Tensor,
+    entropy: torch.Tensor,
+    clip_eps: float = 0.2,
+    vf_coef: float = 0.5,
+    ent_coef: float = 0.01,
+) -> torch.Tensor:
+    """La pérdida total de PPO de un minilote.
+
+    ``loss = −L^CLIP + c_v · mean((V(s_t) − R_t)²) − c_e · mean(H[π(·|s_t)])``
+
+    Args:
+        log_probs, old_log_probs, advantages: como en
+            :func:`clipped_surrogate_loss`, forma ``(B,)``.
+        values: ``V_θ(s_t)`` con gradiente, ``(B,)``.
+        returns: los objetivos del crítico ``R_t = Â_t + V_old(s_t)``, ``(B,)``.
+        entropy: la entropía de ``π_θ(·|s_t)`` en cada estado, ``(B,)``.
+        clip_eps: ``ε``.
+        vf_coef: ``c_v``, el peso de la pérdida del crítico.
+        ent_coef: ``c_e``, el peso del premio a la entropía (exploración).
+
+    Returns:
+        Un escalar.
+    """
+    policy_loss = clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps)
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+
+
+# ---------------------------------------------------------------------------
+# PPO completo
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class PPOConfig:
+    """Hiperparámetros de :func:`train_ppo` (por defecto, los del zoo para CartPole)."""
+
+    env_id: str = "CartPole-v1"  # entorno de gymnasium (acciones discretas)
+    seed: int = 0  # semilla de la red, los entornos y el muestreo
+    n_envs: int = 8  # copias del entorno que avanzan a la vez
+    n_steps: int = 32  # pasos por copia en cada rollout: lote de n_envs·n_steps
+    n_epochs: int = 20  # pasadas sobre cada lote
+    minibatch_size: int = 256  # muestras por paso de gradiente
+    gamma: float = 0.98  # factor de descuento
+    gae_lambda: float = 0.8  # el λ de GAE
+    clip_eps: float = 0.2  # ε del recorte
+    anneal_clip: bool = True  # ε baja linealmente hasta 0, como la tasa
+    learning_rate: float = 1e-3  # paso de Adam al empezar
+    anneal_lr: bool = True  # la tasa baja linealmente hasta 0 en total_env_steps
+    total_env_steps: int = 100_000  # horizonte de los recocidos (el del zoo)
+    vf_coef: float = 0.5  # peso de la pérdida del crítico
+    ent_coef: float = 0.0  # peso del premio a la entropía
+    max_grad_norm: float = 0.5  # recorte de la norma del gradiente
+    normalize_advantages: bool = True  # Â a media 0 y desviación 1 por minilote
+    target_kl: float | None = None  # cortar las épocas si la KL (k3) lo supera
+    hidden: int = 64  # neuronas por capa oculta (actor y crítico separados)
+    max_env_steps: int = 100_000  # tope de pasos de entorno del entrenamiento
+    eval_every: int = 2048  # evaluar la política voraz cada tantos pasos
+    eval_episodes: int = 20  # episodios por evaluación
+    target_return: float | None = 475.0  # parar al alcanzarlo (None: no parar)
+
+
+@dataclass
+class PPOHistory(History):
+    """La :class:`helpers.reinforce.History` de PPO, con su monitorización.
+
+    Además de lo de ``History`` (una entrada por iteración en ``env_steps``,
+    ``seconds``, ``mean_returns``, ``losses``, ``entropies``), guarda por
+    iteración la KL aproximada ``k1`` y ``k3`` entre la política que muestreó y
+    la actualizada, la fracción recortada, la pérdida del crítico, la tasa de
+    aprendizaje y cuántas épocas se hicieron (menos si la KL cortó).
+    """
+
+    approx_kl_k1: list[float] = field(default_factory=list)
+    approx_kl_k3: list[float] = field(default_factory=list)
+    clip_fractions: list[float] = field(default_factory=list)
+    value_losses: list[float] = field(default_factory=list)
+    learning_rates: list[float] = field(default_factory=list)
+    epochs_done: list[int] = field(default_factory=list)
+
+
+def train_ppo(
+    config: PPOConfig,
+    *,
+    loss_fn: Callable[..., torch.Tensor] = ppo_loss,
+    minibatch_fn: Callable[..., list[torch.Tensor]] = minibatch_indices,
+    progress: bool = True,
+) -> PPOHistory:
+    """PPO (Schulman et al., 2017) con actor y crítico, en entornos vectorizados.
+
+    Cada iteración:
+
+    1. rollout de ``n_steps`` pasos en ``n_envs`` copias con la política
+       congelada (``log π_θold`` y ``V_old`` sin gradiente);
+    2. ventajas GAE(γ, λ) con :func:`helpers.rollouts.gae` y objetivos del
+       crítico ``R_t = Â_t + V_old(s_t)``;
+    3. ``n_epochs`` épocas de minilotes barajados: pérdida :func:`ppo_loss`
+       (ventajas normalizadas por minilote), recorte de la norma del gradiente
+       y un paso de Adam; se vigila la KL (``k1``, ``k3``) y la fracción
+       recortada, y si ``target_kl`` se supera se cortan las épocas;
+    4. recocido lineal de la tasa (y de ε) según los pasos de entorno;
+    5. cada ``eval_every`` pasos, ``eval_episodes`` episodios voraces.
+
+    Args:
+        config: los hiperparámetros.
+        loss_fn: la pérdida total, con la firma de :func:`ppo_loss` (tu función
+            sirve).
+        minibatch_fn: los minilotes, con la firma de :func:`minibatch_indices`.
+        progress: mostrar una barra de progreso.
+
+    Returns:
+        La :class:`PPOHistory`; ``history.policy`` es el ``ActorCritic``.
+    """
+    from tqdm.auto import tqdm
+
+    torch.manual_seed(config.seed)
+    generator = torch.Generator().manual_seed(config.seed)
+    envs = make_vector_env(config.env_id, config.n_envs)
+    obs_dim = envs.single_observation_space.shape[0]
+    n_actions = int(envs.single_action_space.n)
+    agent = ActorCritic(obs_dim, n_actions, config.hidden, shared=False)
+    # Adam «fused»: las mismas cuentas en un solo núcleo de C++, varias veces más
+    # rápido que el bucle por parámetro en una red tan pequeña.
+    optimizer = torch.optim.Adam(
+        agent.parameters(), lr=config.learning_rate, eps=1e-5, fused=True
+    )
+    collector = RolloutCollector(envs, seed=config.seed)
+    history = PPOHistory(policy=agent, target_return=config.target_return)
+    batch_size = config.n_envs * config.n_steps
+    start, env_steps, next_eval = time.perf_counter(), 0, config.eval_every
+    bar = tqdm(total=config.max_env_steps, desc="PPO", disable=not progress)
+    while env_steps < config.max_env_steps:
+        # Etapa 4 (antes de actualizar): recocido lineal de la tasa y de ε.
+        remaining = max(0.0, 1.0 - env_steps / config.total_env_steps)
+        lr = config.learning_rate * (remaining if config.anneal_lr else 1.0)
+        clip_eps = config.clip_eps * (remaining if config.anneal_clip else 1.0)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+
+        # Etapa 1: rollout con la política congelada (todo sin gradiente).
+        rollout = collector.collect(agent, config.n_steps)
+        env_steps += rollout.n_steps
+
+        # Etapa 2: ventajas GAE y objetivos del crítico.
+        advantages = gae(
+            rollout.rewards,
+            rollout.values,
+            rollout.next_values,
+            rollout.terminated,
+            rollout.truncated,
+            config.gamma,
+            config.gae_lambda,
+        )
+        returns = advantages + rollout.values
+        b_obs = rollout.obs.reshape(batch_size, -1)
+        b_actions = rollout.actions.reshape(-1)
+        b_old_log_probs = rollout.log_probs.reshape(-1)
+        b_advantages = advantages.reshape(-1)
+        b_returns = returns.reshape(-1)
+
+        # Etapa 3: varias épocas de minilotes sobre el mismo lote.
+        kl_k1, kl_k3, fractions = [], [], []
+        epochs = 0
+        indices = minibatch_fn(
+            batch_size, config.minibatch_size, config.n_epochs, generator
+        )
+        per_epoch = len(indices) // config.n_epochs
+        for number, mb in enumerate(indices):
+            logits, values = agent(b_obs[mb])
+            # log π_θ(·|s) de una vez (más barato que construir una Categorical).
+            log_pi = torch.log_softmax(logits, dim=-1)
+            log_probs = log_pi.gather(-1, b_actions[mb].unsqueeze(-1)).squeeze(-1)
+            entropy = -(log_pi.exp() * log_pi).sum(-1)
+            mb_advantages = b_advantages[mb]
+            if config.normalize_advantages and len(mb) > 1:
+                mb_advantages = (mb_advantages - mb_advantages.mean()) / (
+                    mb_advantages.std() + 1e-8
+                )
+            loss = loss_fn(
+                log_probs,
+                b_old_log_probs[mb],
+                mb_advantages,
+                values,
+                b_returns[mb],
+                entropy,
+                clip_eps,
+                config.vf_coef,
+                config.ent_coef,
+            )
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(
+                agent.parameters(), config.max_grad_norm, foreach=True
+            )
+            optimizer.step()
+            with torch.no_grad():
+                k1, k3 = kl_estimators(b_old_log_probs[mb], log_probs)
+                ratio = probability_ratio(log_probs, b_old_log_probs[mb])
+                kl_k1.append(k1.item())
+                kl_k3.append(k3.item())
+                fractions.append(clip_fraction(ratio, clip_eps).item())
+            if (number + 1) % per_epoch == 0:
+                epochs += 1
+                if config.target_kl is not None and k3.item() > config.target_kl:
+                    break
+
+        history.env_steps.append(env_steps)
+        history.seconds.append(time.perf_counter() - start)
+        if rollout.episode_returns:
+            history.episode_returns.extend(rollout.episode_returns)
+        recent = history.episode_returns[-20:]
+        history.mean_returns.append(float(np.mean(recent)) if recent else 0.0)
+        history.losses.append(loss.item())
+        history.entropies.append(entropy.mean().item())
+        history.value_losses.append(
+            float(((values.detach() - b_returns[mb]) ** 2).mean())
+        )
+        history.approx_kl_k1.append(float(np.mean(kl_k1)))
+        history.approx_kl_k3.append(float(np.mean(kl_k3)))
+        history.clip_fractions.append(float(np.mean(fractions)))
+        history.learning_rates.append(lr)
+        history.epochs_done.append(epochs)
+        bar.update(rollout.n_steps)
+
+        # Etapa 5: evaluación voraz cada eval_every pasos de entorno.
+        if config.eval_every and env_steps >= next_eval:
+            next_eval = (env_steps // config.eval_every + 1) * config.eval_every
+            solved = record_evaluation(agent, config, history, env_steps, start)
+            bar.set_postfix(voraz=f"{history.evaluations[-1].mean_return:.0f}")
+            if solved:
+                break
+    bar.close()
+    envs.close()
+    return history

@@ -1,0 +1,508 @@
+"""Banco de respuestas del módulo 06 · PPO."""
+
+from tests.banks import Answer
+
+MODULE = "06_ppo"
+
+WRONG: dict[str, list[Answer]] = {
+    "probability_ratio": [
+        Answer(
+            "razón invertida",
+            """
+def probability_ratio(log_probs, old_log_probs):
+    return torch.exp(old_log_probs.detach() - log_probs)
+""",
+            "La razón está invertida",
+        ),
+        Answer(
+            "los log π viejos arrastran gradiente",
+            """
+def probability_ratio(log_probs, old_log_probs):
+    return torch.exp(log_probs - old_log_probs)
+""",
+            "El gradiente llega a old_log_probs",
+        ),
+        Answer(
+            "sin la exponencial",
+            """
+def probability_ratio(log_probs, old_log_probs):
+    return log_probs - old_log_probs.detach()
+""",
+            "Falta la exponencial",
+        ),
+        Answer(
+            "cociente de log-probabilidades",
+            """
+def probability_ratio(log_probs, old_log_probs):
+    return log_probs / old_log_probs.detach()
+""",
+            "Dividiste las log-probabilidades",
+        ),
+        Answer(
+            "sin gradiente",
+            """
+def probability_ratio(log_probs, old_log_probs):
+    return torch.exp(log_probs - old_log_probs).detach()
+""",
+            "no tiene gradiente respecto a log_probs",
+        ),
+    ],
+    "clipped_surrogate_loss": [
+        Answer(
+            "recorte sin el min",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = ppo.probability_ratio(log_probs, old_log_probs)
+    return -(torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantages).mean()
+""",
+            "Recortaste sin el min",
+        ),
+        Answer(
+            "max en lugar de min",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = ppo.probability_ratio(log_probs, old_log_probs)
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return -torch.max(ratio * advantages, clipped * advantages).mean()
+""",
+            "Usaste max en lugar de min",
+        ),
+        Answer(
+            "el min del lado equivocado con ventajas negativas",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = ppo.probability_ratio(log_probs, old_log_probs)
+    return -(torch.clamp(ratio, max=1 + clip_eps) * advantages).mean()
+""",
+            "Solo recortaste por arriba",
+        ),
+        Answer(
+            "sin el signo menos",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = ppo.probability_ratio(log_probs, old_log_probs)
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return torch.min(ratio * advantages, clipped * advantages).mean()
+""",
+            "Falta el signo menos",
+        ),
+        Answer(
+            "media sobre un solo eje",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = ppo.probability_ratio(log_probs, old_log_probs)
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return -torch.min(ratio * advantages, clipped * advantages).mean(dim=0)
+""",
+            "Promediaste sobre un solo eje",
+        ),
+        Answer(
+            "suma en lugar de media",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = ppo.probability_ratio(log_probs, old_log_probs)
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return -torch.min(ratio * advantages, clipped * advantages).sum()
+""",
+            "Sumaste en lugar de promediar",
+        ),
+        Answer(
+            "sin recorte",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    return -(probability_ratio(log_probs, old_log_probs) * advantages).mean()
+""",
+            "No hay recorte",
+        ),
+        Answer(
+            "los log π viejos arrastran gradiente",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = torch.exp(log_probs - old_log_probs)
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return -torch.min(ratio * advantages, clipped * advantages).mean()
+""",
+            "El gradiente llega a old_log_probs",
+        ),
+    ],
+    "kl_estimators": [
+        Answer(
+            "ρ invertida",
+            """
+def kl_estimators(log_probs, other_log_probs):
+    log_rho = log_probs - other_log_probs
+    return (-log_rho).mean(), (torch.exp(log_rho) - 1 - log_rho).mean()
+""",
+            "Invertiste ρ",
+        ),
+        Answer(
+            "k3 sin el −1",
+            """
+def kl_estimators(log_probs, other_log_probs):
+    log_rho = other_log_probs - log_probs
+    return (-log_rho).mean(), (torch.exp(log_rho) - log_rho).mean()
+""",
+            "le falta el −1",
+        ),
+        Answer(
+            "k2 en lugar de k3",
+            """
+def kl_estimators(log_probs, other_log_probs):
+    log_rho = other_log_probs - log_probs
+    return (-log_rho).mean(), (0.5 * log_rho**2).mean()
+""",
+            "Eso es k2",
+        ),
+        Answer(
+            "k1 con el signo cambiado",
+            """
+def kl_estimators(log_probs, other_log_probs):
+    log_rho = other_log_probs - log_probs
+    return log_rho.mean(), (torch.exp(log_rho) - 1 - log_rho).mean()
+""",
+            "k1 tiene el signo cambiado",
+        ),
+        Answer(
+            "sin promediar",
+            """
+def kl_estimators(log_probs, other_log_probs):
+    log_rho = other_log_probs - log_probs
+    return -log_rho, torch.exp(log_rho) - 1 - log_rho
+""",
+            "debe ser un escalar",
+        ),
+    ],
+    "minibatch_indices": [
+        Answer(
+            "baraja una sola vez",
+            """
+def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
+    permutation = torch.randperm(batch_size, generator=generator)
+    chunks = torch.split(permutation, minibatch_size)
+    return [mb for _ in range(n_epochs) for mb in chunks]
+""",
+            "Barajaste una sola",
+        ),
+        Answer(
+            "sin barajar",
+            """
+def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
+    order = torch.arange(batch_size)
+    return [mb for _ in range(n_epochs) for mb in torch.split(order, minibatch_size)]
+""",
+            "sin barajar",
+        ),
+        Answer(
+            "con reemplazo",
+            """
+def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
+    batches = []
+    for _ in range(n_epochs):
+        draws = torch.randint(batch_size, (batch_size,), generator=generator)
+        batches.extend(torch.split(draws, minibatch_size))
+    return batches
+""",
+            "con reemplazo",
+        ),
+        Answer(
+            "una sola época",
+            """
+def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
+    permutation = torch.randperm(batch_size, generator=generator)
+    return list(torch.split(permutation, minibatch_size))
+""",
+            "los de una sola",
+        ),
+        Answer(
+            "pierde el minilote corto",
+            """
+def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
+    batches = []
+    for _ in range(n_epochs):
+        permutation = torch.randperm(batch_size, generator=generator)
+        for start in range(0, batch_size - minibatch_size + 1, minibatch_size):
+            batches.append(permutation[start:start + minibatch_size])
+    return batches
+""",
+            "el más corto",
+        ),
+        Answer(
+            "ignora el generador",
+            """
+def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
+    batches = []
+    for _ in range(n_epochs):
+        permutation = torch.randperm(batch_size)
+        batches.extend(torch.split(permutation, minibatch_size))
+    return batches
+""",
+            "Usa el generator",
+        ),
+    ],
+    "ppo_loss": [
+        Answer(
+            "la entropía con el signo cambiado",
+            """
+def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
+             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    policy_loss = ppo.clipped_surrogate_loss(
+        log_probs, old_log_probs, advantages, clip_eps
+    )
+    value_loss = ((values - returns) ** 2).mean()
+    return policy_loss + vf_coef * value_loss + ent_coef * entropy.mean()
+""",
+            "El premio a la entropía va con signo menos",
+        ),
+        Answer(
+            "sin vf_coef",
+            """
+def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
+             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    policy_loss = ppo.clipped_surrogate_loss(
+        log_probs, old_log_probs, advantages, clip_eps
+    )
+    value_loss = ((values - returns) ** 2).mean()
+    return policy_loss + value_loss - ent_coef * entropy.mean()
+""",
+            "Falta multiplicar la pérdida del crítico por vf_coef",
+        ),
+        Answer(
+            "valor absoluto en lugar del cuadrado",
+            """
+def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
+             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    policy_loss = ppo.clipped_surrogate_loss(
+        log_probs, old_log_probs, advantages, clip_eps
+    )
+    value_loss = (values - returns).abs().mean()
+    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+""",
+            "error cuadrático medio",
+        ),
+        Answer(
+            "cuadrado de la media",
+            """
+def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
+             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    policy_loss = ppo.clipped_surrogate_loss(
+        log_probs, old_log_probs, advantages, clip_eps
+    )
+    value_loss = (values - returns).mean() ** 2
+    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+""",
+            "la media de los cuadrados",
+        ),
+        Answer(
+            "la política con el signo cambiado",
+            """
+def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
+             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    policy_loss = ppo.clipped_surrogate_loss(
+        log_probs, old_log_probs, advantages, clip_eps
+    )
+    value_loss = ((values - returns) ** 2).mean()
+    return -policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+""",
+            "El término de la política tiene el signo cambiado",
+        ),
+        Answer(
+            "el crítico sin gradiente",
+            """
+def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
+             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    policy_loss = ppo.clipped_surrogate_loss(
+        log_probs, old_log_probs, advantages, clip_eps
+    )
+    value_loss = ((values.detach() - returns.detach()) ** 2).mean()
+    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+""",
+            "¿V lleva .detach()?",
+        ),
+        Answer(
+            "los objetivos del crítico con gradiente",
+            """
+def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
+             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    policy_loss = ppo.clipped_surrogate_loss(
+        log_probs, old_log_probs, advantages, clip_eps
+    )
+    value_loss = ((values - returns) ** 2).mean()
+    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+""",
+            "El gradiente llega a returns",
+        ),
+    ],
+    "quiz_1": [
+        Answer("opción a", 'answer_1 = "a"', "Eso hace el crítico"),
+        Answer("opción c", 'answer_1 = "c"', "La dirección la pone"),
+        Answer("opción d", 'answer_1 = "d"', "El tamaño cuenta"),
+        Answer("sin responder", "answer_1 = None", "Todavía no has respondido"),
+        Answer("un número", "answer_1 = 2", "una de las letras"),
+    ],
+    "quiz_2": [
+        Answer("opción a", 'answer_2 = "a"', "no anula el gradiente"),
+        Answer("opción b", 'answer_2 = "B"', "no cambia el gradiente esperado"),
+        Answer("opción d", 'answer_2 = "d)"', "se centra la señal"),
+    ],
+    "quiz_3": [
+        Answer("opción b", 'answer_3 = "b"', "no empuja hacia atrás"),
+        Answer("opción c", 'answer_3 = "c"', "sigue siendo finita"),
+        Answer("opción d", 'answer_3 = "d"', "actúa en los dos sentidos"),
+    ],
+    "quiz_4": [
+        Answer("opción a", 'answer_4 = "a"', "se calculan una vez por lote"),
+        Answer("opción b", 'answer_4 = "b"', "sigue siendo on-policy"),
+        Answer("opción c", 'answer_4 = "c"', "se actualizan juntos"),
+    ],
+}
+
+RIGHT: dict[str, list[Answer]] = {
+    "probability_ratio": [
+        Answer(
+            "cociente de exponenciales",
+            """
+def probability_ratio(log_probs, old_log_probs):
+    with torch.no_grad():
+        old_probs = torch.exp(old_log_probs)
+    return torch.exp(log_probs) / old_probs
+""",
+        ),
+        Answer(
+            "exp del log de la razón, con la vieja copiada",
+            """
+def probability_ratio(log_probs, old_log_probs):
+    frozen = old_log_probs.clone().detach()
+    log_ratio = log_probs - frozen
+    return log_ratio.exp()
+""",
+        ),
+    ],
+    "clipped_surrogate_loss": [
+        Answer(
+            "por casos según el signo de A",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = torch.exp(log_probs - old_log_probs.detach())
+    upper = torch.clamp(ratio, max=1 + clip_eps)
+    lower = torch.clamp(ratio, min=1 - clip_eps)
+    terms = torch.where(advantages >= 0, upper * advantages, lower * advantages)
+    return -terms.mean()
+""",
+        ),
+        Answer(
+            "con torch.minimum y reshape",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = ppo.probability_ratio(log_probs, old_log_probs).reshape(-1)
+    adv = advantages.reshape(-1)
+    low, high = 1.0 - clip_eps, 1.0 + clip_eps
+    surrogate = torch.minimum(ratio * adv, ratio.clamp(low, high) * adv)
+    return -surrogate.sum() / surrogate.numel()
+""",
+        ),
+        Answer(
+            "el máximo de las pérdidas",
+            """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = ppo.probability_ratio(log_probs, old_log_probs)
+    loss1 = -advantages * ratio
+    loss2 = -advantages * torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return torch.max(loss1, loss2).mean()
+""",
+        ),
+    ],
+    "kl_estimators": [
+        Answer(
+            "con la razón explícita",
+            """
+def kl_estimators(log_probs, other_log_probs):
+    rho = torch.exp(other_log_probs - log_probs)
+    k1 = torch.mean(log_probs - other_log_probs)
+    k3 = torch.mean(rho - 1 - torch.log(rho))
+    return k1, k3
+""",
+        ),
+        Answer(
+            "con NumPy y floats",
+            """
+def kl_estimators(log_probs, other_log_probs):
+    lq = np.asarray(log_probs, dtype=float)
+    lp = np.asarray(other_log_probs, dtype=float)
+    log_rho = lp - lq
+    return float(np.mean(-log_rho)), float(np.mean(np.expm1(log_rho) - log_rho))
+""",
+        ),
+    ],
+    "minibatch_indices": [
+        Answer(
+            "índices con slicing",
+            """
+def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
+    out = []
+    for epoch in range(n_epochs):
+        perm = torch.randperm(batch_size, generator=generator)
+        for start in range(0, batch_size, minibatch_size):
+            out.append(perm[start:start + minibatch_size])
+    return out
+""",
+        ),
+        Answer(
+            "NumPy con una semilla sacada del generador",
+            """
+def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
+    seed = int(torch.randint(2**31 - 1, (1,), generator=generator))
+    rng = np.random.default_rng(seed)
+    batches = []
+    for _ in range(n_epochs):
+        perm = rng.permutation(batch_size)
+        cuts = list(range(minibatch_size, batch_size, minibatch_size))
+        batches += np.array_split(perm, cuts)
+    return batches
+""",
+        ),
+    ],
+    "ppo_loss": [
+        Answer(
+            "con F.mse_loss",
+            """
+import torch.nn.functional as F
+
+def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
+             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    policy_loss = ppo.clipped_surrogate_loss(
+        log_probs, old_log_probs, advantages, clip_eps
+    )
+    value_loss = F.mse_loss(values, returns.detach())
+    entropy_bonus = entropy.mean()
+    return policy_loss + vf_coef * value_loss - ent_coef * entropy_bonus
+""",
+        ),
+        Answer(
+            "todo en una línea, sin la función del ejercicio 2",
+            """
+def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
+             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    r = torch.exp(log_probs - old_log_probs.detach())
+    pg = -torch.min(r * advantages, r.clamp(1 - clip_eps, 1 + clip_eps) * advantages)
+    v = (values - returns.detach()).pow(2)
+    return (pg + vf_coef * v - ent_coef * entropy).mean()
+""",
+        ),
+    ],
+    "quiz_1": [
+        Answer("mayúscula", 'answer_1 = "B"'),
+        Answer("con paréntesis y espacios", 'answer_1 = " b) "'),
+    ],
+    "quiz_2": [
+        Answer("mayúscula", 'answer_2 = "C"'),
+        Answer("con punto", 'answer_2 = "c."'),
+    ],
+    "quiz_3": [
+        Answer("mayúscula", 'answer_3 = "A"'),
+        Answer("con paréntesis", 'answer_3 = "a)"'),
+    ],
+    "quiz_4": [
+        Answer("mayúscula", 'answer_4 = "D"'),
+        Answer("con espacios", 'answer_4 = "  d"'),
+    ],
+}

@@ -1,0 +1,302 @@
+"""Tests de las implementaciones de referencia del módulo 06 (``helpers.ppo``)."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from helpers import ppo, ppo_quiz
+from helpers.checks import CheckError
+from helpers.checks.ppo import check_quiz_answer
+from tests.notebooks import exercises, read, solution_path, student_version
+
+
+def _t(values):
+    return torch.tensor(values, dtype=torch.float64)
+
+
+# ---------------------------------------------------------------------------
+# La razón y la pérdida recortada
+# ---------------------------------------------------------------------------
+
+
+def test_ratio_is_the_quotient_of_probabilities_and_ignores_the_old_gradient():
+    new, old = _t([0.3, 0.25, 0.4]), _t([0.2, 0.5, 0.4])
+    log_new = torch.log(new).requires_grad_(True)
+    log_old = torch.log(old).requires_grad_(True)
+    ratio = ppo.probability_ratio(log_new, log_old)
+    torch.testing.assert_close(ratio.detach(), new / old)
+    ratio.sum().backward()
+    assert log_old.grad is None
+    torch.testing.assert_close(log_new.grad, new / old)
+
+
+def _clip_by_cases(r: float, a: float, eps: float) -> tuple[float, float]:
+    """``(min(r·A, clip(r)·A), d/dr)`` escrito caso por caso, sin torch."""
+    if a >= 0:
+        return (min(r, 1 + eps) * a, a if r < 1 + eps else 0.0)
+    return (max(r, 1 - eps) * a, a if r > 1 - eps else 0.0)
+
+
+def test_clipped_loss_matches_the_four_cases_value_and_gradient():
+    rng = np.random.default_rng(0)
+    ratios = rng.uniform(0.3, 1.8, size=200)
+    advantages = rng.normal(size=200)
+    eps = 0.2
+    log_probs = torch.tensor(np.log(ratios), requires_grad=True)
+    loss = ppo.clipped_surrogate_loss(
+        log_probs, torch.zeros(200, dtype=torch.float64), _t(advantages), eps
+    )
+    loss.backward()
+    cases = [_clip_by_cases(r, a, eps) for r, a in zip(ratios, advantages, strict=True)]
+    values = np.array([c[0] for c in cases])
+    d_dr = np.array([c[1] for c in cases])
+    assert loss.item() == pytest.approx(-values.mean())
+    # d(−mean)/d log π = −(1/B)·(dL/dr)·r
+    np.testing.assert_allclose(log_probs.grad.numpy(), -d_dr * ratios / 200)
+
+
+def test_clipped_loss_hand_worked_example():
+    log_probs = torch.log(_t([1.5, 0.5, 1.1]))
+    loss = ppo.clipped_surrogate_loss(log_probs, torch.zeros(3), _t([1.0, -1.0, 1.0]))
+    assert loss.item() == pytest.approx(-(1.2 - 0.8 + 1.1) / 3)
+
+
+def test_at_the_old_policy_the_clipped_gradient_is_the_policy_gradient():
+    torch.manual_seed(0)
+    logits = torch.randn(6, 3, requires_grad=True)
+    actions = torch.randint(3, (6,))
+    advantages = torch.randn(6)
+    log_probs = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1)
+    ppo.clipped_surrogate_loss(log_probs, log_probs.detach(), advantages).backward()
+    clipped_grad = logits.grad.clone()
+    logits.grad = None
+    log_probs = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1)
+    (-(log_probs * advantages).mean()).backward()
+    torch.testing.assert_close(clipped_grad, logits.grad)
+
+
+def test_clip_fraction():
+    ratio = _t([0.5, 0.85, 1.0, 1.19, 1.21, 2.0])
+    assert ppo.clip_fraction(ratio, 0.2).item() == pytest.approx(3 / 6)
+
+
+# ---------------------------------------------------------------------------
+# Los estimadores de la KL
+# ---------------------------------------------------------------------------
+
+
+def test_kl_estimators_are_unbiased_and_k3_is_never_negative():
+    g = torch.Generator().manual_seed(0)
+    log_q = torch.log_softmax(torch.randn(50, generator=g, dtype=torch.float64), 0)
+    log_p = torch.log_softmax(
+        log_q + 0.5 * torch.randn(50, generator=g, dtype=torch.float64), 0
+    )
+    exact = float((log_q.exp() * (log_q - log_p)).sum())
+    samples = torch.multinomial(log_q.exp(), 400_000, replacement=True, generator=g)
+    k1, k3 = ppo.kl_estimators(log_q[samples], log_p[samples])
+    assert float(k1) == pytest.approx(exact, rel=0.05)
+    assert float(k3) == pytest.approx(exact, rel=0.05)
+    log_rho = log_p[samples] - log_q[samples]
+    assert (torch.exp(log_rho) - 1 - log_rho).min() >= 0
+    zero = ppo.kl_estimators(log_q, log_q)
+    assert float(zero[0]) == 0 and float(zero[1]) == 0
+
+
+# ---------------------------------------------------------------------------
+# Minilotes y pérdida total
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("batch", "size", "epochs"), [(10, 4, 3), (256, 256, 20)])
+def test_minibatches_cover_every_sample_once_per_epoch(batch, size, epochs):
+    batches = ppo.minibatch_indices(batch, size, epochs, torch.Generator())
+    per_epoch = math.ceil(batch / size)
+    assert len(batches) == epochs * per_epoch
+    orders = []
+    for e in range(epochs):
+        order = torch.cat(batches[e * per_epoch : (e + 1) * per_epoch]).tolist()
+        assert sorted(order) == list(range(batch))
+        orders.append(order)
+    assert len({tuple(o) for o in orders}) > 1
+    again = ppo.minibatch_indices(batch, size, epochs, torch.Generator())
+    assert all(torch.equal(a, b) for a, b in zip(batches, again, strict=True))
+
+
+def test_ppo_loss_hand_worked_example():
+    loss = ppo.ppo_loss(
+        torch.zeros(3),
+        torch.zeros(3),
+        torch.tensor([1.0, -1.0, 0.5]),
+        torch.tensor([1.0, 2.0, 3.0]),
+        torch.ones(3),
+        torch.full((3,), math.log(2)),
+        0.2,
+        0.5,
+        0.01,
+    )
+    assert loss.item() == pytest.approx(-0.5 / 3 + 0.5 * 5 / 3 - 0.01 * math.log(2))
+
+
+# ---------------------------------------------------------------------------
+# train_ppo
+# ---------------------------------------------------------------------------
+
+
+def _tiny(**kwargs) -> ppo.PPOConfig:
+    settings = dict(
+        max_env_steps=512,
+        eval_every=256,
+        eval_episodes=2,
+        target_return=None,
+        n_epochs=4,
+        minibatch_size=64,
+    )
+    settings.update(kwargs)
+    return ppo.PPOConfig(**settings)
+
+
+def test_train_ppo_records_its_monitoring():
+    history = ppo.train_ppo(_tiny(), progress=False)
+    assert history.env_steps == [256, 512]
+    assert len(history.evaluations) == 2
+    for series in (
+        history.approx_kl_k1,
+        history.approx_kl_k3,
+        history.clip_fractions,
+        history.learning_rates,
+        history.value_losses,
+    ):
+        assert len(series) == 2 and all(np.isfinite(series))
+    assert history.epochs_done == [4, 4]
+    assert history.learning_rates[1] < history.learning_rates[0]
+    assert history.solved is None
+    assert isinstance(history.policy, torch.nn.Module)
+
+
+def test_train_ppo_is_reproducible_and_accepts_student_functions():
+    calls = []
+
+    def loss_fn(*args):
+        calls.append(1)
+        return ppo.ppo_loss(*args)
+
+    a = ppo.train_ppo(_tiny(seed=3), progress=False)
+    b = ppo.train_ppo(_tiny(seed=3), loss_fn=loss_fn, progress=False)
+    assert a.approx_kl_k3 == b.approx_kl_k3
+    assert len(calls) == 2 * 4 * 4
+
+
+def test_target_kl_stops_the_epochs_early():
+    history = ppo.train_ppo(_tiny(target_kl=0.0), progress=False)
+    assert history.epochs_done == [1, 1]
+
+
+# ---------------------------------------------------------------------------
+# El cuaderno y el cuestionario
+# ---------------------------------------------------------------------------
+
+
+def _namespace() -> dict:
+    namespace: dict = {"np": np, "torch": torch, "math": math, "ppo": ppo}
+    for exercise in exercises(read(solution_path("06_ppo"))):
+        exec(student_version(exercise.solution), namespace)
+    return namespace
+
+
+def test_notebook_solutions_agree_with_the_references():
+    ns = _namespace()
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        shape = tuple(rng.integers(1, 5, size=int(rng.integers(1, 3))))
+        lp, old, adv = (_t(rng.normal(scale=0.7, size=shape)) for _ in range(3))
+        eps = float(rng.choice([0.1, 0.2, 0.3]))
+        torch.testing.assert_close(
+            ns["probability_ratio"](lp, old), ppo.probability_ratio(lp, old)
+        )
+        torch.testing.assert_close(
+            ns["clipped_surrogate_loss"](lp, old, adv, eps),
+            ppo.clipped_surrogate_loss(lp, old, adv, eps),
+        )
+        for mine, ref in zip(
+            ns["kl_estimators"](lp, old), ppo.kl_estimators(lp, old), strict=True
+        ):
+            torch.testing.assert_close(mine, ref)
+        flat = [x.reshape(-1) for x in (lp, old, adv)]
+        values, returns, entropy = (_t(rng.normal(size=flat[0].shape)) for _ in "abc")
+        args = (*flat, values, returns, entropy.abs(), eps, 0.5, 0.01)
+        torch.testing.assert_close(ns["ppo_loss"](*args), ppo.ppo_loss(*args))
+        b, m, e = (int(x) for x in rng.integers(1, 9, size=3))
+        mine = ns["minibatch_indices"](b, m, e, torch.Generator().manual_seed(e))
+        ref = ppo.minibatch_indices(b, m, e, torch.Generator().manual_seed(e))
+        assert all(torch.equal(x, y) for x, y in zip(mine, ref, strict=True))
+
+
+def _hidden_answers() -> dict[int, str]:
+    """Las letras que esperan las pruebas ocultas del cuaderno de soluciones."""
+    answers = {}
+    for exercise in exercises(read(solution_path("06_ppo"))):
+        match = re.fullmatch(r"quiz_(\d)", exercise.grade_id)
+        if match:
+            hidden = exercise.tests[0][1].split("### BEGIN HIDDEN TESTS")[1]
+            answers[int(match.group(1))] = re.search(r'== "([a-d])"', hidden).group(1)
+    return answers
+
+
+def test_quiz_hashes_match_the_hidden_tests_and_the_solutions():
+    answers = _hidden_answers()
+    assert sorted(answers) == [1, 2, 3, 4]
+    ns = _namespace()
+    for number, letter in answers.items():
+        assert [ppo_quiz.grade(number, x) for x in ppo_quiz.LETTERS].count(True) == 1
+        assert ppo_quiz.grade(number, letter)
+        assert ns[f"answer_{number}"] == letter
+        check_quiz_answer(number, letter.upper(), quiet=True)
+        assert ppo_quiz.explanation(number, letter).startswith("Correcto")
+
+
+def test_quiz_explanations_decrypt_and_are_not_readable_in_the_source():
+    source = open(ppo_quiz.__file__, encoding="utf-8").read()
+    for number, question in enumerate(ppo_quiz.QUESTIONS, start=1):
+        for letter in ppo_quiz.LETTERS:
+            text = ppo_quiz.explanation(number, letter)
+            assert len(text) > 40
+            assert text[:25] not in source
+        assert len(question.choices) == 4
+
+
+def test_wrong_quiz_answers_are_explained():
+    answers = _hidden_answers()
+    wrong = next(x for x in ppo_quiz.LETTERS if x != answers[1])
+    with pytest.raises(CheckError, match="no es la respuesta"):
+        check_quiz_answer(1, wrong, quiet=True)
+    with pytest.raises(CheckError, match="Todavía no has respondido"):
+        check_quiz_answer(2, None, quiet=True)
+    with pytest.raises(CheckError, match="una de las letras"):
+        check_quiz_answer(3, "e", quiet=True)
+    assert ppo_quiz.normalize(" C) ") == "c" and ppo_quiz.normalize(3) is None
+
+
+def test_quiz_form_logic_and_view():
+    form = ppo_quiz.QuizForm()
+    answers = _hidden_answers()
+    result = form.answer(2, answers[2])
+    assert result.correct and form.score == 1
+    wrong = next(x for x in ppo_quiz.LETTERS if x != answers[3])
+    result = form.answer(3, wrong)
+    assert not result.correct and "No" in result.explanation
+    assert form.summary() == "Respondidas 2 de 4; correctas: 1."
+    widget = form.widget
+    assert widget is not None
+    assert "✔" in form._notes[2].value and "✘" in form._notes[3].value
+    form._radios[1].value = answers[1]
+    form._on_check(1)
+    assert form.score == 2
+    form._on_check(4)  # sin elegir: pide una opción
+    assert "Elige" in form._notes[4].value
+    form.reset()
+    assert form.score == 0 and form._notes[2].value == ""
+    with pytest.raises(ValueError):
+        form.answer(1, "z")
