@@ -166,6 +166,7 @@ class BaselineExplorer(WidgetView):
             min=B_RANGE[0],
             max=B_RANGE[1],
             step=10,
+            readout_format=".0f",
             description="línea base b",
             continuous_update=False,
             style=style,
@@ -176,12 +177,16 @@ class BaselineExplorer(WidgetView):
             min=OFFSET_RANGE[0],
             max=OFFSET_RANGE[1],
             step=50,
+            readout_format=".0f",
             description="desplazamiento c de los retornos",
             continuous_update=False,
             style=style,
             layout=layout,
         )
-        self._best_button = widgets.Button(description="b que minimiza la varianza")
+        self._best_button = widgets.Button(
+            description="b que minimiza la varianza",
+            layout=widgets.Layout(width="auto"),
+        )
         self._best_button.on_click(lambda _: self.set_baseline(self.best_baseline()))
         self._b_slider.observe(self._on_control, names="value")
         self._c_slider.observe(self._on_control, names="value")

@@ -173,7 +173,10 @@ class ContinuationTree(WidgetView):
     def _build_widget(self) -> widgets.VBox:
         self._choices = widgets.HBox()
         self._back_button = widgets.Button(description="Deshacer", icon="undo")
-        self._greedy_button = widgets.Button(description="Completar (lo más probable)")
+        self._greedy_button = widgets.Button(
+            description="Completar (lo más probable)",
+            layout=widgets.Layout(width="auto"),
+        )
         self._reset_button = widgets.Button(description="Empezar de nuevo")
         self._back_button.on_click(lambda _: self.back())
         self._greedy_button.on_click(lambda _: self.greedy())
