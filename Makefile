@@ -19,6 +19,7 @@ help:
 	@echo "make test      ejecuta todas las pruebas (salvo las de navegador)"
 	@echo "make test-browser   Binder simulado y JupyterLab en Chromium"
 	@echo "make bench     mide los presupuestos del curso y escribe BENCHMARKS.md"
+	@echo "make bench-quick   el banco en miniatura (lo que ejecuta CI)"
 	@echo "make release   regenera course/ a partir de solutions/"
 	@echo "make grade MODULE=01_bandidos SUBMISSIONS=entregas/   califica entregas"
 
@@ -54,8 +55,9 @@ $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	touch $@
 
-# Unos 30-40 minutos: cuadernos, CartPole junto a Stable-Baselines3, GRPO y
-# calificación de 100 entregas. CI solo ejecuta bench-quick (el código, no las cifras).
+# Unos 20 minutos (17 en 2 núcleos): cuadernos, CartPole junto a
+# Stable-Baselines3, GRPO y calificación de 100 entregas. CI solo ejecuta
+# bench-quick (el código, no las cifras).
 bench: $(BENCH_STAMP)
 	$(PY) -m autograder benchmark all --output BENCHMARKS.md
 

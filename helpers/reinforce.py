@@ -688,7 +688,7 @@ def train_reinforce(
                 history,
                 env_steps,
                 start,
-                seed=10_000 + config.seed * 1000 + update,
+                seed=evaluation_seed(config.seed, update),
             )
             bar.set_postfix(voraz=f"{history.evaluations[-1].mean_return:.0f}")
             if solved:
