@@ -2,11 +2,12 @@
 
 La regla, igual para todos: cada ``interval`` pasos de entorno (o en la primera
 actualización después, para quien actualiza por lotes), 20 episodios con la
-política voraz mediante :func:`helpers.reinforce.evaluate`, con las mismas
-semillas de evaluación; el agente «llega» en la primera evaluación cuya media
-es ≥ 475. Se cuentan los pasos de entorno de entrenamiento y los segundos de
-reloj desde el comienzo del entrenamiento (evaluaciones incluidas, para los dos
-lados). PyTorch usa un hilo.
+política voraz mediante :func:`helpers.reinforce.evaluate`, con las semillas
+de :func:`helpers.reinforce.evaluation_seed` (el DQN del curso evalúa con sus
+propias semillas, ``10 000 + paso``, en ``helpers.dqn``); el agente «llega» en
+la primera evaluación cuya media es ≥ 475. Se cuentan los pasos de entorno de
+entrenamiento y los segundos de reloj desde el comienzo del entrenamiento
+(evaluaciones incluidas, para los dos lados). PyTorch usa un hilo.
 
 Stable-Baselines3 usa los hiperparámetros de rl-baselines3-zoo para CartPole-v1
 (``hyperparams/{dqn,a2c,ppo}.yml``). Es un extra solo del banco de pruebas
