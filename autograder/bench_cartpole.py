@@ -81,6 +81,11 @@ class Run:
         return None
 
 
+def one_decimal(x: float) -> str:
+    """Un número (de segundos) con una cifra decimal."""
+    return f"{x:.1f}"
+
+
 def thousands(x: float) -> str:
     """Un entero con espacio de miles, como se escribe en español: «16 384»."""
     return f"{x:,.0f}".replace(",", " ")
@@ -234,13 +239,10 @@ class Row:
         values = self._solved(index)
         return statistics.median(values) if values else None
 
-    def describe(self, index: int, fmt: str) -> str:
+    def describe(self, index: int, show: Callable[[float], str]) -> str:
         values = self._solved(index)
-        if not self.runs:
-            return "no disponible"
         if not values:
             return "no llegó"
-        show = thousands if fmt == "steps" else (lambda x: f"{x:.1f}")
         return (
             f"{show(statistics.median(values))} "
             f"({show(min(values))}–{show(max(values))})"
@@ -288,7 +290,7 @@ def cartpole_table(rows: list[tuple[Row, Row | None]], n_seeds: int) -> list[str
                     ratios[i] = f"{ours / theirs:.2f}" if ours and theirs else "—"
             lines.append(
                 f"| {row.name} | {row.n_solved}/{n_seeds} "
-                f"| {row.describe(0, 'steps')} | {row.describe(1, 'seconds')} "
+                f"| {row.describe(0, thousands)} | {row.describe(1, one_decimal)} "
                 f"| {ratios[0]} | {ratios[1]} |"
             )
     return lines

@@ -130,7 +130,6 @@ def _wait_until_done(page, timeout: float) -> None:
     """
     deadline = time.time() + timeout
     prompts = page.locator(".jp-CodeCell .jp-InputPrompt")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     errors = page.locator('[data-mime-type="application/vnd.jupyter.error"]')
     while time.time() < deadline:
         if errors.count():
@@ -142,12 +141,9 @@ def _wait_until_done(page, timeout: float) -> None:
             and not any("*" in text for text in texts)
         ):
             return
-        if os.environ.get("BROWSER_DEBUG"):
-            print(time.strftime("%X"), [t.strip() for t in texts], flush=True)
-        time.sleep(1 if not os.environ.get("BROWSER_DEBUG") else 10)
+        time.sleep(1)
     done = sum(bool(re.search(r"\[\d+\]", t)) for t in prompts.all_inner_texts())
     total = prompts.count()
-    page.screenshot(path=str(ARTIFACTS / "atascado.png"), full_page=True)
     pytest.fail(f"en {timeout:.0f} s solo terminaron {done} celdas de {total}")
 
 
