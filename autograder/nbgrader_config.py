@@ -35,6 +35,16 @@ c.CourseDirectory.autograded_directory = ".grading/autograded"
 c.CourseDirectory.feedback_directory = ".grading/feedback"
 c.CourseDirectory.db_url = f"sqlite:///{REPO / '.grading' / 'gradebook.db'}"
 
+# Junto a cada cuaderno fuente está su texto (NN_x.md, con las soluciones): se
+# edita y se revisa, pero nunca se publica ni se copia a las entregas.
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "feedback",
+    "*.md",
+]
+
 # Lo que ve el estudiante donde estaba la solución.
 c.ClearSolutions.code_stub = {
     "python": (
