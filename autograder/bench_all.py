@@ -194,7 +194,7 @@ def run(quick: bool, output: Path | None) -> int:
         "",
         f"Regla para todos: cada {thousands(interval)} pasos de entorno (o en la "
         "primera actualización después), 20 episodios con la política voraz "
-        "(semillas de `helpers.reinforce.evaluation_seed`; el DQN del curso usa "
+        "(semillas de `helpers.training.evaluation_seed`; el DQN del curso usa "
         "las suyas, 10 000 + paso); «llega» en la primera evaluación con "
         "media ≥ 475. Segundos de reloj desde el inicio del entrenamiento, "
         f"evaluaciones incluidas en los dos lados. Semillas {seeds}; tope "

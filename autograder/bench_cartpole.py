@@ -2,8 +2,8 @@
 
 La regla, igual para todos: cada ``interval`` pasos de entorno (o en la primera
 actualización después, para quien actualiza por lotes), 20 episodios con la
-política voraz mediante :func:`helpers.reinforce.evaluate`, con las semillas
-de :func:`helpers.reinforce.evaluation_seed` (el DQN del curso evalúa con sus
+política voraz mediante :func:`helpers.training.evaluate`, con las semillas
+de :func:`helpers.training.evaluation_seed` (el DQN del curso evalúa con sus
 propias semillas, ``10 000 + paso``, en ``helpers.dqn``); el agente «llega» en
 la primera evaluación cuya media es ≥ 475. Se cuentan los pasos de entorno de
 entrenamiento y los segundos de reloj desde el comienzo del entrenamiento
@@ -101,7 +101,7 @@ def _from_history(history: Any, max_steps: int) -> Run:
     for evaluation in history.evaluations:
         if isinstance(evaluation, tuple):  # DQN: (pasos, media, segundos)
             steps, score, seconds = evaluation
-        else:  # helpers.reinforce.Evaluation
+        else:  # helpers.training.Evaluation
             steps, seconds, score = (
                 evaluation.env_steps,
                 evaluation.seconds,
@@ -176,7 +176,7 @@ def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.utils import LinearSchedule
 
-    from helpers.reinforce import evaluate, evaluation_seed
+    from helpers.training import evaluate, evaluation_seed
 
     zoo = ZOO[algorithm]
     kwargs = dict(zoo["kwargs"])

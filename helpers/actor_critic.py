@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from helpers.reinforce import History, record_evaluation
 from helpers.rollouts import (
     ActorCritic,
     ArrayLike,
@@ -45,6 +44,7 @@ from helpers.rollouts import (
     gae,
     make_vector_env,
 )
+from helpers.training import History, record_evaluation
 
 __all__ = [
     "A2CConfig",
@@ -246,7 +246,7 @@ def train_a2c(
             :func:`actor_critic_loss`).
 
     Returns:
-        La :class:`helpers.reinforce.History` del entrenamiento (``losses`` son
+        La :class:`helpers.training.History` del entrenamiento (``losses`` son
         las pérdidas totales; ``baseline_losses``, las del crítico), con la red
         en ``policy``.
     """

@@ -30,7 +30,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from helpers.reinforce import Episodes, History, ReinforceConfig, train_reinforce
+from helpers.reinforce import ReinforceConfig, train_reinforce
+from helpers.training import Episodes, History
 
 # ---------------------------------------------------------------------------
 # Estimaciones por muestra y su varianza

@@ -32,8 +32,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from helpers.reinforce import History, record_evaluation
 from helpers.rollouts import ActorCritic, RolloutCollector, gae, make_vector_env
+from helpers.training import History, record_evaluation
 
 # ---------------------------------------------------------------------------
 # Las piezas de la pérdida
@@ -215,7 +215,7 @@ class PPOConfig:
 
 @dataclass
 class PPOHistory(History):
-    """La :class:`helpers.reinforce.History` de PPO, con su monitorización.
+    """La :class:`helpers.training.History` de PPO, con su monitorización.
 
     Además de lo de ``History`` (una entrada por iteración en ``env_steps``,
     ``seconds``, ``mean_returns``, ``losses``, ``entropies``), guarda por

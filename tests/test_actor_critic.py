@@ -9,8 +9,8 @@ import torch
 
 from helpers import actor_critic
 from helpers.checks import actor_critic as checks
-from helpers.reinforce import History
 from helpers.rollouts import gae
+from helpers.training import History
 from tests.notebooks import exercises, read, solution_path, student_version
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers import baselines, reinforce
+from helpers import baselines, reinforce, training
 from tests.notebooks import exercises, read, solution_path, student_version
 
 
@@ -206,10 +206,10 @@ def test_per_step_scores_and_episode_gradients_match_autograd():
     )
 
 
-def _fake_episodes(n_steps: int = 40) -> reinforce.Episodes:
+def _fake_episodes(n_steps: int = 40) -> training.Episodes:
     generator = torch.Generator().manual_seed(0)
     obs = torch.randn(n_steps, 4, generator=generator)
-    return reinforce.Episodes(
+    return training.Episodes(
         obs=obs,
         actions=torch.zeros(n_steps, dtype=torch.long),
         rewards=torch.ones(n_steps),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -211,45 +210,6 @@ def test_policies_act_and_log_prob():
     assert torch.equal(gaussian.act(obs, greedy=True), gaussian(obs))
 
 
-@pytest.mark.parametrize("vectorization", ["sync", "vector_entry_point"])
-def test_collect_episodes_records_consistent_steps(vectorization):
-    """Cada (s_t, a_t, r_t) guardado se reproduce paso a paso en un CartPole suelto."""
-    torch.manual_seed(1)
-    envs = reinforce.make_envs("CartPole-v1", 4, vectorization)
-    episodes = reinforce.collect_episodes(
-        envs, reinforce.CategoricalPolicy(4, 2), seed=3
-    )
-    assert episodes.n_episodes == 4
-    assert episodes.n_steps == len(episodes.obs) == len(episodes.actions)
-    assert torch.all(episodes.rewards == 1.0)
-    np.testing.assert_allclose(episodes.total_rewards(), episodes.lengths)
-    single = gym.make("CartPole-v1").unwrapped
-    single.reset(seed=0)
-    for obs, actions in zip(
-        episodes.split(episodes.obs), episodes.split(episodes.actions), strict=True
-    ):
-        single.state = obs[0].double().numpy()
-        single.steps_beyond_terminated = None
-        for t in range(len(actions)):
-            next_obs, _, terminated, _, _ = single.step(int(actions[t]))
-            if t + 1 < len(actions):
-                np.testing.assert_allclose(next_obs, obs[t + 1], rtol=1e-5, atol=1e-5)
-                assert not terminated
-        assert terminated or len(actions) == 500
-    envs.close()
-
-
-class _AlwaysLeft:
-    def act(self, obs, greedy=False):
-        return torch.zeros(len(obs), dtype=torch.long)
-
-
-def test_evaluate_a_bad_policy():
-    returns = reinforce.evaluate(_AlwaysLeft(), n_episodes=5, seed=0)
-    assert returns.shape == (5,)
-    assert np.all((returns >= 8) & (returns <= 12))
-
-
 class _CountingBaseline:
     """Una línea base de prueba: b = 1 en todos los pasos."""
 
@@ -304,16 +264,6 @@ def test_train_reinforce_is_deterministic():
     assert runs[0].mean_returns == runs[1].mean_returns
     assert runs[0].losses == runs[1].losses
     assert runs[0].evaluations == [] and runs[0].solved is None
-
-
-def test_solved_is_the_first_evaluation_over_the_target():
-    history = reinforce.History(target_return=475.0)
-    history.evaluations = [
-        reinforce.Evaluation(100, 1.0, 200.0),
-        reinforce.Evaluation(200, 2.0, 480.0),
-        reinforce.Evaluation(300, 3.0, 500.0),
-    ]
-    assert history.solved == history.evaluations[1]
 
 
 # ---------------------------------------------------------------------------

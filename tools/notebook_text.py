@@ -21,8 +21,8 @@ Uso (desde la raíz del repositorio; ``make notebooks`` hace lo mismo)::
     python -m tools.notebook_text --from ipynb # el .ipynb manda (editado en Jupyter)
 
 Sin ``--from``, el lado que se editó lo dice git: si solo cambió el ``.ipynb``
-(respecto a HEAD), se reescribe el texto; en cualquier otro caso manda el
-texto. Si cambiaron los dos, no se toca nada y hay que elegir con ``--from``.
+(respecto a HEAD), se reescribe el texto; si solo cambió el texto, o ninguno,
+manda el texto; si cambiaron los dos, manda el que se guardó el último.
 """
 
 from __future__ import annotations
@@ -153,8 +153,7 @@ def sync(module_id: str, source: str | None = None, check: bool = False) -> str:
         Una línea en español que dice qué pasó (o qué pasaría, con ``check``).
 
     Raises:
-        ValueError: si los dos lados se editaron y no se dijo cuál manda, o si
-            con ``check`` no coinciden.
+        ValueError: con ``check``, si no coinciden.
     """
     ipynb, md = notebook_path(module_id), text_path(module_id)
     if not md.exists():
@@ -166,12 +165,13 @@ def sync(module_id: str, source: str | None = None, check: bool = False) -> str:
             return f"{module_id}: de acuerdo"
         if source is None:
             ipynb_edited, md_edited = _edited(ipynb), _edited(md)
-            if ipynb_edited and md_edited and not check:
-                raise ValueError(
-                    f"{module_id}: cambiaron el .ipynb y el .md; elige cuál manda "
-                    "con --from md o --from ipynb"
-                )
-            source = "ipynb" if ipynb_edited and not md_edited else "md"
+            if ipynb_edited and md_edited:
+                # Los dos cambiaron (p. ej. se editó el texto otra vez tras
+                # sincronizar): manda el último que se guardó.
+                newer = ipynb.stat().st_mtime > md.stat().st_mtime
+                source = "ipynb" if newer else "md"
+            else:
+                source = "ipynb" if ipynb_edited else "md"
     if check:
         raise ValueError(
             f"{module_id}: el .ipynb y el .md no coinciden "
