@@ -1,26 +1,22 @@
-"""Módulo 06 · El cuestionario de PPO: comprobación y formulario con explicaciones.
+"""Módulo 06 · El cuestionario de PPO: las preguntas y su corrección.
 
 Cuatro preguntas de opción múltiple sobre el gradiente de política y PPO. Las
 respuestas correctas **no** están escritas aquí: solo se guarda una huella
 (SHA-256 con sal) de cada letra correcta, y la explicación de cada opción va
 cifrada con una clave que se deriva de esa misma opción. Para leer por qué una
-opción es buena o mala hay que elegirla: en el formulario (``QuizForm``) o en
-las celdas calificadas del cuaderno (``helpers.checks.ppo.check_quiz_answer``).
+opción es buena o mala hay que elegirla: en el formulario
+(``helpers.widgets.ppo.QuizForm``) o en las celdas calificadas del cuaderno
+(``helpers.checks.ppo.check_quiz_answer``).
 
-La lógica (``grade``, ``explanation``, ``QuizForm.answer``...) no depende de la
-vista, de modo que las pruebas la manejan sin navegador.
+Aquí solo están los datos y la corrección (``grade``, ``explanation``...), sin
+vista: las pruebas los manejan sin navegador.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import html
 from dataclasses import dataclass
-
-import ipywidgets as widgets
-
-from helpers.widget_view import WidgetView
 
 _SALT = "rl-para-llms/06_ppo/cuestionario"
 LETTERS = ("a", "b", "c", "d")
@@ -309,107 +305,3 @@ def diagnose(number: int, answer: object) -> str | None:
     if not grade(number, letter):
         return f"«{letter}» no es la respuesta. {explanation(number, letter)}"
     return None
-
-
-# ---------------------------------------------------------------------------
-# El formulario para quien estudia por su cuenta
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """La corrección de una respuesta del formulario."""
-
-    number: int
-    letter: str
-    correct: bool
-    explanation: str
-
-
-class QuizForm(WidgetView):
-    """Las cuatro preguntas con botones de opción; cada respuesta se explica."""
-
-    def __init__(self) -> None:
-        self._widget: widgets.VBox | None = None
-        self.feedback: dict[int, Feedback] = {}
-
-    def answer(self, number: int, letter: str) -> Feedback:
-        """Responde ``letter`` a la pregunta ``number`` y devuelve la corrección."""
-        normalized = normalize(letter)
-        if normalized is None:
-            raise ValueError(f"{letter!r} no es una de las letras a, b, c, d.")
-        result = Feedback(
-            number,
-            normalized,
-            grade(number, normalized),
-            explanation(number, normalized),
-        )
-        self.feedback[number] = result
-        self._changed()
-        return result
-
-    @property
-    def score(self) -> int:
-        """Cuántas preguntas están bien respondidas ahora mismo."""
-        return sum(f.correct for f in self.feedback.values())
-
-    def reset(self) -> None:
-        """Borra todas las respuestas."""
-        self.feedback = {}
-        self._changed()
-
-    def summary(self) -> str:
-        """Una línea con el marcador."""
-        return (
-            f"Respondidas {len(self.feedback)} de {len(QUESTIONS)}; "
-            f"correctas: {self.score}."
-        )
-
-    # --- la vista ----------------------------------------------------------
-
-    def _build_widget(self) -> widgets.VBox:
-        self._radios: dict[int, widgets.RadioButtons] = {}
-        self._notes: dict[int, widgets.HTML] = {}
-        boxes = []
-        for number, q in enumerate(QUESTIONS, start=1):
-            radio = widgets.RadioButtons(
-                options=[
-                    (f"{x}) {c}", x) for x, c in zip(LETTERS, q.choices, strict=True)
-                ],
-                value=None,
-                layout=widgets.Layout(width="auto"),
-            )
-            button = widgets.Button(description="Comprobar")
-            button.on_click(lambda _, n=number: self._on_check(n))
-            note = widgets.HTML()
-            self._radios[number], self._notes[number] = radio, note
-            title = widgets.HTML(f"<b>{number}. {html.escape(q.text)}</b>")
-            boxes.append(widgets.VBox([title, radio, button, note]))
-        self._summary = widgets.HTML()
-        reset = widgets.Button(description="Empezar de nuevo", icon="refresh")
-        reset.on_click(lambda _: self.reset())
-        return widgets.VBox([*boxes, widgets.HBox([reset, self._summary])])
-
-    def _on_check(self, number: int) -> None:
-        letter = self._radios[number].value
-        if letter is None:
-            self._notes[number].value = "<i>Elige una opción.</i>"
-            return
-        self.answer(number, letter)
-
-    def _changed(self) -> None:
-        if self._widget is None:
-            return
-        for number, note in self._notes.items():
-            result = self.feedback.get(number)
-            if result is None:
-                note.value = ""
-                self._radios[number].value = None
-                continue
-            mark = "✔ Correcto." if result.correct else "✘ No es esa."
-            color = "#1b7f3b" if result.correct else "#b3261e"
-            note.value = (
-                f"<span style='color:{color}'><b>{mark}</b></span> "
-                f"{html.escape(result.explanation)}"
-            )
-        self._summary.value = html.escape(self.summary())

@@ -10,6 +10,7 @@ import torch
 from helpers import ppo, ppo_quiz
 from helpers.checks import CheckError
 from helpers.checks.ppo import check_quiz_answer
+from helpers.widgets.ppo import QuizForm
 from tests.notebooks import exercises, read, solution_path, student_version
 
 
@@ -280,7 +281,7 @@ def test_wrong_quiz_answers_are_explained():
 
 
 def test_quiz_form_logic_and_view():
-    form = ppo_quiz.QuizForm()
+    form = QuizForm()
     answers = _hidden_answers()
     result = form.answer(2, answers[2])
     assert result.correct and form.score == 1

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from helpers.bandits import QUESTION, StrategyBandit, softmax
 from helpers.plotting import COLORS
-from helpers.widget_view import WidgetView, course_style, figure_output
+from helpers.widgets.view import WidgetView, course_style, figure_output
 
 # Los brazos del bandido de estrategias que usa el widget.
 ARMS = (0, 2, 4)

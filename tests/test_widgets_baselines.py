@@ -1,4 +1,4 @@
-"""Tests del widget «mueve la línea base» (``helpers.baselines_widget``)."""
+"""Tests del widget «mueve la línea base» (``helpers.widgets.baselines``)."""
 
 import warnings
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from helpers import baselines
-from helpers.baselines_widget import COMPONENT, BaselineExplorer
+from helpers.widgets.baselines import COMPONENT, BaselineExplorer
 
 # Sin pantalla: ninguna figura debe intentar abrir una ventana.
 matplotlib.use("Agg")

@@ -23,7 +23,7 @@ from helpers.bandits import (
     ucb_action,
 )
 from helpers.plotting import COLORS
-from helpers.widget_view import WidgetView, course_style, figure_output
+from helpers.widgets.view import WidgetView, course_style, figure_output
 
 PLAYER, EPSILON_GREEDY, UCB = "tú", "ε-greedy", "UCB"
 

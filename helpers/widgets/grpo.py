@@ -28,7 +28,7 @@ from helpers.tinylm.model import TinyLM
 from helpers.tinylm.sampling import next_token_probs
 from helpers.tinylm.task import TARGET, prompt_text, verify
 from helpers.tinylm.tokenizer import END
-from helpers.widget_view import WidgetView, course_style, figure_output
+from helpers.widgets.view import WidgetView, course_style, figure_output
 
 
 def _num(x: float, digits: int = 2) -> str:

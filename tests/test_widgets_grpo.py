@@ -1,4 +1,4 @@
-"""Pruebas de los widgets del módulo 07 (``helpers.grpo_widgets``)."""
+"""Pruebas de los widgets del módulo 07 (``helpers.widgets.grpo``)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.grpo_widgets import AdvantageTable, ContinuationTree
 from helpers.tinylm.checkpoint import load_pretrained
 from helpers.tinylm.sampling import path_probs
+from helpers.widgets.grpo import AdvantageTable, ContinuationTree
 
 matplotlib.use("Agg")
 

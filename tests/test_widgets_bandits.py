@@ -1,4 +1,4 @@
-"""Tests del widget «juega tú al bandido» (``helpers.bandit_game``)."""
+"""Tests del widget «juega tú al bandido» (``helpers.widgets.bandits``)."""
 
 import warnings
 
@@ -7,7 +7,6 @@ import matplotlib
 import numpy as np
 import pytest
 
-from helpers.bandit_game import BanditGame
 from helpers.bandits import (
     StrategyBandit,
     epsilon_greedy,
@@ -15,6 +14,7 @@ from helpers.bandits import (
     ucb_action,
     verify,
 )
+from helpers.widgets.bandits import BanditGame
 
 # Sin pantalla: ninguna figura debe intentar abrir una ventana.
 matplotlib.use("Agg")

@@ -1,10 +1,10 @@
-"""Tests del widget de ``L^CLIP`` (``helpers.ppo_widget``)."""
+"""Tests del widget de ``L^CLIP`` (``helpers.widgets.ppo``)."""
 
 import matplotlib
 import numpy as np
 import pytest
 
-from helpers.ppo_widget import ClipExplorer
+from helpers.widgets.ppo import ClipExplorer
 
 matplotlib.use("Agg")
 

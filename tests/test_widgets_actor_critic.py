@@ -1,4 +1,4 @@
-"""Tests del widget de GAE con deslizadores (``helpers.gae_widget``)."""
+"""Tests del widget de GAE con deslizadores (``helpers.widgets.actor_critic``)."""
 
 import ipywidgets as widgets
 import matplotlib
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from helpers import actor_critic
-from helpers.gae_widget import REWARDS, VALUES, GaeExplorer
+from helpers.widgets.actor_critic import REWARDS, VALUES, GaeExplorer
 
 # Sin pantalla: ninguna figura debe intentar abrir una ventana.
 matplotlib.use("Agg")

@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 
 from helpers.plotting import COLORS
 from helpers.rollouts import gae
-from helpers.widget_view import WidgetView, course_style, figure_output
+from helpers.widgets.view import WidgetView, course_style, figure_output
 
 # La trayectoria fija: diez pasos, el último termina el episodio.
 REWARDS = np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 3.0, 0.0, -1.0])

@@ -24,7 +24,7 @@ from helpers.baselines import (
     softmax_policy,
 )
 from helpers.plotting import COLORS
-from helpers.widget_view import WidgetView, course_style, figure_output
+from helpers.widgets.view import WidgetView, course_style, figure_output
 
 #: La componente del gradiente que se muestra: la de la mejor acción (520).
 COMPONENT = 2

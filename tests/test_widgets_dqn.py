@@ -1,4 +1,4 @@
-"""El widget «Q-learning paso a paso» (``helpers.gridworld_widget``)."""
+"""El widget «Q-learning paso a paso» (``helpers.widgets.dqn``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from helpers.bandits import epsilon_greedy
 from helpers.gridworld import GridWorld
-from helpers.gridworld_widget import QLearningExplorer
+from helpers.widgets.dqn import QLearningExplorer
 
 matplotlib.use("Agg")
 

@@ -24,7 +24,7 @@ from helpers.gridworld import (
     plot_values_and_policy,
     q_learning_update,
 )
-from helpers.widget_view import WidgetView, course_style, figure_output
+from helpers.widgets.view import WidgetView, course_style, figure_output
 
 
 def _num(x: float) -> str:

@@ -1,4 +1,4 @@
-"""Tests del widget «un paso de REINFORCE a mano» (``helpers.reinforce_widget``)."""
+"""Tests del widget «un paso de REINFORCE a mano» (``helpers.widgets.reinforce``)."""
 
 import warnings
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from helpers.bandits import gradient_bandit_update, softmax, verify
-from helpers.reinforce_widget import ARMS, ReinforceStepper
+from helpers.widgets.reinforce import ARMS, ReinforceStepper
 
 # Sin pantalla: ninguna figura debe intentar abrir una ventana.
 matplotlib.use("Agg")
