@@ -12,10 +12,13 @@ export PATH := $(BIN):$(PATH)
 # Jupyter se niega a arrancar como root (contenedores, CI) sin este permiso.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help lab test test-browser bench bench-quick lint release grade clean
+.PHONY: help lab lab-docente notebooks test test-browser bench bench-quick lint \
+	release grade clean
 
 help:
-	@echo "make lab       abre el curso (course/) en JupyterLab"
+	@echo "make lab       abre el curso (course/) en JupyterLab, como lo ve un estudiante"
+	@echo "make lab-docente   JupyterLab en la raíz, con Formgrader y Create Assignment"
+	@echo "make notebooks sincroniza cada solutions/NN_x/NN_x.ipynb con su texto NN_x.md"
 	@echo "make test      ejecuta todas las pruebas (salvo las de navegador)"
 	@echo "make test-browser   Binder simulado y JupyterLab en Chromium"
 	@echo "make bench     mide los presupuestos del curso y escribe BENCHMARKS.md"
@@ -23,19 +26,38 @@ help:
 	@echo "make release   regenera course/ a partir de solutions/"
 	@echo "make grade MODULE=01_bandidos SUBMISSIONS=entregas/   califica entregas"
 
-$(STAMP): pyproject.toml
+# PyTorch para CPU primero (tools/install_torch.sh: en Linux, del índice de
+# PyTorch para CPU y no la rueda de PyPI con CUDA; TORCH_SOURCE lo cambia).
+$(STAMP): pyproject.toml tools/install_torch.sh
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Hace falta Python >= 3.11")'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	bash tools/install_torch.sh $(PY)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# Dos vistas de JupyterLab. La de estudiante (course/) apaga las herramientas de
+# docente de nbgrader solo en esta ejecución, como en Binder; la de docente abre
+# la raíz del repositorio con Formgrader sobre la configuración del curso.
+# LAB_FLAGS añade opciones de JupyterLab (p. ej. LAB_FLAGS=--no-browser).
+JUPYTER_VIEWS := $(CURDIR)/autograder/jupyter
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=course $(ROOT_FLAG)
+	JUPYTER_CONFIG_PATH=$(JUPYTER_VIEWS)/estudiante \
+		$(BIN)/jupyter lab --ServerApp.root_dir=course $(ROOT_FLAG) $(LAB_FLAGS)
+
+lab-docente: $(STAMP)
+	mkdir -p .grading
+	JUPYTER_CONFIG_PATH=$(JUPYTER_VIEWS)/docente \
+		$(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_FLAG) $(LAB_FLAGS)
+
+# Los cuadernos de solutions/ se editan como texto (MyST Markdown): esto
+# regenera el .ipynb del texto (o el texto del .ipynb si solo cambió este).
+notebooks: $(STAMP)
+	$(PY) -m tools.notebook_text
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m ruff format --check helpers autograder tests
+	$(PY) -m ruff format --check helpers autograder benchmarks tools tests
 
 test: lint
 	$(PY) -m pytest tests solutions --ignore=tests/browser \
@@ -59,12 +81,12 @@ $(BENCH_STAMP): $(STAMP)
 # Stable-Baselines3, GRPO y calificación de 100 entregas. CI solo ejecuta
 # bench-quick (el código, no las cifras).
 bench: $(BENCH_STAMP)
-	$(PY) -m autograder benchmark all --output BENCHMARKS.md
+	$(PY) -m benchmarks all --output BENCHMARKS.md
 
 bench-quick: $(BENCH_STAMP)
-	$(PY) -m autograder benchmark all --quick --output .grading/BENCHMARKS-quick.md
+	$(PY) -m benchmarks all --quick --output .grading/BENCHMARKS-quick.md
 
-release: $(STAMP)
+release: notebooks
 	$(PY) -m autograder release
 
 grade: $(STAMP)

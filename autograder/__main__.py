@@ -1,4 +1,7 @@
-"""``python -m autograder``: publicar el curso y calificar entregas.
+"""``python -m autograder``: publicar el curso, calificar entregas y autocomprobarse.
+
+El banco de pruebas (medir tiempos, memoria, pasos) está aparte: ``python -m
+benchmarks``.
 
 Ejemplos::
 
@@ -63,44 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     check_parser.add_argument("notebook", type=Path, help="tu cuaderno .ipynb")
 
-    bench_parser = commands.add_parser(
-        "benchmark",
-        help="mide calificación (grading), cuadernos (notebooks) o todo (all)",
-    )
-    bench_kinds = bench_parser.add_subparsers(dest="kind", required=True)
-    grading_parser = bench_kinds.add_parser(
-        "grading", help="cuánto tarda calificar una clase entera"
-    )
-    grading_parser.add_argument("module", help="p. ej. 01_bandidos")
-    grading_parser.add_argument("--students", type=int, default=100)
-    grading_parser.add_argument("--jobs", type=int, default=2)
-    notebooks_parser = bench_kinds.add_parser(
-        "notebooks", help="tiempo y memoria de cada cuaderno de solución"
-    )
-    notebooks_parser.add_argument("modules", nargs="*", help="módulos (todos si nada)")
-    all_parser = bench_kinds.add_parser(
-        "all", help="todos los presupuestos, junto a Stable-Baselines3 (make bench)"
-    )
-    all_parser.add_argument(
-        "--quick", action="store_true", help="en miniatura: solo prueba el código"
-    )
-    all_parser.add_argument(
-        "--output", type=Path, help="escribir la tabla en Markdown (BENCHMARKS.md)"
-    )
-
     args = parser.parse_args(argv)
     # Los avisos y errores de nbgrader, visibles pero sin el ruido informativo.
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
-    if args.command == "benchmark":
-        from autograder import benchmark
-
-        if args.kind == "all":
-            from autograder import bench_all
-
-            return bench_all.run(args.quick, args.output)
-        if args.kind == "notebooks":
-            return benchmark.notebooks_main(args.modules)
-        return benchmark.main(args.module, args.students, args.jobs)
     if args.command == "check":
         from autograder.check import main as check_main
 

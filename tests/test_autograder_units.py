@@ -149,7 +149,7 @@ def test_sandbox_remounts_python_and_course_under_tmp_or_home(tmp_path, monkeypa
 
 
 def test_benchmark_rule_first_solved_and_ratios():
-    from autograder.bench_cartpole import Row, Run, cartpole_table
+    from benchmarks.cartpole import Row, Run, cartpole_table
 
     run = Run([(1000, 1.0, 100.0), (2100, 2.0, 480.0), (3000, 3.0, 500.0)], 5000)
     assert run.solved == (2100, 2.0)

@@ -1,11 +1,11 @@
 """``make bench``: todo lo que el curso promete, medido, en BENCHMARKS.md.
 
-``python -m autograder benchmark all`` imprime y escribe en Markdown:
+``python -m benchmarks all`` imprime y escribe en Markdown:
 
 1. la máquina (CPU, núcleos, memoria, carga, versiones) y la fecha;
 2. cada cuaderno de solución de principio a fin: tiempo y memoria del kernel;
 3. CartPole-v1: DQN, REINFORCE con línea base, A2C y PPO del curso junto a DQN,
-   A2C y PPO de Stable-Baselines3 (ver :mod:`autograder.bench_cartpole`);
+   A2C y PPO de Stable-Baselines3 (ver :mod:`benchmarks.cartpole`);
 4. GRPO sobre el modelo diminuto: precisión y P(correcta | 17 × 24) antes y
    después, y segundos;
 5. la calificación de una clase de 100 entregas.
@@ -27,18 +27,16 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import bench_cartpole
-from autograder.bench_cartpole import thousands
-from autograder.benchmark import (
+from autograder.config import modules
+from benchmarks import cartpole
+from benchmarks.cartpole import thousands
+from benchmarks.grading import BUDGET_SECONDS, BUDGET_STUDENTS, grading_figures
+from benchmarks.notebooks import (
     ALL_NOTEBOOKS_SECONDS,
-    BUDGET_SECONDS,
-    BUDGET_STUDENTS,
     NOTEBOOK_MEGABYTES,
     NOTEBOOK_SECONDS,
-    grading_figures,
     notebook_figures,
 )
-from autograder.config import modules
 
 SEEDS = [0, 1, 2]
 INTERVAL = 2048  # pasos de entorno entre evaluaciones voraces
@@ -71,7 +69,7 @@ def machine_lines() -> list[str]:
         f"- CPU: {cpu}; {os.cpu_count()} núcleos; memoria {memory}",
         f"- Carga media (1, 5, 15 min) al empezar: {load}",
         f"- Python {platform.python_version()} en {platform.platform()}",
-        f"- {bench_cartpole.numpy_seed_note()}",
+        f"- {cartpole.numpy_seed_note()}",
         "- PyTorch con 1 hilo en todos los entrenamientos.",
     ]
 
@@ -177,7 +175,7 @@ def run(quick: bool, output: Path | None) -> int:
     start = time.perf_counter()
     parts = ["# Banco de pruebas del curso", ""]
     parts += [
-        "Generado por `make bench` (`python -m autograder benchmark all"
+        "Generado por `make bench` (`python -m benchmarks all"
         + (" --quick" if quick else "")
         + "`). Cifras de una ejecución real en esta máquina; cambian con la "
         "máquina y con lo ocupada que esté.",
@@ -201,8 +199,8 @@ def run(quick: bool, output: Path | None) -> int:
         f"{thousands(max_steps)} pasos. SB3 con los hiperparámetros de "
         "rl-baselines3-zoo para CartPole-v1. Razones < 1: el curso necesita menos.",
         "",
-        *bench_cartpole.cartpole_table(
-            bench_cartpole.cartpole_rows(seeds, interval, max_steps, _say), len(seeds)
+        *cartpole.cartpole_table(
+            cartpole.cartpole_rows(seeds, interval, max_steps, _say), len(seeds)
         ),
         "",
         "## GRPO sobre el modelo diminuto (17 × 24)",

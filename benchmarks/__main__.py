@@ -1,0 +1,61 @@
+"""``python -m benchmarks``: medir los presupuestos del curso.
+
+Ejemplos::
+
+    python -m benchmarks all --output BENCHMARKS.md   # make bench (unos 20 min)
+    python -m benchmarks all --quick                  # make bench-quick (CI)
+    python -m benchmarks notebooks 07_grpo            # tiempo y memoria
+    python -m benchmarks grading 01_bandidos --students 100 --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Mide los presupuestos del curso (tiempo, memoria, pasos).",
+    )
+    kinds = parser.add_subparsers(dest="kind", required=True)
+    grading_parser = kinds.add_parser(
+        "grading", help="cuánto tarda calificar una clase entera"
+    )
+    grading_parser.add_argument("module", help="p. ej. 01_bandidos")
+    grading_parser.add_argument("--students", type=int, default=100)
+    grading_parser.add_argument("--jobs", type=int, default=2)
+    notebooks_parser = kinds.add_parser(
+        "notebooks", help="tiempo y memoria de cada cuaderno de solución"
+    )
+    notebooks_parser.add_argument("modules", nargs="*", help="módulos (todos si nada)")
+    all_parser = kinds.add_parser(
+        "all", help="todos los presupuestos, junto a Stable-Baselines3 (make bench)"
+    )
+    all_parser.add_argument(
+        "--quick", action="store_true", help="en miniatura: solo prueba el código"
+    )
+    all_parser.add_argument(
+        "--output", type=Path, help="escribir la tabla en Markdown (BENCHMARKS.md)"
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+
+    if args.kind == "all":
+        from benchmarks import report
+
+        return report.run(args.quick, args.output)
+    if args.kind == "notebooks":
+        from benchmarks import notebooks
+
+        return notebooks.notebooks_main(args.modules)
+    from benchmarks import grading
+
+    return grading.main(args.module, args.students, args.jobs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

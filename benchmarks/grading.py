@@ -1,0 +1,83 @@
+"""Calificar una clase entera: ``python -m benchmarks grading MODULO``.
+
+Fabrica ``--students`` entregas a partir del cuaderno publicado (un tercio
+resueltas, un tercio a medias y un tercio sin tocar), las califica con la orden
+de verdad (aislamiento incluido) e imprime el tiempo total y por entrega.
+Presupuesto: 100 entregas en ≤ 10 minutos en 2 núcleos.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from autograder.config import COURSE, SOLUTIONS
+from autograder.grade import grade
+from autograder.sources import student_version
+
+BUDGET_SECONDS = 600
+BUDGET_STUDENTS = 100
+
+
+def make_class(module_id: str, students: int, folder: Path) -> None:
+    """Escribe ``students`` entregas variadas de ``module_id`` en ``folder``."""
+    source = nbformat.read(SOLUTIONS / module_id / f"{module_id}.ipynb", as_version=4)
+    solutions = {
+        cell.metadata["nbgrader"]["grade_id"]: student_version(cell.source)
+        for cell in source.cells
+        if cell.metadata.get("nbgrader", {}).get("solution")
+        and cell.cell_type == "code"
+    }
+    half = dict(list(solutions.items())[: len(solutions) // 2])
+    released = COURSE / module_id / f"{module_id}.ipynb"
+    for index in range(students):
+        nb = nbformat.read(released, as_version=4)
+        answers = (solutions, half, {})[index % 3]
+        for cell in nb.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in answers:
+                cell.source = answers[grade_id]
+        nbformat.write(nb, folder / f"estudiante{index:03d}.ipynb")
+
+
+def grading_figures(module_id: str, students: int, jobs: int) -> dict[str, object]:
+    """Califica una clase fabricada; segundos totales y entregas con incidencias."""
+    with tempfile.TemporaryDirectory(prefix="banco-") as scratch:
+        folder = Path(scratch) / "entregas"
+        folder.mkdir()
+        make_class(module_id, students, folder)
+        start = time.perf_counter()
+        results = grade(module_id, folder, Path(scratch) / "notas", jobs=jobs)
+        seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "problems": sorted({r.status for r in results if r.status != "ok"}),
+        "n_problems": sum(r.status != "ok" for r in results),
+    }
+
+
+def main(module_id: str, students: int, jobs: int) -> int:
+    """Mide e imprime el rendimiento de la calificación."""
+    figures = grading_figures(module_id, students, jobs)
+    seconds = float(figures["seconds"])  # type: ignore[arg-type]
+    per_student = seconds / max(1, students)
+    projected = per_student * BUDGET_STUDENTS
+    print(
+        f"Módulo {module_id}: {students} entregas, {jobs} trabajos a la vez, "
+        f"{os.cpu_count()} núcleos"
+    )
+    print(f"Tiempo total: {seconds:.1f} s · {per_student:.2f} s por entrega")
+    print(
+        f"Proyección a {BUDGET_STUDENTS} entregas: {projected:.0f} s "
+        f"(presupuesto {BUDGET_SECONDS} s: "
+        f"{'dentro' if projected <= BUDGET_SECONDS else 'FUERA'})"
+    )
+    if figures["n_problems"]:
+        print(
+            f"⚠ {figures['n_problems']} entregas con incidencias: {figures['problems']}"
+        )
+    return 0

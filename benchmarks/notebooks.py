@@ -1,0 +1,76 @@
+"""Cada cuaderno de solución de principio a fin: tiempo y memoria de su kernel.
+
+``python -m benchmarks notebooks [MODULO...]`` ejecuta cada cuaderno como lo
+haría un estudiante, en un kernel nuevo, e imprime su tiempo y la memoria
+máxima del kernel frente al presupuesto: ≤ 90 s y ≤ 1,5 GB cada uno, ≤ 8
+minutos los siete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from autograder.config import SOLUTIONS, modules
+
+NOTEBOOK_SECONDS = 90
+NOTEBOOK_MEGABYTES = 1536
+ALL_NOTEBOOKS_SECONDS = 8 * 60
+
+# Se ejecuta en un proceso aparte: así el kernel es su único hijo y
+# RUSAGE_CHILDREN da la memoria máxima de ese kernel.
+_RUN_ONE = """
+import json, resource, sys, time
+import nbformat
+from nbclient import NotebookClient
+path = sys.argv[1]
+nb = nbformat.read(path, as_version=4)
+start = time.perf_counter()
+NotebookClient(nb, timeout=600, kernel_name="python3",
+               resources={"metadata": {"path": sys.argv[2]}}).execute()
+seconds = time.perf_counter() - start
+peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"seconds": seconds, "peak_mb": peak_kb / 1024}))
+"""
+
+
+def notebook_figures(module_id: str, path: Path | None = None) -> dict[str, float]:
+    """Tiempo (s) y memoria máxima del kernel (MB) del cuaderno de solución.
+
+    ``path`` sustituye al cuaderno de ``solutions/`` (lo usa ``--quick``).
+    """
+    path = path or SOLUTIONS / module_id / f"{module_id}.ipynb"
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    completed = subprocess.run(
+        [sys.executable, "-c", _RUN_ONE, str(path), str(path.parent)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def notebooks_main(module_ids: list[str]) -> int:
+    """Imprime tiempo y memoria de cada cuaderno de solución frente al presupuesto."""
+    print(
+        f"{'cuaderno':<18}{'tiempo':>9}{'memoria':>11}   presupuesto "
+        f"(≤ {NOTEBOOK_SECONDS} s, ≤ {NOTEBOOK_MEGABYTES} MB)"
+    )
+    total = 0.0
+    for module_id in module_ids or modules():
+        figures = notebook_figures(module_id)
+        total += figures["seconds"]
+        ok = (
+            figures["seconds"] <= NOTEBOOK_SECONDS
+            and figures["peak_mb"] <= NOTEBOOK_MEGABYTES
+        )
+        print(
+            f"{module_id:<18}{figures['seconds']:>8.1f}s{figures['peak_mb']:>8.0f} MB"
+            f"   {'dentro' if ok else 'FUERA'}"
+        )
+    print(f"{'total':<18}{total:>8.1f}s   (≤ {ALL_NOTEBOOKS_SECONDS} s los siete)")
+    return 0
