@@ -51,8 +51,10 @@ lab-docente: $(STAMP)
 		$(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_FLAG) $(LAB_FLAGS)
 
 # Los cuadernos de solutions/ se editan como texto (MyST Markdown): esto
-# regenera el .ipynb del texto (o el texto del .ipynb si solo cambió este).
+# escribe los glosarios desde helpers/vocabulary.toml y regenera el .ipynb del
+# texto (o el texto del .ipynb si solo cambió este).
 notebooks: $(STAMP)
+	$(PY) -m tools.glossary
 	$(PY) -m tools.notebook_text
 
 lint: $(STAMP)

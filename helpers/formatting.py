@@ -1,0 +1,63 @@
+"""Números escritos como en la prosa del curso: coma decimal y miles con espacio.
+
+Todo lo que un cuaderno imprime para que lo lea una persona usa estas
+funciones, así una cifra impresa se escribe igual que en el texto que la
+comenta: «0,727», «16 384», «75,6 %». (El código Python sigue escribiendo
+``0.727``: esto es solo para leer.) Se sigue la norma de la RAE: coma decimal,
+grupos de tres cifras separados por un espacio fino que no se parte, solo en
+números de más de cuatro cifras, y un espacio antes de «%».
+"""
+
+from __future__ import annotations
+
+import math
+
+# Espacio fino que no se parte (U+202F): separa los miles sin cortar la cifra.
+THIN_SPACE = "\u202f"
+
+
+def number(x: float, decimals: int = 2, *, sign: bool = False) -> str:
+    """``x`` con ``decimals`` decimales, coma decimal y miles separados.
+
+    Args:
+        x: el número (int, float, NumPy o un tensor de un elemento).
+        decimals: cifras decimales (0: entero redondeado).
+        sign: escribir ``+`` delante de los positivos (para diferencias).
+
+    Examples:
+        >>> number(0.7271, 3)
+        '0,727'
+        >>> number(16384, 0)
+        '16\u202f384'
+        >>> number(1234.5, 1)
+        '1234,5'
+        >>> number(25.9, 1, sign=True)
+        '+25,9'
+    """
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    text = f"{abs(x):.{decimals}f}"
+    whole, _, fraction = text.partition(".")
+    if len(whole) > 4:
+        groups = []
+        while whole:
+            groups.insert(0, whole[-3:])
+            whole = whole[:-3]
+        whole = THIN_SPACE.join(groups)
+    body = whole + ("," + fraction if fraction else "")
+    negative = x < 0 and float(text) != 0.0
+    if negative:
+        return "−" + body
+    return ("+" if sign and float(text) != 0.0 else "") + body
+
+
+def percent(fraction: float, decimals: int = 1, *, sign: bool = False) -> str:
+    """Una fracción (0,756) como porcentaje: «75,6 %».
+
+    Con ``sign=True`` sirve para diferencias en puntos: ``percent(0.259,
+    sign=True)`` da «+25,9 %».
+    """
+    return number(100 * float(fraction), decimals, sign=sign) + "\u00a0%"
