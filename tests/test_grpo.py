@@ -162,3 +162,32 @@ def test_notebook_solutions_agree_with_the_references():
     )
     for text in ["17×24=17×20+17×4=340+68=408.", "17×20+17×4=340+58=398.", "408", ""]:
         assert fns["verify"](text, 17, 24) == verify(text, 17, 24)
+
+
+# --- la comprobación acepta las dos desviaciones típicas ----------------------
+
+
+def _advantages_with(std_of):
+    def group_advantages_(rewards, std_normalize=False, eps=1e-6):
+        advantages = rewards - rewards.mean(dim=-1, keepdim=True)
+        if std_normalize:
+            advantages = advantages / (std_of(rewards) + eps)
+        return advantages
+
+    return group_advantages_
+
+
+def test_group_advantages_check_accepts_population_and_unbiased_std():
+    from helpers.checks.grpo import check_group_advantages
+
+    population = _advantages_with(lambda r: r.std(dim=-1, unbiased=False, keepdim=True))
+    unbiased = _advantages_with(lambda r: r.std(dim=-1, keepdim=True))  # como TRL
+    check_group_advantages(population, quiet=True)
+    check_group_advantages(unbiased, quiet=True)
+
+    # Mezclar convenciones según el tamaño del grupo no es ninguna de las dos
+    def mixed_std(r):
+        return r.std(dim=-1, unbiased=r.shape[-1] > 3, keepdim=True)
+
+    with pytest.raises(AssertionError):
+        check_group_advantages(_advantages_with(mixed_std), quiet=True)

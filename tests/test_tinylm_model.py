@@ -161,3 +161,41 @@ def test_bfloat16_sampler_differs_slightly_from_fp32(prompts):
     gap = (trainer - samples.log_probs).abs()[samples.mask.bool()]
     assert gap.max() > 0  # el muestreador no es el entrenador...
     assert gap.mean() < 0.1  # ...pero se le parece
+
+
+# --- decodificación voraz ---------------------------------------------------
+
+
+def test_greedy_decoding_writes_the_most_probable_character(model):
+    samples = sample(model, encode_prompts([TARGET]), temperature=0)
+    completion = tokenizer.decode_batch(samples.completions)[0]
+    prompt = "17×24="
+    # Carácter a carácter, el más probable según next_token_probs
+    written = ""
+    while len(written) < MAX_NEW_TOKENS and not written.endswith("."):
+        written += next(iter(next_token_probs(model, prompt + written)))
+    assert completion == written
+
+
+def test_greedy_decoding_is_deterministic_and_leaves_the_generator_alone(
+    model, prompts
+):
+    generator = torch.Generator().manual_seed(5)
+    state = generator.get_state()
+    first = sample(model, prompts, temperature=0, generator=generator)
+    assert torch.equal(generator.get_state(), state)  # no ha sorteado nada
+    for temperature in (None, 0.0):
+        again = sample(model, prompts, temperature=temperature)
+        assert torch.equal(first.sequences, again.sequences)
+    # Filas con el mismo enunciado dan la misma respuesta
+    assert torch.equal(first.sequences[0], first.sequences[3])
+
+
+def test_greedy_log_probs_are_the_temperature_one_log_probs(model, prompts):
+    samples = sample(model, prompts, temperature=0)
+    recomputed = token_log_probs(model, samples.sequences, PROMPT_LEN)
+    assert torch.allclose(recomputed, samples.log_probs, atol=1e-5)
+    assert torch.allclose(
+        token_log_probs(model, samples.sequences, PROMPT_LEN, temperature=0),
+        recomputed,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,35 @@ from helpers.tinylm.reference import (
 from helpers.tinylm.task import verify as ref_verify
 
 MODULE = "07_grpo"
+
+
+def matches_everywhere(
+    function: Callable[..., Any],
+    cases: list[tuple[Any, ...]],
+    reference: Callable[..., Any],
+    atol: float,
+) -> bool:
+    """¿Da ``function`` lo mismo que ``reference`` en todos los casos?
+
+    Sirve para aceptar una segunda convención igual de correcta que la de la
+    referencia principal. Un error, un NaN o una forma distinta cuentan como
+    «no»: entonces la comprobación de siempre da el diagnóstico.
+    """
+    for args in cases:
+        try:
+            with np.errstate(all="ignore"):
+                got = function(*copy.deepcopy(args))
+            got = np.asarray(
+                got.detach().cpu().numpy() if hasattr(got, "detach") else got,
+                dtype=float,
+            )
+        except Exception:
+            return False
+        want = np.asarray(reference(*copy.deepcopy(args)), dtype=float)
+        if np.isnan(got).any() or not close(got, want, atol=atol):
+            return False
+    return True
+
 
 # ---------------------------------------------------------------------------
 # Ejercicio 1 · la probabilidad de un camino
@@ -308,10 +338,25 @@ def _sign(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
     return -ref_group_advantages(rewards, std_normalize, eps)
 
 
-def _sample_std(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
+def _unbiased_std_advantages(
+    rewards: torch.Tensor, std_normalize: bool = False, eps: float = 1e-6
+) -> torch.Tensor:
+    """La otra convención válida: la desviación típica muestral (entre G − 1).
+
+    Es la de ``torch.std`` por defecto y la que usa TRL; la del curso (y la de
+    ``helpers.tinylm.grpo``) es la poblacional. Las dos son correctas.
+    """
+    rewards = torch.as_tensor(rewards, dtype=torch.float64)
     advantages = rewards - rewards.mean(dim=-1, keepdim=True)
     if std_normalize:
         advantages = advantages / (rewards.std(dim=-1, keepdim=True) + eps)
+    return advantages
+
+
+def _no_eps_unbiased(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
+    advantages = rewards - rewards.mean(dim=-1, keepdim=True)
+    if std_normalize:
+        advantages = advantages / rewards.std(dim=-1, keepdim=True)
     return advantages
 
 
@@ -345,15 +390,14 @@ _GROUP_MISTAKES = [
         "aciertos o todo fallos: 0/0 = NaN. Suma eps a la desviación.",
     ),
     (
+        _no_eps_unbiased,
+        "Dividiste por una desviación típica que vale 0 en los grupos todo "
+        "aciertos o todo fallos: 0/0 = NaN. Suma eps a la desviación.",
+    ),
+    (
         _sign,
         "El signo está al revés: ventaja = recompensa − media (los aciertos "
         "deben salir positivos).",
-    ),
-    (
-        _sample_std,
-        "Usaste la desviación típica muestral (torch.std divide por G − 1 por "
-        "defecto); la convención del curso es la poblacional: "
-        "std(unbiased=False).",
     ),
     (
         _wrong_axis,
@@ -377,11 +421,20 @@ _GROUP_MISTAKES = [
 def check_group_advantages(
     group_advantages: Callable[..., Any], cases: list | None = None
 ) -> None:
-    """Comprueba ``group_advantages(rewards, std_normalize)``."""
+    """Comprueba ``group_advantages(rewards, std_normalize)``.
+
+    Con ``std_normalize=True`` vale cualquiera de las dos desviaciones típicas:
+    la poblacional (entre G, la del curso) o la muestral (entre G − 1, la de
+    ``torch.std`` por defecto y la de TRL), siempre que la misma en todos los
+    casos.
+    """
+    cases = list(cases or _GROUP_CASES)
+    if matches_everywhere(group_advantages, cases, _unbiased_std_advantages, 1e-4):
+        return
     check_cases(
         group_advantages,
         "group_advantages",
-        cases or _GROUP_CASES,
+        cases,
         ref_group_advantages,
         _GROUP_MISTAKES,
         atol=1e-4,

@@ -4,8 +4,10 @@ Todo lo que necesita el módulo 07_grpo, sin descargar nada:
 
 - ``tokenizer``: caracteres <-> ids (dígitos, «×», «+», «=», punto final).
 - ``TinyLM``: un transformer solo decodificador de ~0,1 M parámetros.
-- ``sample`` / ``token_log_probs``: generar respuestas y medir su
-  log-probabilidad token a token.
+- ``sample`` / ``token_log_probs``: generar respuestas (muestreando o, con
+  ``temperature=0``, de forma voraz) y medir su log-probabilidad token a token.
+- ``heldout_accuracy``, ``p_correct``, ``pass_at_k``: cómo medimos al modelo
+  (a temperatura 1, voraz y pass@k; ver ``evaluate.py``).
 - ``verify``: el verificador, 1 si la respuesta final es correcta y 0 si no.
 - ``load_pretrained``: el punto de partida (ajuste supervisado) que trae el
   paquete; ``python -m helpers.tinylm.sft`` lo reproduce.
@@ -28,13 +30,21 @@ from .checkpoint import (
     load_pretrained,
     save_checkpoint,
 )
-from .evaluate import heldout_accuracy, mean_reward, p_correct
+from .evaluate import (
+    correct_counts,
+    estimate_pass_at_k,
+    heldout_accuracy,
+    mean_reward,
+    p_correct,
+    pass_at_k,
+)
 from .grpo import GRPOConfig, group_advantages, grpo_loss, grpo_step, train_grpo
 from .model import KVCache, TinyLM, TinyLMConfig
 from .sampling import (
     Samples,
     completion_mask,
     copy_model,
+    is_greedy,
     next_token_log_probs,
     next_token_probs,
     path_probs,
@@ -78,19 +88,23 @@ __all__ = [
     "checkpoint_info",
     "completion_mask",
     "copy_model",
+    "correct_counts",
     "encode_prompts",
+    "estimate_pass_at_k",
     "extract_answer",
     "group_advantages",
     "grpo_loss",
     "grpo_step",
     "heldout_accuracy",
     "heldout_problems",
+    "is_greedy",
     "load_checkpoint",
     "load_pretrained",
     "mean_reward",
     "next_token_log_probs",
     "next_token_probs",
     "p_correct",
+    "pass_at_k",
     "path_probs",
     "prompt_text",
     "rewards_for",

@@ -10,8 +10,9 @@ Imprime:
 1. el tiempo de muestrear 8 respuestas para 64 problemas (presupuesto ≤ 1 s);
 2. una ejecución de GRPO con la configuración por defecto desde el
    checkpoint del paquete: segundos de entrenamiento, precisión en
-   evaluación y P(correcta | 17 × 24) antes y después (presupuesto: +20
-   puntos y P > 0,9 en ≤ 60 s);
+   evaluación y P(correcta | 17 × 24) antes y después, a T = 1 (presupuesto:
+   +20 puntos y P > 0,9 en ≤ 60 s), y también la precisión voraz, pass@8 y
+   si 17 × 24 acierta con decodificación voraz;
 3. el tiempo que tardó el ajuste supervisado que produjo el checkpoint,
    tal como lo midió ``python -m helpers.tinylm.sft`` (presupuesto ≤ 10 min).
 
@@ -92,6 +93,18 @@ def main() -> None:
         f"({gain:+.1f} puntos)"
     )
     print(f"   P(correcta | 17 × 24) (T = 1): {p_before:.3f} -> {p_after:.3f}")
+    greedy, pass_k = history["heldout_greedy_accuracy"], history["heldout_pass_at_k"]
+    print(f"   precisión en evaluación (voraz): {greedy[0]:.1%} -> {greedy[-1]:.1%}")
+    print(
+        f"   pass@{cfg.eval_samples} en evaluación (T = 1): "
+        f"{pass_k[0]:.1%} -> {pass_k[-1]:.1%}"
+    )
+    target_greedy = ["falla", "acierta"]
+    print(
+        "   17 × 24 con decodificación voraz: "
+        f"{target_greedy[int(history['p_correct_greedy'][0])]} -> "
+        f"{target_greedy[int(history['p_correct_greedy'][-1])]}"
+    )
     ok = gain >= 20 and p_after > 0.9 and train_seconds <= 60
     print(f"   presupuesto (+20 puntos y P > 0,9 en ≤ 60 s): {_mark(ok)}")
 

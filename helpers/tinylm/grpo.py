@@ -27,10 +27,17 @@ from dataclasses import dataclass
 import torch
 from tqdm.auto import tqdm
 
-from .evaluate import heldout_accuracy, p_correct
+from .evaluate import correct_counts, heldout_accuracy, p_correct
 from .model import TinyLM
 from .sampling import copy_model, sample, token_log_probs
-from .task import TARGET, Problem, encode_prompts, rewards_for, rl_problems
+from .task import (
+    TARGET,
+    Problem,
+    encode_prompts,
+    heldout_problems,
+    rewards_for,
+    rl_problems,
+)
 
 
 def group_advantages(
@@ -188,8 +195,12 @@ def train_grpo(
     - por paso: ``step``, ``reward``, ``loss``, ``mixed_groups``,
       ``logprob_gap`` y ``train_seconds`` (tiempo acumulado sin evaluar);
     - en cada evaluación (si ``evaluate``): ``eval_step``,
-      ``heldout_accuracy`` y ``p_correct`` (ver ``evaluate.py`` para cómo se
-      miden). Las evaluaciones no cuentan en ``train_seconds``.
+      ``heldout_accuracy`` y ``p_correct`` (muestreando a T = 1),
+      ``heldout_pass_at_k`` (pass@k con k = ``cfg.eval_samples``, de las mismas
+      respuestas que ``heldout_accuracy``), ``heldout_greedy_accuracy`` y
+      ``p_correct_greedy`` (decodificación voraz: 1 si la respuesta voraz a
+      17 × 24 es correcta, 0 si no). Ver ``evaluate.py`` para cómo se miden.
+      Las evaluaciones no cuentan en ``train_seconds``.
 
     Con matrices tan pequeñas, un solo hilo es lo más rápido, sobre todo si
     la máquina está ocupada (con 2 hilos y el otro núcleo ocupado, cada paso
@@ -208,8 +219,18 @@ def train_grpo(
         if not evaluate:
             return
         history["eval_step"].append(step)
-        history["heldout_accuracy"].append(heldout_accuracy(model, cfg.eval_samples))
+        # Las mismas respuestas que heldout_accuracy(model, cfg.eval_samples):
+        # la precisión a T = 1 y, gratis, pass@k con k = cfg.eval_samples
+        counts = correct_counts(model, heldout_problems(), cfg.eval_samples)
+        history["heldout_accuracy"].append(
+            counts.sum().item() / (cfg.eval_samples * len(counts))
+        )
+        history["heldout_pass_at_k"].append((counts > 0).float().mean().item())
+        history["heldout_greedy_accuracy"].append(
+            heldout_accuracy(model, temperature=0)
+        )
         history["p_correct"].append(p_correct(model))
+        history["p_correct_greedy"].append(p_correct(model, temperature=0))
 
     previous_threads = torch.get_num_threads()
     if cfg.num_threads is not None:

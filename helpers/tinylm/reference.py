@@ -5,7 +5,8 @@ el verificador en ``task.py``; aquí quedan las cuentas de lápiz del ejemplo
 de 17 × 24:
 
 - ``path_probability``: la probabilidad de un camino del árbol de
-  continuaciones es el producto de las de sus pasos (0,6 × 0,9 × 0,7).
+  continuaciones es el producto de las de sus pasos (0,6 × 0,9 × 0,7, en la
+  ilustración del tutorial).
 - ``log10_num_responses``: cuántas respuestas distintas hay, en potencias de
   10 (más de 10^500 con 150 000 tokens y 100 de longitud).
 - ``logit_push``: el empujón de un paso de gradiente sobre los logits de un
@@ -25,11 +26,16 @@ def path_probability(step_probs: Sequence[float] | torch.Tensor) -> float:
     """Producto de las probabilidades de cada paso: la del camino entero.
 
     ``path_probability([0.6, 0.9, 0.7]) == 0.378`` (con redondeo de coma
-    flotante). Se calcula sumando logaritmos, para no perder precisión con
-    caminos largos de pasos pequeños.
+    flotante).
+
+    Con caminos larguísimos de pasos pequeños el producto se queda en 0 (por
+    debajo del menor float64, unos 10^−324). Sumar logaritmos y volver con
+    ``exp`` no lo evita: ``exp(Σ log p)`` es el mismo número diminuto. Lo
+    robusto es no salir de la escala logarítmica y trabajar con ``Σ log p``,
+    como hacen ``token_log_probs`` y la pérdida de GRPO. Esta función devuelve
+    la probabilidad, así que basta el producto.
     """
-    probs = torch.as_tensor(step_probs, dtype=torch.float64)
-    return float(torch.log(probs).sum().exp())
+    return float(torch.as_tensor(step_probs, dtype=torch.float64).prod())
 
 
 def log10_num_responses(vocab_size: int, length: int) -> float:

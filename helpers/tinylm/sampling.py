@@ -3,7 +3,9 @@
 Lo que necesita GRPO, y lo que enseña el cuaderno:
 
 - ``sample``: genera respuestas en lote (con KV cache) y devuelve los ids,
-  la log-probabilidad de cada token muestreado y una máscara.
+  la log-probabilidad de cada token muestreado y una máscara. Con
+  ``temperature=0`` (o ``None``) decodifica de forma voraz: en cada paso, el
+  carácter más probable.
 - ``token_log_probs``: recalcula esas log-probabilidades para secuencias
   dadas, de una sola pasada y con gradiente (es lo que usa la pérdida).
 - ``next_token_probs`` y ``path_probs``: el árbol de continuaciones de
@@ -55,14 +57,21 @@ class Samples(NamedTuple):
         return self.sequences[:, self.prompt_len :]
 
 
+def is_greedy(temperature: float | None) -> bool:
+    """¿Pide ``temperature`` decodificación voraz? Sí con ``0`` o ``None``."""
+    return temperature is None or temperature == 0
+
+
 def next_token_log_probs(
-    logits: torch.Tensor, temperature: float = 1.0
+    logits: torch.Tensor, temperature: float | None = 1.0
 ) -> torch.Tensor:
     """Logits ``(..., V)`` -> log-probabilidades ``(..., V)`` en float32.
 
-    Divide por la temperatura y prohíbe el relleno (log-probabilidad −∞).
+    Divide por la temperatura y prohíbe el relleno (log-probabilidad −∞). La
+    decodificación voraz (``temperature`` 0 o ``None``) no tiene reparto
+    propio: se dan las log-probabilidades del modelo a temperatura 1.
     """
-    logits = logits.float() / temperature
+    logits = logits.float() / (1.0 if is_greedy(temperature) else temperature)
     logits[..., tokenizer.pad_id] = float("-inf")
     return F.log_softmax(logits, dim=-1)
 
@@ -72,7 +81,7 @@ def sample(
     model: TinyLM,
     prompts: torch.Tensor,
     max_new_tokens: int = MAX_NEW_TOKENS,
-    temperature: float = 1.0,
+    temperature: float | None = 1.0,
     generator: torch.Generator | None = None,
 ) -> Samples:
     """Genera una respuesta por fila de ``prompts``.
@@ -80,6 +89,10 @@ def sample(
     - ``prompts``: ``(B, P)`` ids, todos de la misma longitud P (sin relleno).
       Para un grupo de G respuestas por enunciado, repite cada fila G veces
       (``prompts.repeat_interleave(G, dim=0)``).
+    - ``temperature``: la del muestreo; ``0`` o ``None`` es la decodificación
+      **voraz**: en cada paso se escribe el carácter más probable, sin sortear
+      (no usa ``generator``, y ``log_probs`` guarda entonces la
+      log-probabilidad de cada carácter elegido a temperatura 1).
     - ``generator``: un ``torch.Generator`` sembrado hace el muestreo
       reproducible.
 
@@ -96,7 +109,10 @@ def sample(
     done = torch.zeros(B, dtype=torch.bool)
     for t in range(max_new_tokens):
         lp = next_token_log_probs(logits, temperature)  # (B, V)
-        next_token = torch.multinomial(lp.exp(), 1, generator=generator)  # (B, 1)
+        if is_greedy(temperature):
+            next_token = lp.argmax(dim=-1, keepdim=True)  # (B, 1): el más probable
+        else:
+            next_token = torch.multinomial(lp.exp(), 1, generator=generator)
         alive = ~done
         tokens[alive, t] = next_token[alive, 0]
         log_probs[alive, t] = lp.gather(1, next_token)[alive, 0]
@@ -118,7 +134,7 @@ def token_log_probs(
     model: TinyLM,
     sequences: torch.Tensor,
     prompt_len: int,
-    temperature: float = 1.0,
+    temperature: float | None = 1.0,
 ) -> torch.Tensor:
     """Log-probabilidad de cada token de la respuesta bajo ``model``.
 

@@ -16,10 +16,12 @@ sube o baja en 1 en uno de los tres cálculos (``340+58=398`` en vez de
 como haría una persona. El ajuste supervisado imita los datos, despistes
 incluidos: el carácter más probable suele ser el bueno, pero no se lleva
 toda la probabilidad (tras ``17×24=17×20+17×4=340+``, el modelo del paquete
-da 0,95 al «6» y 0,03 al «7»), y con unos 22 caracteres por respuesta esos
-pequeños márgenes suman: a temperatura 1 acierta la mitad de las veces. El
-verificador sí distingue lo correcto de lo que solo se le parece, y por eso
-GRPO puede mejorar lo que el SFT no puede.
+da casi todo al «6» y algo al «7», el despiste de 78), y con unos 22
+caracteres por respuesta esos pequeños márgenes suman: muestreando a
+temperatura 1 falla mucho más que con decodificación voraz, que escribe
+siempre el carácter más probable (el cuaderno 07 lo mide). El verificador sí
+distingue lo correcto de lo que solo se le parece, y por eso GRPO puede
+mejorar lo que el SFT no puede: sobre todo, afilando la distribución.
 
 Además paramos pronto (1500 pasos con tasa constante), así que también
 quedan errores de verdad, de los que se cometen incluso sin muestrear.

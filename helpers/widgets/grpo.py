@@ -56,7 +56,7 @@ class ContinuationTree(WidgetView):
     Args:
         model: el modelo diminuto (p. ej. ``load_pretrained()``).
         problem: el par ``(a, b)``; por defecto 17 × 24.
-        top_k: cuántas continuaciones se ofrecen en cada nudo.
+        top_k: cuántas continuaciones se ofrecen en cada nodo.
     """
 
     def __init__(

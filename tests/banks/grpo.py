@@ -121,15 +121,27 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
             "signo",
         ),
         Answer(
-            "desviación muestral",
+            "media sobre el eje equivocado",
+            """
+def group_advantages(rewards, std_normalize=False, eps=1e-6):
+    advantages = rewards - rewards.mean(dim=0, keepdim=True)
+    if std_normalize:
+        std = rewards.std(dim=0, unbiased=False, keepdim=True)
+        advantages = advantages / (std + eps)
+    return advantages
+""",
+            "eje equivocado",
+        ),
+        Answer(
+            "desviación muestral sin eps",
             """
 def group_advantages(rewards, std_normalize=False, eps=1e-6):
     advantages = rewards - rewards.mean(dim=-1, keepdim=True)
     if std_normalize:
-        advantages = advantages / (rewards.std(dim=-1, keepdim=True) + eps)
+        advantages = advantages / rewards.std(dim=-1, keepdim=True)
     return advantages
 """,
-            "muestral",
+            "0/0",
         ),
     ],
     "grpo_loss": [
@@ -322,6 +334,16 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
             std = ((group - mean) ** 2).mean().sqrt()
             out[i] = out[i] / (std + eps)
     return out
+""",
+        ),
+        Answer(
+            "desviación muestral, como torch.std por defecto y TRL",
+            """
+def group_advantages(rewards, std_normalize=False, eps=1e-6):
+    advantages = rewards - rewards.mean(dim=-1, keepdim=True)
+    if std_normalize:
+        advantages = advantages / (rewards.std(dim=-1, keepdim=True) + eps)
+    return advantages
 """,
         ),
         Answer(
