@@ -118,8 +118,9 @@ def gradient_bandit_update(
         preferences: preferencias ``H``, forma ``(k,)``. No se modifican.
         action: el brazo que se tiró, ``A``.
         reward: la recompensa obtenida, ``R``.
-        baseline: la línea base ``b`` (p. ej. la media de recompensas pasadas).
-        alpha: el tamaño de paso ``α``.
+        ``baseline``: ``b``, la línea base (p. ej. la media de las recompensas
+            pasadas).
+        alpha: ``α``, la tasa de aprendizaje.
 
     Returns:
         Las preferencias nuevas, forma ``(k,)``.
@@ -214,7 +215,8 @@ def run_epsilon_greedy(
         n_steps: pasos por ejecución.
         epsilon: probabilidad de explorar (0 = voraz).
         initial: valor inicial de las estimaciones ``Q_1`` (5 = optimista).
-        alpha: tamaño de paso constante; ``None`` usa la media muestral ``1/n``.
+        alpha: tasa de aprendizaje constante; ``None`` usa la media muestral
+            (``1/n``).
         rng: generador de números aleatorios.
     """
     n_runs, k = q_star.shape

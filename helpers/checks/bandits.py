@@ -9,8 +9,15 @@ import numpy as np
 
 from helpers import bandits
 from helpers.checks import as_int, check_cases, exercise, fail
+from helpers.formatting import number, percent
 
 MODULE = "01_bandidos"
+
+
+def _numbers(values: Iterable[float], decimals: int) -> str:
+    """Varias cifras con coma decimal, separadas por «;»: «[0,33; 0; 0,67]»."""
+    return "[" + "; ".join(number(v, decimals) for v in values) + "]"
+
 
 # ---------------------------------------------------------------------------
 # Ejercicio 1 · media incremental
@@ -67,8 +74,8 @@ def check_incremental_mean(
         estimate = float(np.asarray(incremental_mean(estimate, reward, n)))
     if not np.isclose(estimate, np.mean(rewards)):
         fail(
-            f"Al encadenar incremental_mean sobre {rewards} sale {estimate:.6g}, "
-            f"pero la media es {np.mean(rewards):.6g}."
+            f"Al encadenar incremental_mean sobre {_numbers(rewards, 0)} sale "
+            f"{number(estimate, 4)}, pero la media es {number(np.mean(rewards), 4)}."
         )
 
 
@@ -120,18 +127,19 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     if greedy.max() < 0.6:
         fail(
             "Con ε = 0 no debías explorar nunca, pero elegiste brazos al azar "
-            f"(frecuencias: {np.round(greedy, 2)}). ¿Comparas al revés? Explora "
+            f"(frecuencias: {_numbers(greedy, 2)}). ¿Comparas al revés? Explora "
             "solo cuando rng.random() < ε."
         )
     if greedy[0] == 1.0 or greedy[2] == 1.0:
         fail(
             "Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1 y elegiste "
-            f"otro. ¿Usaste argmin en vez de argmax? Frecuencias: {greedy}."
+            f"otro. ¿Usaste argmin en vez de argmax? Frecuencias: "
+            f"{_numbers(greedy, 2)}."
         )
     if greedy[1] != 1.0:
         fail(
             f"Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1; "
-            f"frecuencias: {greedy}."
+            f"frecuencias: {_numbers(greedy, 2)}."
         )
     # 3. Los empates se deshacen al azar.
     ties = _frequencies(epsilon_greedy, [3.0, 1.0, 3.0, 3.0], 0.0, 3000, seed + 1)
@@ -144,7 +152,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     if ties[1] > 0 or np.abs(ties[[0, 2, 3]] - 1 / 3).max() > 0.05:
         fail(
             "Con ε = 0 y Q = [3, 1, 3, 3] los brazos 0, 2 y 3 deberían salir cada uno "
-            f"≈ 1/3 de las veces y el 1 nunca. Frecuencias: {np.round(ties, 3)}."
+            f"≈ 1/3 de las veces y el 1 nunca. Frecuencias: {_numbers(ties, 3)}."
         )
     # 4. Con ε = 1 explora siempre, entre TODOS los brazos.
     explore = _frequencies(
@@ -163,7 +171,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     if np.abs(explore - 0.2).max() > 0.03:
         fail(
             "Con ε = 1 y 5 brazos cada brazo debería salir ≈ 20 % de las veces. "
-            f"Frecuencias: {np.round(explore, 3)}."
+            f"Frecuencias: {_numbers(explore, 3)}."
         )
     # 5. Con ε = 0,2 y 4 brazos: P(mejor) = 1 − ε + ε/k = 0,85.
     mixed = _frequencies(epsilon_greedy, [0.0, 0.0, 1.0, 0.0], 0.2, 10_000, seed + 3)
@@ -175,7 +183,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     if abs(mixed[2] - 0.85) > 0.02:
         fail(
             "Con ε = 0,2 y 4 brazos, el mejor debería salir 1 − ε + ε/4 = 85 % de "
-            f"las veces; salió {mixed[2]:.1%}."
+            f"las veces; salió {percent(mixed[2], 1)}."
         )
 
 
