@@ -12,18 +12,21 @@ módulos siguientes importan en lugar de depender de tu solución:
 * ``optimal_constant_baseline``: la constante ``b`` que minimiza la varianza;
 * ``baseline_losses``: la pérdida de la política con la ventaja ``G − V(s)``
   separada del grafo y la pérdida del valor (regresión a ``G``);
+* ``train_questions_adam``: REINFORCE con Adam en las cuatro preguntas de
+  ``SUCCESS``, con los pesos que se le den, muchas ejecuciones a la vez;
 * ``BatchMeanBaseline``, ``ValueBaseline`` y ``train_reinforce_with_baseline``:
   líneas base enchufables en :func:`helpers.reinforce.train_reinforce` y
   REINFORCE con una ``V(s)`` aprendida en CartPole.
 
 Referencias: Williams (1992); Greensmith, Bartlett y Baxter (2004), *Variance
 reduction techniques for gradient estimates in reinforcement learning*; Sutton y
-Barto (2018), sec. 13.4.
+Barto (2018), sec. 13.4; Kool, van Hoof y Welling (2019), la línea base de las
+otras muestras (RLOO).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -61,7 +64,7 @@ def score_gradients(
         theta: ``(A,)``, los logits.
         actions: ``(N,)``, la acción de cada muestra.
         rewards: ``(N,)``, su recompensa (el retorno de un episodio de un paso).
-        baselines: la línea base, un número o una por muestra ``(N,)``.
+        ``baselines``: la línea base, un número o una por muestra ``(N,)``.
 
     Returns:
         ``(N, A)``: una fila por muestra.
@@ -351,6 +354,71 @@ SUCCESS = np.array(
         [0.3, 0.05, 0.0],
     ]
 )
+
+
+def train_questions_adam(
+    weigh: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    *,
+    n_runs: int = 200,
+    n_updates: int = 200,
+    group_size: int = 4,
+    learning_rate: float = 0.05,
+    seed: int = 0,
+) -> np.ndarray:
+    """REINFORCE con Adam en las preguntas de ``SUCCESS``, ``n_runs`` veces a la vez.
+
+    La política es una softmax por pregunta, ``π(·|q) = softmax(θ_q)``, y empieza
+    uniforme. En cada actualización, cada ejecución responde ``group_size`` veces
+    a cada pregunta (recompensa 1 si acierta, 0 si no); el gradiente del lote es
+    la media de ``w_i·(one_hot(a_i) − π(·|q_i))`` sobre sus muestras, con los
+    pesos ``w = weigh(R, v)``, y se da un paso de Adam (ascenso).
+
+    Args:
+        weigh: ``(R, v) → w``. ``R``: las recompensas, ``(n_runs, Q,
+            group_size)``; ``v``: la recompensa esperada exacta de cada pregunta
+            con la política actual, ``(n_runs, Q)``. Devuelve los pesos, con la
+            forma de ``R`` (``R`` sin línea base, ``R − media``...).
+        n_runs: ejecuciones independientes, vectorizadas.
+        n_updates: actualizaciones.
+        group_size: respuestas por pregunta en cada lote.
+        learning_rate: la tasa de aprendizaje de Adam.
+        seed: semilla del muestreo.
+
+    Returns:
+        ``(n_updates,)``: el acierto medio, ``(1/Q) Σ_q Σ_a π(a|q)·p(q, a)``,
+        promediado sobre las ejecuciones, antes de cada actualización.
+    """
+    rng = np.random.default_rng(seed)
+    n_questions, n_answers = SUCCESS.shape
+    theta = np.zeros((n_runs, n_questions, n_answers))
+    first, second = np.zeros_like(theta), np.zeros_like(theta)
+    accuracy = np.empty(n_updates)
+    question = np.arange(n_questions)[None, :, None]
+    for t in range(n_updates):
+        pi = np.exp(theta - theta.max(axis=2, keepdims=True))
+        pi /= pi.sum(axis=2, keepdims=True)
+        expected = (pi * SUCCESS).sum(axis=2)
+        accuracy[t] = expected.mean()
+        # Etapa 1: group_size respuestas a cada pregunta, en cada ejecución.
+        draws = rng.random((n_runs, n_questions, group_size, 1))
+        picks = (draws > pi[:, :, None].cumsum(axis=3)).sum(axis=3)
+        picks = picks.clip(max=n_answers - 1)
+        rewards = (rng.random(picks.shape) < SUCCESS[question, picks]).astype(float)
+        # Etapa 2: pesos y gradiente del lote.
+        weights = weigh(rewards, expected)
+        scores = np.eye(n_answers)[picks] - pi[:, :, None]
+        gradient = (weights[..., None] * scores).sum(axis=2) / (
+            n_questions * group_size
+        )
+        # Etapa 3: un paso de Adam (ascenso).
+        first = 0.9 * first + 0.1 * gradient
+        second = 0.999 * second + 0.001 * gradient**2
+        theta += (
+            learning_rate
+            * (first / (1 - 0.9 ** (t + 1)))
+            / (np.sqrt(second / (1 - 0.999 ** (t + 1))) + 1e-8)
+        )
+    return accuracy
 
 
 # ---------------------------------------------------------------------------

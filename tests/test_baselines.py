@@ -267,6 +267,25 @@ def test_question_table_is_consistent():
     assert np.all(baselines.SUCCESS[baselines.QUESTIONS.index("2 + 2")] == 1)
 
 
+def test_train_questions_adam_learns_and_is_deterministic():
+    exact = baselines.train_questions_adam(
+        lambda R, v: R - v[..., None], n_runs=20, n_updates=60, seed=1
+    )
+    start = baselines.SUCCESS.mean()  # política uniforme
+    assert exact.shape == (60,) and exact[0] == pytest.approx(start)
+    assert exact[-1] > start + 0.1
+    assert exact[-1] <= baselines.SUCCESS.max(axis=1).mean()
+    again = baselines.train_questions_adam(
+        lambda R, v: R - v[..., None], n_runs=20, n_updates=60, seed=1
+    )
+    np.testing.assert_array_equal(exact, again)
+    # Sin pesos no hay gradiente: la política no se mueve.
+    still = baselines.train_questions_adam(
+        lambda R, v: np.zeros_like(R), n_runs=5, n_updates=10
+    )
+    np.testing.assert_allclose(still, start)
+
+
 def test_notebook_solutions_agree_with_the_references():
     nb = read(solution_path("04_lineas_base"))
     namespace: dict = {"np": np, "torch": torch, "reinforce": reinforce}

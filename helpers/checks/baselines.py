@@ -10,8 +10,17 @@ import torch
 
 from helpers import baselines
 from helpers.checks import as_array, check_cases, close, exercise, fail
+from helpers.formatting import number
 
 MODULE = "04_lineas_base"
+
+
+def _numbers(values: Any, decimals: int) -> str:
+    """Varias cifras con coma decimal, separadas por «;»: «[0,33; 0; 0,67]»."""
+    if isinstance(values, torch.Tensor):
+        values = values.detach().numpy()
+    return "[" + "; ".join(number(v, decimals) for v in np.ravel(values)) + "]"
+
 
 # ---------------------------------------------------------------------------
 # Ejercicio 1 · estimaciones del gradiente por muestra
@@ -496,7 +505,7 @@ def check_baseline_losses(
         if lp.grad is None or not close(lp.grad, expected, atol=1e-6):
             fail(
                 "El gradiente de policy_loss respecto a log_probs debería ser "
-                f"−(G − V)/N = {np.round(expected.numpy(), 4).tolist()}."
+                f"−(G − V)/N = {_numbers(expected, 4)}."
             )
         v.grad = None
         value_loss.reshape(()).backward()
@@ -509,5 +518,5 @@ def check_baseline_losses(
         if not close(v.grad, expected_v, atol=1e-6):
             fail(
                 "El gradiente de value_loss respecto a values debería ser "
-                f"2(V − G)/M = {np.round(expected_v.numpy(), 4).tolist()}."
+                f"2(V − G)/M = {_numbers(expected_v, 4)}."
             )

@@ -23,6 +23,7 @@ from helpers.baselines import (
     exact_bandit_gradient,
     softmax_policy,
 )
+from helpers.formatting import number
 from helpers.plotting import COLORS
 from helpers.widgets.view import WidgetView, course_style, figure_output
 
@@ -34,7 +35,7 @@ OFFSET_RANGE = (-500.0, 500.0)
 
 def _num(x: float, digits: int = 1) -> str:
     """Un número con coma decimal, como se escribe en español."""
-    return f"{x:.{digits}f}".replace(".", ",").replace("-", "−")
+    return number(x, digits)
 
 
 class BaselineExplorer(WidgetView):
@@ -43,7 +44,7 @@ class BaselineExplorer(WidgetView):
     Args:
         seed: semilla de las muestras (fijas mientras se mueven los controles).
         n_samples: cuántas muestras.
-        baseline: la línea base ``b`` inicial.
+        ``baseline``: la línea base ``b`` inicial.
         offset: el desplazamiento ``c`` inicial de los retornos.
     """
 
@@ -117,9 +118,10 @@ class BaselineExplorer(WidgetView):
         """Una línea con la media, el valor exacto y la varianza."""
         estimates = self.estimates()
         ratio = self.variance(0.0) / max(self.variance(), 1e-12)
+        b = self.baseline
         return (
             f"Retornos ≈ {_num(self.rewards.mean(), 0)} · b = "
-            f"{_num(self.baseline, 0)} · media de las estimaciones "
+            f"{_num(b, 0)} · media de las estimaciones "
             f"{_num(estimates.mean(), 2)} (exacto {_num(self.exact, 2)}) · "
             f"varianza {_num(self.variance(), 0)}, "
             f"{_num(ratio, 1)} veces menos que con b = 0"
