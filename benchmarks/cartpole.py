@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from helpers.formatting import number
+
 TARGET = 475.0
 EVAL_EPISODES = 20
 
@@ -80,15 +82,19 @@ class Run:
                 return steps, seconds
         return None
 
+    def to_dict(self, seed: int) -> dict[str, Any]:
+        return {
+            "seed": seed,
+            "max_steps": self.max_steps,
+            "evaluations": [list(e) for e in self.evaluations],
+        }
 
-def one_decimal(x: float) -> str:
-    """Un número (de segundos) con una cifra decimal."""
-    return f"{x:.1f}"
-
-
-def thousands(x: float) -> str:
-    """Un entero con espacio de miles, como se escribe en español: «16 384»."""
-    return f"{x:,.0f}".replace(",", " ")
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Run:
+        return cls(
+            [(int(s), float(t), float(m)) for s, t, m in data["evaluations"]],
+            data["max_steps"],
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -249,50 +255,63 @@ class Row:
         )
 
 
-def cartpole_rows(
+def measure(
     seeds: list[int], interval: int, max_steps: int, progress: Callable[[str], None]
-) -> list[tuple[Row, Row | None]]:
-    """Ejecuta cada agente del curso (y su par de SB3) con cada semilla."""
+) -> list[dict[str, Any]]:
+    """Ejecuta cada agente del curso (y su par de SB3) con cada semilla.
+
+    Returns:
+        Un diccionario por agente (``name``; ``sb3_of``, el agente del curso con
+        el que se compara uno de SB3; ``runs``, con las evaluaciones
+        ``[pasos, segundos, media]`` de cada semilla), listo para JSON.
+    """
     torch.set_num_threads(1)
-    rows = []
+    agents = []
     for name, runner in COURSE.items():
         course_runs, sb3_runs = [], []
         for seed in seeds:
             progress(f"{name} (curso), semilla {seed}")
-            course_runs.append(runner(seed, interval, max_steps))
+            course_runs.append(runner(seed, interval, max_steps).to_dict(seed))
             if name in ZOO:
                 progress(f"{name} (Stable-Baselines3), semilla {seed}")
-                sb3_runs.append(sb3_run(name, seed, interval, max_steps))
-        rows.append(
-            (
-                Row(name, course_runs),
-                Row(f"{name} · SB3", sb3_runs) if sb3_runs else None,
-            )
-        )
-    return rows
+                sb3_runs.append(sb3_run(name, seed, interval, max_steps).to_dict(seed))
+        agents.append({"name": name, "sb3_of": None, "runs": course_runs})
+        if sb3_runs:
+            agents.append({"name": f"{name} · SB3", "sb3_of": name, "runs": sb3_runs})
+    return agents
 
 
-def cartpole_table(rows: list[tuple[Row, Row | None]], n_seeds: int) -> list[str]:
+def rows(agents: list[dict[str, Any]]) -> dict[str, Row]:
+    """Las filas de la tabla (por nombre de agente) a partir de las medidas."""
+    return {
+        agent["name"]: Row(agent["name"], [Run.from_dict(r) for r in agent["runs"]])
+        for agent in agents
+    }
+
+
+def render_table(agents: list[dict[str, Any]], n_seeds: int) -> list[str]:
     """Las filas de la tabla Markdown, con las razones curso/SB3 de las medianas."""
+    by_name = rows(agents)
+    pairs = {a["sb3_of"]: a["name"] for a in agents if a["sb3_of"]}
     lines = [
         "| agente | llegan | pasos: mediana (rango) | segundos: mediana (rango) "
         "| pasos curso/SB3 | segundos curso/SB3 |",
         "|---|---|---|---|---|---|",
     ]
-    for course, sb3 in rows:
-        for row in (course, sb3):
-            if row is None:
-                continue
-            ratios = ["", ""]
-            if row is course and sb3 is not None:
-                for i in range(2):
-                    ours, theirs = course.median(i), sb3.median(i)
-                    ratios[i] = f"{ours / theirs:.2f}" if ours and theirs else "—"
-            lines.append(
-                f"| {row.name} | {row.n_solved}/{n_seeds} "
-                f"| {row.describe(0, thousands)} | {row.describe(1, one_decimal)} "
-                f"| {ratios[0]} | {ratios[1]} |"
-            )
+    for agent in agents:
+        row = by_name[agent["name"]]
+        ratios = ["", ""]
+        if agent["name"] in pairs:
+            sb3 = by_name[pairs[agent["name"]]]
+            for i in range(2):
+                ours, theirs = row.median(i), sb3.median(i)
+                ratios[i] = number(ours / theirs, 2) if ours and theirs else "—"
+        steps = row.describe(0, lambda x: number(x, 0))
+        seconds = row.describe(1, lambda x: number(x, 1))
+        lines.append(
+            f"| {row.name} | {row.n_solved}/{n_seeds} | {steps} | {seconds} "
+            f"| {ratios[0]} | {ratios[1]} |"
+        )
     return lines
 
 

@@ -10,26 +10,34 @@
    después, y segundos;
 5. la calificación de una clase de 100 entregas.
 
+Primero se mide todo (:func:`measure`, un diccionario), luego se escribe: las
+medidas en ``helpers/data/benchmarks.json`` (de ahí leen los cuadernos las
+cifras del banco, con :mod:`helpers.bench_data`) y la tabla en Markdown
+(:func:`render`, BENCHMARKS.md). Una prueba comprueba que BENCHMARKS.md es
+exactamente lo que sale del JSON.
+
 ``--quick`` hace lo mismo en miniatura (un cuaderno de dos celdas, un
-entrenamiento corto por agente, dos pasos de GRPO, tres entregas): comprueba
-que el código del banco funciona, no mide nada. CI ejecuta solo eso.
+entrenamiento corto por agente, dos pasos de GRPO, tres entregas) y no toca el
+JSON de los cuadernos: comprueba que el código del banco funciona, no mide
+nada. CI ejecuta solo eso.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
 from autograder.config import modules
 from benchmarks import cartpole
-from benchmarks.cartpole import thousands
 from benchmarks.grading import BUDGET_SECONDS, BUDGET_STUDENTS, grading_figures
 from benchmarks.notebooks import (
     ALL_NOTEBOOKS_SECONDS,
@@ -37,6 +45,8 @@ from benchmarks.notebooks import (
     NOTEBOOK_SECONDS,
     notebook_figures,
 )
+from helpers.bench_data import DATA
+from helpers.formatting import number, percent
 
 SEEDS = [0, 1, 2]
 INTERVAL = 2048  # pasos de entorno entre evaluaciones voraces
@@ -47,8 +57,13 @@ def _say(message: str) -> None:
     print(f"· {message}", file=sys.stderr, flush=True)
 
 
-def machine_lines() -> list[str]:
-    """Descripción de la máquina, para que las cifras tengan contexto."""
+# ---------------------------------------------------------------------------
+# Medir
+# ---------------------------------------------------------------------------
+
+
+def machine() -> dict[str, str]:
+    """La máquina y las versiones, para que las cifras tengan contexto."""
     cpu = platform.processor() or "?"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -60,27 +75,21 @@ def machine_lines() -> list[str]:
             for line in Path("/proc/meminfo").read_text().splitlines()
             if line.startswith("MemTotal")
         )
-        memory = f"{mem_kb / 1024**2:.0f} GB"
+        memory = f"{number(mem_kb / 1024**2, 0)} GB"
     except (OSError, StopIteration):  # pragma: no cover - fuera de Linux
         memory = "?"
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return [
-        f"- Fecha: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
-        f"- CPU: {cpu}; {os.cpu_count()} núcleos; memoria {memory}",
-        f"- Carga media (1, 5, 15 min) al empezar: {load}",
-        f"- Python {platform.python_version()} en {platform.platform()}",
-        f"- {cartpole.numpy_seed_note()}",
-        "- PyTorch con 1 hilo en todos los entrenamientos.",
-    ]
+    return {
+        "date": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        "cpu": f"{cpu}; {os.cpu_count()} núcleos; memoria {memory}",
+        "load": "; ".join(number(x, 2) for x in os.getloadavg()),
+        "python": f"Python {platform.python_version()} en {platform.platform()}",
+        "libraries": cartpole.numpy_seed_note(),
+    }
 
 
-def notebook_section(quick: bool) -> list[str]:
-    lines = [
-        f"| cuaderno | tiempo | memoria máx. del kernel | presupuesto "
-        f"(≤ {NOTEBOOK_SECONDS} s, ≤ {NOTEBOOK_MEGABYTES / 1024:.1f} GB) |",
-        "|---|---|---|---|",
-    ]
-    total = 0.0
+def measure_notebooks(quick: bool) -> list[dict[str, Any]]:
+    """Tiempo y memoria de cada cuaderno de solución (uno de dos celdas si quick)."""
+    results = []
     with tempfile.TemporaryDirectory() as scratch:
         targets: list[tuple[str, Path | None]]
         if quick:
@@ -96,25 +105,12 @@ def notebook_section(quick: bool) -> list[str]:
             targets = [(module_id, None) for module_id in modules()]
         for name, path in targets:
             _say(f"cuaderno {name}")
-            figures = notebook_figures(name, path)
-            total += figures["seconds"]
-            ok = (
-                figures["seconds"] <= NOTEBOOK_SECONDS
-                and figures["peak_mb"] <= NOTEBOOK_MEGABYTES
-            )
-            lines.append(
-                f"| {name} | {figures['seconds']:.1f} s | "
-                f"{figures['peak_mb']:.0f} MB | {'✓' if ok else '✗'} |"
-            )
-    lines.append(
-        f"| **total** | **{total:.0f} s** | | "
-        f"{'✓' if total <= ALL_NOTEBOOKS_SECONDS else '✗'} "
-        f"(≤ {ALL_NOTEBOOKS_SECONDS // 60} min los siete) |"
-    )
-    return lines
+            results.append({"module": name, **notebook_figures(name, path)})
+    return results
 
 
-def grpo_section(quick: bool) -> list[str]:
+def measure_grpo(quick: bool) -> list[dict[str, Any]]:
+    """GRPO desde el checkpoint supervisado, con cada semilla."""
     import torch
 
     from helpers.tinylm import load_pretrained
@@ -129,100 +125,215 @@ def grpo_section(quick: bool) -> list[str]:
             config.prompts_per_step, config.eval_samples = 4, 1
         start = time.perf_counter()
         history = train_grpo(load_pretrained(), config, progress=False)
-        wall = time.perf_counter() - start
-        results.append((seed, history, wall))
-    lines = [
-        "| semilla | precisión en evaluación | P(correcta \\| 17 × 24) "
-        "| segundos de entrenamiento (con evaluaciones) | presupuesto |",
-        "|---|---|---|---|---|",
-    ]
-    for seed, history, wall in results:
-        accuracy, p_target = history["heldout_accuracy"], history["p_correct"]
-        train_seconds = history["train_seconds"][-1]
-        gain = 100 * (accuracy[-1] - accuracy[0])
-        ok = gain >= 20 and p_target[-1] > 0.9 and train_seconds <= 60
-        lines.append(
-            f"| {seed} | {accuracy[0]:.1%} → {accuracy[-1]:.1%} ({gain:+.1f} puntos) "
-            f"| {p_target[0]:.3f} → {p_target[-1]:.3f} "
-            f"| {train_seconds:.1f} s ({wall:.1f} s) | {'✓' if ok else '✗'} |"
+        first_last = {
+            key: [history[key][0], history[key][-1]]
+            for key in (
+                "heldout_accuracy",
+                "heldout_greedy_accuracy",
+                "heldout_pass_at_k",
+                "p_correct",
+            )
+        }
+        results.append(
+            {
+                "seed": seed,
+                "pass_k": config.eval_samples,
+                **first_last,
+                "train_seconds": history["train_seconds"][-1],
+                "wall_seconds": time.perf_counter() - start,
+            }
         )
-    return lines
+    return results
 
 
-def grading_section(quick: bool) -> list[str]:
+def measure_grading(quick: bool) -> dict[str, Any]:
+    """Calificar una clase fabricada de un módulo."""
     students = 3 if quick else BUDGET_STUDENTS
     module_id = modules()[0]
     _say(f"calificación de {students} entregas de {module_id}")
     figures = grading_figures(module_id, students, jobs=2)
-    seconds = float(figures["seconds"])  # type: ignore[arg-type]
-    projected = seconds / students * BUDGET_STUDENTS
-    ok = projected <= BUDGET_SECONDS
-    note = f", {figures['n_problems']} con incidencias" if figures["n_problems"] else ""
-    return [
-        f"Módulo {module_id}, {students} entregas (un tercio resueltas, un tercio a "
-        f"medias, un tercio sin tocar), 2 trabajos a la vez, aisladas con "
-        f"bubblewrap{note}: **{seconds:.0f} s**, {seconds / students:.1f} s por "
-        f"entrega; para {BUDGET_STUDENTS}: {projected:.0f} s "
-        f"(presupuesto ≤ {BUDGET_SECONDS} s {'✓' if ok else '✗'}).",
-    ]
+    return {
+        "module": module_id,
+        "students": students,
+        "jobs": 2,
+        "seconds": float(figures["seconds"]),  # type: ignore[arg-type]
+        "n_problems": int(figures["n_problems"]),  # type: ignore[call-overload]
+    }
 
 
-def run(quick: bool, output: Path | None) -> int:
-    """Ejecuta todo, imprime el Markdown y, si hay ``output``, lo escribe."""
+def measure(quick: bool) -> dict[str, Any]:
+    """Todas las medidas del banco, en un diccionario que cabe en JSON."""
     seeds = [0] if quick else SEEDS
     interval = 1024 if quick else INTERVAL
     max_steps = 1024 if quick else MAX_STEPS
     start = time.perf_counter()
-    parts = ["# Banco de pruebas del curso", ""]
-    parts += [
+    data: dict[str, Any] = {"quick": quick, "machine": machine()}
+    data["notebooks"] = measure_notebooks(quick)
+    data["cartpole"] = {
+        "seeds": seeds,
+        "interval": interval,
+        "max_steps": max_steps,
+        "target": cartpole.TARGET,
+        "eval_episodes": cartpole.EVAL_EPISODES,
+        "agents": cartpole.measure(seeds, interval, max_steps, _say),
+    }
+    data["grpo"] = measure_grpo(quick)
+    data["grading"] = measure_grading(quick)
+    data["minutes"] = (time.perf_counter() - start) / 60
+    return data
+
+
+# ---------------------------------------------------------------------------
+# Escribir
+# ---------------------------------------------------------------------------
+
+
+def _mark(ok: bool) -> str:
+    return "✓" if ok else "✗"
+
+
+def render_notebooks(results: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| cuaderno | tiempo | memoria máx. del kernel | presupuesto "
+        f"(≤ {NOTEBOOK_SECONDS} s, ≤ {number(NOTEBOOK_MEGABYTES / 1024, 1)} GB) |",
+        "|---|---|---|---|",
+    ]
+    for r in results:
+        ok = r["seconds"] <= NOTEBOOK_SECONDS and r["peak_mb"] <= NOTEBOOK_MEGABYTES
+        lines.append(
+            f"| {r['module']} | {number(r['seconds'], 1)} s | "
+            f"{number(r['peak_mb'], 0)} MB | {_mark(ok)} |"
+        )
+    total = sum(r["seconds"] for r in results)
+    lines.append(
+        f"| **total** | **{number(total, 0)} s** | | "
+        f"{_mark(total <= ALL_NOTEBOOKS_SECONDS)} "
+        f"(≤ {ALL_NOTEBOOKS_SECONDS // 60} min los siete) |"
+    )
+    return lines
+
+
+def render_grpo(results: list[dict[str, Any]]) -> list[str]:
+    def change(pair: list[float]) -> str:
+        before, after = pair
+        gain = number(100 * (after - before), 1, sign=True)
+        return f"{percent(before)} → {percent(after)} ({gain})"
+
+    k = results[0]["pass_k"]
+    lines = [
+        "| semilla | precisión, T = 1 (puntos) | precisión voraz (puntos) "
+        f"| pass@{k} (puntos) | P(correcta \\| 17 × 24), T = 1 "
+        "| segundos de entrenamiento (con evaluaciones) | presupuesto |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        (acc0, acc1), (p0, p1) = r["heldout_accuracy"], r["p_correct"]
+        ok = acc1 - acc0 >= 0.20 and p1 > 0.9 and r["train_seconds"] <= 60
+        lines.append(
+            f"| {r['seed']} | {change(r['heldout_accuracy'])} "
+            f"| {change(r['heldout_greedy_accuracy'])} "
+            f"| {change(r['heldout_pass_at_k'])} "
+            f"| {number(p0, 3)} → {number(p1, 3)} "
+            f"| {number(r['train_seconds'], 1)} s ({number(r['wall_seconds'], 1)} s) "
+            f"| {_mark(ok)} |"
+        )
+    return lines
+
+
+def render_grading(r: dict[str, Any]) -> list[str]:
+    students, seconds = r["students"], r["seconds"]
+    projected = seconds / students * BUDGET_STUDENTS
+    note = f", {r['n_problems']} con incidencias" if r["n_problems"] else ""
+    return [
+        f"Módulo {r['module']}, {students} entregas (un tercio resueltas, un tercio "
+        f"a medias, un tercio sin tocar), {r['jobs']} trabajos a la vez, aisladas "
+        f"con bubblewrap{note}: **{number(seconds, 0)} s**, "
+        f"{number(seconds / students, 1)} s por entrega; para {BUDGET_STUDENTS}: "
+        f"{number(projected, 0)} s (presupuesto ≤ {BUDGET_SECONDS} s "
+        f"{_mark(projected <= BUDGET_SECONDS)}).",
+    ]
+
+
+def render(data: dict[str, Any]) -> str:
+    """BENCHMARKS.md a partir de las medidas (el JSON que escribe :func:`run`)."""
+    m, cp = data["machine"], data["cartpole"]
+    seeds = ", ".join(str(s) for s in cp["seeds"])
+    parts = [
+        "# Banco de pruebas del curso",
+        "",
         "Generado por `make bench` (`python -m benchmarks all"
-        + (" --quick" if quick else "")
+        + (" --quick" if data["quick"] else "")
         + "`). Cifras de una ejecución real en esta máquina; cambian con la "
-        "máquina y con lo ocupada que esté.",
+        "máquina y con lo ocupada que esté. Las medidas, con cada evaluación de "
+        "cada ejecución, están en `helpers/data/benchmarks.json`.",
         "",
         "## Máquina",
         "",
-        *machine_lines(),
+        f"- Fecha: {m['date']}",
+        f"- CPU: {m['cpu']}",
+        f"- Carga media (1, 5, 15 min) al empezar: {m['load']}",
+        f"- {m['python']}",
+        f"- {m['libraries']}",
+        "- PyTorch con 1 hilo en todos los entrenamientos.",
         "",
         "## Cuadernos de solución, de principio a fin",
         "",
-        *notebook_section(quick),
+        *render_notebooks(data["notebooks"]),
         "",
         "## CartPole-v1: el curso junto a Stable-Baselines3",
         "",
-        f"Regla para todos: cada {thousands(interval)} pasos de entorno (o en la "
-        "primera actualización después), 20 episodios con la política voraz "
-        "(semillas de `helpers.training.evaluation_seed`; el DQN del curso usa "
-        "las suyas, 10 000 + paso); «llega» en la primera evaluación con "
-        "media ≥ 475. Segundos de reloj desde el inicio del entrenamiento, "
-        f"evaluaciones incluidas en los dos lados. Semillas {seeds}; tope "
-        f"{thousands(max_steps)} pasos. SB3 con los hiperparámetros de "
-        "rl-baselines3-zoo para CartPole-v1. Razones < 1: el curso necesita menos.",
+        f"Regla para todos: cada {number(cp['interval'], 0)} pasos de entorno (o en "
+        f"la primera actualización después), {cp['eval_episodes']} episodios con la "
+        "política voraz (semillas de `helpers.training.evaluation_seed`; el DQN del "
+        "curso usa las suyas, 10 000 + paso); «llega» en la primera evaluación con "
+        f"media ≥ {number(cp['target'], 0)}. Segundos de reloj desde el inicio del "
+        "entrenamiento, evaluaciones incluidas en los dos lados. Semillas "
+        f"{seeds}; tope {number(cp['max_steps'], 0)} pasos. SB3 con los "
+        "hiperparámetros de rl-baselines3-zoo para CartPole-v1. Razones < 1: el "
+        "curso necesita menos.",
         "",
-        *cartpole.cartpole_table(
-            cartpole.cartpole_rows(seeds, interval, max_steps, _say), len(seeds)
-        ),
+        *cartpole.render_table(cp["agents"], len(cp["seeds"])),
         "",
         "## GRPO sobre el modelo diminuto (17 × 24)",
         "",
         "Desde el checkpoint supervisado del paquete, `GRPOConfig()` por defecto. "
-        "Presupuesto: +20 puntos de precisión y P > 0,9 en ≤ 60 s de CPU.",
+        "Precisión en los problemas de evaluación muestreando a temperatura 1, "
+        "decodificando de forma voraz y pass@k (acierta alguna de k muestras). "
+        "Presupuesto: +20 puntos de precisión a T = 1 y P > 0,9 en ≤ 60 s de CPU.",
         "",
-        *grpo_section(quick),
+        *render_grpo(data["grpo"]),
         "",
         "## Calificación",
         "",
-        *grading_section(quick),
+        *render_grading(data["grading"]),
+        "",
+        f"Tiempo total del banco: {number(data['minutes'], 1)} min.",
         "",
     ]
-    minutes = (time.perf_counter() - start) / 60
-    parts += [f"Tiempo total del banco: {minutes:.1f} min.", ""]
-    text = "\n".join(parts)
+    return "\n".join(parts)
+
+
+def run(quick: bool, output: Path | None) -> int:
+    """Mide todo, imprime el Markdown y lo escribe en ``output``.
+
+    Sin ``--quick``, las medidas van también a ``helpers/data/benchmarks.json``;
+    con él, junto a ``output`` (nunca a los datos de los cuadernos).
+    """
+    data = measure(quick)
+    text = render(data)
     print(text)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
         _say(f"escrito {output}")
+    data_path = (
+        DATA if not quick else (output or Path(".grading/x")).with_suffix(".json")
+    )
+    data_path.parent.mkdir(parents=True, exist_ok=True)
+    data_path.write_text(
+        json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+    )
+    _say(f"escrito {data_path}")
     if quick:
         _say("modo --quick: comprueba el código del banco, las cifras no valen")
     return 0

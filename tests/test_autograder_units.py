@@ -146,16 +146,3 @@ def test_sandbox_remounts_python_and_course_under_tmp_or_home(tmp_path, monkeypa
     assert f"--ro-bind {venv} {venv}" in joined
     assert f"--perms 0755 --dir {tmp_path / 'clon'}" in joined
     assert joined.index("--tmpfs /tmp") < joined.index(f"--ro-bind {venv}")
-
-
-def test_benchmark_rule_first_solved_and_ratios():
-    from benchmarks.cartpole import Row, Run, cartpole_table
-
-    run = Run([(1000, 1.0, 100.0), (2100, 2.0, 480.0), (3000, 3.0, 500.0)], 5000)
-    assert run.solved == (2100, 2.0)
-    assert Run([(1000, 1.0, 474.9)], 5000).solved is None
-    course = Row("PPO", [Run([(10, 1.0, 500.0)]), Run([(30, 3.0, 500.0)])])
-    sb3 = Row("PPO · SB3", [Run([(40, 4.0, 500.0)]), Run([(40, 2.0, 100.0)])])
-    lines = cartpole_table([(course, sb3)], 2)
-    assert "| PPO | 2/2 | 20 (10–30) | 2.0 (1.0–3.0) | 0.50 | 0.50 |" in lines
-    assert "| PPO · SB3 | 1/2 | 40 (40–40) | 4.0 (4.0–4.0) |  |  |" in lines
