@@ -1,15 +1,16 @@
 """Módulo 02 · DQN: implementaciones de referencia.
 
 Las piezas de los ejercicios (``linear_epsilon``, ``td_targets``,
-``sample_batch``, ``dqn_loss``), el buffer de repetición, la red Q y un bucle
+``sample_batch``, ``dqn_loss``), el búfer de repetición, la red Q y un bucle
 de entrenamiento completo, ``train_dqn``, que los módulos siguientes (y la
 comparación con Stable-Baselines3) pueden llamar sin depender de las
 soluciones de un estudiante.
 
 El bucle sigue a Mnih et al. (2015), «Human-level control through deep
-reinforcement learning»: buffer de repetición, red objetivo, ε decreciente y
-pérdida de Huber; y distingue ``terminated`` (el episodio acabó: no se arranca
-desde ``s'``) de ``truncated`` (se cortó por tiempo: sí se arranca).
+reinforcement learning»: búfer de repetición, red objetivo, ε decreciente y
+pérdida de Huber; y distingue ``terminated`` (el episodio acabó: el objetivo no
+se apoya en ``Q(s')``) de ``truncated`` (truncado por límite de tiempo: sí se
+apoya, porque ``s'`` tiene futuro).
 """
 
 from __future__ import annotations
@@ -56,14 +57,14 @@ def td_targets(
 
     Returns:
         Los objetivos, forma ``(B,)``. Un estado terminal no vale nada más
-        allá de su recompensa: no se arranca desde él.
+        allá de su recompensa: el objetivo no se apoya en su ``Q``.
     """
     next_values = next_q_values.max(dim=1).values
     return rewards + gamma * (1.0 - terminated) * next_values
 
 
 class ReplayBuffer:
-    """Buffer de repetición circular en NumPy: guarda las últimas ``capacity``
+    """Búfer de repetición circular en NumPy: guarda las últimas ``capacity``
     transiciones ``(s, a, r, s', terminated)``.
 
     Attributes:
@@ -109,7 +110,7 @@ class ReplayBuffer:
 def sample_batch(
     buffer: ReplayBuffer, batch_size: int, rng: np.random.Generator
 ) -> dict[str, torch.Tensor]:
-    """Un lote de ``batch_size`` transiciones al azar (con reemplazo) del buffer.
+    """Un lote de ``batch_size`` transiciones al azar (con reemplazo) del búfer.
 
     Solo se muestrea entre las ``buffer.size`` casillas llenas, con los mismos
     índices para todos los campos, y con el generador ``rng``.
@@ -208,10 +209,10 @@ class DQNConfig:
     """Hiperparámetros de DQN; los valores por defecto resuelven CartPole-v1."""
 
     env_id: str = "CartPole-v1"  # entorno de gymnasium
-    seed: int = 0  # semilla de todo: red, ε-greedy, buffer y entorno
+    seed: int = 0  # semilla de todo: red, ε-greedy, búfer y entorno
     total_steps: int = 50_000  # pasos de entorno como máximo
-    buffer_size: int = 50_000  # transiciones que guarda el buffer
-    learning_starts: int = 1_000  # pasos al azar antes de entrenar
+    buffer_size: int = 50_000  # transiciones que guarda el búfer
+    learning_starts: int = 1_000  # primer paso con gradiente (antes, solo llenar)
     batch_size: int = 64  # transiciones por paso de gradiente
     train_every: int = 1  # un paso de gradiente cada tantos pasos de entorno
     gamma: float = 0.99  # descuento
@@ -304,7 +305,7 @@ def train_dqn(
             with torch.no_grad():
                 action = int(q_network(torch.as_tensor(observation)).argmax())
         next_observation, reward, terminated, truncated, _ = env.step(action)
-        # Guardar terminated (no truncated): tras un corte por tiempo, s' sí vale.
+        # Guardar terminated (no truncated): si se truncó, s' tiene futuro.
         buffer.add(observation, action, reward, next_observation, terminated)
         observation = next_observation
         episode_return += float(reward)
@@ -314,7 +315,7 @@ def train_dqn(
             observation, _ = env.reset()
             episode_return = 0.0
 
-        # Aprender: un paso de gradiente sobre un lote del buffer.
+        # Aprender: un paso de gradiente sobre un lote del búfer.
         if step >= config.learning_starts and step % config.train_every == 0:
             batch = sample_batch(buffer, config.batch_size, rng)
             loss = dqn_loss(q_network, target_network, batch, config.gamma)

@@ -4,8 +4,8 @@ El mundo es un tablero de casillas: el agente empieza en ``S``, cobra +1 al
 llegar a la meta ``G`` y −1 si cae en la trampa ``T`` (las dos terminan el
 episodio); ``#`` es una pared. Los movimientos son deterministas y chocar con
 una pared o con el borde deja al agente donde estaba. Tras ``max_steps`` pasos
-el episodio se **corta** (``truncated``): el tiempo se acabó, pero el estado no
-es terminal.
+el episodio queda **truncado** (``truncated``): se acabó el tiempo, pero el
+estado no es terminal.
 
 La interfaz imita la de gymnasium (``reset`` y ``step`` devuelven lo mismo),
 con estados enteros ``fila * columnas + columna``.
@@ -41,7 +41,7 @@ class GridWorld:
     Args:
         layout: una cadena por fila; ``.`` libre, ``#`` pared, ``S`` salida,
             ``G`` meta (+1, termina), ``T`` trampa (−1, termina).
-        max_steps: pasos tras los que el episodio se corta (``truncated``).
+        max_steps: pasos tras los que el episodio queda truncado (``truncated``).
         step_reward: recompensa de cada paso que no acaba en meta ni trampa.
     """
 
@@ -138,6 +138,53 @@ def value_iteration(env: GridWorld, gamma: float, tol: float = 1e-10) -> np.ndar
     return q
 
 
+def shortest_distances(env: GridWorld) -> dict[int, int]:
+    """Pasos mínimos de cada estado hasta la meta, sin pisar paredes ni trampas.
+
+    Búsqueda en anchura hacia atrás desde la meta. Los estados que no llegan
+    (paredes, trampas, casillas encerradas) no aparecen.
+    """
+    distances = {env.goal: 0}
+    frontier = [env.goal]
+    while frontier:
+        following = []
+        for s in frontier:
+            for previous in range(env.n_states):
+                if previous in distances or previous in env.walls:
+                    continue
+                if env.is_terminal(previous):
+                    continue
+                moves = (env.transition(previous, a)[0] for a in range(env.n_actions))
+                if s in moves:
+                    distances[previous] = distances[s] + 1
+                    following.append(previous)
+        frontier = following
+    return distances
+
+
+def shortest_paths(env: GridWorld) -> list[tuple[int, ...]]:
+    """Todos los caminos más cortos de la salida a la meta, como tuplas de acciones.
+
+    Desde la salida, cada paso de un camino así acerca exactamente un paso a la
+    meta (según :func:`shortest_distances`); se enumeran todos.
+    """
+    distances = shortest_distances(env)
+    if env.start not in distances:
+        return []
+
+    def paths_from(state: int) -> list[tuple[int, ...]]:
+        if state == env.goal:
+            return [()]
+        found = []
+        for action in range(env.n_actions):
+            next_state = env.transition(state, action)[0]
+            if distances.get(next_state) == distances[state] - 1:
+                found += [(action, *rest) for rest in paths_from(next_state)]
+        return found
+
+    return paths_from(env.start)
+
+
 def q_learning_update(
     q_table: np.ndarray,
     state: int,
@@ -156,8 +203,8 @@ def q_learning_update(
     Args:
         q_table: la tabla ``Q``, forma ``(n_states, n_actions)``.
         state, action, reward, next_state: la transición ``(s, a, r, s')``.
-        terminated: si ``s'`` es terminal (no si el episodio se cortó por tiempo).
-        alpha: el tamaño de paso; gamma: el descuento.
+        terminated: si ``s'`` es terminal (no si el episodio quedó truncado).
+        alpha: la tasa de aprendizaje; gamma: el descuento.
 
     Returns:
         La tabla actualizada (el mismo array).

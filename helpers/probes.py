@@ -1,7 +1,7 @@
 """Módulo 02 · Entornos sonda: MDPs diminutos cuyos valores correctos conocemos.
 
 Un agente de RL que no aprende puede fallar en mil sitios (la red, el objetivo
-TD, el descuento, el buffer...). Los entornos sonda aíslan uno cada vez: son
+TD, el descuento, el búfer...). Los entornos sonda aíslan uno cada vez: son
 tan sencillos que sabemos de memoria cuánto debe valer ``Q(s, a)``, así que si
 el agente no llega a ese número, el fallo está en la pieza que la sonda pone a
 prueba. Cada sonda es un ``gymnasium.Env`` con observaciones de forma ``(1,)``
@@ -58,12 +58,12 @@ class ConstantReward(Probe):
     """Un paso, una acción, recompensa +1. Correcto: ``Q = 1``.
 
     Si el agente no llega a 1, falla lo más básico: la red, la pérdida o el
-    optimizador. Si pasa de 1 y sigue subiendo, está **arrancando** (bootstrap)
-    desde el estado terminal.
+    optimizador. Si pasa de 1 y sigue subiendo, el objetivo se está apoyando
+    en ``Q`` del estado terminal (*bootstrapping* donde no debe).
     """
 
     name = "1 · recompensa constante"
-    tests = "la red y la pérdida; no arrancar desde un estado terminal"
+    tests = "la red y la pérdida; nada de bootstrapping desde un estado terminal"
 
     def step(self, action: int):
         self._t += 1
@@ -99,11 +99,11 @@ class TwoStepDiscount(Probe):
     """Dos pasos, una acción: observación 0 y luego 1; +1 solo al final.
 
     Correcto: ``Q(1) = 1`` y ``Q(0) = γ``. Comprueba el descuento y el
-    arranque a través de un estado **no** terminal.
+    *bootstrapping* a través de un estado **no** terminal.
     """
 
     name = "3 · dos pasos con descuento"
-    tests = "el descuento γ y el arranque desde s' no terminal"
+    tests = "el descuento γ y el bootstrapping desde s' no terminal"
     observations = (0.0, 1.0)
 
     def step(self, action: int):
@@ -166,19 +166,19 @@ class ObservationActionReward(Probe):
 
 
 class TimeLimit(Probe):
-    """Una acción, +1 en cada paso, nunca termina: se **corta** tras ``horizon``.
+    """Una acción, +1 en cada paso, nunca termina: se **trunca** tras ``horizon``.
 
-    La observación no dice cuánto tiempo queda, así que el corte no es parte
-    del problema: el valor correcto es el de seguir para siempre,
-    ``Q = 1 / (1 − γ)``. Un agente que trata el corte como un final
+    La observación no dice cuánto tiempo queda, así que el límite de tiempo no
+    es parte del problema: el valor correcto es el de seguir para siempre,
+    ``Q = 1 / (1 − γ)``. Un agente que trata el truncado como un final
     (``truncated`` como ``terminated``) aprende un valor menor.
 
     Args:
-        horizon: pasos tras los que el episodio se corta.
+        horizon: pasos tras los que el episodio queda truncado.
     """
 
-    name = "6 · corte por tiempo"
-    tests = "arrancar a través de un corte (truncated), no de un final"
+    name = "6 · límite de tiempo"
+    tests = "bootstrapping a través de un truncado, no de un final"
 
     def __init__(self, horizon: int = 5) -> None:
         super().__init__()

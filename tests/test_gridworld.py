@@ -93,6 +93,31 @@ def test_value_iteration_is_gamma_to_the_distance():
     assert gridworld.greedy_policy(q_star)[beside_trap] == 3
 
 
+def test_shortest_distances_and_paths_of_the_course_board():
+    env = GridWorld()
+    assert gridworld.shortest_distances(env) == _shortest_distances(env)
+    paths = gridworld.shortest_paths(env)
+    # Tres caminos de 7 pasos: ↑↑↑→→→→, ↑→→→↑↑→ y →↑→→↑↑→ (dos primeros pasos).
+    assert sorted(paths) == sorted(
+        [(0, 0, 0, 1, 1, 1, 1), (0, 1, 1, 1, 0, 0, 1), (1, 0, 1, 1, 0, 0, 1)]
+    )
+    for path in paths:
+        env.reset()
+        for action in path:
+            state, reward, terminated, _, _ = env.step(action)
+        assert (state, reward, terminated) == (env.goal, 1.0, True)
+    # Las primeras acciones de esos caminos son las que empatan en Q*(S, ·).
+    q_star = gridworld.value_iteration(env, 0.9)
+    best = np.flatnonzero(np.isclose(q_star[env.start], q_star[env.start].max()))
+    assert set(best) == {path[0] for path in paths}
+
+
+def test_shortest_paths_when_the_goal_is_unreachable():
+    env = GridWorld(layout=("S#G",))
+    assert gridworld.shortest_paths(env) == []
+    assert gridworld.shortest_distances(env) == {env.goal: 0}
+
+
 def test_q_learning_update_by_hand():
     q = np.zeros((3, 2))
     q[1] = [0.5, 2.0]

@@ -92,8 +92,8 @@ def check_q_learning_update(
         [
             (
                 _q_rule(target=lambda q, s, a, r, s2, d, g: r + g * q[s2].max()),
-                "¿Arrancas desde un estado terminal? Si terminated es True, s' no "
-                "tiene futuro: el objetivo es solo r, sin γ · max Q(s', a').",
+                "¿Te apoyas en Q(s') aunque s' sea terminal? Si terminated es True, "
+                "s' no tiene futuro: el objetivo es solo r, sin γ · max Q(s', a').",
             ),
             (
                 _q_rule(lambda q, s, a, s2: q.max()),
@@ -284,9 +284,9 @@ def check_td_targets(
         [
             (
                 _td_rule(_max, lambda r, f, d, g: r + g * f),
-                "Arrancas desde estados terminales: si terminated = 1, s' no tiene "
-                "futuro y el objetivo es solo r. Multiplica el término del futuro "
-                "por (1 − terminated).",
+                "Sumas el futuro de estados terminales: si terminated = 1, s' no "
+                "tiene futuro y el objetivo es solo r. Multiplica el término del "
+                "futuro por (1 − terminated).",
             ),
             (
                 _td_rule(_max, lambda r, f, d, g: (r + g * f) * (1 - d)),
@@ -321,7 +321,7 @@ def check_td_targets(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 4 · un lote del buffer de repetición
+# Ejercicio 4 · un lote del búfer de repetición
 # ---------------------------------------------------------------------------
 
 BATCH_KEYS = ("observations", "actions", "rewards", "next_observations", "terminated")
@@ -330,7 +330,7 @@ BATCH_KEYS = ("observations", "actions", "rewards", "next_observations", "termin
 def tagged_buffer(
     capacity: int, size: int, obs_dim: int = 4, n_actions: int = 2
 ) -> dqn.ReplayBuffer:
-    """Un buffer cuyas transiciones dicen de qué casilla salieron.
+    """Un búfer cuyas transiciones dicen de qué casilla salieron.
 
     En la casilla ``i``, con ``v = i + 1``: ``s = [v, −v, v, ...]``,
     ``s' = s + 0,5``, ``a = i mod n_actions``, ``r = 10 v`` y ``terminated =
@@ -399,9 +399,9 @@ def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
     slots = batch["observations"][:, 0].numpy().astype(float) - 1
     if (slots < 0).any() or (slots >= size).any():
         fail(
-            "El lote trae casillas vacías del buffer (transiciones a cero que nunca "
-            "se escribieron). Muestrea solo entre las buffer.size casillas llenas, "
-            "no entre las buffer.capacity."
+            "El lote trae casillas vacías del búfer (transiciones a cero que nunca "
+            "se escribieron). Muestrea solo entre las `buffer.size` casillas "
+            "llenas, no entre las `buffer.capacity`."
         )
     index = slots.astype(int)
     aligned = (
@@ -421,7 +421,7 @@ def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
     return index
 
 
-@exercise(MODULE, "sample_batch", "Un lote del buffer de repetición")
+@exercise(MODULE, "sample_batch", "Un lote del búfer de repetición")
 def check_sample_batch(
     sample_batch: Callable[..., Any],
     capacity: int = 10,
@@ -429,7 +429,7 @@ def check_sample_batch(
     obs_dim: int = 4,
     seed: int = 0,
 ) -> None:
-    """Comprueba ``sample_batch(buffer, batch_size, rng)`` con un buffer marcado."""
+    """Comprueba ``sample_batch(buffer, batch_size, rng)`` con un búfer marcado."""
     n_actions = 2
     buffer = tagged_buffer(capacity, size, obs_dim, n_actions)
     before = copy.deepcopy(buffer.__dict__)
@@ -441,7 +441,7 @@ def check_sample_batch(
         for k, v in buffer.__dict__.items()
     )
     if not unchanged:
-        fail("sample_batch modificó el buffer: solo debe leerlo.")
+        fail("sample_batch modificó el búfer: solo debe leerlo.")
     # El mismo rng da el mismo lote; llamadas seguidas dan lotes distintos.
     again = sample_batch(buffer, 5, np.random.default_rng(seed))
     if not torch.equal(batch["observations"], again["observations"]):
@@ -458,25 +458,26 @@ def check_sample_batch(
     if counts[-1] == 0:
         fail(
             "La última transición guardada no sale nunca. rng.integers(0, n) ya "
-            "excluye n: el límite es buffer.size, no buffer.size − 1."
+            "excluye n: el límite es `buffer.size`, no `buffer.size − 1`."
         )
     if counts[0] == 0:
-        fail("La primera transición del buffer no sale nunca: ¿empiezas en 1?")
+        fail("La primera transición del búfer no sale nunca: ¿empiezas en 1?")
     frequencies = counts / counts.sum()
     if np.abs(frequencies - 1 / size).max() > 0.04:
         fail(
             "El muestreo no es uniforme entre las casillas llenas. Frecuencias: "
-            f"{np.round(frequencies, 3)} (cada una debería ser ≈ {1 / size:.3f})."
+            f"[{'; '.join(_num(f) for f in np.round(frequencies, 3))}] (cada una "
+            f"debería ser ≈ {_num(round(1 / size, 3))})."
         )
-    # Con el buffer lleno y dado la vuelta, todas las casillas cuentan.
+    # Con el búfer lleno y dado la vuelta, todas las casillas cuentan.
     full = tagged_buffer(capacity, capacity + 3, obs_dim, n_actions)
     seen = set()
     for _ in range(200):
         seen |= set(_slots(sample_batch(full, 8, rng), capacity, n_actions).tolist())
     if seen != set(range(capacity)):
         fail(
-            "Con el buffer lleno deben poder salir todas las casillas; salieron "
-            f"solo {sorted(seen)}. ¿Usas buffer.position como límite?"
+            "Con el búfer lleno deben poder salir todas las casillas; salieron "
+            f"solo {sorted(seen)}. ¿Usas `buffer.position` como límite?"
         )
 
 
@@ -575,8 +576,8 @@ LOSS_MISTAKES = [
     ),
     (
         _loss_mistake(target="nomask"),
-        "Arrancas desde estados terminales: el objetivo debe multiplicar el futuro "
-        "por (1 − terminated). Usa tu td_targets.",
+        "Sumas el futuro de estados terminales: el objetivo debe multiplicar el "
+        "futuro por (1 − terminated). Usa tu td_targets.",
     ),
     (
         _loss_mistake(target="online"),

@@ -53,7 +53,8 @@ class QLearningExplorer(WidgetView):
 
     Args:
         seed: semilla de las decisiones ε-greedy.
-        alpha: tamaño de paso; gamma: descuento; epsilon: probabilidad de explorar.
+        alpha: tasa de aprendizaje; gamma: descuento; epsilon: probabilidad de
+            explorar.
         env: el mundo; por defecto el tablero de ``helpers.gridworld``.
     """
 

@@ -7,7 +7,7 @@ MODULE = "02_dqn"
 WRONG: dict[str, list[Answer]] = {
     "q_learning_update": [
         Answer(
-            "arranca desde terminales",
+            "se apoya en terminales",
             """
 def q_learning_update(q_table, state, action, reward, next_state, terminated,
                       alpha, gamma):
@@ -15,7 +15,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
     q_table[state, action] += alpha * (target - q_table[state, action])
     return q_table
 """,
-            "Arrancas desde un estado terminal",
+            "aunque s' sea terminal",
         ),
         Answer(
             "máximo de toda la tabla",
@@ -143,12 +143,12 @@ def linear_epsilon(step, start, end, duration):
     ],
     "td_targets": [
         Answer(
-            "arranca desde terminales",
+            "se apoya en terminales",
             """
 def td_targets(rewards, next_q_values, terminated, gamma):
     return rewards + gamma * next_q_values.max(dim=1).values
 """,
-            "Arrancas desde estados terminales",
+            "Sumas el futuro de estados terminales",
         ),
         Answer(
             "máscara también sobre r",
@@ -416,7 +416,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
         targets = batch["rewards"] + gamma * best_next
     return F.smooth_l1_loss(q_taken, targets)
 """,
-            "Arrancas desde estados terminales",
+            "Sumas el futuro de estados terminales",
         ),
         Answer(
             "devuelve un float",
