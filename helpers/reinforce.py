@@ -32,6 +32,7 @@ import torch
 from torch import nn
 from torch.distributions import Categorical, Normal
 
+from helpers.formatting import number
 from helpers.training import (
     Episodes,
     History,
@@ -229,7 +230,8 @@ class ShortCorridor:
     en todas, con ``θ ∈ R²`` (izquierda, derecha).
 
     Ninguna política determinista llega nunca a la meta; la mejor es
-    estocástica, ``π(derecha) ≈ 0,59``, con ``J ≈ −11,6``.
+    estocástica: ``π(derecha) = 2 − √2 ≈ 0,586``, con ``J = −(6 + 4√2) ≈ −11,66``
+    (Sutton y Barto dan 0,59 y −11,6). ``tests/test_reinforce.py`` lo comprueba.
     """
 
     n_states = 3
@@ -412,7 +414,7 @@ def train_reinforce(
 
     Args:
         config: los hiperparámetros.
-        baseline: una línea base (ver :class:`Baseline`); ``None`` = ninguna.
+        ``baseline``: una línea base (ver :class:`Baseline`); ``None`` = ninguna.
         returns_fn: ``(rewards, gamma) → G`` de un episodio (tu función sirve).
         loss_fn: ``(log_probs, returns, n_episodes) → pérdida`` (ídem).
         progress: mostrar una barra de progreso.
@@ -493,7 +495,7 @@ def train_reinforce(
                 start,
                 seed=evaluation_seed(config.seed, update),
             )
-            bar.set_postfix(voraz=f"{history.evaluations[-1].mean_return:.0f}")
+            bar.set_postfix(voraz=number(history.evaluations[-1].mean_return, 0))
             if solved:
                 break
     bar.close()

@@ -86,8 +86,13 @@ def collect_episodes(
 
     Las copias que terminan antes esperan (sus pasos de más no se guardan). Un
     episodio acaba si ``terminated`` (la pértiga cayó) o ``truncated`` (se llegó
-    al límite de tiempo, 500 pasos en CartPole-v1): REINFORCE no estima valores,
-    así que en los dos casos el retorno es simplemente lo cobrado hasta ahí.
+    al límite de tiempo, 500 pasos en CartPole-v1). El lote no distingue los dos
+    casos, y eso tiene un precio: en un episodio truncado, el retorno ``G_t`` que
+    se calcule con estas recompensas solo suma lo cobrado hasta el límite y se
+    queda corto (tanto más cuanto más cerca del límite está ``t``), aunque el
+    juego podría seguir. Es un sesgo que REINFORCE acepta porque no tiene valores
+    con que completarlo; A2C y PPO (módulos 05 y 06) guardan ``truncated`` y
+    completan el retorno con el valor estimado del último estado.
 
     Args:
         envs: un entorno vectorizado con reinicio automático «next step» (el de

@@ -12,8 +12,17 @@ import torch
 
 from helpers import reinforce
 from helpers.checks import as_array, check_cases, close, exercise, fail
+from helpers.formatting import number
 
 MODULE = "03_reinforce"
+
+
+def _numbers(values: Any, decimals: int) -> str:
+    """Varias cifras con coma decimal, separadas por «;»: «[0,33; 0; 0,67]»."""
+    if isinstance(values, torch.Tensor):
+        values = values.detach().numpy()
+    return "[" + "; ".join(number(v, decimals) for v in np.ravel(values)) + "]"
+
 
 # ---------------------------------------------------------------------------
 # Ejercicio 1 · muestrear una acción y su log-probabilidad
@@ -61,8 +70,8 @@ def _diagnose_log_prob(got: float, logits: torch.Tensor, action: int) -> str:
     log_pi = torch.log_softmax(logits, dim=-1)
     want = float(log_pi[action])
     intro = (
-        f"Para logits {np.round(logits.numpy(), 3).tolist()} y la acción "
-        f"muestreada {action}, log π(a) = {want:.4f}, pero devolviste {got:.4f}."
+        f"Para logits {_numbers(logits, 3)} y la acción muestreada {action}, "
+        f"log π(a) = {number(want, 4)}, pero devolviste {number(got, 4)}."
     )
     if math.isclose(got, math.exp(want), abs_tol=1e-5):
         return intro + " Eso es π(a), la probabilidad: falta el logaritmo."
@@ -117,7 +126,7 @@ def check_sample_action(sample_action: Callable[..., Any], seed: int = 0) -> Non
     if logits.grad is None or not close(logits.grad, expected_grad, atol=1e-5):
         fail(
             "El gradiente de tu log-probabilidad respecto a los logits debería ser "
-            f"one_hot(a) − π = {np.round(expected_grad.numpy(), 4).tolist()}."
+            f"one_hot(a) − π = {_numbers(expected_grad, 4)}."
         )
 
     # 2. Un lote de estados: frecuencias de muestreo y log-probabilidades.
@@ -145,9 +154,8 @@ def check_sample_action(sample_action: Callable[..., Any], seed: int = 0) -> Non
         )
     if np.abs(freq - pi).max() > 0.02:
         fail(
-            f"Con logits {base.tolist()} las frecuencias deberían ser ≈ "
-            f"{np.round(pi, 3).tolist()} (softmax) y salieron "
-            f"{np.round(freq, 3).tolist()}."
+            f"Con logits {_numbers(base, 1)} las frecuencias deberían ser ≈ "
+            f"{_numbers(pi, 3)} (softmax) y salieron {_numbers(freq, 3)}."
         )
     want = np.log(pi)[actions]
     got_batch = as_array(log_probs, "La log-probabilidad").reshape(-1)
@@ -173,9 +181,9 @@ def check_sample_action(sample_action: Callable[..., Any], seed: int = 0) -> Non
     # 4. Logits enormes: nada de exp que desborde.
     big = torch.tensor([1000.0, 1000.5, 999.0])
     overflow = (
-        f"Con logits {big.tolist()} {{}}: exp(1000) desborda (inf / inf = nan). Usa "
-        "torch.log_softmax o Categorical(logits=...), que restan el máximo antes de "
-        "exponenciar."
+        f"Con logits {_numbers(big, 1)} {{}}: exp(1000) desborda (inf / inf = nan). "
+        "Usa torch.log_softmax o Categorical(logits=...), que restan el máximo "
+        "antes de exponenciar."
     )
     try:
         action, log_prob = _split_pair(sample_action(big), "sample_action")
@@ -295,7 +303,7 @@ class _GaussianCase:
 
     def __repr__(self) -> str:
         def show(x: torch.Tensor) -> str:
-            return str(np.round(x.detach().numpy(), 4).tolist())
+            return _numbers(x, 4)
 
         return (
             f"actions={show(self.actions)}, mean={show(self.mean)}, "
@@ -631,5 +639,5 @@ def check_reinforce_loss(
         if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-6):
             fail(
                 "El gradiente de la pérdida respecto a log_probs debería ser −G_t / N "
-                f"= {np.round(expected.numpy(), 4).tolist()}."
+                f"= {_numbers(expected, 4)}."
             )

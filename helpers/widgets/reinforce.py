@@ -20,6 +20,7 @@ import torch
 from matplotlib.figure import Figure
 
 from helpers.bandits import QUESTION, StrategyBandit, softmax
+from helpers.formatting import number
 from helpers.plotting import COLORS
 from helpers.widgets.view import WidgetView, course_style, figure_output
 
@@ -28,11 +29,8 @@ ARMS = (0, 2, 4)
 
 
 def _num(x: float, digits: int = 2) -> str:
-    """Un número con coma decimal, como se escribe en español."""
-    text = f"{x:.{digits}f}"
-    if float(text) == 0:  # sin «−0,00»
-        text = f"{0:.{digits}f}"
-    return text.replace(".", ",").replace("-", "−")
+    """Un número con coma decimal, como se escribe en español (sin «−0,00»)."""
+    return number(x, digits)
 
 
 def _vector(values: np.ndarray) -> str:
@@ -48,7 +46,7 @@ class Sample:
         reward: la recompensa del verificador (1 si el desarrollo llega a 408).
         text: el desarrollo escrito por la estrategia.
         probabilities: ``π`` en el momento de muestrear.
-        baseline: la línea base ``b`` de este paso (0 si no se usa).
+        ``baseline``: la línea base ``b`` de este paso (0 si no se usa).
     """
 
     action: int
@@ -64,7 +62,7 @@ class ReinforceStepper(WidgetView):
     Args:
         seed: semilla del muestreo y de las recompensas.
         learning_rate: el paso ``α``.
-        baseline: restar la media de las recompensas anteriores (módulo 04).
+        ``baseline``: restar la media de las recompensas anteriores (módulo 04).
     """
 
     def __init__(
