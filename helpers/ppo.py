@@ -10,7 +10,8 @@ importa en lugar de depender de tu solución:
 * ``kl_estimators``: los estimadores ``k1`` y ``k3`` de la divergencia KL a
   partir de muestras (los de la monitorización de PPO y de la penalización a
   un modelo de referencia en RLHF);
-* ``clip_fraction``: la fracción de muestras con la razón fuera de ``[1 − ε, 1 + ε]``;
+* ``clip_fraction``: la fracción de muestras con el cociente fuera de
+  ``[1 − ε, 1 + ε]``;
 * ``minibatch_indices``: los minilotes barajados de varias épocas sobre un lote;
 * ``ppo_loss``: la pérdida total, política + ``c_v``·valor − ``c_e``·entropía;
 * ``PPOConfig`` y ``train_ppo``: PPO completo sobre ``CartPole-v1`` con
@@ -53,7 +54,7 @@ def probability_ratio(
         old_log_probs: la misma forma, ``log π_θold(a_t|s_t)`` al muestrear.
 
     Returns:
-        La razón ``r_t``, con la forma de ``log_probs``.
+        El cociente ``r_t``, con la forma de ``log_probs``.
     """
     return torch.exp(log_probs - old_log_probs.detach())
 
@@ -200,7 +201,7 @@ class PPOConfig:
     anneal_clip: bool = True  # ε baja linealmente hasta 0, como la tasa
     learning_rate: float = 1e-3  # paso de Adam al empezar
     anneal_lr: bool = True  # la tasa baja linealmente hasta 0 en total_env_steps
-    total_env_steps: int = 100_000  # horizonte de los recocidos (el del zoo)
+    total_env_steps: int = 100_000  # horizonte de los decaimientos lineales (zoo)
     vf_coef: float = 0.5  # peso de la pérdida del crítico
     ent_coef: float = 0.0  # peso del premio a la entropía
     max_grad_norm: float = 0.5  # recorte de la norma del gradiente
@@ -251,7 +252,7 @@ def train_ppo(
        (ventajas normalizadas por minilote), recorte de la norma del gradiente
        y un paso de Adam; se vigila la KL (``k1``, ``k3``) y la fracción
        recortada, y si ``target_kl`` se supera se cortan las épocas;
-    4. recocido lineal de la tasa (y de ε) según los pasos de entorno;
+    4. decaimiento lineal de la tasa (y de ε) según los pasos de entorno;
     5. cada ``eval_every`` pasos, ``eval_episodes`` episodios voraces.
 
     Args:
@@ -283,7 +284,7 @@ def train_ppo(
     start, env_steps, next_eval = time.perf_counter(), 0, config.eval_every
     bar = tqdm(total=config.max_env_steps, desc="PPO", disable=not progress)
     while env_steps < config.max_env_steps:
-        # Etapa 4 (antes de actualizar): recocido lineal de la tasa y de ε.
+        # Etapa 4 (antes de actualizar): decaimiento lineal de la tasa y de ε.
         remaining = max(0.0, 1.0 - env_steps / config.total_env_steps)
         lr = config.learning_rate * (remaining if config.anneal_lr else 1.0)
         clip_eps = config.clip_eps * (remaining if config.anneal_clip else 1.0)

@@ -85,8 +85,8 @@ QUESTIONS: tuple[Question, ...] = (
     Question(
         "q1",
         (
-            "En el gradiente de política de REINFORCE, ¿qué papel "
-            "juega la recompensa R_t?"
+            "¿Qué hace la recompensa R_t dentro del estimador del "
+            "gradiente de REINFORCE?"
         ),
         (
             ("Es el objetivo de una regresión: la red aprende a predecirla."),
@@ -169,10 +169,7 @@ QUESTIONS: tuple[Question, ...] = (
     ),
     Question(
         "q3",
-        (
-            "En el objetivo recortado de PPO, ¿qué sucede cuando A_t "
-            "> 0 y la razón r_t supera 1 + ε?"
-        ),
+        ("Con A_t > 0, ¿qué ocurre en L^CLIP cuando el cociente r_t ya pasa de 1 + ε?"),
         (
             (
                 "El término recortado se satura en (1 + ε)·A_t, el min se"

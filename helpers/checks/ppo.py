@@ -59,32 +59,47 @@ def _no_gradient_to_old(
         fail(
             "El gradiente llega a old_log_probs: la política vieja es un punto de "
             "referencia fijo, usa old_log_probs.detach(). (Si los log π viejos "
-            "arrastran gradiente, la razón vale 1 con derivada nula respecto a θ "
+            "arrastran gradiente, el cociente vale 1 con derivada nula respecto a θ "
             "y el recorte no hace nada.)"
         )
     return args[0].grad
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 1 · la razón de probabilidades
+# Ejercicio 1 · el cociente de probabilidades
 # ---------------------------------------------------------------------------
 
+# El último caso es el de una respuesta larga: log π ≈ −1000 (500 tokens a −2 cada
+# uno). En float64, exp(−1000) da exactamente 0: solo la resta en escala
+# logarítmica da el cociente (2, 1 y 1/2).
 RATIO_CASES = [
     (_t([-0.5, -1.0, -2.0]), _t([-0.5, -0.7, -2.5])),
     (_t([-0.1, -3.0, -0.6931]), _t([-0.2231, -2.0, -0.6931])),
     (_t([[-1.0, -0.3], [-0.05, -4.0]]), _t([[-1.2, -0.3], [-0.6, -3.5]])),
+    (
+        _t([-1000.0, -1000.0, -1000.0]),
+        _t([-1000.0 - math.log(2), -1000.0, -1000.0 + math.log(2)]),
+    ),
 ]
 
 RATIO_MISTAKES = [
     (
         lambda lp, old: torch.exp(old - lp),
-        "La razón está invertida: es π_θ / π_θold = exp(log_probs − old_log_probs), "
-        "la política nueva en el numerador.",
+        "El cociente está invertido: es π_θ / π_θold = exp(log_probs − "
+        "old_log_probs), la política nueva en el numerador.",
+    ),
+    (
+        lambda lp, old: torch.exp(lp) / torch.exp(old),
+        "Calculaste exp(log_probs) / exp(old_log_probs): es el cociente correcto "
+        "en teoría, pero con log-probabilidades muy negativas (una respuesta "
+        "entera, log π ≈ −1000) las dos exponenciales dan 0 y el resultado es "
+        "0/0 = nan. Resta primero en escala logarítmica y exponencia una sola "
+        "vez: exp(log_probs − old_log_probs).",
     ),
     (
         lambda lp, old: lp - old,
-        "Falta la exponencial: log_probs − old_log_probs es log r_t; la razón es "
-        "r_t = exp(log_probs − old_log_probs).",
+        "Falta la exponencial: log_probs − old_log_probs es log r_t; el cociente "
+        "es r_t = exp(log_probs − old_log_probs).",
     ),
     (
         lambda lp, old: lp / old,
@@ -93,12 +108,12 @@ RATIO_MISTAKES = [
     ),
     (
         lambda lp, old: torch.exp(lp) - torch.exp(old),
-        "Restaste probabilidades: la razón es un cociente, π_θ / π_θold.",
+        "Restaste probabilidades: r_t es un cociente, π_θ / π_θold.",
     ),
 ]
 
 
-@exercise(MODULE, "probability_ratio", "La razón de probabilidades r_t")
+@exercise(MODULE, "probability_ratio", "El cociente de probabilidades r_t")
 def check_probability_ratio(
     probability_ratio: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = RATIO_CASES,
@@ -117,8 +132,8 @@ def check_probability_ratio(
         want = torch.exp(case[0] - case[1])
         if grad is None or not close(grad, want, atol=1e-6):
             fail(
-                "El gradiente de la razón respecto a log_probs debería ser la propia "
-                "razón (d exp(x)/dx = exp(x))."
+                "El gradiente del cociente respecto a log_probs debería ser el "
+                "propio cociente (d exp(x)/dx = exp(x))."
             )
 
 
@@ -126,7 +141,7 @@ def check_probability_ratio(
 # Ejercicio 2 · la pérdida recortada
 # ---------------------------------------------------------------------------
 
-# Razones dentro y fuera de [1 − ε, 1 + ε] con ventajas de los dos signos.
+# Cocientes dentro y fuera de [1 − ε, 1 + ε] con ventajas de los dos signos.
 _LOG_R = [math.log(x) for x in (0.5, 0.9, 1.0, 1.1, 1.5, 0.7, 1.3, 0.95)]
 CLIP_CASES = [
     (
@@ -167,7 +182,7 @@ CLIP_MISTAKES = [
     (
         _surrogate(lambda r, a, e: torch.max(r * a, _clip(r, e) * a)),
         "Usaste max en lugar de min: el objetivo de PPO es la cota pesimista, "
-        "min(r·A, clip(r)·A). Con max, la razón nunca deja de empujar.",
+        "min(r·A, clip(r)·A). Con max, el cociente nunca deja de empujar.",
     ),
     (
         _surrogate(lambda r, a, e: _clip(r, e) * a),
@@ -202,7 +217,7 @@ CLIP_MISTAKES = [
                 torch.exp(old - lp) * adv, _clip(torch.exp(old - lp), eps) * adv
             ).mean()
         ),
-        "La razón está invertida: r = exp(log_probs − old_log_probs).",
+        "El cociente está invertido: r = exp(log_probs − old_log_probs).",
     ),
 ]
 

@@ -1,6 +1,6 @@
 """Módulo 06 · Los widgets de PPO: ``L^CLIP`` con deslizadores y el cuestionario.
 
-- ``ClipExplorer``: ``L^CLIP`` y su gradiente frente a la razón ``r``.
+- ``ClipExplorer``: ``L^CLIP`` y su gradiente frente al cociente ``r``.
 - ``QuizForm``: el formulario del cuestionario, con la explicación de cada
   respuesta (las preguntas y su corrección están en :mod:`helpers.ppo_quiz`).
 
@@ -90,7 +90,7 @@ class ClipExplorer(WidgetView):
         return self._values_and_grads(np.atleast_1d(r))[1]
 
     def region(self, r: float) -> str:
-        """Qué pasa con la muestra si su razón vale ``r``, en una frase corta."""
+        """Qué pasa con la muestra si su cociente vale ``r``, en una frase corta."""
         low, high = self.bounds
         a = self.advantage
         if a == 0:
@@ -138,7 +138,7 @@ class ClipExplorer(WidgetView):
             for ax in (ax_obj, ax_grad):
                 ax.axvspan(low, high, color=COLORS[7], alpha=0.15, lw=0)
                 ax.axvline(1.0, color=COLORS[7], lw=0.8, ls=":")
-                ax.set_xlabel("razón r = π_θ / π_θold")
+                ax.set_xlabel("cociente r = π_θ / π_θold")
             ax_obj.plot(r, r * a, color=COLORS[7], ls="--", lw=1, label="r·A")
             ax_obj.plot(r, values, color=COLORS[0], lw=2.2, label=r"$L^{CLIP}$")
             ax_obj.set(title=f"Objetivo recortado (A = {_num(a, 1)})", ylabel="valor")

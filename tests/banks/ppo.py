@@ -7,12 +7,30 @@ MODULE = "06_ppo"
 WRONG: dict[str, list[Answer]] = {
     "probability_ratio": [
         Answer(
-            "razón invertida",
+            "cociente invertido",
             """
 def probability_ratio(log_probs, old_log_probs):
     return torch.exp(old_log_probs.detach() - log_probs)
 """,
-            "La razón está invertida",
+            "El cociente está invertido",
+        ),
+        Answer(
+            "cociente de exponenciales (se anula con log π ≈ −1000)",
+            """
+def probability_ratio(log_probs, old_log_probs):
+    with torch.no_grad():
+        old_probs = torch.exp(old_log_probs)
+    return torch.exp(log_probs) / old_probs
+""",
+            "Calculaste exp(log_probs) / exp(old_log_probs)",
+        ),
+        Answer(
+            "cociente de exponenciales con detach",
+            """
+def probability_ratio(log_probs, old_log_probs):
+    return log_probs.exp() / old_log_probs.detach().exp()
+""",
+            "Calculaste exp(log_probs) / exp(old_log_probs)",
         ),
         Answer(
             "los log π viejos arrastran gradiente",
@@ -359,16 +377,16 @@ def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
 RIGHT: dict[str, list[Answer]] = {
     "probability_ratio": [
         Answer(
-            "cociente de exponenciales",
+            "la vieja congelada bajo no_grad",
             """
 def probability_ratio(log_probs, old_log_probs):
     with torch.no_grad():
-        old_probs = torch.exp(old_log_probs)
-    return torch.exp(log_probs) / old_probs
+        reference = old_log_probs.clone()
+    return (log_probs - reference).exp()
 """,
         ),
         Answer(
-            "exp del log de la razón, con la vieja copiada",
+            "exp del log-cociente, con la vieja copiada",
             """
 def probability_ratio(log_probs, old_log_probs):
     frozen = old_log_probs.clone().detach()
@@ -413,7 +431,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     ],
     "kl_estimators": [
         Answer(
-            "con la razón explícita",
+            "con ρ explícita",
             """
 def kl_estimators(log_probs, other_log_probs):
     rho = torch.exp(other_log_probs - log_probs)
