@@ -21,6 +21,8 @@ help:
 	@echo "make notebooks sincroniza cada solutions/NN_x/NN_x.ipynb con su texto NN_x.md"
 	@echo "make test      ejecuta todas las pruebas (salvo las de navegador)"
 	@echo "make test-browser   Binder simulado y JupyterLab en Chromium"
+	@echo "make hub       JupyterHub local para una clase (como root; ver CONTRIBUTING.md)"
+	@echo "make test-hub  el ciclo de una tarea en un JupyterHub de verdad (como root)"
 	@echo "make bench     mide los presupuestos del curso y escribe BENCHMARKS.md"
 	@echo "make bench-quick   el banco en miniatura (lo que ejecuta CI)"
 	@echo "make release   regenera course/ a partir de solutions/"
@@ -59,7 +61,7 @@ notebooks: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m ruff format --check helpers autograder benchmarks tools tests
+	$(PY) -m ruff format --check helpers autograder benchmarks tools hub tests
 
 test: lint
 	$(PY) -m pytest tests solutions --ignore=tests/browser \
@@ -99,3 +101,24 @@ grade: $(STAMP)
 
 clean:
 	rm -rf .grading .pytest_cache .ruff_cache
+
+# Un JupyterHub local para una clase (hub/, CONTRIBUTING.md). Necesita root
+# (crea las cuentas), Node.js y npm. RLHUB_DIR, RLHUB_PORT, RLHUB_INSTRUCTOR,
+# RLHUB_STUDENTS y RLHUB_PASSWORD lo ajustan (hub/settings.py).
+.PHONY: hub hub-install test-hub
+HUB_STAMP := $(VENV)/.hub
+hub-install: $(HUB_STAMP)
+$(HUB_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,browser,hub]'
+	npm install --prefix $(VENV)/hub-proxy --no-audit --no-fund --silent \
+		configurable-http-proxy@4.6.3
+	touch $@
+
+hub: $(HUB_STAMP)
+	$(PY) hub/prepare.py
+	$(BIN)/jupyterhub -f hub/jupyterhub_config.py
+
+# El hub de verdad (cuentas rlhub_*, Chromium): el ciclo de una tarea por el
+# intercambio de nbgrader y la interfaz. Como root; arranca y para todo.
+test-hub: $(HUB_STAMP)
+	RLHUB_TESTS=1 $(PY) -m pytest tests/hub -p no:cacheprovider
