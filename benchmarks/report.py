@@ -317,7 +317,7 @@ def run(quick: bool, output: Path | None) -> int:
     """Mide todo, imprime el Markdown y lo escribe en ``output``.
 
     Sin ``--quick``, las medidas van también a ``helpers/data/benchmarks.json``;
-    con él, junto a ``output`` (nunca a los datos de los cuadernos).
+    con él, junto a ``output`` si lo hay (nunca a los datos de los cuadernos).
     """
     data = measure(quick)
     text = render(data)
@@ -326,14 +326,13 @@ def run(quick: bool, output: Path | None) -> int:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
         _say(f"escrito {output}")
-    data_path = (
-        DATA if not quick else (output or Path(".grading/x")).with_suffix(".json")
-    )
-    data_path.parent.mkdir(parents=True, exist_ok=True)
-    data_path.write_text(
-        json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
-    )
-    _say(f"escrito {data_path}")
+    data_path = output.with_suffix(".json") if quick and output else DATA
+    if not quick or output:
+        data_path.parent.mkdir(parents=True, exist_ok=True)
+        data_path.write_text(
+            json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+        )
+        _say(f"escrito {data_path}")
     if quick:
         _say("modo --quick: comprueba el código del banco, las cifras no valen")
     return 0
