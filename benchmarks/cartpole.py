@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from helpers.bench_data import cartpole_result, first_solved
 from helpers.formatting import number
 
 TARGET = 475.0
@@ -77,10 +78,7 @@ class Run:
     @property
     def solved(self) -> tuple[int, float] | None:
         """``(pasos, segundos)`` de la primera evaluación ≥ 475, o ``None``."""
-        for steps, seconds, score in self.evaluations:
-            if score >= TARGET:
-                return steps, seconds
-        return None
+        return first_solved(self.evaluations, TARGET)
 
     def to_dict(self, seed: int) -> dict[str, Any]:
         return {
@@ -227,34 +225,6 @@ def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class Row:
-    """Mediana y rango de pasos y segundos de un agente sobre varias semillas."""
-
-    name: str
-    runs: list[Run]
-
-    def _solved(self, index: int) -> list[float]:
-        return [run.solved[index] for run in self.runs if run.solved is not None]
-
-    @property
-    def n_solved(self) -> int:
-        return sum(run.solved is not None for run in self.runs)
-
-    def median(self, index: int) -> float | None:
-        values = self._solved(index)
-        return statistics.median(values) if values else None
-
-    def describe(self, index: int, show: Callable[[float], str]) -> str:
-        values = self._solved(index)
-        if not values:
-            return "no llegó"
-        return (
-            f"{show(statistics.median(values))} "
-            f"({show(min(values))}–{show(max(values))})"
-        )
-
-
 def measure(
     seeds: list[int], interval: int, max_steps: int, progress: Callable[[str], None]
 ) -> list[dict[str, Any]]:
@@ -281,35 +251,42 @@ def measure(
     return agents
 
 
-def rows(agents: list[dict[str, Any]]) -> dict[str, Row]:
-    """Las filas de la tabla (por nombre de agente) a partir de las medidas."""
-    return {
-        agent["name"]: Row(agent["name"], [Run.from_dict(r) for r in agent["runs"]])
-        for agent in agents
-    }
+def _describe(values: list[float], decimals: int) -> str:
+    """«mediana (mínimo–máximo)», o «no llegó» si ninguna semilla llegó."""
+    if not values:
+        return "no llegó"
+    median, low, high = (
+        number(x, decimals)
+        for x in (statistics.median(values), min(values), max(values))
+    )
+    return f"{median} ({low}–{high})"
 
 
-def render_table(agents: list[dict[str, Any]], n_seeds: int) -> list[str]:
+def render_table(
+    agents: list[dict[str, Any]], n_seeds: int, target: float = TARGET
+) -> list[str]:
     """Las filas de la tabla Markdown, con las razones curso/SB3 de las medianas."""
-    by_name = rows(agents)
+    results = {a["name"]: cartpole_result(a, target) for a in agents}
     pairs = {a["sb3_of"]: a["name"] for a in agents if a["sb3_of"]}
     lines = [
         "| agente | llegan | pasos: mediana (rango) | segundos: mediana (rango) "
         "| pasos curso/SB3 | segundos curso/SB3 |",
         "|---|---|---|---|---|---|",
     ]
-    for agent in agents:
-        row = by_name[agent["name"]]
+    for name, result in results.items():
         ratios = ["", ""]
-        if agent["name"] in pairs:
-            sb3 = by_name[pairs[agent["name"]]]
-            for i in range(2):
-                ours, theirs = row.median(i), sb3.median(i)
-                ratios[i] = number(ours / theirs, 2) if ours and theirs else "—"
-        steps = row.describe(0, lambda x: number(x, 0))
-        seconds = row.describe(1, lambda x: number(x, 1))
+        if name in pairs:
+            sb3 = results[pairs[name]]
+            for i, field_name in enumerate(("steps", "seconds")):
+                ours, theirs = getattr(result, field_name), getattr(sb3, field_name)
+                ratios[i] = (
+                    number(statistics.median(ours) / statistics.median(theirs), 2)
+                    if ours and theirs
+                    else "—"
+                )
         lines.append(
-            f"| {row.name} | {row.n_solved}/{n_seeds} | {steps} | {seconds} "
+            f"| {name} | {result.n_solved}/{n_seeds} "
+            f"| {_describe(result.steps, 0)} | {_describe(result.seconds, 1)} "
             f"| {ratios[0]} | {ratios[1]} |"
         )
     return lines

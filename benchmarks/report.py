@@ -292,7 +292,7 @@ def render(data: dict[str, Any]) -> str:
         "hiperparámetros de rl-baselines3-zoo para CartPole-v1. Razones < 1: el "
         "curso necesita menos.",
         "",
-        *cartpole.render_table(cp["agents"], len(cp["seeds"])),
+        *cartpole.render_table(cp["agents"], len(cp["seeds"]), cp["target"]),
         "",
         "## GRPO sobre el modelo diminuto (17 × 24)",
         "",

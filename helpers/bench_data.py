@@ -58,20 +58,38 @@ class CartPoleResult:
         return statistics.median(self.seconds)
 
 
+def first_solved(
+    evaluations: list[tuple[int, float, float]], target: float
+) -> tuple[int, float] | None:
+    """``(pasos, segundos)`` de la primera evaluación con media ≥ ``target``.
+
+    Es la regla de «llega» de ``make bench``, la misma para todos los agentes.
+    """
+    for steps, seconds, score in evaluations:
+        if score >= target:
+            return steps, seconds
+    return None
+
+
+def cartpole_result(agent: dict[str, Any], target: float) -> CartPoleResult:
+    """Un agente tal como lo guarda ``make bench`` (``name`` y ``runs``)."""
+    steps, seconds, evaluations = [], [], []
+    for run in agent["runs"]:
+        evals = [(int(s), float(t), float(m)) for s, t, m in run["evaluations"]]
+        evaluations.append(evals)
+        solved = first_solved(evals, target)
+        if solved is not None:
+            steps.append(solved[0])
+            seconds.append(solved[1])
+    return CartPoleResult(
+        agent["name"], [r["seed"] for r in agent["runs"]], steps, seconds, evaluations
+    )
+
+
 def cartpole(name: str) -> CartPoleResult:
     """Lo que midió ``make bench`` para el agente ``name`` («DQN», «DQN · SB3»...)."""
     data = load()["cartpole"]
     agents = {agent["name"]: agent for agent in data["agents"]}
     if name not in agents:
         raise KeyError(f"{name!r} no está en el banco; hay: {sorted(agents)}")
-    steps, seconds, evaluations = [], [], []
-    for run in agents[name]["runs"]:
-        evals = [(int(s), float(t), float(m)) for s, t, m in run["evaluations"]]
-        evaluations.append(evals)
-        first = next((e for e in evals if e[2] >= data["target"]), None)
-        if first is not None:
-            steps.append(first[0])
-            seconds.append(first[1])
-    return CartPoleResult(
-        name, [r["seed"] for r in agents[name]["runs"]], steps, seconds, evaluations
-    )
+    return cartpole_result(agents[name], data["target"])
