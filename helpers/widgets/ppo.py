@@ -1,8 +1,6 @@
-"""Módulo 06 · Los widgets de PPO: ``L^CLIP`` con deslizadores y el cuestionario.
+"""Módulo 06 · El widget de PPO: ``L^CLIP`` con deslizadores.
 
 - ``ClipExplorer``: ``L^CLIP`` y su gradiente frente al cociente ``r``.
-- ``QuizForm``: el formulario del cuestionario, con la explicación de cada
-  respuesta (las preguntas y su corrección están en :mod:`helpers.ppo_quiz`).
 
 Para una sola muestra con ventaja ``A``, el objetivo recortado de PPO es
 
@@ -11,21 +9,25 @@ Para una sola muestra con ventaja ``A``, el objetivo recortado de PPO es
 y su derivada respecto a ``r`` (calculada con autograd) es ``A`` donde el
 término sin recortar manda y ``0`` donde manda el recortado. Los deslizadores
 mueven ``ε`` y ``A`` (su signo y su tamaño). La lógica (``objective``,
-``gradient``, ``region``, ``QuizForm.answer``...) no depende de la vista: las
-pruebas la manejan sin navegador.
+``gradient``, ``region``...) no depende de la vista: las pruebas la manejan sin
+navegador.
+
+El cuestionario del módulo (sección 8) no tiene formulario a propósito. Un
+formulario que corrige revela la respuesta a quien prueba las opciones una a una,
+y el código de ``helpers`` llega entero al estudiante, así que tampoco puede
+guardar la clave. Las preguntas se califican solo con las pruebas ocultas del
+cuaderno de soluciones, y su explicación llega con la retroalimentación.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from helpers import ppo_quiz
 from helpers.plotting import COLORS
 from helpers.widgets.view import WidgetView, course_style, figure_output
 
@@ -197,106 +199,3 @@ class ClipExplorer(WidgetView):
         self._adv_slider.value = self.advantage
         self._info.value = html.escape(self.explanation())
         self._plot.outputs = (self._figure_output(),)
-
-
-# ---------------------------------------------------------------------------
-# El formulario para quien estudia por su cuenta
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """La corrección de una respuesta del formulario."""
-
-    number: int
-    letter: str
-    correct: bool
-    explanation: str
-
-
-class QuizForm(WidgetView):
-    """Las cuatro preguntas con botones de opción; cada respuesta se explica."""
-
-    def __init__(self) -> None:
-        self._widget: widgets.VBox | None = None
-        self.feedback: dict[int, Feedback] = {}
-
-    def answer(self, number: int, letter: str) -> Feedback:
-        """Responde ``letter`` a la pregunta ``number`` y devuelve la corrección."""
-        normalized = ppo_quiz.normalize(letter)
-        if normalized is None:
-            raise ValueError(f"{letter!r} no es una de las letras a, b, c, d.")
-        result = Feedback(
-            number,
-            normalized,
-            ppo_quiz.grade(number, normalized),
-            ppo_quiz.explanation(number, normalized),
-        )
-        self.feedback[number] = result
-        self._changed()
-        return result
-
-    @property
-    def score(self) -> int:
-        """Cuántas preguntas están bien respondidas ahora mismo."""
-        return sum(f.correct for f in self.feedback.values())
-
-    def reset(self) -> None:
-        """Borra todas las respuestas."""
-        self.feedback = {}
-        self._changed()
-
-    def summary(self) -> str:
-        """Una línea con el marcador."""
-        return (
-            f"Respondidas {len(self.feedback)} de {len(ppo_quiz.QUESTIONS)}; "
-            f"correctas: {self.score}."
-        )
-
-    # --- la vista ----------------------------------------------------------
-
-    def _build_widget(self) -> widgets.VBox:
-        self._radios: dict[int, widgets.RadioButtons] = {}
-        self._notes: dict[int, widgets.HTML] = {}
-        boxes = []
-        for number, q in enumerate(ppo_quiz.QUESTIONS, start=1):
-            choices = zip(ppo_quiz.LETTERS, q.choices, strict=True)
-            radio = widgets.RadioButtons(
-                options=[(f"{x}) {c}", x) for x, c in choices],
-                value=None,
-                layout=widgets.Layout(width="auto"),
-            )
-            button = widgets.Button(description="Comprobar")
-            button.on_click(lambda _, n=number: self._on_check(n))
-            note = widgets.HTML()
-            self._radios[number], self._notes[number] = radio, note
-            title = widgets.HTML(f"<b>{number}. {html.escape(q.text)}</b>")
-            boxes.append(widgets.VBox([title, radio, button, note]))
-        self._summary = widgets.HTML()
-        reset = widgets.Button(description="Empezar de nuevo", icon="refresh")
-        reset.on_click(lambda _: self.reset())
-        return widgets.VBox([*boxes, widgets.HBox([reset, self._summary])])
-
-    def _on_check(self, number: int) -> None:
-        letter = self._radios[number].value
-        if letter is None:
-            self._notes[number].value = "<i>Elige una opción.</i>"
-            return
-        self.answer(number, letter)
-
-    def _changed(self) -> None:
-        if self._widget is None:
-            return
-        for number, note in self._notes.items():
-            result = self.feedback.get(number)
-            if result is None:
-                note.value = ""
-                self._radios[number].value = None
-                continue
-            mark = "✔ Correcto." if result.correct else "✘ No es esa."
-            color = "#1b7f3b" if result.correct else "#b3261e"
-            note.value = (
-                f"<span style='color:{color}'><b>{mark}</b></span> "
-                f"{html.escape(result.explanation)}"
-            )
-        self._summary.value = html.escape(self.summary())

@@ -350,27 +350,92 @@ def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
             "El gradiente llega a returns",
         ),
     ],
+    # El cuestionario: la comprobación visible acepta cualquier respuesta bien
+    # escrita, así que las erróneas bien escritas fallan en la prueba oculta, con
+    # la explicación; las mal escritas, ya en la visible.
     "quiz_1": [
-        Answer("opción a", 'answer_1 = "a"', "Eso hace el crítico"),
-        Answer("opción c", 'answer_1 = "c"', "La dirección la pone"),
-        Answer("opción d", 'answer_1 = "d"', "El tamaño cuenta"),
+        Answer(
+            "la acción no muestreada sin gradiente",
+            "answer_1 = 0.0",
+            "también recibe gradiente",
+        ),
+        Answer(
+            "la componente de la acción muestreada",
+            "answer_1 = -0.3",
+            "esa es la componente de θ_1",
+        ),
+        Answer("el signo cambiado", "answer_1 = -0.12", "revisa el signo"),
+        Answer("sin la línea base", "answer_1 = 2 * -0.2", "falta la línea base"),
         Answer("sin responder", "answer_1 = None", "Todavía no has respondido"),
-        Answer("un número", "answer_1 = 2", "una de las letras"),
+        Answer("con coma decimal, como texto", 'answer_1 = "0,12"', "no un texto"),
+        Answer(
+            "el gradiente entero",
+            "answer_1 = torch.tensor([0.12, -0.3, 0.18])",
+            "un solo número",
+        ),
     ],
     "quiz_2": [
-        Answer("opción a", 'answer_2 = "a"', "no anula el gradiente"),
-        Answer("opción b", 'answer_2 = "B"', "no cambia el gradiente esperado"),
-        Answer("opción d", 'answer_2 = "d)"', "se centra la señal"),
+        Answer(
+            "todas verdaderas",
+            'answer_2 = {"a": True, "b": True, "c": True, "d": True}',
+            "Pregunta 2: mal marcadas b, c;",
+        ),
+        Answer(
+            "la línea base que depende de la acción",
+            'answer_2 = {"a": True, "b": False, "c": True, "d": True}',
+            "sesga el gradiente",
+        ),
+        Answer(
+            "sin marcar",
+            'answer_2 = {"a": None, "b": None, "c": None, "d": None}',
+            "Todavía no has marcado la afirmación a)",
+        ),
+        Answer(
+            "una lista en vez de un diccionario",
+            "answer_2 = [True, False, False, True]",
+            "es un diccionario",
+        ),
     ],
     "quiz_3": [
-        Answer("opción b", 'answer_3 = "b"', "no empuja hacia atrás"),
-        Answer("opción c", 'answer_3 = "c"', "sigue siendo finita"),
-        Answer("opción d", 'answer_3 = "d"', "actúa en los dos sentidos"),
+        Answer(
+            "la pérdida en vez del objetivo",
+            "answer_3 = 2.2 / 3",
+            "es −L^CLIP, la pérdida",
+        ),
+        Answer(
+            "sin recorte",
+            "answer_3 = (1.3 * -2 + 1.5 * 1 + 0.7 * -1) / 3",
+            "falta el recorte",
+        ),
+        Answer(
+            "sin el min",
+            "answer_3 = (1.2 * -2 + 1.2 * 1 + 0.8 * -1) / 3",
+            "sin el min, la muestra 1 no se corrige",
+        ),
+        Answer("redondeado de más", "answer_3 = -0.7", "L^CLIP = −0,733"),
+        Answer("NaN", 'answer_3 = float("nan")', "finito"),
     ],
     "quiz_4": [
-        Answer("opción a", 'answer_4 = "a"', "se calculan una vez por lote"),
-        Answer("opción b", 'answer_4 = "b"', "sigue siendo on-policy"),
-        Answer("opción c", 'answer_4 = "c"', "se actualizan juntos"),
+        Answer(
+            "k3 negativo",
+            'answer_4 = {"a": True, "b": True, "c": True, "d": False}',
+            "k3 ≥ 0 en cada muestra",
+        ),
+        Answer(
+            "todas falsas",
+            'answer_4 = {"a": False, "b": False, "c": False, "d": False}',
+            "Pregunta 4: mal marcadas b, c;",
+        ),
+        Answer(
+            "marcas como texto",
+            'answer_4 = {"a": "F", "b": "V", "c": "V", "d": "F"}',
+            "sin comillas",
+        ),
+        Answer(
+            "una clave en mayúscula",
+            'answer_4 = {"A": False, "b": True, "c": True, "d": False}',
+            "faltan a",
+        ),
     ],
 }
 
@@ -508,19 +573,44 @@ def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
         ),
     ],
     "quiz_1": [
-        Answer("mayúscula", 'answer_1 = "B"'),
-        Answer("con paréntesis y espacios", 'answer_1 = " b) "'),
+        Answer("a mano", "answer_1 = 0.12"),
+        Answer("la cuenta escrita", "answer_1 = (2 - 2.6) * (0 - 0.2)"),
+        Answer("un tensor de un elemento", "answer_1 = torch.tensor(0.12)"),
+        Answer("con tres decimales", "answer_1 = np.float32(0.120)"),
     ],
     "quiz_2": [
-        Answer("mayúscula", 'answer_2 = "C"'),
-        Answer("con punto", 'answer_2 = "c."'),
+        Answer(
+            "en otro orden",
+            'answer_2 = {"d": True, "c": False, "b": False, "a": True}',
+        ),
+        Answer(
+            "con booleanos de NumPy",
+            "answer_2 = dict(zip('abcd', np.array([1, 0, 0, 1]) == 1))",
+        ),
     ],
     "quiz_3": [
-        Answer("mayúscula", 'answer_3 = "A"'),
-        Answer("con paréntesis", 'answer_3 = "a)"'),
+        Answer("con tres decimales", "answer_3 = -0.733"),
+        Answer("la cuenta escrita", "answer_3 = (-2.6 + 1.2 - 0.8) / 3"),
+        Answer(
+            "con la función del ejercicio 2",
+            """
+answer_3 = -clipped_surrogate_loss(
+    torch.log(torch.tensor([1.3, 1.5, 0.7])),
+    torch.zeros(3),
+    torch.tensor([-2.0, 1.0, -1.0]),
+    0.2,
+)
+""",
+        ),
     ],
     "quiz_4": [
-        Answer("mayúscula", 'answer_4 = "D"'),
-        Answer("con espacios", 'answer_4 = "  d"'),
+        Answer(
+            "en otro orden",
+            'answer_4 = {"b": True, "a": False, "d": False, "c": True}',
+        ),
+        Answer(
+            "con dict()",
+            "answer_4 = dict(a=False, b=True, c=True, d=False)",
+        ),
     ],
 }
