@@ -16,7 +16,13 @@ import os
 import resource
 import sys
 
-import nbformat
+# jsonschema (que nbformat usa para validar) carga rfc3987_syntax, que construye
+# una gramática al importarse: más de un segundo por entrega en una máquina
+# cargada, para validar un formato (IRI) que ningún cuaderno usa. Sin él,
+# jsonschema simplemente no comprueba ese formato.
+sys.modules.setdefault("rfc3987_syntax", None)
+
+import nbformat  # noqa: E402
 
 
 def set_limits(memory_bytes: int, processes: int, file_bytes: int) -> None:
@@ -25,6 +31,34 @@ def set_limits(memory_bytes: int, processes: int, file_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+# Lo que queda en una celda que agotó su tiempo (como en nbgrader).
+TIMEOUT_ERROR = {
+    "ename": "CellTimeoutError",
+    "evalue": "",
+    "traceback": ["CellTimeoutError: la celda no terminó en el tiempo permitido"],
+}
+
+
+def record_reply_error(cell, cell_index, execute_reply) -> None:
+    """Si el kernel respondió con un error que no quedó en las salidas (una
+    interrupción por tiempo, por ejemplo), se añade: así la celda puntúa 0."""
+    content = execute_reply["content"]
+    if content["status"] != "error":
+        return
+    if any(
+        o.output_type == "error" and o.ename == content["ename"] for o in cell.outputs
+    ):
+        return
+    cell.outputs.append(
+        nbformat.v4.new_output(
+            "error",
+            ename=content["ename"],
+            evalue=content["evalue"],
+            traceback=content["traceback"] or [content["ename"]],
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,8 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     nb = nbformat.read(args.notebook, as_version=4)
     set_limits(args.memory, args.processes, args.file_size)
 
+    # nbclient directamente (lo mismo que hace el Execute de nbgrader, sin
+    # importar nbgrader entero en cada entrega: se nota en un lote de 100).
+    from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
-    from nbgrader.preprocessors import Execute
 
     # Un error de protocolo con el kernel (p. ej. «Invalid Signature» con la
     # máquina muy cargada) no es culpa de la entrega: se reintenta una vez con
@@ -50,13 +86,25 @@ def main(argv: list[str] | None = None) -> int:
     original = nbformat.from_dict(nb)
     for attempt in range(2):
         nb = nbformat.from_dict(original) if attempt else nb
-        executor = Execute(timeout=args.cell_timeout, interrupt_on_timeout=True)
-        resources = {
-            "metadata": {"path": os.path.dirname(os.path.abspath(args.notebook))}
-        }
+        client = NotebookClient(
+            nb,
+            timeout=args.cell_timeout,
+            interrupt_on_timeout=True,
+            allow_errors=True,
+            raise_on_iopub_timeout=True,
+            error_on_timeout=TIMEOUT_ERROR,
+            kernel_name="python3",
+            extra_arguments=["--HistoryManager.hist_file=:memory:"],
+            on_cell_executed=record_reply_error,
+            # Ninguna etiqueta salta una celda al calificar.
+            skip_cells_with_tag="",
+            resources={
+                "metadata": {"path": os.path.dirname(os.path.abspath(args.notebook))}
+            },
+        )
         status = "ok"
         try:
-            nb, _ = executor.preprocess(nb, resources)
+            client.execute()
         except DeadKernelError:
             status = "dead_kernel"
         except Exception as error:  # el kernel no arrancó, mensajes corruptos...

@@ -12,26 +12,34 @@ import csv
 import json
 import logging
 import multiprocessing
-import re
 import shutil
 import sys
-import unicodedata
 import warnings
-import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
+from nbgrader.converters import Autograde, GenerateAssignment
 from nbgrader.coursedir import CourseDirectory
 
-from autograder.config import GRADING, SOLUTIONS, load_config
+from autograder.config import COURSE, GRADING, SOLUTIONS, load_config
+from autograder.feedback import write_feedback
+from autograder.integrity import cell_titles
+from autograder.lms import LMS_PATTERNS, collect, safe_id  # noqa: F401
 from autograder.preprocessors import STATUS_FILE
 from autograder.sandbox import Sandbox
 
-FIXED_COLUMNS = ["student_id", "module", "score", "max_score", "status", "reason"]
+FIXED_COLUMNS = [
+    "student_id",
+    "module",
+    "score",
+    "max_score",
+    "status",
+    "reason",
+    "incidents",
+]
 
 # Errores en las salidas que merecen una frase en la columna «reason»:
 # (nombre del error, trozo del mensaje o "", frase).
@@ -73,6 +81,8 @@ class Result:
     reason: str = ""
     cells: dict[str, float | None] = field(default_factory=dict)
     diagnostics: dict[str, str] = field(default_factory=dict)
+    incidents: list[str] = field(default_factory=list)
+    findings: list[dict] = field(default_factory=list)
 
 
 def grade_cells(module_id: str) -> list[tuple[str, float]]:
@@ -86,76 +96,8 @@ def grade_cells(module_id: str) -> list[tuple[str, float]]:
 
 
 # ---------------------------------------------------------------------------
-# Encontrar las entregas
+# Comprobar las entregas (encontrarlas es cosa de autograder.lms)
 # ---------------------------------------------------------------------------
-
-# Nombres que dejan las descargas de un LMS dentro del zip (id = primer trozo).
-LMS_PATTERNS = [
-    # Canvas: «login_late_12345_67890_cualquiernombre.ipynb»
-    re.compile(r"^(?P<student_id>[^/_]+)_(?:late_)?\d+_\d+_[^/]*\.ipynb$"),
-    # Moodle: «Nombre Apellido_12345_assignsubmission_file_/archivo.ipynb»
-    re.compile(r"^(?P<student_id>[^/]+?)_\d+_assignsubmission_file_?/[^/]*\.ipynb$"),
-]
-
-
-def safe_id(raw: str) -> str:
-    """Un id de estudiante seguro para rutas: sin tildes, espacios ni barras."""
-    ascii_id = unicodedata.normalize("NFKD", raw).encode("ascii", "ignore").decode()
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", ascii_id).strip("._") or "sin_id"
-
-
-def collect(module_id: str, submissions: Path, scratch: Path) -> dict[str, Path]:
-    """Encuentra las entregas de una carpeta o de un zip.
-
-    Formas admitidas: ``<id>.ipynb``, ``<id>/<módulo>.ipynb``,
-    ``<id>/<módulo>/<módulo>.ipynb`` (la carpeta ``submitted`` de nbgrader), las
-    mismas dentro de un zip (con o sin una carpeta que lo envuelva) y los
-    nombres que dejan las descargas de Canvas y Moodle.
-    """
-    if submissions.is_file() and zipfile.is_zipfile(submissions):
-        unpacked = scratch / "descomprimido"
-        with zipfile.ZipFile(submissions) as archive:
-            for member in archive.infolist():
-                # Nada fuera de la carpeta de destino (rutas absolutas, «..»).
-                target = (unpacked / member.filename).resolve()
-                if target.is_relative_to(unpacked.resolve()):
-                    archive.extract(member, unpacked)
-        entries = [p for p in unpacked.iterdir() if not p.name.startswith(("_", "."))]
-        if len(entries) == 1 and entries[0].is_dir():
-            unpacked = entries[0]
-        submissions = unpacked
-    if not submissions.is_dir():
-        raise SystemExit(
-            f"No encuentro la carpeta de entregas «{submissions}». Pasa una carpeta "
-            "con un <id>.ipynb por estudiante, o <id>/<módulo>.ipynb, o un .zip."
-        )
-    found: dict[str, Path] = {}
-    for path in sorted(submissions.rglob("*.ipynb")):
-        relative = path.relative_to(submissions).as_posix()
-        if ".ipynb_checkpoints" in relative:
-            continue
-        student_id = None
-        if "/" not in relative:
-            canvas = LMS_PATTERNS[0].match(relative)
-            student_id = canvas["student_id"] if canvas else path.stem
-        elif relative.count("/") == 1 and path.name == f"{module_id}.ipynb":
-            student_id = path.parent.name
-        elif relative.count("/") == 2 and relative.split("/")[1:] == [
-            module_id,
-            f"{module_id}.ipynb",
-        ]:
-            # La carpeta «submitted» del intercambio de nbgrader.
-            student_id = relative.split("/")[0]
-        else:
-            for pattern in LMS_PATTERNS[1:]:
-                match = pattern.match(relative)
-                if match:
-                    student_id = match["student_id"]
-                    break
-        if student_id is None:
-            continue
-        found.setdefault(safe_id(student_id), path)
-    return found
 
 
 def precheck(module_id: str, path: Path) -> tuple[str, str]:
@@ -220,7 +162,7 @@ def _config(job: Job, db_path: Path):
     config.CourseDirectory.autograded_directory = "autograded"
     config.CourseDirectory.feedback_directory = "feedback"
     config.CourseDirectory.db_url = f"sqlite:///{db_path}"
-    for converter in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
+    for converter in ("GenerateAssignment", "Autograde"):
         config[converter].force = True
     return config
 
@@ -248,13 +190,12 @@ def grade_one(job: Job) -> Result:
     if job.notebook_timeout:
         config.SandboxedExecute.notebook_timeout = job.notebook_timeout
     try:
-        for step in (Autograde, GenerateFeedback):
-            converter = step(
-                coursedir=_coursedir(config, job.module_id, job.student_id),
-                config=config,
-            )
-            converter.log.setLevel(logging.CRITICAL)
-            converter.start()
+        converter = Autograde(
+            coursedir=_coursedir(config, job.module_id, job.student_id),
+            config=config,
+        )
+        converter.log.setLevel(logging.CRITICAL)
+        converter.start()
     except Exception as error:  # nbgrader avisa con NbGraderException
         result.status = "error"
         result.reason = f"nbgrader no pudo calificar la entrega: {error}"[:300]
@@ -265,8 +206,21 @@ def grade_one(job: Job) -> Result:
         status = json.loads(status_file.read_text(encoding="utf-8"))
         if status["status"] != "ok":
             result.status, result.reason = status["status"], status["reason"]
-        if status.get("noise"):
-            _add_reason(result, status["noise"])
+            result.incidents.append(status["reason"])
+        for incident in status.get("incidents", []):
+            _add_incident(result, incident)
+        result.findings = status.get("findings", [])
+        if result.findings:
+            # Lo que hay que mirar va primero en el motivo; el estado «revisar»
+            # no tapa uno peor (el kernel murió, el tiempo se agotó...).
+            if result.status == "ok":
+                result.status = "revisar"
+            summary = "; ".join(f["message"] for f in result.findings[:3])
+            more = len(result.findings) - 3
+            summary += f" (y {more} más)" if more > 0 else ""
+            result.reason = f"Revisar: {summary}" + (
+                f"; {result.reason}" if result.reason else ""
+            )
     autograded = (
         Path(job.work)
         / "autograded"
@@ -317,12 +271,21 @@ def _diagnose(result: Result, nb) -> None:
             if output.get("output_type") != "error":
                 continue
             phrase = notable_phrase(output)
+            if phrase:
+                phrase = f"{phrase} (celda {grade_id or cell.get('id', '?')})"
             if phrase and phrase not in notable:
                 notable.append(phrase)
             if grade_id and cell.metadata["nbgrader"].get("grade"):
                 result.diagnostics.setdefault(grade_id, diagnostic(output))
     for phrase in notable:
-        _add_reason(result, phrase)
+        _add_incident(result, phrase)
+
+
+def _add_incident(result: Result, phrase: str) -> None:
+    """Anota una incidencia: en su lista y, sin repetirla, en el motivo."""
+    if phrase not in result.incidents:
+        result.incidents.append(phrase)
+    _add_reason(result, phrase)
 
 
 def _add_reason(result: Result, phrase: str) -> None:
@@ -346,6 +309,7 @@ def grade(
     use_sandbox: bool | None = None,
     cell_timeout: int | None = None,
     notebook_timeout: int | None = None,
+    feedback_show_hidden: bool = False,
 ) -> list[Result]:
     """Califica las entregas de ``module_id`` y escribe notas, retroalimentación
     e informe de la clase.
@@ -360,6 +324,8 @@ def grade(
             aísla (solo para depurar).
         cell_timeout, notebook_timeout: límites de tiempo en segundos; por
             defecto, los de ``nbgrader_config.py``.
+        feedback_show_hidden: la retroalimentación muestra también el código
+            de las pruebas ocultas (por defecto no: así sirven otro año).
 
     Returns:
         Un :class:`Result` por entrega, en orden de id.
@@ -401,7 +367,8 @@ def grade(
     results: dict[str, Result] = {}
     pending: list[Job] = []
     hide = [str(work), str(out), str(submissions), str(SOLUTIONS), str(GRADING)]
-    for student_id, path in collect(module_id, submissions, work).items():
+    collected = collect(module_id, submissions, work)
+    for student_id, path in collected.found.items():
         status, reason = precheck(module_id, path)
         if status:
             results[student_id] = Result(
@@ -423,6 +390,11 @@ def grade(
             )
         )
 
+    # Los módulos de helpers (y PyTorch) se cargan una vez aquí, antes de crear
+    # los procesos de trabajo: los heredan ya cargados al bifurcarse.
+    from autograder.integrity import preload_references
+
+    preload_references()
     with ProcessPoolExecutor(
         max_workers=max(1, jobs),
         mp_context=multiprocessing.get_context("fork"),
@@ -435,48 +407,63 @@ def grade(
                     "calificado SIN aislamiento"
                 )
 
-    for student_id in results:
-        feedback = work / "feedback" / student_id / module_id / f"{module_id}.html"
-        if feedback.exists():
-            html = translate_feedback(feedback.read_text(encoding="utf-8"))
-            (out / "feedback" / f"{student_id}.html").write_text(html, encoding="utf-8")
-
     ordered = [results[s] for s in sorted(results)]
+    # Gradebook persistente: puntos automáticos guardados y notas manuales aplicadas.
+    from autograder.gradebook import record
+
+    record(out, module_id, ordered, collected)
     write_csv(out / "grades.csv", module_id, ordered, [g for g, _ in cells])
+    source_nb = nbformat.read(SOLUTIONS / module_id / f"{module_id}.ipynb", 4)
+    for result in ordered:
+        autograded = (
+            work / "autograded" / result.student_id / module_id / f"{module_id}.ipynb"
+        )
+        write_feedback(
+            out / "feedback" / f"{result.student_id}.html",
+            module_id,
+            result,
+            nbformat.read(autograded, 4) if autograded.exists() else None,
+            source_nb,
+            show_hidden=feedback_show_hidden,
+        )
     (out / "resultados.json").write_text(
         json.dumps([asdict(r) for r in ordered], ensure_ascii=False, indent=1),
         encoding="utf-8",
     )
     from autograder.report import write_report
 
-    write_report(out / "report.html", module_id, ordered, cells, use_sandbox)
+    titles = cell_titles(source_nb)
+    write_report(
+        out / "report.html",
+        module_id,
+        ordered,
+        cells,
+        use_sandbox,
+        skipped=collected.skipped,
+        titles=titles,
+        similarity_html=_similarity_section(
+            module_id, work, ordered, source_nb, titles
+        ),
+    )
     return ordered
 
 
-FEEDBACK_WORDS = [
-    ("<html>", '<html lang="es">'),
-    ("(Score: ", "(Puntos: "),
-    ("Score: ", "Puntos: "),
-    (">Test cell<", ">Celda de pruebas<"),
-    (">Coding free-response<", ">Respuesta de código libre<"),
-    (">Written response<", ">Respuesta escrita<"),
-    (">Task<", ">Tarea<"),
-    (">Comment<", ">Comentario<"),
-    ("Late submission penalty", "Penalización por entrega tardía"),
-    ("Student's answer", "Tu respuesta"),
-    ("Student's task", "Tu tarea"),
-    ("Grade cell: ", "Celda calificada: "),
-    ("Task: ", "Tarea: "),
-    ("<b>Comments:</b>", "<b>Comentarios:</b>"),
-    ("(Top)", "(Arriba)"),
-]
+def _similarity_section(
+    module_id: str, work: Path, results: list[Result], source_nb, titles
+) -> str:
+    """El apartado «Parecidos entre entregas» del informe."""
+    from autograder.similarity import class_similarity, render_html
 
-
-def translate_feedback(html: str) -> str:
-    """Traduce al español las etiquetas de la plantilla de retroalimentación."""
-    for english, spanish in FEEDBACK_WORDS:
-        html = html.replace(english, spanish)
-    return html
+    notebooks = {}
+    for result in results:
+        path = (
+            work / "autograded" / result.student_id / module_id / f"{module_id}.ipynb"
+        )
+        if path.exists():
+            notebooks[result.student_id] = nbformat.read(path, 4)
+    release_nb = nbformat.read(COURSE / module_id / f"{module_id}.ipynb", 4)
+    found = class_similarity(module_id, notebooks, source_nb, release_nb)
+    return render_html(found, titles)
 
 
 def write_csv(
@@ -498,6 +485,7 @@ def write_csv(
                     f"{r.max_score:g}",
                     r.status,
                     r.reason,
+                    " | ".join(r.incidents),
                     *per_cell,
                 ]
             )

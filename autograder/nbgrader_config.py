@@ -58,6 +58,7 @@ c.ClearSolutions.text_stub = "ESCRIBE TU RESPUESTA AQUÍ"
 # (entrenamientos y demos largas) no se ejecutan al calificar. Las pruebas
 # ocultas nunca dependen de ellas. nbval sí las ejecuta todas.
 c.SkipSlowCells.source_root = str(REPO / "solutions")
+c.SandboxedExecute.source_root = str(REPO / "solutions")
 # Saneado de cada entrega antes de ejecutarla (las celdas de pruebas y las
 # bloqueadas se restauran desde la fuente).
 c.Autograde.sanitize_preprocessors = [

@@ -11,6 +11,14 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
 from traitlets import Bool, Integer, List, Unicode
 
+from autograder.integrity import (
+    Finding,
+    exercise_cells,
+    guard_test_cells,
+    inspect_submission,
+    read_guard_marks,
+    zero_cell,
+)
 from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
 
 SLOW_TAG = "slow"
@@ -35,6 +43,15 @@ def slow_cell_ids(nb: NotebookNode) -> set[str]:
     }
 
 
+def source_notebook(source_root: str, resources: dict) -> NotebookNode | None:
+    """El cuaderno fuente (de ``solutions/``) de la entrega que se califica."""
+    info = resources.get("nbgrader", {})
+    if not source_root or "assignment" not in info:
+        return None
+    path = Path(source_root) / info["assignment"] / f"{info['notebook']}.ipynb"
+    return nbformat.read(path, as_version=4) if path.exists() else None
+
+
 class SkipSlowCells(NbGraderPreprocessor):
     """Vacía las celdas lentas antes de ejecutar una entrega.
 
@@ -49,13 +66,8 @@ class SkipSlowCells(NbGraderPreprocessor):
     )
 
     def _source_slow_ids(self, resources: dict) -> set[str]:
-        info = resources.get("nbgrader", {})
-        if not self.source_root or "assignment" not in info:
-            return set()
-        path = Path(self.source_root) / info["assignment"] / f"{info['notebook']}.ipynb"
-        if not path.exists():
-            return set()
-        return slow_cell_ids(nbformat.read(path, as_version=4))
+        source = source_notebook(self.source_root, resources)
+        return slow_cell_ids(source) if source is not None else set()
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         source_ids = self._source_slow_ids(resources)
@@ -110,16 +122,25 @@ def move_stderr_to_stdout(nb: NotebookNode) -> bool:
 
 
 class SandboxedExecute(NbGraderPreprocessor):
-    """Ejecuta la entrega aislada (ver :mod:`autograder.sandbox`).
+    """Ejecuta la entrega aislada (ver :mod:`autograder.sandbox`) y vigilada.
 
-    Sustituye al ``Execute`` de nbgrader en la cadena de calificación. Si el
-    cuaderno entero no se puede ejecutar (tiempo total agotado, el ejecutor
-    muere), todas sus celdas de código reciben un error con el motivo, así que
-    puntúan 0 y la retroalimentación lo explica. El estado queda además en
-    ``workdir/_estado.json`` para el CSV de notas.
+    Sustituye al ``Execute`` de nbgrader en la cadena de calificación. Antes de
+    ejecutar, lee el código de la entrega (:mod:`autograder.integrity`): un
+    ejercicio respondido con la implementación de referencia puntúa 0, y el
+    código que escribe en módulos o en el intérprete deja la entrega en
+    «revisar». Cada celda de pruebas se ejecuta con comprobaciones recién
+    importadas y debe terminar con su marca.
+
+    Si el cuaderno entero no se puede ejecutar (tiempo total agotado, el
+    ejecutor muere), todas sus celdas de código reciben un error con el motivo,
+    así que puntúan 0 y la retroalimentación lo explica. El estado, las
+    incidencias y los hallazgos quedan en ``workdir/_estado.json``.
     """
 
     workdir = Unicode("", help="Carpeta de trabajo de esta entrega.").tag(config=True)
+    source_root = Unicode("", help="Carpeta de los cuadernos fuente (solutions/).").tag(
+        config=True
+    )
     use_sandbox = Bool(True, help="Aislar con bubblewrap.").tag(config=True)
     hide = List(Unicode(), help="Carpetas que la entrega no debe ver.").tag(config=True)
     cell_timeout = Integer(60, help="Segundos por celda.").tag(config=True)
@@ -138,33 +159,41 @@ class SandboxedExecute(NbGraderPreprocessor):
         sandbox = (
             Sandbox(hide=[Path(p) for p in self.hide]) if self.use_sandbox else None
         )
-        status = {"status": "ok", "reason": ""}
+        source = source_notebook(self.source_root, resources)
+        exercises = exercise_cells(source) if source is not None else []
+        findings = inspect_submission(nb, exercises) if exercises else []
+        plan = guard_test_cells(nb, source, exercises) if source is not None else None
+
+        status: dict = {"status": "ok", "reason": "", "incidents": []}
         try:
             executed = execute_notebook(nb, workdir / "sandbox", limits, sandbox)
             nb.cells = executed.cells
             state = executed.metadata.get("autograder_execution", "ok")
             if state == "dead_kernel":
-                status = {
-                    "status": "killed",
-                    "reason": "El kernel murió durante la ejecución (¿memoria o "
-                    "procesos agotados?); lo que faltaba no se ejecutó.",
-                }
+                status["status"] = "killed"
+                status["reason"] = (
+                    "El kernel murió durante la ejecución (¿memoria o procesos "
+                    "agotados?); lo que faltaba no se ejecutó."
+                )
             elif state != "ok":
-                status = {
-                    "status": "error",
-                    "reason": "La comunicación con el kernel se rompió a mitad "
-                    f"(¿procesos creados con fork?): {state}"[:300],
-                }
+                status["status"] = "error"
+                status["reason"] = (
+                    "La comunicación con el kernel se rompió a mitad "
+                    f"(¿procesos creados con fork?): {state}"[:300]
+                )
         except ExecutionError as error:
-            status = {"status": error.status, "reason": error.reason}
+            status["status"], status["reason"] = error.status, error.reason
             for cell in nb.cells:
                 if cell.cell_type == "code":
                     cell.outputs = []
                     cell.execution_count = None
+        if plan is not None:
+            _apply_guard(nb, plan, findings)
+        _zero_delegated(nb, findings)
         if move_stderr_to_stdout(nb):
-            status["noise"] = (
-                "escribió en stderr o lanzó avisos en celdas de pruebas (no cuenta "
-                "como fallo)"
+            status["incidents"].append(
+                "escribió en stderr o lanzó avisos en una celda de pruebas (no "
+                "cuenta como fallo)"
             )
         # nbgrader da todos los puntos a una celda de pruebas sin salidas: una
         # que no llegó a ejecutarse (el kernel murió antes) debe puntuar 0.
@@ -184,6 +213,40 @@ class SandboxedExecute(NbGraderPreprocessor):
                         traceback=[f"No se ejecutó: {reason}"],
                     )
                 ]
+        status["findings"] = [vars(f) for f in findings]
         workdir.mkdir(parents=True, exist_ok=True)
         (workdir / STATUS_FILE).write_text(json.dumps(status), encoding="utf-8")
         return nb, resources
+
+
+def _apply_guard(nb: NotebookNode, plan, findings: list[Finding]) -> None:
+    """Lee las marcas de las celdas de pruebas y anota lo que no cuadra."""
+    guard = read_guard_marks(nb, plan)
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    for grade_id in guard.unfinished:
+        message = (
+            f"La celda de pruebas {grade_id} no terminó como debe (falta su "
+            "marca final): algo capturó, ocultó o saltó sus errores."
+        )
+        zero_cell(cells[grade_id], message)
+        findings.append(Finding("manipulación", grade_id, message, [grade_id]))
+    for grade_id, what in guard.delegated.items():
+        message = f"Al ejecutar la celda de pruebas {grade_id}: {what}."
+        findings.append(Finding("referencia", grade_id, message, [grade_id]))
+
+
+def _zero_delegated(nb: NotebookNode, findings: list[Finding]) -> None:
+    """Las celdas de pruebas de un ejercicio respondido con la referencia: 0."""
+    reasons: dict[str, str] = {}
+    for finding in findings:
+        if finding.kind == "referencia":
+            for grade_id in finding.grade_ids:
+                reasons.setdefault(grade_id, finding.message)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in reasons and cell.metadata["nbgrader"].get("grade"):
+            zero_cell(
+                cell,
+                "Este ejercicio se respondió con la implementación de referencia "
+                f"de helpers, así que no puntúa. {reasons[grade_id]}",
+            )

@@ -29,7 +29,22 @@ def _figure_to_img(fig) -> str:
     return f'<img alt="figura" src="data:image/png;base64,{data}">'
 
 
-def write_report(path: Path, module_id: str, results, cells, sandboxed: bool) -> None:
+def _short(title: str, limit: int = 48) -> str:
+    """Un título que cabe como etiqueta de una barra."""
+    return title if len(title) <= limit else title[: limit - 1] + "…"
+
+
+def write_report(
+    path: Path,
+    module_id: str,
+    results,
+    cells,
+    sandboxed: bool,
+    *,
+    skipped: list[tuple[str, str]] | None = None,
+    titles: dict[str, str] | None = None,
+    similarity_html: str = "",
+) -> None:
     """Escribe ``report.html`` a partir de los resultados de la calificación.
 
     Args:
@@ -38,8 +53,15 @@ def write_report(path: Path, module_id: str, results, cells, sandboxed: bool) ->
         results: los ``Result`` de cada entrega.
         cells: ``(grade_id, puntos)`` de cada celda calificada, en orden.
         sandboxed: si las entregas se ejecutaron aisladas.
+        skipped: ``(archivo, motivo)`` de lo que no se calificó (ver
+            :func:`autograder.lms.collect`).
+        titles: el título de cada celda («Ejercicio 1 · …»), para nombrar los
+            ejercicios por su título y no por el id de la celda.
+        similarity_html: el apartado de parecidos entre entregas (ver
+            :func:`autograder.similarity.render_html`).
     """
     use_course_style()
+    titles = titles or {}
     graded = [r for r in results if r.status not in ("invalid", "wrong_module")]
     max_score = sum(points for _, points in cells)
 
@@ -64,7 +86,8 @@ def write_report(path: Path, module_id: str, results, cells, sandboxed: bool) ->
         full = sum(1 for s in scored if s is not None and s >= points)
         rates.append(100 * full / len(scored) if scored else 0.0)
     fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * len(cells)))
-    ax.barh([g for g, _ in cells][::-1], rates[::-1], color="#009E73")
+    labels = [_short(titles.get(g, g)) for g, _ in cells]
+    ax.barh(labels[::-1], rates[::-1], color="#009E73")
     ax.set(
         title="Porcentaje de la clase con todos los puntos",
         xlabel="% de entregas",
@@ -85,18 +108,24 @@ def write_report(path: Path, module_id: str, results, cells, sandboxed: bool) ->
             or "<li>—</li>"
         )
         rows.append(
-            f"<tr><td><code>{grade_id}</code></td><td>{points:g}</td>"
+            f"<tr><td>{html.escape(titles.get(grade_id, grade_id))}</td>"
+            f"<td>{points:g}</td>"
             f"<td>{rate:.0f} %</td><td><ul>{common}</ul></td></tr>"
         )
 
-    problems = [r for r in results if r.status != "ok"]
+    # Toda entrega con algo que contar, aunque haya sacado puntos: un estado
+    # distinto de «ok», una incidencia (tiempo, memoria, stderr...) o un
+    # hallazgo que revisar.
+    problems = [r for r in results if r.status != "ok" or r.incidents]
     problem_rows = (
         "".join(
             f"<tr><td>{html.escape(r.student_id)}</td><td>{r.status}</td>"
-            f"<td>{html.escape(r.reason)}</td></tr>"
+            f"<td>{html.escape(r.reason)}</td>"
+            f"<td>{'<br>'.join(html.escape(i) for i in r.incidents) or '—'}</td>"
+            "</tr>"
             for r in problems
         )
-        or '<tr><td colspan="3">Ninguna.</td></tr>'
+        or '<tr><td colspan="4">Ninguna.</td></tr>'
     )
     warning = (
         ""
@@ -106,6 +135,9 @@ def write_report(path: Path, module_id: str, results, cells, sandboxed: bool) ->
             "(no había bubblewrap): solo con límites de tiempo, memoria y procesos.</p>"
         )
     )
+    from autograder.lms import skipped_html
+
+    not_graded = skipped_html(skipped or [])
     mean = sum(r.score for r in graded) / len(graded) if graded else 0.0
     page = f"""<!DOCTYPE html>
 <html lang="es"><head><meta charset="utf-8">
@@ -127,14 +159,18 @@ img {{ max-width: 100%; }}
 {histogram}
 <h2>Por ejercicio</h2>
 {pass_rates}
-<table><tr><th>celda</th><th>puntos</th><th>con todos los puntos</th>
+<table><tr><th>ejercicio</th><th>puntos</th><th>con todos los puntos</th>
 <th>diagnósticos más frecuentes (qué error comete la clase)</th></tr>
 {"".join(rows)}
 </table>
 <h2>Entregas con incidencias</h2>
-<table><tr><th>estudiante</th><th>estado</th><th>motivo</th></tr>
+<table><tr><th>estudiante</th><th>estado</th><th>motivo</th>
+<th>incidencias</th></tr>
 {problem_rows}
 </table>
+<h2>Archivos que no se calificaron</h2>
+{not_graded}
+{similarity_html}
 </body></html>
 """
     path.write_text(page, encoding="utf-8")

@@ -165,6 +165,20 @@ def _needed_paths() -> set[Path]:
     }
 
 
+def _font_cache() -> Path | None:
+    """El archivo de la caché de fuentes de matplotlib de este proceso, si hay."""
+    try:
+        import matplotlib
+        from matplotlib import font_manager
+
+        font_manager.fontManager  # noqa: B018  (la crea si no existe)
+        version = font_manager.FontManager.__version__
+        path = Path(matplotlib.get_cachedir()) / f"fontlist-v{version}.json"
+    except Exception:  # sin matplotlib o sin caché: cada entrega hará la suya
+        return None
+    return path if path.exists() else None
+
+
 def _environment() -> dict[str, str]:
     """Variables de entorno limpias para la ejecución (sin secretos heredados)."""
     bin_dir = str(Path(sys.executable).parent)
@@ -239,6 +253,16 @@ def execute_notebook(
     else:
         cmd = inner
     env = _environment()
+    # La caché de fuentes de matplotlib, ya hecha: sin ella, cada entrega
+    # recorre las fuentes del sistema al importar matplotlib.
+    fonts = _font_cache()
+    if fonts is not None:
+        (workdir / ".matplotlib").mkdir(exist_ok=True)
+        shutil.copyfile(fonts, workdir / ".matplotlib" / fonts.name)
+        inside = INSIDE if sandbox is not None else str(workdir)
+        env["MPLCONFIGDIR"] = f"{inside}/.matplotlib"
+        if sandbox is not None and os.geteuid() == 0:
+            os.chown(workdir / ".matplotlib", sandbox.uid(), sandbox.uid())
     # El proyecto tiene que ser importable dentro (instalación editable o no).
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
     process = subprocess.Popen(

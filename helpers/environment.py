@@ -84,8 +84,6 @@ def report_environment() -> EnvironmentReport:
         El :class:`EnvironmentReport` con los detalles.
     """
     report = check_environment()
-    import torch
-
     cores = os.cpu_count() or 1
     shown = [
         f"{name} {report.versions[name]}"
@@ -93,10 +91,16 @@ def report_environment() -> EnvironmentReport:
         if report.versions.get(name) is not None
     ]
     print(f"Python {report.python} · " + " · ".join(shown))
-    print(
-        f"CPU: {cores} núcleos · PyTorch usa {torch.get_num_threads()} hilo(s) · "
-        f"GPU: {'sí' if torch.cuda.is_available() else 'no (no hace falta)'}"
-    )
+    # PyTorch tarda un segundo en cargarse: solo se consulta si el cuaderno ya
+    # lo importó (los que no usan redes no lo cargan).
+    torch = sys.modules.get("torch")
+    if torch is None:
+        print(f"CPU: {cores} núcleos · PyTorch instalado (este cuaderno no lo carga)")
+    else:
+        print(
+            f"CPU: {cores} núcleos · PyTorch usa {torch.get_num_threads()} hilo(s) · "
+            f"GPU: {'sí' if torch.cuda.is_available() else 'no (no hace falta)'}"
+        )
     if report.ok:
         print("✔ Entorno listo: todo lo que el curso necesita está instalado.")
     else:

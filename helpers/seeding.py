@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 
 import numpy as np
 
 
 def set_seed(seed: int, *, torch_threads: int | None = 1) -> np.random.Generator:
     """Fija la semilla de ``random``, NumPy y PyTorch, y los hilos de PyTorch.
+
+    PyTorch solo se siembra si ya está importado: importa ``torch`` antes de
+    llamar a ``set_seed``, como hacen los cuadernos que lo usan. Así un
+    cuaderno sin redes (el de los bandidos) no paga el segundo que tarda en
+    cargarse PyTorch, ni al abrirlo ni al calificar cada entrega.
 
     Args:
         seed: la semilla (un entero ≥ 0).
@@ -27,9 +33,9 @@ def set_seed(seed: int, *, torch_threads: int | None = 1) -> np.random.Generator
     random.seed(seed)
     np.random.seed(seed)
     os.environ["PYTHONHASHSEED"] = str(seed)
-    import torch
-
-    torch.manual_seed(seed)
-    if torch_threads is not None:
-        torch.set_num_threads(torch_threads)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)
+        if torch_threads is not None:
+            torch.set_num_threads(torch_threads)
     return np.random.default_rng(seed)

@@ -77,6 +77,28 @@ def exercises(nb: NotebookNode) -> list[Exercise]:
     return [ex for ex in found if ex.tests]
 
 
+def honest_answers(module_id: str) -> dict[str, str]:
+    """Respuestas correctas escritas por «otra persona»: la primera correcta del
+    banco de cada ejercicio (``tests/banks``), no la solución publicada.
+
+    Una entrega que copia la solución publicada de un ejercicio largo puntúa 0
+    en ese ejercicio (ver :mod:`autograder.integrity`), así que las pruebas y
+    el banco de calificación usan estas para las entregas honestas.
+    """
+    from tests.banks import bank
+
+    right = bank(module_id).RIGHT
+    source = read(solution_path(module_id))
+    return {
+        ex.grade_id: (
+            right[ex.grade_id][0].source
+            if right.get(ex.grade_id)
+            else student_version(ex.solution)
+        )
+        for ex in exercises(source)
+    }
+
+
 def fill_solutions(nb: NotebookNode, answers: dict[str, str]) -> NotebookNode:
     """Copia de ``nb`` con las celdas indicadas (por ``grade_id``) rellenadas."""
     nb = copy.deepcopy(nb)

@@ -25,10 +25,10 @@ from tests.notebooks import (
     course_path,
     exercises,
     fill_solutions,
+    honest_answers,
     nbgrader,
     read,
     solution_path,
-    student_version,
 )
 
 MODULE = "01_bandidos"
@@ -81,7 +81,7 @@ def batch(tmp_path_factory):
     source = read(solution_path(MODULE))
     released = read(course_path(MODULE))
     module_exercises = exercises(source)
-    solutions = {ex.grade_id: student_version(ex.solution) for ex in module_exercises}
+    solutions = honest_answers(MODULE)
     wrong = bank(MODULE).WRONG
     first = module_exercises[0]
     max_score = sum(ex.points for ex in module_exercises)
@@ -105,10 +105,12 @@ def batch(tmp_path_factory):
         {
             **solutions,
             first.grade_id: solutions[first.grade_id].replace(
-                '"""\n', '"""\n    while True:\n        pass\n', 1
+                "):\n", "):\n    while True:\n        pass\n", 1
             ),
         },
     )
+    # Las trampas de abajo se insertan tras la primera línea «def ...):».
+    assert all("):\n" in answer for answer in solutions.values())
     duplicated = copy.deepcopy(solved)
     test_index = next(
         i for i, c in enumerate(duplicated.cells) if nbgrader(c).get("grade")
@@ -139,8 +141,8 @@ def batch(tmp_path_factory):
     noisy_answers = {
         key: "import sys, warnings\nimport torch\n"
         + value.replace(
-            '"""\n',
-            '"""\n    print("ruido", file=sys.stderr)\n'
+            "):\n",
+            '):\n    print("ruido", file=sys.stderr)\n'
             '    warnings.warn("¡cuidado!")\n'
             "    torch.nn.functional.softmax(torch.ones(3))\n",
             1,
@@ -260,12 +262,17 @@ def test_infinite_loop_is_cut_and_named(batch):
     row = batch["rows"]["loop"]
     assert score(batch, "loop") == batch["max"] - batch["first"].points
     assert "límite de tiempo" in row["reason"]
+    # Aunque sacó puntos, la incidencia queda en su columna y en el informe.
+    assert "límite de tiempo" in row["incidents"]
+    report = (batch["out"] / "report.html").read_text(encoding="utf-8")
+    assert "<td>loop</td>" in report
 
 
 def test_memory_bomb(batch):
     # Acapara la memoria del kernel: lo que venga después falla o el kernel muere.
     assert score(batch, "memory") <= batch["max"]
     assert "memoria" in batch["rows"]["memory"]["reason"]
+    assert "memoria" in batch["rows"]["memory"]["incidents"]
 
 
 def test_fork_bomb(batch):
@@ -323,6 +330,7 @@ def test_test_cells_cannot_be_dodged(batch):
 def test_noise_on_stderr_and_import_errors(batch):
     assert score(batch, "noisy") == batch["max"]
     assert "stderr" in batch["rows"]["noisy"]["reason"]
+    assert "stderr" in batch["rows"]["noisy"]["incidents"]
     assert score(batch, "import_error") == batch["max"] - batch["first"].points
     assert "módulo que no existe" in batch["rows"]["import_error"]["reason"]
 
@@ -363,5 +371,6 @@ def test_regrading_is_idempotent(tmp_path):
         assert completed.returncode == 0, completed.stderr
         outputs.append((tmp_path / "notas" / "grades.csv").read_text(encoding="utf-8"))
         feedback = sorted(p.name for p in (tmp_path / "notas" / "feedback").iterdir())
-        assert feedback == ["bea.html"]
+        # También la entrega rota recibe su retroalimentación: el motivo.
+        assert feedback == ["bea.html", "roto.html"]
     assert outputs[0] == outputs[1]

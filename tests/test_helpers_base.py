@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import matplotlib as mpl
 import numpy as np
@@ -11,6 +13,7 @@ import torch
 
 import helpers
 from helpers.checks import CheckError, check_cases, exercise
+from tests.notebooks import module_ids, read, setup_source, solution_path
 
 
 def test_set_seed_makes_everything_repeatable():
@@ -124,3 +127,29 @@ def test_progress_summary_lists_unchecked_exercises(capsys):
         "gradient_bandit_update",
     }
     assert "ejercicios pasan su comprobación visible" in capsys.readouterr().out
+
+
+def test_set_seed_does_not_load_torch():
+    # Un cuaderno sin redes (01) no paga la carga de PyTorch, ni al calificar.
+    code = (
+        "import sys, helpers; helpers.set_seed(0); helpers.report_environment(); "
+        "sys.exit(int('torch' in sys.modules))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode == 0, "set_seed o el informe cargaron PyTorch"
+    assert "este cuaderno no lo carga" in completed.stdout
+
+
+def test_notebooks_that_use_torch_import_it_before_seeding():
+    # set_seed solo siembra PyTorch si ya está importado. (01 lo importa más
+    # abajo solo para derivar una cuenta, sin nada aleatorio.)
+    for module_id in module_ids():
+        nb = read(solution_path(module_id))
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        if not any(f"torch.{f}(" in code for f in ("rand", "randn", "randint")):
+            continue
+        setup = setup_source(nb)
+        assert "import torch" in setup, module_id
+        assert setup.index("import torch") < setup.index("set_seed("), module_id

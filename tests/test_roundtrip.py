@@ -26,11 +26,11 @@ from tests.notebooks import (
     course_path,
     exercises,
     fill_solutions,
+    honest_answers,
     module_ids,
     nbgrader,
     read,
     solution_path,
-    student_version,
 )
 
 
@@ -40,7 +40,7 @@ def graded(request, tmp_path_factory):
     source = read(solution_path(module_id))
     released = read(course_path(module_id))
     module_exercises = exercises(source)
-    solutions = {ex.grade_id: student_version(ex.solution) for ex in module_exercises}
+    solutions = honest_answers(module_id)
     wrong_bank = bank(module_id).WRONG
     right_ids = {ex.grade_id for ex in module_exercises[::2]}
     mixed = {

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.sources import student_version
 from hub import settings
 from hub.capacity import SERVER_MB
 from tests.hub.conftest import ARTIFACTS, COURSE_ID, MODULE, REPO
+from tests.notebooks import honest_answers
 
 NOTEBOOK = f"{MODULE}.ipynb"
 MAX_SCORE = 13.0
@@ -38,13 +38,7 @@ def _owner(path: Path) -> int:
 
 def _answers() -> dict[str, dict[str, str]]:
     """Las respuestas de cada tipo de estudiante (como benchmarks/grading.py)."""
-    source = nbformat.read(REPO / "solutions" / MODULE / NOTEBOOK, as_version=4)
-    right = {
-        cell.metadata["nbgrader"]["grade_id"]: student_version(cell.source)
-        for cell in source.cells
-        if cell.metadata.get("nbgrader", {}).get("solution")
-        and cell.cell_type == "code"
-    }
+    right = honest_answers(MODULE)
     half = dict(list(right.items())[: len(right) // 2])
     return {"right": right, "half": half, "blank": {}}
 

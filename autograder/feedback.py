@@ -1,0 +1,219 @@
+"""La retroalimentación de cada estudiante: un HTML que puede guardar.
+
+Se escribe a partir del cuaderno calificado, sin la plantilla de nbgrader: por
+cada ejercicio (por su título), los puntos, si pasa y el diagnóstico de la
+comprobación; debajo, el enunciado, su código y lo que imprimieron las
+pruebas. El código de las pruebas ocultas **no** aparece (ni en las celdas ni
+en los errores: solo se muestra el mensaje, nunca la traza), salvo con
+``--feedback-show-hidden``. Las fórmulas van en MathML, que los navegadores
+dibujan sin descargar nada: el archivo se lee sin red.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import mistune
+from latex2mathml.converter import convert as latex_to_mathml
+from nbformat.notebooknode import NotebookNode
+
+from autograder.integrity import cell_titles
+from autograder.sources import HIDDEN_REGION
+
+MAX_MESSAGE = 600
+MAX_OUTPUT = 2_000
+_MATH = re.compile(r"\$\$(?P<block>.+?)\$\$|\$(?P<inline>[^$\n]+?)\$", re.DOTALL)
+_markdown = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
+
+STATUS_WORDS = {
+    "ok": "calificada",
+    "revisar": "pendiente de revisión por tu docente",
+    "killed": "el kernel se detuvo a mitad",
+    "timeout": "se agotó el tiempo del cuaderno",
+    "error": "no se pudo ejecutar entera",
+    "invalid": "el archivo no se pudo leer",
+    "wrong_module": "parece el cuaderno de otro módulo",
+}
+
+
+def math_to_mathml(tex: str, display: bool) -> str:
+    """Una fórmula en MathML; si no se puede convertir, el TeX tal cual."""
+    try:
+        mathml = latex_to_mathml(tex.strip(), display="block" if display else "inline")
+    except Exception:  # una macro que latex2mathml no conoce
+        return f"<code>{html.escape(tex)}</code>"
+    return mathml
+
+
+def markdown_to_html(text: str) -> str:
+    """Markdown a HTML, con las fórmulas ``$…$`` y ``$$…$$`` en MathML."""
+    formulas: list[str] = []
+
+    def stash(match: re.Match) -> str:
+        block = match["block"] is not None
+        formulas.append(math_to_mathml(match["block"] or match["inline"], block))
+        return f"MATHPLACEHOLDER{len(formulas) - 1}X"
+
+    rendered = _markdown(_MATH.sub(stash, text))
+    return re.sub(
+        r"MATHPLACEHOLDER(\d+)X", lambda m: formulas[int(m[1])], str(rendered)
+    )
+
+
+def visible_source(source: str, show_hidden: bool) -> str:
+    """El código de una celda de pruebas sin las pruebas ocultas (o con ellas)."""
+    if show_hidden:
+        return source
+    return HIDDEN_REGION.sub("# (pruebas ocultas)\n", source).rstrip()
+
+
+def _nbgrader(cell: NotebookNode) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _cap(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _outputs(cell: NotebookNode) -> str:
+    """Lo que imprimió una celda: texto y mensajes de error, nunca trazas."""
+    parts: list[str] = []
+    for output in cell.get("outputs", []):
+        kind = output.get("output_type")
+        if kind == "stream":
+            parts.append(html.escape(_cap(output.get("text", ""), MAX_OUTPUT)))
+        elif kind == "error":
+            message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+            parts.append(
+                f'<span class="error">{html.escape(_cap(message, MAX_MESSAGE))}</span>'
+            )
+        elif kind in ("execute_result", "display_data"):
+            text = output.get("data", {}).get("text/plain")
+            if text:
+                parts.append(html.escape(_cap(text, MAX_OUTPUT)))
+    return f"<pre class=\"salida\">{''.join(parts)}</pre>" if parts else ""
+
+
+def _sections(nb: NotebookNode) -> list[dict]:
+    """Agrupa el cuaderno en ejercicios: enunciado, soluciones y pruebas."""
+    sections: list[dict] = []
+    current: dict | None = None
+    for cell in nb.cells:
+        meta = _nbgrader(cell)
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("### "):
+            current = {"statement": [cell.source], "cells": []}
+            sections.append(current)
+            continue
+        if current is None:
+            continue
+        if meta.get("grade") or meta.get("solution"):
+            current["cells"].append(cell)
+        elif cell.cell_type == "markdown" and not current["cells"]:
+            current["statement"].append(cell.source)
+    return [s for s in sections if s["cells"]]
+
+
+def render_feedback(
+    module_id: str,
+    result,
+    nb: NotebookNode | None,
+    source_nb: NotebookNode,
+    show_hidden: bool = False,
+) -> str:
+    """El HTML de la retroalimentación de una entrega.
+
+    Args:
+        module_id: el módulo.
+        result: su :class:`autograder.grade.Result`.
+        nb: el cuaderno calificado (``None`` si no se pudo calificar).
+        source_nb: el cuaderno fuente, para los títulos de los ejercicios.
+        show_hidden: mostrar también el código de las pruebas ocultas.
+    """
+    titles = cell_titles(source_nb)
+    points = {
+        _nbgrader(c)["grade_id"]: float(_nbgrader(c).get("points", 0))
+        for c in source_nb.cells
+        if _nbgrader(c).get("grade")
+    }
+    rows = []
+    for grade_id, maximum in points.items():
+        got = result.cells.get(grade_id)
+        diagnostic = result.diagnostics.get(grade_id, "")
+        if got is None:
+            mark, got_text = "✎", "pendiente"
+        else:
+            mark = "✔" if got >= maximum else "✘"
+            got_text = f"{got:g}"
+        rows.append(
+            f"<tr><td>{html.escape(titles.get(grade_id, grade_id))}</td>"
+            f"<td>{got_text} / {maximum:g}</td><td>{mark}</td>"
+            f"<td>{html.escape(_cap(diagnostic, MAX_MESSAGE))}</td></tr>"
+        )
+    notes = ""
+    if result.status != "ok" or result.reason:
+        status = STATUS_WORDS.get(result.status, result.status)
+        notes = (
+            f'<p class="aviso"><b>Estado:</b> {html.escape(status)}. '
+            f"{html.escape(_cap(result.reason, 1_500))}</p>"
+        )
+    body = []
+    for section in _sections(nb) if nb is not None else []:
+        statement = "\n\n".join(section["statement"])
+        parts = [f'<div class="enunciado">{markdown_to_html(statement)}</div>']
+        for cell in section["cells"]:
+            meta = _nbgrader(cell)
+            grade_id = meta.get("grade_id", "")
+            if meta.get("solution") and cell.cell_type == "markdown":
+                parts.append(
+                    '<p class="etiqueta">Tu respuesta</p>'
+                    f'<div class="respuesta">{markdown_to_html(cell.source)}</div>'
+                )
+            elif meta.get("solution"):
+                parts.append(
+                    '<p class="etiqueta">Tu código</p>'
+                    f"<pre>{html.escape(cell.source)}</pre>"
+                )
+            if meta.get("grade") and cell.cell_type == "code":
+                title = titles.get(grade_id, grade_id)
+                parts.append(
+                    f'<p class="etiqueta">Pruebas · {html.escape(title)}</p>'
+                    f"<pre>{html.escape(visible_source(cell.source, show_hidden))}"
+                    f"</pre>{_outputs(cell)}"
+                )
+        body.append(f"<section>{''.join(parts)}</section>")
+    page_title = html.escape(f"Retroalimentación · {module_id} · {result.student_id}")
+    return f"""<!DOCTYPE html>
+<html lang="es"><head><meta charset="utf-8">
+<title>{page_title}</title>
+<style>
+body {{ font-family: sans-serif; max-width: 960px; margin: 2em auto; color: #222;
+  line-height: 1.45; }}
+table {{ border-collapse: collapse; width: 100%; }}
+td, th {{ border-bottom: 1px solid #ddd; padding: 6px; text-align: left;
+  vertical-align: top; }}
+pre {{ background: #f6f6f6; padding: 0.6em; white-space: pre-wrap; }}
+pre.salida {{ background: #fff; border-left: 3px solid #0072B2; }}
+.error {{ color: #b00020; }}
+.aviso {{ background: #fdf3e8; padding: 0.8em; border-left: 4px solid #D55E00; }}
+.etiqueta {{ font-weight: bold; margin-bottom: 0.2em; }}
+section {{ border-top: 2px solid #0072B2; margin-top: 2em; }}
+</style></head><body>
+<h1>Retroalimentación · {html.escape(module_id)}</h1>
+<p>Entrega de <b>{html.escape(result.student_id)}</b>: <b>{result.score:g}</b> de
+{result.max_score:g} puntos.</p>
+{notes}
+<h2>Resumen por ejercicio</h2>
+<table><tr><th>ejercicio</th><th>puntos</th><th></th><th>diagnóstico</th></tr>
+{"".join(rows)}
+</table>
+<h2>Ejercicio a ejercicio</h2>
+{"".join(body) or "<p>No hay cuaderno calificado que mostrar.</p>"}
+</body></html>
+"""
+
+
+def write_feedback(path: Path, *args, **kwargs) -> None:
+    """Escribe :func:`render_feedback` en ``path``."""
+    path.write_text(render_feedback(*args, **kwargs), encoding="utf-8")

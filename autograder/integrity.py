@@ -1,0 +1,852 @@
+"""Integridad de una entrega: ni la respuesta de referencia ni comprobaciones trucadas.
+
+Las implementaciones de referencia de cada ejercicio viven en ``helpers`` (las
+usan las demostraciones y los módulos siguientes), así que una entrega podría
+«responder» con ``from helpers.bandits import incremental_mean``. Y como el
+código del estudiante corre en el mismo kernel que las pruebas, podría
+cambiar las comprobaciones (``helpers.checks.bandits.check_x = ...``). Este
+módulo lo impide en dos capas:
+
+1. **Lectura del código** (:func:`inspect_submission`, con ``ast``, nunca con
+   expresiones regulares). En las celdas de solución de cada ejercicio se
+   busca la referencia de *ese* ejercicio: un import, un alias, un acceso por
+   atributo (``helpers.bandits.incremental_mean``), ``getattr`` con el nombre
+   escrito, una función que solo la llama o un código idéntico a la
+   referencia (tras normalizarlo, ver :mod:`autograder.similarity`). Ese
+   ejercicio puntúa 0 y la entrega queda «revisar». En todas las celdas que
+   edita el estudiante se busca además código que escribe en ``helpers.*``,
+   ``builtins``, ``sys.modules``, la maquinaria de importación o la de
+   IPython: «revisar», con la celda y la construcción en el motivo.
+2. **Ejecución** (:func:`guard_test_cells` y :mod:`autograder.guard`). Cada
+   celda de pruebas empieza descartando los módulos ``helpers`` y
+   ``autograder`` ya importados (así sus comprobaciones se importan de nuevo,
+   intactas, desde el disco) y volviendo a importar los nombres de la
+   preparación (``np``, ``torch``...). Mientras corre, un perfilador anota si
+   el código de una celda llama a la referencia del ejercicio, y al final la
+   celda imprime una marca con un número secreto de esta calificación: si la
+   marca no sale (alguien se tragó el error de la prueba), la celda puntúa 0.
+
+Quien aprende por su cuenta sigue importando las referencias en las demos de
+los módulos siguientes: solo se juzgan las celdas de los ejercicios.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import inspect
+import json
+import pkgutil
+import re
+import secrets
+from dataclasses import dataclass, field
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+
+# Raíces de paquetes que un estudiante nunca debe modificar. Escribir en
+# cualquier otro módulo importado también es sospechoso, salvo estos ajustes
+# legítimos de bibliotecas.
+PROTECTED_ROOTS = {
+    "helpers",
+    "autograder",
+    "builtins",
+    "sys",
+    "importlib",
+    "IPython",
+    "ipykernel",
+}
+ALLOWED_MODULE_WRITES = ("torch.backends", "matplotlib", "numpy.set_printoptions")
+# Funciones que ejecutan código o lo buscan por su nombre: en una celda de
+# ejercicio no se puede saber qué hacen leyéndolas.
+DYNAMIC_CALLS = {"exec", "eval", "compile", "__import__", "globals", "vars"}
+# Llamadas que tocan el intérprete por dentro.
+INTERPRETER_CALLS = {
+    "sys.settrace",
+    "sys.setprofile",
+    "sys._getframe",
+    "sys.setrecursionlimit",
+    "gc.get_referrers",
+    "gc.get_referents",
+    "gc.get_objects",
+    "inspect.currentframe",
+    "inspect.stack",
+    "importlib.reload",
+    "importlib.import_module",
+    "importlib.util.spec_from_file_location",
+    "get_ipython",
+    "IPython.get_ipython",
+}
+MUTATING_METHODS = {
+    "update",
+    "pop",
+    "popitem",
+    "setdefault",
+    "clear",
+    "append",
+    "insert",
+    "extend",
+    "remove",
+    "__setitem__",
+    "__delitem__",
+}
+SENSITIVE_CONTAINERS = {"sys.modules", "sys.meta_path", "sys.path_hooks"}
+MARK_PREFIX = "«AG:"
+SNAPSHOT_ID = "autograder-builtins"
+SNAPSHOT_SOURCE = (
+    "import builtins as __ag_b, sys as __ag_s; "
+    "__ag_s._ag_builtins = dict(vars(__ag_b)); del __ag_b, __ag_s"
+)
+# Tamaño mínimo (símbolos del código normalizado) de una copia de la solución
+# publicada que quita los puntos: por debajo, dos personas que entienden la
+# fórmula la escriben igual. Con este umbral, ninguna de las respuestas
+# correctas de tests/banks cuenta como copia (lo comprueba
+# tests/test_grading_integrity.py).
+COPY_MIN_TOKENS = 60
+
+
+# ---------------------------------------------------------------------------
+# Los ejercicios del cuaderno fuente
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExerciseCells:
+    """Las celdas de un ejercicio en el cuaderno fuente.
+
+    Attributes:
+        title: «Ejercicio 1 · La media incremental» (el encabezado, sin puntos).
+        solution_ids: ``grade_id`` de sus celdas de solución.
+        test_ids: ``grade_id`` de sus celdas de pruebas.
+        names: lo que definen sus soluciones (``incremental_mean``...).
+        reference: la solución de referencia (el código del cuaderno fuente).
+    """
+
+    title: str
+    solution_ids: tuple[str, ...]
+    test_ids: tuple[str, ...]
+    names: tuple[str, ...]
+    reference: str
+
+
+def _nbgrader(cell: NotebookNode) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _heading(cell: NotebookNode) -> str | None:
+    if cell.cell_type != "markdown":
+        return None
+    for line in cell.source.splitlines():
+        if line.startswith("### "):
+            return re.sub(r"\s*\([^()]*puntos?\)\s*$", "", line[4:]).strip()
+    return None
+
+
+def defined_names(source: str) -> list[str]:
+    """Nombres que define el nivel superior de una celda (funciones, clases, =)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return list(dict.fromkeys(names))
+
+
+def exercise_cells(source_nb: NotebookNode) -> list[ExerciseCells]:
+    """Agrupa las celdas del cuaderno fuente en ejercicios, en orden.
+
+    Las celdas de solución seguidas forman un ejercicio junto con las celdas
+    de pruebas que vienen detrás (hasta la siguiente solución).
+    """
+    found: list[ExerciseCells] = []
+    title = ""
+    solutions: list[NotebookNode] = []
+    tests: list[str] = []
+
+    def close() -> None:
+        if solutions and tests:
+            source = "\n\n".join(c.source for c in solutions)
+            found.append(
+                ExerciseCells(
+                    title=title,
+                    solution_ids=tuple(_nbgrader(c)["grade_id"] for c in solutions),
+                    test_ids=tuple(tests),
+                    names=tuple(defined_names(source)),
+                    reference=source,
+                )
+            )
+
+    for cell in source_nb.cells:
+        meta = _nbgrader(cell)
+        heading = _heading(cell)
+        if heading and not solutions:
+            title = heading
+        if meta.get("solution") and not meta.get("grade") and cell.cell_type == "code":
+            if tests:
+                close()
+                solutions, tests = [], []
+            solutions.append(cell)
+        elif meta.get("grade") and cell.cell_type == "code" and solutions:
+            tests.append(meta["grade_id"])
+        elif heading and tests:
+            close()
+            solutions, tests = [], []
+            title = heading
+    close()
+    return found
+
+
+def cell_titles(source_nb: NotebookNode) -> dict[str, str]:
+    """El título que ve la gente para cada celda calificada o de solución.
+
+    Las celdas de un ejercicio llevan el título del ejercicio; si un ejercicio
+    tiene varias celdas de pruebas, se numeran («… · prueba 2 de 2»). Las
+    demás (una respuesta escrita) llevan el encabezado que las precede.
+    """
+    titles: dict[str, str] = {}
+    for ex in exercise_cells(source_nb):
+        for grade_id in ex.solution_ids:
+            titles[grade_id] = ex.title
+        for index, grade_id in enumerate(ex.test_ids, start=1):
+            suffix = f" · prueba {index} de {len(ex.test_ids)}"
+            titles[grade_id] = ex.title + (suffix if len(ex.test_ids) > 1 else "")
+    heading = ""
+    for cell in source_nb.cells:
+        heading = _heading(cell) or heading
+        grade_id = _nbgrader(cell).get("grade_id")
+        if grade_id and grade_id not in titles:
+            titles[grade_id] = heading or grade_id
+    return titles
+
+
+# ---------------------------------------------------------------------------
+# Las referencias que trae helpers
+# ---------------------------------------------------------------------------
+
+
+def _unwrap(obj: object) -> object:
+    """La función de verdad detrás de ``partial``, métodos y decoradores."""
+    for _ in range(20):
+        if isinstance(obj, functools.partial):
+            obj = obj.func
+        elif isinstance(obj, staticmethod | classmethod):
+            obj = obj.__func__
+        elif inspect.ismethod(obj):
+            obj = obj.__func__
+        elif getattr(obj, "__wrapped__", None) is not None:
+            obj = obj.__wrapped__
+        else:
+            return obj
+    return obj
+
+
+@functools.cache
+def _helpers_modules() -> tuple:
+    import helpers
+
+    modules = []
+    for info in pkgutil.walk_packages(helpers.__path__, "helpers."):
+        if info.name.startswith("helpers.checks"):
+            continue
+        try:
+            modules.append(importlib.import_module(info.name))
+        except Exception:  # un módulo que no importa aquí no es una referencia
+            continue
+    return (helpers, *modules)
+
+
+def preload_references() -> None:
+    """Importa ya los módulos de helpers (para heredarlos al bifurcar)."""
+    _helpers_modules()
+
+
+def reference_objects(names: tuple[str, ...]) -> list[object]:
+    """Los objetos de ``helpers`` que se llaman como lo que define el ejercicio."""
+    found: list[object] = []
+    for module in _helpers_modules():
+        for name in names:
+            obj = getattr(module, name, None)
+            if obj is None or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                continue
+            if not str(getattr(obj, "__module__", "")).startswith("helpers"):
+                continue
+            if not any(obj is seen for seen in found):
+                found.append(obj)
+    return found
+
+
+def code_keys(objects: list[object]) -> list[list]:
+    """``[archivo, línea, nombre]`` del código de cada referencia (y sus métodos)."""
+    keys: list[list] = []
+    for obj in objects:
+        functions = [obj]
+        if inspect.isclass(obj):
+            functions = [_unwrap(v) for v in vars(obj).values()]
+        for function in functions:
+            code = getattr(function, "__code__", None)
+            if code is not None:
+                keys.append([code.co_filename, code.co_firstlineno, code.co_name])
+    return keys
+
+
+# ---------------------------------------------------------------------------
+# Leer el código de la entrega
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Finding:
+    """Algo que un docente debe mirar en una entrega.
+
+    Attributes:
+        kind: ``"referencia"`` (el ejercicio se respondió con la de helpers;
+            puntúa 0), ``"manipulación"`` (escribe en módulos o en el
+            intérprete) o ``"dinámico"`` (código que no se puede leer).
+        cell: el id de la celda.
+        message: la frase, en español, con la construcción.
+        grade_ids: las celdas de pruebas que pierden sus puntos.
+    """
+
+    kind: str
+    cell: str
+    message: str
+    grade_ids: list[str] = field(default_factory=list)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` de un nombre o una cadena de atributos, o ``None``."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+class _Scope:
+    """Los nombres del cuaderno que apuntan a módulos u objetos importados."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {"__builtins__": "builtins"}
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """La ruta importada a la que apunta una expresión, si se sabe."""
+        if isinstance(node, ast.Call) and _dotted(node.func) == "getattr":
+            if len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+                base = self.resolve(node.args[0])
+                if base and isinstance(node.args[1].value, str):
+                    return f"{base}.{node.args[1].value}"
+            return None
+        if isinstance(node, ast.Subscript):
+            base = self.resolve(node.value)
+            if base == "sys.modules" and isinstance(node.slice, ast.Constant):
+                return str(node.slice.value)
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        return None
+
+    def bind(self, tree: ast.AST) -> None:
+        """Anota los imports y los alias (``x = helpers.bandits``) de un árbol."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.aliases[alias.asname] = alias.name
+                    else:
+                        root = alias.name.split(".")[0]
+                        self.aliases[root] = root
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if alias.name == "*":
+                        self._bind_star(node.module)
+                    else:
+                        path = f"{node.module}.{alias.name}"
+                        self.aliases[alias.asname or alias.name] = path
+            elif isinstance(
+                node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+            ):
+                self.aliases.pop(node.name, None)
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                value = node.value
+                targets = (
+                    node.targets if isinstance(node, ast.Assign) else [node.target]
+                )
+                path = self.resolve(value) if value is not None else None
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        if path:
+                            self.aliases[target.id] = path
+                        else:
+                            self.aliases.pop(target.id, None)
+
+    def _bind_star(self, module_name: str) -> None:
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:
+            return
+        public = getattr(module, "__all__", None) or [
+            n for n in vars(module) if not n.startswith("_")
+        ]
+        for name in public:
+            self.aliases[name] = f"{module_name}.{name}"
+
+
+def _lookup(path: str) -> object | None:
+    """El objeto de una ruta ``helpers....`` (importando lo que haga falta)."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except Exception:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr, None)
+            if obj is None:
+                return None
+        return obj
+    return None
+
+
+def _is_module_path(path: str) -> bool:
+    try:
+        return inspect.ismodule(_lookup(path))
+    except Exception:
+        return False
+
+
+def _protected(path: str) -> bool:
+    return path.split(".")[0] in PROTECTED_ROOTS
+
+
+def _line(node: ast.AST) -> str:
+    return f"línea {getattr(node, 'lineno', '?')}"
+
+
+def _construct(node: ast.AST) -> str:
+    text = ast.unparse(node).splitlines()[0]
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def _target_chain(targets: list[ast.AST]) -> list[ast.AST]:
+    """Los destinos de una asignación (desplegando tuplas), sin sus índices."""
+    found: list[ast.AST] = []
+    for target in targets:
+        if isinstance(target, ast.Tuple | ast.List):
+            found += _target_chain(list(target.elts))
+        elif isinstance(target, ast.Starred):
+            found += _target_chain([target.value])
+        else:
+            found.append(target)
+    return found
+
+
+def _tampering(scope: _Scope, tree: ast.AST) -> list[tuple[ast.AST, str]]:
+    """Construcciones que escriben en módulos o tocan el intérprete."""
+    found: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(tree):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        for target in _target_chain(targets):
+            if isinstance(target, ast.Name) and target.id == "__builtins__":
+                found.append((node, "reasigna __builtins__"))
+            if isinstance(target, ast.Attribute):
+                base = scope.resolve(target.value)
+                if base and (_protected(base) or _is_module_path(base)):
+                    if not f"{base}.{target.attr}".startswith(ALLOWED_MODULE_WRITES):
+                        found.append((node, f"escribe en el módulo «{base}»"))
+            if isinstance(target, ast.Subscript):
+                base = scope.resolve(target.value)
+                value = target.value
+                if (
+                    isinstance(value, ast.Call)
+                    and _dotted(value.func) == "vars"
+                    and value.args
+                ):
+                    module = scope.resolve(value.args[0])
+                    if module and (_protected(module) or _is_module_path(module)):
+                        base = f"{module}.__dict__"
+                if base and (
+                    base in SENSITIVE_CONTAINERS
+                    or base.startswith("builtins")
+                    or base.endswith("__dict__")
+                ):
+                    found.append((node, f"escribe en «{base}»"))
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func) or ""
+            resolved = scope.resolve(node.func) or name
+            if name in ("setattr", "delattr") and node.args:
+                base = scope.resolve(node.args[0])
+                if base and (_protected(base) or _is_module_path(base)):
+                    found.append((node, f"cambia con {name} el módulo «{base}»"))
+            if isinstance(node.func, ast.Attribute):
+                owner = scope.resolve(node.func.value)
+                if owner in SENSITIVE_CONTAINERS and node.func.attr in MUTATING_METHODS:
+                    found.append((node, f"modifica «{owner}»"))
+                if (
+                    owner
+                    and owner.endswith("__dict__")
+                    and node.func.attr in (MUTATING_METHODS)
+                ):
+                    found.append((node, f"modifica «{owner}»"))
+            if resolved in INTERPRETER_CALLS or name in INTERPRETER_CALLS:
+                found.append((node, f"usa «{resolved}» (el intérprete por dentro)"))
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            modules = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+            for module in modules:
+                root = module.split(".")[0]
+                if root in ("autograder", "ctypes", "ipykernel"):
+                    found.append((node, f"importa «{module}»"))
+        if isinstance(node, ast.Attribute) and node.attr in (
+            "f_globals",
+            "f_locals",
+            "f_back",
+            "__subclasses__",
+            "__code__",
+            "__globals__",
+        ):
+            found.append((node, f"accede a «.{node.attr}»"))
+    return found
+
+
+def _references_used(
+    scope: _Scope, tree: ast.AST, references: list[object]
+) -> list[tuple[ast.AST, str]]:
+    """Usos de la referencia del ejercicio: nombre, atributo, alias o getattr."""
+    found: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            # El import mismo ya trae la referencia al cuaderno.
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                if alias.name == "*" and isinstance(node, ast.ImportFrom):
+                    # import *: basta con que el módulo traiga la referencia.
+                    module = node.module or ""
+                    bound = next(
+                        (
+                            n
+                            for n, path in scope.aliases.items()
+                            if path.startswith(f"{module}.")
+                            and any(_unwrap(_lookup(path)) is r for r in references)
+                        ),
+                        "",
+                    )
+                path = scope.aliases.get(bound, "")
+                obj = _lookup(path) if path.startswith("helpers") else None
+                if obj is not None and any(_unwrap(obj) is r for r in references):
+                    found.append(
+                        (node, f"importa «{path}», la implementación de referencia")
+                    )
+            continue
+        if not isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            continue
+        path = scope.resolve(node)
+        if not path or not path.startswith("helpers"):
+            continue
+        obj = _lookup(path)
+        if obj is not None and any(_unwrap(obj) is ref for ref in references):
+            found.append((node, f"usa «{path}», la implementación de referencia"))
+        elif path.startswith("helpers.checks"):
+            found.append((node, f"usa «{path}», las comprobaciones del curso"))
+    return found
+
+
+def _dynamic(tree: ast.AST, scope: _Scope) -> list[tuple[ast.AST, str]]:
+    found: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name in DYNAMIC_CALLS:
+                found.append((node, f"usa «{name}()»: código que no se puede leer"))
+            if (
+                name == "getattr"
+                and len(node.args) >= 2
+                and not isinstance(node.args[1], ast.Constant)
+                and (scope.resolve(node.args[0]) or "").startswith(("helpers", "sys"))
+            ):
+                found.append((node, "busca un atributo de helpers con getattr"))
+    return found
+
+
+def _student_cells(nb: NotebookNode) -> list[NotebookNode]:
+    """Las celdas de código cuyo contenido decide el estudiante."""
+    return [
+        cell
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        and not _nbgrader(cell).get("locked")
+        and not _nbgrader(cell).get("grade")
+    ]
+
+
+def inspect_submission(
+    nb: NotebookNode, exercises: list[ExerciseCells]
+) -> list[Finding]:
+    """Lee (sin ejecutar) las celdas de una entrega y anota lo que hay que mirar.
+
+    Args:
+        nb: la entrega, con las celdas bloqueadas ya restauradas desde la fuente.
+        exercises: los ejercicios del cuaderno fuente (:func:`exercise_cells`).
+
+    Returns:
+        Los hallazgos, en orden de celda. Los de tipo ``"referencia"`` quitan
+        los puntos de su ejercicio.
+    """
+    by_solution = {sid: ex for ex in exercises for sid in ex.solution_ids}
+    student = {id(c) for c in _student_cells(nb)}
+    scope = _Scope()
+    findings: list[Finding] = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(_without_magics(cell.source))
+        except SyntaxError:
+            continue
+        scope.bind(tree)
+        if id(cell) not in student:
+            continue
+        cell_id = cell.get("id", "?")
+        ex = by_solution.get(_nbgrader(cell).get("grade_id", ""))
+        if ex is not None:
+            refs = reference_objects(ex.names)
+            hits = _references_used(scope, tree, refs)
+            for node, what in hits:
+                kind = "referencia" if "referencia" in what else "manipulación"
+                findings.append(
+                    Finding(
+                        kind,
+                        cell_id,
+                        f"«{ex.title}» (celda {cell_id}, {_line(node)}): {what}: "
+                        f"`{_construct(node)}`.",
+                        list(ex.test_ids) if kind == "referencia" else [],
+                    )
+                )
+            if (
+                not hits
+                and refs
+                and _reference_copy(cell.source, [ex.reference, *_sources(refs)])
+            ):
+                findings.append(
+                    Finding(
+                        "referencia",
+                        cell_id,
+                        f"«{ex.title}» (celda {cell_id}): el código es idéntico a la "
+                        "solución publicada (o a la de helpers), salvo nombres y "
+                        "formato.",
+                        list(ex.test_ids),
+                    )
+                )
+            for node, what in _dynamic(tree, scope):
+                findings.append(
+                    Finding(
+                        "dinámico",
+                        cell_id,
+                        f"«{ex.title}» (celda {cell_id}, {_line(node)}): {what}: "
+                        f"`{_construct(node)}`.",
+                    )
+                )
+        for node, what in _tampering(scope, tree):
+            findings.append(
+                Finding(
+                    "manipulación",
+                    cell_id,
+                    f"Celda {cell_id}, {_line(node)}: {what}: `{_construct(node)}`.",
+                )
+            )
+    return _dedupe(findings)
+
+
+def _reference_copy(source: str, references: list[str]) -> bool:
+    """¿Es la solución publicada (o el código de helpers), cambiando solo nombres
+    y formato?
+
+    Solo cuenta si el código es largo (:data:`COPY_MIN_TOKENS` símbolos
+    normalizados, unas seis líneas con lógica): una fórmula corta la escribe
+    igual cualquiera que la entienda. Las copias cortas las ve el docente en el
+    apartado de parecidos del informe, sin quitar puntos.
+    """
+    from autograder.similarity import is_reference_copy, normalize, size
+
+    normalized = normalize(source)
+    if normalized is None or size(normalized) < COPY_MIN_TOKENS:
+        return False
+    return any(is_reference_copy(source, reference) for reference in references)
+
+
+def _sources(objects: list[object]) -> list[str]:
+    """El código fuente de cada referencia de helpers (si se puede leer)."""
+    found = []
+    for obj in objects:
+        try:
+            found.append(inspect.getsource(obj))
+        except (OSError, TypeError):
+            continue
+    return found
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[str] = set()
+    unique = []
+    for finding in findings:
+        if finding.message not in seen:
+            seen.add(finding.message)
+            unique.append(finding)
+    return unique
+
+
+def _without_magics(source: str) -> str:
+    """Quita las líneas de magias de IPython (``%``, ``!``) para poder leer el resto."""
+    return "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line
+        for line in source.splitlines()
+    )
+
+
+# ---------------------------------------------------------------------------
+# Vigilar las celdas de pruebas al ejecutarlas
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class GuardPlan:
+    """Lo que se añadió a cada celda de pruebas, para deshacerlo y leerlo."""
+
+    nonce: str
+    original: dict[str, str] = field(default_factory=dict)
+
+
+def setup_imports(source_nb: NotebookNode) -> str:
+    """Los ``import`` de las celdas bloqueadas que no califican (la preparación)."""
+    lines: list[str] = []
+    for cell in source_nb.cells:
+        meta = _nbgrader(cell)
+        if cell.cell_type != "code" or not meta.get("locked") or meta.get("grade"):
+            continue
+        try:
+            tree = ast.parse(_without_magics(cell.source))
+        except SyntaxError:
+            continue
+        lines += [
+            ast.unparse(node)
+            for node in tree.body
+            if isinstance(node, ast.Import | ast.ImportFrom)
+        ]
+    return "; ".join(dict.fromkeys(lines))
+
+
+def guard_test_cells(
+    nb: NotebookNode, source_nb: NotebookNode, exercises: list[ExerciseCells]
+) -> GuardPlan:
+    """Añade a cada celda de pruebas su prólogo y su epílogo de vigilancia.
+
+    El prólogo va en la misma línea que la primera de la celda, así los
+    números de línea de los errores no cambian.
+    """
+    plan = GuardPlan(nonce=secrets.token_hex(12))
+    by_test = {tid: ex for ex in exercises for tid in ex.test_ids}
+    imports = setup_imports(source_nb)
+    for cell in nb.cells:
+        meta = _nbgrader(cell)
+        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+            continue
+        ex = by_test.get(meta["grade_id"])
+        refs = reference_objects(ex.names) if ex else []
+        config = {
+            "nonce": plan.nonce,
+            "names": list(ex.names) if ex else [],
+            "codes": code_keys(refs),
+            "classes": [f"{r.__module__}.{r.__qualname__}" for r in refs],
+        }
+        prologue = (
+            "import sys as __ag_sys; "
+            "__ag_sys.modules['builtins'].__dict__.update(__ag_sys._ag_builtins); "
+            "[__ag_sys.modules.pop(__m) for __m in list(__ag_sys.modules) "
+            "if __m.split('.')[0] in ('helpers', 'autograder')]; "
+            f"{imports + '; ' if imports else ''}"
+            "from autograder.guard import Guard as __AgGuard; "
+            f"__ag = __AgGuard({json.dumps(config)!r}); __ag.start(); "
+        )
+        plan.original[meta["grade_id"]] = cell.source
+        cell.source = prologue + cell.source + "\n__ag.finish(globals())\n"
+    # Antes de cualquier código del estudiante: una copia de builtins, para
+    # devolverle a cada celda de pruebas los abs, isinstance... de verdad.
+    nb.cells.insert(0, nbformat.v4.new_code_cell(SNAPSHOT_SOURCE, id=SNAPSHOT_ID))
+    return plan
+
+
+@dataclass
+class GuardReport:
+    """Lo que dijeron las celdas de pruebas vigiladas."""
+
+    unfinished: list[str] = field(default_factory=list)
+    delegated: dict[str, str] = field(default_factory=dict)
+
+
+def read_guard_marks(nb: NotebookNode, plan: GuardPlan) -> GuardReport:
+    """Devuelve a cada celda de pruebas su código y lee (y quita) sus marcas."""
+    report = GuardReport()
+    nb.cells = [c for c in nb.cells if c.get("id") != SNAPSHOT_ID]
+    pattern = re.compile(
+        re.escape(MARK_PREFIX) + re.escape(plan.nonce) + r":(?P<data>.*)»\n?"
+    )
+    for cell in nb.cells:
+        grade_id = _nbgrader(cell).get("grade_id")
+        if grade_id not in plan.original:
+            continue
+        cell.source = plan.original[grade_id]
+        data = None
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stdout":
+                match = pattern.search(output.get("text", ""))
+                if match:
+                    data = json.loads(match["data"])
+                    output["text"] = pattern.sub("", output["text"])
+        cell["outputs"] = [
+            o
+            for o in cell.get("outputs", [])
+            if not (o.get("output_type") == "stream" and not o.get("text"))
+        ]
+        failed = any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+        if cell.get("execution_count") is None or failed:
+            continue
+        if data is None:
+            report.unfinished.append(grade_id)
+        elif data.get("delegated"):
+            report.delegated[grade_id] = str(data["delegated"])
+    return report
+
+
+def zero_cell(cell: NotebookNode, message: str) -> None:
+    """Deja una celda de pruebas con un error que explica por qué puntúa 0."""
+    cell["outputs"] = [
+        *[o for o in cell.get("outputs", []) if o.get("output_type") != "error"],
+        nbformat.v4.new_output(
+            "error",
+            ename="IntegrityError",
+            evalue=message,
+            traceback=[message],
+        ),
+    ]
