@@ -4,6 +4,7 @@ Ejemplos::
 
     python -m benchmarks all --output BENCHMARKS.md   # make bench (unos 20 min)
     python -m benchmarks all --quick                  # make bench-quick (CI)
+    python -m benchmarks all --only grpo --output BENCHMARKS.md  # solo GRPO
     python -m benchmarks notebooks 07_grpo            # tiempo y memoria
     python -m benchmarks grading 01_bandidos --students 100 --jobs 2
 """
@@ -41,13 +42,19 @@ def main(argv: list[str] | None = None) -> int:
     all_parser.add_argument(
         "--output", type=Path, help="escribir la tabla en Markdown (BENCHMARKS.md)"
     )
+    all_parser.add_argument(
+        "--only",
+        action="append",
+        choices=["notebooks", "cartpole", "grpo", "grading"],
+        help="medir solo esta parte y mezclarla con el JSON que ya hay (repetible)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
 
     if args.kind == "all":
         from benchmarks import report
 
-        return report.run(args.quick, args.output)
+        return report.run(args.quick, args.output, args.only)
     if args.kind == "notebooks":
         from benchmarks import notebooks
 

@@ -7,7 +7,9 @@
 3. CartPole-v1: DQN, REINFORCE con línea base, A2C y PPO del curso junto a DQN,
    A2C y PPO de Stable-Baselines3 (ver :mod:`benchmarks.cartpole`);
 4. GRPO sobre el modelo diminuto: precisión y P(correcta | 17 × 24) antes y
-   después, y segundos;
+   después, y segundos; y una fila por variante del objetivo (β > 0, μ = 2
+   con recorte, normalización por longitud), con la KL al modelo de
+   referencia y la longitud de las respuestas incorrectas;
 5. la calificación de una clase de 100 entregas.
 
 Primero se mide todo (:func:`measure`, un diccionario), luego se escribe: las
@@ -20,6 +22,10 @@ exactamente lo que sale del JSON.
 entrenamiento corto por agente, dos pasos de GRPO, tres entregas) y no toca el
 JSON de los cuadernos: comprueba que el código del banco funciona, no mide
 nada. CI ejecuta solo eso.
+
+``--only grpo`` (o ``notebooks``, ``cartpole``, ``grading``) mide solo esa
+parte y la mezcla con ``helpers/data/benchmarks.json``; BENCHMARKS.md dice qué
+se volvió a medir y cuándo.
 """
 
 from __future__ import annotations
@@ -109,41 +115,102 @@ def measure_notebooks(quick: bool) -> list[dict[str, Any]]:
     return results
 
 
+# Las variantes del objetivo de GRPO que mide el banco junto a la configuración
+# por defecto: (nombre, etiqueta en la tabla, cambios sobre GRPOConfig()).
+GRPO_VARIANTS: list[tuple[str, str, dict[str, Any]]] = [
+    ("kl_0.04", "β = 0,04 (KL k3 a la referencia)", {"kl_coef": 0.04}),
+    ("kl_0.4", "β = 0,4", {"kl_coef": 0.4}),
+    ("epochs_2_clip", "μ = 2 con recorte ε = 0,2", {"epochs": 2, "clip_eps": 0.2}),
+    ("grpo_norm", "÷ \\|o_i\\| (normalización «grpo»)", {"loss_normalization": "grpo"}),
+    (
+        "deepseekmath",
+        "÷ σ y ÷ \\|o_i\\| (el GRPO de DeepSeekMath)",
+        {"loss_normalization": "grpo", "std_normalize": True},
+    ),
+]
+
+
+def _grpo_run(seed: int, quick: bool, **changes: Any) -> dict[str, Any]:
+    """Una ejecución de GRPO desde el checkpoint supervisado, con sus cifras."""
+    import statistics
+
+    from helpers.tinylm import kl_to_reference, load_pretrained
+    from helpers.tinylm.grpo import GRPOConfig, train_grpo
+
+    config = GRPOConfig(seed=seed, steps=2 if quick else GRPOConfig.steps, **changes)
+    if quick:
+        config.prompts_per_step, config.eval_samples = 4, 1
+    start = time.perf_counter()
+    model = load_pretrained()
+    history = train_grpo(model, config, progress=False)
+    wall_seconds = time.perf_counter() - start
+    first_last = {
+        key: [history[key][0], history[key][-1]]
+        for key in (
+            "heldout_accuracy",
+            "heldout_greedy_accuracy",
+            "heldout_pass_at_k",
+            "p_correct",
+        )
+    }
+    window = min(10, len(history["step"]))
+
+    def mean_of(values: list[float]) -> float:
+        values = [v for v in values if v == v]  # sin los nan (ningún fallo)
+        return statistics.fmean(values) if values else float("nan")
+
+    problems = None if not quick else load_problems_quick()
+    return {
+        "seed": seed,
+        "pass_k": config.eval_samples,
+        **first_last,
+        "train_seconds": history["train_seconds"][-1],
+        "wall_seconds": wall_seconds,
+        # Lo que mueve cada término del objetivo, medido en la misma ejecución
+        "kl_to_reference": kl_to_reference(model, load_pretrained(), problems),
+        "wrong_length": [
+            mean_of(history["wrong_length"][:window]),
+            mean_of(history["wrong_length"][-window:]),
+        ],
+        "mixed_groups": [
+            mean_of(history["mixed_groups"][:window]),
+            mean_of(history["mixed_groups"][-window:]),
+        ],
+        "clip_fraction": mean_of(history["clip_fraction"]),
+    }
+
+
+def load_problems_quick() -> list[tuple[int, int]]:
+    """Pocos problemas para medir la KL en ``--quick``."""
+    from helpers.tinylm import heldout_problems
+
+    return heldout_problems()[:8]
+
+
 def measure_grpo(quick: bool) -> list[dict[str, Any]]:
     """GRPO desde el checkpoint supervisado, con cada semilla."""
     import torch
-
-    from helpers.tinylm import load_pretrained
-    from helpers.tinylm.grpo import GRPOConfig, train_grpo
 
     torch.manual_seed(0)
     results = []
     for seed in [0] if quick else SEEDS:
         _say(f"GRPO, semilla {seed}")
-        config = GRPOConfig(seed=seed, steps=2 if quick else GRPOConfig.steps)
-        if quick:
-            config.prompts_per_step, config.eval_samples = 4, 1
-        start = time.perf_counter()
-        history = train_grpo(load_pretrained(), config, progress=False)
-        first_last = {
-            key: [history[key][0], history[key][-1]]
-            for key in (
-                "heldout_accuracy",
-                "heldout_greedy_accuracy",
-                "heldout_pass_at_k",
-                "p_correct",
-            )
-        }
-        results.append(
-            {
-                "seed": seed,
-                "pass_k": config.eval_samples,
-                **first_last,
-                "train_seconds": history["train_seconds"][-1],
-                "wall_seconds": time.perf_counter() - start,
-            }
-        )
+        results.append(_grpo_run(seed, quick))
     return results
+
+
+def measure_grpo_variants(quick: bool) -> list[dict[str, Any]]:
+    """Cada variante de ``GRPO_VARIANTS``, con las mismas semillas."""
+    variants = []
+    for name, label, changes in GRPO_VARIANTS[:1] if quick else GRPO_VARIANTS:
+        runs = []
+        for seed in [0] if quick else SEEDS:
+            _say(f"GRPO, {name}, semilla {seed}")
+            runs.append(_grpo_run(seed, quick, **changes))
+        variants.append(
+            {"name": name, "label": label, "changes": changes, "runs": runs}
+        )
+    return variants
 
 
 def measure_grading(quick: bool) -> dict[str, Any]:
@@ -178,6 +245,7 @@ def measure(quick: bool) -> dict[str, Any]:
         "agents": cartpole.measure(seeds, interval, max_steps, _say),
     }
     data["grpo"] = measure_grpo(quick)
+    data["grpo_variants"] = measure_grpo_variants(quick)
     data["grading"] = measure_grading(quick)
     data["minutes"] = (time.perf_counter() - start) / 60
     return data
@@ -240,6 +308,39 @@ def render_grpo(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def render_grpo_variants(
+    default: list[dict[str, Any]], variants: list[dict[str, Any]]
+) -> list[str]:
+    """Una fila por variante del objetivo, con las medias sobre sus semillas."""
+
+    def mean(runs: list[dict[str, Any]], key: str, index: int | None = -1) -> float:
+        values = [r[key] if index is None else r[key][index] for r in runs]
+        return sum(values) / len(values)
+
+    def row(label: str, runs: list[dict[str, Any]]) -> str:
+        wrong = f"{number(mean(runs, 'wrong_length', 0), 2)} → "
+        wrong += number(mean(runs, "wrong_length"), 2)
+        return (
+            f"| {label} | {len(runs)} | {percent(mean(runs, 'heldout_accuracy'))} "
+            f"| {percent(mean(runs, 'heldout_greedy_accuracy'))} "
+            f"| {number(mean(runs, 'p_correct'), 3)} "
+            f"| {number(mean(runs, 'kl_to_reference', None), 4)} | {wrong} "
+            f"| {percent(mean(runs, 'clip_fraction', None), 2)} "
+            f"| {number(mean(runs, 'train_seconds', None), 1)} s |"
+        )
+
+    lines = [
+        "| variante | semillas | precisión, T = 1 | precisión voraz "
+        "| P(correcta \\| 17 × 24), T = 1 | KL(π_θ ‖ π_ref) por token "
+        "| longitud de las incorrectas (10 primeros → 10 últimos pasos) "
+        "| fracción recortada | segundos de entrenamiento |",
+        "|---|---|---|---|---|---|---|---|---|",
+        row("por defecto (μ = 1, sin recorte, β = 0, «dr_grpo»)", default),
+    ]
+    lines += [row(v["label"], v["runs"]) for v in variants]
+    return lines
+
+
 def render_grading(r: dict[str, Any]) -> list[str]:
     students, seconds = r["students"], r["seconds"]
     projected = seconds / students * BUDGET_STUDENTS
@@ -275,6 +376,11 @@ def render(data: dict[str, Any]) -> str:
         f"- {m['python']}",
         f"- {m['libraries']}",
         "- PyTorch con 1 hilo en todos los entrenamientos.",
+        *(
+            f"- Medido de nuevo solo {', '.join(u['sections'])}: {u['date']} "
+            f"(carga media {u['load']})."
+            for u in data.get("updates", [])
+        ),
         "",
         "## Cuadernos de solución, de principio a fin",
         "",
@@ -303,6 +409,19 @@ def render(data: dict[str, Any]) -> str:
         "",
         *render_grpo(data["grpo"]),
         "",
+        *(
+            [
+                "Las variantes del objetivo completo (`GRPOConfig` con un cambio "
+                "cada una; medias sobre las semillas, al final del entrenamiento). "
+                "La KL al modelo de referencia (el punto de partida) se mide con "
+                "k3 sobre 4 respuestas a T = 1 por problema de evaluación.",
+                "",
+                *render_grpo_variants(data["grpo"], data["grpo_variants"]),
+                "",
+            ]
+            if data.get("grpo_variants")
+            else []
+        ),
         "## Calificación",
         "",
         *render_grading(data["grading"]),
@@ -313,13 +432,56 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def run(quick: bool, output: Path | None) -> int:
+SECTIONS = ("notebooks", "cartpole", "grpo", "grading")
+
+
+def measure_only(sections: list[str]) -> dict[str, Any]:
+    """Mide solo ``sections`` y las mezcla con la última medida completa.
+
+    El resto de ``helpers/data/benchmarks.json`` se conserva tal cual (se lee
+    al terminar de medir, para no pisar lo que haya cambiado mientras), y
+    ``updates`` apunta qué se volvió a medir, cuándo y con qué carga.
+    """
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        raise SystemExit(f"--only: {unknown} no son de {SECTIONS}")
+    current = machine()
+    measured: dict[str, Any] = {}
+    for section in sections:
+        if section == "notebooks":
+            measured["notebooks"] = measure_notebooks(False)
+        elif section == "cartpole":
+            cp = json.loads(DATA.read_text(encoding="utf-8"))["cartpole"]
+            agents = cartpole.measure(
+                cp["seeds"], cp["interval"], cp["max_steps"], _say
+            )
+            measured["cartpole"] = {**cp, "agents": agents}
+        elif section == "grpo":
+            measured["grpo"] = measure_grpo(False)
+            measured["grpo_variants"] = measure_grpo_variants(False)
+        else:
+            measured["grading"] = measure_grading(False)
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    if data.get("quick"):
+        raise SystemExit("--only mezcla con una medida completa, no con --quick")
+    data.update(measured)
+    data.setdefault("updates", []).append(
+        {"sections": sections, "date": current["date"], "load": current["load"]}
+    )
+    return data
+
+
+def run(quick: bool, output: Path | None, only: list[str] | None = None) -> int:
     """Mide todo, imprime el Markdown y lo escribe en ``output``.
 
     Sin ``--quick``, las medidas van también a ``helpers/data/benchmarks.json``;
     con él, junto a ``output`` si lo hay (nunca a los datos de los cuadernos).
+    Con ``only`` (p. ej. ``["grpo"]``) mide solo esas partes y las mezcla con
+    el JSON que ya hay.
     """
-    data = measure(quick)
+    if only and quick:
+        raise SystemExit("--only y --quick no van juntos")
+    data = measure_only(only) if only else measure(quick)
     text = render(data)
     print(text)
     if output is not None:

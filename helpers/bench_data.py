@@ -3,9 +3,10 @@
 ``make bench`` mide el curso (``python -m benchmarks all``) y guarda todas las
 medidas en ``helpers/data/benchmarks.json``: cada cuaderno, cada ejecución de
 CartPole de los agentes del curso y de Stable-Baselines3 con cada evaluación,
-GRPO y la calificación. BENCHMARKS.md sale del mismo archivo. Un cuaderno que
-compara con Stable-Baselines3 imprime esas cifras desde aquí, así que nunca se
-quedan atrás de la última medida.
+GRPO (con cada variante del objetivo) y la calificación. BENCHMARKS.md sale
+del mismo archivo. Un cuaderno que compara con Stable-Baselines3, o con las
+variantes de GRPO (``grpo_variants``), imprime esas cifras desde aquí, así que
+nunca se quedan atrás de la última medida.
 """
 
 from __future__ import annotations
@@ -93,3 +94,48 @@ def cartpole(name: str) -> CartPoleResult:
     if name not in agents:
         raise KeyError(f"{name!r} no está en el banco; hay: {sorted(agents)}")
     return cartpole_result(agents[name], data["target"])
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _grpo_summary(label: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    summary: dict[str, Any] = {"label": label, "seeds": [r["seed"] for r in runs]}
+    for key in (
+        "heldout_accuracy",
+        "heldout_greedy_accuracy",
+        "heldout_pass_at_k",
+        "p_correct",
+    ):
+        summary[key] = _mean([r[key][-1] for r in runs])  # al final
+    for key in ("kl_to_reference", "clip_fraction", "train_seconds"):
+        summary[key] = _mean([r[key] for r in runs])
+    for key in ("wrong_length", "mixed_groups"):  # 10 primeros y 10 últimos pasos
+        summary[key] = [_mean([r[key][i] for r in runs]) for i in (0, 1)]
+    return summary
+
+
+def grpo_variants() -> dict[str, dict[str, Any]]:
+    """GRPO por defecto y cada variante del objetivo, como las midió ``make bench``.
+
+    Devuelve ``{nombre: resumen}``, empezando por ``"default"`` (la
+    configuración por defecto) y siguiendo con las variantes del banco
+    (``"kl_0.04"``, ``"kl_0.4"``, ``"epochs_2_clip"``, ``"grpo_norm"``,
+    ``"deepseekmath"``). Cada resumen tiene ``label`` y ``seeds``, y las
+    medias sobre las semillas de: la precisión a T = 1, voraz, pass@k y
+    P(correcta | 17 × 24) al final; ``kl_to_reference`` (KL k3 por token al
+    punto de partida, al final); ``clip_fraction``; ``train_seconds``; y
+    ``wrong_length`` y ``mixed_groups`` como ``[10 primeros, 10 últimos]``
+    pasos.
+    """
+    data = load()
+    summaries = {
+        "default": _grpo_summary(
+            "por defecto (μ = 1, sin recorte, β = 0, «dr_grpo»)", data["grpo"]
+        )
+    }
+    for variant in data.get("grpo_variants", []):
+        label = variant["label"].replace("\\|", "|")
+        summaries[variant["name"]] = _grpo_summary(label, variant["runs"])
+    return summaries

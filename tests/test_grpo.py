@@ -10,7 +10,14 @@ import pytest
 import torch
 
 from helpers.tinylm.checkpoint import load_pretrained
-from helpers.tinylm.grpo import GRPOConfig, group_advantages, grpo_loss, train_grpo
+from helpers.tinylm.grpo import (
+    GRPOConfig,
+    group_advantages,
+    grpo_loss,
+    k3_kl,
+    normalize_loss,
+    train_grpo,
+)
 from helpers.tinylm.model import TinyLM, TinyLMConfig
 from helpers.tinylm.offpolicy import token_log_ratio, truncated_importance_weights
 from helpers.tinylm.reference import log10_num_responses, logit_push, path_probability
@@ -162,6 +169,17 @@ def test_notebook_solutions_agree_with_the_references():
     )
     for text in ["17×24=17×20+17×4=340+68=408.", "17×20+17×4=340+58=398.", "408", ""]:
         assert fns["verify"](text, 17, 24) == verify(text, 17, 24)
+    ref_log_probs = log_probs + 0.4 * torch.randn(5, 6, generator=generator)
+    assert torch.allclose(
+        fns["kl_penalty"](log_probs, ref_log_probs, mask),
+        k3_kl(log_probs, ref_log_probs, mask),
+    )
+    per_token = torch.randn(5, 6, generator=generator)
+    mask[:, 0] = 1.0  # ninguna respuesta vacía
+    for normalization in ("grpo", "dr_grpo", "token"):
+        assert fns["normalize_loss"](per_token, mask, normalization).item() == (
+            pytest.approx(normalize_loss(per_token, mask, normalization).item())
+        )
 
 
 # --- la comprobación acepta las dos desviaciones típicas ----------------------

@@ -13,6 +13,8 @@ import torch
 from helpers.checks import as_array, check_cases, close, exercise, fail
 from helpers.tinylm.grpo import group_advantages as ref_group_advantages
 from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
+from helpers.tinylm.grpo import k3_kl as ref_k3_kl
+from helpers.tinylm.grpo import normalize_loss as ref_normalize_loss
 from helpers.tinylm.offpolicy import truncated_importance_weights as ref_tis
 from helpers.tinylm.reference import (
     log10_num_responses as ref_log10,
@@ -615,4 +617,222 @@ def check_truncated_importance_weights(
         fail(
             "Los pesos llevan gradiente: son una corrección de *qué* se "
             "muestreó, una constante para la pérdida. Usa .detach()."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 8 · la penalización KL k3 por token
+# ---------------------------------------------------------------------------
+
+
+def _kl_case(seed: int, batch: int, length: int, lengths: list[int]):
+    generator = torch.Generator().manual_seed(seed)
+    log_probs = -torch.rand(batch, length, generator=generator) * 2
+    ref_log_probs = log_probs + 0.6 * torch.randn(batch, length, generator=generator)
+    mask = torch.zeros(batch, length)
+    for row, n in enumerate(lengths):
+        mask[row, :n] = 1.0
+    # En el relleno puede haber cualquier cosa: solo la máscara dice qué cuenta
+    log_probs = torch.where(mask.bool(), log_probs, torch.full_like(log_probs, -0.5))
+    ref_log_probs = torch.where(
+        mask.bool(), ref_log_probs, torch.full_like(ref_log_probs, -2.5)
+    )
+    return log_probs, ref_log_probs, mask
+
+
+_KL_CASES = [
+    _kl_case(0, 3, 5, [5, 2, 4]),
+    _kl_case(1, 4, 4, [1, 4, 3, 2]),
+    _kl_case(2, 2, 6, [6, 3]),
+]
+
+
+def _kl_mistake(k3_of_log_rho, masked: bool = True, flip: bool = False):
+    """Una versión errónea de la penalización: otra fórmula de log ρ."""
+
+    def wrapped(log_probs, ref_log_probs, mask):
+        log_rho = ref_log_probs.detach() - log_probs.detach()
+        if flip:
+            log_rho = -log_rho
+        value = k3_of_log_rho(log_rho)
+        return value * mask if masked else value
+
+    return wrapped
+
+
+_KL_MISTAKES = [
+    (
+        _kl_mistake(lambda x: torch.exp(x) - x - 1, flip=True),
+        "El cociente va al revés: las respuestas salen de π_θ, así que "
+        "ρ = π_ref / π_θ, log ρ = ref_log_probs − log_probs.",
+    ),
+    (
+        _kl_mistake(lambda x: -x),
+        "Eso es k1 = log π_θ − log π_ref: también estima la KL, pero cada token "
+        "puede ser negativo y es muy ruidoso. GRPO usa k3 = ρ − log ρ − 1.",
+    ),
+    (
+        _kl_mistake(lambda x: torch.exp(x) - x),
+        "Te falta el −1: k3 = ρ − log ρ − 1 vale 0 cuando las dos políticas "
+        "coinciden (ρ = 1).",
+    ),
+    (
+        _kl_mistake(lambda x: torch.exp(x) + x - 1),
+        "El logaritmo se resta: k3 = ρ − log ρ − 1, que nunca es negativo "
+        "porque log ρ ≤ ρ − 1.",
+    ),
+    (
+        _kl_mistake(lambda x: torch.exp(x) - x - 1, masked=False),
+        "El relleno no es parte de la respuesta: multiplica por la máscara (su "
+        "penalización debe ser 0, haya lo que haya en esas casillas).",
+    ),
+    (
+        _kl_mistake(lambda x: 0.5 * x**2),
+        "Eso es k2 = ½ (log ρ)²: el estimador que usa GRPO es k3 = ρ − log ρ − 1.",
+    ),
+]
+
+
+@exercise(MODULE, "kl_penalty", "La penalización KL k3 por token")
+def check_kl_penalty(kl_penalty: Callable[..., Any], cases: list | None = None) -> None:
+    """Comprueba ``kl_penalty(log_probs, ref_log_probs, mask)``: valor y gradientes."""
+    cases = cases or _KL_CASES
+    check_cases(kl_penalty, "kl_penalty", cases, ref_k3_kl, _KL_MISTAKES, atol=1e-5)
+    log_probs, ref_log_probs, mask = (x.clone() for x in cases[0])
+    log_probs.requires_grad_(True)
+    ref_log_probs.requires_grad_(True)  # como si viniera de una red: congelada
+    penalty = kl_penalty(log_probs, ref_log_probs, mask)
+    if not isinstance(penalty, torch.Tensor) or not penalty.requires_grad:
+        fail(
+            "Tu penalización no tiene gradiente respecto a log_probs (¿.item(), "
+            "float() o detach?): es un término de la pérdida, así que debe "
+            "poder hacer backward hasta π_θ."
+        )
+    penalty.sum().backward()
+    if ref_log_probs.grad is not None and ref_log_probs.grad.abs().max() > 0:
+        fail(
+            "Llega gradiente a ref_log_probs: el modelo de referencia está "
+            "congelado, es el ancla. Usa ref_log_probs.detach()."
+        )
+    rho = torch.exp(ref_log_probs.detach() - log_probs.detach())
+    expected = (1 - rho) * mask  # d k3 / d log π_θ
+    if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-5):
+        fail(
+            "El gradiente respecto a log_probs debería ser (1 − ρ) en la "
+            "respuesta y 0 en el relleno."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 9 · las normalizaciones por longitud
+# ---------------------------------------------------------------------------
+
+
+def _norm_case(seed: int, lengths: list[int], length: int, normalization: str):
+    generator = torch.Generator().manual_seed(seed)
+    per_token = torch.randn(len(lengths), length, generator=generator)
+    mask = torch.zeros(len(lengths), length)
+    for row, n in enumerate(lengths):
+        mask[row, :n] = 1.0
+    per_token = torch.where(mask.bool(), per_token, torch.full_like(per_token, 9.0))
+    return per_token, mask, normalization
+
+
+_NORM_CASES = [
+    _norm_case(seed, lengths, length, normalization)
+    for seed, (lengths, length) in enumerate([([6, 2, 4], 6), ([1, 5, 5, 3], 5)])
+    for normalization in ("grpo", "dr_grpo", "token")
+]
+
+
+def _norm_with(branch: str, wrong: Callable[..., Any]):
+    """La referencia, con la rama ``branch`` cambiada por ``wrong``."""
+
+    def wrapped(per_token, mask, normalization):
+        if normalization == branch:
+            return wrong(per_token, mask)
+        return ref_normalize_loss(per_token, mask, normalization)
+
+    return wrapped
+
+
+def _per_response_mean(x, m):
+    return ((x * m).sum(-1) / m.sum(-1)).mean()
+
+
+def _per_response_sum(x, m):
+    return (x * m).sum(-1).mean()
+
+
+def _all_tokens(x, m):
+    return (x * m).sum() / m.sum()
+
+
+def _swap(per_token, mask, normalization):
+    swapped = {"grpo": "dr_grpo", "dr_grpo": "grpo"}.get(normalization, normalization)
+    return ref_normalize_loss(per_token, mask, swapped)
+
+
+_NORM_MISTAKES = [
+    (
+        _swap,
+        "Tienes «grpo» y «dr_grpo» cambiados: «grpo» divide la suma de cada "
+        "respuesta entre su longitud |o_i|; «dr_grpo» no divide entre la "
+        "longitud (suma los tokens de cada respuesta y promedia sobre las B).",
+    ),
+    (
+        _norm_with("grpo", lambda x, m: ((x * m).sum(-1) / m.shape[-1]).mean()),
+        "Con «grpo» dividiste entre T, la longitud con relleno: cada respuesta "
+        "se divide entre **su** longitud, |o_i| = mask.sum(dim=-1).",
+    ),
+    (
+        _norm_with("grpo", lambda x, m: x.mean(dim=-1).mean()),
+        "Con «grpo» contaste el relleno (x.mean(dim=-1)): multiplica por la "
+        "máscara y divide entre |o_i| = mask.sum(dim=-1).",
+    ),
+    (
+        _norm_with("dr_grpo", _per_response_mean),
+        "Con «dr_grpo» no se divide entre la longitud de cada respuesta: ese es "
+        "justo el sesgo que quita Dr. GRPO. Suma los tokens de cada respuesta y "
+        "promedia sobre las B respuestas.",
+    ),
+    (
+        _norm_with("dr_grpo", lambda x, m: (x * m).sum()),
+        "Con «dr_grpo» sumaste todo sin dividir: el normalizador es una "
+        "constante, aquí el número B de respuestas (la media sobre ellas).",
+    ),
+    (
+        _norm_with("token", _per_response_mean),
+        "Con «token» (DAPO) todos los tokens del lote pesan igual: divide la "
+        "suma total entre el total de tokens, no respuesta a respuesta.",
+    ),
+    (
+        _norm_with("token", lambda x, m: x.mean()),
+        "Con «token» contaste el relleno (x.mean()): divide la suma con máscara "
+        "entre mask.sum(), el número de tokens de verdad.",
+    ),
+]
+
+
+@exercise(MODULE, "normalize_loss", "Las normalizaciones por longitud")
+def check_normalize_loss(
+    normalize_loss: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``normalize_loss(per_token_loss, mask, normalization)``."""
+    cases = cases or _NORM_CASES
+    check_cases(
+        normalize_loss,
+        "normalize_loss",
+        cases,
+        ref_normalize_loss,
+        _NORM_MISTAKES,
+        atol=1e-5,
+    )
+    per_token, mask, normalization = cases[0]
+    per_token = per_token.clone().requires_grad_(True)
+    loss = normalize_loss(per_token, mask, normalization)
+    if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
+        fail(
+            "Tu pérdida no tiene gradiente (¿.item(), float() o detach?): "
+            "devuelve un tensor de PyTorch para poder hacer loss.backward()."
         )

@@ -11,7 +11,10 @@ Todo lo que necesita el módulo 07_grpo, sin descargar nada:
 - ``verify``: el verificador, 1 si la respuesta final es correcta y 0 si no.
 - ``load_pretrained``: el punto de partida (ajuste supervisado) que trae el
   paquete; ``python -m helpers.tinylm.sft`` lo reproduce.
-- ``group_advantages``, ``grpo_loss``, ``train_grpo``: GRPO de referencia.
+- ``group_advantages``, ``grpo_loss``, ``train_grpo``: GRPO de referencia;
+  ``grpo_objective_loss``, ``k3_kl`` y ``normalize_loss``: el objetivo
+  completo de DeepSeekMath (recorte, penalización KL, normalización por
+  longitud), y ``kl_to_reference`` para medir cuánto se alejó el modelo.
 - ``python -m helpers.tinylm.bench`` mide los presupuestos de tiempo.
 
 Ejemplo::
@@ -34,11 +37,22 @@ from .evaluate import (
     correct_counts,
     estimate_pass_at_k,
     heldout_accuracy,
+    kl_to_reference,
     mean_reward,
     p_correct,
     pass_at_k,
 )
-from .grpo import GRPOConfig, group_advantages, grpo_loss, grpo_step, train_grpo
+from .grpo import (
+    LOSS_NORMALIZATIONS,
+    GRPOConfig,
+    group_advantages,
+    grpo_loss,
+    grpo_objective_loss,
+    grpo_step,
+    k3_kl,
+    normalize_loss,
+    train_grpo,
+)
 from .model import KVCache, TinyLM, TinyLMConfig
 from .sampling import (
     Samples,
@@ -71,6 +85,7 @@ from .tokenizer import ALPHABET, END, PAD, CharTokenizer, tokenizer
 
 __all__ = [
     "ALPHABET",
+    "LOSS_NORMALIZATIONS",
     "CHECKPOINT_PATH",
     "END",
     "MAX_NEW_TOKENS",
@@ -94,15 +109,19 @@ __all__ = [
     "extract_answer",
     "group_advantages",
     "grpo_loss",
+    "grpo_objective_loss",
     "grpo_step",
     "heldout_accuracy",
     "heldout_problems",
     "is_greedy",
+    "k3_kl",
+    "kl_to_reference",
     "load_checkpoint",
     "load_pretrained",
     "mean_reward",
     "next_token_log_probs",
     "next_token_probs",
+    "normalize_loss",
     "p_correct",
     "pass_at_k",
     "path_probs",

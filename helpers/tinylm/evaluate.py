@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import torch
 
 from .model import TinyLM
-from .sampling import is_greedy, sample
+from .sampling import is_greedy, sample, token_log_probs
 from .task import TARGET, Problem, encode_prompts, heldout_problems, rewards_for
 
 
@@ -154,3 +154,29 @@ def pass_at_k(
     return {
         k: sum(estimate_pass_at_k(n, c, k) for c in counts) / len(counts) for k in ks
     }
+
+
+@torch.no_grad()
+def kl_to_reference(
+    model: TinyLM,
+    reference: TinyLM,
+    problems: list[Problem] | None = None,
+    samples_per_problem: int = 4,
+    seed: int = 0,
+) -> float:
+    """KL(π_θ ‖ π_ref) por token, estimada con k3 sobre respuestas de ``model``.
+
+    Muestrea ``samples_per_problem`` respuestas a T = 1 de cada problema (por
+    defecto, los de evaluación), mide la log-probabilidad de cada token con
+    los dos modelos y promedia ``k3 = ρ − log ρ − 1``, con
+    ``ρ = π_ref / π_θ``, sobre los tokens de las respuestas. Es lo que vigila
+    la penalización KL de GRPO: 0 si los dos modelos coinciden.
+    """
+    problems = heldout_problems() if problems is None else problems
+    generator = torch.Generator().manual_seed(seed)
+    prompts = encode_prompts(problems).repeat_interleave(samples_per_problem, dim=0)
+    samples = sample(model, prompts, generator=generator)
+    log_probs = token_log_probs(model, samples.sequences, samples.prompt_len)
+    ref_log_probs = token_log_probs(reference, samples.sequences, samples.prompt_len)
+    log_rho = (ref_log_probs - log_probs)[samples.mask.bool()]
+    return (torch.exp(log_rho) - log_rho - 1).mean().item()

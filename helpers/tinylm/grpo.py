@@ -10,19 +10,37 @@ Un paso de GRPO, en cuatro etapas::
     Etapa 3: ventaja = recompensa − media de su grupo (y, opcional, / desviación)
     Etapa 4: pérdida = −media_i [ A_i · Σ_t log π(token_t) ], y un paso de Adam
 
+Por defecto (``GRPOConfig()``) es la versión más corta: un solo paso por lote
+(μ = 1), sin recorte, sin penalización KL (β = 0) y con la normalización de
+Dr. GRPO. El objetivo completo de DeepSeekMath, término a término, está en
+``grpo_objective_loss``:
+
+    J = 1/G Σ_i 1/|o_i| Σ_t { min(r_it A_i, clip(r_it, 1 − ε, 1 + ε) A_i)
+                               − β · k3(π_θ ‖ π_ref)_it }
+
+con ``r_it = π_θ / π_old`` (módulo 06), ``k3 = ρ − log ρ − 1`` y
+``ρ = π_ref / π_θ`` (el estimador del módulo 06), y ``GRPOConfig`` tiene sus
+perillas: ``epochs`` (μ), ``clip_eps`` (ε), ``kl_coef`` (β, contra una copia
+congelada del modelo inicial) y ``loss_normalization`` (``"grpo"``,
+``"dr_grpo"`` o ``"token"``; ver ``normalize_loss``).
+
 Referencias: Shao et al. (2024), *DeepSeekMath* (GRPO, ventajas divididas
-por la desviación típica del grupo); Liu et al. (2025), *Understanding
-R1-Zero-Like Training* (Dr. GRPO: sin dividir por la desviación); Yao et al.
-(2025), *Your Efficient RL Framework Secretly Brings You Off-Policy RL
-Training* (muestreo por importancia truncado entre muestreador y entrenador).
+por la desviación típica del grupo, 1/|o_i| y penalización k3); Liu et al.
+(2025), *Understanding R1-Zero-Like Training* (Dr. GRPO: sin dividir por la
+desviación ni por la longitud); Yu et al. (2025), *DAPO* (media por token,
+recorte asimétrico y muestreo dinámico); Yao et al. (2025), *Your Efficient
+RL Framework Secretly Brings You Off-Policy RL Training* (muestreo por
+importancia truncado entre muestreador y entrenador).
 """
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from tqdm.auto import tqdm
@@ -96,6 +114,110 @@ def grpo_loss(
     return -(advantages.detach() * per_sequence).mean()
 
 
+LossNormalization = Literal["grpo", "dr_grpo", "token"]
+LOSS_NORMALIZATIONS: tuple[str, ...] = ("grpo", "dr_grpo", "token")
+
+
+def k3_kl(
+    log_probs: torch.Tensor, ref_log_probs: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
+    """Penalización KL de GRPO por token: el estimador k3 de KL(π_θ ‖ π_ref).
+
+    Con ``log ρ = log π_ref − log π_θ`` (las muestras salen de π_θ, como en el
+    módulo 06), ``k3 = ρ − log ρ − 1``: nunca es negativo y vale 0 donde las
+    dos políticas coinciden.
+
+    - ``log_probs``: ``(B, T)``, log π_θ de cada token, **con gradiente**;
+    - ``ref_log_probs``: ``(B, T)``, log π_ref del modelo de referencia
+      congelado (no se deriva);
+    - ``mask``: ``(B, T)``, 1 en la respuesta y 0 en el relleno.
+
+    Devuelve ``(B, T)`` con 0 en el relleno (haya lo que haya en él).
+    """
+    log_rho = ref_log_probs.detach() - log_probs
+    k3 = torch.exp(log_rho) - log_rho - 1
+    return torch.where(mask.bool(), k3, torch.zeros_like(k3))
+
+
+def normalize_loss(
+    per_token_loss: torch.Tensor,
+    mask: torch.Tensor,
+    normalization: LossNormalization = "dr_grpo",
+) -> torch.Tensor:
+    """De una pérdida por token ``(B, T)`` a un escalar, con la máscara.
+
+    - ``"grpo"`` (DeepSeekMath): la media de los tokens de cada respuesta
+      (entre su longitud |o_i|) y después la media sobre las B respuestas.
+      Cada token de una respuesta larga pesa menos: sesgo de longitud.
+    - ``"dr_grpo"`` (Liu et al., 2025): la suma de los tokens de cada
+      respuesta entre una constante que no depende de la longitud. El
+      artículo usa el presupuesto de generación; aquí, el número B de
+      respuestas, así que es la pérdida del ejercicio 6: Σ_i Σ_t / B.
+    - ``"token"`` (DAPO, Yu et al., 2025): la media de todos los tokens del
+      lote, Σ_i Σ_t / Σ_i |o_i|. Todos los tokens pesan igual.
+    """
+    masked = torch.where(mask.bool(), per_token_loss, torch.zeros_like(per_token_loss))
+    if normalization == "grpo":
+        return (masked.sum(dim=-1) / mask.sum(dim=-1).clamp(min=1)).mean()
+    if normalization == "dr_grpo":
+        return masked.sum(dim=-1).mean()
+    if normalization == "token":
+        return masked.sum() / mask.sum().clamp(min=1)
+    raise ValueError(
+        f"loss_normalization debe ser uno de {LOSS_NORMALIZATIONS}; "
+        f"es {normalization!r}."
+    )
+
+
+def grpo_objective_loss(
+    log_probs: torch.Tensor,
+    mask: torch.Tensor,
+    advantages: torch.Tensor,
+    old_log_probs: torch.Tensor | None = None,
+    clip_eps: float | None = None,
+    clip_eps_high: float | None = None,
+    ref_log_probs: torch.Tensor | None = None,
+    kl_coef: float = 0.0,
+    normalization: LossNormalization = "grpo",
+    weights: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """El objetivo de DeepSeekMath (cambiado de signo), término a término.
+
+    - ``log_probs``: ``(B, T)``, log π_θ con gradiente; ``mask``: ``(B, T)``;
+      ``advantages``: ``(B,)``, constantes.
+    - ``old_log_probs``: ``(B, T)``, log π_old de la política que muestreó
+      (sin gradiente). Por defecto, ``log_probs.detach()``: el cociente vale
+      1 y su gradiente es el de log π (un solo paso por lote, μ = 1).
+    - ``clip_eps``: ε del recorte de PPO (módulo 06), o ``None`` para no
+      recortar. ``clip_eps_high``: el tope de arriba si es distinto (el
+      recorte asimétrico de DAPO); por defecto, ``clip_eps``.
+    - ``ref_log_probs`` y ``kl_coef``: log π_ref del modelo de referencia y
+      β de la penalización ``k3_kl``.
+    - ``normalization``: cómo se promedian los tokens (``normalize_loss``).
+    - ``weights``: ``(B, T)`` opcional, pesos de muestreo por importancia
+      entre muestreador y entrenador (sin gradiente); multiplican el término
+      de la política, no la penalización.
+
+    Devuelve un escalar: −J.
+    """
+    advantage = advantages.detach()[:, None]  # (B, 1): la misma en cada token
+    old = log_probs.detach() if old_log_probs is None else old_log_probs.detach()
+    ratio = torch.exp(log_probs - old)  # r_it = π_θ / π_old
+    surrogate = ratio * advantage
+    if clip_eps is not None:
+        high = clip_eps if clip_eps_high is None else clip_eps_high
+        clipped = ratio.clamp(1 - clip_eps, 1 + high) * advantage
+        surrogate = torch.min(surrogate, clipped)  # la cota pesimista de PPO
+    if weights is not None:
+        surrogate = surrogate * weights.detach()
+    per_token = -surrogate
+    if kl_coef:
+        if ref_log_probs is None:
+            raise ValueError("Con kl_coef > 0 hace falta ref_log_probs.")
+        per_token = per_token + kl_coef * k3_kl(log_probs, ref_log_probs, mask)
+    return normalize_loss(per_token, mask, normalization)
+
+
 @dataclass
 class GRPOConfig:
     """Hiperparámetros de ``train_grpo``."""
@@ -107,6 +229,11 @@ class GRPOConfig:
     lr: float = 3e-4  # tasa de aprendizaje de Adam
     temperature: float = 1.0  # temperatura del muestreo
     std_normalize: bool = False  # dividir las ventajas por la desviación del grupo
+    loss_normalization: LossNormalization = "dr_grpo"  # "grpo", "dr_grpo", "token"
+    epochs: int = 1  # μ: pasos de gradiente con cada lote de respuestas
+    clip_eps: float | None = None  # ε del recorte de PPO (None: sin recorte)
+    clip_eps_high: float | None = None  # tope de arriba de DAPO (None: = clip_eps)
+    kl_coef: float = 0.0  # β: penalización k3 contra una copia congelada inicial
     include_target: bool = True  # 17 × 24 es uno de los enunciados de cada paso
     max_grad_norm: float = 1.0  # recorte de la norma del gradiente
     eval_every: int = 0  # evaluar cada tantos pasos (0: solo al principio y al final)
@@ -119,6 +246,21 @@ class GRPOConfig:
     num_threads: int | None = 1  # hilos de PyTorch al entrenar (None: no tocar)
 
 
+def _is_plain(cfg: GRPOConfig) -> bool:
+    """¿Es la configuración corta (μ = 1, sin recorte, β = 0, Dr. GRPO)?
+
+    Entonces la pérdida es la de la sección 10 (``grpo_loss``), escrita tal
+    cual para que las cifras de entrenamiento por defecto no cambien; el
+    objetivo completo da el mismo gradiente (lo comprueba una prueba).
+    """
+    return (
+        cfg.epochs == 1
+        and cfg.clip_eps is None
+        and not cfg.kl_coef
+        and cfg.loss_normalization == "dr_grpo"
+    )
+
+
 def grpo_step(
     model: TinyLM,
     optimizer: torch.optim.Optimizer,
@@ -126,16 +268,24 @@ def grpo_step(
     cfg: GRPOConfig,
     generator: torch.Generator,
     sampler: TinyLM | None = None,
+    reference: TinyLM | None = None,
 ) -> dict[str, float]:
     """Un paso de GRPO sobre ``problems`` (un grupo de G respuestas por cada uno).
 
     ``sampler`` es el modelo que genera las respuestas; si es ``None`` las
     genera el propio ``model``. Con un muestreador distinto, la pérdida usa
-    sus log-probabilidades para la corrección por importancia.
+    sus log-probabilidades para la corrección por importancia. ``reference``
+    es el modelo de referencia congelado de la penalización KL (hace falta si
+    ``cfg.kl_coef > 0``). Con ``cfg.epochs = μ``, el mismo lote da μ pasos de
+    gradiente, con el cociente r = π_θ / π_old (recortado si ``cfg.clip_eps``).
 
-    Devuelve métricas del paso: recompensa media, pérdida, fracción de grupos
-    mixtos (ni todo aciertos ni todo fallos) y diferencia media de
-    log-probabilidad entre entrenador y muestreador.
+    Devuelve métricas del paso: recompensa media, pérdida (la del último
+    paso), fracción de grupos mixtos (ni todo aciertos ni todo fallos),
+    diferencia media de log-probabilidad entre entrenador y muestreador,
+    longitud media de las respuestas y de las incorrectas (``nan`` si no hay
+    ninguna), fracción de tokens recortados y KL(π_old ‖ π_θ) con k3 (medias
+    sobre las épocas, medidas antes de cada paso: 0 con μ = 1) y, si hay
+    ``reference``, ``kl_ref``: la KL k3 por token a la referencia.
     """
     G = cfg.group_size
     # Etapa 1: G respuestas por enunciado
@@ -149,34 +299,88 @@ def grpo_step(
     advantages = group_advantages(
         rewards.view(-1, G), std_normalize=cfg.std_normalize
     ).view(-1)
-    # Etapa 4: pérdida y paso de gradiente
+    # Etapa 4: pérdida y pasos de gradiente (μ = cfg.epochs con el mismo lote)
+    mask = samples.mask
     log_probs = token_log_probs(
         model, samples.sequences, samples.prompt_len, cfg.temperature
     )
+    old_log_probs = log_probs.detach()  # π_old: la política antes de este lote
     # Con ``cfg.correct_off_policy=False`` se ignora el desfase (w = 1), como
     # si muestreador y entrenador fueran el mismo: el error que se corrige
     off_policy = sampler is not model and cfg.correct_off_policy
-    loss = grpo_loss(
-        log_probs,
-        samples.mask,
-        advantages,
-        sampler_log_probs=samples.log_probs if off_policy else None,
-        is_cap=cfg.is_cap,
-    )
-    optimizer.zero_grad()
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-    optimizer.step()
+    weights = None
+    if off_policy:
+        weights = torch.exp(old_log_probs - samples.log_probs)
+        if cfg.is_cap is not None:
+            weights = weights.clamp(max=cfg.is_cap)
+    ref_log_probs = None
+    if cfg.kl_coef and reference is None:
+        raise ValueError("Con kl_coef > 0, grpo_step necesita reference.")
+    if reference is not None:  # con β = 0 solo se mide la KL, no se penaliza
+        with torch.no_grad():
+            ref_log_probs = token_log_probs(
+                reference, samples.sequences, samples.prompt_len, cfg.temperature
+            )
+    high = cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high
+    clip_fractions, old_kls = [], []
+    for epoch in range(cfg.epochs):
+        if epoch > 0:
+            log_probs = token_log_probs(
+                model, samples.sequences, samples.prompt_len, cfg.temperature
+            )
+        log_ratio = (log_probs.detach() - old_log_probs)[mask.bool()]
+        old_kls.append((torch.exp(log_ratio) - 1 - log_ratio).mean().item())
+        if cfg.clip_eps is not None:
+            ratio = torch.exp(log_ratio)
+            outside = (ratio < 1 - cfg.clip_eps) | (ratio > 1 + high)
+            clip_fractions.append(outside.float().mean().item())
+        else:
+            clip_fractions.append(0.0)
+        if _is_plain(cfg):
+            loss = grpo_loss(
+                log_probs,
+                mask,
+                advantages,
+                sampler_log_probs=samples.log_probs if off_policy else None,
+                is_cap=cfg.is_cap,
+            )
+        else:
+            loss = grpo_objective_loss(
+                log_probs,
+                mask,
+                advantages,
+                old_log_probs=old_log_probs,
+                clip_eps=cfg.clip_eps,
+                clip_eps_high=cfg.clip_eps_high,
+                ref_log_probs=ref_log_probs,
+                kl_coef=cfg.kl_coef,
+                normalization=cfg.loss_normalization,
+                weights=weights,
+            )
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        optimizer.step()
 
     group_means = rewards.view(-1, G).mean(dim=-1)
     mixed = ((group_means > 0) & (group_means < 1)).float().mean()
-    gap = (log_probs.detach() - samples.log_probs).abs() * samples.mask
-    return {
+    gap = (old_log_probs - samples.log_probs).abs() * mask
+    lengths = mask.sum(dim=-1)
+    wrong = rewards == 0
+    metrics = {
         "reward": rewards.mean().item(),
         "loss": loss.item(),
         "mixed_groups": mixed.item(),
-        "logprob_gap": (gap.sum() / samples.mask.sum()).item(),
+        "logprob_gap": (gap.sum() / mask.sum()).item(),
+        "length": lengths.mean().item(),
+        "wrong_length": lengths[wrong].mean().item() if wrong.any() else math.nan,
+        "clip_fraction": sum(clip_fractions) / len(clip_fractions),
+        "old_kl": sum(old_kls) / len(old_kls),
     }
+    if ref_log_probs is not None:
+        kl = k3_kl(old_log_probs, ref_log_probs, mask)
+        metrics["kl_ref"] = (kl.sum() / mask.sum()).item()
+    return metrics
 
 
 def train_grpo(
@@ -184,6 +388,7 @@ def train_grpo(
     cfg: GRPOConfig | None = None,
     progress: bool = True,
     evaluate: bool = True,
+    reference: TinyLM | None = None,
 ) -> dict[str, list[float]]:
     """Entrena ``model`` con GRPO, en su sitio, y devuelve la historia.
 
@@ -193,7 +398,9 @@ def train_grpo(
     La historia es un diccionario de listas, listo para dibujar:
 
     - por paso: ``step``, ``reward``, ``loss``, ``mixed_groups``,
-      ``logprob_gap`` y ``train_seconds`` (tiempo acumulado sin evaluar);
+      ``logprob_gap``, ``length``, ``wrong_length``, ``clip_fraction``,
+      ``old_kl`` (ver ``grpo_step``), ``kl_ref`` si hay modelo de referencia y
+      ``train_seconds`` (tiempo acumulado sin evaluar);
     - en cada evaluación (si ``evaluate``): ``eval_step``,
       ``heldout_accuracy`` y ``p_correct`` (muestreando a T = 1),
       ``heldout_pass_at_k`` (pass@k con k = ``cfg.eval_samples``, de las mismas
@@ -206,8 +413,23 @@ def train_grpo(
     la máquina está ocupada (con 2 hilos y el otro núcleo ocupado, cada paso
     tarda varias veces más). Por eso, salvo ``cfg.num_threads=None``, el
     entrenamiento usa ``cfg.num_threads`` hilos y al final deja los de antes.
+
+    ``reference`` es el modelo de referencia de la penalización KL. Si no se
+    da y ``cfg.kl_coef > 0``, es una copia congelada de ``model`` tal como
+    llega (el punto de partida, como el modelo SFT en DeepSeekMath). Si se da
+    con ``cfg.kl_coef = 0``, la KL a él se mide en cada paso (``kl_ref``) pero
+    no se penaliza.
     """
     cfg = cfg or GRPOConfig()
+    if cfg.epochs < 1:
+        raise ValueError(f"epochs (μ) debe ser al menos 1; es {cfg.epochs}.")
+    if cfg.loss_normalization not in LOSS_NORMALIZATIONS:
+        raise ValueError(
+            f"loss_normalization debe ser uno de {LOSS_NORMALIZATIONS}; "
+            f"es {cfg.loss_normalization!r}."
+        )
+    if reference is None and cfg.kl_coef:
+        reference = copy_model(model)
     rng = random.Random(cfg.seed)
     generator = torch.Generator().manual_seed(cfg.seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
@@ -252,7 +474,9 @@ def train_grpo(
             if len(stale) > cfg.sampler_lag + 1:
                 stale.pop(0)
             sampler = stale[0]
-        metrics = grpo_step(model, optimizer, problems, cfg, generator, sampler)
+        metrics = grpo_step(
+            model, optimizer, problems, cfg, generator, sampler, reference
+        )
         train_seconds += time.perf_counter() - start
 
         history["step"].append(step)

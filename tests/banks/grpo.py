@@ -250,6 +250,123 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
             "llevan gradiente",
         ),
     ],
+    "kl_penalty": [
+        Answer(
+            "cociente al revés",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    log_rho = log_probs - ref_log_probs.detach()
+    return (torch.exp(log_rho) - log_rho - 1) * mask
+""",
+            "al revés",
+        ),
+        Answer(
+            "k1 en lugar de k3",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    return (log_probs - ref_log_probs.detach()) * mask
+""",
+            "Eso es k1",
+        ),
+        Answer(
+            "sin el −1",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    log_rho = ref_log_probs.detach() - log_probs
+    return (torch.exp(log_rho) - log_rho) * mask
+""",
+            "Te falta el −1",
+        ),
+        Answer(
+            "sin máscara",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    log_rho = ref_log_probs.detach() - log_probs
+    return torch.exp(log_rho) - log_rho - 1
+""",
+            "El relleno no es parte",
+        ),
+        Answer(
+            "gradiente hacia la referencia",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    log_rho = ref_log_probs - log_probs
+    return (torch.exp(log_rho) - log_rho - 1) * mask
+""",
+            "congelado",
+        ),
+        Answer(
+            "sin gradiente",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    log_rho = ref_log_probs.detach() - log_probs.detach()
+    return (torch.exp(log_rho) - log_rho - 1) * mask
+""",
+            "no tiene gradiente",
+        ),
+    ],
+    "normalize_loss": [
+        Answer(
+            "grpo y dr_grpo cambiados",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    masked = per_token_loss * mask
+    if normalization == "grpo":
+        return masked.sum(dim=-1).mean()
+    if normalization == "dr_grpo":
+        return (masked.sum(dim=-1) / mask.sum(dim=-1)).mean()
+    return masked.sum() / mask.sum()
+""",
+            "cambiados",
+        ),
+        Answer(
+            "grpo entre la longitud con relleno",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    masked = per_token_loss * mask
+    if normalization == "grpo":
+        return (masked.sum(dim=-1) / mask.shape[-1]).mean()
+    if normalization == "dr_grpo":
+        return masked.sum(dim=-1).mean()
+    return masked.sum() / mask.sum()
+""",
+            "dividiste entre T",
+        ),
+        Answer(
+            "dr_grpo también divide por la longitud",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    masked = per_token_loss * mask
+    if normalization in ("grpo", "dr_grpo"):
+        return (masked.sum(dim=-1) / mask.sum(dim=-1)).mean()
+    return masked.sum() / mask.sum()
+""",
+            "no se divide entre la longitud",
+        ),
+        Answer(
+            "token respuesta a respuesta",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    masked = per_token_loss * mask
+    if normalization == "dr_grpo":
+        return masked.sum(dim=-1).mean()
+    return (masked.sum(dim=-1) / mask.sum(dim=-1)).mean()
+""",
+            "todos los tokens del lote pesan igual",
+        ),
+        Answer(
+            "sin máscara",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    if normalization == "grpo":
+        return per_token_loss.mean(dim=-1).mean()
+    if normalization == "dr_grpo":
+        return (per_token_loss * mask).sum(dim=-1).mean()
+    return (per_token_loss * mask).sum() / mask.sum()
+""",
+            "contaste el relleno",
+        ),
+    ],
 }
 
 RIGHT: dict[str, list[Answer]] = {
@@ -417,6 +534,58 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
 def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap):
     ratio = trainer_log_probs.detach().exp() / sampler_log_probs.detach().exp()
     return ratio.clamp(max=cap) * mask
+""",
+        ),
+    ],
+    "kl_penalty": [
+        Answer(
+            "con el cociente y where",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    rho = torch.exp(ref_log_probs.detach() - log_probs)
+    k3 = rho - torch.log(rho) - 1
+    return torch.where(mask.bool(), k3, torch.zeros_like(k3))
+""",
+        ),
+        Answer(
+            "con expm1",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    log_rho = (ref_log_probs.detach() - log_probs) * mask
+    return torch.expm1(log_rho) - log_rho
+""",
+        ),
+    ],
+    "normalize_loss": [
+        Answer(
+            "con un bucle por respuestas",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    sums, lengths = [], []
+    for row, m in zip(per_token_loss, mask):
+        sums.append((row * m).sum())
+        lengths.append(m.sum())
+    sums, lengths = torch.stack(sums), torch.stack(lengths)
+    if normalization == "grpo":
+        return (sums / lengths).mean()
+    if normalization == "dr_grpo":
+        return sums.sum() / len(sums)
+    return sums.sum() / lengths.sum()
+""",
+        ),
+        Answer(
+            "con where y un diccionario",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    kept = torch.where(mask.bool(), per_token_loss, torch.zeros_like(per_token_loss))
+    per_response = kept.sum(dim=-1)
+    B = per_token_loss.shape[0]
+    options = {
+        "grpo": lambda: (per_response / mask.sum(dim=-1)).mean(),
+        "dr_grpo": lambda: per_response.sum() / B,
+        "token": lambda: kept.sum() / mask.sum(),
+    }
+    return options[normalization]()
 """,
         ),
     ],
