@@ -93,7 +93,7 @@ def _outputs(cell: NotebookNode) -> str:
             text = output.get("data", {}).get("text/plain")
             if text:
                 parts.append(html.escape(_cap(text, MAX_OUTPUT)))
-    return f"<pre class=\"salida\">{''.join(parts)}</pre>" if parts else ""
+    return f'<pre class="salida">{"".join(parts)}</pre>' if parts else ""
 
 
 def _sections(nb: NotebookNode) -> list[dict]:
@@ -201,8 +201,8 @@ pre.salida {{ background: #fff; border-left: 3px solid #0072B2; }}
 section {{ border-top: 2px solid #0072B2; margin-top: 2em; }}
 </style></head><body>
 <h1>Retroalimentación · {html.escape(module_id)}</h1>
-<p>Entrega de <b>{html.escape(result.student_id)}</b>: <b>{result.score:g}</b> de
-{result.max_score:g} puntos.</p>
+<p class="nota">Entrega de <b>{html.escape(result.student_id)}</b>: \
+<b>{result.score:g}</b> de {result.max_score:g} puntos.</p>
 {notes}
 <h2>Resumen por ejercicio</h2>
 <table><tr><th>ejercicio</th><th>puntos</th><th></th><th>diagnóstico</th></tr>

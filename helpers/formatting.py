@@ -34,7 +34,8 @@ def number(x: float, decimals: int = 2, *, sign: bool = False) -> str:
         >>> number(25.9, 1, sign=True)
         '+25,9'
     """
-    x = float(x)
+    # Un tensor que aún guarda su gradiente se lee sin él (sin aviso de PyTorch).
+    x = float(x.detach() if hasattr(x, "detach") else x)
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):

@@ -17,8 +17,10 @@ from tests.notebooks import (
     solution_path,
 )
 
-# «slow»: no se ejecuta al calificar; «nbval-skip»: tampoco en nbval.
-ALLOWED_TAGS = {"slow", "nbval-skip"}
+# «slow»: no se ejecuta al calificar; «nbval-skip»: tampoco en nbval;
+# «raises-exception»: una celda de «pruébalo» o de comprobación que falla
+# mientras el ejercicio está sin hacer no detiene «Run All» en JupyterLab.
+ALLOWED_TAGS = {"slow", "nbval-skip", "raises-exception"}
 NOTEBOOKS = [
     pytest.param(path(m), id=f"{kind}:{m}")
     for m in module_ids()

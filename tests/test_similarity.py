@@ -168,8 +168,18 @@ class Honest:
     normalized: str
 
 
+# Respuestas de los bancos escritas a propósito como otra respuesta del banco
+# más una instrucción (para cazar una clase de error: redondear, sumar ruido).
+# No son de autoras distintas, así que no forman parejas «honestas»; la prueba
+# de abajo comprueba que de verdad derivan de otra.
+DERIVED = {
+    ("01_bandidos", "epsilon_greedy", "desempata con ruido sumado a la entrada"),
+    ("02_dqn", "q_learning_update", "redondea la tabla a dos decimales"),
+}
+
+
 @functools.cache
-def bank_answers() -> list[Honest]:
+def bank_answers(include_derived: bool = False) -> list[Honest]:
     """Las respuestas de los bancos y la solución de cada ejercicio."""
     found = []
     for module in module_ids():
@@ -186,6 +196,8 @@ def bank_answers() -> list[Honest]:
                 + answers.WRONG.get(grade_id, [])
             ]
             for name, source in named:
+                if not include_derived and (module, grade_id, name) in DERIVED:
+                    continue
                 found.append(
                     Honest(module, grade_id, name, source, sim.normalize(source))
                 )
@@ -307,6 +319,19 @@ def test_honest_bank_answers_are_never_identical_or_near():
         )
     ]
     assert not reported, reported
+
+
+def test_derived_bank_answers_really_derive_from_another():
+    answers = bank_answers(include_derived=True)
+    for module, grade_id, name in DERIVED:
+        key = (module, grade_id, name)
+        derived = next(a for a in answers if (a.module, a.grade_id, a.name) == key)
+        assert any(
+            sim.near_identical(derived.normalized, other.normalized)
+            for other in answers
+            if (other.module, other.grade_id) == (module, grade_id)
+            and other is not derived
+        ), name
 
 
 def test_an_order_sensitive_token_ratio_could_not_tell_them_apart():
@@ -447,7 +472,11 @@ def build_class() -> SyntheticClass:
     # triviales (fórmulas de una línea), repetidas entre las demás, como en
     # una clase de verdad. Cada ejercicio empieza en otra estudiante.
     for k, grade_id in enumerate(solutions):
-        pool = answers_bank.RIGHT[grade_id] + answers_bank.WRONG[grade_id]
+        pool = [
+            a
+            for a in answers_bank.RIGHT[grade_id] + answers_bank.WRONG[grade_id]
+            if (MODULE, grade_id, a.name) not in DERIVED
+        ]
         long = [a for a in pool if not sim.is_trivial(sim.normalize(a.source))]
         short = [a for a in pool if sim.is_trivial(sim.normalize(a.source))]
         for position in range(N_HONEST):

@@ -5,19 +5,38 @@ Una comprobación recibe la función del estudiante, la prueba con casos fijos y
 si algo falla, lanza :class:`CheckError` (un ``AssertionError``) con un mensaje
 que nombra el error típico que explica el resultado («¿olvidaste dividir por
 n?»). Así nbgrader la cuenta como fallo y el estudiante sabe qué mirar.
+
+Lo que vale para todos los ejercicios vive aquí, una sola vez:
+
+- las entradas se pasan siempre como copias, y si la función del estudiante
+  modifica una, el mensaje dice cuál (:func:`call`);
+- un ejercicio que usa la función de otro se califica con la referencia de ese
+  otro en su lugar, para no cobrar dos veces el mismo error
+  (``exercise(..., uses=...)``);
+- un resultado que no coincide se describe por dónde difiere (primera posición,
+  esperado y obtenido, mayor diferencia) y por su síntoma (signo cambiado,
+  redondeado, proporcional, otra forma), además de por el error típico;
+- en Jupyter, un fallo se ve como el mensaje solo, sin la traza por dentro de
+  ``helpers.checks`` (:meth:`CheckError._render_traceback_`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import dataclasses
 import functools
 import importlib
+import inspect
 import io
 import pkgutil
+import re
+import sys
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import redirect_stderr
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, NoReturn, TypeVar
 
 import numpy as np
@@ -25,8 +44,47 @@ import numpy as np
 F = TypeVar("F", bound=Callable[..., None])
 
 
+#: Longitud máxima de un mensaje de comprobación, en caracteres.
+MAX_MESSAGE = 1200
+
+
+def plain_text(message: str) -> str:
+    """Quita el Markdown que se imprimiría tal cual: ``**negrita**`` y ``*cursiva*``.
+
+    Las fórmulas escritas con ``*`` entre espacios (``2 * x``) no se tocan.
+    """
+    message = re.sub(r"\*\*(\S(?:.*?\S)?)\*\*", r"\1", message)
+    return re.sub(r"(?<![\w*])\*(\S(?:[^*\n]*?\S)?)\*(?![\w*])", r"\1", message)
+
+
+def _cap(message: str, limit: int = MAX_MESSAGE) -> str:
+    """Recorta un mensaje demasiado largo, y lo dice."""
+    if len(message) <= limit:
+        return message
+    suffix = " … (mensaje recortado)"
+    return message[: limit - len(suffix)].rstrip() + suffix
+
+
 class CheckError(AssertionError):
-    """Una comprobación falló; el mensaje explica por qué, en español."""
+    """Una comprobación falló; el mensaje explica por qué, en español.
+
+    El mensaje se limpia de Markdown y se recorta a :data:`MAX_MESSAGE`
+    caracteres. En Jupyter (IPython) se muestra solo el mensaje, sin la traza
+    por dentro de ``helpers.checks``: es lo único que el estudiante necesita
+    leer. Los errores de su propio código no pasan por aquí y conservan su
+    traza completa.
+    """
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(_cap(plain_text(str(message))))
+
+    def _render_traceback_(self) -> list[str]:
+        """Lo que IPython muestra en lugar de la traza: el mensaje, en rojo."""
+        lines = str(self).splitlines() or [""]
+        red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"
+        return [f"{red}{bold}✘ {lines[0]}{reset}"] + [
+            f"{red}{line}{reset}" for line in lines[1:]
+        ]
 
 
 def fail(message: str) -> NoReturn:
@@ -47,22 +105,70 @@ _EXERCISES: dict[str, dict[str, Exercise]] = {}
 _RESULTS: dict[tuple[str, str], str | None] = {}
 
 
-def exercise(module: str, key: str, title: str) -> Callable[[F], F]:
+@contextlib.contextmanager
+def references_in_place_of(
+    function: Callable[..., Any], uses: Mapping[str, Callable[..., Any]]
+) -> Iterator[None]:
+    """Mientras dura el bloque, ``function`` ve las referencias de ``uses``.
+
+    Un ejercicio cuya función llama a la de otro ejercicio (``softmax`` dentro
+    de ``gradient_bandit_update``) se califica así por sí solo: un error en
+    ``softmax`` no le cuesta puntos. Las referencias se ponen en el espacio de
+    nombres donde la función busca sus globales (el del cuaderno) y al salir
+    se devuelve lo que había.
+    """
+    namespace = getattr(inspect.unwrap(function), "__globals__", None)
+    if not uses or not isinstance(namespace, dict):
+        yield
+        return
+    missing = object()
+    saved = {name: namespace.get(name, missing) for name in uses}
+    namespace.update(uses)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+
+
+def exercise(
+    module: str,
+    key: str,
+    title: str,
+    *,
+    uses: Mapping[str, Callable[..., Any]] | None = None,
+) -> Callable[[F], F]:
     """Registra una comprobación y anota si pasa, para el resumen de progreso.
 
     La comprobación decorada imprime «✔ ...» si todo va bien. Los avisos
     (``RuntimeWarning`` de NumPy, etc.) y lo que el código del estudiante
     escriba en stderr se silencian: nbgrader contaría cualquier texto en
     stderr como un fallo de la celda de pruebas.
+
+    Args:
+        module, key, title: el módulo, la clave y el título del ejercicio.
+        uses: las funciones de otros ejercicios que la del estudiante puede
+            llamar, con su referencia (``{"softmax": bandits.softmax}``).
+            Durante la comprobación, la función del estudiante (el primer
+            argumento) usa esas referencias: cada ejercicio se califica solo.
     """
     info = Exercise(module, key, title)
     _EXERCISES.setdefault(module, {})[key] = info
+    references = dict(uses or {})
 
     def decorate(check: F) -> F:
         @functools.wraps(check)
         def wrapper(*args: Any, quiet: bool = False, **kwargs: Any) -> None:
+            student = args[0] if args else None
             try:
-                with warnings.catch_warnings(), redirect_stderr(io.StringIO()):
+                with (
+                    warnings.catch_warnings(),
+                    redirect_stderr(io.StringIO()),
+                    references_in_place_of(student, references),
+                ):
                     warnings.simplefilter("ignore")
                     check(*args, **kwargs)
             except CheckError as error:
@@ -184,36 +290,368 @@ def close(
     return a.shape == b.shape and bool(np.allclose(a, b, atol=atol, rtol=rtol))
 
 
+def _num(x: float) -> str:
+    """Un número con seis cifras significativas y coma decimal."""
+    x = float(x)
+    if np.isnan(x):
+        return "NaN"
+    if np.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.6g}".replace(".", ",")
+
+
 def _show(value: np.ndarray) -> str:
+    """Un valor corto entero; uno largo, por su forma (el detalle va en ``_where``)."""
+    value = np.asarray(value, dtype=float)
     if value.ndim == 0:
-        return f"{float(value):.6g}"
-    return np.array2string(value, precision=4, separator=", ", max_line_width=88)
+        return _num(value)
+    if value.size <= 8:
+        flat = "; ".join(_num(v) for v in value.reshape(-1))
+        return f"[{flat}]" if value.ndim == 1 else f"[{flat}] (forma {value.shape})"
+    return f"un array de forma {value.shape}"
 
 
-def _same(a: Any, b: Any, atol: float) -> bool:
+def _index(position: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(int(i)) for i in position) + "]"
+
+
+def describe_difference(got: Any, want: Any, *, atol: float = 1e-6) -> str:
+    """Dónde difieren dos arrays de la misma forma, en una o dos frases.
+
+    Dice cuántas posiciones difieren, la primera (con lo esperado y lo
+    obtenido) y la mayor diferencia, en vez de volcar las dos matrices.
+    """
+    got = np.asarray(got, dtype=float)
+    want = np.asarray(want, dtype=float)
+    if got.ndim == 0:
+        return f"devolvió {_num(got)}, pero debía ser {_num(want)}."
+    with np.errstate(all="ignore"):
+        bad = ~np.isclose(got, want, atol=atol, rtol=1e-5, equal_nan=True)
+        gap = np.where(np.isnan(got) != np.isnan(want), np.inf, np.abs(got - want))
+        gap = np.where(bad, np.nan_to_num(gap, nan=np.inf), 0.0)
+    positions = np.argwhere(bad)
+    first = tuple(positions[0])
+    worst = np.unravel_index(int(np.argmax(gap)), gap.shape)
+    text = (
+        f"difiere en {len(positions)} de {got.size} posiciones. "
+        f"La primera es {_index(first)}: debía ser {_num(want[first])} y es "
+        f"{_num(got[first])}."
+    )
+    if tuple(worst) != first:
+        text += (
+            f" La mayor diferencia está en {_index(worst)}: debía ser "
+            f"{_num(want[worst])} y es {_num(got[worst])}."
+        )
+    if got.size <= 8:
+        text = f"devolvió {_show(got)}, pero debía ser {_show(want)}: " + text
+    else:
+        text = "devuelve un array que " + text
+    return text
+
+
+def _same(a: Any, b: Any, atol: float, rtol: float = 1e-5) -> bool:
     """¿Coinciden dos salidas? NaN coincide con NaN y un error con otro del mismo
     tipo (para comparar huellas)."""
     if isinstance(a, BaseException) or isinstance(b, BaseException):
         return type(a) is type(b)
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    return a.shape == b.shape and bool(np.allclose(a, b, atol=atol, equal_nan=True))
+    try:
+        a = as_array(a, "")
+        b = as_array(b, "")
+    except CheckError:
+        return False
+    return a.shape == b.shape and bool(
+        np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True)
+    )
 
 
-def _outputs(function: Callable[..., Any], cases: list[tuple[Any, ...]]) -> list[Any]:
-    """Las salidas de ``function`` en cada caso; un error cuenta como salida."""
+# ---------------------------------------------------------------------------
+# Llamar a la función del estudiante sin que toque sus entradas
+# ---------------------------------------------------------------------------
+
+
+def _torch() -> Any:
+    """PyTorch si ya está cargado, o ``None``: sin él no puede haber tensores, y
+    así las comprobaciones de un cuaderno sin redes (01) no lo cargan."""
+    return sys.modules.get("torch")
+
+
+def _differs(before: Any, after: Any) -> bool:
+    """¿Cambió ``after`` respecto a su copia ``before``? (arrays, tensores,
+    listas, tuplas, diccionarios, redes y dataclasses; lo demás no cuenta)."""
+    torch = _torch()
+    if torch is not None and isinstance(before, torch.Tensor):
+        if not isinstance(after, torch.Tensor) or before.shape != after.shape:
+            return True
+        if before.dtype != after.dtype:
+            return True
+        b, a = before.detach(), after.detach()
+        if b.is_floating_point() or b.is_complex():
+            return not bool(torch.equal(b.isnan(), a.isnan())) or not bool(
+                torch.equal(b.nan_to_num(), a.nan_to_num())
+            )
+        return not bool(torch.equal(b, a))
+    if torch is not None and isinstance(before, torch.nn.Module):
+        return _differs(before.state_dict(), after.state_dict())
+    if isinstance(before, np.ndarray):
+        if not isinstance(after, np.ndarray) or before.shape != after.shape:
+            return True
+        try:
+            return not np.array_equal(before, after, equal_nan=True)
+        except TypeError:
+            return not np.array_equal(before, after)
+    if isinstance(before, list | tuple):
+        return len(before) != len(after) or any(
+            _differs(b, a) for b, a in zip(before, after, strict=False)
+        )
+    if isinstance(before, dict):
+        return before.keys() != after.keys() or any(
+            _differs(before[k], after[k]) for k in before
+        )
+    if dataclasses.is_dataclass(before) and not isinstance(before, type):
+        return _differs(vars(before), vars(after))
+    return False
+
+
+def _parameter(function: Callable[..., Any], index: int) -> str:
+    """El nombre del argumento ``index`` de ``function`` («el argumento n.º 2»)."""
+    try:
+        names = [
+            p.name
+            for p in inspect.signature(function).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        names = []
+    if index < len(names):
+        return f"«{names[index]}»"
+    return f"n.º {index + 1}"
+
+
+def _is_generator(value: Any) -> bool:
+    """¿Es un generador de números aleatorios? Esos se comparten, no se copian:
+    la función tiene que avanzar el del que llama."""
+    torch = _torch()
+    return isinstance(value, np.random.Generator | np.random.RandomState) or (
+        torch is not None and isinstance(value, torch.Generator)
+    )
+
+
+def _copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Copias profundas de los argumentos, salvo los generadores aleatorios."""
+    memo = {id(a): a for a in args if _is_generator(a)}
+    return tuple(copy.deepcopy(a, memo) for a in args)
+
+
+def call(
+    function: Callable[..., Any],
+    name: str,
+    *args: Any,
+    may_modify: Iterable[int] = (),
+) -> Any:
+    """Llama a ``function(*args)`` con copias y comprueba que no las modificó.
+
+    Quien llama a una función espera seguir teniendo sus datos como estaban: un
+    ``+=`` sobre el array que recibiste cambia también el del que llama, y ese
+    error no se ve en el valor devuelto. Aquí se ve: si una entrada cambió, se
+    falla con un mensaje que nombra el argumento.
+
+    Args:
+        function: la función del estudiante.
+        name: su nombre, para el mensaje.
+        *args: los argumentos; ``function`` recibe copias profundas (salvo
+            los generadores aleatorios, que comparte con quien llama).
+        may_modify: posiciones de argumentos que el enunciado deja modificar.
+
+    Returns:
+        Lo que devuelva ``function``.
+    """
+    allowed = set(may_modify)
+    torch = _torch()
+    originals = _copies(args)
+    given = _copies(args)
+    result = function(*given)
+    for index, (before, after) in enumerate(zip(originals, given, strict=True)):
+        if index in allowed or not _differs(before, after):
+            continue
+        is_tensor = torch is not None and isinstance(before, torch.Tensor)
+        fix = "x = x.clone()" if is_tensor else "x = x.copy()"
+        fail(
+            f"{name} modificó su argumento {_parameter(function, index)}: al "
+            "volver, la entrada ya no era la que le pasamos (¿un +=, -=, *= o "
+            "una asignación a una posición, como x[i] = ...?). Quien llama a tu "
+            "función sigue usando ese dato. Calcula sobre una copia "
+            f"({fix}, o x = x + ... en vez de x += ...) y devuelve el resultado."
+        )
+    return result
+
+
+class _StudentOrReference:
+    """Llama a la función del cuaderno que se llama ``name`` en ese momento; si
+    lanza ``NotImplementedError``, a la referencia (con una nota por celda)."""
+
+    def __init__(
+        self, namespace: Mapping[str, Any], name: str, reference: Callable[..., Any]
+    ) -> None:
+        self.namespace = namespace
+        self.name = name
+        self.reference = reference
+        self._noted: set[Any] = set()
+        self.__name__ = name
+        self.__doc__ = getattr(reference, "__doc__", None)
+
+    def _note(self) -> None:
+        # Una nota por ejecución de celda (en Jupyter) o una sola (fuera).
+        shell = sys.modules.get("IPython")
+        ipython = shell.get_ipython() if shell is not None else None
+        cell = getattr(ipython, "execution_count", None)
+        if cell in self._noted:
+            return
+        self._noted.add(cell)
+        print(
+            f"Nota: {self.name} aún no está escrita; esta demo usa la "
+            "implementación de referencia. Cuando la escribas, vuelve a ejecutar "
+            "esta celda para ver la tuya."
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        function = self.namespace.get(self.name)
+        if callable(function) and function is not self:
+            try:
+                return function(*args, **kwargs)
+            except NotImplementedError:
+                pass
+        self._note()
+        return self.reference(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{self.name} del cuaderno, o la de referencia si aún no está>"
+
+
+def demo_functions(
+    namespace: Mapping[str, Any], **references: Callable[..., Any]
+) -> SimpleNamespace:
+    """Las funciones del estudiante para las demos, con la referencia de respaldo.
+
+    Con ``demo = demo_functions(globals(), softmax=bandits.softmax)`` (en la
+    preparación), ``demo.softmax(...)`` llama a la ``softmax`` que el cuaderno
+    tenga definida en ese momento; si aún lanza ``NotImplementedError`` (el
+    ejercicio está sin hacer), usa la de referencia e imprime una nota. Así
+    «Run All» llega al final del cuaderno aunque falten ejercicios. Cualquier
+    otro error de la función del estudiante sí se ve: es una pista. Los
+    nombres del cuaderno no se tocan: la comprobación de cada ejercicio sigue
+    viendo solo la función del estudiante.
+
+    Args:
+        namespace: el espacio de nombres del cuaderno (``globals()``).
+        **references: nombre del ejercicio → su implementación de referencia.
+    """
+    return SimpleNamespace(
+        **{
+            name: _StudentOrReference(namespace, name, reference)
+            for name, reference in references.items()
+        }
+    )
+
+
+def _outputs(
+    function: Callable[..., Any],
+    cases: list[tuple[Any, ...]],
+    name: str | None = None,
+    may_modify: Iterable[int] = (),
+) -> list[Any]:
+    """Las salidas de ``function`` en cada caso; un error cuenta como salida.
+
+    Con ``name`` (la función del estudiante), cada llamada pasa por
+    :func:`call`, que falla si la función modifica sus entradas.
+    """
     outputs: list[Any] = []
     for args in cases:
         try:
             with np.errstate(all="ignore"):
-                result = function(*copy.deepcopy(args))
-        except NotImplementedError:
+                if name is None:
+                    result = function(*copy.deepcopy(args))
+                else:
+                    # Una copia propia del caso (también de sus generadores):
+                    # la referencia y cada error típico lo ven igual.
+                    fresh = copy.deepcopy(args)
+                    result = call(function, name, *fresh, may_modify=may_modify)
+        except (NotImplementedError, CheckError):
             raise
         except Exception as error:
             outputs.append(error)
             continue
         outputs.append(result)
     return outputs
+
+
+# ---------------------------------------------------------------------------
+# Diagnosticar por síntoma
+# ---------------------------------------------------------------------------
+
+
+def _symptom(raw: Any, got: np.ndarray, want: np.ndarray) -> str | None:
+    """Un síntoma reconocible en un resultado que no coincide, o ``None``.
+
+    Son errores de cualquier ejercicio: un signo cambiado, un redondeo o una
+    acumulación en enteros, un factor de más o de menos, otra forma.
+    """
+    if got.shape != want.shape:
+        if got.shape == want.shape[::-1] and got.ndim > 1:
+            return "Tiene la forma traspuesta: ¿intercambiaste dos ejes?"
+        if got.ndim > want.ndim and got.shape[-want.ndim or None :] == want.shape:
+            return (
+                "Tiene más dimensiones de las debidas: ¿se mezclaron por "
+                "broadcasting un (n,) y un (n, 1)?"
+            )
+        if got.ndim == 0 and want.ndim > 0:
+            return "Devolviste un solo número: ¿sumaste o promediaste de más?"
+        if got.size == want.size:
+            return "Tiene los valores que tocan pero otra forma: revisa el reshape."
+        return None
+    torch = _torch()
+    if want.size == 0 or not np.isfinite(want).all() or not np.isfinite(got).all():
+        return None
+    if torch is not None and isinstance(raw, torch.Tensor):
+        integer_output = not (raw.is_floating_point() or raw.is_complex())
+    else:
+        try:
+            integer_output = np.asarray(raw).dtype.kind in "iub"
+        except (TypeError, ValueError, RuntimeError):
+            integer_output = False
+    if integer_output and not np.allclose(want, np.round(want)):
+        return (
+            "Tu resultado es de enteros, y los decimales se pierden: ¿un array "
+            "creado con np.zeros_like de una entrada entera, dtype=int o int()? "
+            "Acumula en floats."
+        )
+    scale = float(np.abs(want).max())
+    if scale > 0 and np.allclose(got, -want, atol=1e-6, rtol=1e-5):
+        return "Sale justo con el signo cambiado: ¿un signo al revés?"
+    for decimals in (0, 1, 2, 3):
+        scaled = got * 10.0**decimals
+        on_grid = np.allclose(scaled, np.round(scaled), atol=1e-6)
+        near = np.all(np.abs(got - want) <= 0.5 * 10.0**-decimals + 1e-9)
+        if on_grid and near and not np.allclose(got, want, atol=1e-9):
+            return (
+                f"Parece redondeado a {decimals} decimales: no redondees (round, "
+                "np.round, int) antes de devolver; la comprobación compara con "
+                "todas las cifras."
+            )
+    nonzero = np.abs(want) > 1e-9
+    if nonzero.sum() >= 2 and np.allclose(got[~nonzero], 0.0, atol=1e-9):
+        ratios = got[nonzero] / want[nonzero]
+        ratio = float(np.median(ratios))
+        if (
+            abs(ratio - 1) > 1e-3
+            and abs(ratio) > 1e-6
+            and np.allclose(ratios, ratio, rtol=1e-4)
+        ):
+            return (
+                f"Sale proporcional al correcto (× {_num(ratio)} en todas las "
+                "posiciones): ¿falta o sobra un factor, o una media en vez de una "
+                "suma?"
+            )
+    return None
 
 
 def check_cases(
@@ -224,12 +662,21 @@ def check_cases(
     mistakes: Iterable[tuple[Callable[..., Any], str]] = (),
     *,
     atol: float = 1e-6,
+    may_modify: Iterable[int] = (),
 ) -> None:
     """Compara ``function`` con ``reference`` en ``cases`` y diagnostica el fallo.
 
-    Si la respuesta no coincide, se busca el error típico cuya «huella» (sus
-    salidas en todos los casos) coincide con la del estudiante, y su mensaje
-    se muestra junto al primer caso que falla.
+    La función del estudiante recibe copias de cada caso y falla si modifica
+    alguna (salvo las posiciones de ``may_modify``). Si la respuesta no
+    coincide, el mensaje dice dónde difiere y busca qué la explica:
+
+    1. el error típico cuya «huella» (sus salidas en todos los casos) es la del
+       estudiante;
+    2. si ninguno coincide del todo, el que da lo mismo que el estudiante en el
+       caso que falla y en la mayoría de los demás casos que fallan (el mismo
+       error escrito de otra manera suele diferir solo en algún caso límite);
+    3. si no, un síntoma general: signo cambiado, redondeo, enteros, un factor,
+       otra forma.
 
     Args:
         function: la función del estudiante.
@@ -237,46 +684,83 @@ def check_cases(
         cases: tuplas de argumentos posicionales (no se modifican).
         reference: la implementación correcta.
         mistakes: pares ``(implementación_errónea, mensaje)``.
+        atol: tolerancia absoluta de la comparación.
+        may_modify: posiciones de argumentos que el enunciado deja modificar.
     """
     cases = list(cases)
-    outputs = _outputs(function, cases)
-    expected = [np.asarray(reference(*copy.deepcopy(a)), dtype=float) for a in cases]
+    may_modify = tuple(may_modify)
+    outputs = _outputs(function, cases, name, may_modify)
+    raw_outputs = list(outputs)
+    expected = [as_array(reference(*copy.deepcopy(a)), "La referencia") for a in cases]
+    failing: list[int] = []
     for index, (got, want) in enumerate(zip(outputs, expected, strict=True)):
-        if isinstance(got, BaseException):
-            break
-        got = as_array(got, f"El resultado de {_call(name, cases[index])}")
-        outputs[index] = got
-        if not close(got, want, atol=atol):
-            break
-    else:
+        if not isinstance(got, BaseException):
+            got = as_array(got, f"El resultado de {_call(name, cases[index])}")
+            outputs[index] = got
+            if close(got, want, atol=atol):
+                continue
+        failing.append(index)
+    if not failing:
         return
-    call = _call(name, cases[index])
+    index = failing[0]
+    got, want = outputs[index], expected[index]
+    call_text = _call(name, cases[index])
     if isinstance(got, BaseException):
-        intro = f"{call} lanzó {type(got).__name__}: {got}"
+        intro = f"{call_text} lanzó {type(got).__name__}: {got}"
     elif got.shape != want.shape:
-        fail(
-            f"{call} devolvió algo de forma {got.shape}, pero debía tener forma "
-            f"{want.shape}."
+        intro = (
+            f"{call_text} devolvió algo de forma {got.shape}, pero debía tener "
+            f"forma {want.shape}."
         )
     else:
-        intro = f"{call} devolvió {_show(got)}, pero debía ser {_show(want)}."
-    for mistake, message in mistakes:
-        fingerprint = _outputs(mistake, cases)
+        intro = f"{call_text} {describe_difference(got, want, atol=atol)}"
+    mistakes = list(mistakes)
+    fingerprints = [_outputs(mistake, cases) for mistake, _ in mistakes]
+    # 1. Idéntico a un error típico en todos los casos.
+    for (_, message), fingerprint in zip(mistakes, fingerprints, strict=True):
         if all(_same(o, f, atol) for o, f in zip(outputs, fingerprint, strict=True)):
             fail(f"{intro}\n{message}")
-    if not isinstance(got, BaseException) and np.isnan(got).any():
-        fail(
-            f"{intro}\nAparece NaN: busca una división por cero o un exp que desborda."
-        )
+    # 2. El mismo síntoma: igual en el caso que falla y en la mayoría de los que
+    #    fallan (con una tolerancia algo más ancha).
+    best, best_score = None, 0
+    for (_, message), fingerprint in zip(mistakes, fingerprints, strict=True):
+        agree = [_same(outputs[i], fingerprint[i], 1e-4, 1e-3) for i in failing]
+        if not agree[0] or isinstance(outputs[index], BaseException):
+            continue
+        score = sum(agree)
+        if 2 * score > len(failing) and score > best_score:
+            best, best_score = message, score
+    if best is not None:
+        fail(f"{intro}\n{best}")
+    # 3. Un síntoma general.
+    if not isinstance(got, BaseException):
+        if np.isnan(got).any() and not np.isnan(want).any():
+            fail(
+                f"{intro}\nAparece NaN: busca una división por cero o un exp que "
+                "desborda."
+            )
+        symptom = _symptom(raw_outputs[index], got, want)
+        if symptom is not None:
+            fail(f"{intro}\n{symptom}")
     fail(intro)
 
 
 def _call(name: str, args: tuple[Any, ...]) -> str:
-    """``name(args...)`` tal como lo escribiría el estudiante."""
+    """``name(args...)`` tal como lo escribiría el estudiante (abreviado si es
+    largo: los arrays grandes se nombran por su forma)."""
+
+    torch = _torch()
 
     def show(value: Any) -> str:
+        if torch is not None and isinstance(value, torch.Tensor):
+            if value.numel() > 8:
+                return f"<tensor de forma {tuple(value.shape)}>"
+            return "torch.tensor(" + repr(value.detach().tolist()) + ")"
         if isinstance(value, np.ndarray):
+            if value.size > 12:
+                return f"<array de forma {value.shape}>"
             return "np.array(" + np.array2string(value, separator=", ") + ")"
-        return repr(value)
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "…"
 
     return f"{name}({', '.join(show(a) for a in args)})"

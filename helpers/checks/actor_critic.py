@@ -10,6 +10,7 @@ import torch
 
 from helpers import actor_critic
 from helpers.checks import check_cases, close, exercise, fail
+from helpers.formatting import number
 
 MODULE = "05_actor_critico"
 
@@ -484,8 +485,8 @@ def check_actor_critic_loss(
     )
     if abs(got[first][0] - want[first][0]) > 1e-5:
         intro = (
-            f"En un bloque de prueba la pérdida vale {want[first][0]:.5f} y la tuya "
-            f"{got[first][0]:.5f}."
+            f"En un bloque de prueba la pérdida vale {number(want[first][0], 5)} y "
+            f"la tuya {number(got[first][0], 5)}."
         )
     else:
         intro = (

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from helpers import bandits
-from helpers.checks import as_int, check_cases, exercise, fail
+from helpers.checks import as_int, call, check_cases, exercise, fail
 from helpers.formatting import number, percent
 
 MODULE = "01_bandidos"
@@ -23,7 +23,14 @@ def _numbers(values: Iterable[float], decimals: int) -> str:
 # Ejercicio 1 · media incremental
 # ---------------------------------------------------------------------------
 
-INCREMENTAL_MEAN_CASES = [(2.0, 5.0, 4), (0.0, 1.0, 1), (3.0, -1.0, 2), (1.5, 1.5, 7)]
+INCREMENTAL_MEAN_CASES = [
+    (2.0, 5.0, 4),
+    (0.0, 1.0, 1),
+    (3.0, -1.0, 2),
+    (1.5, 1.5, 7),
+    # Con decimales que no acaban: un redondeo no pasa desapercibido.
+    (1.0, 2.0, 3),
+]
 
 
 @exercise(MODULE, "incremental_mean", "Media incremental")
@@ -96,7 +103,9 @@ def _frequencies(
     counts = np.zeros(k)
     q = np.array(q_values, dtype=float)
     for _ in range(n):
-        action = as_int(epsilon_greedy(q.copy(), epsilon, rng), "La acción elegida")
+        action = as_int(
+            call(epsilon_greedy, "epsilon_greedy", q, epsilon, rng), "La acción elegida"
+        )
         if not 0 <= action < k:
             fail(
                 f"epsilon_greedy devolvió {action}, que no es un brazo válido (0 a "
@@ -115,7 +124,10 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     for _ in range(2):
         rng = np.random.default_rng(seed)
         runs.append(
-            [as_int(epsilon_greedy(q.copy(), 0.5, rng), "La acción") for _ in range(60)]
+            [
+                as_int(call(epsilon_greedy, "epsilon_greedy", q, 0.5, rng), "La acción")
+                for _ in range(60)
+            ]
         )
     if runs[0] != runs[1]:
         fail(
@@ -202,6 +214,11 @@ UCB_CASES = [
     (np.array([0.2, 0.9, 0.5]), np.array([3, 9, 14]), 27, 1.0),
     (np.array([0.7, 0.5, 0.5]), np.array([20, 23, 7]), 51, 0.5),
     (np.array([0.0, 0.0, 0.0]), np.array([0, 0, 0]), 1, 2.0),
+    # Estos tres separan las variantes del bono que coinciden en los demás: otra
+    # base del logaritmo, ln(t + 1) y la suma de counts en lugar de t.
+    (np.array([0.0, 0.4, 0.6]), np.array([2, 3, 4]), 10, 2.0),
+    (np.array([0.4, 0.8, 0.1]), np.array([4, 7, 3]), 15, 2.0),
+    (np.array([0.2, 0.8, 0.4]), np.array([1, 11, 7]), 20, 0.5),
 ]
 
 
@@ -267,6 +284,24 @@ def check_ucb_action(
             (
                 _ucb_formula(lambda n, t, c: c * np.sqrt(t / n)),
                 "¿Olvidaste el logaritmo? El bono es c·sqrt(ln t / N(a)).",
+            ),
+            (
+                _ucb_formula(lambda n, t, c: c * np.sqrt(np.log2(t) / n)),
+                "El logaritmo del bono es el natural, ln t (np.log), no log2.",
+            ),
+            (
+                _ucb_formula(lambda n, t, c: c * np.sqrt(np.log10(t) / n)),
+                "El logaritmo del bono es el natural, ln t (np.log), no log10.",
+            ),
+            (
+                _ucb_formula(lambda n, t, c: c * np.sqrt(np.log(t + 1) / n)),
+                "El bono usa ln t, no ln(t + 1): t ya empieza en 1, así que no "
+                "hay logaritmo de cero que evitar.",
+            ),
+            (
+                _ucb_formula(lambda n, t, c: c * np.sqrt(np.log(n.sum()) / n)),
+                "En el bono va t, el paso que recibes como argumento, no la suma "
+                "de counts: usa el argumento t.",
             ),
             (
                 _ucb_formula(lambda n, t, c: -c * np.sqrt(np.log(t) / n)),
@@ -366,21 +401,20 @@ def _without_alpha(h, a, r, b, alpha):
     return _gradient_rule(lambda r, b: r - b)(h, a, r, b, 1.0)
 
 
-@exercise(MODULE, "gradient_bandit_update", "Actualización del bandido de gradiente")
+@exercise(
+    MODULE,
+    "gradient_bandit_update",
+    "Actualización del bandido de gradiente",
+    # Se califica con la softmax de referencia: un error en tu softmax ya
+    # cuenta en su ejercicio y no debe costar puntos también aquí.
+    uses={"softmax": bandits.softmax},
+)
 def check_gradient_bandit_update(
     gradient_bandit_update: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = GRADIENT_CASES,
 ) -> None:
     """Comprueba ``gradient_bandit_update(preferences, action, reward, baseline,
-    alpha)``."""
-    preferences = np.array([0.5, -0.2, 0.1])
-    before = preferences.copy()
-    gradient_bandit_update(preferences, 0, 2.0, 1.5, 0.5)
-    if not np.array_equal(preferences, before):
-        fail(
-            "Tu función modificó el array de preferencias que recibió (por ejemplo "
-            "con +=). Devuelve un array nuevo y deja el de entrada como estaba."
-        )
+    alpha)``; si la función llama a ``softmax``, usa la de referencia."""
     check_cases(
         gradient_bandit_update,
         "gradient_bandit_update",

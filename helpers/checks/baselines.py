@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -9,7 +10,15 @@ import numpy as np
 import torch
 
 from helpers import baselines
-from helpers.checks import as_array, check_cases, close, exercise, fail
+from helpers.checks import (
+    CheckError,
+    as_array,
+    call,
+    check_cases,
+    close,
+    exercise,
+    fail,
+)
 from helpers.formatting import number
 
 MODULE = "04_lineas_base"
@@ -265,7 +274,10 @@ def check_normalize_returns(
     for (returns,) in cases:
         try:
             with np.errstate(all="ignore"):
-                outputs.append(as_array(normalize_returns(returns.copy()), "x"))
+                out = call(normalize_returns, "normalize_returns", returns)
+                outputs.append(as_array(out, "x"))
+        except CheckError:
+            raise
         except Exception:  # noqa: BLE001 - lo diagnostica check_cases
             outputs = None
             break
@@ -395,11 +407,16 @@ def _pair(out: Any) -> tuple[Any, Any]:
 
 
 def _policy_part(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return lambda lp, v, g, n: float(as_array(_pair(fn(lp, v, g, n))[0], "x").sum())
+    # functools.wraps: los mensajes nombran los argumentos de la función original.
+    return functools.wraps(fn)(
+        lambda lp, v, g, n: float(as_array(_pair(fn(lp, v, g, n))[0], "x").sum())
+    )
 
 
 def _value_part(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return lambda lp, v, g, n: float(as_array(_pair(fn(lp, v, g, n))[1], "x").sum())
+    return functools.wraps(fn)(
+        lambda lp, v, g, n: float(as_array(_pair(fn(lp, v, g, n))[1], "x").sum())
+    )
 
 
 POLICY_MISTAKES = [

@@ -138,6 +138,8 @@ def check_q_learning_update(
                 "¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).",
             ),
         ],
+        # El enunciado deja actualizar la tabla recibida y devolverla.
+        may_modify=(0,),
     )
 
 
@@ -624,7 +626,14 @@ def _as_float(value: Any) -> float | None:
     return None
 
 
-@exercise(MODULE, "dqn_loss", "La pérdida de DQN")
+@exercise(
+    MODULE,
+    "dqn_loss",
+    "La pérdida de DQN",
+    # Con los objetivos TD de referencia: un error en td_targets ya cuenta en
+    # su ejercicio y no debe costar puntos también aquí.
+    uses={"td_targets": dqn.td_targets},
+)
 def check_dqn_loss(
     dqn_loss: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = LOSS_CASES,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable, Iterable
@@ -223,7 +224,13 @@ CLIP_MISTAKES = [
 ]
 
 
-@exercise(MODULE, "clipped_surrogate_loss", "La pérdida recortada de PPO")
+@exercise(
+    MODULE,
+    "clipped_surrogate_loss",
+    "La pérdida recortada de PPO",
+    # Con el cociente de referencia: cada ejercicio se califica por sí solo.
+    uses={"probability_ratio": ppo.probability_ratio},
+)
 def check_clipped_surrogate_loss(
     clipped_surrogate_loss: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = CLIP_CASES,
@@ -274,6 +281,7 @@ def _kl(k1: Callable, k3: Callable) -> Callable:
 def _as_pair(function: Callable) -> Callable:
     """``function`` devolviendo un array ``[k1, k3]`` (para comparar huellas)."""
 
+    @functools.wraps(function)
     def pair(*args):
         out = function(*args)
         if not isinstance(out, tuple | list) or len(out) != 2:
@@ -534,7 +542,17 @@ PPO_LOSS_MISTAKES = [
 ]
 
 
-@exercise(MODULE, "ppo_loss", "La pérdida total de PPO")
+@exercise(
+    MODULE,
+    "ppo_loss",
+    "La pérdida total de PPO",
+    # Con las piezas de referencia: cada ejercicio se califica por sí solo.
+    uses={
+        "probability_ratio": ppo.probability_ratio,
+        "clipped_surrogate_loss": ppo.clipped_surrogate_loss,
+        "kl_estimators": ppo.kl_estimators,
+    },
+)
 def check_ppo_loss(
     ppo_loss: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = PPO_LOSS_CASES,

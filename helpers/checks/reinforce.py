@@ -12,6 +12,7 @@ import torch
 
 from helpers import reinforce
 from helpers.checks import as_array, check_cases, close, exercise, fail
+from helpers.checks import call as guarded_call
 from helpers.formatting import number
 
 MODULE = "03_reinforce"
@@ -315,7 +316,10 @@ def _on_case(function: Callable[..., Any]) -> Callable[[_GaussianCase], Any]:
     """``function(actions, mean, log_std)`` aplicada a un :class:`_GaussianCase`."""
 
     def call(case: _GaussianCase) -> Any:
-        return function(case.actions.clone(), case.mean.clone(), case.log_std.clone())
+        # Con copias, y falla si la función modifica alguna (nombrando cuál).
+        return guarded_call(
+            function, "gaussian_log_prob", case.actions, case.mean, case.log_std
+        )
 
     return call
 
@@ -376,6 +380,9 @@ RETURNS_CASES = [
     ([5.0], 0.99),
     (np.array([1.0, -1.0, 2.0, 0.0, 3.0]), 0.8),
     (np.array([2.0, 0.0, 0.0, 0.0]), 0.0),
+    # Recompensas enteras: los retornos con γ < 1 tienen decimales y no deben
+    # perderse en un array de enteros.
+    ([1, 0, 2, 1], 0.5),
 ]
 
 

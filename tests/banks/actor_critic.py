@@ -453,3 +453,42 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
         ),
     ],
 }
+
+# ---------------------------------------------------------------------------
+# Clases de error que valen para cualquier ejercicio (issue #22).
+# ---------------------------------------------------------------------------
+
+WRONG["td_errors"] += [
+    Answer(
+        "acumula sobre rewards",
+        """
+def td_errors(rewards, values, next_values, terminated, gamma):
+    rewards += gamma * (1 - terminated) * next_values - values
+    return rewards
+""",
+        "modificó su argumento «rewards»",
+    ),
+    Answer(
+        "redondea a dos decimales",
+        """
+def td_errors(rewards, values, next_values, terminated, gamma):
+    delta = rewards + gamma * (1 - terminated) * next_values - values
+    return torch.round(delta, decimals=2)
+""",
+        "redondeado a 2 decimales",
+    ),
+]
+WRONG["gae"] += [
+    Answer(
+        "convierte los deltas en ventajas sobre la entrada",
+        """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    rewards += gamma * (1 - terminated) * next_values - values
+    not_done = 1 - torch.maximum(terminated, truncated)
+    for t in reversed(range(rewards.shape[0] - 1)):
+        rewards[t] += gamma * lam * not_done[t] * rewards[t + 1]
+    return rewards
+""",
+        "modificó su argumento «rewards»",
+    ),
+]

@@ -302,7 +302,7 @@ def gradient_bandit_update(preferences, action, reward, baseline, alpha):
     preferences += alpha * (reward - baseline) * (one_hot - softmax(preferences))
     return preferences
 """,
-            "modificó el array",
+            "modificó su argumento «preferences»",
         ),
     ],
 }
@@ -452,3 +452,138 @@ def gradient_bandit_update(preferences, action, reward, baseline, alpha):
         ),
     ],
 }
+
+# ---------------------------------------------------------------------------
+# Clases de error que valen para cualquier ejercicio (issue #22): modificar la
+# entrada, variantes de la fórmula que coinciden en algunos puntos, dtype.
+# ---------------------------------------------------------------------------
+
+WRONG["incremental_mean"] += [
+    Answer(
+        "redondea a dos decimales",
+        """
+def incremental_mean(estimate, reward, count):
+    return round(estimate + (reward - estimate) / count, 2)
+""",
+        "redondeado a 2 decimales",
+    ),
+    Answer(
+        "convierte a entero",
+        """
+def incremental_mean(estimate, reward, count):
+    return int(estimate + (reward - estimate) / count)
+""",
+        "devolvió",
+    ),
+]
+WRONG["epsilon_greedy"] += [
+    Answer(
+        "desempata con ruido sumado a la entrada",
+        """
+def epsilon_greedy(q_values, epsilon, rng):
+    if rng.random() < epsilon:
+        return int(rng.integers(len(q_values)))
+    q_values += rng.random(len(q_values)) * 1e-9
+    return int(np.argmax(q_values))
+""",
+        "modificó su argumento «q_values»",
+    ),
+]
+WRONG["ucb_action"] += [
+    Answer(
+        "logaritmo en base 2",
+        """
+def ucb_action(q_values, counts, t, c):
+    counts = np.asarray(counts, dtype=float)
+    untried = np.flatnonzero(counts == 0)
+    if untried.size:
+        return int(untried[0])
+    return int(np.argmax(q_values + c * np.sqrt(np.log2(t) / counts)))
+""",
+        "no log2",
+    ),
+    Answer(
+        "log(t + 1)",
+        """
+def ucb_action(q_values, counts, t, c):
+    counts = np.asarray(counts, dtype=float)
+    untried = np.flatnonzero(counts == 0)
+    if untried.size:
+        return int(untried[0])
+    return int(np.argmax(q_values + c * np.sqrt(np.log(t + 1) / counts)))
+""",
+        "no ln(t + 1)",
+    ),
+    Answer(
+        "Σ N en lugar de t",
+        """
+def ucb_action(q_values, counts, t, c):
+    counts = np.asarray(counts, dtype=float)
+    untried = np.flatnonzero(counts == 0)
+    if untried.size:
+        return int(untried[0])
+    return int(np.argmax(q_values + c * np.sqrt(np.log(counts.sum()) / counts)))
+""",
+        "no la suma de counts",
+    ),
+    Answer(
+        "suma el bono sobre la entrada",
+        """
+def ucb_action(q_values, counts, t, c):
+    untried = np.flatnonzero(counts == 0)
+    if untried.size:
+        return int(untried[0])
+    q_values += c * np.sqrt(np.log(t) / counts)
+    return int(np.argmax(q_values))
+""",
+        "modificó su argumento «q_values»",
+    ),
+]
+WRONG["softmax"] += [
+    Answer(
+        "resta el máximo sobre la entrada",
+        """
+def softmax(preferences):
+    preferences -= preferences.max()
+    z = np.exp(preferences)
+    return z / z.sum()
+""",
+        "modificó su argumento «preferences»",
+    ),
+    Answer(
+        "redondea a dos decimales",
+        """
+def softmax(preferences):
+    z = np.exp(preferences - np.max(preferences))
+    return np.round(z / z.sum(), 2)
+""",
+        "redondeado a 2 decimales",
+    ),
+]
+WRONG["gradient_bandit_update"] += [
+    Answer(
+        "redondea a dos decimales",
+        """
+def gradient_bandit_update(preferences, action, reward, baseline, alpha):
+    one_hot = np.eye(len(preferences))[action]
+    new = preferences + alpha * (reward - baseline) * (one_hot - softmax(preferences))
+    return np.round(new, 2)
+""",
+        "redondeado a 2 decimales",
+    ),
+]
+RIGHT["gradient_bandit_update"] += [
+    Answer(
+        # Sin doble penalización: su softmax está mal, pero este ejercicio se
+        # califica con la de referencia en su lugar.
+        "con una softmax mal escrita en la misma celda",
+        """
+def softmax(preferences):
+    return np.exp(preferences) / np.sum(preferences)
+
+def gradient_bandit_update(preferences, action, reward, baseline, alpha):
+    one_hot = np.eye(len(preferences))[action]
+    return preferences + alpha * (reward - baseline) * (one_hot - softmax(preferences))
+""",
+    ),
+]

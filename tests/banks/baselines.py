@@ -378,3 +378,63 @@ def baseline_losses(log_probs, values, returns, n_episodes):
         ),
     ],
 }
+
+# ---------------------------------------------------------------------------
+# Clases de error que valen para cualquier ejercicio (issue #22).
+# ---------------------------------------------------------------------------
+
+WRONG["score_gradients"] += [
+    Answer(
+        "resta el máximo sobre theta",
+        """
+def score_gradients(theta, actions, rewards, baseline):
+    theta -= theta.max()
+    pi = np.exp(theta) / np.exp(theta).sum()
+    weights = np.asarray(rewards, dtype=float) - baseline
+    return weights[:, None] * (np.eye(len(theta))[actions] - pi)
+""",
+        "modificó su argumento «theta»",
+    ),
+]
+WRONG["total_variance"] += [
+    Answer(
+        "redondea a dos decimales",
+        """
+def total_variance(gradients):
+    return round(float(np.var(gradients, axis=0).sum()), 2)
+""",
+        "redondeado a 2 decimales",
+    ),
+]
+WRONG["normalize_returns"] += [
+    Answer(
+        "normaliza sobre la entrada",
+        """
+def normalize_returns(returns):
+    std = returns.std()
+    returns -= returns.mean()
+    if std < 1e-8:
+        return returns
+    returns /= std
+    return returns
+""",
+        "modificó su argumento «returns»",
+    ),
+]
+WRONG["leave_one_out_baseline"] += [
+    Answer(
+        "acumula sobre rewards",
+        """
+def leave_one_out_baseline(question_ids, rewards):
+    out = np.zeros(len(rewards))
+    for q in np.unique(question_ids):
+        members = question_ids == q
+        n = members.sum()
+        if n > 1:
+            rewards[members] = (rewards[members].sum() - rewards[members]) / (n - 1)
+            out[members] = rewards[members]
+    return out
+""",
+        "modificó su argumento «rewards»",
+    ),
+]

@@ -592,3 +592,71 @@ def dqn_loss(q_network, target_network, batch, gamma):
         ),
     ],
 }
+
+# ---------------------------------------------------------------------------
+# Clases de error que valen para cualquier ejercicio (issue #22).
+# ---------------------------------------------------------------------------
+
+WRONG["q_learning_update"] += [
+    Answer(
+        "redondea la tabla a dos decimales",
+        """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    target = reward if terminated else reward + gamma * q_table[next_state].max()
+    q_table[state, action] += alpha * (target - q_table[state, action])
+    return np.round(q_table, 2)
+""",
+        "redondeado a 2 decimales",
+    ),
+]
+WRONG["linear_epsilon"] += [
+    Answer(
+        "redondea a dos decimales",
+        """
+def linear_epsilon(step, start, end, duration):
+    return round(start + min(step / duration, 1.0) * (end - start), 2)
+""",
+        "redondeado a 2 decimales",
+    ),
+]
+WRONG["td_targets"] += [
+    Answer(
+        "acumula sobre rewards",
+        """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    rewards += gamma * (1.0 - terminated) * next_q_values.max(dim=1).values
+    return rewards
+""",
+        "modificó su argumento «rewards»",
+    ),
+    Answer(
+        "redondea a dos decimales",
+        """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    y = rewards + gamma * (1.0 - terminated) * next_q_values.max(dim=1).values
+    return torch.round(y, decimals=2)
+""",
+        "redondeado a 2 decimales",
+    ),
+]
+RIGHT["dqn_loss"] += [
+    Answer(
+        # Sin doble penalización: su td_targets está mal, pero este ejercicio se
+        # califica con la de referencia en su lugar.
+        "con unos td_targets mal escritos en la misma celda",
+        """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    return rewards + gamma * next_q_values.max(dim=1).values
+
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_taken = q_network(batch["observations"]).gather(
+        1, batch["actions"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        targets = td_targets(batch["rewards"],
+                             target_network(batch["next_observations"]),
+                             batch["terminated"], gamma)
+    return F.smooth_l1_loss(q_taken, targets)
+""",
+    ),
+]

@@ -614,3 +614,49 @@ answer_3 = -clipped_surrogate_loss(
         ),
     ],
 }
+
+# ---------------------------------------------------------------------------
+# Clases de error que valen para cualquier ejercicio (issue #22).
+# ---------------------------------------------------------------------------
+
+WRONG["probability_ratio"] += [
+    Answer(
+        "redondea a dos decimales",
+        """
+def probability_ratio(log_probs, old_log_probs):
+    return torch.round(torch.exp(log_probs - old_log_probs.detach()), decimals=2)
+""",
+        "redondeado a 2 decimales",
+    ),
+]
+WRONG["kl_estimators"] += [
+    Answer(
+        "calcula log ρ sobre la entrada",
+        """
+def kl_estimators(log_probs, other_log_probs):
+    other_log_probs -= log_probs
+    k1 = (-other_log_probs).mean()
+    k3 = (torch.exp(other_log_probs) - 1 - other_log_probs).mean()
+    return k1, k3
+""",
+        "modificó su argumento «other_log_probs»",
+    ),
+]
+RIGHT["ppo_loss"] += [
+    Answer(
+        # Sin doble penalización: su pérdida recortada está mal, pero este
+        # ejercicio se califica con la de referencia en su lugar.
+        "con una clipped_surrogate_loss mal escrita en la misma celda",
+        """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    return (torch.exp(log_probs - old_log_probs) * advantages).mean()
+
+def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
+             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    policy_loss = clipped_surrogate_loss(log_probs, old_log_probs, advantages,
+                                         clip_eps)
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+""",
+    ),
+]

@@ -549,3 +549,76 @@ def reinforce_loss(log_probs, returns, n_episodes):
         ),
     ],
 }
+
+# ---------------------------------------------------------------------------
+# Clases de error que valen para cualquier ejercicio (issue #22).
+# ---------------------------------------------------------------------------
+
+WRONG["gaussian_log_prob"] += [
+    Answer(
+        "resta la media sobre las acciones",
+        """
+def gaussian_log_prob(actions, mean, log_std):
+    actions -= mean
+    z = actions / torch.exp(log_std)
+    return (-0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)).sum(dim=-1)
+""",
+        "modificó su argumento «actions»",
+    ),
+]
+WRONG["discounted_returns"] += [
+    Answer(
+        "acumula en enteros",
+        """
+def discounted_returns(rewards, gamma):
+    rewards = np.asarray(rewards)
+    returns = np.zeros_like(rewards)
+    future = 0.0
+    for t in reversed(range(len(rewards))):
+        future = rewards[t] + gamma * future
+        returns[t] = future
+    return returns
+""",
+        "de enteros",
+    ),
+    Answer(
+        "acumula sobre la entrada",
+        """
+def discounted_returns(rewards, gamma):
+    returns = np.asarray(rewards, dtype=float)
+    for t in reversed(range(len(returns) - 1)):
+        returns[t] += gamma * returns[t + 1]
+    return returns
+""",
+        "modificó su argumento «rewards»",
+    ),
+    Answer(
+        "redondea a dos decimales",
+        """
+def discounted_returns(rewards, gamma):
+    returns = np.zeros(len(rewards))
+    future = 0.0
+    for t in reversed(range(len(rewards))):
+        future = rewards[t] + gamma * future
+        returns[t] = future
+    return np.round(returns, 2)
+""",
+        "redondeado a 2 decimales",
+    ),
+]
+WRONG["score_function_gradient"] += [
+    Answer(
+        "resta el máximo sobre theta",
+        """
+def score_function_gradient(theta, actions, returns):
+    theta -= theta.max()
+    pi = np.exp(theta) / np.exp(theta).sum()
+    gradient = np.zeros(len(pi))
+    for episode_actions, episode_returns in zip(actions, returns):
+        for a, g in zip(episode_actions, episode_returns):
+            gradient += g * (np.eye(len(pi))[a] - pi)
+    return gradient / len(actions)
+""",
+        "modificó su argumento «theta»",
+    ),
+]

@@ -197,7 +197,7 @@ def test_release_fetch_submit_collect_grade_feedback(hub):
         found = list((hub.home(student) / MODULE / "feedback").glob(f"*/{MODULE}.html"))
         assert len(found) == 1, found
         html = found[0].read_text(encoding="utf-8")
-        assert f"(Puntos: {expected[student]:.1f} / {MAX_SCORE:.1f})" in html
+        assert f"<b>{expected[student]:g}</b> de {MAX_SCORE:g} puntos" in html
         assert _owner(found[0]) == pwd_uid(student)
         feedback_files[student] = found[0]
     first, second, third = kinds
