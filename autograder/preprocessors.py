@@ -11,6 +11,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
 from traitlets import Bool, Integer, List, Unicode
 
+from autograder.demos import demo_cell_ids
 from autograder.integrity import (
     Finding,
     exercise_cells,
@@ -25,6 +26,7 @@ SLOW_TAG = "slow"
 SKIPPED_SOURCE = (
     "# Celda de entrenamiento o demostración larga: no se ejecuta al calificar."
 )
+SKIPPED_DEMO = "# Demo: al calificar no hace falta (ver autograder/demos.py)."
 STATUS_FILE = "_estado.json"
 
 
@@ -53,30 +55,36 @@ def source_notebook(source_root: str, resources: dict) -> NotebookNode | None:
 
 
 class SkipSlowCells(NbGraderPreprocessor):
-    """Vacía las celdas lentas antes de ejecutar una entrega.
+    """Vacía las celdas lentas y las demos antes de ejecutar una entrega.
 
     Una celda se salta si lleva la etiqueta «slow» en la entrega o si su id es
     el de una celda «slow» del cuaderno fuente (así borrar la etiqueta no hace
-    que se entrene al calificar). Las celdas de nbgrader nunca se saltan: una
-    etiqueta no puede esquivar una prueba.
+    que se entrene al calificar). También se salta una demo que calificar no
+    necesita (ver :mod:`autograder.demos`), pero solo si la entrega la trae
+    igual que la fuente. Las celdas de nbgrader nunca se saltan: una etiqueta
+    no puede esquivar una prueba.
     """
 
     source_root = Unicode("", help="Carpeta de los cuadernos fuente (solutions/).").tag(
         config=True
     )
 
-    def _source_slow_ids(self, resources: dict) -> set[str]:
-        source = source_notebook(self.source_root, resources)
-        return slow_cell_ids(source) if source is not None else set()
-
     def preprocess(self, nb: NotebookNode, resources: dict):
-        source_ids = self._source_slow_ids(resources)
+        source = source_notebook(self.source_root, resources)
+        slow = slow_cell_ids(source) if source is not None else set()
+        demos = demo_cell_ids(source) if source is not None else set()
+        original = {c.get("id"): c.source for c in source.cells} if source else {}
         for cell in nb.cells:
             if cell.cell_type != "code" or is_nbgrader_cell(cell):
                 continue
             tagged = SLOW_TAG in cell.metadata.get("tags", [])
-            if tagged or cell.get("id") in source_ids:
+            untouched_demo = cell.get("id") in demos and cell.source == original.get(
+                cell.get("id")
+            )
+            if tagged or cell.get("id") in slow:
                 cell.source = SKIPPED_SOURCE
+            elif untouched_demo:
+                cell.source = SKIPPED_DEMO
         return nb, resources
 
 

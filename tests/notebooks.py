@@ -84,19 +84,31 @@ def honest_answers(module_id: str) -> dict[str, str]:
     Una entrega que copia la solución publicada de un ejercicio largo puntúa 0
     en ese ejercicio (ver :mod:`autograder.integrity`), así que las pruebas y
     el banco de calificación usan estas para las entregas honestas.
+
+    Se prefiere, de las correctas, la primera que no importa nada que el
+    cuaderno no importe ya (quien hace los bandidos no ha visto PyTorch): así
+    la clase del banco de calificación se parece a una de verdad.
     """
     from tests.banks import bank
 
     right = bank(module_id).RIGHT
     source = read(solution_path(module_id))
-    return {
-        ex.grade_id: (
-            right[ex.grade_id][0].source
-            if right.get(ex.grade_id)
-            else student_version(ex.solution)
-        )
-        for ex in exercises(source)
-    }
+    setup = setup_source(source)
+
+    def plain(answer) -> bool:
+        imports = [
+            line.split()[1].split(".")[0]
+            for line in answer.source.splitlines()
+            if line.startswith(("import ", "from "))
+        ]
+        return all(name in setup for name in imports)
+
+    answers = {}
+    for ex in exercises(source):
+        options = right.get(ex.grade_id) or []
+        chosen = next((a for a in options if plain(a)), options[0] if options else None)
+        answers[ex.grade_id] = chosen.source if chosen else student_version(ex.solution)
+    return answers
 
 
 def fill_solutions(nb: NotebookNode, answers: dict[str, str]) -> NotebookNode:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import zipfile
 from pathlib import Path
@@ -143,3 +144,50 @@ def test_sandbox_remounts_python_and_course_under_tmp_or_home(tmp_path, monkeypa
     assert f"--ro-bind {venv} {venv}" in joined
     assert f"--perms 0755 --dir {tmp_path / 'clon'}" in joined
     assert joined.index("--tmpfs /tmp") < joined.index(f"--ro-bind {venv}")
+
+
+def test_demos_that_grading_does_not_need_are_found():
+    from autograder.demos import demo_cell_ids
+
+    solution = {"nbgrader": {"solution": True, "grade": False, "grade_id": "f"}}
+    test = {"nbgrader": {"grade": True, "grade_id": "f_test", "points": 1}}
+    cells = [
+        new_code_cell(
+            "import numpy as np\nimport matplotlib.pyplot as plt", id="setup"
+        ),
+        new_code_cell("scale = 2.0", id="constant"),
+        new_code_cell(
+            "fig, ax = plt.subplots()\nax.plot([1, 2])\nplt.show()", id="plot"
+        ),
+        new_code_cell("history = []", id="history"),
+        new_code_cell("history.append(np.ones(3))", id="grows"),
+        new_code_cell(
+            "def f(x):\n    return scale * x + len(history)", id="f", metadata=solution
+        ),
+        new_code_cell("assert f(1) == 3", id="f_test", metadata=test),
+        new_code_cell("print(f(3))", id="try"),
+        new_code_cell("big = np.zeros(10**6)", id="slow", metadata={"tags": ["slow"]}),
+    ]
+    demos = demo_cell_ids(new_notebook(cells=cells))
+    # La figura y el «pruébalo» sobran; lo que la solución lee, no (también la
+    # celda que modifica «history» con un método).
+    assert demos == {"plot", "try"}
+
+
+def test_skip_slow_cells_skips_only_untouched_demos(tmp_path):
+    cells = [
+        new_code_cell("import matplotlib.pyplot as plt", id="setup"),
+        new_code_cell("plt.plot([1, 2]); plt.show()", id="plot"),
+        new_code_cell("plt.plot([3, 4]); plt.show()", id="plot2"),
+    ]
+    source = new_notebook(cells=cells)
+    (tmp_path / "m").mkdir()
+    nbformat.write(source, tmp_path / "m" / "m.ipynb")
+    submission = copy.deepcopy(source)
+    submission.cells[2].source = "def helper():\n    return 1"  # editada: se ejecuta
+    resources = {"nbgrader": {"assignment": "m", "notebook": "m"}}
+    skip = SkipSlowCells(source_root=str(tmp_path))
+    out, _ = skip.preprocess(submission, resources)
+    assert out.cells[1].source.startswith("# Demo")
+    assert out.cells[2].source == "def helper():\n    return 1"
+    assert out.cells[0].source == "import matplotlib.pyplot as plt"

@@ -248,6 +248,18 @@ def test_demo_falls_back_to_the_reference_with_one_note(capsys):
     assert capsys.readouterr().out.count("aún no está escrita") == 1
 
 
+def test_demo_has_no_fallback_when_grading(monkeypatch):
+    # Al calificar, una demo sin la función del estudiante falla enseguida.
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    namespace: dict = {}
+    exec("def f(x):\n    raise NotImplementedError\n", namespace)  # noqa: S102
+    demo = demo_functions(namespace, f=lambda x: x + 1, g=lambda x: x)
+    with pytest.raises(NotImplementedError):
+        demo.f(1)
+    with pytest.raises(NotImplementedError):
+        demo.g(1)
+
+
 def test_demo_uses_the_current_student_function_and_shows_its_errors():
     namespace: dict = {}
     demo = demo_functions(namespace, f=lambda x: x)

@@ -102,10 +102,15 @@ def _frequencies(
     k = len(q_values)
     counts = np.zeros(k)
     q = np.array(q_values, dtype=float)
-    for _ in range(n):
-        action = as_int(
-            call(epsilon_greedy, "epsilon_greedy", q, epsilon, rng), "La acción elegida"
+    for step in range(n):
+        # La entrada se vigila (¿la modifica?) en las primeras llamadas; después,
+        # miles de copias solo harían lenta la comprobación.
+        choose = (
+            call(epsilon_greedy, "epsilon_greedy", q, epsilon, rng)
+            if step < 20
+            else epsilon_greedy(q, epsilon, rng)
         )
+        action = as_int(choose, "La acción elegida")
         if not 0 <= action < k:
             fail(
                 f"epsilon_greedy devolvió {action}, que no es un brazo válido (0 a "

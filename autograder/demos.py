@@ -1,0 +1,119 @@
+"""Qué demos del cuaderno no hacen falta para calificar.
+
+Al calificar solo importan las celdas de solución y las de pruebas (y lo que
+ellas necesitan). Muchas celdas del curso solo enseñan algo: una figura, un
+widget, un «pruébalo», un error común reproducido. Ejecutarlas en cada una de
+cien entregas cuesta más que todo lo demás junto.
+
+:func:`demo_cell_ids` lee el cuaderno fuente de atrás hacia delante con
+``ast``: una celda libre (sin metadatos de nbgrader) es una demo prescindible
+si ninguna celda que sí se ejecuta después lee un nombre que ella asigna o
+modifica (``x = ...``, ``x.attr = ...``, ``x[i] = ...``, ``x.metodo(...)``)
+antes de asignarlo ella misma. Las celdas «slow» ya no se ejecutan, así que
+lo que leen no cuenta. Los módulos importados no cuentan como modificados por
+llamar a sus funciones (``plt.show()``, ``np.mean(...)``).
+
+Una celda con ``import`` nunca se salta. Y solo se salta una demo si la
+entrega la trae **tal cual** está en la fuente: si el estudiante la cambió
+(quizá para definir algo que usa su solución), se ejecuta.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from nbformat.notebooknode import NotebookNode
+
+SLOW_TAG = "slow"
+
+
+def _without_magics(source: str) -> str:
+    return "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line
+        for line in source.splitlines()
+    )
+
+
+def _root(node: ast.AST) -> str | None:
+    """El nombre del que cuelga ``a.b[c].d(...)``: ``a``."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _writes_and_reads(node: ast.AST, modules: set[str]) -> tuple[set[str], set[str]]:
+    """Nombres que una instrucción asigna o modifica, y nombres que lee."""
+    writes: set[str] = set()
+    reads: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            writes.add(child.name)
+        elif isinstance(child, ast.Import | ast.ImportFrom):
+            writes |= {(a.asname or a.name).split(".")[0] for a in child.names}
+        elif isinstance(child, ast.Name):
+            (reads if isinstance(child.ctx, ast.Load) else writes).add(child.id)
+        elif isinstance(child, ast.Attribute | ast.Subscript) and not isinstance(
+            child.ctx, ast.Load
+        ):
+            writes.add(_root(child) or "")
+        elif isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):
+            root = _root(child.func)
+            if root and root not in modules:
+                writes.add(root)  # x.append(...), agent.train(...): modifica x
+    writes.discard("")
+    return writes, reads
+
+
+def _module_names(cells: list[NotebookNode]) -> set[str]:
+    names: set[str] = set()
+    for cell in cells:
+        try:
+            tree = ast.parse(_without_magics(cell.source))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def demo_cell_ids(source_nb: NotebookNode) -> set[str]:
+    """Los ids de las demos del cuaderno fuente que calificar no necesita."""
+    cells = [c for c in source_nb.cells if c.cell_type == "code"]
+    modules = _module_names(cells)
+    needed: set[str] = set()
+    demos: set[str] = set()
+    for cell in reversed(cells):
+        if SLOW_TAG in cell.metadata.get("tags", []):
+            continue  # no se ejecuta al calificar: lo que lee no cuenta
+        try:
+            tree = ast.parse(_without_magics(cell.source))
+        except SyntaxError:
+            tree = None
+        if tree is None:
+            # Sin poder leerla, se ejecuta y se supone que lo necesita todo.
+            needed |= {"*"}
+            continue
+        writes: set[str] = set()
+        exposed: set[str] = set()
+        assigned: set[str] = set()
+        for statement in tree.body:
+            w, r = _writes_and_reads(statement, modules)
+            exposed |= r - assigned
+            assigned |= {n.id for n in ast.walk(statement) if _stores(n)}
+            writes |= w
+        # Los imports se ejecutan siempre (pueden tener efectos al cargarse).
+        imports = any(
+            isinstance(n, ast.Import | ast.ImportFrom) for n in ast.walk(tree)
+        )
+        free = not cell.metadata.get("nbgrader") and not imports
+        if free and "*" not in needed and not (writes & needed):
+            demos.add(cell.get("id", ""))
+        else:
+            needed |= exposed
+    demos.discard("")
+    return demos
+
+
+def _stores(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
