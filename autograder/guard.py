@@ -28,7 +28,8 @@ def _is_student_code(filename: str) -> bool:
     return "ipykernel_" in filename or filename.startswith("<")
 
 
-def _unwrap(obj: object) -> object:
+def unwrap(obj: object) -> object:
+    """La función de verdad detrás de ``partial``, métodos y decoradores."""
     for _ in range(20):
         if isinstance(obj, functools.partial):
             obj = obj.func
@@ -80,7 +81,7 @@ class Guard:
             sys.setprofile(self._profile)
 
     def _is_reference(self, obj: object) -> bool:
-        obj = _unwrap(obj)
+        obj = unwrap(obj)
         code = getattr(obj, "__code__", None)
         if code is not None:
             key = (code.co_filename, code.co_firstlineno, code.co_name)

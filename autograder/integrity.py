@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from autograder.guard import unwrap as _unwrap
+
 # Raíces de paquetes que un estudiante nunca debe modificar. Escribir en
 # cualquier otro módulo importado también es sospechoso, salvo estos ajustes
 # legítimos de bibliotecas.
@@ -229,22 +231,6 @@ def cell_titles(source_nb: NotebookNode) -> dict[str, str]:
 # ---------------------------------------------------------------------------
 # Las referencias que trae helpers
 # ---------------------------------------------------------------------------
-
-
-def _unwrap(obj: object) -> object:
-    """La función de verdad detrás de ``partial``, métodos y decoradores."""
-    for _ in range(20):
-        if isinstance(obj, functools.partial):
-            obj = obj.func
-        elif isinstance(obj, staticmethod | classmethod):
-            obj = obj.__func__
-        elif inspect.ismethod(obj):
-            obj = obj.__func__
-        elif getattr(obj, "__wrapped__", None) is not None:
-            obj = obj.__wrapped__
-        else:
-            return obj
-    return obj
 
 
 @functools.cache
