@@ -24,14 +24,8 @@ import ast
 
 from nbformat.notebooknode import NotebookNode
 
-SLOW_TAG = "slow"
-
-
-def _without_magics(source: str) -> str:
-    return "\n".join(
-        "" if line.lstrip().startswith(("%", "!")) else line
-        for line in source.splitlines()
-    )
+from autograder.sources import SLOW_TAG
+from autograder.sources import without_magics as _without_magics
 
 
 def _root(node: ast.AST) -> str | None:

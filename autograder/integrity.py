@@ -46,6 +46,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from autograder.guard import unwrap as _unwrap
+from autograder.sources import without_magics as _without_magics
 
 # Raíces de paquetes que un estudiante nunca debe modificar. Escribir en
 # cualquier otro módulo importado también es sospechoso, salvo estos ajustes
@@ -701,14 +702,6 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
             seen.add(finding.message)
             unique.append(finding)
     return unique
-
-
-def _without_magics(source: str) -> str:
-    """Quita las líneas de magias de IPython (``%``, ``!``) para poder leer el resto."""
-    return "\n".join(
-        "" if line.lstrip().startswith(("%", "!")) else line
-        for line in source.splitlines()
-    )
 
 
 # ---------------------------------------------------------------------------

@@ -21,8 +21,8 @@ from autograder.integrity import (
     zero_cell,
 )
 from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
+from autograder.sources import SLOW_TAG
 
-SLOW_TAG = "slow"
 SKIPPED_SOURCE = (
     "# Celda de entrenamiento o demostración larga: no se ejecuta al calificar."
 )

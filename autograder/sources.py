@@ -18,3 +18,16 @@ def student_version(source: str) -> str:
     """El código de una celda de solución tal como lo escribiría un estudiante:
     la solución sin los marcadores."""
     return SOLUTION_REGION.sub(lambda m: m.group(1), source)
+
+
+# La etiqueta de las celdas de entrenamiento o demo larga: no se ejecutan al
+# calificar (ver autograder/preprocessors.py).
+SLOW_TAG = "slow"
+
+
+def without_magics(source: str) -> str:
+    """El código de una celda sin sus líneas de IPython (``%``, ``!``), para ``ast``."""
+    return "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line
+        for line in source.splitlines()
+    )
