@@ -73,15 +73,28 @@ def test_solutions_pass_quietly(module_id):
 def test_wrong_answer_is_diagnosed(nb, exercise, answer):
     # Cada celda de pruebas del ejercicio (la visible con sus pruebas ocultas)
     # debe fallar: así los casos elegidos separan cada respuesta del banco de
-    # la correcta, también las variantes que coinciden en algunos puntos.
+    # la correcta, también las variantes que coinciden en algunos puntos. En
+    # un ejercicio con una celda por aspecto, la respuesta dice cuáles fallan
+    # (``fails``) y las demás deben pasar: el crédito parcial es el que toca.
     outcomes = run_exercise(nb, exercise, answer.source)
+    test_ids = [outcome.grade_id for outcome in outcomes]
+    must_fail = set(answer.fails) if answer.fails is not None else set(test_ids)
+    unknown = must_fail - set(test_ids)
+    assert not unknown, f"celdas de pruebas que no existen: {sorted(unknown)}"
     for outcome in outcomes:
-        assert isinstance(outcome.error, AssertionError), (
-            f"{outcome.grade_id} debía fallar con un diagnóstico y dio "
-            f"{outcome.error!r}"
-        )
         assert outcome.stderr == "", outcome.stderr
-    visible = str(outcomes[0].error)
+        if outcome.grade_id in must_fail:
+            assert isinstance(outcome.error, AssertionError), (
+                f"{outcome.grade_id} debía fallar con un diagnóstico y dio "
+                f"{outcome.error!r}"
+            )
+        else:
+            assert outcome.error is None, (
+                f"{outcome.grade_id} debía pasar (crédito parcial) y dio "
+                f"{outcome.error!r}"
+            )
+    first_failure = next(o for o in outcomes if o.grade_id in must_fail)
+    visible = str(first_failure.error)
     assert answer.expect in visible, f"diagnóstico inesperado: {visible}"
 
 

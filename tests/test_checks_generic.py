@@ -288,3 +288,17 @@ def test_self_check_notices_exercises_run_but_not_saved(tmp_path):
     edited = "def f(x):\n    return x + 2\n"
     assert selfcheck.unsaved_exercises(path, [saved, edited]) == ["f"]
     assert selfcheck.unsaved_exercises(path, [edited, saved]) == []
+
+
+def test_compare_parameters_names_the_parameter_that_differs():
+    from helpers.checks import CheckError, compare_parameters
+
+    want = {"w": np.array([[1.0, 2.0], [3.0, 4.0]]), "b": np.array([0.5])}
+    compare_parameters({"w": want["w"] + 1e-7, "b": want["b"]}, want, what="la red")
+    with pytest.raises(CheckError, match="«w»") as caught:
+        compare_parameters({"w": want["w"] * 1.01, "b": want["b"]}, want, what="la red")
+    assert "la red" in str(caught.value) and "[0, 0]" in str(caught.value)
+    with pytest.raises(CheckError, match="faltan parámetros: b"):
+        compare_parameters({"w": want["w"]}, want, what="la red")
+    with pytest.raises(CheckError, match="forma"):
+        compare_parameters({"w": want["w"], "b": np.zeros(2)}, want, what="la red")

@@ -131,12 +131,19 @@ def test_solution_scores_full(graded):
 
 
 def test_mixed_scores_exactly_the_right_exercises(graded):
-    _, module_exercises, right_ids, rows, _ = graded
+    module_id, module_exercises, right_ids, rows, _ = graded
+    wrong_bank = bank(module_id).WRONG
     expected = 0.0
     for ex in module_exercises:
+        fails = None if ex.grade_id in right_ids else wrong_bank[ex.grade_id][0].fails
         for grade_id, _, points in ex.tests:
             got = float(rows["mixed"][grade_id])
-            want = points if ex.grade_id in right_ids else 0.0
+            # La errónea pierde las celdas que su banco dice que falla (todas
+            # si no lo dice): el crédito parcial, de verdad, con nbgrader.
+            passes = ex.grade_id in right_ids or (
+                fails is not None and grade_id not in fails
+            )
+            want = points if passes else 0.0
             assert got == want, (grade_id, got, want)
             expected += want
     assert float(rows["mixed"]["score"]) == expected

@@ -356,6 +356,41 @@ def describe_difference(got: Any, want: Any, *, atol: float = 1e-6) -> str:
     return text
 
 
+def compare_parameters(
+    got: Mapping[str, Any],
+    want: Mapping[str, Any],
+    *,
+    what: str,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+) -> None:
+    """Falla si dos juegos de parámetros (``state_dict`` o diccionarios de
+    arrays) no coinciden, diciendo cuál difiere primero y dónde.
+
+    Sirve para calificar un bucle de entrenamiento escrito por el estudiante:
+    se ejecutan unas actualizaciones con la misma semilla que la referencia y
+    se comparan los parámetros que quedan, de forma exacta (con la tolerancia
+    del float32), no «¿ha aprendido?». ``what`` dice qué se comparó («la red
+    tras 3 actualizaciones»).
+    """
+    missing = sorted(set(want) - set(got))
+    if missing:
+        fail(f"A {what} le faltan parámetros: {', '.join(missing)}.")
+    for name, reference in want.items():
+        value = as_array(got[name], name)
+        expected = as_array(reference, name)
+        if value.shape != expected.shape:
+            fail(
+                f"En {what}, «{name}» tiene forma {value.shape} y debía tener "
+                f"{expected.shape}."
+            )
+        if not np.allclose(value, expected, atol=atol, rtol=rtol, equal_nan=True):
+            fail(
+                f"En {what}, el parámetro «{name}» "
+                + describe_difference(value, expected, atol=atol)
+            )
+
+
 def _same(a: Any, b: Any, atol: float, rtol: float = 1e-5) -> bool:
     """¿Coinciden dos salidas? NaN coincide con NaN y un error con otro del mismo
     tipo (para comparar huellas)."""

@@ -17,13 +17,18 @@ class Answer:
     Attributes:
         name: qué representa («sin dividir por n», «con un bucle»...).
         source: el código de la celda de solución.
-        expect: en las erróneas, un trozo del diagnóstico esperado; ``None``
-            en las correctas.
+        expect: en las erróneas, un trozo del diagnóstico esperado (en la
+            primera celda de pruebas que falla); ``None`` en las correctas.
+        fails: en las erróneas de un ejercicio con una celda calificada por
+            aspecto (valor, forma, gradiente...), los ``grade_id`` de las
+            celdas de pruebas que deben fallar; las demás deben pasar, y así
+            se comprueba el crédito parcial. ``None``: deben fallar todas.
     """
 
     name: str
     source: str
     expect: str | None = None
+    fails: tuple[str, ...] | None = None
 
 
 def bank(module_id: str):
