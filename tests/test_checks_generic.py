@@ -302,3 +302,30 @@ def test_compare_parameters_names_the_parameter_that_differs():
         compare_parameters({"w": want["w"]}, want, what="la red")
     with pytest.raises(CheckError, match="forma"):
         compare_parameters({"w": want["w"], "b": np.zeros(2)}, want, what="la red")
+
+
+def test_progress_counts_every_graded_cell_of_an_exercise(capsys):
+    from helpers.checks import CheckError, exercise, fail, progress_summary
+
+    module = "99_aspectos"
+
+    @exercise(module, "update", "Una actualización")
+    def check_update_value(function):
+        if function() != 1:
+            fail("el valor no es 1")
+
+    @exercise(module, "update", "Una actualización")
+    def check_update_gradient(function):
+        if function() != 1:
+            fail("el gradiente no llega")
+
+    assert progress_summary(module) == {"update": None}
+    check_update_value(lambda: 1)
+    assert progress_summary(module) == {"update": None}
+    assert "pasan 1 de 2 comprobaciones" in capsys.readouterr().out
+    with pytest.raises(CheckError):
+        check_update_gradient(lambda: 2)
+    check_update_value(lambda: 1)  # la última en ejecutarse pasa...
+    assert progress_summary(module) == {"update": False}  # ...pero falta un aspecto
+    check_update_gradient(lambda: 1)
+    assert progress_summary(module) == {"update": True}

@@ -28,7 +28,7 @@ from autograder.integrity import (
 )
 from autograder.similarity import normalize, size
 from autograder.sources import HIDDEN_REGION
-from tests.banks import bank
+from tests.banks import bank, wholly_wrong
 from tests.notebooks import (
     REPO,
     course_path,
@@ -97,7 +97,7 @@ def test_delegation_is_read_in_the_exercise_cell(construct):
     assert "referencia" in kinds, findings
     flagged = [f for f in findings if f.kind == "referencia"]
     assert flagged[0].grade_ids == ["softmax_test"]
-    assert "Ejercicio 4" in flagged[0].message and "softmax" in flagged[0].message
+    assert "Ejercicio 5" in flagged[0].message and "softmax" in flagged[0].message
 
 
 def test_a_long_copy_of_the_published_solution_is_a_delegation():
@@ -140,10 +140,10 @@ def test_tampering_is_read_in_any_cell(construct):
 
 def test_titles_name_exercises_not_cells():
     titles = cell_titles(read(solution_path(MODULE)))
-    assert titles["softmax_test"] == "Ejercicio 4 · Softmax estable"
+    assert titles["softmax_test"] == "Ejercicio 5 · Softmax estable"
     grpo = cell_titles(read(solution_path("07_grpo")))
     tests = [t for g, t in grpo.items() if g.startswith("group_advantages_")]
-    assert all("Ejercicio 5" in t and "prueba" in t for t in tests), tests
+    assert all("Ejercicio 4" in t and "prueba" in t for t in tests), tests
 
 
 # ---------------------------------------------------------------------------
@@ -178,7 +178,7 @@ def graded(tmp_path_factory):
     module_exercises = exercises(source)
     honest = honest_answers(MODULE)
     wrong = {
-        ex.grade_id: bank(MODULE).WRONG[ex.grade_id][0].source
+        ex.grade_id: wholly_wrong(bank(MODULE).WRONG[ex.grade_id]).source
         for ex in module_exercises
     }
     reference = {ex.grade_id: student_version(ex.solution) for ex in module_exercises}
@@ -320,7 +320,7 @@ def test_feedback_keeps_hidden_tests_private(graded):
     assert hidden
     for line in hidden:
         assert line not in feedback, line
-    assert "Ejercicio 4 · Softmax estable" in feedback
+    assert "Ejercicio 5 · Softmax estable" in feedback
     assert "Celda de pruebas" not in feedback
     # Las fórmulas van en MathML: nada que descargar.
     assert "<math" in feedback and "mathjax" not in feedback.lower()
@@ -332,4 +332,4 @@ def test_report_lists_revisions_and_similarity(graded):
     for student in ("importa", "parchea", "traga"):
         assert f"<td>{student}</td><td>revisar</td>" in report
     assert "Parecidos entre entregas" in report
-    assert "Ejercicio 4 · Softmax estable" in report
+    assert "Ejercicio 5 · Softmax estable" in report

@@ -19,7 +19,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from autograder.sandbox import Sandbox
-from tests.banks import bank
+from tests.banks import bank, wholly_wrong
 from tests.notebooks import (
     REPO,
     course_path,
@@ -95,7 +95,7 @@ def batch(tmp_path_factory):
     solved = fill_solutions(released, solutions)
     mixed_answers = dict(solutions)
     for ex in module_exercises[1::2]:
-        mixed_answers[ex.grade_id] = wrong[ex.grade_id][0].source
+        mixed_answers[ex.grade_id] = wholly_wrong(wrong[ex.grade_id]).source
     mixed = fill_solutions(released, mixed_answers)
     ana = copy.deepcopy(solved)
     ana.cells.insert(1, new_markdown_cell(SECRET))
@@ -122,7 +122,11 @@ def batch(tmp_path_factory):
     deleted = copy.deepcopy(solved)
     deleted.cells = [c for c in deleted.cells if not nbgrader(c).get("grade")]
     edited = fill_solutions(
-        released, {ex.grade_id: wrong[ex.grade_id][0].source for ex in module_exercises}
+        released,
+        {
+            ex.grade_id: wholly_wrong(wrong[ex.grade_id]).source
+            for ex in module_exercises
+        },
     )
     for cell in edited.cells:
         if nbgrader(cell).get("grade"):

@@ -20,7 +20,7 @@ import sys
 import nbformat
 import pytest
 
-from tests.banks import bank
+from tests.banks import bank, wholly_wrong
 from tests.notebooks import (
     REPO,
     course_path,
@@ -32,6 +32,14 @@ from tests.notebooks import (
     read,
     solution_path,
 )
+
+
+def mixed_wrong_answer(wrong_bank: dict, grade_id: str):
+    """La errónea de la entrega mixta: una con crédito parcial si el banco la
+    tiene (así nbgrader comprueba de verdad los puntos a medias), si no la
+    primera."""
+    answers = wrong_bank[grade_id]
+    return next((a for a in answers if a.fails is not None), answers[0])
 
 
 @pytest.fixture(scope="module", params=module_ids())
@@ -47,7 +55,7 @@ def graded(request, tmp_path_factory):
         ex.grade_id: (
             solutions[ex.grade_id]
             if ex.grade_id in right_ids
-            else wrong_bank[ex.grade_id][0].source
+            else mixed_wrong_answer(wrong_bank, ex.grade_id).source
         )
         for ex in module_exercises
     }
@@ -59,7 +67,10 @@ def graded(request, tmp_path_factory):
     ]
     tampered = fill_solutions(
         released,
-        {ex.grade_id: wrong_bank[ex.grade_id][0].source for ex in module_exercises},
+        {
+            ex.grade_id: wholly_wrong(wrong_bank[ex.grade_id]).source
+            for ex in module_exercises
+        },
     )
     for cell in tampered.cells:
         if nbgrader(cell).get("grade"):
@@ -135,7 +146,11 @@ def test_mixed_scores_exactly_the_right_exercises(graded):
     wrong_bank = bank(module_id).WRONG
     expected = 0.0
     for ex in module_exercises:
-        fails = None if ex.grade_id in right_ids else wrong_bank[ex.grade_id][0].fails
+        fails = (
+            None
+            if ex.grade_id in right_ids
+            else mixed_wrong_answer(wrong_bank, ex.grade_id).fails
+        )
         for grade_id, _, points in ex.tests:
             got = float(rows["mixed"][grade_id])
             # La errónea pierde las celdas que su banco dice que falla (todas

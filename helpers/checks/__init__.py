@@ -104,7 +104,11 @@ class Exercise:
 
 
 _EXERCISES: dict[str, dict[str, Exercise]] = {}
-_RESULTS: dict[tuple[str, str], str | None] = {}
+#: Las comprobaciones de cada ejercicio: una por celda calificada (un aspecto).
+_CHECKS: dict[tuple[str, str], list[str]] = {}
+#: El resultado de la última ejecución de cada comprobación: ``None`` si pasó,
+#: o el mensaje del fallo.
+_RESULTS: dict[tuple[str, str, str], str | None] = {}
 
 
 @contextlib.contextmanager
@@ -158,10 +162,17 @@ def exercise(
             argumento) usa esas referencias: cada ejercicio se califica solo.
     """
     info = Exercise(module, key, title)
-    _EXERCISES.setdefault(module, {})[key] = info
+    # Varias comprobaciones (una por celda calificada) comparten la clave de
+    # su ejercicio; el resumen muestra el título de la primera.
+    _EXERCISES.setdefault(module, {}).setdefault(key, info)
     references = dict(uses or {})
 
     def decorate(check: F) -> F:
+        checks = _CHECKS.setdefault((module, key), [])
+        if check.__name__ not in checks:
+            checks.append(check.__name__)
+        result = (module, key, check.__name__)
+
         @functools.wraps(check)
         def wrapper(*args: Any, quiet: bool = False, **kwargs: Any) -> None:
             student = args[0] if args else None
@@ -174,7 +185,7 @@ def exercise(
                     warnings.simplefilter("ignore")
                     check(*args, **kwargs)
             except CheckError as error:
-                _RESULTS[(module, key)] = str(error)
+                _RESULTS[result] = str(error)
                 raise
             except NotImplementedError:
                 message = (
@@ -182,16 +193,14 @@ def exercise(
                     "NotImplementedError. Escribe tu código y borra la línea "
                     "`raise NotImplementedError(...)`."
                 )
-                _RESULTS[(module, key)] = message
+                _RESULTS[result] = message
                 raise CheckError(message) from None
             except Exception as error:
                 # Un error dentro del código del estudiante: se deja subir con su
                 # traza completa (es lo que más ayuda), pero queda anotado.
-                _RESULTS[(module, key)] = (
-                    f"tu código lanzó {type(error).__name__}: {error}"
-                )
+                _RESULTS[result] = f"tu código lanzó {type(error).__name__}: {error}"
                 raise
-            _RESULTS[(module, key)] = None
+            _RESULTS[result] = None
             if not quiet:
                 print(f"✔ {title}: ¡correcto!")
 
@@ -242,17 +251,31 @@ def progress_summary(module: str) -> dict[str, bool | None]:
         return summary
     print(f"Tu progreso en {module} (comprobaciones visibles de esta sesión):")
     for number, ex in enumerate(exercises(module), start=1):
-        if (module, ex.key) not in _RESULTS:
+        # Un ejercicio con una celda calificada por aspecto pasa solo si pasan
+        # todas sus comprobaciones, no la última que se ejecutó.
+        names = _CHECKS.get((module, ex.key), [])
+        ran = [
+            (module, ex.key, name)
+            for name in names
+            if (module, ex.key, name) in _RESULTS
+        ]
+        errors = [_RESULTS[r] for r in ran if _RESULTS[r] is not None]
+        if errors:
+            summary[ex.key] = False
+            first_line = errors[0].splitlines()[0]
+            print(f"  ✘  {number}. {ex.title}: {first_line}")
+        elif not ran:
             summary[ex.key] = None
             print(f"  ·  {number}. {ex.title}: sin comprobar todavía")
-            continue
-        error = _RESULTS[(module, ex.key)]
-        summary[ex.key] = error is None
-        if error is None:
-            print(f"  ✔  {number}. {ex.title}")
+        elif len(ran) < len(names):
+            summary[ex.key] = None
+            print(
+                f"  ·  {number}. {ex.title}: pasan {len(ran)} de {len(names)} "
+                "comprobaciones; ejecuta las demás celdas de comprobación"
+            )
         else:
-            first_line = error.splitlines()[0]
-            print(f"  ✘  {number}. {ex.title}: {first_line}")
+            summary[ex.key] = True
+            print(f"  ✔  {number}. {ex.title}")
     passed = sum(1 for ok in summary.values() if ok)
     print(f"{passed} de {len(summary)} ejercicios pasan su comprobación visible.")
     if passed == len(summary):

@@ -42,3 +42,9 @@ def bank(module_id: str):
         if getattr(candidate, "MODULE", None) == module_id:
             return candidate
     return None
+
+
+def wholly_wrong(answers: list[Answer]) -> Answer:
+    """La primera errónea que falla en todas las celdas de su ejercicio (sin
+    crédito parcial): la que usan las pruebas que esperan 0 puntos."""
+    return next(answer for answer in answers if answer.fails is None)
