@@ -1,10 +1,10 @@
 """Módulo 02 · DQN: implementaciones de referencia.
 
 Las piezas de los ejercicios (``linear_epsilon``, ``td_targets``,
-``sample_batch``, ``dqn_loss``), el búfer de repetición, la red Q y un bucle
-de entrenamiento completo, ``train_dqn``, que los módulos siguientes (y la
-comparación con Stable-Baselines3) pueden llamar sin depender de las
-soluciones de un estudiante.
+``sample_batch``, ``dqn_loss``, ``dqn_update``), el búfer de repetición, la
+red Q y un bucle de entrenamiento completo, ``train_dqn``, que los módulos
+siguientes (y la comparación con Stable-Baselines3) pueden llamar sin depender
+de las soluciones de un estudiante.
 
 El bucle sigue a Mnih et al. (2015), «Human-level control through deep
 reinforcement learning»: búfer de repetición, red objetivo, ε decreciente y
@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import gymnasium as gym
 import numpy as np
@@ -152,6 +153,57 @@ def dqn_loss(
             batch["rewards"], next_q_values, batch["terminated"], gamma
         )
     return F.smooth_l1_loss(q_taken, targets)
+
+
+class _UpdateConfig(Protocol):
+    """Lo que :func:`dqn_update` lee de la configuración (``DQNConfig`` lo tiene)."""
+
+    batch_size: int
+    gamma: float
+    max_grad_norm: float
+    target_every: int
+
+
+def dqn_update(
+    q_network: nn.Module,
+    target_network: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    buffer: ReplayBuffer,
+    rng: np.random.Generator,
+    step: int,
+    config: _UpdateConfig,
+) -> float:
+    """Una actualización de DQN, en cuatro etapas y en este orden.
+
+    1. Un lote: ``sample_batch(buffer, config.batch_size, rng)`` (lo único que
+       toma números de ``rng``).
+    2. La pérdida: ``dqn_loss`` con la red objetivo y ``config.gamma``.
+    3. Un paso de gradiente: borrar los gradientes viejos, ``backward``,
+       recortar la norma del gradiente de ``q_network`` a
+       ``config.max_grad_norm`` y ``optimizer.step()``.
+    4. Si ``step`` es múltiplo de ``config.target_every``, copiar los pesos
+       (ya actualizados) de ``q_network`` en ``target_network``.
+
+    Args:
+        q_network, target_network: la red Q y la red objetivo.
+        optimizer: el optimizador de los parámetros de ``q_network``.
+        ``buffer``: el búfer de repetición.
+        rng: el generador del muestreo del lote.
+        step: el paso de entorno en que se hace la actualización.
+        config: ``batch_size``, ``gamma``, ``max_grad_norm`` y ``target_every``.
+
+    Returns:
+        El valor de la pérdida antes del paso, como ``float``.
+    """
+    batch = sample_batch(buffer, config.batch_size, rng)
+    loss = dqn_loss(q_network, target_network, batch, config.gamma)
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)
+    optimizer.step()
+    if step % config.target_every == 0:
+        target_network.load_state_dict(q_network.state_dict())
+    return loss.item()
 
 
 # ---------------------------------------------------------------------------
@@ -315,18 +367,15 @@ def train_dqn(
             observation, _ = env.reset()
             episode_return = 0.0
 
-        # Aprender: un paso de gradiente sobre un lote del búfer.
+        # Aprender: un paso de gradiente sobre un lote del búfer y, cada
+        # target_every pasos, la red objetivo al día. Antes de learning_starts
+        # la red Q no cambia, así que la red objetivo tampoco necesita copiarla.
         if step >= config.learning_starts and step % config.train_every == 0:
-            batch = sample_batch(buffer, config.batch_size, rng)
-            loss = dqn_loss(q_network, target_network, batch, config.gamma)
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)
-            optimizer.step()
+            loss = dqn_update(
+                q_network, target_network, optimizer, buffer, rng, step, config
+            )
             if step % 100 == 0:
-                history.losses.append((step, loss.item()))
-        if step % config.target_every == 0:
-            target_network.load_state_dict(q_network.state_dict())
+                history.losses.append((step, loss))
 
         # Evaluar la política voraz y parar si ya llega al objetivo.
         if config.eval_every and step % config.eval_every == 0:

@@ -236,6 +236,50 @@ class QLearningRun:
     lengths: np.ndarray
 
 
+def q_learning_episode(
+    env: GridWorld,
+    q_table: np.ndarray,
+    alpha: float,
+    gamma: float,
+    epsilon: float,
+    rng: np.random.Generator,
+    update=q_learning_update,
+) -> tuple[np.ndarray, float, int]:
+    """Un episodio entero de Q-learning con ε-greedy, actualizando en cada paso.
+
+    Empieza con ``env.reset()``. En cada paso elige la acción con
+    ``epsilon_greedy(q_table[state], epsilon, rng)`` (la del módulo 01: es lo
+    único que toma números de ``rng``), da el paso y actualiza la tabla con
+    ``terminated`` (un truncado por límite de tiempo sí se apoya en ``Q(s')``).
+    Para cuando el episodio termina o queda truncado.
+
+    Args:
+        env: el mundo de rejilla (o cualquier entorno con estados enteros).
+        q_table: la tabla ``Q``, forma ``(n_states, n_actions)``.
+        alpha, gamma, epsilon: tasa de aprendizaje, descuento y exploración.
+        rng: el generador de la exploración y los desempates.
+        update: la regla de actualización, con la firma de
+            :func:`q_learning_update` (la del estudiante, o una con errores).
+
+    Returns:
+        ``(q_table, retorno, pasos)``: la tabla actualizada, la suma de las
+        recompensas del episodio y cuántos pasos duró.
+    """
+    state, _ = env.reset()
+    episode_return, length = 0.0, 0
+    while True:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_table = update(
+            q_table, state, action, reward, next_state, terminated, alpha, gamma
+        )
+        episode_return += reward
+        length += 1
+        state = next_state
+        if terminated or truncated:
+            return q_table, episode_return, length
+
+
 def run_q_learning(
     env: GridWorld,
     n_episodes: int,
@@ -247,23 +291,19 @@ def run_q_learning(
 ) -> QLearningRun:
     """Q-learning tabular con ε-greedy (desempates al azar) durante ``n_episodes``.
 
-    ``update`` permite pasar otra regla con la firma de
-    :func:`q_learning_update` (la del estudiante, o una con errores).
+    Cada episodio es un :func:`q_learning_episode` que sigue con la tabla del
+    anterior, empezando por una tabla de ceros. ``update`` permite pasar otra
+    regla con la firma de :func:`q_learning_update` (la del estudiante, o una
+    con errores).
     """
     q_table = np.zeros((env.n_states, env.n_actions))
     returns, lengths = [], []
     for _ in range(n_episodes):
-        state, _ = env.reset()
-        total, done = 0.0, False
-        while not done:
-            action = epsilon_greedy(q_table[state], epsilon, rng)
-            next_state, reward, terminated, truncated, _ = env.step(action)
-            q_table = update(
-                q_table, state, action, reward, next_state, terminated, alpha, gamma
-            )
-            state, total, done = next_state, total + reward, terminated or truncated
-        returns.append(total)
-        lengths.append(env.steps)
+        q_table, episode_return, length = q_learning_episode(
+            env, q_table, alpha, gamma, epsilon, rng, update
+        )
+        returns.append(episode_return)
+        lengths.append(length)
     return QLearningRun(q_table, np.array(returns), np.array(lengths))
 
 

@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 
 from helpers import dqn, gridworld, probes
-from helpers.checks.dqn import loss_problem, tagged_buffer
+from helpers.checks import dqn as checks
+from helpers.checks.dqn import loss_problem, tagged_buffer, update_problem
 from tests.notebooks import exercises, read, solution_path, student_version
 
 
@@ -114,6 +115,88 @@ def test_dqn_loss_gradient_is_the_clipped_td_error():
     expected[torch.arange(6), batch["actions"]] = (taken - targets).clamp(-1, 1) / 6
     assert torch.allclose(q_table.values.grad, expected, atol=1e-6)
     assert target_table.values.grad is None
+
+
+def test_dqn_update_is_a_clipped_sgd_step_by_hand():
+    q_network, target_network, buffer = update_problem(3)  # con gradientes viejos
+    before = [p.detach().clone() for p in q_network.parameters()]
+    config = checks.update_config(
+        batch_size=5, gamma=0.8, max_grad_norm=0.05, target_every=4
+    )
+    # A mano: el lote del mismo generador, gradientes limpios con autograd y la
+    # norma recortada a 0,05 antes de un paso de SGD.
+    batch = dqn.sample_batch(buffer, 5, np.random.default_rng(11))
+    loss = dqn.dqn_loss(q_network, target_network, batch, 0.8)
+    grads = torch.autograd.grad(loss, list(q_network.parameters()))
+    norm = torch.sqrt(sum((g**2).sum() for g in grads))
+    assert norm > 0.05  # el recorte actúa
+    scale = 0.05 / (norm + 1e-6)
+    expected = [p - 0.1 * scale * g for p, g in zip(before, grads, strict=True)]
+
+    optimizer = torch.optim.SGD(q_network.parameters(), lr=0.1)
+    target_before = copy.deepcopy(target_network.state_dict())
+    got = dqn.dqn_update(
+        q_network,
+        target_network,
+        optimizer,
+        buffer,
+        np.random.default_rng(11),
+        3,
+        config,
+    )
+    assert got == pytest.approx(loss.item())
+    for p, e in zip(q_network.parameters(), expected, strict=True):
+        assert torch.allclose(p, e, atol=1e-7)
+    # El paso 3 no es múltiplo de 4: la red objetivo no se toca.
+    for key, value in target_network.state_dict().items():
+        assert torch.equal(value, target_before[key])
+    # El paso 4 sí: la red objetivo es la red Q ya actualizada, sin compartir memoria.
+    dqn.dqn_update(
+        q_network,
+        target_network,
+        optimizer,
+        buffer,
+        np.random.default_rng(12),
+        4,
+        config,
+    )
+    for p, t in zip(q_network.parameters(), target_network.parameters(), strict=True):
+        assert torch.equal(p, t) and p.data_ptr() != t.data_ptr()
+
+
+def test_the_grading_cases_test_what_they_say():
+    # La celda del recorte: el gradiente supera de verdad max_grad_norm (en los
+    # casos visibles y en los ocultos del cuaderno).
+    for case, max_norm in [(c, checks.CLIP_NORM) for c in checks.CLIP_CASES] + [
+        ((7, "sgd", 5), 0.2)
+    ]:
+        q_network, target_network, buffer = update_problem(
+            case[0], stale_gradients=False
+        )
+        batch = dqn.sample_batch(buffer, 6, np.random.default_rng(case[0]))
+        dqn.dqn_loss(q_network, target_network, batch, 0.9).backward()
+        norm = torch.nn.utils.clip_grad_norm_(q_network.parameters(), 1e9)
+        assert norm > 2 * max_norm
+    # Los episodios de la primera celda no se truncan nunca; los de la segunda,
+    # todos (los casos ocultos del cuaderno incluidos).
+    long_cases = [(c, True) for c in checks.EPISODE_CASES] + [
+        ((5, 3, 0.4, 0.95, 0.3), False),
+        ((6, 4, 0.5, 0.9, 0.1), False),
+    ]
+    for case, zero in long_cases:
+        start = np.zeros((20, 4)) if zero else checks._episode_table(case[0], 20, 4)
+        env = gridworld.GridWorld(max_steps=checks.LONG_EPISODES)
+        played = checks._play(gridworld.q_learning_episode, env, start, case)
+        assert all(length < checks.LONG_EPISODES for _, _, length in played)
+    short_cases = [(c, 4) for c in checks.TRUNCATED_CASES] + [
+        ((7, 3, 0.6, 0.8, 0.4), 5)
+    ]
+    for case, max_steps in short_cases:
+        env = gridworld.GridWorld(max_steps=max_steps)
+        start = checks._episode_table(case[0], 20, 4)
+        played = checks._play(gridworld.q_learning_episode, env, start, case)
+        assert all(length == max_steps for _, _, length in played)
+        assert all(ret == 0 for _, ret, _ in played)
 
 
 class _BalancingPolicy(torch.nn.Module):
@@ -233,6 +316,43 @@ def test_notebook_solutions_agree_with_the_references(notebook):
         mine = notebook["dqn_loss"](q_net, target_net, batch, 0.9)
         ref = dqn.dqn_loss(*loss_problem(*case)[:2], batch, 0.9)
         assert mine.item() == pytest.approx(ref.item())
+    for seed in range(3):
+        start = rng.normal(size=(20, 4))
+        mine_rng, ref_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        for max_steps in (3, 100):
+            mine = notebook["q_learning_episode"](
+                gridworld.GridWorld(max_steps=max_steps),
+                start.copy(),
+                0.5,
+                0.9,
+                0.2,
+                mine_rng,
+            )
+            ref = gridworld.q_learning_episode(
+                gridworld.GridWorld(max_steps=max_steps),
+                start.copy(),
+                0.5,
+                0.9,
+                0.2,
+                ref_rng,
+            )
+            assert np.array_equal(mine[0], ref[0]) and mine[1:] == ref[1:]
+    config = checks.update_config(max_grad_norm=0.3, target_every=2)
+    networks = []
+    for update in (notebook["dqn_update"], dqn.dqn_update):
+        q_net, target_net, buffer = update_problem(9)
+        optimizer = torch.optim.Adam(q_net.parameters(), lr=0.01)
+        update_rng = np.random.default_rng(9)
+        losses = [
+            update(q_net, target_net, optimizer, buffer, update_rng, step, config)
+            for step in range(1, 6)
+        ]
+        networks.append((q_net.state_dict(), target_net.state_dict(), losses))
+    (q_mine, t_mine, l_mine), (q_ref, t_ref, l_ref) = networks
+    assert l_mine == pytest.approx(l_ref)
+    for key in q_ref:
+        assert torch.allclose(q_mine[key], q_ref[key])
+        assert torch.allclose(t_mine[key], t_ref[key])
 
 
 def test_notebook_network_is_the_reference_network(notebook):

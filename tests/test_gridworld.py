@@ -10,6 +10,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from helpers import gridworld
+from helpers.bandits import epsilon_greedy
 from helpers.gridworld import GridWorld
 
 matplotlib.use("Agg")
@@ -126,6 +127,51 @@ def test_q_learning_update_by_hand():
     out = gridworld.q_learning_update(q, 2, 0, -1.0, 1, True, 0.5, 0.9)
     assert out[2, 0] == pytest.approx(-0.5)
     assert out[1].tolist() == [0.5, 2.0]
+
+
+def test_q_learning_episode_leaves_q_star_unchanged_and_follows_it():
+    # Q* es un punto fijo de la actualización: con ε = 0 el episodio sigue un
+    # camino óptimo (7 pasos hasta la meta) y la tabla no cambia.
+    env = GridWorld()
+    q_star = gridworld.value_iteration(env, 0.9)
+    q, episode_return, length = gridworld.q_learning_episode(
+        env, q_star.copy(), 0.5, 0.9, 0.0, np.random.default_rng(0)
+    )
+    assert (episode_return, length) == (1.0, 7)
+    assert np.allclose(q, q_star, atol=1e-12)
+
+
+def test_q_learning_episode_bootstraps_through_a_time_limit():
+    # Truncado a los 2 pasos: el último paso se apoya en Q*(s'), así que con
+    # α = 1 la tabla sigue siendo Q*. Si el truncado se tomara como un final,
+    # Q(s, a) de ese paso pasaría a valer 0.
+    env = GridWorld(max_steps=2)
+    q_star = gridworld.value_iteration(env, 0.9)
+    q, episode_return, length = gridworld.q_learning_episode(
+        env, q_star.copy(), 1.0, 0.9, 0.0, np.random.default_rng(0)
+    )
+    assert (episode_return, length) == (0.0, 2)
+    assert np.allclose(q, q_star, atol=1e-12)
+
+
+def test_q_learning_episode_draws_only_through_epsilon_greedy():
+    # El mismo episodio, escrito paso a paso con la ε-greedy del módulo 01.
+    env = GridWorld()
+    rng, mirror = np.random.default_rng(3), np.random.default_rng(3)
+    q, _, length = gridworld.q_learning_episode(
+        env, np.zeros((20, 4)), 0.5, 0.9, 0.3, rng
+    )
+    expected = np.zeros((20, 4))
+    state, _ = env.reset()
+    for _ in range(length):
+        action = epsilon_greedy(expected[state], 0.3, mirror)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        target = reward + (0.0 if terminated else 0.9 * expected[next_state].max())
+        expected[state, action] += 0.5 * (target - expected[state, action])
+        state = next_state
+    assert terminated or truncated
+    assert np.array_equal(q, expected)
+    assert rng.random() == mirror.random()
 
 
 def test_q_learning_finds_the_shortest_path():

@@ -11,8 +11,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from helpers import dqn, gridworld
-from helpers.checks import check_cases, exercise, fail
+from helpers import bandits, dqn, gridworld
+from helpers.checks import (
+    CheckError,
+    check_cases,
+    compare_parameters,
+    describe_difference,
+    exercise,
+    fail,
+)
 
 MODULE = "02_dqn"
 
@@ -144,7 +151,257 @@ def check_q_learning_update(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 2 · el calendario lineal de ε
+# Ejercicio 2 · un episodio de Q-learning
+# ---------------------------------------------------------------------------
+
+
+class WatchedGridWorld(gridworld.GridWorld):
+    """El mundo de rejilla, vigilando que cada episodio empiece con ``reset`` y
+    que nadie dé un paso después de ``terminated`` o ``truncated``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ended = False
+        self.reset_done = False
+
+    def new_call(self) -> None:
+        """La comprobación va a llamar otra vez a la función del estudiante."""
+        self.reset_done = False
+
+    def reset(self, seed: int | None = None) -> tuple[int, dict]:
+        self.ended, self.reset_done = False, True
+        return super().reset(seed)
+
+    def step(self, action: int) -> tuple[int, float, bool, bool, dict]:
+        if self.ended and not self.reset_done:
+            fail(
+                "Tu episodio dio un paso sin llamar antes a env.reset(): cada "
+                "episodio empieza en la salida, con state, _ = env.reset()."
+            )
+        if self.ended:
+            fail(
+                "Tu episodio siguió dando pasos después de acabar. El episodio "
+                "acaba cuando terminated o truncated es True (cualquiera de los "
+                "dos): ahí hay que parar y devolver."
+            )
+        result = super().step(int(action))
+        self.ended = bool(result[2] or result[3])
+        return result
+
+
+EPISODE_CASES = [
+    # (semilla, episodios, alpha, gamma, epsilon)
+    (0, 3, 0.5, 0.9, 0.2),
+    (1, 2, 0.3, 0.8, 0.5),
+]
+# Con tantos pasos de margen, ningún episodio de estos casos queda truncado: la
+# prueba del truncado va aparte (su propia celda y sus propios puntos).
+LONG_EPISODES = 10_000
+
+
+def _play(
+    function: Callable[..., Any],
+    env: gridworld.GridWorld,
+    q_table: np.ndarray,
+    case: tuple[Any, ...],
+) -> list[tuple[np.ndarray, float, int]]:
+    """Juega los episodios de un caso seguidos, con la misma tabla y el mismo
+    generador, como el bucle del cuaderno; devuelve (tabla, retorno, pasos)."""
+    seed, n_episodes, alpha, gamma, epsilon = case
+    rng = np.random.default_rng(seed)
+    q_table = np.array(q_table, dtype=float)
+    played = []
+    for _ in range(n_episodes):
+        if isinstance(env, WatchedGridWorld):
+            env.new_call()
+        out = function(env, q_table, alpha, gamma, epsilon, rng)
+        if not isinstance(out, tuple) or len(out) != 3:
+            fail(
+                "q_learning_episode debe devolver una tupla (q_table, "
+                f"episode_return, length); devolvió {type(out).__name__}."
+            )
+        q_table, episode_return, length = out
+        q_table = np.asarray(q_table, dtype=float)
+        played.append((q_table.copy(), float(episode_return), int(length)))
+    return played
+
+
+def _episode_mistake(
+    greedy: bool = False, late_state: bool = False, done: bool = False
+) -> Callable[..., Any]:
+    """Un episodio de Q-learning con un error típico."""
+
+    def episode(env, q_table, alpha, gamma, epsilon, rng):
+        state, _ = env.reset()
+        total, length = 0.0, 0
+        while True:
+            if greedy:
+                action = int(np.argmax(q_table[state]))
+            else:
+                action = bandits.epsilon_greedy(q_table[state], epsilon, rng)
+            next_state, reward, terminated, truncated, _ = env.step(action)
+            updated = next_state if late_state else state
+            end = terminated or truncated if done else terminated
+            q_table = gridworld.q_learning_update(
+                q_table, updated, action, reward, next_state, end, alpha, gamma
+            )
+            total, length, state = total + reward, length + 1, next_state
+            if terminated or truncated:
+                return q_table, total, length
+
+    return episode
+
+
+EPISODE_MISTAKES = [
+    (
+        _episode_mistake(greedy=True),
+        "Tu agente no explora: elige siempre la acción de mayor Q. Cada acción "
+        "sale de epsilon_greedy(q_table[state], epsilon, rng), con el rng que "
+        "recibes (explora con probabilidad ε y desempata al azar).",
+    ),
+    (
+        _episode_mistake(late_state=True),
+        "Actualizas Q(s', a) en lugar de Q(s, a): la transición es (s, a, r, s') "
+        "y se actualiza la casilla desde la que se actuó. Cambia de estado "
+        "después de actualizar.",
+    ),
+]
+
+
+def _episode_table(seed: int, n_states: int, n_actions: int) -> np.ndarray:
+    return np.round(
+        np.random.default_rng(seed).normal(0, 0.3, (n_states, n_actions)), 2
+    )
+
+
+def _compare_episodes(
+    got: list[tuple[np.ndarray, float, int]],
+    want: list[tuple[np.ndarray, float, int]],
+    described: str,
+) -> str | None:
+    """La primera diferencia entre dos series de episodios, o ``None``."""
+    for k, ((q, ret, length), (q_ref, ret_ref, length_ref)) in enumerate(
+        zip(got, want, strict=True), start=1
+    ):
+        if length != length_ref:
+            return (
+                f"{described}, el episodio {k} duró {length} pasos y debía durar "
+                f"{length_ref} (length cuenta los env.step del episodio)."
+            )
+        if not np.isclose(ret, ret_ref):
+            return (
+                f"{described}, el retorno del episodio {k} es {_num(ret)} y debía "
+                f"ser {_num(ret_ref)}: la suma de las recompensas del episodio."
+            )
+        if q.shape != q_ref.shape or not np.allclose(q, q_ref, atol=1e-9):
+            difference = (
+                f"devuelve una tabla de forma {q.shape}"
+                if q.shape != q_ref.shape
+                else describe_difference(q, q_ref, atol=1e-9)
+            )
+            return f"{described}, tras el episodio {k} tu función {difference}"
+    return None
+
+
+@exercise(
+    MODULE,
+    "q_learning_episode",
+    "Un episodio de Q-learning",
+    uses={
+        "q_learning_update": gridworld.q_learning_update,
+        "epsilon_greedy": bandits.epsilon_greedy,
+    },
+)
+def check_q_learning_episode(
+    q_learning_episode: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = EPISODE_CASES,
+    zero_table: bool = True,
+) -> None:
+    """Comprueba ``q_learning_episode(env, q_table, alpha, gamma, epsilon, rng)``
+    jugando unos episodios con semilla en el tablero del cuaderno (sin límite
+    de tiempo que llegue a cortarlos) y comparando con la referencia."""
+    for case in cases:
+        shape = (20, 4)
+        start = np.zeros(shape) if zero_table else _episode_table(case[0], *shape)
+        env = WatchedGridWorld(max_steps=LONG_EPISODES)
+        got = _play(q_learning_episode, env, start, case)
+        want = _play(
+            gridworld.q_learning_episode,
+            gridworld.GridWorld(max_steps=LONG_EPISODES),
+            start,
+            case,
+        )
+        seed, n_episodes, alpha, gamma, epsilon = case
+        described = (
+            f"Con rng = np.random.default_rng({seed}), α = {_num(alpha)}, "
+            f"γ = {_num(gamma)} y ε = {_num(epsilon)}"
+        )
+        problem = _compare_episodes(got, want, described)
+        if problem is None:
+            continue
+        for mistake, message in EPISODE_MISTAKES:
+            env = gridworld.GridWorld(max_steps=LONG_EPISODES)
+            if _compare_episodes(got, _play(mistake, env, start, case), "") is None:
+                fail(f"{problem}\n{message}")
+        if "tu función devuelve" not in problem:
+            fail(problem)
+        fail(
+            f"{problem}\nRepasa el orden: reset, y en cada paso elegir con "
+            "epsilon_greedy(q_table[state], epsilon, rng), env.step, actualizar "
+            "Q(s, a) y pasar al estado siguiente."
+        )
+
+
+TRUNCATED_CASES = [
+    # (semilla, episodios, alpha, gamma, epsilon)
+    (3, 2, 0.5, 0.9, 0.1),
+    (4, 3, 0.4, 0.95, 0.3),
+]
+
+
+@exercise(
+    MODULE,
+    "q_learning_episode",
+    "Un episodio de Q-learning",
+    uses={
+        "q_learning_update": gridworld.q_learning_update,
+        "epsilon_greedy": bandits.epsilon_greedy,
+    },
+)
+def check_q_learning_episode_truncated(
+    q_learning_episode: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = TRUNCATED_CASES,
+    max_steps: int = 4,
+) -> None:
+    """Comprueba el final por límite de tiempo: con ``max_steps`` pasos (menos de
+    los que hacen falta para llegar a la meta o a la trampa) cada episodio queda
+    truncado; debe parar ahí y su último paso sí se apoya en ``Q(s')``."""
+    for case in cases:
+        start = _episode_table(case[0], 20, 4)
+        env = WatchedGridWorld(max_steps=max_steps)
+        got = _play(q_learning_episode, env, start, case)
+        reference_env = gridworld.GridWorld(max_steps=max_steps)
+        want = _play(gridworld.q_learning_episode, reference_env, start, case)
+        described = (
+            f"Con un límite de {max_steps} pasos (el episodio queda truncado) y "
+            f"rng = np.random.default_rng({case[0]})"
+        )
+        problem = _compare_episodes(got, want, described)
+        if problem is None:
+            continue
+        with_done = _play(_episode_mistake(done=True), reference_env, start, case)
+        if _compare_episodes(got, with_done, "") is None:
+            fail(
+                f"{problem}\nEn el último paso, truncado por límite de tiempo, s' "
+                "es un estado normal, con futuro: la actualización se apoya en "
+                "Q(s'). Pasa a q_learning_update terminated, no terminated or "
+                "truncated (truncated solo sirve para parar)."
+            )
+        fail(problem)
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 3 · el calendario lineal de ε
 # ---------------------------------------------------------------------------
 
 EPSILON_CASES = [
@@ -208,7 +465,7 @@ def check_linear_epsilon(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 3 · objetivos TD con la máscara de estados terminales
+# Ejercicio 4 · objetivos TD con la máscara de estados terminales
 # ---------------------------------------------------------------------------
 
 TD_CASES = [
@@ -323,7 +580,7 @@ def check_td_targets(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 4 · un lote del búfer de repetición
+# Ejercicio 5 · un lote del búfer de repetición
 # ---------------------------------------------------------------------------
 
 BATCH_KEYS = ("observations", "actions", "rewards", "next_observations", "terminated")
@@ -484,7 +741,7 @@ def check_sample_batch(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 5 · la pérdida de DQN
+# Ejercicio 6 · la pérdida de DQN
 # ---------------------------------------------------------------------------
 
 LOSS_CASES = [
@@ -675,31 +932,60 @@ def check_dqn_loss(
                 ):
                     fail(f"{intro}\n{message}")
             fail(intro)
-        # Los gradientes: hacia q_network sí, hacia target_network nunca.
-        q_network, target_network, batch = loss_problem(*cases[0][:4])
-        loss = dqn_loss(q_network, target_network, batch, cases[0][4])
-    if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
-        fail(
-            "La pérdida no tiene gradiente: no la conviertas a float (.item()) ni "
-            "uses torch.no_grad() o .detach() sobre Q(s, a). Solo el objetivo va "
-            "sin gradiente."
+
+
+@exercise(
+    MODULE,
+    "dqn_loss",
+    "La pérdida de DQN",
+    uses={"td_targets": dqn.td_targets},
+)
+def check_dqn_loss_gradients(
+    dqn_loss: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
+) -> None:
+    """Comprueba por dónde pasa el gradiente de ``dqn_loss``: hacia la red Q,
+    igual que el de la referencia; hacia la red objetivo, nunca."""
+    for case in cases:
+        seed, batch_size, obs_dim, n_actions, gamma = case
+        q_network, target_network, batch = loss_problem(
+            seed, batch_size, obs_dim, n_actions
         )
-    loss.backward()
-    leaked = [p for p in target_network.parameters() if p.grad is not None]
-    if leaked and any(p.grad.abs().sum() > 0 for p in leaked):
-        fail(
-            "El gradiente fluye hacia target_network: el objetivo TD debe ser una "
-            "constante. Calcula target_network(...) dentro de `with torch.no_grad():`"
-            " (o usa .detach())."
-        )
-    reference_q, reference_target, reference_batch = loss_problem(*cases[0][:4])
-    dqn.dqn_loss(reference_q, reference_target, reference_batch, cases[0][4]).backward()
-    for mine, ref in zip(q_network.parameters(), reference_q.parameters(), strict=True):
-        if mine.grad is None or not torch.allclose(mine.grad, ref.grad, atol=1e-6):
+        with _reference_td_targets(dqn_loss):
+            loss = dqn_loss(q_network, target_network, batch, gamma)
+        if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
             fail(
-                "La pérdida vale lo correcto, pero sus gradientes respecto a "
-                "q_network no. ¿Cortaste el gradiente en alguna parte de Q(s, a)?"
+                "La pérdida no tiene gradiente: no la conviertas a float (.item()) "
+                "ni uses torch.no_grad() o .detach() sobre Q(s, a). Solo el "
+                "objetivo va sin gradiente."
             )
+        if loss.numel() != 1:
+            fail(
+                f"dqn_loss devolvió un tensor de forma {tuple(loss.shape)}; para "
+                "mirar sus gradientes hace falta un escalar (la media del lote)."
+            )
+        loss.backward()
+        leaked = [p for p in target_network.parameters() if p.grad is not None]
+        if leaked and any(p.grad.abs().sum() > 0 for p in leaked):
+            fail(
+                "El gradiente fluye hacia target_network: el objetivo TD debe ser "
+                "una constante. Calcula target_network(...) dentro de `with "
+                "torch.no_grad():` (o usa .detach())."
+            )
+        reference_q, reference_target, reference_batch = loss_problem(
+            seed, batch_size, obs_dim, n_actions
+        )
+        dqn.dqn_loss(reference_q, reference_target, reference_batch, gamma).backward()
+        pairs = zip(q_network.parameters(), reference_q.parameters(), strict=True)
+        for mine, ref in pairs:
+            if mine.grad is None or not torch.allclose(
+                mine.grad, ref.grad, atol=1e-6, rtol=1e-4
+            ):
+                fail(
+                    "Los gradientes de tu pérdida respecto a q_network no son los "
+                    "de la pérdida de DQN. ¿Cortaste el gradiente en alguna parte "
+                    "de Q(s, a), o la pérdida no es la media de la Huber?"
+                )
 
 
 def _same_loss(a: Any, b: Any) -> bool:
@@ -707,3 +993,364 @@ def _same_loss(a: Any, b: Any) -> bool:
         return type(a) is type(b)
     x, y = _as_float(a), _as_float(b)
     return x is not None and y is not None and bool(np.isclose(x, y, atol=1e-5))
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 7 · una actualización de DQN
+# ---------------------------------------------------------------------------
+
+
+def update_problem(
+    seed: int,
+    obs_dim: int = 3,
+    n_actions: int = 2,
+    capacity: int = 16,
+    size: int = 11,
+    stale_gradients: bool = True,
+) -> tuple[torch.nn.Module, torch.nn.Module, dqn.ReplayBuffer]:
+    """Una red Q, una red objetivo distinta y un búfer pequeño, fijos por semilla.
+
+    Con ``stale_gradients`` la red Q llega con los gradientes de una pasada
+    anterior, como en el bucle de entrenamiento después del primer paso.
+    """
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        q_network = dqn.make_q_network(obs_dim, n_actions, hidden=8)
+        target_network = dqn.make_q_network(obs_dim, n_actions, hidden=8)
+        if stale_gradients:
+            q_network(torch.randn(4, obs_dim)).pow(2).sum().backward()
+    rng = np.random.default_rng(seed + 100)
+    buffer = dqn.ReplayBuffer(capacity, obs_dim)
+    for i in range(size):
+        observation = rng.normal(size=obs_dim).astype(np.float32)
+        buffer.add(
+            observation,
+            int(rng.integers(n_actions)),
+            float(3 * rng.normal()),
+            rng.normal(size=obs_dim).astype(np.float32),
+            i % 3 == 0,
+        )
+    return q_network, target_network, buffer
+
+
+def _optimizer(kind: str, network: torch.nn.Module) -> torch.optim.Optimizer:
+    if kind == "adam":
+        return torch.optim.Adam(network.parameters(), lr=0.01)
+    return torch.optim.SGD(network.parameters(), lr=0.1)
+
+
+def update_config(
+    batch_size: int = 6,
+    gamma: float = 0.9,
+    max_grad_norm: float = 1e9,
+    target_every: int = 10**9,
+) -> dqn.DQNConfig:
+    """Una configuración con lo que lee ``dqn_update``; el resto no se usa."""
+    return dqn.DQNConfig(
+        batch_size=batch_size,
+        gamma=gamma,
+        max_grad_norm=max_grad_norm,
+        target_every=target_every,
+    )
+
+
+def _update_mistake(
+    zero_grad: bool = True,
+    order: str = "ok",
+    clip: str = "norm",
+    sync: str = "ok",
+) -> Callable[..., Any]:
+    """Una actualización de DQN con un error típico."""
+
+    def update(q_network, target_network, optimizer, buffer, rng, step, config):
+        if sync == "first" and step % config.target_every == 0:
+            target_network.load_state_dict(q_network.state_dict())
+        batch = dqn.sample_batch(buffer, config.batch_size, rng)
+        loss = dqn.dqn_loss(q_network, target_network, batch, config.gamma)
+        if zero_grad:
+            optimizer.zero_grad()
+        if order == "step_first":
+            optimizer.step()
+            loss.backward()
+        else:
+            loss.backward()
+            if clip == "norm":
+                torch.nn.utils.clip_grad_norm_(
+                    q_network.parameters(), config.max_grad_norm
+                )
+            elif clip == "value":
+                torch.nn.utils.clip_grad_value_(
+                    q_network.parameters(), config.max_grad_norm
+                )
+            optimizer.step()
+            if clip == "after":
+                torch.nn.utils.clip_grad_norm_(
+                    q_network.parameters(), config.max_grad_norm
+                )
+        if sync == "ok" and step % config.target_every == 0:
+            target_network.load_state_dict(q_network.state_dict())
+        return loss.item()
+
+    return update
+
+
+UPDATE_MISTAKES = [
+    (
+        _update_mistake(zero_grad=False),
+        "¿Borras los gradientes viejos? La red llega con los de la actualización "
+        "anterior, y backward los suma a los nuevos: optimizer.zero_grad() va "
+        "antes de loss.backward().",
+    ),
+    (
+        _update_mistake(order="step_first"),
+        "¿optimizer.step() antes de loss.backward()? El optimizador mueve los "
+        "pesos con los gradientes que hay en ese momento: primero backward, "
+        "después step.",
+    ),
+]
+CLIP_MISTAKES = [
+    (
+        _update_mistake(clip="none"),
+        "¿Recortas el gradiente? Con max_grad_norm = {norm} la norma del gradiente "
+        "de este lote lo supera, y tu paso es el del gradiente entero. Recorta la "
+        "norma de todos los gradientes de q_network juntos entre backward y step.",
+    ),
+    (
+        _update_mistake(clip="after"),
+        "Recortas después de optimizer.step(): el paso ya se dio con el gradiente "
+        "entero. El recorte va entre backward y step.",
+    ),
+    (
+        _update_mistake(clip="value"),
+        "Recortas cada componente del gradiente por separado (clip_grad_value_); "
+        "DQN recorta la norma del gradiente entero (clip_grad_norm_), que conserva "
+        "su dirección.",
+    ),
+]
+
+UPDATE_CASES = [
+    # (semilla, optimizador, paso)
+    (0, "sgd", 7),
+    (1, "sgd", 250),
+]
+
+
+def _one_update(
+    function: Callable[..., Any],
+    case: tuple[Any, ...],
+    config: dqn.DQNConfig,
+    stale_gradients: bool,
+) -> tuple[Any, dict[str, torch.Tensor]]:
+    seed, kind, step = case
+    q_network, target_network, buffer = update_problem(
+        seed, stale_gradients=stale_gradients
+    )
+    optimizer = _optimizer(kind, q_network)
+    rng = np.random.default_rng(seed)
+    try:
+        loss = function(q_network, target_network, optimizer, buffer, rng, step, config)
+    except (NotImplementedError, CheckError):
+        raise
+    except Exception as error:  # noqa: BLE001 - un error también es una huella
+        loss = error
+    state = {k: v.detach().clone() for k, v in q_network.state_dict().items()}
+    # La norma de los gradientes que quedan: distingue recortar después del
+    # paso (los pesos son los de no recortar, pero el gradiente queda recortado).
+    grads = [
+        p.grad.detach().reshape(-1)
+        for p in q_network.parameters()
+        if p.grad is not None
+    ]
+    state["__norma del gradiente__"] = (
+        torch.cat(grads).norm() if grads else torch.tensor(float("nan"))
+    )
+    return loss, state
+
+
+def _same_state(
+    a: dict[str, torch.Tensor], b: dict[str, torch.Tensor], gradients: bool = False
+) -> bool:
+    """¿Los mismos pesos? Con ``gradients``, también la misma norma del gradiente
+    que queda en la red (para reconocer un error típico)."""
+    keys = [k for k in a if gradients or not k.startswith("__")]
+    return a.keys() == b.keys() and all(
+        torch.allclose(a[k], b[k], atol=1e-6, rtol=1e-4, equal_nan=True) for k in keys
+    )
+
+
+def _weights(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {k: v for k, v in state.items() if not k.startswith("__")}
+
+
+def _check_update_against_reference(
+    dqn_update: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]],
+    config: dqn.DQNConfig,
+    stale_gradients: bool,
+    mistakes: list[tuple[Callable[..., Any], str]],
+    what: str,
+    check_loss: bool = True,
+) -> None:
+    for case in cases:
+        loss, state = _one_update(dqn_update, case, config, stale_gradients)
+        if isinstance(loss, BaseException):
+            raise loss
+        reference_loss, reference_state = _one_update(
+            dqn.dqn_update, case, config, stale_gradients
+        )
+        if _same_state(state, reference_state):
+            if not check_loss:
+                continue
+            if isinstance(loss, torch.Tensor) or not isinstance(
+                loss, float | int | np.floating
+            ):
+                fail(
+                    "dqn_update debe devolver el valor de la pérdida como un float "
+                    f"de Python (loss.item()), no {type(loss).__name__}: así el "
+                    "bucle lo guarda sin retener el grafo de gradientes."
+                )
+            if not np.isclose(float(loss), reference_loss, atol=1e-6, rtol=1e-5):
+                fail(
+                    f"La red queda bien, pero devolviste {_num(float(loss))} y la "
+                    f"pérdida del lote era {_num(reference_loss)}. Devuelve la "
+                    "pérdida que usaste para el paso."
+                )
+            continue
+        for mistake, message in mistakes:
+            _, mistaken = _one_update(mistake, case, config, stale_gradients)
+            if _same_state(state, mistaken, gradients=True):
+                fail(
+                    f"La red Q no queda como debía tras {what}.\n"
+                    + message.format(norm=_num(config.max_grad_norm))
+                )
+        seed, kind, step = case
+        compare_parameters(
+            _weights(state),
+            _weights(reference_state),
+            what=f"la red Q tras {what} (semilla {seed}, {kind.upper()})",
+        )
+
+
+@exercise(
+    MODULE,
+    "dqn_update",
+    "Una actualización de DQN",
+    uses={"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss},
+)
+def check_dqn_update(
+    dqn_update: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = UPDATE_CASES,
+) -> None:
+    """Comprueba el paso de gradiente de ``dqn_update``: la red llega con
+    gradientes viejos, el recorte no llega a actuar y la red objetivo no se
+    copia; la red Q debe quedar como con la referencia."""
+    _check_update_against_reference(
+        dqn_update,
+        cases,
+        update_config(),
+        stale_gradients=True,
+        mistakes=UPDATE_MISTAKES,
+        what="una actualización",
+    )
+
+
+CLIP_CASES = [(2, "sgd", 3)]
+CLIP_NORM = 0.1
+
+
+@exercise(
+    MODULE,
+    "dqn_update",
+    "Una actualización de DQN",
+    uses={"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss},
+)
+def check_dqn_update_clipping(
+    dqn_update: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = CLIP_CASES,
+    max_grad_norm: float = CLIP_NORM,
+) -> None:
+    """Comprueba el recorte de la norma del gradiente: una actualización desde
+    una red sin gradientes, con un ``max_grad_norm`` que el gradiente supera."""
+    _check_update_against_reference(
+        dqn_update,
+        cases,
+        update_config(max_grad_norm=max_grad_norm),
+        stale_gradients=False,
+        mistakes=CLIP_MISTAKES,
+        what="una actualización con el gradiente recortado",
+        # Lo que devuelve ya lo mira la primera celda.
+        check_loss=False,
+    )
+
+
+def _snapshot(network: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in network.state_dict().items()}
+
+
+@exercise(
+    MODULE,
+    "dqn_update",
+    "Una actualización de DQN",
+    uses={"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss},
+)
+def check_dqn_update_target(
+    dqn_update: Callable[..., Any],
+    steps: Iterable[int] = range(1, 7),
+    target_every: int = 2,
+    seed: int = 4,
+) -> None:
+    """Comprueba la red objetivo: tras cada llamada debe ser la copia de la red Q
+    (la del propio estudiante, ya actualizada) del último paso múltiplo de
+    ``target_every``, o la red objetivo inicial si aún no hubo ninguno."""
+    q_network, target_network, buffer = update_problem(seed)
+    optimizer = _optimizer("sgd", q_network)
+    rng = np.random.default_rng(seed)
+    config = update_config(target_every=target_every)
+    expected = _snapshot(target_network)
+    synced_at = None
+    for step in steps:
+        before = _snapshot(q_network)
+        previous_target = _snapshot(target_network)
+        dqn_update(q_network, target_network, optimizer, buffer, rng, step, config)
+        after = _snapshot(q_network)
+        target = _snapshot(target_network)
+        shared = {p.data_ptr() for p in q_network.parameters()} & {
+            p.data_ptr() for p in target_network.parameters()
+        }
+        if shared:
+            fail(
+                "La red objetivo comparte la memoria de sus pesos con la red Q: se "
+                "movería con cada paso de gradiente. Copia los valores "
+                "(target_network.load_state_dict(q_network.state_dict())), no los "
+                "tensores."
+            )
+        if step % target_every == 0:
+            expected, synced_at = after, step
+        if _same_state(target, expected):
+            continue
+        if step % target_every == 0:
+            if _same_state(target, before):
+                fail(
+                    f"En el paso {step} (múltiplo de target_every = {target_every}) "
+                    "copiaste la red Q de antes del paso de gradiente. La copia va "
+                    "al final, con los pesos ya actualizados."
+                )
+            if _same_state(target, previous_target):
+                fail(
+                    f"En el paso {step}, múltiplo de target_every = {target_every}, "
+                    "la red objetivo no cambió: ahí hay que copiar en ella los pesos "
+                    "de la red Q. (Ojo: target_network = q_network solo cambia un "
+                    "nombre dentro de tu función; no copia nada.)"
+                )
+        elif _same_state(target, after):
+            since = f"desde el paso {synced_at}" if synced_at else "desde el principio"
+            fail(
+                f"En el paso {step}, que no es múltiplo de target_every = "
+                f"{target_every}, la red objetivo se copió de la red Q; debía "
+                f"seguir igual {since}. Copia solo cuando step % target_every == 0."
+            )
+        fail(
+            f"Tras el paso {step}, la red objetivo no es ni la red objetivo "
+            "anterior ni una copia de la red Q. Solo cambia copiando la red Q, "
+            "y solo en los pasos múltiplos de target_every."
+        )

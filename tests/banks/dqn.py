@@ -321,6 +321,8 @@ def dqn_loss(q_network, target_network, batch, gamma):
     return F.smooth_l1_loss(q_taken, targets)
 """,
             "El gradiente fluye hacia target_network",
+            # El valor es el correcto: pierde solo la celda del gradiente.
+            fails=("dqn_loss_test_grad",),
         ),
         Answer(
             "error cuadrático",
@@ -431,6 +433,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
     return F.smooth_l1_loss(q_taken, targets).item()
 """,
             "no la conviertas a float",
+            fails=("dqn_loss_test_grad",),
         ),
     ],
 }
@@ -660,3 +663,406 @@ def dqn_loss(q_network, target_network, batch, gamma):
 """,
     ),
 ]
+
+WRONG["dqn_loss"] += [
+    Answer(
+        "Q(s, a) sin gradiente",
+        """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1).detach()
+    with torch.no_grad():
+        next_q_values = target_network(batch["next_observations"])
+        targets = td_targets(batch["rewards"], next_q_values, batch["terminated"],
+                             gamma)
+    return F.smooth_l1_loss(q_taken, targets)
+""",
+        "La pérdida no tiene gradiente",
+        fails=("dqn_loss_test_grad",),
+    ),
+]
+
+# ---------------------------------------------------------------------------
+# Ejercicio 2 · un episodio de Q-learning
+# ---------------------------------------------------------------------------
+
+WRONG["q_learning_episode"] = [
+    Answer(
+        "el truncado como final",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state, _ = env.reset()
+    episode_return, length, done = 0.0, 0, False
+    while not done:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        done = terminated or truncated
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    done, alpha, gamma)
+        episode_return += reward
+        length += 1
+        state = next_state
+    return q_table, episode_return, length
+""",
+        "no terminated or truncated",
+        # Sin límite de tiempo que corte el episodio, juega bien.
+        fails=("q_learning_episode_test_truncated",),
+    ),
+    Answer(
+        "no para al truncar",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state, _ = env.reset()
+    episode_return, length, terminated = 0.0, 0, False
+    while not terminated:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    terminated, alpha, gamma)
+        episode_return += reward
+        length += 1
+        state = next_state
+    return q_table, episode_return, length
+""",
+        "siguió dando pasos después de acabar",
+        fails=("q_learning_episode_test_truncated",),
+    ),
+    Answer(
+        "actualiza la casilla siguiente",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state, _ = env.reset()
+    episode_return, length, done = 0.0, 0, False
+    while not done:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        state, reward, terminated, truncated, _ = env.step(action)
+        q_table = q_learning_update(q_table, state, action, reward, state,
+                                    terminated, alpha, gamma)
+        episode_return += reward
+        length += 1
+        done = terminated or truncated
+    return q_table, episode_return, length
+""",
+        "Actualizas Q(s', a) en lugar de Q(s, a)",
+    ),
+    Answer(
+        "siempre voraz, sin el rng",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state, _ = env.reset()
+    episode_return, length, done = 0.0, 0, False
+    while not done:
+        action = int(np.argmax(q_table[state]))
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    terminated, alpha, gamma)
+        episode_return += reward
+        length += 1
+        state = next_state
+        done = terminated or truncated
+    return q_table, episode_return, length
+""",
+        "no explora",
+    ),
+    Answer(
+        "retorno descontado",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state, _ = env.reset()
+    episode_return, length, done = 0.0, 0, False
+    while not done:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    terminated, alpha, gamma)
+        episode_return += gamma**length * reward
+        length += 1
+        state = next_state
+        done = terminated or truncated
+    return q_table, episode_return, length
+""",
+        "la suma de las recompensas del episodio",
+        # Los episodios truncados del tablero no cobran nada: ahí no se nota.
+        fails=("q_learning_episode_test",),
+    ),
+    Answer(
+        "cuenta un paso de más",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state, _ = env.reset()
+    episode_return, length, done = 0.0, 1, False
+    while not done:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    terminated, alpha, gamma)
+        episode_return += reward
+        state = next_state
+        done = terminated or truncated
+        if not done:
+            length += 1
+    return q_table, episode_return, length + 1
+""",
+        "length cuenta los env.step del episodio",
+    ),
+    Answer(
+        "tabla de enteros",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    q_table = np.asarray(q_table).astype(int)
+    state, _ = env.reset()
+    episode_return, length, done = 0.0, 0, False
+    while not done:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    terminated, alpha, gamma)
+        episode_return += reward
+        length += 1
+        state = next_state
+        done = terminated or truncated
+    return q_table, episode_return, length
+""",
+        "tu función devuelve un array que difiere",
+    ),
+]
+RIGHT["q_learning_episode"] = [
+    Answer(
+        "ε-greedy a mano y un bucle con break",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    s, _ = env.reset()
+    rewards = []
+    while True:
+        row = q_table[s]
+        if rng.random() < epsilon:
+            a = int(rng.integers(len(row)))
+        else:
+            a = int(rng.choice(np.flatnonzero(row == row.max())))
+        s_next, r, terminated, truncated, _ = env.step(a)
+        q_table = q_learning_update(q_table, s, a, r, s_next, bool(terminated),
+                                    alpha, gamma)
+        rewards.append(r)
+        if terminated or truncated:
+            break
+        s = s_next
+    return q_table, float(sum(rewards)), len(rewards)
+""",
+    ),
+    Answer(
+        "con itertools.count",
+        """
+import itertools
+
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state = env.reset()[0]
+    total = 0.0
+    for t in itertools.count(1):
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_learning_update(q_table, state, action, reward, next_state, terminated,
+                          alpha, gamma)
+        total = total + reward
+        if terminated or truncated:
+            return q_table, total, t
+        state = next_state
+""",
+    ),
+]
+
+# ---------------------------------------------------------------------------
+# Ejercicio 7 · una actualización de DQN
+# ---------------------------------------------------------------------------
+
+_UPDATE = """
+def dqn_update(q_network, target_network, optimizer, buffer, rng, step, config):
+    batch = sample_batch(buffer, config.batch_size, rng)
+    loss = dqn_loss(q_network, target_network, batch, config.gamma)
+{learn}
+{sync}
+    return {result}
+"""
+_LEARN = """    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)
+    optimizer.step()"""
+_SYNC = """    if step % config.target_every == 0:
+        target_network.load_state_dict(q_network.state_dict())"""
+
+
+def _update(learn: str = _LEARN, sync: str = _SYNC, result: str = "loss.item()"):
+    return _UPDATE.format(learn=learn, sync=sync, result=result)
+
+
+WRONG["dqn_update"] = [
+    Answer(
+        "sin borrar los gradientes viejos",
+        _update(
+            learn="""    loss.backward()
+    nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)
+    optimizer.step()"""
+        ),
+        "Borras los gradientes viejos",
+        # El recorte y la red objetivo, bien: esas celdas puntúan.
+        fails=("dqn_update_test",),
+    ),
+    Answer(
+        "step antes de backward",
+        _update(
+            learn="""    optimizer.zero_grad()
+    optimizer.step()
+    loss.backward()
+    nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)"""
+        ),
+        "optimizer.step() antes de loss.backward()",
+        fails=("dqn_update_test", "dqn_update_test_clip"),
+    ),
+    Answer(
+        "sin recorte",
+        _update(
+            learn="""    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()"""
+        ),
+        "Recortas el gradiente?",
+        fails=("dqn_update_test_clip",),
+    ),
+    Answer(
+        "recorta después del paso",
+        _update(
+            learn="""    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)"""
+        ),
+        "Recortas después de optimizer.step()",
+        fails=("dqn_update_test_clip",),
+    ),
+    Answer(
+        "recorta cada componente",
+        _update(
+            learn="""    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_value_(q_network.parameters(), config.max_grad_norm)
+    optimizer.step()"""
+        ),
+        "clip_grad_value_",
+        fails=("dqn_update_test_clip",),
+    ),
+    Answer(
+        "copia la red objetivo antes del paso",
+        """
+def dqn_update(q_network, target_network, optimizer, buffer, rng, step, config):
+    if step % config.target_every == 0:
+        target_network.load_state_dict(q_network.state_dict())
+    batch = sample_batch(buffer, config.batch_size, rng)
+    loss = dqn_loss(q_network, target_network, batch, config.gamma)
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)
+    optimizer.step()
+    return loss.item()
+""",
+        "de antes del paso de gradiente",
+        fails=("dqn_update_test_target",),
+    ),
+    Answer(
+        "la red objetivo como alias",
+        _update(
+            sync="""    if step % config.target_every == 0:
+        target_network = q_network"""
+        ),
+        "solo cambia un nombre",
+        fails=("dqn_update_test_target",),
+    ),
+    Answer(
+        "copia en cada paso",
+        _update(sync="""    target_network.load_state_dict(q_network.state_dict())"""),
+        "que no es múltiplo",
+        fails=("dqn_update_test_target",),
+    ),
+    Answer(
+        "comparte los tensores",
+        _update(
+            sync="""    if step % config.target_every == 0:
+        for target_p, p in zip(target_network.parameters(), q_network.parameters()):
+            target_p.data = p.data"""
+        ),
+        "comparte la memoria",
+        fails=("dqn_update_test_target",),
+    ),
+    Answer(
+        "devuelve el tensor",
+        _update(result="loss"),
+        "float de Python",
+        fails=("dqn_update_test",),
+    ),
+]
+RIGHT["dqn_update"] = [
+    Answer(
+        "recorte a mano y copia parámetro a parámetro",
+        """
+def dqn_update(q_network, target_network, optimizer, buffer, rng, step, config):
+    params = list(q_network.parameters())
+    loss = dqn_loss(q_network, target_network,
+                    sample_batch(buffer, config.batch_size, rng), config.gamma)
+    for p in params:
+        p.grad = None
+    loss.backward()
+    norm = torch.sqrt(sum((p.grad.detach() ** 2).sum() for p in params))
+    scale = torch.clamp(config.max_grad_norm / (norm + 1e-6), max=1.0)
+    for p in params:
+        p.grad.detach().mul_(scale)
+    optimizer.step()
+    if step % config.target_every == 0:
+        with torch.no_grad():
+            for target_p, p in zip(target_network.parameters(), params):
+                target_p.copy_(p)
+    return float(loss)
+""",
+    ),
+    Answer(
+        "zero_grad de la red y deepcopy del estado",
+        """
+def dqn_update(q_network, target_network, optimizer, buffer, rng, step, config):
+    batch = sample_batch(buffer, config.batch_size, rng)
+    loss = dqn_loss(q_network, target_network, batch, config.gamma)
+    q_network.zero_grad(set_to_none=False)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(q_network.parameters(),
+                                   max_norm=config.max_grad_norm)
+    optimizer.step()
+    sync = step % config.target_every == 0
+    if sync:
+        target_network.load_state_dict(copy.deepcopy(q_network.state_dict()))
+    return loss.detach().item()
+""",
+    ),
+]
+
+
+# La primera respuesta errónea de cada ejercicio falla en todas sus celdas:
+# tests/test_roundtrip.py la usa para la entrega «tampered», que no debe sacar
+# nada. Las de crédito parcial van detrás.
+def _first(grade_id: str, name: str) -> None:
+    answers = WRONG[grade_id]
+    chosen = next(a for a in answers if a.name == name)
+    assert chosen.fails is None, name
+    answers.remove(chosen)
+    answers.insert(0, chosen)
+
+
+WRONG["dqn_update"].insert(
+    0,
+    Answer(
+        "solo backward y step",
+        _update(
+            learn="""    loss.backward()
+    optimizer.step()""",
+            sync="",
+        ),
+        "Borras los gradientes viejos",
+    ),
+)
+_first("q_learning_episode", "actualiza la casilla siguiente")
+_first("dqn_loss", "error cuadrático")
