@@ -6,6 +6,9 @@ módulos siguientes importan en lugar de depender de tu solución:
 * ``score_gradients``: una estimación de ``∇J`` **por muestra**,
   ``(R_i − b_i)·∇log π(a_i)``, para una política ``softmax(θ)`` de un paso;
 * ``total_variance``: la varianza de esas estimaciones (traza de la covarianza);
+* ``estimator_variances``: la varianza del estimador con el retorno entero y la
+  del que usa solo la recompensa futura (la causalidad), en episodios de
+  varios pasos;
 * ``normalize_returns``: ``(G − media)/desviación``, sin NaN si todos son iguales;
 * ``leave_one_out_baseline``: la recompensa esperada de cada pregunta, estimada
   con las **otras** muestras de la misma pregunta;
@@ -86,6 +89,49 @@ def total_variance(gradients: np.ndarray) -> float:
     gradients = np.asarray(gradients, dtype=float)
     centered = gradients - gradients.mean(axis=0)
     return float((centered**2).sum(axis=1).mean())
+
+
+def causal_estimates(
+    episode_rewards: Sequence[np.ndarray], episode_scores: Sequence[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Las dos estimaciones de ``∇J`` de cada episodio, ``(N, P)`` cada una.
+
+    Con ``s_t = ∇_θ log π(a_t|s_t)`` y las recompensas ``r_t`` del episodio:
+
+    * **retorno entero**: ``(Σ_k r_k)·Σ_t s_t``, cada paso pesado con todo el
+      episodio, también con lo que pasó antes de él;
+    * **recompensa futura** (*reward-to-go*): ``Σ_t (Σ_{k≥t} r_k)·s_t``, cada
+      paso pesado solo con lo que viene desde él (la causalidad: una acción no
+      cambia las recompensas que ya se cobraron).
+
+    Las dos tienen la misma esperanza; la segunda quita los términos
+    ``r_k·s_t`` con ``k < t``, que valen 0 de media y solo añaden ruido.
+
+    Args:
+        episode_rewards: ``N`` arrays ``(T_i,)``, las recompensas de cada episodio.
+        episode_scores: ``N`` arrays ``(T_i, P)``, ``∇log π`` de cada paso.
+    """
+    full, to_go = [], []
+    for rewards, scores in zip(episode_rewards, episode_scores, strict=True):
+        rewards = np.asarray(rewards, dtype=float).reshape(-1)
+        scores = np.asarray(scores, dtype=float).reshape(len(rewards), -1)
+        future = np.cumsum(rewards[::-1])[::-1]
+        full.append(rewards.sum() * scores.sum(axis=0))
+        to_go.append(future @ scores)
+    return np.array(full), np.array(to_go)
+
+
+def estimator_variances(
+    episode_rewards: Sequence[np.ndarray], episode_scores: Sequence[np.ndarray]
+) -> tuple[float, float]:
+    """La varianza total de cada estimador de :func:`causal_estimates`.
+
+    Returns:
+        ``(varianza con el retorno entero, varianza con la recompensa futura)``,
+        cada una ``(1/N) Σ_i ‖g_i − ḡ‖²`` (ver :func:`total_variance`).
+    """
+    full, to_go = causal_estimates(episode_rewards, episode_scores)
+    return total_variance(full), total_variance(to_go)
 
 
 def samples_for_precision(variance: float, tolerance: float) -> int:
@@ -339,6 +385,41 @@ def exact_bandit_gradient(theta: np.ndarray, mean_rewards: np.ndarray) -> np.nda
     pi = softmax_policy(theta)
     mean_rewards = np.asarray(mean_rewards, dtype=float)
     return ((pi * mean_rewards)[:, None] * (np.eye(len(pi)) - pi)).sum(axis=0)
+
+
+#: El pedestal a escala de un paso: cada paso de un episodio largo da la
+#: centésima parte (4,8, 5 o 5,2 de media, con ±0,5 de ruido).
+STEP_MEANS = PEDESTAL_MEANS / 100
+STEP_NOISE = PEDESTAL_NOISE / 100
+
+
+def pedestal_episodes(
+    theta: np.ndarray,
+    n_episodes: int,
+    rng: np.random.Generator,
+    lengths: tuple[int, int] = (5, 30),
+    offset: float = 0.0,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Episodios de varios pasos: en cada paso se juega el pedestal (a escala).
+
+    La duración de cada episodio se sortea entre ``lengths[0]`` y ``lengths[1]``
+    (ambos incluidos) y no depende de las acciones. En cada paso, ``π =
+    softmax(θ)`` elige una acción ``a_t``, que da ``STEP_MEANS[a_t] + offset +
+    ruido``, y ``∇_θ log π(a_t) = one_hot(a_t) − π``.
+
+    Returns:
+        ``(rewards, scores)``: dos listas de ``n_episodes`` arrays, ``(T_i,)`` y
+        ``(T_i, A)``.
+    """
+    pi = softmax_policy(theta)
+    rewards, scores = [], []
+    for _ in range(n_episodes):
+        steps = int(rng.integers(lengths[0], lengths[1] + 1))
+        actions = rng.choice(len(pi), size=steps, p=pi)
+        noise = STEP_NOISE * rng.standard_normal(steps)
+        rewards.append(STEP_MEANS[actions] + offset + noise)
+        scores.append(np.eye(len(pi))[actions] - pi)
+    return rewards, scores
 
 
 #: Cuatro preguntas de dificultad muy distinta y tres estrategias para cada una.

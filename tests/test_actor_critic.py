@@ -298,22 +298,60 @@ def test_check_variants_without_mistakes_are_the_references():
             )
 
 
+def _diagnoses(check, answer) -> str | None:
+    try:
+        check(answer, quiet=True)
+    except AssertionError as error:
+        return str(error)
+    return None
+
+
 def test_every_mistake_is_told_apart_by_the_visible_cases():
-    """Cada error típico falla la comprobación visible con su propio mensaje."""
-    pairs = [
-        (checks.check_td_errors, checks.TD_MISTAKES),
-        (checks.check_n_step_returns, checks.N_STEP_MISTAKES),
-        (checks.check_gae, checks.GAE_MISTAKES),
+    """Cada error típico falla alguna comprobación visible de su ejercicio (una
+    por aspecto) con su propio mensaje, y la primera que falla lo nombra."""
+    groups = [
+        ([checks.check_td_errors], checks.TD_MISTAKES),
+        (
+            [
+                checks.check_n_step_returns,
+                checks.check_n_step_returns_terminated,
+                checks.check_n_step_returns_truncated,
+            ],
+            checks.N_STEP_MISTAKES,
+        ),
+        (
+            [checks.check_gae, checks.check_gae_terminated, checks.check_gae_truncated],
+            checks.GAE_MISTAKES,
+        ),
+        (
+            [checks.check_actor_critic_loss, checks.check_actor_critic_loss_grad],
+            [(checks._loss_mistake(k), m) for k, m in checks.LOSS_MISTAKES],
+        ),
     ]
-    for check, mistakes in pairs:
+    for group, mistakes in groups:
         for mistake, message in mistakes:
-            with pytest.raises(AssertionError) as error:
-                check(mistake, quiet=True)
-            assert message in str(error.value)
-    for kind, message in checks.LOSS_MISTAKES:
-        with pytest.raises(AssertionError) as error:
-            checks.check_actor_critic_loss(checks._loss_mistake(kind), quiet=True)
-        assert message in str(error.value)
+            outcomes = [_diagnoses(check, mistake) for check in group]
+            failed = [text for text in outcomes if text is not None]
+            assert failed, message
+            assert message in failed[0], (message, failed[0])
+
+
+def test_each_aspect_check_passes_what_it_does_not_look_at():
+    """Crédito parcial: un error de truncamiento pasa las celdas sin truncados."""
+    truncation = checks._gae_variant(cut_truncated=True)
+    checks.check_gae(truncation, quiet=True)
+    checks.check_gae_terminated(truncation, quiet=True)
+    with pytest.raises(AssertionError):
+        checks.check_gae_truncated(truncation, quiet=True)
+    terminal = checks._n_step_variant(boot_terminal=True)
+    checks.check_n_step_returns(terminal, quiet=True)
+    checks.check_n_step_returns_truncated(terminal, quiet=True)
+    with pytest.raises(AssertionError):
+        checks.check_n_step_returns_terminated(terminal, quiet=True)
+    attached = checks._loss_mistake("attached")
+    checks.check_actor_critic_loss(attached, quiet=True)
+    with pytest.raises(AssertionError):
+        checks.check_actor_critic_loss_grad(attached, quiet=True)
 
 
 def test_notebook_solutions_agree_with_the_references():

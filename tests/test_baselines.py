@@ -79,6 +79,53 @@ def test_total_variance_is_the_trace_of_the_covariance():
     assert baselines.total_variance(np.ones((5, 3))) == pytest.approx(0.0)
 
 
+def test_causal_estimates_by_brute_force():
+    rng = np.random.default_rng(3)
+    rewards = [rng.normal(size=int(t)) for t in rng.integers(1, 7, size=6)]
+    scores = [rng.normal(size=(len(r), 3)) for r in rewards]
+    full, to_go = baselines.causal_estimates(rewards, scores)
+    for i, (r, s) in enumerate(zip(rewards, scores, strict=True)):
+        want_full = sum(r[k] * s[t] for k in range(len(r)) for t in range(len(r)))
+        want_to_go = sum(
+            r[k] * s[t] for t in range(len(r)) for k in range(len(r)) if k >= t
+        )
+        np.testing.assert_allclose(full[i], want_full, atol=1e-12)
+        np.testing.assert_allclose(to_go[i], want_to_go, atol=1e-12)
+    # Un episodio de un paso: los dos estimadores coinciden.
+    one = baselines.causal_estimates([np.array([2.0])], [np.array([[1.0, -1.0]])])
+    np.testing.assert_allclose(one[0], one[1])
+    variances = baselines.estimator_variances(rewards, scores)
+    assert variances == pytest.approx(
+        (baselines.total_variance(full), baselines.total_variance(to_go))
+    )
+
+
+def test_pedestal_episodes_and_causality():
+    theta = np.array([1.0, 0.0, -1.0])
+    rewards, scores = baselines.pedestal_episodes(
+        theta, 20_000, np.random.default_rng(4)
+    )
+    lengths = np.array([len(r) for r in rewards])
+    assert lengths.min() == 5 and lengths.max() == 30
+    pi = baselines.softmax_policy(theta)
+    assert all(np.allclose(s.sum(axis=1), 0.0) for s in scores[:50])
+    assert np.allclose(scores[0] + pi, np.round(scores[0] + pi))  # one_hot − π
+    # Las dos estimaciones son insesgadas: ∇J = E[T]·(el gradiente de un paso).
+    centered = [r - baselines.STEP_MEANS[1] for r in rewards]
+    exact = np.mean(np.arange(5, 31)) * baselines.exact_bandit_gradient(
+        theta, baselines.STEP_MEANS
+    )
+    for g in baselines.causal_estimates(centered, scores):
+        stderr = np.sqrt(g.var(axis=0) / len(g))
+        assert np.all(np.abs(g.mean(axis=0) - exact) < 5 * stderr)
+    # La causalidad quita varianza: cerca de E[T³]/E[Σ k²] con un pedestal.
+    full, to_go = baselines.estimator_variances(rewards, scores)
+    predicted = np.mean(lengths.astype(float) ** 3) / np.mean(
+        [np.sum(np.arange(1, t + 1) ** 2) for t in lengths]
+    )
+    assert full / to_go == pytest.approx(predicted, rel=0.1)
+
+
 def test_samples_for_precision_by_hand():
     assert baselines.samples_for_precision(100.0, 1.0) == 100
     assert baselines.samples_for_precision(100.0, 3.0) == 12  # ⌈11,1⌉
@@ -301,9 +348,12 @@ def test_notebook_solutions_agree_with_the_references():
             namespace["score_gradients"](theta, actions, rewards, b),
             baselines.score_gradients(theta, actions, rewards, b),
         )
-        g = rng.normal(size=(n, k))
-        assert namespace["total_variance"](g) == pytest.approx(
-            baselines.total_variance(g)
+        episode_rewards = [rng.normal(size=int(t)) for t in rng.integers(1, 6, size=n)]
+        episode_scores = [rng.normal(size=(len(r), k)) for r in episode_rewards]
+        assert namespace["estimator_variances"](
+            episode_rewards, episode_scores
+        ) == pytest.approx(
+            baselines.estimator_variances(episode_rewards, episode_scores)
         )
         returns = rng.normal(size=n) if rng.random() < 0.8 else np.full(n, 2.0)
         np.testing.assert_allclose(

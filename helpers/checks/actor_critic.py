@@ -66,6 +66,39 @@ HIDDEN_BATCHES = [
 ]
 
 
+#: Bloques de cada aspecto, para las celdas de crédito parcial: sin finales de
+#: episodio, solo con estados terminales y solo con truncamientos.
+PLAIN_BATCHES = [make_batch(2, (4, 1)), make_batch(3, (6, 2)), make_batch(4, (5, 3))]
+TERMINATED_BATCHES = [
+    make_batch(0, (5, 3), terminated_at=((1, 1), (3, 2))),
+    make_batch(1, (6, 2), terminated_at=((3, 0), (5, 1), (0, 1))),
+]
+TRUNCATED_BATCHES = [
+    make_batch(5, (5, 3), truncated_at=((1, 0), (2, 2))),
+    make_batch(6, (6, 2), truncated_at=((1, 1), (2, 0), (4, 0))),
+]
+
+
+def relevant_mistakes(
+    mistakes: list[tuple[Callable[..., Any], str]],
+    cases: list,
+    reference: Callable[..., Any],
+) -> list[tuple[Callable[..., Any], str]]:
+    """Los errores típicos que dan otra cosa que la referencia en ``cases``.
+
+    Una celda que mira un solo aspecto (p. ej. los bloques sin finales de
+    episodio) no debe explicar un fallo con un error que allí da lo mismo que
+    la respuesta correcta.
+    """
+    want = [np.asarray(reference(*c), dtype=float) for c in cases]
+    kept = []
+    for mistake, message in mistakes:
+        got = [np.asarray(mistake(*c), dtype=float) for c in cases]
+        if not all(close(g, w, atol=1e-6) for g, w in zip(got, want, strict=True)):
+            kept.append((mistake, message))
+    return kept
+
+
 # ---------------------------------------------------------------------------
 # Ejercicio 1 · errores TD
 # ---------------------------------------------------------------------------
@@ -201,23 +234,58 @@ def _n_step_cases(batches, ns, gammas) -> list:
     ]
 
 
-@exercise(MODULE, "n_step_returns", "Retornos de n pasos con finales de episodio")
-def check_n_step_returns(
-    n_step_returns: Callable[..., Any], cases: list | None = None
-) -> None:
-    """Comprueba ``n_step_returns(rewards, next_values, terminated, truncated, n,
-    gamma)``."""
-    cases = cases or _n_step_cases(
-        BATCHES + BATCHES[:2], [3, 2, 2, 1, 10], [0.9, 0.8, 0.5, 0.9, 0.7]
-    )
+def _check_n_step(n_step_returns: Callable[..., Any], cases: list) -> None:
+    reference = actor_critic.n_step_returns
     check_cases(
         n_step_returns,
         "n_step_returns",
         cases,
-        actor_critic.n_step_returns,
-        N_STEP_MISTAKES,
+        reference,
+        relevant_mistakes(N_STEP_MISTAKES, cases, reference),
         atol=1e-5,
     )
+
+
+@exercise(MODULE, "n_step_returns", "Retornos de n pasos: sin finales de episodio")
+def check_n_step_returns(
+    n_step_returns: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``n_step_returns(rewards, next_values, terminated, truncated, n,
+    gamma)`` en bloques sin finales: n y el final del bloque."""
+    cases = cases or _n_step_cases(
+        PLAIN_BATCHES + PLAIN_BATCHES[1:], [3, 1, 2, 9, 4], [0.9, 0.8, 0.5, 0.7, 0.99]
+    )
+    _check_n_step(n_step_returns, cases)
+
+
+@exercise(
+    MODULE,
+    "n_step_returns",
+    "Retornos de n pasos: episodios que terminan",
+)
+def check_n_step_returns_terminated(
+    n_step_returns: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``n_step_returns`` en bloques con estados terminales."""
+    cases = cases or _n_step_cases(
+        TERMINATED_BATCHES + TERMINATED_BATCHES, [3, 2, 6, 1], [0.9, 0.8, 0.7, 0.5]
+    )
+    _check_n_step(n_step_returns, cases)
+
+
+@exercise(
+    MODULE,
+    "n_step_returns",
+    "Retornos de n pasos: episodios truncados",
+)
+def check_n_step_returns_truncated(
+    n_step_returns: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``n_step_returns`` en bloques con truncamientos."""
+    cases = cases or _n_step_cases(
+        TRUNCATED_BATCHES + TRUNCATED_BATCHES, [3, 2, 6, 1], [0.9, 0.8, 0.7, 0.5]
+    )
+    _check_n_step(n_step_returns, cases)
 
 
 # ---------------------------------------------------------------------------
@@ -325,14 +393,55 @@ def _gae_cases(batches, gammas, lams) -> list:
     ]
 
 
-@exercise(MODULE, "gae", "GAE(γ, λ) hacia atrás sobre un bloque (T, N)")
+def _check_gae(
+    gae: Callable[..., Any],
+    cases: list,
+    mistakes: list[tuple[Callable[..., Any], str]] = GAE_MISTAKES,
+) -> None:
+    reference = actor_critic.gae
+    mistakes = relevant_mistakes(mistakes, cases, reference)
+    check_cases(gae, "gae", cases, reference, mistakes, atol=1e-4)
+
+
+# Si tu gae llama a tu td_errors, se comprueba con la de referencia en su lugar:
+# un error del ejercicio 1 no cuesta puntos aquí.
+USES_TD = {"td_errors": actor_critic.td_errors}
+
+
+@exercise(MODULE, "gae", "GAE(γ, λ): sin finales de episodio", uses=USES_TD)
 def check_gae(gae: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``gae(rewards, values, next_values, terminated, truncated, gamma,
-    lam)``."""
+    lam)`` en bloques sin finales de episodio."""
     cases = cases or _gae_cases(
-        BATCHES + BATCHES[:2], [0.9, 0.8, 0.99, 0.9, 0.6], [0.7, 0.5, 0.95, 0.0, 1.0]
+        PLAIN_BATCHES + PLAIN_BATCHES[:2],
+        [0.9, 0.8, 0.99, 0.9, 0.6],
+        [0.7, 0.5, 0.95, 0.0, 1.0],
     )
-    check_cases(gae, "gae", cases, actor_critic.gae, GAE_MISTAKES, atol=1e-4)
+    _check_gae(gae, cases)
+
+
+@exercise(MODULE, "gae", "GAE(γ, λ): episodios que terminan", uses=USES_TD)
+def check_gae_terminated(gae: Callable[..., Any], cases: list | None = None) -> None:
+    """Comprueba ``gae`` en bloques con estados terminales."""
+    cases = cases or _gae_cases(
+        TERMINATED_BATCHES + TERMINATED_BATCHES,
+        [0.9, 0.8, 0.6, 0.99],
+        [0.7, 0.5, 1.0, 0.9],
+    )
+    _check_gae(gae, cases)
+
+
+@exercise(MODULE, "gae", "GAE(γ, λ): episodios truncados", uses=USES_TD)
+def check_gae_truncated(gae: Callable[..., Any], cases: list | None = None) -> None:
+    """Comprueba ``gae`` en bloques con truncamientos."""
+    cases = cases or _gae_cases(
+        TRUNCATED_BATCHES + TRUNCATED_BATCHES,
+        [0.9, 0.8, 0.6, 0.99],
+        [0.7, 0.5, 1.0, 0.9],
+    )
+    # Sin estados terminales, no reiniciar nunca y reiniciar solo con terminated
+    # dan lo mismo: aquí el segundo es el diagnóstico más preciso.
+    _check_gae(gae, cases, [GAE_MISTAKES[1], GAE_MISTAKES[0], *GAE_MISTAKES[2:]])
 
 
 # ---------------------------------------------------------------------------
@@ -451,53 +560,158 @@ def loss_case(
 LOSS_CASES = [loss_case(0), loss_case(1, batch=9, value_coef=0.25, entropy_coef=0.1)]
 
 
-@exercise(MODULE, "actor_critic_loss", "La pérdida del actor-crítico")
+def _loss_value(loss_fn: Callable[..., Any], case: dict[str, Any]) -> float:
+    _, _, loss = _loss_probe(loss_fn, case)
+    return float(torch.as_tensor(loss).detach().reshape(-1)[0])
+
+
+@exercise(MODULE, "actor_critic_loss", "La pérdida del actor-crítico: su valor")
 def check_actor_critic_loss(
     actor_critic_loss: Callable[..., Any], cases: list | None = None
 ) -> None:
-    """Comprueba ``actor_critic_loss(log_probs, values, advantages, returns, entropy,
-    value_coef, entropy_coef)``: valor y gradientes."""
+    """Comprueba el valor de ``actor_critic_loss(log_probs, values, advantages,
+    returns, entropy, value_coef, entropy_coef)``; el gradiente lo mira
+    :func:`check_actor_critic_loss_grad`."""
     cases = cases or LOSS_CASES
-    reference = actor_critic.actor_critic_loss
     for case in cases:
-        logits, critic, loss = _loss_probe(actor_critic_loss, case)
-        if not isinstance(loss, torch.Tensor):
+        _, _, loss = _loss_probe(actor_critic_loss, case)
+        size = torch.as_tensor(loss).numel() if _is_number(loss) else None
+        if size is None:
             fail(
-                "La pérdida debe ser un tensor de PyTorch con gradiente (es "
-                f"{type(loss).__name__}): no uses .item(), float() ni NumPy."
+                "La pérdida debe ser un número (un tensor escalar); es "
+                f"{type(loss).__name__}."
             )
-        if loss.numel() != 1:
+        if size != 1:
             fail(
                 "La pérdida debe ser un escalar (un solo número); tiene forma "
-                f"{tuple(loss.shape)}. ¿Falta .mean()?"
+                f"{tuple(torch.as_tensor(loss).shape)}. ¿Falta un promedio?"
             )
-        if not loss.requires_grad:
-            fail(
-                "Tu pérdida no tiene gradiente: ¿separaste log_probs, values o "
-                "entropy del grafo? Solo la ventaja y los retornos son constantes."
-            )
-    got = [_loss_fingerprint(actor_critic_loss, c) for c in cases]
-    want = [_loss_fingerprint(reference, c) for c in cases]
-    if all(close(g, w, atol=1e-5) for g, w in zip(got, want, strict=True)):
+    got = [_loss_value(actor_critic_loss, c) for c in cases]
+    want = [_loss_value(actor_critic.actor_critic_loss, c) for c in cases]
+    if all(abs(g - w) <= 1e-5 for g, w in zip(got, want, strict=True)):
         return
-    first = next(
-        i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not close(g, w)
+    first = next(i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w)
+    intro = (
+        f"En un bloque de prueba la pérdida vale {number(want[first], 5)} y la tuya "
+        f"{number(got[first], 5)}."
     )
-    if abs(got[first][0] - want[first][0]) > 1e-5:
-        intro = (
-            f"En un bloque de prueba la pérdida vale {number(want[first][0], 5)} y "
-            f"la tuya {number(got[first][0], 5)}."
-        )
-    else:
-        intro = (
-            "El valor de la pérdida es correcto, pero sus gradientes no: algo que "
-            "debía ser constante no lo es (o al revés)."
-        )
     for kind, message in LOSS_MISTAKES:
-        fingerprint = [_loss_fingerprint(_loss_mistake(kind), c) for c in cases]
-        if all(close(g, f, atol=1e-5) for g, f in zip(got, fingerprint, strict=True)):
+        fingerprint = [_loss_value(_loss_mistake(kind), c) for c in cases]
+        if fingerprint == want:
+            continue  # ese error no cambia el valor: no lo explica
+        if all(abs(g - f) <= 1e-5 for g, f in zip(got, fingerprint, strict=True)):
             fail(f"{intro}\n{message}")
     fail(
         intro + "\nRecuerda: −mean(log π·Â) + value_coef·mean((V − R)²) − "
-        "entropy_coef·mean(H), con Â y R separados del grafo."
+        "entropy_coef·mean(H)."
     )
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError):
+        return False
+    return True
+
+
+def _loss_gradients(
+    loss_fn: Callable[..., Any], case: dict[str, Any], *, attached: str = ""
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """La pérdida y sus gradientes respecto a logits, valores y entropía.
+
+    Con ``attached="advantages"`` la ventaja llega como en un bucle de verdad,
+    calculada con el crítico (``Â = R − V``, con gradiente hacia V); con
+    ``attached="returns"``, los objetivos (``R = Â + V``). Sin él llegan ya
+    separados. Si la pérdida los trata como constantes, los gradientes coinciden.
+    """
+    logits = case["logits"].clone().requires_grad_(True)
+    critic = case["values"].clone().requires_grad_(True)
+    distribution = torch.distributions.Categorical(logits=logits)
+    log_probs = distribution.log_prob(case["actions"])
+    entropy = distribution.entropy()
+    weight = (case["returns"] - critic.detach()).clone()
+    advantages, returns = weight, case["returns"].clone()
+    if attached == "advantages":
+        advantages = case["returns"] - critic
+    if attached == "returns":
+        returns = weight + critic
+    loss = loss_fn(
+        log_probs,
+        critic,
+        advantages,
+        returns,
+        entropy,
+        case["value_coef"],
+        case["entropy_coef"],
+    )
+    if not isinstance(loss, torch.Tensor):
+        fail(
+            "La pérdida debe ser un tensor de PyTorch con gradiente (es "
+            f"{type(loss).__name__}): no uses .item(), float() ni NumPy."
+        )
+    if loss.numel() != 1:
+        fail(
+            "La pérdida debe ser un escalar (un solo número); tiene forma "
+            f"{tuple(loss.shape)}. ¿Falta un promedio?"
+        )
+    if not loss.requires_grad:
+        fail(
+            "Tu pérdida no tiene gradiente: ¿separaste log_probs, values o entropy "
+            "del grafo? Solo la ventaja y los retornos son constantes."
+        )
+    grads = torch.autograd.grad(
+        loss.reshape(()), (logits, critic, entropy), allow_unused=True
+    )
+    filled = tuple(
+        torch.zeros_like(x) if g is None else g
+        for g, x in zip(grads, (logits, critic, entropy), strict=True)
+    )
+    return loss, *filled
+
+
+@exercise(
+    MODULE,
+    "actor_critic_loss",
+    "La pérdida del actor-crítico: por dónde pasa el gradiente",
+)
+def check_actor_critic_loss_grad(
+    actor_critic_loss: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba qué mueve la pérdida: llega a la política, al crítico y a la
+    entropía, y trata la ventaja y los objetivos como constantes. No mira el
+    valor (lo mira :func:`check_actor_critic_loss`)."""
+    cases = cases or LOSS_CASES
+    for case in cases:
+        _, g_logits, g_values, g_entropy = _loss_gradients(actor_critic_loss, case)
+        if g_logits.abs().max() == 0:
+            fail(
+                "La pérdida no llega a la política: ¿separaste log_probs del grafo? "
+                "El término del actor es el que la mueve."
+            )
+        if g_values.abs().max() == 0:
+            fail(
+                "La pérdida no llega al crítico: ¿separaste values del grafo? El "
+                "crítico solo aprende por la regresión a los objetivos."
+            )
+        if case["entropy_coef"] and g_entropy.abs().max() == 0:
+            fail(
+                "El premio a la entropía no tiene gradiente: ¿separaste entropy del "
+                "grafo, o falta el término?"
+            )
+        messages = {
+            "advantages": dict(LOSS_MISTAKES)["attached"],
+            "returns": (
+                "Los objetivos del crítico no están separados del grafo: cuando "
+                "llegan calculados con el crítico (R = Â + V), la regresión "
+                "persigue un blanco que se mueve con V. Trátalos como constantes."
+            ),
+        }
+        for attached, message in messages.items():
+            _, a_logits, a_values, _ = _loss_gradients(
+                actor_critic_loss, case, attached=attached
+            )
+            if not close(a_logits, g_logits, atol=1e-6) or not close(
+                a_values, g_values, atol=1e-6
+            ):
+                fail(message)

@@ -49,65 +49,6 @@ def td_errors(rewards, values, next_values, terminated, gamma):
     ],
     "n_step_returns": [
         Answer(
-            "la suma se filtra al episodio siguiente",
-            """
-def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
-    T = rewards.shape[0]
-    returns = torch.zeros_like(rewards)
-    for t in range(T):
-        end = min(t + n, T)
-        total = torch.zeros_like(rewards[0])
-        for k in range(t, end):
-            total = total + gamma ** (k - t) * rewards[k]
-        k = end - 1
-        total = total + gamma ** (end - t) * (1 - terminated[k]) * next_values[k]
-        returns[t] = total
-    return returns
-""",
-            "La suma sigue después de un final de episodio",
-        ),
-        Answer(
-            "bootstrap tras un estado terminal",
-            """
-def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
-    T = rewards.shape[0]
-    done = torch.maximum(terminated, truncated)
-    returns = torch.zeros_like(rewards)
-    for t in range(T):
-        total = torch.zeros_like(rewards[0])
-        alive = torch.ones_like(rewards[0])
-        for k in range(t, min(t + n, T)):
-            total = total + alive * gamma ** (k - t) * rewards[k]
-            stop = done[k] if k < min(t + n, T) - 1 else torch.ones_like(done[k])
-            total = total + alive * stop * gamma ** (k - t + 1) * next_values[k]
-            alive = alive * (1 - stop)
-        returns[t] = total
-    return returns
-""",
-            "Haces bootstrap tras un estado terminal",
-        ),
-        Answer(
-            "sin bootstrap tras un truncamiento",
-            """
-def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
-    T = rewards.shape[0]
-    done = torch.maximum(terminated, truncated)
-    returns = torch.zeros_like(rewards)
-    for t in range(T):
-        total = torch.zeros_like(rewards[0])
-        alive = torch.ones_like(rewards[0])
-        for k in range(t, min(t + n, T)):
-            total = total + alive * gamma ** (k - t) * rewards[k]
-            stop = done[k] if k < min(t + n, T) - 1 else torch.ones_like(done[k])
-            tail = (1 - done[k]) * next_values[k]
-            total = total + alive * stop * gamma ** (k - t + 1) * tail
-            alive = alive * (1 - stop)
-        returns[t] = total
-    return returns
-""",
-            "Tratas truncated como terminated",
-        ),
-        Answer(
             "cola con γ^(m−1)",
             """
 def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
@@ -129,6 +70,68 @@ def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
             "γ^m (m = número de recompensas sumadas), no con γ^(m−1)",
         ),
         Answer(
+            "la suma se filtra al episodio siguiente",
+            """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T = rewards.shape[0]
+    returns = torch.zeros_like(rewards)
+    for t in range(T):
+        end = min(t + n, T)
+        total = torch.zeros_like(rewards[0])
+        for k in range(t, end):
+            total = total + gamma ** (k - t) * rewards[k]
+        k = end - 1
+        total = total + gamma ** (end - t) * (1 - terminated[k]) * next_values[k]
+        returns[t] = total
+    return returns
+""",
+            "La suma sigue después de un final de episodio",
+            fails=("n_step_returns_test_terminated", "n_step_returns_test_truncated"),
+        ),
+        Answer(
+            "bootstrap tras un estado terminal",
+            """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T = rewards.shape[0]
+    done = torch.maximum(terminated, truncated)
+    returns = torch.zeros_like(rewards)
+    for t in range(T):
+        total = torch.zeros_like(rewards[0])
+        alive = torch.ones_like(rewards[0])
+        for k in range(t, min(t + n, T)):
+            total = total + alive * gamma ** (k - t) * rewards[k]
+            stop = done[k] if k < min(t + n, T) - 1 else torch.ones_like(done[k])
+            total = total + alive * stop * gamma ** (k - t + 1) * next_values[k]
+            alive = alive * (1 - stop)
+        returns[t] = total
+    return returns
+""",
+            "Haces bootstrap tras un estado terminal",
+            fails=("n_step_returns_test_terminated",),
+        ),
+        Answer(
+            "sin bootstrap tras un truncamiento",
+            """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T = rewards.shape[0]
+    done = torch.maximum(terminated, truncated)
+    returns = torch.zeros_like(rewards)
+    for t in range(T):
+        total = torch.zeros_like(rewards[0])
+        alive = torch.ones_like(rewards[0])
+        for k in range(t, min(t + n, T)):
+            total = total + alive * gamma ** (k - t) * rewards[k]
+            stop = done[k] if k < min(t + n, T) - 1 else torch.ones_like(done[k])
+            tail = (1 - done[k]) * next_values[k]
+            total = total + alive * stop * gamma ** (k - t + 1) * tail
+            alive = alive * (1 - stop)
+        returns[t] = total
+    return returns
+""",
+            "Tratas truncated como terminated",
+            fails=("n_step_returns_test_truncated",),
+        ),
+        Answer(
             "sin parar a los n pasos",
             """
 def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
@@ -148,6 +151,21 @@ def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
     ],
     "gae": [
         Answer(
+            "γ y λ cambiados",
+            """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    deltas = rewards + lam * (1 - terminated) * next_values - values
+    not_done = 1 - torch.maximum(terminated, truncated)
+    advantages = torch.zeros_like(deltas)
+    running = torch.zeros_like(deltas[0])
+    for t in reversed(range(len(deltas))):
+        running = deltas[t] + gamma * lam * not_done[t] * running
+        advantages[t] = running
+    return advantages
+""",
+            "Has cambiado γ por λ",
+        ),
+        Answer(
             "la ventaja se filtra entre episodios",
             """
 def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
@@ -160,6 +178,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
     return advantages
 """,
             "La ventaja se filtra entre episodios",
+            fails=("gae_test_terminated", "gae_test_truncated"),
         ),
         Answer(
             "bootstrap tras un estado terminal",
@@ -175,6 +194,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
     return advantages
 """,
             "Haces bootstrap tras un estado terminal",
+            fails=("gae_test_terminated",),
         ),
         Answer(
             "sin bootstrap tras un truncamiento",
@@ -190,21 +210,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
     return advantages
 """,
             "No haces bootstrap tras un truncamiento",
-        ),
-        Answer(
-            "γ y λ cambiados",
-            """
-def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
-    deltas = rewards + lam * (1 - terminated) * next_values - values
-    not_done = 1 - torch.maximum(terminated, truncated)
-    advantages = torch.zeros_like(deltas)
-    running = torch.zeros_like(deltas[0])
-    for t in reversed(range(len(deltas))):
-        running = deltas[t] + gamma * lam * not_done[t] * running
-        advantages[t] = running
-    return advantages
-""",
-            "Has cambiado γ por λ",
+            fails=("gae_test_truncated",),
         ),
         Answer(
             "hacia delante en el tiempo",
@@ -235,6 +241,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
     return advantages
 """,
             "Solo cortas la recursión con terminated",
+            fails=("gae_test_truncated",),
         ),
         Answer(
             "sin λ",
@@ -254,6 +261,17 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
     ],
     "actor_critic_loss": [
         Answer(
+            "devuelve los tres términos por separado",
+            """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    return policy_loss, value_coef * value_loss, -entropy_coef * entropy.mean()
+""",
+            "debe ser un escalar",
+        ),
+        Answer(
             "ventaja sin separar del grafo",
             """
 def actor_critic_loss(log_probs, values, advantages, returns, entropy,
@@ -263,6 +281,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
 """,
             "La ventaja no está separada del grafo",
+            fails=("actor_critic_loss_test_grad",),
         ),
         Answer(
             "signo del actor",
@@ -274,6 +293,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
 """,
             "El signo del término del actor",
+            fails=("actor_critic_loss_test",),
         ),
         Answer(
             "entropía con el signo cambiado",
@@ -285,6 +305,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_coef * value_loss + entropy_coef * entropy.mean()
 """,
             "El premio a la entropía va con signo menos",
+            fails=("actor_critic_loss_test",),
         ),
         Answer(
             "sin value_coef",
@@ -296,6 +317,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_loss - entropy_coef * entropy.mean()
 """,
             "Falta el coeficiente value_coef",
+            fails=("actor_critic_loss_test",),
         ),
         Answer(
             "sumas en lugar de medias",
@@ -307,6 +329,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.sum()
 """,
             "Sumas en lugar de promediar",
+            fails=("actor_critic_loss_test",),
         ),
         Answer(
             "pérdida como número de Python",
@@ -319,6 +342,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return total.item()
 """,
             "debe ser un tensor de PyTorch con gradiente",
+            fails=("actor_critic_loss_test_grad",),
         ),
     ],
 }
@@ -490,5 +514,63 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
     return rewards
 """,
         "modificó su argumento «rewards»",
+    ),
+]
+WRONG["n_step_returns"] += [
+    Answer(
+        "descuenta las recompensas sobre la entrada",
+        """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T = rewards.shape[0]
+    done = torch.maximum(terminated, truncated)
+    out = torch.zeros_like(rewards)
+    for t in range(T):
+        alive = torch.ones_like(rewards[0])
+        for k in range(t, min(t + n, T)):
+            rewards[k] = rewards[k] * 1.0
+            out[t] += alive * gamma ** (k - t) * rewards[k]
+            stop = done[k] if k < min(t + n, T) - 1 else torch.ones_like(done[k])
+            tail = (1 - terminated[k]) * next_values[k]
+            out[t] += alive * stop * gamma ** (k - t + 1) * tail
+            alive = alive * (1 - stop)
+        next_values[t] = 0.0
+    return out
+""",
+        "modificó su argumento «next_values»",
+    ),
+    Answer(
+        "acumula en un tensor de enteros",
+        """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    T = rewards.shape[0]
+    done = torch.maximum(terminated, truncated)
+    out = torch.zeros(rewards.shape, dtype=torch.long)
+    for t in range(T):
+        total = torch.zeros_like(rewards[0])
+        alive = torch.ones_like(rewards[0])
+        for k in range(t, min(t + n, T)):
+            total = total + alive * gamma ** (k - t) * rewards[k]
+            stop = done[k] if k < min(t + n, T) - 1 else torch.ones_like(done[k])
+            tail = (1 - terminated[k]) * next_values[k]
+            total = total + alive * stop * gamma ** (k - t + 1) * tail
+            alive = alive * (1 - stop)
+        out[t] = total
+    return out
+""",
+        "enteros",
+    ),
+]
+WRONG["actor_critic_loss"] += [
+    Answer(
+        "objetivos del crítico sin separar del grafo",
+        """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = ((values - returns) ** 2).mean()
+    return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+""",
+        "Los objetivos del crítico no están separados del grafo",
+        fails=("actor_critic_loss_test_grad",),
     ),
 ]

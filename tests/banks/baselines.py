@@ -60,41 +60,144 @@ def score_gradients(theta, actions, rewards, baseline):
             "no multipliques por π(a)",
         ),
     ],
-    "total_variance": [
-        Answer(
-            "sin restar la media",
-            """
-def total_variance(gradients):
-    return float((np.asarray(gradients) ** 2).sum(axis=1).mean())
-""",
-            "No restaste la media",
-        ),
-        Answer(
-            "np.var sin axis",
-            """
-def total_variance(gradients):
-    return float(np.var(gradients))
-""",
-            "sin axis aplana",
-        ),
+    "estimator_variances": [
         Answer(
             "divide por N − 1",
             """
-def total_variance(gradients):
-    return float(np.var(gradients, axis=0, ddof=1).sum())
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.sum() * s.sum(axis=0))
+        to_go.append(np.cumsum(r[::-1])[::-1] @ s)
+    full, to_go = np.array(full), np.array(to_go)
+    return (float(full.var(axis=0, ddof=1).sum()),
+            float(to_go.var(axis=0, ddof=1).sum()))
 """,
             "Dividiste por N − 1",
         ),
         Answer(
-            "promedia las componentes",
+            "recompensa futura hacia delante (el pasado)",
             """
-def total_variance(gradients):
-    return float(np.var(gradients, axis=0).mean())
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.sum() * s.sum(axis=0))
+        to_go.append(np.cumsum(r) @ s)
+    full, to_go = np.array(full), np.array(to_go)
+    return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
+""",
+            "hasta t (el pasado",
+            fails=("estimator_variances_test_to_go",),
+        ),
+        Answer(
+            "sin la recompensa del propio paso",
+            """
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        after = np.cumsum(r[::-1])[::-1] - r
+        full.append(r.sum() * s.sum(axis=0))
+        to_go.append(after @ s)
+    full, to_go = np.array(full), np.array(to_go)
+    return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
+""",
+            "recompensa del propio paso",
+            fails=("estimator_variances_test_to_go",),
+        ),
+        Answer(
+            "sumas hacia atrás sin volver a darles la vuelta",
+            """
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.sum() * s.sum(axis=0))
+        to_go.append(np.cumsum(r[::-1]) @ s)
+    full, to_go = np.array(full), np.array(to_go)
+    return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
+""",
+            "orden al revés",
+            fails=("estimator_variances_test_to_go",),
+        ),
+        Answer(
+            "el retorno entero solo en el primer paso",
+            """
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.sum() * s[0])
+        to_go.append(np.cumsum(r[::-1])[::-1] @ s)
+    full, to_go = np.array(full), np.array(to_go)
+    return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
+""",
+            "solo pesaste el primer paso",
+            fails=("estimator_variances_test",),
+        ),
+        Answer(
+            "la recompensa futura también en el primer estimador",
+            """
+def estimator_variances(episode_rewards, episode_scores):
+    g = []
+    for r, s in zip(episode_rewards, episode_scores):
+        g.append(np.cumsum(r[::-1])[::-1] @ s)
+    g = np.array(g)
+    v = float(g.var(axis=0).sum())
+    return v, v
+""",
+            "pesado con el retorno entero",
+            fails=("estimator_variances_test",),
+        ),
+        Answer(
+            "promedia las varianzas de las componentes",
+            """
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.sum() * s.sum(axis=0))
+        to_go.append(np.cumsum(r[::-1])[::-1] @ s)
+    full, to_go = np.array(full), np.array(to_go)
+    return float(full.var(axis=0).mean()), float(to_go.var(axis=0).mean())
 """,
             "Promediaste las varianzas",
         ),
+        Answer(
+            "acumula la recompensa futura sobre la entrada",
+            """
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.sum() * s.sum(axis=0))
+        for t in range(len(r) - 2, -1, -1):
+            r[t] += r[t + 1]
+        to_go.append(r @ s)
+    full, to_go = np.array(full), np.array(to_go)
+    return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
+""",
+            "modificó su argumento «episode_rewards»",
+        ),
+        Answer(
+            "redondea a dos decimales",
+            """
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.sum() * s.sum(axis=0))
+        to_go.append(np.cumsum(r[::-1])[::-1] @ s)
+    full, to_go = np.array(full), np.array(to_go)
+    return (round(float(full.var(axis=0).sum()), 2),
+            round(float(to_go.var(axis=0).sum()), 2))
+""",
+            "redondeado a 2 decimales",
+        ),
     ],
     "normalize_returns": [
+        Answer(
+            "solo centra",
+            """
+def normalize_returns(returns):
+    return np.asarray(returns, dtype=float) - np.mean(returns)
+""",
+            "Solo centraste",
+        ),
         Answer(
             "desviación cero: NaN",
             """
@@ -103,6 +206,7 @@ def normalize_returns(returns):
     return (returns - returns.mean()) / returns.std()
 """,
             "0/0 da NaN",
+            fails=("normalize_returns_test_constant",),
         ),
         Answer(
             "desviación cero con torch: NaN",
@@ -112,14 +216,7 @@ def normalize_returns(returns):
     return ((g - g.mean()) / g.std()).numpy()
 """,
             "0/0 da NaN",
-        ),
-        Answer(
-            "solo centra",
-            """
-def normalize_returns(returns):
-    return np.asarray(returns, dtype=float) - np.mean(returns)
-""",
-            "Solo centraste",
+            fails=("normalize_returns_test_constant",),
         ),
         Answer(
             "divide por la varianza",
@@ -161,6 +258,7 @@ def leave_one_out_baseline(question_ids, rewards):
     return out
 """,
             "0/0 = NaN",
+            fails=("leave_one_out_baseline_test_single",),
         ),
         Answer(
             "deja fuera la propia, pero del lote entero",
@@ -174,6 +272,16 @@ def leave_one_out_baseline(question_ids, rewards):
     ],
     "baseline_losses": [
         Answer(
+            "una sola pérdida sumada",
+            """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    return policy_loss + ((values - returns) ** 2).mean()
+""",
+            "debe devolver dos cosas",
+        ),
+        Answer(
             "ventaja sin separar del grafo",
             """
 def baseline_losses(log_probs, values, returns, n_episodes):
@@ -182,6 +290,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, value_loss
 """,
             "La ventaja no está separada del grafo",
+            fails=("baseline_losses_test_grad",),
         ),
         Answer(
             "ventaja con el signo cambiado",
@@ -192,6 +301,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).mean()
 """,
             "restaste al revés",
+            fails=("baseline_losses_test",),
         ),
         Answer(
             "values separado también en la pérdida del valor",
@@ -202,6 +312,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).mean()
 """,
             "value_loss no llega a V(s)",
+            fails=("baseline_losses_test_grad",),
         ),
         Answer(
             "pérdida del valor sumada",
@@ -212,6 +323,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).sum()
 """,
             "no la suma",
+            fails=("baseline_losses_test",),
         ),
         Answer(
             "sin línea base en la política",
@@ -221,6 +333,30 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).mean()
 """,
             "No restaste la línea base",
+            fails=("baseline_losses_test",),
+        ),
+        Answer(
+            "pérdidas convertidas en números con .item()",
+            """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    value_loss = ((values - returns) ** 2).mean()
+    return policy_loss.item(), value_loss.item()
+""",
+            "debe ser un tensor de PyTorch conectado al grafo",
+            fails=("baseline_losses_test_grad",),
+        ),
+        Answer(
+            "log_probs separado en la pérdida de la política",
+            """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    weights = (returns - values).detach()
+    policy_loss = -(log_probs.detach() * weights).sum() / n_episodes
+    return policy_loss + 0 * values.sum(), ((values - returns) ** 2).mean()
+""",
+            "policy_loss no llega a log_probs",
+            fails=("baseline_losses_test_grad",),
         ),
     ],
 }
@@ -269,32 +405,58 @@ def score_gradients(theta, actions, rewards, baseline):
 """,
         ),
     ],
-    "total_variance": [
+    "estimator_variances": [
         Answer(
-            "a mano",
+            "con bucles y sumas a mano",
             """
-def total_variance(gradients):
-    g = np.asarray(gradients, dtype=float)
-    centered = g - g.mean(axis=0)
-    return float((centered ** 2).sum() / len(g))
+def estimator_variances(episode_rewards, episode_scores):
+    per_episode = {"full": [], "future": []}
+    for rewards, scores in zip(episode_rewards, episode_scores):
+        total = float(np.sum(rewards))
+        g_full = np.zeros(scores.shape[1])
+        g_future = np.zeros(scores.shape[1])
+        remaining = total
+        for t in range(len(rewards)):
+            g_full = g_full + total * scores[t]
+            g_future = g_future + remaining * scores[t]
+            remaining = remaining - rewards[t]
+        per_episode["full"].append(g_full)
+        per_episode["future"].append(g_future)
+    out = []
+    for key in ("full", "future"):
+        g = np.stack(per_episode[key])
+        out.append(float(np.mean(np.sum((g - g.mean(axis=0)) ** 2, axis=1))))
+    return tuple(out)
 """,
         ),
         Answer(
-            "con torch",
+            "con torch: flip y cumsum",
             """
-def total_variance(gradients):
-    g = torch.as_tensor(gradients, dtype=torch.float64)
-    return g.var(dim=0, unbiased=False).sum().item()
+def estimator_variances(episode_rewards, episode_scores):
+    full, future = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        r = torch.as_tensor(r, dtype=torch.float64)
+        s = torch.as_tensor(s, dtype=torch.float64)
+        to_go = torch.flip(torch.cumsum(torch.flip(r, [0]), 0), [0])
+        full.append(r.sum() * s.sum(0))
+        future.append((to_go[:, None] * s).sum(0))
+    full, future = torch.stack(full), torch.stack(future)
+    return (full.var(0, unbiased=False).sum().item(),
+            future.var(0, unbiased=False).sum().item())
 """,
         ),
         Answer(
-            "traza de la covarianza",
+            "con la traza de la covarianza y una lista",
             """
-def total_variance(gradients):
-    g = np.atleast_2d(np.asarray(gradients, dtype=float))
-    if len(g) == 1:
-        return 0.0
-    return float(np.trace(np.atleast_2d(np.cov(g.T, bias=True))))
+def estimator_variances(episode_rewards, episode_scores):
+    full, future = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        r = np.asarray(r, dtype=float)
+        weights = np.array([r[t:].sum() for t in range(len(r))])
+        full.append(np.sum(r) * np.sum(s, axis=0))
+        future.append((weights[:, None] * s).sum(axis=0))
+    return [float(np.trace(np.atleast_2d(np.cov(np.array(g).T, bias=True))))
+            for g in (full, future)]
 """,
         ),
     ],
@@ -385,6 +547,17 @@ def baseline_losses(log_probs, values, returns, n_episodes):
 
 WRONG["score_gradients"] += [
     Answer(
+        "softmax sin restar el máximo: desborda con logits grandes",
+        """
+def score_gradients(theta, actions, rewards, baseline):
+    pi = np.exp(theta) / np.exp(theta).sum()
+    weights = np.asarray(rewards, dtype=float) - np.asarray(baseline, dtype=float)
+    return weights[:, None] * (np.eye(len(theta))[actions] - pi)
+""",
+        "desborda",
+        fails=("score_gradients_test_stable",),
+    ),
+    Answer(
         "resta el máximo sobre theta",
         """
 def score_gradients(theta, actions, rewards, baseline):
@@ -394,16 +567,6 @@ def score_gradients(theta, actions, rewards, baseline):
     return weights[:, None] * (np.eye(len(theta))[actions] - pi)
 """,
         "modificó su argumento «theta»",
-    ),
-]
-WRONG["total_variance"] += [
-    Answer(
-        "redondea a dos decimales",
-        """
-def total_variance(gradients):
-    return round(float(np.var(gradients, axis=0).sum()), 2)
-""",
-        "redondeado a 2 decimales",
     ),
 ]
 WRONG["normalize_returns"] += [
