@@ -4,12 +4,15 @@ Lo que el cuaderno 03_reinforce pide escribir, ya resuelto, y lo que los módulo
 siguientes importan en lugar de depender de tu solución:
 
 * ``discounted_returns``: los retornos ``G_t``, calculados hacia atrás;
-* ``sample_action`` y ``gaussian_log_prob``: muestrear de una política y evaluar
-  la log-probabilidad, discreta (categórica) o continua (gaussiana);
+* ``sample_action`` y ``gaussian_log_prob``: muestrear de una política (por la
+  inversa de la distribución acumulada) y evaluar la log-probabilidad, discreta
+  (categórica) o continua (gaussiana);
 * ``CategoricalPolicy`` y ``GaussianPolicy``: dos políticas pequeñas de PyTorch;
 * ``reinforce_loss``: ``−(1/N) Σ log π(a_t|s_t)·G_t``, con ``G_t`` constante;
 * ``ShortCorridor`` y ``score_function_gradient``: un problema tan pequeño que
   ``∇J`` se calcula exacto, y la estimación de Monte Carlo que lo aproxima;
+* ``reinforce_updates``: el bucle de REINFORCE escrito etapa por etapa, con
+  todo el azar fijado (el ejercicio 6 del cuaderno);
 * ``train_reinforce`` (hiperparámetros en ``ReinforceConfig``): REINFORCE
   completo sobre un entorno de gymnasium, con un hueco para enchufar una línea
   base (módulo 04). Los episodios, la evaluación voraz y el historial, comunes
@@ -80,19 +83,35 @@ def discounted_returns(
 # ---------------------------------------------------------------------------
 
 
-def sample_action(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_action(
+    logits: torch.Tensor, u: torch.Tensor | float | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Muestrea una acción de ``softmax(logits)`` y devuelve su log-probabilidad.
+
+    El muestreo es por la **inversa de la distribución acumulada**: con un
+    número uniforme ``u ∈ [0, 1)``, la acción es la primera ``a`` cuya
+    probabilidad acumulada ``π(0) + … + π(a)`` supera ``u`` (la última, si el
+    redondeo deja la suma por debajo de ``u``). Así, con el mismo ``u``, la
+    misma acción: el resultado no depende de cómo se escriba el muestreo.
 
     Args:
         logits: ``(..., A)``, las preferencias sin normalizar de la política.
+        u: ``(...)``, un uniforme en ``[0, 1)`` por estado; ``None``: se sacan
+            con ``torch.rand``.
 
     Returns:
         ``(actions, log_probs)``, ambos de forma ``(...)``; ``log_probs`` lleva
         gradiente hacia ``logits`` (lo único que REINFORCE necesita derivar).
     """
-    distribution = Categorical(logits=logits)
-    actions = distribution.sample()
-    return actions, distribution.log_prob(actions)
+    if u is None:
+        u = torch.rand(logits.shape[:-1])
+    u = torch.as_tensor(u, dtype=logits.dtype)
+    log_pi = torch.log_softmax(logits, dim=-1)
+    cumulative = log_pi.detach().exp().cumsum(dim=-1)
+    below = (cumulative <= u.unsqueeze(-1)).sum(dim=-1)
+    actions = below.clamp(max=logits.shape[-1] - 1)
+    log_probs = log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+    return actions, log_probs
 
 
 def gaussian_log_prob(
@@ -355,6 +374,81 @@ def score_function_gradient(
 # ---------------------------------------------------------------------------
 # REINFORCE completo
 # ---------------------------------------------------------------------------
+
+
+def reinforce_updates(
+    policy: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    env: Any,
+    n_updates: int,
+    n_episodes: int,
+    gamma: float,
+    seed: int,
+    generator: torch.Generator,
+) -> list[float]:
+    """El bucle de REINFORCE, paso a paso y sin atajos (el ejercicio 6).
+
+    Cada actualización:
+
+    1. rollout: ``n_episodes`` episodios completos, uno tras otro, en ``env``.
+       El episodio número ``i`` (contando desde 0 a lo largo de todas las
+       actualizaciones) empieza con ``env.reset(seed=seed + i)``. En cada paso,
+       un uniforme ``u = torch.rand((), generator=generator)`` y la acción
+       ``sample_action(policy(obs), u)``; el episodio acaba con ``terminated``
+       o ``truncated``;
+    2. retornos ``G_t`` de cada episodio, hacia atrás, con ``gamma``;
+    3. la pérdida de REINFORCE de todos los pasos, dividida por ``n_episodes``;
+    4. **un** paso del optimizador: ``zero_grad``, ``backward``, ``step``.
+
+    Así el resultado queda fijado por ``seed``, ``generator`` y los parámetros
+    iniciales: dos implementaciones correctas dejan los mismos parámetros.
+
+    Args:
+        policy: la red, de observaciones ``(obs_dim,)`` a logits ``(A,)``.
+        optimizer: el optimizador de sus parámetros.
+        env: un entorno de gymnasium con acciones discretas.
+        n_updates: cuántas actualizaciones.
+        n_episodes: ``N``, episodios por actualización.
+        gamma: el factor de descuento.
+        seed: la semilla del primer episodio.
+        generator: de donde salen los uniformes del muestreo.
+
+    Returns:
+        El retorno medio (sin descontar) de los ``N`` episodios de cada
+        actualización.
+    """
+    mean_returns: list[float] = []
+    episode = 0
+    for _ in range(n_updates):
+        # Etapa 1: rollout de N episodios con la política actual.
+        log_probs: list[torch.Tensor] = []
+        returns: list[torch.Tensor] = []
+        totals: list[float] = []
+        for _ in range(n_episodes):
+            obs, _ = env.reset(seed=seed + episode)
+            episode += 1
+            rewards: list[float] = []
+            done = False
+            while not done:
+                u = torch.rand((), generator=generator)
+                logits = policy(torch.as_tensor(obs, dtype=torch.float32))
+                action, log_prob = sample_action(logits, u)
+                obs, reward, terminated, truncated, _ = env.step(int(action))
+                rewards.append(float(reward))
+                log_probs.append(log_prob)
+                done = bool(terminated or truncated)
+            # Etapa 2: los retornos de este episodio, hacia atrás.
+            episode_returns = discounted_returns(rewards, gamma)
+            returns.append(torch.as_tensor(episode_returns, dtype=torch.float32))
+            totals.append(sum(rewards))
+        # Etapa 3: la pérdida de todos los pasos del lote.
+        loss = reinforce_loss(torch.stack(log_probs), torch.cat(returns), n_episodes)
+        # Etapa 4: un paso del optimizador por actualización.
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        mean_returns.append(float(np.mean(totals)))
+    return mean_returns
 
 
 @dataclass

@@ -47,6 +47,32 @@ def test_sample_action_frequencies_and_log_probs():
     assert log_probs.requires_grad
 
 
+def test_sample_action_is_the_inverse_of_the_cumulative_distribution():
+    logits = torch.log(torch.tensor([0.2, 0.5, 0.3]))
+    # Tramos: [0; 0,2) → 0, [0,2; 0,7) → 1, [0,7; 1) → 2.
+    for u, want in [(0.0, 0), (0.19, 0), (0.21, 1), (0.69, 1), (0.71, 2), (0.99, 2)]:
+        action, log_prob = reinforce.sample_action(logits, torch.tensor(u))
+        assert int(action) == want, u
+        assert float(log_prob) == pytest.approx(math.log([0.2, 0.5, 0.3][want]))
+    # Si el redondeo deja la suma por debajo de u, la última acción.
+    action, _ = reinforce.sample_action(torch.tensor([0.0, -1e9]), torch.tensor(1.0))
+    assert int(action) == 1
+    # Logits enormes: nada de exp que desborde.
+    action, log_prob = reinforce.sample_action(
+        torch.tensor([1000.0, 1000.5, 999.0]), torch.tensor(0.5)
+    )
+    assert int(action) == 1 and math.isfinite(float(log_prob))
+    # Agrupado: un u por fila, y lo mismo que fila a fila.
+    rows = torch.randn(6, 4, generator=torch.Generator().manual_seed(2))
+    uniforms = torch.rand(6, generator=torch.Generator().manual_seed(3))
+    batch, _ = reinforce.sample_action(rows, uniforms)
+    single = [
+        int(reinforce.sample_action(r, x)[0])
+        for r, x in zip(rows, uniforms, strict=True)
+    ]
+    assert batch.tolist() == single
+
+
 def test_gaussian_log_prob_matches_torch_and_its_gradient():
     gen = torch.Generator().manual_seed(3)
     actions = 3 * torch.randn(8, 3, generator=gen, dtype=torch.float64)
@@ -317,12 +343,68 @@ def test_notebook_solutions_agree_with_the_references():
         )
 
         logits = torch.as_tensor(rng.normal(size=(4, 3)))
-        torch.manual_seed(0)
-        mine = namespace["sample_action"](logits)
-        torch.manual_seed(0)
-        ref = reinforce.sample_action(logits)
+        uniforms = torch.as_tensor(rng.random(4))
+        mine = namespace["sample_action"](logits, uniforms)
+        ref = reinforce.sample_action(logits, uniforms)
         for x, y in zip(mine, ref, strict=True):
             torch.testing.assert_close(x, y)
+
+    # El bucle del ejercicio 6 deja los mismos parámetros que la referencia.
+    for name in ("sample_action", "discounted_returns", "reinforce_loss"):
+        namespace[name] = getattr(reinforce, name)
+    runs = [
+        _run_updates(namespace["reinforce_updates"]),
+        _run_updates(reinforce.reinforce_updates),
+    ]
+    assert runs[0][0] == runs[1][0]
+    for key, value in runs[1][1].items():
+        torch.testing.assert_close(runs[0][1][key], value)
+
+
+def _run_updates(function, seed=4, n_updates=3, lr=0.05):
+    import gymnasium as gym
+
+    torch.manual_seed(seed)
+    policy = reinforce.CategoricalPolicy(4, 2, hidden=8)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
+    env = gym.make("CartPole-v1", max_episode_steps=25)
+    generator = torch.Generator().manual_seed(seed)
+    curve = function(policy, optimizer, env, n_updates, 3, 0.95, seed, generator)
+    return curve, policy.state_dict()
+
+
+def test_reinforce_updates_by_hand():
+    """El bucle, contra una cuenta independiente: una actualización con SGD en la
+    sonda de un paso es θ ← θ − α ∇L con L = −(1/N) Σ log π(a_i|s_i)·r_i."""
+    from helpers.probes import ObservationActionReward
+
+    torch.manual_seed(0)
+    policy = reinforce.CategoricalPolicy(1, 2, hidden=4)
+    before = {k: v.clone() for k, v in policy.state_dict().items()}
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.3)
+    env = ObservationActionReward()
+    generator = torch.Generator().manual_seed(1)
+    curve = reinforce.reinforce_updates(
+        policy, optimizer, env, 1, 4, 0.9, 10, generator
+    )
+    # La misma cuenta a mano: semillas 10..13, un uniforme por episodio.
+    twin = reinforce.CategoricalPolicy(1, 2, hidden=4)
+    twin.load_state_dict(before)
+    uniforms = torch.rand(4, generator=torch.Generator().manual_seed(1))
+    terms, rewards = [], []
+    for i in range(4):
+        obs, _ = env.reset(seed=10 + i)
+        log_pi = torch.log_softmax(twin(torch.as_tensor(obs)), -1)
+        action = int((log_pi.detach().exp().cumsum(-1) <= uniforms[i]).sum())
+        _, reward, *_ = env.step(action)
+        rewards.append(reward)
+        terms.append(log_pi[action] * reward)
+    (-torch.stack(terms).sum() / 4).backward()
+    for (name, value), p in zip(
+        twin.state_dict().items(), twin.parameters(), strict=True
+    ):
+        torch.testing.assert_close(policy.state_dict()[name], value - 0.3 * p.grad)
+    assert curve == [pytest.approx(np.mean(rewards))]
 
 
 def test_evaluations_every_so_many_env_steps():

@@ -11,7 +11,14 @@ import numpy as np
 import torch
 
 from helpers import reinforce
-from helpers.checks import as_array, check_cases, close, exercise, fail
+from helpers.checks import (
+    as_array,
+    check_cases,
+    close,
+    compare_parameters,
+    exercise,
+    fail,
+)
 from helpers.checks import call as guarded_call
 from helpers.formatting import number
 
@@ -26,7 +33,8 @@ def _numbers(values: Any, decimals: int) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 1 · muestrear una acción y su log-probabilidad
+# Ejercicio 1 · muestrear una acción (por la inversa de la acumulada) y su
+# log-probabilidad: una celda calificada para la acción y otra para log π
 # ---------------------------------------------------------------------------
 
 
@@ -56,11 +64,13 @@ def _actions_array(actions: Any, n: int, n_actions: int) -> np.ndarray:
     if not np.all(values == np.round(values)) or values.min() < 0:
         fail(
             "Las acciones deben ser índices enteros 0, 1, …, A − 1. ¿Devolviste "
-            "probabilidades o logits en lugar del índice muestreado?"
+            "probabilidades o logits en lugar del índice elegido?"
         )
     if values.max() >= n_actions:
         fail(
-            f"Hay acciones ≥ {n_actions}: solo existen los índices 0 a {n_actions - 1}."
+            f"Hay acciones ≥ {n_actions}: solo existen los índices 0 a {n_actions - 1} "
+            "(si el redondeo deja la suma de probabilidades por debajo de u, toca la "
+            "última acción)."
         )
     return values.astype(int)
 
@@ -71,140 +81,213 @@ def _diagnose_log_prob(got: float, logits: torch.Tensor, action: int) -> str:
     log_pi = torch.log_softmax(logits, dim=-1)
     want = float(log_pi[action])
     intro = (
-        f"Para logits {_numbers(logits, 3)} y la acción muestreada {action}, "
+        f"Para logits {_numbers(logits, 3)} y la acción elegida {action}, "
         f"log π(a) = {number(want, 4)}, pero devolviste {number(got, 4)}."
     )
+    if not math.isfinite(got):
+        return intro + (
+            " Con logits grandes, exp desborda (inf / inf = nan): resta el máximo "
+            "antes de exponenciar, o usa torch.log_softmax."
+        )
     if math.isclose(got, math.exp(want), abs_tol=1e-5):
         return intro + " Eso es π(a), la probabilidad: falta el logaritmo."
     if math.isclose(got, float(logits[action]), abs_tol=1e-5):
         return intro + (
             " Eso es el logit sin normalizar: log π(a) = logit(a) − log Σ_b "
-            "exp(logit(b)) (o usa Categorical(logits=...).log_prob)."
+            "exp(logit(b))."
         )
     if math.isclose(got, float(log_pi.max()), abs_tol=1e-5):
         return intro + (
             " Es la log-probabilidad de la acción más probable: debe ser la de la "
-            "acción que muestreaste."
+            "acción que elegiste."
         )
     if math.isclose(got, float(torch.log_softmax(-logits, -1)[action]), abs_tol=1e-5):
         return intro + " ¿El signo? La softmax es de los logits, no de −logits."
+    if math.isclose(got, round(want, 2), abs_tol=1e-6):
+        return intro + " Está redondeado: no redondees la log-probabilidad."
     return intro
 
 
-@exercise(MODULE, "sample_action", "Muestrear una acción con su log-probabilidad")
-def check_sample_action(sample_action: Callable[..., Any], seed: int = 0) -> None:
-    """Comprueba ``sample_action(logits)``: frecuencias, log-probabilidad, gradiente."""
-    torch.manual_seed(seed)
-    # 1. Un estado: una acción y su log-probabilidad, con gradiente.
-    logits = torch.tensor([0.3, -1.2, 1.7], requires_grad=True)
-    action, log_prob = _split_pair(sample_action(logits), "sample_action(logits)")
-    action = int(_actions_array(action, 1, 3)[0])
-    if not isinstance(log_prob, torch.Tensor):
-        fail(
-            "La log-probabilidad debe ser un tensor de PyTorch con gradiente (la "
-            f"devolviste como {type(log_prob).__name__}): REINFORCE necesita "
-            "derivarla. No uses .item(), float() ni NumPy."
-        )
-    if log_prob.numel() != 1:
-        fail(
-            "Con logits de forma (3,) la log-probabilidad debe ser un solo número; "
-            f"tiene forma {tuple(log_prob.shape)}."
-        )
-    got = float(log_prob.detach().reshape(()))
-    if not math.isclose(
-        got, float(torch.log_softmax(logits, -1)[action]), abs_tol=1e-5
-    ):
-        fail(_diagnose_log_prob(got, logits, action))
+def _t(values: Any) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64)
+
+
+SAMPLE_CASES = [
+    (_t([0.3, -1.2, 1.7]), _t(0.05)),
+    (_t([0.3, -1.2, 1.7]), _t(0.21)),
+    (_t([0.3, -1.2, 1.7]), _t(0.6)),
+    (_t([0.5, 0.5, -2.0, 1.0, 0.0]), _t(0.47)),
+    (
+        _t([[2.0, 0.0, 0.0, -1.0], [0.0, 0.0, 0.0, 0.0], [-1.0, 3.0, 0.0, 0.5]] * 2),
+        _t([0.8, 0.6, 0.9, 0.1, 0.1, 0.99]),
+    ),
+    # Logits enormes: exp(1000) desborda si no se resta el máximo.
+    (_t([1000.0, 1000.5, 999.0]), _t(0.5)),
+    (_t([0.0, 0.0, 0.0, 0.0]), _t(0.0)),
+]
+
+
+def _first_above(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    below = (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    return below.clamp(max=probs.shape[-1] - 1)
+
+
+def _with_log(actions: torch.Tensor, logits: torch.Tensor) -> tuple:
+    log_pi = torch.log_softmax(logits, -1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+
+
+def _manual_softmax(logits: torch.Tensor) -> torch.Tensor:
+    return torch.exp(logits) / torch.exp(logits).sum(-1, keepdim=True)
+
+
+SAMPLE_MISTAKES = [
+    (
+        lambda logits, u: _with_log(logits.argmax(-1), logits),
+        "No usas u: eliges siempre la acción más probable (argmax), y así la "
+        "política no explora. La acción es la primera cuya probabilidad acumulada "
+        "supera u.",
+    ),
+    (
+        lambda logits, u: _with_log(
+            (u * logits.shape[-1]).long().clamp(max=logits.shape[-1] - 1), logits
+        ),
+        "Repartiste u en A tramos iguales: eso elige todas las acciones con la misma "
+        "probabilidad. Los tramos deben medir π(0), π(1), …: acumula softmax(logits).",
+    ),
+    (
+        lambda logits, u: _with_log(
+            (logits.cumsum(-1) <= u.unsqueeze(-1))
+            .sum(-1)
+            .clamp(max=logits.shape[-1] - 1),
+            logits,
+        ),
+        "Acumulaste los logits; lo que se acumula son las probabilidades "
+        "softmax(logits), que suman 1.",
+    ),
+    (
+        lambda logits, u: _with_log(
+            ((torch.softmax(logits, -1).cumsum(-1) <= u.unsqueeze(-1)).sum(-1) - 1)
+            .clamp(min=0)
+            .clamp(max=logits.shape[-1] - 1),
+            logits,
+        ),
+        "Te quedas una acción antes: tomaste la última cuya probabilidad acumulada no "
+        "llega a u. Es la primera que la supera.",
+    ),
+    (
+        lambda logits, u: _with_log(
+            _first_above(torch.softmax(-logits, -1), u), logits
+        ),
+        "¿El signo? Las probabilidades son softmax(logits), no softmax(−logits).",
+    ),
+    (
+        lambda logits, u: _with_log(
+            _first_above(torch.softmax(logits, -1).flip(-1), u).neg()
+            + logits.shape[-1]
+            - 1,
+            logits,
+        ),
+        "Acumulaste las probabilidades desde la última acción: se acumulan en orden, "
+        "π(0), π(0) + π(1), …",
+    ),
+    (
+        lambda logits, u: _with_log(_first_above(_manual_softmax(logits), u), logits),
+        "Con logits enormes, exp(1000) desborda (inf / inf = nan) y la acción sale "
+        "mal. Resta el máximo antes de exponenciar, o usa torch.softmax.",
+    ),
+]
+
+
+def _sampled_actions(sample_action: Callable[..., Any]) -> Callable[..., np.ndarray]:
+    """Solo las acciones de ``sample_action``, como array de enteros."""
+
+    def actions(logits: torch.Tensor, u: torch.Tensor) -> np.ndarray:
+        out = guarded_call(sample_action, "sample_action", logits, u)
+        action, _ = _split_pair(out, "sample_action(logits, u)")
+        n_actions = logits.shape[-1]
+        n = 1 if logits.dim() == 1 else logits.shape[0]
+        values = _actions_array(action, n, n_actions)
+        return values if logits.dim() > 1 else values.reshape(())
+
+    return actions
+
+
+@exercise(MODULE, "sample_action", "Muestrear una acción · la acción")
+def check_sample_action(
+    sample_action: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = SAMPLE_CASES,
+) -> None:
+    """Comprueba la acción de ``sample_action(logits, u)`` (inversa de la acumulada)."""
+    check_cases(
+        _sampled_actions(sample_action),
+        "sample_action",
+        list(cases),
+        _sampled_actions(reinforce.sample_action),
+        [(_sampled_actions(m), message) for m, message in SAMPLE_MISTAKES],
+    )
+
+
+@exercise(MODULE, "sample_action", "Muestrear una acción · su log-probabilidad")
+def check_sample_action_log_prob(
+    sample_action: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = SAMPLE_CASES,
+) -> None:
+    """Comprueba la log-probabilidad de ``sample_action``: valor, forma y gradiente.
+
+    Se juzga la de la acción que eligió el estudiante (sea la correcta o no): un
+    error en la elección ya cuesta los puntos de la otra celda.
+    """
+    for logits, u in cases:
+        n_actions = logits.shape[-1]
+        n = 1 if logits.dim() == 1 else logits.shape[0]
+        out = guarded_call(sample_action, "sample_action", logits, u)
+        action, log_prob = _split_pair(out, "sample_action(logits, u)")
+        actions = _actions_array(action, n, n_actions)
+        if not isinstance(log_prob, torch.Tensor):
+            fail(
+                "La log-probabilidad debe ser un tensor de PyTorch con gradiente (la "
+                f"devolviste como {type(log_prob).__name__}): REINFORCE necesita "
+                "derivarla. No uses .item(), float() ni NumPy."
+            )
+        if log_prob.numel() != n:
+            fail(
+                f"Con logits de forma {tuple(logits.shape)} hacen falta {n} "
+                f"log-probabilidades, una por estado; tiene forma "
+                f"{tuple(log_prob.shape)}."
+            )
+        got = log_prob.detach().double().reshape(-1).numpy()
+        rows = logits.reshape(n, n_actions)
+        want = torch.log_softmax(rows.double(), -1)[torch.arange(n), actions].numpy()
+        if not close(got, want, atol=1e-4):
+            wrong = int(np.argmax(np.nan_to_num(np.abs(got - want), nan=np.inf)))
+            fail(
+                _diagnose_log_prob(float(got[wrong]), rows[wrong], int(actions[wrong]))
+            )
+    # El gradiente: ∇ log π(a) = one_hot(a) − π, y solo eso.
+    logits = torch.tensor([[0.3, -1.2, 1.7], [1.0, 0.0, -1.0]], requires_grad=True)
+    u = torch.tensor([0.1, 0.8])
+    action, log_prob = _split_pair(sample_action(logits, u), "sample_action")
+    actions = _actions_array(action, 2, 3)
     if not log_prob.requires_grad:
         fail(
             "Tu log-probabilidad no tiene gradiente respecto a los logits (¿detach, "
             ".item() o un tensor nuevo con torch.tensor(...)?). Sin él, "
             "loss.backward() no puede mover la política."
         )
-    log_prob.reshape(()).backward()
-    expected_grad = -torch.softmax(logits.detach(), -1)
-    expected_grad[action] += 1.0
-    if logits.grad is None or not close(logits.grad, expected_grad, atol=1e-5):
+    log_prob.sum().backward()
+    expected = -torch.softmax(logits.detach(), -1)
+    expected[torch.arange(2), torch.as_tensor(actions)] += 1.0
+    if logits.grad is None or not close(logits.grad, expected, atol=1e-5):
         fail(
             "El gradiente de tu log-probabilidad respecto a los logits debería ser "
-            f"one_hot(a) − π = {_numbers(expected_grad, 4)}."
+            f"one_hot(a) − π = {_numbers(expected, 4)}, fila a fila."
         )
-
-    # 2. Un lote de estados: frecuencias de muestreo y log-probabilidades.
-    n = 20_000
-    base = torch.tensor([1.0, 0.0, -1.0, 2.0])
-    pi = torch.softmax(base, -1).numpy()
-    actions, log_probs = _split_pair(sample_action(base.repeat(n, 1)), "sample_action")
-    actions = _actions_array(actions, n, 4)
-    freq = np.bincount(actions, minlength=4) / n
-    if freq[int(np.argmax(pi))] == 1.0:
-        fail(
-            "Siempre eliges la acción más probable (argmax): así la política no "
-            "explora. Muestrea de la distribución, por ejemplo con "
-            "Categorical(logits=logits).sample()."
-        )
-    if np.abs(freq - torch.softmax(-base, -1).numpy()).max() < 0.02:
-        fail(
-            "Tus frecuencias son las de softmax(−logits): ¿el signo? Las acciones "
-            "con logit mayor deben salir más."
-        )
-    if np.abs(freq - 0.25).max() < 0.02:
-        fail(
-            "Eliges las cuatro acciones con la misma frecuencia: muestrea con las "
-            "probabilidades softmax(logits), no uniformemente."
-        )
-    if np.abs(freq - pi).max() > 0.02:
-        fail(
-            f"Con logits {_numbers(base, 1)} las frecuencias deberían ser ≈ "
-            f"{_numbers(pi, 3)} (softmax) y salieron {_numbers(freq, 3)}."
-        )
-    want = np.log(pi)[actions]
-    got_batch = as_array(log_probs, "La log-probabilidad").reshape(-1)
-    if got_batch.shape != want.shape:
-        fail(
-            f"Con logits de forma ({n}, 4) hacen falta {n} log-probabilidades, una "
-            f"por fila; devolviste forma {got_batch.shape}."
-        )
-    if not close(got_batch, want, atol=1e-4):
-        wrong = int(np.argmax(np.abs(got_batch - want)))
-        fail(_diagnose_log_prob(float(got_batch[wrong]), base, int(actions[wrong])))
-
-    # 3. Cada fila usa sus propios logits.
-    rows = torch.tensor([[8.0, -8.0], [-8.0, 8.0]]).repeat(500, 1)
-    actions, _ = _split_pair(sample_action(rows), "sample_action")
-    actions = _actions_array(actions, 1000, 2)
-    if (actions[0::2] == 0).mean() < 0.99 or (actions[1::2] == 1).mean() < 0.99:
-        fail(
-            "Con logits de forma (N, A) cada fila es un estado distinto: la acción "
-            "de la fila i se muestrea de softmax(logits[i])."
-        )
-
-    # 4. Logits enormes: nada de exp que desborde.
-    big = torch.tensor([1000.0, 1000.5, 999.0])
-    overflow = (
-        f"Con logits {_numbers(big, 1)} {{}}: exp(1000) desborda (inf / inf = nan). "
-        "Usa torch.log_softmax o Categorical(logits=...), que restan el máximo "
-        "antes de exponenciar."
-    )
-    try:
-        action, log_prob = _split_pair(sample_action(big), "sample_action")
-    except (ValueError, RuntimeError) as error:
-        fail(overflow.format(f"tu función lanzó {type(error).__name__}"))
-    action = int(_actions_array(action, 1, 3)[0])
-    got = float(torch.as_tensor(log_prob).detach().reshape(()))
-    if not math.isfinite(got):
-        fail(overflow.format(f"tu log-probabilidad sale {got}"))
-    if not math.isclose(got, float(torch.log_softmax(big, -1)[action]), abs_tol=1e-4):
-        fail(_diagnose_log_prob(got, big, action))
 
 
 # ---------------------------------------------------------------------------
 # Ejercicio 2 · la log-densidad gaussiana
 # ---------------------------------------------------------------------------
-
-
-def _t(values: Any) -> torch.Tensor:
-    return torch.tensor(values, dtype=torch.float64)
 
 
 GAUSSIAN_CASES = [
@@ -324,7 +407,7 @@ def _on_case(function: Callable[..., Any]) -> Callable[[_GaussianCase], Any]:
     return call
 
 
-@exercise(MODULE, "gaussian_log_prob", "Log-densidad de una política gaussiana")
+@exercise(MODULE, "gaussian_log_prob", "Log-densidad gaussiana · el valor")
 def check_gaussian_log_prob(
     gaussian_log_prob: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = GAUSSIAN_CASES,
@@ -346,8 +429,18 @@ def check_gaussian_log_prob(
         _on_case(reinforce.gaussian_log_prob),
         [(_on_case(mistake), message) for mistake, message in GAUSSIAN_MISTAKES],
     )
+
+
+@exercise(MODULE, "gaussian_log_prob", "Log-densidad gaussiana · el gradiente")
+def check_gaussian_log_prob_grad(
+    gaussian_log_prob: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = GAUSSIAN_CASES,
+) -> None:
+    """Comprueba que el gradiente de la log-densidad llega a ``mean`` y ``log_std``
+    y es el de ``torch.distributions.Normal``."""
+    cases = [_GaussianCase(*(torch.as_tensor(x) for x in case)) for case in cases]
     # El gradiente tiene que llegar a μ y a log σ: si no, no se aprenden.
-    case = cases[-1]
+    case = cases[min(2, len(cases) - 1)]
     mean = case.mean.clone().requires_grad_(True)
     log_std = case.log_std.clone().requires_grad_(True)
     out = gaussian_log_prob(case.actions.clone(), mean, log_std)
@@ -609,12 +702,12 @@ LOSS_MISTAKES = [
 ]
 
 
-@exercise(MODULE, "reinforce_loss", "La pérdida de REINFORCE")
+@exercise(MODULE, "reinforce_loss", "La pérdida de REINFORCE · el valor")
 def check_reinforce_loss(
     reinforce_loss: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
 ) -> None:
-    """Comprueba ``reinforce_loss(log_probs, returns, n_episodes)`` y su gradiente."""
+    """Comprueba el valor de ``reinforce_loss(log_probs, returns, n_episodes)``."""
     cases = list(cases)
     check_cases(
         reinforce_loss,
@@ -623,6 +716,14 @@ def check_reinforce_loss(
         reinforce.reinforce_loss,
         LOSS_MISTAKES,
     )
+
+
+@exercise(MODULE, "reinforce_loss", "La pérdida de REINFORCE · el gradiente")
+def check_reinforce_loss_grad(
+    reinforce_loss: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
+) -> None:
+    """Comprueba el gradiente: ``−G_t / N`` hacia ``log_probs``, nada a ``returns``."""
     for log_probs, returns, n in cases:
         log_probs = log_probs.clone().requires_grad_(True)
         # Un retorno que viene con gradiente (p. ej. de una red): debe ser constante.
@@ -648,3 +749,409 @@ def check_reinforce_loss(
                 "El gradiente de la pérdida respecto a log_probs debería ser −G_t / N "
                 f"= {_numbers(expected, 4)}."
             )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 6 · el bucle de REINFORCE: rollout, gradiente y parámetros, cada
+# uno en su celda calificada
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoopCase:
+    """Un problema diminuto y fijo para ejecutar unas actualizaciones.
+
+    Attributes:
+        env_id: ``"cartpole"`` (CartPole-v1 cortado a ``horizon`` pasos: acaba
+            por ``terminated`` o por ``truncated``) o ``"sonda"`` (la sonda de
+            un paso de observación y acción, :mod:`helpers.probes`).
+        seed: la semilla de la red, del primer episodio y del generador.
+        n_episodes, gamma, horizon, hidden: el resto del montaje.
+    """
+
+    env_id: str = "cartpole"
+    seed: int = 3
+    n_episodes: int = 3
+    gamma: float = 0.9
+    horizon: int = 12
+    hidden: int = 8
+
+    def make_env(self) -> Any:
+        import gymnasium as gym
+
+        if self.env_id == "sonda":
+            from helpers.probes import ObservationActionReward
+
+            return ObservationActionReward()
+        return gym.make("CartPole-v1", max_episode_steps=self.horizon)
+
+    def make_policy(self) -> reinforce.CategoricalPolicy:
+        torch.manual_seed(self.seed)
+        obs_dim = 1 if self.env_id == "sonda" else 4
+        return reinforce.CategoricalPolicy(obs_dim, 2, hidden=self.hidden)
+
+
+LOOP_CASES = {
+    "cartpole": LoopCase(),
+    "cartpole_largo": LoopCase(seed=11, n_episodes=4, gamma=0.99, horizon=30),
+    "sonda": LoopCase(env_id="sonda", seed=5, n_episodes=5, gamma=0.5),
+}
+
+
+class _RecordingEnv:
+    """Un entorno que anota las semillas de ``reset`` y las acciones de cada paso."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.seeds: list[Any] = []
+        self.actions: list[list[int]] = []
+        self.after_end = False
+        self._done = True
+
+    def reset(self, *args: Any, **kwargs: Any) -> Any:
+        seed = kwargs.get("seed", args[0] if args else None)
+        self.seeds.append(seed)
+        self.actions.append([])
+        self._done = False
+        return self.env.reset(*args, **kwargs)
+
+    def step(self, action: Any) -> Any:
+        if self._done:
+            self.after_end = True
+        self.actions[-1].append(int(action))
+        out = self.env.step(action)
+        self._done = bool(out[2] or out[3])
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)
+
+
+class _RecordingSGD(torch.optim.SGD):
+    """SGD que guarda el gradiente de cada parámetro en el momento de cada paso."""
+
+    def __init__(self, params: Any, lr: float) -> None:
+        super().__init__(params, lr=lr)
+        self.gradients: list[list[torch.Tensor | None]] = []
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> Any:
+        self.gradients.append(
+            [
+                None if p.grad is None else p.grad.detach().clone()
+                for group in self.param_groups
+                for p in group["params"]
+            ]
+        )
+        return super().step(closure)
+
+
+@dataclass
+class _Run:
+    """Lo que dejó una ejecución del bucle."""
+
+    returned: Any
+    env: _RecordingEnv
+    optimizer: _RecordingSGD
+    policy: torch.nn.Module
+    generator_draws: int
+
+
+def _run_loop(
+    function: Callable[..., Any], case: LoopCase, n_updates: int, lr: float
+) -> _Run:
+    policy = case.make_policy()
+    optimizer = _RecordingSGD(policy.parameters(), lr=lr)
+    env = _RecordingEnv(case.make_env())
+    generator = torch.Generator().manual_seed(case.seed)
+    start = generator.get_state()
+    returned = function(
+        policy,
+        optimizer,
+        env,
+        n_updates,
+        case.n_episodes,
+        case.gamma,
+        case.seed,
+        generator,
+    )
+    probe = torch.Generator()
+    probe.set_state(start)
+    # ¿Cuántos uniformes se sacaron? Se cuenta reproduciendo la secuencia.
+    end = generator.get_state()
+    draws = 0
+    while not torch.equal(probe.get_state(), end) and draws < 100_000:
+        torch.rand((), generator=probe)
+        draws += 1
+    return _Run(returned, env, optimizer, policy, draws)
+
+
+_LOOP_USES = {
+    "sample_action": reinforce.sample_action,
+    "discounted_returns": reinforce.discounted_returns,
+    "reinforce_loss": reinforce.reinforce_loss,
+}
+
+
+def _episode_lengths(env: _RecordingEnv) -> list[int]:
+    return [len(a) for a in env.actions]
+
+
+@exercise(
+    MODULE, "reinforce_updates", "El bucle de REINFORCE · el rollout", uses=_LOOP_USES
+)
+def check_reinforce_updates(
+    reinforce_updates: Callable[..., Any], case: str = "cartpole"
+) -> None:
+    """Comprueba la etapa 1 (semillas, muestreo, final de cada episodio) y lo que
+    devuelve. Con una tasa de aprendizaje 0 la política no cambia, así que esto
+    no depende de la pérdida ni del paso del optimizador."""
+    setup = LOOP_CASES[case]
+    n_updates = 2
+    got = _run_loop(reinforce_updates, setup, n_updates, lr=0.0)
+    want = _run_loop(reinforce.reinforce_updates, setup, n_updates, lr=0.0)
+    n_total = n_updates * setup.n_episodes
+    if len(got.env.seeds) != n_total:
+        fail(
+            f"Con {n_updates} actualizaciones de {setup.n_episodes} episodios hacían "
+            f"falta {n_total} episodios (un env.reset por episodio) y jugaste "
+            f"{len(got.env.seeds)}."
+        )
+    if got.env.seeds != want.env.seeds:
+        first = next(
+            i
+            for i, (a, b) in enumerate(zip(got.env.seeds, want.env.seeds, strict=True))
+            if a != b
+        )
+        hint = "el episodio número i (contando todos) empieza con reset(seed=seed + i)"
+        if len(set(got.env.seeds)) == 1:
+            hint = "todos tus episodios empiezan igual; " + hint
+        elif got.env.seeds[setup.n_episodes] == setup.seed:
+            hint = (
+                "las semillas vuelven a empezar en cada actualización; cuenta los "
+                "episodios a lo largo de todas: " + hint
+            )
+        fail(
+            f"El episodio {first} empezó con reset(seed={got.env.seeds[first]}) y "
+            f"debía empezar con seed={want.env.seeds[first]}: {hint}."
+        )
+    if got.env.after_end:
+        fail(
+            "Seguiste llamando a env.step después de que el episodio acabara: acaba "
+            "en cuanto terminated o truncated valen True."
+        )
+    if got.generator_draws == 0:
+        fail(
+            "No sacaste ningún número de generator: en cada paso, "
+            "u = torch.rand((), generator=generator), y la acción es "
+            "sample_action(logits, u)."
+        )
+    for episode, (mine, theirs) in enumerate(
+        zip(got.env.actions, want.env.actions, strict=True)
+    ):
+        if mine != theirs:
+            step = next(
+                (
+                    t
+                    for t, (a, b) in enumerate(zip(mine, theirs, strict=False))
+                    if a != b
+                ),
+                min(len(mine), len(theirs)),
+            )
+            if step == min(len(mine), len(theirs)):
+                fail(
+                    f"El episodio {episode} duró {len(mine)} pasos y debía durar "
+                    f"{len(theirs)}: un episodio acaba cuando terminated o truncated "
+                    "vale True, ni antes ni después."
+                )
+            draws = (
+                f" (sacaste {got.generator_draws} uniformes y hacían falta "
+                f"{want.generator_draws}, uno por paso)"
+                if got.generator_draws != want.generator_draws
+                else ""
+            )
+            fail(
+                f"En el paso {step} del episodio {episode} tu acción fue "
+                f"{mine[step]} y debía ser {theirs[step]}{draws}. En cada paso, "
+                "justo antes de elegir: u = torch.rand((), generator=generator), y "
+                "sample_action(policy(obs), u), con obs como tensor float32."
+            )
+    returned = as_array(got.returned, "Lo que devuelve reinforce_updates")
+    expected = np.asarray(want.returned, dtype=float)
+    if returned.shape != expected.shape:
+        fail(
+            f"reinforce_updates debe devolver una lista con el retorno medio de cada "
+            f"actualización ({n_updates} números) y devolvió forma {returned.shape}."
+        )
+    if not close(returned, expected, atol=1e-5):
+        lengths = np.array(_episode_lengths(want.env), dtype=float)
+        hint = ""
+        if close(returned, lengths.reshape(n_updates, -1).sum(1), atol=1e-5):
+            hint = " Sumaste los episodios: es la media sobre los N de cada una."
+        fail(
+            "Lo que devuelves no es el retorno medio (la suma de recompensas, sin "
+            f"descontar, de cada episodio, promediada) de cada actualización: "
+            f"devolviste {_numbers(returned, 2)} y debía ser {_numbers(expected, 2)}."
+            + hint
+        )
+
+
+def _gradient_variants(case: LoopCase) -> list[tuple[list[torch.Tensor], str]]:
+    """Los gradientes de errores típicos del bucle, para reconocerlos."""
+
+    def run(returns_fn: Callable[..., Any], split: bool = True) -> list[torch.Tensor]:
+        policy = case.make_policy()
+        env = case.make_env()
+        generator = torch.Generator().manual_seed(case.seed)
+        log_probs, rewards_all, returns = [], [], []
+        for episode in range(case.n_episodes):
+            obs, _ = env.reset(seed=case.seed + episode)
+            rewards, done = [], False
+            while not done:
+                u = torch.rand((), generator=generator)
+                logits = policy(torch.as_tensor(obs, dtype=torch.float32))
+                action, log_prob = reinforce.sample_action(logits, u)
+                obs, reward, terminated, truncated, _ = env.step(int(action))
+                rewards.append(float(reward))
+                log_probs.append(log_prob)
+                done = bool(terminated or truncated)
+            rewards_all += rewards
+            if split:
+                returns.append(np.asarray(returns_fn(rewards), dtype=float))
+        if not split:
+            returns = [np.asarray(returns_fn(rewards_all), dtype=float)]
+        weights = torch.as_tensor(np.concatenate(returns), dtype=torch.float32)
+        loss = reinforce.reinforce_loss(
+            torch.stack(log_probs), weights, case.n_episodes
+        )
+        loss.backward()
+        return [p.grad.detach().clone() for p in policy.parameters()]
+
+    gamma = case.gamma
+    return [
+        (
+            run(lambda r: reinforce.discounted_returns(r, gamma), split=False),
+            "Calculaste los retornos sobre todo el lote seguido: así el final de un "
+            "episodio cobra lo que pasó en el siguiente. Los retornos se calculan "
+            "episodio a episodio.",
+        ),
+        (
+            run(lambda r: reinforce.discounted_returns(r, 1.0)),
+            "Tus retornos no usan gamma: G_t = r_t + γ·G_{t+1}, con el gamma que "
+            "recibe la función.",
+        ),
+        (
+            run(lambda r: np.full(len(r), reinforce.discounted_returns(r, gamma)[0])),
+            "Diste a cada paso el retorno del episodio entero (G_0): cada paso pesa "
+            "con lo que vino después de él, G_t.",
+        ),
+        (
+            run(lambda r: np.asarray(r, dtype=float)),
+            "Pesaste cada paso con su recompensa inmediata r_t: el peso es el "
+            "retorno G_t.",
+        ),
+    ]
+
+
+def _flat(gradients: list[torch.Tensor | None]) -> np.ndarray:
+    return np.concatenate(
+        [
+            np.zeros(0) if g is None else g.detach().double().reshape(-1).numpy()
+            for g in gradients
+        ]
+    )
+
+
+@exercise(
+    MODULE,
+    "reinforce_updates",
+    "El bucle de REINFORCE · retornos y pérdida",
+    uses=_LOOP_USES,
+)
+def check_reinforce_updates_grad(
+    reinforce_updates: Callable[..., Any], case: str = "cartpole"
+) -> None:
+    """Comprueba las etapas 2 y 3: el gradiente del primer y único paso.
+
+    Se mira el gradiente en el momento de ``optimizer.step()``, así que da igual
+    dónde se ponga ``zero_grad`` (antes de ``backward``, o después del paso).
+    """
+    setup = LOOP_CASES[case]
+    got = _run_loop(reinforce_updates, setup, 1, lr=0.0)
+    want = _run_loop(reinforce.reinforce_updates, setup, 1, lr=0.0)
+    steps = len(got.optimizer.gradients)
+    if steps != 1:
+        fail(
+            f"En una actualización diste {steps} pasos del optimizador; es uno por "
+            "actualización, con la pérdida de los N episodios juntos."
+        )
+    mine, theirs = got.optimizer.gradients[0], want.optimizer.gradients[0]
+    if any(g is None for g in mine) or not np.any(_flat(mine)):
+        fail(
+            "Cuando llamaste a optimizer.step() los parámetros no tenían gradiente: "
+            "hace falta loss.backward() antes del paso."
+        )
+    got_flat, want_flat = _flat(mine), _flat(theirs)
+    if close(got_flat, want_flat, atol=1e-5, rtol=1e-4):
+        return
+    for variant, message in _gradient_variants(setup):
+        if close(got_flat, _flat(variant), atol=1e-5, rtol=1e-4):
+            fail(message)
+    ratio = got_flat @ want_flat / max(want_flat @ want_flat, 1e-12)
+    if close(got_flat, ratio * want_flat, atol=1e-5, rtol=1e-4):
+        if abs(ratio + 1) < 1e-3:
+            fail(
+                "Tu gradiente es el de referencia cambiado de signo: la pérdida ya "
+                "lleva su menos; el optimizador la minimiza."
+            )
+        fail(
+            f"Tu gradiente es el de referencia por {number(ratio, 3)}: la pérdida "
+            "se divide por N, el número de episodios de la actualización."
+        )
+    names = [name for name, _ in got.policy.named_parameters()]
+    compare_parameters(
+        dict(zip(names, mine, strict=True)),
+        dict(zip(names, theirs, strict=True)),
+        what="el gradiente del primer paso",
+    )
+
+
+@exercise(
+    MODULE,
+    "reinforce_updates",
+    "El bucle de REINFORCE · varias actualizaciones",
+    uses=_LOOP_USES,
+)
+def check_reinforce_updates_params(
+    reinforce_updates: Callable[..., Any], case: str = "cartpole"
+) -> None:
+    """Comprueba la etapa 4: tres actualizaciones dejan los parámetros de la
+    referencia (un paso por actualización, con el gradiente de esa y no de las
+    anteriores, y la política nueva en el rollout siguiente)."""
+    setup = LOOP_CASES[case]
+    n_updates = 3
+    got = _run_loop(reinforce_updates, setup, n_updates, lr=0.5)
+    want = _run_loop(reinforce.reinforce_updates, setup, n_updates, lr=0.5)
+    steps = len(got.optimizer.gradients)
+    if steps != n_updates:
+        fail(
+            f"En {n_updates} actualizaciones diste {steps} pasos del optimizador; es "
+            "uno por actualización."
+        )
+    if len(got.env.seeds) == len(want.env.seeds):
+        for k in range(1, n_updates):
+            mine, theirs = got.optimizer.gradients[k], want.optimizer.gradients[k]
+            previous = want.optimizer.gradients[k - 1]
+            if not close(_flat(mine), _flat(theirs), atol=1e-5, rtol=1e-4) and close(
+                _flat(mine), _flat(theirs) + _flat(previous), atol=1e-4, rtol=1e-3
+            ):
+                fail(
+                    f"En la actualización {k + 1} el gradiente arrastra el de la "
+                    "anterior: falta optimizer.zero_grad() en cada actualización "
+                    "(PyTorch suma los gradientes de cada backward)."
+                )
+    compare_parameters(
+        got.policy.state_dict(),
+        want.policy.state_dict(),
+        what=f"la red tras {n_updates} actualizaciones",
+    )

@@ -4,84 +4,130 @@ from tests.banks import Answer
 
 MODULE = "03_reinforce"
 
+# La primera respuesta errónea de cada ejercicio falla en todas sus celdas
+# (sin ``fails``): tests/test_roundtrip.py la usa para la entrega tramposa, que
+# debe sacar 0.
+
 WRONG: dict[str, list[Answer]] = {
     "sample_action": [
         Answer(
-            "argmax: no explora",
-            """
-def sample_action(logits):
-    actions = logits.argmax(dim=-1)
-    log_pi = torch.log_softmax(logits, dim=-1)
-    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
-""",
-            "Siempre eliges la acción más probable",
-        ),
-        Answer(
-            "devuelve la probabilidad, no su logaritmo",
-            """
-def sample_action(logits):
-    distribution = Categorical(logits=logits)
-    actions = distribution.sample()
-    return actions, distribution.probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
-""",
-            "Eso es π(a), la probabilidad",
-        ),
-        Answer(
             "softmax a mano: exp desborda",
             """
-def sample_action(logits):
+def sample_action(logits, u):
     probs = torch.exp(logits) / torch.exp(logits).sum(dim=-1, keepdim=True)
-    actions = Categorical(probs=probs).sample()
+    actions = (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
     return actions, torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1))
 """,
             "exp(1000) desborda",
         ),
         Answer(
-            "log-probabilidad sin gradiente",
+            "argmax: ignora u",
             """
-def sample_action(logits):
-    distribution = Categorical(logits=logits)
-    actions = distribution.sample()
-    return actions, distribution.log_prob(actions).detach()
+def sample_action(logits, u):
+    actions = logits.argmax(dim=-1)
+    log_pi = torch.log_softmax(logits, dim=-1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "no tiene gradiente",
+            "No usas u",
+            fails=("sample_action_test",),
         ),
         Answer(
-            "acciones uniformes",
+            "devuelve la probabilidad, no su logaritmo",
             """
-def sample_action(logits):
-    actions = torch.randint(logits.shape[-1], logits.shape[:-1])
-    return actions, Categorical(logits=logits).log_prob(actions)
+def sample_action(logits, u):
+    probs = torch.softmax(logits, dim=-1)
+    actions = (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    return actions, probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "misma frecuencia",
+            "Eso es π(a), la probabilidad",
+            fails=("sample_action_test_log_prob",),
+        ),
+        Answer(
+            "log-probabilidad sin gradiente",
+            """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1).detach()
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+            "no tiene gradiente",
+            fails=("sample_action_test_log_prob",),
+        ),
+        Answer(
+            "tramos iguales: acciones uniformes",
+            """
+def sample_action(logits, u):
+    n = logits.shape[-1]
+    actions = (u * n).long().clamp(max=n - 1)
+    log_pi = torch.log_softmax(logits, dim=-1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+            "misma probabilidad",
+            fails=("sample_action_test",),
         ),
         Answer(
             "logit sin normalizar",
             """
-def sample_action(logits):
-    actions = Categorical(logits=logits).sample()
+def sample_action(logits, u):
+    probs = torch.softmax(logits, dim=-1)
+    actions = (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
     return actions, logits.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
             "logit sin normalizar",
+            fails=("sample_action_test_log_prob",),
         ),
         Answer(
-            "softmax de −logits",
+            "acumula los logits",
             """
-def sample_action(logits):
-    distribution = Categorical(logits=-logits)
-    actions = distribution.sample()
-    return actions, distribution.log_prob(actions)
+def sample_action(logits, u):
+    actions = (logits.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    log_pi = torch.log_softmax(logits, dim=-1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "El signo",
+            "Acumulaste los logits",
+            fails=("sample_action_test",),
         ),
         Answer(
-            "log-probabilidad de la acción más probable",
+            "una acción antes",
             """
-def sample_action(logits):
-    distribution = Categorical(logits=logits)
-    return distribution.sample(), torch.log_softmax(logits, dim=-1).max(dim=-1).values
+def sample_action(logits, u):
+    cdf = torch.softmax(logits, dim=-1).cumsum(-1)
+    actions = ((cdf <= u.unsqueeze(-1)).sum(-1) - 1).clamp(min=0)
+    log_pi = torch.log_softmax(logits, dim=-1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "acción más probable: debe ser la de la acción que muestreaste",
+            "Te quedas una acción antes",
+            fails=("sample_action_test",),
+        ),
+        Answer(
+            "resta el máximo sobre los logits",
+            """
+def sample_action(logits, u):
+    logits -= logits.max(dim=-1, keepdim=True).values
+    log_pi = logits - logits.exp().sum(-1, keepdim=True).log()
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+            "modificó su argumento «logits»",
+        ),
+        Answer(
+            "log-probabilidad redondeada",
+            """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    chosen = log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+    return actions, torch.round(chosen, decimals=2)
+""",
+            "Está redondeado",
+            fails=("sample_action_test_log_prob",),
         ),
     ],
     "gaussian_log_prob": [
@@ -111,6 +157,7 @@ def gaussian_log_prob(actions, mean, log_std):
     return (-0.5 * z**2 - log_std).sum(-1)
 """,
             "Falta la constante",
+            fails=("gaussian_log_prob_test",),
         ),
         Answer(
             "divide por σ, no por σ²",
@@ -151,6 +198,7 @@ def gaussian_log_prob(actions, mean, log_std):
     return torch.log(density).sum(-1)
 """,
             "escala logarítmica",
+            fails=("gaussian_log_prob_test",),
         ),
         Answer(
             "sin sumar las dimensiones",
@@ -160,6 +208,7 @@ def gaussian_log_prob(actions, mean, log_std):
     return -0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)
 """,
             "suma sobre la última dimensión",
+            fails=("gaussian_log_prob_test",),
         ),
         Answer(
             "con NumPy: sin gradiente",
@@ -170,6 +219,7 @@ def gaussian_log_prob(actions, mean, log_std):
     return torch.as_tensor((-0.5 * z**2 - s - 0.5 * np.log(2 * np.pi)).sum(-1))
 """,
             "no tiene gradiente",
+            fails=("gaussian_log_prob_test_grad",),
         ),
     ],
     "discounted_returns": [
@@ -359,6 +409,7 @@ def reinforce_loss(log_probs, returns, n_episodes):
     return -(log_probs * returns).sum() / n_episodes
 """,
             "El retorno arrastra gradiente",
+            fails=("reinforce_loss_test_grad",),
         ),
         Answer(
             "devuelve un número de Python",
@@ -367,6 +418,7 @@ def reinforce_loss(log_probs, returns, n_episodes):
     return -(log_probs * returns.detach()).sum().item() / n_episodes
 """,
             "tensor de PyTorch conectado a log_probs",
+            fails=("reinforce_loss_test_grad",),
         ),
         Answer(
             "probabilidad en lugar de log-probabilidad",
@@ -390,33 +442,45 @@ def reinforce_loss(log_probs, returns, n_episodes):
 RIGHT: dict[str, list[Answer]] = {
     "sample_action": [
         Answer(
-            "multinomial y log_softmax",
+            "searchsorted y logsumexp",
             """
-def sample_action(logits):
-    log_pi = torch.log_softmax(logits, dim=-1)
-    flat = log_pi.reshape(-1, log_pi.shape[-1])
-    actions = torch.multinomial(flat.exp(), 1).squeeze(-1).reshape(log_pi.shape[:-1])
-    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
-""",
-        ),
-        Answer(
-            "truco de Gumbel-max y logsumexp",
-            """
-def sample_action(logits):
-    gumbel = -torch.log(-torch.log(torch.rand_like(logits)))
-    actions = (logits.detach() + gumbel).argmax(dim=-1)
+def sample_action(logits, u):
     log_pi = logits - torch.logsumexp(logits, dim=-1, keepdim=True)
+    cdf = torch.softmax(logits.detach(), dim=-1).cumsum(dim=-1)
+    index = torch.searchsorted(cdf, u.reshape(*u.shape, 1), right=True)
+    actions = index.squeeze(-1).clamp(max=logits.shape[-1] - 1)
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
         ),
         Answer(
-            "Categorical con probs estables",
+            "un bucle por estado",
             """
-def sample_action(logits):
-    distribution = Categorical(probs=torch.softmax(logits, dim=-1))
-    actions = distribution.sample()
-    log_pi = torch.log_softmax(logits, dim=-1)
-    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+def sample_action(logits, u):
+    rows = logits.reshape(-1, logits.shape[-1])
+    uniforms = u.reshape(-1)
+    actions, log_probs = [], []
+    for row, x in zip(rows, uniforms):
+        log_pi = torch.log_softmax(row, dim=0)
+        total, chosen = 0.0, len(row) - 1
+        for a in range(len(row)):
+            total += float(log_pi[a].exp())
+            if total > float(x):
+                chosen = a
+                break
+        actions.append(chosen)
+        log_probs.append(log_pi[chosen])
+    actions = torch.tensor(actions).reshape(logits.shape[:-1])
+    return actions, torch.stack(log_probs).reshape(logits.shape[:-1])
+""",
+        ),
+        Answer(
+            "Categorical para log_prob y cumsum a mano",
+            """
+def sample_action(logits, u):
+    distribution = Categorical(logits=logits)
+    below = distribution.probs.detach().cumsum(-1) <= u.unsqueeze(-1)
+    actions = below.sum(-1).clamp(max=logits.shape[-1] - 1)
+    return actions, distribution.log_prob(actions)
 """,
         ),
     ],
@@ -564,6 +628,7 @@ def gaussian_log_prob(actions, mean, log_std):
     return (-0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)).sum(dim=-1)
 """,
         "modificó su argumento «actions»",
+        fails=("gaussian_log_prob_test",),
     ),
 ]
 WRONG["discounted_returns"] += [
@@ -620,5 +685,225 @@ def score_function_gradient(theta, actions, returns):
     return gradient / len(actions)
 """,
         "modificó su argumento «theta»",
+    ),
+]
+
+# ---------------------------------------------------------------------------
+# Ejercicio 6 · el bucle de REINFORCE (tres celdas: rollout, gradiente y
+# parámetros; ``fails`` dice cuáles pierde cada error).
+# ---------------------------------------------------------------------------
+
+_LOOP = """
+def reinforce_updates(policy, optimizer, env, n_updates, n_episodes, gamma, seed,
+                      generator):
+    mean_returns, episode = [], 0
+    for _ in range(n_updates):
+        log_probs, returns, totals{batch_init} = [], [], []{batch_init_value}
+        for _ in range(n_episodes):
+            obs, _ = env.reset(seed={seed_expr})
+            episode += 1
+            rewards, done = [], False
+            while not done:
+                u = {draw}
+                logits = policy(torch.as_tensor(obs, dtype=torch.float32))
+                action, log_prob = sample_action(logits, u)
+                obs, reward, terminated, truncated, _ = env.step(int(action))
+                rewards.append(float(reward))
+                log_probs.append(log_prob)
+                done = {done}
+            {returns_line}
+            totals.append(sum(rewards)){per_episode_step}
+        {batch_returns}weights = {weights}
+        loss = reinforce_loss(torch.stack(log_probs), weights, n_episodes)
+        {zero_grad}loss.backward()
+        optimizer.step()
+        mean_returns.append({summary})
+    return mean_returns
+"""
+
+_DEFAULTS = dict(
+    batch_init="",
+    batch_init_value="",
+    seed_expr="seed + episode",
+    draw="torch.rand((), generator=generator)",
+    done="terminated or truncated",
+    returns_line=(
+        "returns.append(torch.as_tensor(discounted_returns(rewards, gamma), "
+        "dtype=torch.float32))"
+    ),
+    per_episode_step="",
+    batch_returns="",
+    weights="torch.cat(returns)",
+    zero_grad="optimizer.zero_grad()\n        ",
+    summary="sum(totals) / n_episodes",
+)
+
+
+def _loop(**changes: str) -> str:
+    return _LOOP.format(**{**_DEFAULTS, **changes})
+
+
+WRONG["reinforce_updates"] = [
+    Answer(
+        "la misma semilla en todos los episodios",
+        _loop(seed_expr="seed"),
+        "todos tus episodios empiezan igual",
+    ),
+    Answer(
+        "las semillas vuelven a empezar en cada actualización",
+        _loop(seed_expr="seed + len(totals)"),
+        "vuelven a empezar en cada actualización",
+        fails=("reinforce_updates_test", "reinforce_updates_test_params"),
+    ),
+    Answer(
+        "muestrea con el generador global",
+        _loop(draw="torch.rand(())"),
+        "No sacaste ningún número de generator",
+    ),
+    Answer(
+        "sigue jugando tras el truncado",
+        _loop(done="terminated"),
+        "Seguiste llamando a env.step",
+    ),
+    Answer(
+        "devuelve la suma, no la media",
+        _loop(summary="sum(totals)"),
+        "Sumaste los episodios",
+        fails=("reinforce_updates_test",),
+    ),
+    Answer(
+        "retornos sobre todo el lote seguido",
+        _loop(
+            batch_init=", all_rewards",
+            batch_init_value=", []",
+            returns_line="all_rewards += rewards",
+            batch_returns=(
+                "returns = [torch.as_tensor(discounted_returns(all_rewards, gamma),"
+                " dtype=torch.float32)]\n        "
+            ),
+        ),
+        "sobre todo el lote seguido",
+        fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
+    ),
+    Answer(
+        "retornos truncados a enteros",
+        _loop(
+            returns_line=(
+                "returns.append(torch.as_tensor(discounted_returns(rewards, gamma),"
+                " dtype=torch.float32).long())"
+            )
+        ),
+        "el gradiente del primer paso",
+        fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
+    ),
+    Answer(
+        "un paso del optimizador por episodio",
+        """
+def reinforce_updates(policy, optimizer, env, n_updates, n_episodes, gamma, seed,
+                      generator):
+    mean_returns, episode = [], 0
+    for _ in range(n_updates):
+        totals = []
+        for _ in range(n_episodes):
+            obs, _ = env.reset(seed=seed + episode)
+            episode += 1
+            rewards, log_probs, done = [], [], False
+            while not done:
+                u = torch.rand((), generator=generator)
+                logits = policy(torch.as_tensor(obs, dtype=torch.float32))
+                action, log_prob = sample_action(logits, u)
+                obs, reward, terminated, truncated, _ = env.step(int(action))
+                rewards.append(float(reward))
+                log_probs.append(log_prob)
+                done = terminated or truncated
+            g = torch.as_tensor(discounted_returns(rewards, gamma), dtype=torch.float32)
+            loss = reinforce_loss(torch.stack(log_probs), g, n_episodes)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            totals.append(sum(rewards))
+        mean_returns.append(sum(totals) / n_episodes)
+    return mean_returns
+""",
+        "pasos del optimizador",
+        fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
+    ),
+    Answer(
+        "sin zero_grad",
+        _loop(zero_grad=""),
+        "falta optimizer.zero_grad()",
+        fails=("reinforce_updates_test_params",),
+    ),
+]
+
+RIGHT["reinforce_updates"] = [
+    Answer(
+        "log-probabilidades recalculadas al final, en una pasada",
+        """
+def reinforce_updates(policy, optimizer, env, n_updates, n_episodes, gamma, seed,
+                      generator):
+    curve = []
+    for update in range(n_updates):
+        observations, actions, weights, totals = [], [], [], []
+        for k in range(n_episodes):
+            obs, _ = env.reset(seed=seed + update * n_episodes + k)
+            rewards = []
+            while True:
+                u = torch.rand((), generator=generator)
+                with torch.no_grad():
+                    logits = policy(torch.tensor(obs, dtype=torch.float32))
+                action, _ = sample_action(logits, u)
+                observations.append(torch.tensor(obs, dtype=torch.float32))
+                actions.append(int(action))
+                obs, reward, terminated, truncated, _ = env.step(int(action))
+                rewards.append(reward)
+                if terminated or truncated:
+                    break
+            weights.extend(discounted_returns(rewards, gamma).tolist())
+            totals.append(float(np.sum(rewards)))
+        log_pi = torch.log_softmax(policy(torch.stack(observations)), dim=-1)
+        chosen = log_pi[torch.arange(len(actions)), torch.tensor(actions)]
+        loss = reinforce_loss(chosen, torch.tensor(weights), n_episodes)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        curve.append(float(np.mean(totals)))
+    return curve
+""",
+    ),
+    Answer(
+        "un contador de episodios y retornos en float64",
+        """
+def reinforce_updates(policy, optimizer, env, n_updates, n_episodes, gamma, seed,
+                      generator):
+    import itertools
+
+    seeds = itertools.count(seed)
+    history = []
+    for _ in range(n_updates):
+        steps, episode_totals = [], []
+        for _ in range(n_episodes):
+            obs, _ = env.reset(seed=next(seeds))
+            episode = []
+            finished = False
+            while not finished:
+                logits = policy(torch.from_numpy(np.asarray(obs, dtype=np.float32)))
+                action, log_prob = sample_action(
+                    logits, torch.rand((), generator=generator)
+                )
+                obs, reward, terminated, truncated, _ = env.step(int(action))
+                episode.append((log_prob, reward))
+                finished = terminated or truncated
+            returns = discounted_returns([r for _, r in episode], gamma)
+            steps += [(lp, g) for (lp, _), g in zip(episode, returns)]
+            episode_totals.append(sum(r for _, r in episode))
+        log_probs = torch.stack([lp for lp, _ in steps])
+        weights = torch.tensor([g for _, g in steps], dtype=torch.float64)
+        optimizer.zero_grad()
+        reinforce_loss(log_probs, weights, n_episodes).backward()
+        optimizer.step()
+        history.append(np.mean(episode_totals))
+    return history
+""",
     ),
 ]
