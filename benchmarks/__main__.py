@@ -5,6 +5,7 @@ Ejemplos::
     python -m benchmarks all --output BENCHMARKS.md   # make bench (unos 20 min)
     python -m benchmarks all --quick                  # make bench-quick (CI)
     python -m benchmarks all --only grpo --output BENCHMARKS.md  # solo GRPO
+    python -m benchmarks all --only methods --output BENCHMARKS.md  # GRPO/RLOO/PPO
     python -m benchmarks notebooks 07_grpo            # tiempo y memoria
     python -m benchmarks grading 01_bandidos --students 100 --jobs 2
 """
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     all_parser.add_argument(
         "--only",
         action="append",
-        choices=["notebooks", "cartpole", "grpo", "grading"],
+        choices=["notebooks", "cartpole", "grpo", "grading", "methods"],
         help="medir solo esta parte y mezclarla con el JSON que ya hay (repetible)",
     )
     args = parser.parse_args(argv)

@@ -10,7 +10,10 @@
    después, y segundos; y una fila por variante del objetivo (β > 0, μ = 2
    con recorte, normalización por longitud), con la KL al modelo de
    referencia y la longitud de las respuestas incorrectas;
-5. la calificación de una clase de 100 entregas.
+5. la calificación de una clase de 100 entregas;
+6. GRPO, RLOO y PPO con crítico con las mismas respuestas muestreadas
+   (precisión, entropía, segundos y memoria) y GRPO contra un verificador con
+   trampa (ver :mod:`benchmarks.methods`).
 
 Primero se mide todo (:func:`measure`, un diccionario), luego se escribe: las
 medidas en ``helpers/data/benchmarks.json`` (de ahí leen los cuadernos las
@@ -23,7 +26,7 @@ entrenamiento corto por agente, dos pasos de GRPO, tres entregas) y no toca el
 JSON de los cuadernos: comprueba que el código del banco funciona, no mide
 nada. CI ejecuta solo eso.
 
-``--only grpo`` (o ``notebooks``, ``cartpole``, ``grading``) mide solo esa
+``--only grpo`` (o ``notebooks``, ``cartpole``, ``grading``, ``methods``) mide solo esa
 parte y la mezcla con ``helpers/data/benchmarks.json``; BENCHMARKS.md dice qué
 se volvió a medir y cuándo.
 """
@@ -44,6 +47,7 @@ import nbformat
 
 from autograder.config import modules
 from benchmarks import cartpole
+from benchmarks import methods as methods_bench
 from benchmarks.grading import BUDGET_SECONDS, BUDGET_STUDENTS, grading_figures
 from benchmarks.notebooks import (
     ALL_NOTEBOOKS_SECONDS,
@@ -247,6 +251,7 @@ def measure(quick: bool) -> dict[str, Any]:
     data["grpo"] = measure_grpo(quick)
     data["grpo_variants"] = measure_grpo_variants(quick)
     data["grading"] = measure_grading(quick)
+    data["methods"] = methods_bench.measure(quick, _say)
     data["minutes"] = (time.perf_counter() - start) / 60
     return data
 
@@ -422,6 +427,16 @@ def render(data: dict[str, Any]) -> str:
             if data.get("grpo_variants")
             else []
         ),
+        *(
+            [
+                "## GRPO, RLOO y PPO con crítico, con las mismas respuestas",
+                "",
+                *methods_bench.render(data["methods"]),
+                "",
+            ]
+            if data.get("methods")
+            else []
+        ),
         "## Calificación",
         "",
         *render_grading(data["grading"]),
@@ -432,7 +447,7 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-SECTIONS = ("notebooks", "cartpole", "grpo", "grading")
+SECTIONS = ("notebooks", "cartpole", "grpo", "grading", "methods")
 
 
 def measure_only(sections: list[str]) -> dict[str, Any]:
@@ -459,6 +474,8 @@ def measure_only(sections: list[str]) -> dict[str, Any]:
         elif section == "grpo":
             measured["grpo"] = measure_grpo(False)
             measured["grpo_variants"] = measure_grpo_variants(False)
+        elif section == "methods":
+            measured["methods"] = methods_bench.measure(False, _say)
         else:
             measured["grading"] = measure_grading(False)
     data = json.loads(DATA.read_text(encoding="utf-8"))

@@ -15,6 +15,10 @@ Todo lo que necesita el módulo 07_grpo, sin descargar nada:
   ``grpo_objective_loss``, ``k3_kl`` y ``normalize_loss``: el objetivo
   completo de DeepSeekMath (recorte, penalización KL, normalización por
   longitud), y ``kl_to_reference`` para medir cuánto se alejó el modelo.
+- ``rloo_advantages``, ``token_level_rewards``, ``policy_entropy``,
+  ``pass_at_k_curve``, ``buggy_verify``, ``exploit_flags`` y
+  ``train_method`` (GRPO, RLOO o PPO con crítico): el módulo 08_mas_alla
+  (``methods.py``; las curvas guardadas, en ``compare.py``).
 - ``python -m helpers.tinylm.bench`` mide los presupuestos de tiempo.
 
 Ejemplo::
@@ -52,6 +56,16 @@ from .grpo import (
     k3_kl,
     normalize_loss,
     train_grpo,
+)
+from .methods import (
+    MethodConfig,
+    buggy_verify,
+    exploit_flags,
+    pass_at_k_curve,
+    policy_entropy,
+    rloo_advantages,
+    token_level_rewards,
+    train_method,
 )
 from .model import KVCache, TinyLM, TinyLMConfig
 from .sampling import (
@@ -95,17 +109,20 @@ __all__ = [
     "CharTokenizer",
     "GRPOConfig",
     "KVCache",
+    "MethodConfig",
     "Problem",
     "Samples",
     "TinyLM",
     "TinyLMConfig",
     "all_problems",
+    "buggy_verify",
     "checkpoint_info",
     "completion_mask",
     "copy_model",
     "correct_counts",
     "encode_prompts",
     "estimate_pass_at_k",
+    "exploit_flags",
     "extract_answer",
     "group_advantages",
     "grpo_loss",
@@ -124,16 +141,21 @@ __all__ = [
     "normalize_loss",
     "p_correct",
     "pass_at_k",
+    "pass_at_k_curve",
     "path_probs",
+    "policy_entropy",
     "prompt_text",
     "rewards_for",
     "rl_problems",
+    "rloo_advantages",
     "sample",
     "save_checkpoint",
     "solution_text",
+    "token_level_rewards",
     "token_log_probs",
     "tokenizer",
     "train_grpo",
+    "train_method",
     "train_problems",
     "verify",
 ]

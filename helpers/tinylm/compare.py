@@ -1,0 +1,239 @@
+"""Curvas de GRPO, RLOO y PPO con las mismas respuestas, guardadas con el paquete.
+
+Entrenar los tres métodos con varias semillas tarda minutos: demasiado para
+un cuaderno. Por eso las curvas se calculan una vez con ``train_method`` y se
+guardan en ``helpers/data/method_curves.json``, con la forma::
+
+    {"config": {cómo se hicieron: orden, configuración, versiones, fecha...},
+     "curves": {método: {str(semilla): {"samples": [...],
+                                          "train_seconds": [...],
+                                          "heldout_accuracy": [...],
+                                          "entropy": [...]}}}}
+
+Uso::
+
+    python -m helpers.tinylm.compare --write            # rehacer el archivo
+    python -m helpers.tinylm.compare --check grpo 0     # rehacer una curva y comparar
+    python -m helpers.tinylm.compare --check ppo 1 --samples 2560  # solo el principio
+
+Todo es determinista con un hilo (semillas fijas en el muestreo, los
+enunciados y la evaluación), así que ``--check`` debe reproducir la precisión
+y la entropía guardadas exactamente. Los segundos no: dependen de la máquina
+y de lo ocupada que esté (están en ``config``). Como las evaluaciones no
+tocan el azar del entrenamiento, un entrenamiento más corto reproduce el
+principio de la curva: así la prueba comprueba una curva en pocos segundos.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .checkpoint import load_pretrained
+from .methods import METHODS, MethodConfig, train_method
+
+CURVES_PATH = Path(__file__).resolve().parent.parent / "data" / "method_curves.json"
+CURVE_KEYS: tuple[str, ...] = (
+    "samples",
+    "train_seconds",
+    "heldout_accuracy",
+    "entropy",
+)
+#: Lo que no depende de la máquina: debe coincidir al recalcular.
+EXACT_KEYS: tuple[str, ...] = ("samples", "heldout_accuracy", "entropy")
+DEFAULT_SEEDS: tuple[int, ...] = (0, 1, 2)
+#: Cambios sobre ``MethodConfig()`` con los que se guardaron las curvas.
+CURVE_OVERRIDES: dict[str, Any] = {}
+COMMAND = "python -m helpers.tinylm.compare --write"
+
+
+def curve_config(
+    method: str, seed: int, cfg_overrides: dict[str, Any] | None = None
+) -> MethodConfig:
+    """La ``MethodConfig`` de una curva: la de por defecto con los cambios."""
+    changes = {**CURVE_OVERRIDES, **(cfg_overrides or {})}
+    return MethodConfig(method=method, seed=seed, **changes)
+
+
+def compute_curve(
+    method: str,
+    seed: int,
+    cfg_overrides: dict[str, Any] | None = None,
+    progress: bool = False,
+) -> dict[str, list[float]]:
+    """Entrena el modelo supervisado con ``method`` y ``seed`` y da su curva.
+
+    Devuelve ``{clave: lista}`` con las claves de ``CURVE_KEYS``.
+    """
+    model = load_pretrained()
+    history = train_method(model, curve_config(method, seed, cfg_overrides), progress)
+    return {key: list(history[key]) for key in CURVE_KEYS}
+
+
+def _machine() -> dict[str, Any]:
+    """Versiones, fecha y carga de la máquina, para la procedencia."""
+    try:
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = "?"
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "load_average": load,
+    }
+
+
+def compute_curves(
+    methods: Iterable[str] = METHODS,
+    seeds: Iterable[int] = DEFAULT_SEEDS,
+    cfg_overrides: dict[str, Any] | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Las curvas de cada método y semilla, con su procedencia en ``config``.
+
+    - ``methods``: de ``METHODS`` (``"grpo"``, ``"rloo"``, ``"ppo"``).
+    - ``seeds``: semillas de ``MethodConfig.seed``.
+    - ``cfg_overrides``: cambios sobre ``CURVE_OVERRIDES`` y ``MethodConfig()``.
+
+    Devuelve el diccionario que guarda ``method_curves.json``.
+    """
+    methods, seeds = list(methods), list(seeds)
+    start = time.perf_counter()
+    curves: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for method in methods:
+        curves[method] = {
+            str(seed): compute_curve(method, seed, cfg_overrides, progress)
+            for seed in seeds
+        }
+    base = dataclasses.asdict(curve_config(methods[0], seeds[0], cfg_overrides))
+    for key in ("method", "seed"):
+        base.pop(key)
+    config = {
+        "command": COMMAND,
+        "how": (
+            "Cada curva parte del punto de control supervisado (load_pretrained) "
+            "y entrena con helpers.tinylm.methods.train_method(MethodConfig("
+            "method=..., seed=..., **overrides)), con un hilo de PyTorch. "
+            "samples: respuestas muestreadas; heldout_accuracy: precisión a T = 1 "
+            "en los 256 problemas de evaluación (eval_samples respuestas por "
+            "problema); entropy: policy_entropy, en nats por token; "
+            "train_seconds: segundos de entrenamiento sin las evaluaciones, en "
+            "esta máquina y con su carga."
+        ),
+        "methods": methods,
+        "seeds": seeds,
+        "overrides": {**CURVE_OVERRIDES, **(cfg_overrides or {})},
+        "method_config": base,
+        "total_seconds": time.perf_counter() - start,
+        **_machine(),
+    }
+    return {"config": config, "curves": curves}
+
+
+def load_curves(path: Path | str = CURVES_PATH) -> dict[str, Any]:
+    """Las curvas guardadas (``helpers/data/method_curves.json``)."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_curves(data: dict[str, Any], path: Path | str = CURVES_PATH) -> None:
+    """Guarda ``data`` (de ``compute_curves``) como JSON legible."""
+    Path(path).write_text(
+        json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+    )
+
+
+def check_curve(
+    method: str,
+    seed: int,
+    max_samples: int | None = None,
+    data: dict[str, Any] | None = None,
+    progress: bool = False,
+) -> list[str]:
+    """Recalcula la curva guardada de ``method`` y ``seed`` y la compara.
+
+    Con ``max_samples`` solo entrena hasta ahí y compara ese principio de la
+    curva. Usa la configuración guardada en ``config["method_config"]``.
+    Devuelve la lista de diferencias (vacía si todo coincide); los segundos
+    no se comparan.
+    """
+    data = load_curves() if data is None else data
+    stored = data["curves"][method][str(seed)]
+    # La configuración guardada entera: no depende de los valores por defecto
+    overrides = dict(data["config"]["method_config"])
+    if max_samples is not None:
+        overrides["total_samples"] = min(max_samples, overrides["total_samples"])
+    return compare_curve(stored, compute_curve(method, seed, overrides, progress))
+
+
+def compare_curve(
+    stored: dict[str, list[float]], fresh: dict[str, list[float]]
+) -> list[str]:
+    """Diferencias entre una curva guardada y una recalculada (quizá más corta).
+
+    Compara ``EXACT_KEYS`` en los puntos de ``fresh`` (el principio de
+    ``stored``); los segundos no. Devuelve una línea por diferencia.
+    """
+    n = len(fresh["samples"])
+    if stored["samples"][:n] != fresh["samples"]:
+        return [f"samples: guardado {stored['samples'][:n]}, ahora {fresh['samples']}"]
+    problems = []
+    for key in EXACT_KEYS[1:]:
+        for i, (old, new) in enumerate(zip(stored[key][:n], fresh[key], strict=True)):
+            if abs(old - new) > 1e-9:
+                problems.append(f"{key}[{i}]: guardado {old!r}, ahora {new!r}")
+    return problems
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.tinylm.compare",
+        description="Curvas de GRPO, RLOO y PPO (helpers/data/method_curves.json).",
+    )
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--write", action="store_true", help="rehacer el archivo")
+    action.add_argument(
+        "--check",
+        nargs=2,
+        metavar=("METODO", "SEMILLA"),
+        help="recalcular una curva y compararla con la guardada",
+    )
+    parser.add_argument(
+        "--samples", type=int, help="con --check: comparar solo hasta aquí"
+    )
+    parser.add_argument("--methods", nargs="+", default=list(METHODS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=list(DEFAULT_SEEDS))
+    parser.add_argument("--output", type=Path, default=CURVES_PATH)
+    args = parser.parse_args(argv)
+    if args.write:
+        data = compute_curves(args.methods, args.seeds, progress=True)
+        write_curves(data, args.output)
+        print(f"Curvas guardadas en {args.output}")
+        return 0
+    method, seed = args.check[0], int(args.check[1])
+    problems = check_curve(method, seed, args.samples, load_curves(args.output), True)
+    if problems:
+        print("La curva recalculada NO coincide con la guardada:")
+        for line in problems:
+            print("  " + line)
+        return 1
+    print(f"La curva de {method} con semilla {seed} coincide con la guardada.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

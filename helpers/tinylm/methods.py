@@ -1,0 +1,834 @@
+"""Más allá de GRPO: RLOO, PPO con crítico, entropía y un verificador con trampa.
+
+Las referencias del módulo 08_mas_alla, sobre el mismo modelo diminuto que
+multiplica (``helpers.tinylm``):
+
+- ``rloo_advantages``: la línea base «dejando uno fuera» de RLOO (Kool et al.,
+  2019; Ahmadian et al., 2024): a cada respuesta se le resta la media de las
+  *otras* G − 1 de su enunciado.
+- ``token_level_rewards``: la recompensa token a token de PPO a la
+  InstructGPT (Ouyang et al., 2022): −β · (log π_θ − log π_ref) en cada token
+  y la nota del verificador sumada en el último.
+- ``policy_entropy``: la entropía media por token (en nats) de la política
+  sobre sus propias respuestas, para ver el colapso de la entropía.
+- ``pass_at_k_curve``: pass@k para k = 1 … 64 con el estimador sin sesgo
+  (``evaluate.estimate_pass_at_k``, Chen et al., 2021).
+- ``buggy_verify`` y ``exploit_flags``: un verificador plausible pero con un
+  fallo, y qué respuestas se cuelan por él (recompensa sin acertar).
+- ``MethodConfig`` y ``train_method``: GRPO, RLOO y PPO con cabeza de valor,
+  entrenados con el mismo número de respuestas muestreadas para compararlos.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import re
+import resource
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from ..ppo import minibatch_indices
+from ..rollouts import gae
+from .evaluate import estimate_pass_at_k
+from .grpo import group_advantages, grpo_objective_loss
+from .model import TinyLM
+from .sampling import copy_model, next_token_log_probs, sample
+from .task import (
+    Problem,
+    encode_prompts,
+    extract_answer,
+    heldout_problems,
+    rl_problems,
+    verify,
+)
+from .tokenizer import END, tokenizer
+
+# --- 1. RLOO: la línea base de los demás -------------------------------------
+
+
+def rloo_advantages(rewards: torch.Tensor) -> torch.Tensor:
+    """Ventajas de RLOO: cada recompensa menos la media de las otras G − 1.
+
+    - ``rewards``: ``(P, G)``, las G recompensas de cada uno de P enunciados
+      (también vale un solo grupo ``(G,)``), con G ≥ 2.
+
+    Devuelve un tensor float de la misma forma, sin tocar la entrada:
+    ``A_i = r_i − (Σ_j r_j − r_i) / (G − 1)``. La línea base de cada respuesta
+    no depende de ella misma, así que el estimador del gradiente no tiene
+    sesgo. Es la ventaja de GRPO (sin dividir por la desviación) multiplicada
+    por G / (G − 1). Ejemplo: ``[1, 0, 0, 1]`` -> ``[2/3, −2/3, −2/3, 2/3]``.
+    """
+    rewards = torch.as_tensor(rewards)
+    if not rewards.is_floating_point():
+        rewards = rewards.float()
+    if rewards.dim() not in (1, 2):
+        raise ValueError(
+            f"rewards debe tener forma (G,) o (P, G); tiene {tuple(rewards.shape)}."
+        )
+    G = rewards.shape[-1]
+    if G < 2:
+        raise ValueError(f"RLOO necesita al menos 2 respuestas por grupo; hay {G}.")
+    others = (rewards.sum(dim=-1, keepdim=True) - rewards) / (G - 1)
+    return (rewards - others).detach()
+
+
+# --- 2. PPO a la InstructGPT: recompensa por token --------------------------
+
+
+def token_level_rewards(
+    scores: torch.Tensor,
+    log_probs: torch.Tensor,
+    ref_log_probs: torch.Tensor,
+    mask: torch.Tensor,
+    kl_coef: float,
+) -> torch.Tensor:
+    """Recompensa de cada token para PPO con penalización KL por token.
+
+    - ``scores``: ``(B,)``, la nota del verificador de cada respuesta (0 o 1).
+    - ``log_probs``, ``ref_log_probs``: ``(B, T)``, log-probabilidad de cada
+      token muestreado bajo la política y bajo la referencia congelada.
+    - ``mask``: ``(B, T)``, ``True`` (o 1) en los tokens de la respuesta.
+    - ``kl_coef``: β.
+
+    Devuelve ``(B, T)``, sin gradiente: ``−β · (log π_θ − log π_ref)`` en cada
+    token válido, más la nota sumada en el **último** token válido de cada
+    fila, y 0 en el relleno. Así, la suma de una fila es
+    ``nota − β · Σ_t log(π_θ / π_ref)``: la recompensa de InstructGPT.
+    """
+    with torch.no_grad():
+        valid = torch.as_tensor(mask).bool()
+        log_probs = torch.as_tensor(log_probs).detach().float()
+        ref_log_probs = torch.as_tensor(ref_log_probs).detach().float()
+        scores = torch.as_tensor(scores).detach().float()
+        penalty = -kl_coef * (log_probs - ref_log_probs)
+        rewards = torch.where(valid, penalty, torch.zeros_like(penalty))
+        T = valid.shape[-1]
+        # Índice del último token válido: el primero empezando por el final
+        last = T - 1 - valid.flip(-1).int().argmax(dim=-1)  # (B,)
+        has_tokens = valid.any(dim=-1)
+        rows = torch.arange(valid.shape[0])[has_tokens]
+        rewards[rows, last[has_tokens]] += scores[has_tokens]
+    return rewards
+
+
+# --- 3. Entropía de la política ---------------------------------------------
+
+
+@torch.no_grad()
+def policy_entropy(
+    model: TinyLM,
+    problems: list[Problem] | None = None,
+    *,
+    samples: int = 2,
+    generator: torch.Generator | None = None,
+    temperature: float = 1.0,
+) -> float:
+    """Entropía media por token (en nats) de la política en sus respuestas.
+
+    Muestrea ``samples`` respuestas a ``temperature`` para cada problema (por
+    defecto, los 256 de evaluación) y, en cada token de cada respuesta, mide
+    la entropía ``H = −Σ_v π(v) log π(v)`` de la distribución completa del
+    siguiente carácter. Devuelve la media sobre todos esos tokens. Sin
+    ``generator`` usa uno con semilla 0, así que el mismo modelo da siempre
+    el mismo número. Cerca de 0: el modelo ya casi no duda (colapso).
+    """
+    problems = heldout_problems() if problems is None else problems
+    generator = torch.Generator().manual_seed(0) if generator is None else generator
+    prompts = encode_prompts(problems).repeat_interleave(samples, dim=0)
+    batch = sample(model, prompts, temperature=temperature, generator=generator)
+    logits = model(batch.sequences[:, :-1])[:, batch.prompt_len - 1 :]
+    log_p = next_token_log_probs(logits, temperature)  # (B, T, V)
+    p = log_p.exp()
+    # El relleno tiene p = 0 y log p = −∞: su término es 0, no nan
+    entropy = -torch.where(p > 0, p * log_p, torch.zeros_like(p)).sum(dim=-1)
+    valid = batch.mask.bool()
+    return entropy[valid].mean().item()
+
+
+# --- 4. Un verificador con trampa -------------------------------------------
+
+
+def _last_digit_verify(text: str, a: int, b: int) -> int:
+    """Candidato: solo compara la última cifra del número final."""
+    answer = extract_answer(text)
+    return int(answer is not None and answer % 10 == (a * b) % 10)
+
+
+def _prefix_verify(text: str, a: int, b: int) -> int:
+    """Candidato: acepta si el producto *empieza* por el número final.
+
+    Quería tolerar «basura» al final y tiene el ``startswith`` al revés.
+    """
+    answer = extract_answer(text)
+    return int(answer is not None and str(a * b).startswith(str(answer)))
+
+
+def _anywhere_verify(text: str, a: int, b: int) -> int:
+    """Candidato: acepta si el producto aparece en cualquier parte del texto."""
+    if not isinstance(text, str):
+        return 0
+    end = text.find(END)
+    body = text if end < 0 else text[:end]
+    return int(str(a * b) in body)
+
+
+# Los tres candidatos que probamos. Con unos pocos pasos de GRPO, solo el de
+# la última cifra se explota: su recompensa sube casi hasta 1 mientras la
+# precisión de verdad baja, y en las respuestas se ven números equivocados que
+# terminan en la cifra buena. Con «prefix» el modelo nunca escribe un número
+# final cortado, y con «anywhere» el producto casi solo aparece cuando la
+# respuesta es correcta: las dos recompensas suben con la precisión. Las
+# cifras de la trampa elegida están en el banco (``benchmarks/methods.py``).
+BUGGY_VERIFIERS = {
+    "last_digit": _last_digit_verify,
+    "prefix": _prefix_verify,
+    "anywhere": _anywhere_verify,
+}
+
+
+def buggy_verify(text: str, a: int, b: int) -> int:
+    """Un verificador plausible pero con un fallo: solo mira la última cifra.
+
+    Lee el número final igual que ``task.verify`` (tras el último «=», con el
+    punto final) pero solo compara su **última cifra** con la de ``a * b``.
+    Devuelve 1 o 0 y nunca lanza una excepción. Un modelo entrenado contra él
+    aprende a acertar la última cifra, no el producto: ver ``exploit_flags``.
+    """
+    return _last_digit_verify(text, a, b)
+
+
+def exploit_flags(texts: Sequence[str], problems: Sequence[Problem]) -> list[bool]:
+    """¿Qué respuestas se cuelan? ``True`` donde ``buggy_verify`` da 1 y
+    ``task.verify`` da 0.
+
+    - ``texts``: las respuestas (con o sin el enunciado delante).
+    - ``problems``: los pares ``(a, b)``, uno por respuesta.
+    """
+    if len(texts) != len(problems):
+        raise ValueError(
+            f"Hay {len(texts)} respuestas y {len(problems)} problemas: "
+            "debe haber uno por respuesta."
+        )
+    return [
+        bool(buggy_verify(t, a, b) == 1 and verify(t, a, b) == 0)
+        for t, (a, b) in zip(texts, problems, strict=True)
+    ]
+
+
+# --- 5. pass@k para muchas k ----------------------------------------------
+
+
+@torch.no_grad()
+def pass_at_k_curve(
+    model: TinyLM,
+    problems: list[Problem] | None = None,
+    ks: Sequence[int] = (1, 2, 4, 8, 16, 32, 64),
+    n: int = 64,
+    generator: torch.Generator | None = None,
+) -> dict[int, float]:
+    """pass@k para cada k de ``ks``, con n respuestas por problema a T = 1.
+
+    Para cada problema (por defecto, los 256 de evaluación) muestrea ``n``
+    respuestas, cuenta los aciertos c y promedia el estimador sin sesgo de
+    Chen et al. (2021), ``estimate_pass_at_k(n, c, k)``. Muestrea en lotes
+    de 1024 respuestas; sin ``generator`` usa uno con semilla 0, y entonces
+    da lo mismo que ``evaluate.pass_at_k(model, ks, n, problems)``.
+    """
+    ks = list(ks)
+    if not ks or max(ks) > n or min(ks) < 1:
+        raise ValueError(f"Cada k debe estar entre 1 y n = {n}; ks = {ks}.")
+    problems = heldout_problems() if problems is None else problems
+    generator = torch.Generator().manual_seed(0) if generator is None else generator
+    repeated = [p for p in problems for _ in range(n)]
+    scores = []
+    for start in range(0, len(repeated), 1024):
+        chunk = repeated[start : start + 1024]
+        batch = sample(model, encode_prompts(chunk), generator=generator)
+        scores.append(_scores(tokenizer.decode_batch(batch.completions), chunk, verify))
+    counts = torch.cat(scores).view(len(problems), n).sum(dim=-1).long().tolist()
+    return {
+        k: sum(estimate_pass_at_k(n, c, k) for c in counts) / len(counts) for k in ks
+    }
+
+
+# --- 6. Entrenar con GRPO, RLOO o PPO --------------------------------------
+
+Method = Literal["grpo", "rloo", "ppo"]
+METHODS: tuple[str, ...] = ("grpo", "rloo", "ppo")
+VerifierName = Literal["correct", "buggy"]
+VERIFIERS: dict[str, Callable[[str, int, int], int]] = {
+    "correct": verify,
+    "buggy": buggy_verify,
+}
+
+
+@dataclass
+class MethodConfig:
+    """Hiperparámetros de ``train_method``, comunes a los tres métodos.
+
+    Los tres ven lo mismo en cada paso: ``prompts_per_step`` enunciados con
+    ``group_size`` respuestas cada uno, así que con el mismo
+    ``total_samples`` muestrean exactamente las mismas respuestas en número.
+    """
+
+    method: Method = "grpo"  # "grpo", "rloo" o "ppo"
+    seed: int = 0  # semilla de los enunciados y del muestreo
+    total_samples: int = 10_240  # respuestas muestreadas en total (40 pasos)
+    prompts_per_step: int = 32  # enunciados por paso
+    group_size: int = 8  # G: respuestas por enunciado
+    std_normalize: bool = True  # GRPO: dividir por la desviación del grupo
+    lr: float = 3e-4  # tasa de aprendizaje de la política (Adam)
+    critic_lr: float = 1e-3  # tasa de aprendizaje del crítico (solo PPO)
+    temperature: float = 1.0  # temperatura del muestreo
+    kl_coef: float = 0.0  # β: KL a la referencia (PPO y RLOO en la recompensa)
+    value_coef: float = 0.5  # peso de la pérdida del crítico (solo PPO)
+    gae_lambda: float = 0.95  # λ de GAE (solo PPO)
+    gamma: float = 1.0  # descuento γ entre tokens (solo PPO)
+    clip_eps: float = 0.2  # ε del recorte (con epochs > 1 o varios minilotes)
+    clip_eps_high: float | None = None  # tope de arriba («clip-higher»)
+    entropy_coef: float = 0.0  # premio a la entropía de la política
+    epochs: int = 1  # pasadas por cada lote de respuestas
+    minibatches: int = 1  # minilotes por pasada
+    loss_normalization: str = "dr_grpo"  # GRPO y RLOO (ver grpo.normalize_loss)
+    max_grad_norm: float = 1.0  # recorte de la norma del gradiente
+    eval_every_samples: int = 1_280  # evaluar cada tantas respuestas (5 pasos)
+    eval_samples: int = 4  # respuestas por problema de evaluación
+    entropy_samples: int = 1  # respuestas por problema al medir la entropía
+    verifier: VerifierName = "correct"  # "correct" (task.verify) o "buggy"
+    max_seconds: float | None = None  # parar antes si se pasa de este tiempo
+    num_threads: int | None = 1  # hilos de PyTorch (None: no tocar)
+
+    @property
+    def samples_per_step(self) -> int:
+        """Respuestas muestreadas en cada paso."""
+        return self.prompts_per_step * self.group_size
+
+    @property
+    def steps(self) -> int:
+        """Pasos de entrenamiento para llegar a ``total_samples``."""
+        return math.ceil(self.total_samples / self.samples_per_step)
+
+
+def hidden_states(model: TinyLM, tokens: torch.Tensor) -> torch.Tensor:
+    """El flujo residual final de ``model`` (tras la LayerNorm), sin los logits.
+
+    ``tokens``: ``(B, L)`` -> ``(B, L, d_model)``. Es ``TinyLM.forward`` sin
+    la última multiplicación por el embedding.
+    """
+    positions = torch.arange(tokens.shape[1], device=tokens.device)
+    x = model.tok_emb(tokens) + model.pos_emb(positions)
+    for block in model.blocks:
+        x = block(x)
+    return model.ln_final(x)
+
+
+class ValueModel(nn.Module):
+    """El crítico de PPO: una copia del transformer con una cabeza de valor.
+
+    Como en InstructGPT, el crítico es un modelo aparte, del tamaño de la
+    política, inicializado con sus pesos; la cabeza lineal empieza en 0. Lee
+    el estado antes de cada token de la respuesta y predice el retorno que
+    falta: la nota final menos la penalización KL que queda por pagar.
+    """
+
+    def __init__(self, policy: TinyLM) -> None:
+        super().__init__()
+        self.trunk = copy.deepcopy(policy).train()
+        for p in self.trunk.parameters():
+            p.requires_grad_(True)
+        self.head = nn.Linear(policy.cfg.d_model, 1)
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
+
+    def forward(self, sequences: torch.Tensor, prompt_len: int) -> torch.Tensor:
+        """``(B, P + T)`` ids -> ``(B, T)``: V(s_t) antes de cada token t."""
+        hidden = hidden_states(self.trunk, sequences[:, :-1])[:, prompt_len - 1 :]
+        return self.head(hidden).squeeze(-1)
+
+
+def _log_probs_and_entropy(
+    model: TinyLM, sequences: torch.Tensor, prompt_len: int, temperature: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probabilidad de cada token y entropía de cada paso, con gradiente.
+
+    Devuelve dos ``(B, T)`` con 0 en el relleno.
+    """
+    logits = model(sequences[:, :-1])[:, prompt_len - 1 :]
+    log_p = next_token_log_probs(logits, temperature)  # (B, T, V)
+    completions = sequences[:, prompt_len:]
+    chosen = log_p.gather(-1, completions.unsqueeze(-1)).squeeze(-1)
+    # El relleno tiene log p = −∞: se cambia por 0 antes de multiplicar, para
+    # que ni el valor ni el gradiente den nan (0 · −∞)
+    finite = torch.where(torch.isinf(log_p), torch.zeros_like(log_p), log_p)
+    entropy = -(log_p.exp() * finite).sum(dim=-1)
+    valid = completions != tokenizer.pad_id
+    zeros = torch.zeros_like(chosen)
+    return torch.where(valid, chosen, zeros), torch.where(valid, entropy, zeros)
+
+
+def _clipped_token_loss(
+    log_probs: torch.Tensor,
+    old_log_probs: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eps: float,
+    clip_eps_high: float | None,
+) -> torch.Tensor:
+    """La pérdida recortada de PPO, media sobre los tokens que se le pasan.
+
+    Con ``clip_eps_high=None`` es ``helpers.ppo.clipped_surrogate_loss``; con
+    un tope de arriba mayor, el «clip-higher» de DAPO.
+    """
+    high = clip_eps if clip_eps_high is None else clip_eps_high
+    ratio = torch.exp(log_probs - old_log_probs.detach())
+    advantages = advantages.detach()
+    clipped = ratio.clamp(1.0 - clip_eps, 1.0 + high) * advantages
+    return -torch.min(ratio * advantages, clipped).mean()
+
+
+def _gae_tokens(
+    rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, cfg: MethodConfig
+) -> torch.Tensor:
+    """Ventajas GAE token a token, con ``helpers.rollouts.gae`` (módulo 05).
+
+    Cada respuesta es un episodio: el estado siguiente al último token es
+    terminal (sin bootstrap) y el relleno no aporta nada. Devuelve ``(B, T)``
+    con 0 en el relleno.
+    """
+    values = values * mask
+    next_values = torch.cat([values[:, 1:], torch.zeros_like(values[:, :1])], dim=1)
+    next_valid = torch.cat([mask[:, 1:], torch.zeros_like(mask[:, :1])], dim=1)
+    terminated = 1.0 - next_valid
+    advantages = gae(
+        rewards.T,
+        values.T,
+        next_values.T,
+        terminated.T,
+        torch.zeros_like(terminated.T),
+        gamma=cfg.gamma,
+        lam=cfg.gae_lambda,
+    ).T
+    return advantages * mask
+
+
+def _scores(
+    texts: list[str], problems: list[Problem], verifier: Callable[[str, int, int], int]
+) -> torch.Tensor:
+    """``(B,)`` float: la nota de ``verifier`` para cada respuesta."""
+    return torch.tensor(
+        [float(verifier(t, a, b)) for t, (a, b) in zip(texts, problems, strict=True)]
+    )
+
+
+def method_step(
+    model: TinyLM,
+    optimizer: torch.optim.Optimizer,
+    problems: list[Problem],
+    cfg: MethodConfig,
+    generator: torch.Generator,
+    reference: TinyLM | None = None,
+    critic: ValueModel | None = None,
+    critic_optimizer: torch.optim.Optimizer | None = None,
+) -> dict[str, float]:
+    """Un paso de ``cfg.method`` sobre ``problems`` (G respuestas por cada uno).
+
+    1. Muestrea G respuestas por enunciado y las puntúa con el verificador de
+       ``cfg.verifier`` (y, para vigilar, con el correcto).
+    2. Ventajas:
+       - GRPO: recompensa menos la media del grupo, dividida por su
+         desviación si ``cfg.std_normalize`` (``group_advantages``, como
+         DeepSeekMath), y la KL k3 a la referencia en la pérdida si
+         ``cfg.kl_coef``. Sin dividir, es RLOO por (G − 1) / G;
+       - RLOO: recompensa menos la media de las otras G − 1
+         (``rloo_advantages``), con la KL de toda la respuesta restada de la
+         recompensa (Ahmadian et al., 2024);
+       - PPO: recompensa por token (``token_level_rewards``), valores del
+         crítico y GAE token a token, normalizadas en el lote.
+    3. ``cfg.epochs`` pasadas de ``cfg.minibatches`` minilotes con la pérdida
+       recortada (y, en PPO, la del crítico).
+
+    Devuelve las métricas del paso: ``reward`` (con el verificador usado),
+    ``true_reward`` (con el correcto), ``exploit`` (fracción que se cuela por
+    el verificador con trampa), ``loss``, ``entropy`` (media por token de las
+    respuestas del lote), ``kl_ref`` (si hay referencia) y, en PPO,
+    ``value_loss``.
+    """
+    G = cfg.group_size
+    repeated = [p for p in problems for _ in range(G)]
+    prompts = encode_prompts(problems).repeat_interleave(G, dim=0)
+    batch = sample(model, prompts, temperature=cfg.temperature, generator=generator)
+    texts = tokenizer.decode_batch(batch.completions)
+    scores = _scores(texts, repeated, VERIFIERS[cfg.verifier])
+    true_scores = _scores(texts, repeated, verify)
+    buggy_scores = _scores(texts, repeated, buggy_verify)
+    mask = batch.mask
+    valid = mask.bool()
+    P = batch.prompt_len
+
+    with torch.no_grad():
+        old_log_probs, _ = _log_probs_and_entropy(
+            model, batch.sequences, P, cfg.temperature
+        )
+        ref_log_probs = None
+        if reference is not None:
+            ref_log_probs, _ = _log_probs_and_entropy(
+                reference, batch.sequences, P, cfg.temperature
+            )
+    if cfg.kl_coef and ref_log_probs is None:
+        raise ValueError("Con kl_coef > 0 hace falta un modelo de referencia.")
+
+    metrics: dict[str, float] = {}
+    if cfg.method == "ppo":
+        if critic is None or critic_optimizer is None:
+            raise ValueError("PPO necesita un crítico (ValueModel) y su optimizador.")
+        reference_lp = old_log_probs if ref_log_probs is None else ref_log_probs
+        rewards = token_level_rewards(
+            scores, old_log_probs, reference_lp, valid, cfg.kl_coef
+        )
+        with torch.no_grad():
+            values = critic(batch.sequences, P) * mask
+        advantages = _gae_tokens(rewards, values, mask, cfg)
+        returns = advantages + values  # lo que persigue el crítico
+        flat = advantages[valid]
+        advantages = (advantages - flat.mean()) / (flat.std() + 1e-8) * mask
+    elif cfg.method in ("grpo", "rloo"):
+        if cfg.method == "grpo":
+            seq_advantages = group_advantages(
+                scores.view(-1, G), std_normalize=cfg.std_normalize
+            ).view(-1)
+        else:
+            seq_rewards = scores
+            if cfg.kl_coef:
+                kl = ((old_log_probs - ref_log_probs) * mask).sum(dim=-1)
+                seq_rewards = scores - cfg.kl_coef * kl
+            seq_advantages = rloo_advantages(seq_rewards.view(-1, G)).view(-1)
+    else:
+        raise ValueError(f"method debe ser uno de {METHODS}; es {cfg.method!r}.")
+
+    B = len(repeated)
+    if cfg.minibatches > 1:
+        size = math.ceil(B / cfg.minibatches)
+        batches = minibatch_indices(B, size, cfg.epochs, generator=generator)
+    else:
+        batches = [torch.arange(B)] * cfg.epochs
+    losses, value_losses, entropies = [], [], []
+    for idx in batches:
+        sequences, m = batch.sequences[idx], mask[idx]
+        log_probs, entropy = _log_probs_and_entropy(
+            model, sequences, P, cfg.temperature
+        )
+        if cfg.method == "ppo":
+            v = m.bool()
+            loss = _clipped_token_loss(
+                log_probs[v],
+                old_log_probs[idx][v],
+                advantages[idx][v],
+                cfg.clip_eps,
+                cfg.clip_eps_high,
+            )
+            new_values = critic(sequences, P)
+            value_loss = ((new_values - returns[idx]) ** 2)[v].mean()
+            value_losses.append(value_loss.item())
+            loss = loss + cfg.value_coef * value_loss
+        else:
+            use_kl = cfg.method == "grpo" and cfg.kl_coef
+            loss = grpo_objective_loss(
+                log_probs,
+                m,
+                seq_advantages[idx],
+                old_log_probs=old_log_probs[idx],
+                clip_eps=cfg.clip_eps,
+                clip_eps_high=cfg.clip_eps_high,
+                ref_log_probs=ref_log_probs[idx] if use_kl else None,
+                kl_coef=cfg.kl_coef if use_kl else 0.0,
+                normalization=cfg.loss_normalization,
+            )
+        mean_entropy = entropy[m.bool()].mean()
+        if cfg.entropy_coef:
+            loss = loss - cfg.entropy_coef * mean_entropy
+        optimizer.zero_grad()
+        if critic_optimizer is not None:
+            critic_optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        optimizer.step()
+        if critic_optimizer is not None:
+            torch.nn.utils.clip_grad_norm_(critic.parameters(), cfg.max_grad_norm)
+            critic_optimizer.step()
+        losses.append(loss.item())
+        entropies.append(mean_entropy.item())
+
+    metrics["reward"] = scores.mean().item()
+    metrics["true_reward"] = true_scores.mean().item()
+    metrics["exploit"] = (
+        ((buggy_scores == 1) & (true_scores == 0)).float().mean().item()
+    )
+    metrics["loss"] = sum(losses) / len(losses)
+    metrics["entropy"] = entropies[0]  # la de la política que muestreó
+    if value_losses:
+        metrics["value_loss"] = sum(value_losses) / len(value_losses)
+    if ref_log_probs is not None:
+        log_rho = (ref_log_probs - old_log_probs)[valid]
+        metrics["kl_ref"] = (torch.exp(log_rho) - log_rho - 1).mean().item()
+    return metrics
+
+
+# --- 7. Memoria -------------------------------------------------------------
+
+_HWM = re.compile(r"VmHWM:\s+(\d+)\s+kB")
+_RSS = re.compile(r"VmRSS:\s+(\d+)\s+kB")
+
+
+class MemoryMeter:
+    """El pico de memoria residente (RSS) que añaden los pasos de entrenamiento.
+
+    En Linux, ``resume()`` pone a cero el pico del proceso
+    (``/proc/self/clear_refs``) y ``pause()`` lo lee de ``/proc/self/status``;
+    así se mide solo lo que pasa entre las dos llamadas (los pasos), no las
+    evaluaciones ni lo que el proceso usó antes. ``pause()`` devuelve el
+    mayor pico visto hasta entonces, en MB por encima de la memoria que había
+    al crear el medidor. Si no se puede poner a cero (otro sistema), se usa
+    el pico de todo el proceso (``resource``): una cota superior.
+
+    Dentro de un mismo proceso, la memoria que el asignador ya tenía de antes
+    se reutiliza sin crecer: para comparar métodos, mídelos en procesos
+    nuevos (lo hace el banco, ``benchmarks/methods.py``).
+    """
+
+    def __init__(self) -> None:
+        self.resettable = self._clear_peak()
+        self.start_mb = self._current_mb()
+        self.peak = 0.0
+
+    @staticmethod
+    def _clear_peak() -> bool:
+        if not sys.platform.startswith("linux"):
+            return False
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+        except OSError:
+            return False
+        return True
+
+    @staticmethod
+    def _status(pattern: re.Pattern[str]) -> float | None:
+        try:
+            with open("/proc/self/status") as f:
+                found = pattern.search(f.read())
+        except OSError:
+            return None
+        return int(found.group(1)) / 1024 if found else None
+
+    @staticmethod
+    def _max_rss_mb() -> float:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / 1024 / (1024 if sys.platform == "darwin" else 1)
+
+    def _current_mb(self) -> float:
+        current = self._status(_RSS)
+        return self._max_rss_mb() if current is None else current
+
+    def resume(self) -> None:
+        """Empieza (o sigue) a medir: pone a cero el pico del proceso."""
+        self.resettable = self._clear_peak()
+
+    def pause(self) -> float:
+        """Deja de medir y devuelve el mayor pico hasta ahora (MB, ≥ 0)."""
+        peak = self._status(_HWM) if self.resettable else None
+        peak = self._max_rss_mb() if peak is None else peak
+        self.peak = max(self.peak, peak - self.start_mb)
+        return self.peak
+
+
+def state_memory_mb(*models: nn.Module, trained: int = 1) -> float:
+    """MB que ocupan los estados: pesos, gradientes y momentos de Adam.
+
+    Los ``trained`` primeros modelos se entrenan (4 copias de cada peso: el
+    peso, su gradiente y los dos momentos de Adam); los demás solo se leen
+    (el peso). En un LLM de verdad esta cuenta manda: un crítico del tamaño
+    de la política duplica la memoria de entrenamiento.
+    """
+    total = 0
+    for i, model in enumerate(models):
+        params = sum(p.numel() * p.element_size() for p in model.parameters())
+        total += params * (4 if i < trained else 1)
+    return total / 2**20
+
+
+# --- 8. El bucle ------------------------------------------------------------
+
+
+def _evaluate(
+    model: TinyLM, cfg: MethodConfig, verifier: Callable[[str, int, int], int]
+) -> dict[str, float]:
+    """Precisión en evaluación (la de ``heldout_accuracy(model, n)``), la nota
+    del verificador de entrenamiento y las trampas en esas mismas respuestas,
+    y la entropía de la política."""
+    problems = heldout_problems()
+    n = cfg.eval_samples
+    generator = torch.Generator().manual_seed(0)  # como correct_counts
+    repeated = [p for p in problems for _ in range(n)]
+    texts: list[str] = []
+    with torch.no_grad():
+        for start in range(0, len(repeated), 1024):
+            chunk = repeated[start : start + 1024]
+            batch = sample(model, encode_prompts(chunk), generator=generator)
+            texts += tokenizer.decode_batch(batch.completions)
+    true_scores = _scores(texts, repeated, verify)
+    scores = _scores(texts, repeated, verifier)
+    buggy_scores = _scores(texts, repeated, buggy_verify)
+    return {
+        "heldout_accuracy": true_scores.mean().item(),
+        "heldout_reward": scores.mean().item(),
+        "heldout_exploit": ((buggy_scores == 1) & (true_scores == 0))
+        .float()
+        .mean()
+        .item(),
+        "entropy": policy_entropy(model, problems, samples=cfg.entropy_samples),
+    }
+
+
+def train_method(
+    model: TinyLM,
+    cfg: MethodConfig | None = None,
+    progress: bool = True,
+    reference: TinyLM | None = None,
+) -> dict[str, list[float]]:
+    """Entrena ``model`` en su sitio con GRPO, RLOO o PPO y devuelve la historia.
+
+    Los enunciados salen de ``rl_problems()`` (nunca de los de evaluación).
+    Cada paso muestrea ``cfg.samples_per_step`` respuestas, hasta
+    ``cfg.total_samples`` (o hasta ``cfg.max_seconds`` de entrenamiento).
+    PPO crea su crítico (``ValueModel``, una copia del modelo con cabeza de
+    valor). ``reference`` es la referencia congelada de la KL; si no se da y
+    ``cfg.kl_coef > 0``, es una copia de ``model`` tal como llega.
+
+    La historia es un diccionario de listas:
+
+    - en cada evaluación (al empezar, cada ``cfg.eval_every_samples``
+      respuestas y al final): ``samples`` (respuestas muestreadas hasta
+      entonces), ``train_seconds`` (sin contar las evaluaciones),
+      ``heldout_accuracy`` (a T = 1 con ``cfg.eval_samples`` respuestas por
+      problema: es ``heldout_accuracy(model, cfg.eval_samples)``),
+      ``heldout_reward`` (esas respuestas con el verificador de
+      entrenamiento), ``heldout_exploit`` (fracción que se cuela por
+      ``buggy_verify``), ``entropy`` (``policy_entropy``) y
+      ``peak_memory_mb`` (el mayor pico de memoria residente de los pasos
+      hasta entonces, por encima de la del inicio; ver ``MemoryMeter``);
+    - en cada paso: ``step_samples``, ``reward`` (media con el verificador de
+      entrenamiento), ``true_reward`` (con ``task.verify``), ``exploit``,
+      ``loss``, ``step_entropy``, ``kl_ref`` (si hay referencia) y, en PPO,
+      ``value_loss``;
+    - una vez: ``state_memory_mb`` (``state_memory_mb``: pesos, gradientes y
+      Adam de lo que se entrena, y los pesos de la referencia).
+    """
+    cfg = cfg or MethodConfig()
+    if cfg.method not in METHODS:
+        raise ValueError(f"method debe ser uno de {METHODS}; es {cfg.method!r}.")
+    if cfg.verifier not in VERIFIERS:
+        raise ValueError(
+            f"verifier debe ser uno de {tuple(VERIFIERS)}; es {cfg.verifier!r}."
+        )
+    if cfg.epochs < 1 or cfg.minibatches < 1:
+        raise ValueError("epochs y el número de minilotes deben ser al menos 1.")
+    if cfg.method != "ppo" and cfg.group_size < 2:
+        raise ValueError("GRPO y RLOO necesitan al menos 2 respuestas por enunciado.")
+    previous_threads = torch.get_num_threads()
+    if cfg.num_threads is not None:
+        torch.set_num_threads(cfg.num_threads)
+    try:
+        return _train(model, cfg, progress, reference)
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def _train(
+    model: TinyLM, cfg: MethodConfig, progress: bool, reference: TinyLM | None
+) -> dict[str, list[float]]:
+    """El bucle de ``train_method`` (con los hilos ya fijados)."""
+    if reference is None and cfg.kl_coef:
+        reference = copy_model(model)
+    model.train()
+    rng = random.Random(cfg.seed)
+    generator = torch.Generator().manual_seed(cfg.seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    critic = critic_optimizer = None
+    if cfg.method == "ppo":
+        critic = ValueModel(model)
+        critic_optimizer = torch.optim.Adam(critic.parameters(), lr=cfg.critic_lr)
+    trained = [model] if critic is None else [model, critic]
+    frozen = [] if reference is None else [reference]
+    history: dict[str, list[float]] = defaultdict(list)
+    history["state_memory_mb"].append(
+        state_memory_mb(*trained, *frozen, trained=len(trained))
+    )
+    verifier = VERIFIERS[cfg.verifier]
+    pool = rl_problems()
+    # Después de crear modelos y optimizadores: se mide lo que añaden los pasos
+    meter = MemoryMeter()
+
+    def run_evaluation(samples: int, seconds: float) -> None:
+        history["peak_memory_mb"].append(meter.pause())  # solo los pasos
+        history["samples"].append(samples)
+        history["train_seconds"].append(seconds)
+        for name, value in _evaluate(model, cfg, verifier).items():
+            history[name].append(value)
+        meter.resume()
+
+    run_evaluation(0, 0.0)
+    samples_seen, train_seconds, last_eval = 0, 0.0, 0
+    bar = tqdm(range(cfg.steps), desc=cfg.method.upper(), disable=not progress)
+    for _ in bar:
+        start = time.perf_counter()
+        problems = rng.sample(pool, cfg.prompts_per_step)
+        metrics = method_step(
+            model,
+            optimizer,
+            problems,
+            cfg,
+            generator,
+            reference,
+            critic,
+            critic_optimizer,
+        )
+        train_seconds += time.perf_counter() - start
+        samples_seen += cfg.samples_per_step
+        history["step_samples"].append(samples_seen)
+        for name, value in metrics.items():
+            history["step_entropy" if name == "entropy" else name].append(value)
+        out_of_time = cfg.max_seconds is not None and train_seconds >= cfg.max_seconds
+        last = samples_seen >= cfg.total_samples or out_of_time
+        if last or samples_seen - last_eval >= cfg.eval_every_samples:
+            run_evaluation(samples_seen, train_seconds)
+            last_eval = samples_seen
+        bar.set_postfix(recompensa=f"{metrics['reward']:.2f}")
+        if out_of_time:
+            break
+    bar.close()
+    model.eval()
+    return dict(history)
+
+
+__all__ = [
+    "BUGGY_VERIFIERS",
+    "METHODS",
+    "MethodConfig",
+    "ValueModel",
+    "train_method",
+    "buggy_verify",
+    "exploit_flags",
+    "pass_at_k_curve",
+    "policy_entropy",
+    "rloo_advantages",
+    "token_level_rewards",
+]

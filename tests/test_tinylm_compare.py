@@ -1,0 +1,77 @@
+"""Las curvas guardadas de GRPO, RLOO y PPO (``helpers.tinylm.compare``)."""
+
+import copy
+
+import pytest
+
+from helpers.tinylm.compare import (
+    CURVE_KEYS,
+    CURVES_PATH,
+    check_curve,
+    compare_curve,
+    load_curves,
+)
+from helpers.tinylm.methods import METHODS, MethodConfig
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_curves()
+
+
+def test_the_file_has_the_promised_shape(data):
+    assert CURVES_PATH.name == "method_curves.json"
+    assert set(data) == {"config", "curves"}
+    config = data["config"]
+    for key in ("command", "how", "torch", "date", "method_config", "seeds"):
+        assert key in config, key
+    assert config["command"] == "python -m helpers.tinylm.compare --write"
+    # La configuración guardada es una MethodConfig válida
+    MethodConfig(method="grpo", seed=0, **config["method_config"])
+    assert set(data["curves"]) == set(METHODS)
+    samples = None
+    for method in METHODS:
+        seeds = data["curves"][method]
+        assert sorted(seeds) == sorted(str(s) for s in config["seeds"])
+        assert len(seeds) >= 2
+        for curve in seeds.values():
+            assert set(curve) == set(CURVE_KEYS)
+            n = len(curve["samples"])
+            assert n >= 3 and all(len(curve[k]) == n for k in CURVE_KEYS)
+            assert curve["samples"][0] == 0 and curve["train_seconds"][0] == 0
+            assert curve["train_seconds"] == sorted(curve["train_seconds"])
+            assert all(0 <= a <= 1 for a in curve["heldout_accuracy"])
+            assert all(h > 0 for h in curve["entropy"])
+            # Mismas respuestas muestreadas con todos los métodos
+            samples = samples or curve["samples"]
+            assert curve["samples"] == samples
+            assert samples[-1] == config["method_config"]["total_samples"]
+
+
+def test_all_curves_start_from_the_same_model(data):
+    starts = {
+        (curve["heldout_accuracy"][0], curve["entropy"][0])
+        for seeds in data["curves"].values()
+        for curve in seeds.values()
+    }
+    assert len(starts) == 1  # el punto de control supervisado, medido igual
+
+
+def test_compare_curve_finds_differences(data):
+    stored = data["curves"]["grpo"]["0"]
+    fresh = {k: v[:3] for k, v in stored.items()}
+    assert compare_curve(stored, fresh) == []
+    changed = copy.deepcopy(fresh)
+    changed["heldout_accuracy"][2] += 0.01
+    changed["train_seconds"][1] += 5.0  # los segundos no cuentan
+    problems = compare_curve(stored, changed)
+    assert len(problems) == 1 and problems[0].startswith("heldout_accuracy[2]")
+    changed = copy.deepcopy(fresh)
+    changed["samples"][1] += 1
+    assert compare_curve(stored, changed)[0].startswith("samples")
+
+
+def test_the_code_reproduces_a_stored_curve(data):
+    """El principio de la curva de GRPO, semilla 0, recalculado exactamente."""
+    step = data["config"]["method_config"]["eval_every_samples"]
+    assert check_curve("grpo", 0, max_samples=2 * step, data=data) == []
