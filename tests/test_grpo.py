@@ -9,18 +9,26 @@ import numpy as np
 import pytest
 import torch
 
+import helpers.tinylm
 from helpers.tinylm.checkpoint import load_pretrained
 from helpers.tinylm.grpo import (
     GRPOConfig,
     group_advantages,
     grpo_loss,
+    grpo_step,
     k3_kl,
     normalize_loss,
     train_grpo,
 )
 from helpers.tinylm.model import TinyLM, TinyLMConfig
 from helpers.tinylm.offpolicy import token_log_ratio, truncated_importance_weights
-from helpers.tinylm.reference import log10_num_responses, logit_push, path_probability
+from helpers.tinylm.reference import (
+    grpo_update,
+    log10_num_responses,
+    logit_push,
+    path_log_probability,
+    path_probability,
+)
 from helpers.tinylm.sampling import copy_model, sample
 from helpers.tinylm.task import TARGET, encode_prompts, verify
 from tests.notebooks import exercises, read, solution_path, student_version
@@ -31,6 +39,16 @@ from tests.notebooks import exercises, read, solution_path, student_version
 def test_seed_path_probability():
     assert path_probability([0.6, 0.9, 0.7]) == pytest.approx(0.378, abs=1e-12)
     assert path_probability(torch.tensor([0.82])) == pytest.approx(0.82, abs=1e-7)
+
+
+def test_path_log_probability_survives_where_the_product_underflows():
+    assert path_log_probability([0.6, 0.9, 0.7]) == pytest.approx(math.log(0.378))
+    long_path = [0.5] * 2000
+    assert math.prod(long_path) == 0.0
+    assert path_log_probability(long_path) == pytest.approx(2000 * math.log(0.5))
+    # Un tensor en float32 da lo mismo, con la tolerancia del float32
+    steps = torch.full((26,), 0.93)
+    assert path_log_probability(steps) == pytest.approx(26 * math.log(0.93), rel=1e-6)
 
 
 def test_more_than_ten_to_the_500_responses():
@@ -64,6 +82,40 @@ def test_logit_push_matches_autograd(token, advantage):
     p = torch.softmax(logits, -1)[token]
     assert push[token].item() == pytest.approx(advantage * (1 - p.item()))
     assert push.sum().item() == pytest.approx(0.0, abs=1e-12)
+
+
+# --- un paso de GRPO -----------------------------------------------------------
+
+
+def _parameters(model) -> torch.Tensor:
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def test_grpo_update_is_grpo_step_without_clipping():
+    problems = [TARGET, (12, 11), (47, 38)]
+    cfg = GRPOConfig(group_size=4, max_grad_norm=float("inf"))
+    results = []
+    for step in (grpo_update, grpo_step):
+        model = load_pretrained()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+        generator = torch.Generator().manual_seed(0)
+        for _ in range(2):
+            if step is grpo_update:
+                reward = step(model, optimizer, problems, 4, generator)
+            else:
+                reward = step(model, optimizer, problems, cfg, generator)["reward"]
+            assert 0 <= reward <= 1
+        results.append(_parameters(model))
+    assert torch.allclose(results[0], results[1], atol=1e-7)
+    assert not torch.equal(results[0], _parameters(load_pretrained()))
+
+
+def test_grpo_update_reaches_every_parameter():
+    # La pérdida sale de token_log_probs con gradiente: llega a todos los pesos
+    model = load_pretrained()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    grpo_update(model, optimizer, [TARGET, (12, 11)], 4, torch.Generator())
+    assert all(p.grad is not None for p in model.parameters())
 
 
 # --- muestreo por importancia truncado ----------------------------------------
@@ -129,7 +181,13 @@ def test_advantages_never_carry_gradient_in_the_reference_loss():
 
 def _notebook_functions() -> dict:
     nb = read(solution_path("07_grpo"))
-    namespace: dict = {"__name__": "__main__", "math": math, "np": np, "torch": torch}
+    namespace: dict = {
+        "__name__": "__main__",
+        "math": math,
+        "np": np,
+        "torch": torch,
+        "tl": helpers.tinylm,
+    }
     for exercise in exercises(nb):
         exec(
             compile(student_version(exercise.solution), exercise.grade_id, "exec"),
@@ -159,7 +217,10 @@ def test_notebook_solutions_agree_with_the_references():
         fns["truncated_importance_weights"](log_probs, sampler, mask, 2.0),
         truncated_importance_weights(log_probs, sampler, mask, 2.0),
     )
-    assert fns["path_probability"]([0.6, 0.9, 0.7]) == path_probability([0.6, 0.9, 0.7])
+    for steps in ([0.6, 0.9, 0.7], [0.5] * 2000, torch.full((26,), 0.93)):
+        assert fns["path_log_probability"](steps) == pytest.approx(
+            path_log_probability(steps)
+        )
     assert fns["log10_num_responses"](150_000, 100) == pytest.approx(
         log10_num_responses(150_000, 100)
     )
@@ -174,6 +235,15 @@ def test_notebook_solutions_agree_with_the_references():
         fns["kl_penalty"](log_probs, ref_log_probs, mask),
         k3_kl(log_probs, ref_log_probs, mask),
     )
+    states = []
+    for update in (fns["grpo_update"], grpo_update):
+        model = load_pretrained()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+        update(
+            model, optimizer, [TARGET, (12, 11)], 4, torch.Generator().manual_seed(1)
+        )
+        states.append(_parameters(model))
+    assert torch.allclose(states[0], states[1], atol=1e-7)
     per_token = torch.randn(5, 6, generator=generator)
     mask[:, 0] = 1.0  # ninguna respuesta vacía
     for normalization in ("grpo", "dr_grpo", "token"):

@@ -10,12 +10,23 @@ from typing import Any
 import numpy as np
 import torch
 
-from helpers.checks import as_array, check_cases, close, exercise, fail
+from helpers.checks import (
+    as_array,
+    check_cases,
+    close,
+    compare_parameters,
+    describe_difference,
+    exercise,
+    fail,
+)
 from helpers.tinylm.grpo import group_advantages as ref_group_advantages
 from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
 from helpers.tinylm.grpo import k3_kl as ref_k3_kl
 from helpers.tinylm.grpo import normalize_loss as ref_normalize_loss
 from helpers.tinylm.offpolicy import truncated_importance_weights as ref_tis
+from helpers.tinylm.reference import (
+    grpo_update as ref_grpo_update,
+)
 from helpers.tinylm.reference import (
     log10_num_responses as ref_log10,
 )
@@ -23,7 +34,7 @@ from helpers.tinylm.reference import (
     logit_push as ref_logit_push,
 )
 from helpers.tinylm.reference import (
-    path_probability as ref_path_probability,
+    path_log_probability as ref_path_log_probability,
 )
 from helpers.tinylm.task import verify as ref_verify
 
@@ -59,49 +70,141 @@ def matches_everywhere(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 1 · la probabilidad de un camino
+# Ejercicio 1 · el camino en escala logarítmica y cuántas respuestas hay
 # ---------------------------------------------------------------------------
+
+#: El título del ejercicio 1, para sus dos celdas calificadas.
+PATH_TITLE = "Un camino en escala logarítmica, y cuántos caminos hay"
+
+
+def _log_of_product_math(p):
+    return math.log(math.prod(float(x) for x in p))
+
+
+def _log_of_product_numpy(p):
+    return float(np.log(np.prod(np.asarray(p, dtype=float))))
+
+
+def _in_half_precision(dtype):
+    def wrapped(p):
+        return float(
+            torch.as_tensor(np.asarray(p, dtype=float), dtype=dtype).log().sum()
+        )
+
+    return wrapped
+
+
+_HALF_MESSAGE = (
+    "Calculaste en media precisión (float16 o bfloat16): con 8 bits de mantisa "
+    "el logaritmo de cada paso ya sale con un error de milésimas, y en un camino "
+    "largo se acumula. Usa float32 o float64."
+)
 
 _PATH_MISTAKES = [
     (
-        lambda p: float(np.sum(np.asarray(p, dtype=float))),
-        "Sumaste las probabilidades de los pasos: la de un camino es su "
-        "**producto** (paso 1 y paso 2 y paso 3...). Una suma puede pasar de 1.",
+        _log_of_product_math,
+        "Multiplicaste y después tomaste el logaritmo: donde el producto se queda "
+        "en 0 (un camino largo), log(0) no existe. Toma el logaritmo de cada paso "
+        "y súmalos: así nunca se calcula el número diminuto.",
     ),
     (
-        lambda p: float(np.sum(np.log(np.asarray(p, dtype=float)))),
-        "Eso es la log-probabilidad del camino (la suma de los logaritmos): te "
-        "falta deshacer el logaritmo con exp.",
+        _log_of_product_numpy,
+        "Multiplicaste y después tomaste el logaritmo: donde el producto se queda "
+        "en 0 (un camino largo), log(0) = −∞. Toma el logaritmo de cada paso y "
+        "súmalos: así nunca se calcula el número diminuto.",
     ),
     (
-        lambda p: float(np.mean(np.asarray(p, dtype=float))),
-        "Promediaste los pasos: la probabilidad de un camino es su producto.",
+        lambda p: float(np.prod(np.asarray(p, dtype=float))),
+        "Devolviste la probabilidad (el producto): el ejercicio pide su "
+        "logaritmo, la log-probabilidad del camino.",
     ),
     (
-        lambda p: float(np.min(np.asarray(p, dtype=float))),
-        "Devolviste el paso menos probable: hay que multiplicarlos todos.",
+        lambda p: float(np.sum(np.log10(np.asarray(p, dtype=float)))),
+        "Usaste log10: la log-probabilidad de los modelos (y la de la pérdida) "
+        "usa el logaritmo natural.",
+    ),
+    (
+        lambda p: float(np.mean(np.log(np.asarray(p, dtype=float)))),
+        "Promediaste los logaritmos: el de un producto es la **suma** de los "
+        "logaritmos de sus factores.",
+    ),
+    (_in_half_precision(torch.float16), _HALF_MESSAGE),
+    (_in_half_precision(torch.bfloat16), _HALF_MESSAGE),
+]
+
+#: Casos visibles: un camino corto, uno de 26 pasos en float32 (como los del
+#: modelo) y uno tan largo que su producto se queda en 0.
+PATH_CASES = [
+    ([0.6, 0.9, 0.7],),
+    (np.array([0.95, 0.9, 0.5, 0.99]),),
+    (torch.full((26,), 0.93),),
+    ([0.5] * 2000,),
+]
+
+
+@exercise(MODULE, "path_log_probability", PATH_TITLE)
+def check_path_log_probability(
+    path_log_probability: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``path_log_probability(step_probs)`` (Σ log p, sin salir del log).
+
+    La tolerancia es la del float32 (relativa, 10⁻⁵): el enunciado permite
+    calcular en float32 o en float64; la media precisión no pasa.
+    """
+    check_cases(
+        path_log_probability,
+        "path_log_probability",
+        cases or PATH_CASES,
+        ref_path_log_probability,
+        _PATH_MISTAKES,
+        atol=1e-6,
+    )
+
+
+_LOG10_MISTAKES = [
+    (
+        lambda v, n: n * math.log(v),
+        "Usaste el logaritmo natural (math.log): el exponente de 10 pide el "
+        "logaritmo en base 10.",
+    ),
+    (
+        lambda v, n: v * math.log10(n),
+        "Lo calculaste al revés: hay vocab_size opciones en cada una de las "
+        "length posiciones, vocab_size ** length, no length ** vocab_size.",
+    ),
+    (
+        lambda v, n: math.log10(v * n),
+        "Multiplicaste vocab_size × length: las opciones de cada posición se "
+        "multiplican entre sí (una potencia), no por la longitud.",
+    ),
+    (
+        lambda v, n: math.log10(float(v) ** n),
+        "float(vocab_size) ** length desborda (OverflowError): el número tiene "
+        "cientos de cifras. El logaritmo de una potencia se puede calcular sin "
+        "calcular la potencia.",
+    ),
+    (
+        lambda v, n: len(str(v**n)) - 1,
+        "Contaste las cifras de la potencia: eso es el exponente redondeado hacia "
+        "abajo (solo coincide cuando vocab_size es 10, 100...). El ejercicio pide "
+        "el exponente real, con sus decimales.",
     ),
 ]
 
 
-@exercise(MODULE, "path_probability", "La probabilidad de un camino del árbol")
-def check_path_probability(
-    path_probability: Callable[..., Any], cases: list | None = None
+@exercise(MODULE, "path_log_probability", PATH_TITLE)
+def check_log10_num_responses(
+    log10_num_responses: Callable[..., Any], cases: list | None = None
 ) -> None:
-    """Comprueba ``path_probability(step_probs)`` (producto de los pasos)."""
-    cases = cases or [
-        ([0.6, 0.9, 0.7],),
-        ([0.82],),
-        (np.array([0.95, 0.9, 0.5, 0.99]),),
-        ([0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3],),
-    ]
+    """Comprueba ``log10_num_responses(vocab_size, length)``."""
+    cases = cases or [(150_000, 100), (10, 3), (15, 26), (50_257, 20)]
     check_cases(
-        path_probability,
-        "path_probability",
+        log10_num_responses,
+        "log10_num_responses",
         cases,
-        ref_path_probability,
-        _PATH_MISTAKES,
-        atol=1e-9,
+        ref_log10,
+        _LOG10_MISTAKES,
+        atol=1e-6,
     )
 
 
@@ -131,7 +234,17 @@ def _first_equals_verify(text: str, a: int, b: int) -> int:
     return int(first.isdigit() and int(first) == a * b)
 
 
+def _keeps_dot_verify(text: str, a: int, b: int) -> int:
+    final = text.rsplit("=", 1)[-1]
+    return int(final.isdigit() and int(final) == a * b)
+
+
 _VERIFY_MISTAKES = [
+    (
+        _keeps_dot_verify,
+        "Te quedaste con el punto final pegado al número («408.»), y eso ya no es "
+        "un número: la respuesta final va entre el último «=» y el punto.",
+    ),
     (
         _substring_verify,
         "Buscas el producto en cualquier parte del texto: una respuesta que "
@@ -155,71 +268,50 @@ _VERIFY_MISTAKES = [
     ),
 ]
 
-_VERIFY_CASES = [
+#: Respuestas bien formadas (con «=» y punto final): ¿acierta el número final?
+VERIFY_CASES = [
     ("17×24=17×20+17×4=340+68=408.", 17, 24),
     ("17×24=17×20+17×4=340+58=398.", 17, 24),
     ("17×20+17×4=340+68=408.", 17, 24),
-    ("17×20+17×4=340+68=408", 17, 24),
     ("17×20+17×4=408+0=398.", 17, 24),
     ("17×24=408.", 17, 24),
+    ("12×11=12×10+12×1=120+12=132.", 12, 11),
+]
+
+#: Respuestas mal formadas: cortadas, sin «=», sin número al final, vacías.
+VERIFY_MALFORMED_CASES = [
+    ("17×20+17×4=340+68=408", 17, 24),
     ("408.", 17, 24),
     ("17×20+17×4=340+68=.", 17, 24),
-    ("12×11=12×10+12×1=120+12=132.", 12, 11),
+    ("17×20+17×4=340+68=4", 17, 24),
     ("", 17, 24),
 ]
 
+VERIFY_TITLE = "El verificador: 408 → 1, 398 → 0"
 
-@exercise(MODULE, "verify", "El verificador: 408 → 1, 398 → 0")
+
+@exercise(MODULE, "verify", VERIFY_TITLE)
 def check_verify(verify: Callable[..., Any], cases: list | None = None) -> None:
-    """Comprueba ``verify(text, a, b)``: 1 solo si el número final es a·b."""
-    check_cases(verify, "verify", cases or _VERIFY_CASES, ref_verify, _VERIFY_MISTAKES)
+    """Comprueba ``verify(text, a, b)`` en respuestas bien formadas."""
+    check_cases(verify, "verify", cases or VERIFY_CASES, ref_verify, _VERIFY_MISTAKES)
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 3 · cuántas respuestas hay
-# ---------------------------------------------------------------------------
-
-_LOG10_MISTAKES = [
-    (
-        lambda v, n: n * math.log(v),
-        "Usaste el logaritmo natural (math.log): el exponente de 10 pide math.log10.",
-    ),
-    (
-        lambda v, n: v * math.log10(n),
-        "Lo calculaste al revés: hay vocab_size opciones en cada una de las "
-        "length posiciones, vocab_size ** length, no length ** vocab_size.",
-    ),
-    (
-        lambda v, n: math.log10(v * n),
-        "Multiplicaste vocab_size × length: las opciones de cada posición se "
-        "multiplican entre sí (una potencia), no por la longitud.",
-    ),
-    (
-        lambda v, n: math.log10(float(v) ** n),
-        "float(vocab_size) ** length desborda (OverflowError): el número tiene "
-        "cientos de cifras. Usa length · log10(vocab_size).",
-    ),
-]
-
-
-@exercise(MODULE, "log10_num_responses", "Cuántas respuestas posibles hay")
-def check_log10_num_responses(
-    log10_num_responses: Callable[..., Any], cases: list | None = None
+@exercise(MODULE, "verify", VERIFY_TITLE)
+def check_verify_malformed(
+    verify: Callable[..., Any], cases: list | None = None
 ) -> None:
-    """Comprueba ``log10_num_responses(vocab_size, length)``."""
-    cases = cases or [(150_000, 100), (10, 3), (15, 26), (50_257, 20)]
+    """Comprueba que ``verify`` da 0, sin lanzar, a las respuestas mal formadas."""
     check_cases(
-        log10_num_responses,
-        "log10_num_responses",
-        cases,
-        ref_log10,
-        _LOG10_MISTAKES,
-        atol=1e-6,
+        verify,
+        "verify",
+        cases or VERIFY_MALFORMED_CASES,
+        ref_verify,
+        _VERIFY_MISTAKES,
     )
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 4 · el empujón 1 − p sobre el logit propio
+# Ejercicio 3 · el empujón 1 − p sobre el logit propio
 # ---------------------------------------------------------------------------
 
 
@@ -303,7 +395,7 @@ def check_logit_push(logit_push: Callable[..., Any], cases: list | None = None) 
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 5 · ventajas de grupo
+# Ejercicio 4 · ventajas de grupo
 # ---------------------------------------------------------------------------
 
 
@@ -315,6 +407,7 @@ _GROUP_CASES = [
     (_t([[0, 1, 1, 0]]), False),
     (_t([[1, 1, 1, 1], [0, 0, 0, 0]]), False),
     (_t([[1, 1, 0, 1]]), False),
+    (_t([[0, 1, 1], [1, 0, 0]]), False),
     (_t([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), False),
     (_t([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), True),
     (_t([[1, 1, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]]), True),
@@ -421,9 +514,15 @@ _GROUP_MISTAKES = [
 
 @exercise(MODULE, "group_advantages", "Las ventajas de grupo de GRPO")
 def check_group_advantages(
-    group_advantages: Callable[..., Any], cases: list | None = None
+    group_advantages: Callable[..., Any],
+    std_normalize: bool | None = None,
+    cases: list | None = None,
 ) -> None:
     """Comprueba ``group_advantages(rewards, std_normalize)``.
+
+    ``std_normalize`` elige qué casos se miran (``None``: todos): la celda de
+    la tabla a lápiz mira los de ``False`` y la de la desviación los de
+    ``True``, así cada parte da sus puntos.
 
     Con ``std_normalize=True`` vale cualquiera de las dos desviaciones típicas:
     la poblacional (entre G, la del curso) o la muestral (entre G − 1, la de
@@ -431,7 +530,17 @@ def check_group_advantages(
     casos.
     """
     cases = list(cases or _GROUP_CASES)
+    if std_normalize is not None:
+        cases = [case for case in cases if case[1] == std_normalize]
     if matches_everywhere(group_advantages, cases, _unbiased_std_advantages, 1e-4):
+        # La otra convención: también se comprueba que no toca su entrada
+        check_cases(
+            group_advantages,
+            "group_advantages",
+            cases,
+            _unbiased_std_advantages,
+            atol=1e-4,
+        )
         return
     check_cases(
         group_advantages,
@@ -444,7 +553,7 @@ def check_group_advantages(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 6 · la pérdida de GRPO con máscara
+# Ejercicio 5 · la pérdida de GRPO con máscara
 # ---------------------------------------------------------------------------
 
 
@@ -504,35 +613,278 @@ _LOSS_MISTAKES = [
 ]
 
 
-@exercise(MODULE, "grpo_loss", "La pérdida de GRPO con máscara")
-def check_grpo_loss(grpo_loss: Callable[..., Any], cases: list | None = None) -> None:
-    """Comprueba ``grpo_loss(log_probs, mask, advantages)``: valor y gradientes."""
-    cases = cases or _LOSS_CASES
-    check_cases(grpo_loss, "grpo_loss", cases, _ref_loss, _LOSS_MISTAKES, atol=1e-5)
-    log_probs, mask, advantages = (x.clone() for x in cases[0])
+LOSS_TITLE = "La pérdida de GRPO con máscara"
+
+
+def _call_with_gradient(function: Callable[..., Any], *args: Any) -> Any:
+    """Llama con entradas que piden gradiente; un RuntimeError pasa a diagnóstico."""
+    try:
+        return function(*args)
+    except RuntimeError as error:
+        hint = ""
+        if "in-place" in str(error):
+            hint = (
+                " Modificas una entrada en su sitio (+=, *=, x[...] = ...): "
+                "calcula sobre valores nuevos."
+            )
+        fail(
+            "Con entradas que llevan gradiente, tu función lanzó RuntimeError: "
+            f"{error}.{hint}"
+        )
+
+
+def _student_loss_with_gradient(grpo_loss, case, what="Tu pérdida"):
+    """Llama a la pérdida con ``log_probs`` y ``advantages`` que piden gradiente."""
+    log_probs, mask, advantages = (x.clone() for x in case)
     log_probs.requires_grad_(True)
     advantages.requires_grad_(True)  # como si viniera de una red: no debe derivarse
-    loss = grpo_loss(log_probs, mask, advantages)
+    loss = _call_with_gradient(grpo_loss, log_probs, mask, advantages)
     if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
         fail(
-            "Tu pérdida no tiene gradiente respecto a log_probs (¿.item(), "
-            "float() o detach?): devuelve un tensor de PyTorch para poder hacer "
+            f"{what} no tiene gradiente respecto a log_probs (¿.item(), float() "
+            "o detach?): devuelve un tensor de PyTorch para poder hacer "
             "loss.backward()."
         )
     if loss.numel() != 1:
         fail(f"La pérdida debe ser un escalar; tiene forma {tuple(loss.shape)}.")
-    loss.reshape(()).backward()
-    if advantages.grad is not None and advantages.grad.abs().max() > 0:
+    return loss, log_probs, mask, advantages
+
+
+@exercise(MODULE, "grpo_loss", LOSS_TITLE)
+def check_grpo_loss(grpo_loss: Callable[..., Any], cases: list | None = None) -> None:
+    """Comprueba el **valor** de ``grpo_loss(log_probs, mask, advantages)``."""
+    check_cases(
+        grpo_loss,
+        "grpo_loss",
+        cases or _LOSS_CASES,
+        _ref_loss,
+        _LOSS_MISTAKES,
+        atol=1e-5,
+    )
+
+
+@exercise(MODULE, "grpo_loss", LOSS_TITLE)
+def check_grpo_loss_gradient(
+    grpo_loss: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba los **gradientes** de ``grpo_loss``: a log_probs sí, a A no.
+
+    El valor no se mira aquí (lo mira ``check_grpo_loss``): una pérdida con el
+    valor mal pero el gradiente bien repartido saca los puntos de esta celda.
+    """
+    for case in cases or _LOSS_CASES[:2]:
+        loss, log_probs, mask, advantages = _student_loss_with_gradient(grpo_loss, case)
+        loss.reshape(()).backward()
+        if advantages.grad is not None and advantages.grad.abs().max() > 0:
+            fail(
+                "La ventaja lleva gradiente: es un peso fijo, no algo que "
+                "optimizar. Que la pérdida la use como una constante."
+            )
+        expected = -advantages.detach()[:, None] * mask / mask.shape[0]
+        if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-6):
+            fail(
+                "El gradiente respecto a log_probs debería ser −A_i · m_it / B "
+                "(cero en el relleno). "
+                + describe_difference(
+                    log_probs.grad if log_probs.grad is not None else 0 * expected,
+                    expected,
+                    atol=1e-6,
+                )
+            )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 6 · un paso de GRPO
+# ---------------------------------------------------------------------------
+
+UPDATE_TITLE = "Un paso de GRPO, de principio a fin"
+
+#: El problema fijo de la comprobación: cuatro enunciados distintos (si fueran
+#: iguales, mezclar los grupos no se notaría), G = 4, SGD con tasa 0,05.
+UPDATE_PROBLEMS = [(17, 24), (12, 11), (47, 38), (95, 62)]
+UPDATE_GROUP_SIZE = 4
+UPDATE_LR = 0.05
+
+
+def _tile_update(model, optimizer, problems, group_size, generator):
+    """Error típico: las copias en mosaico (1, 2, 3, 1, 2, 3...), no en bloques."""
+    from helpers.tinylm import encode_prompts, rewards_for, sample, token_log_probs
+
+    prompts = encode_prompts(problems).repeat(group_size, 1)
+    samples = sample(model, prompts, generator=generator)
+    rewards = rewards_for(samples.completions, list(problems) * group_size)
+    advantages = ref_group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = ref_grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+
+
+def _update_variant(*, zero_grad=True, batch_mean=False, per_problem=False):
+    """La referencia con un error típico."""
+
+    def update(model, optimizer, problems, group_size, generator):
+        from helpers.tinylm import encode_prompts, rewards_for, sample, token_log_probs
+
+        prompts = encode_prompts(problems).repeat_interleave(group_size, dim=0)
+        if per_problem:
+            parts = [
+                sample(model, prompts[i : i + group_size], generator=generator)
+                for i in range(0, len(prompts), group_size)
+            ]
+            sequences = torch.cat([part.sequences for part in parts])
+            completions = torch.cat([part.completions for part in parts])
+            mask = torch.cat([part.mask for part in parts])
+            prompt_len = parts[0].prompt_len
+        else:
+            samples = sample(model, prompts, generator=generator)
+            sequences, completions = samples.sequences, samples.completions
+            mask, prompt_len = samples.mask, samples.prompt_len
+        repeated = [p for p in problems for _ in range(group_size)]
+        rewards = rewards_for(completions, repeated)
+        if batch_mean:
+            advantages = rewards - rewards.mean()
+        else:
+            advantages = ref_group_advantages(rewards.view(-1, group_size)).view(-1)
+        log_probs = token_log_probs(model, sequences, prompt_len)
+        loss = ref_grpo_loss(log_probs, mask, advantages)
+        if zero_grad:
+            optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return rewards.mean().item()
+
+    return update
+
+
+_UPDATE_MISTAKES = [
+    (
+        _tile_update,
+        "Tus grupos mezclan enunciados: repetiste los enunciados en mosaico "
+        "(1, 2, 3, 4, 1, 2...). Las G respuestas de cada enunciado deben ir "
+        "seguidas, para que cada fila de rewards.view(-1, G) sea un grupo.",
+    ),
+    (
+        _update_variant(zero_grad=False),
+        "Los gradientes se acumulan de un paso a otro: PyTorch los suma en .grad "
+        "hasta que alguien los pone a cero. Ponlos a cero antes de cada backward.",
+    ),
+    (
+        _update_variant(batch_mean=True),
+        "Restaste la media de todo el lote: la línea base de GRPO es la media de "
+        "cada grupo (las G respuestas del mismo enunciado).",
+    ),
+    (
+        _update_variant(per_problem=True),
+        "Muestreaste enunciado a enunciado: el enunciado pide una sola llamada a "
+        "tl.sample con todo el lote. Con otro orden, el generador reparte sus "
+        "números aleatorios de otra manera y salen otras respuestas.",
+    ),
+]
+
+
+def _run_updates(update, steps: int, seed: int):
+    """``steps`` pasos de ``update`` desde el modelo supervisado, con semilla."""
+    from helpers.tinylm import load_pretrained
+
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = load_pretrained()
+        optimizer = torch.optim.SGD(model.parameters(), lr=UPDATE_LR)
+        generator = torch.Generator().manual_seed(seed)
+        rewards = []
+        for _ in range(steps):
+            problems = list(UPDATE_PROBLEMS)
+            rewards.append(
+                update(model, optimizer, problems, UPDATE_GROUP_SIZE, generator)
+            )
+            if problems != UPDATE_PROBLEMS:
+                fail(
+                    "grpo_update modificó su argumento problems: al volver, la "
+                    "lista ya no era la que le pasamos. Quien llama la sigue "
+                    "usando; construye listas nuevas en vez de cambiarla."
+                )
+    finally:
+        torch.set_num_threads(previous_threads)
+    return model.state_dict(), rewards
+
+
+def _same_state(a, b) -> bool:
+    return all(
+        torch.allclose(a[name].float(), b[name].float(), atol=1e-5, rtol=1e-4)
+        for name in b
+    )
+
+
+def _check_update(grpo_update, steps: int, seed: int) -> None:
+    try:
+        got, rewards = _run_updates(grpo_update, steps, seed)
+    except RuntimeError as error:
+        text = str(error)
+        if "does not require grad" in text:
+            fail(
+                "Tu pérdida no tiene gradiente: las log-probabilidades que trae "
+                "tl.sample se calculan sin gradiente (son las del muestreo). "
+                "Vuelve a calcularlas con el modelo que entrenas "
+                "(tl.token_log_probs)."
+            )
+        if "dtype" in text:
+            fail(
+                f"Tu paso lanzó RuntimeError: {text}. ¿Recompensas de enteros? "
+                "La media de un grupo necesita floats."
+            )
+        raise
+    want, want_rewards = _run_updates(ref_grpo_update, steps, seed)
+    what = (
+        f"la red tras {steps} actualizaciones"
+        if steps > 1
+        else ("la red tras una actualización")
+    )
+    got_rewards = np.array([as_array(r, "La recompensa media").item() for r in rewards])
+    if not _same_state(got, want):
+        for mistake, message in _UPDATE_MISTAKES:
+            if _same_state(_run_updates(mistake, steps, seed)[0], got):
+                fail(
+                    f"Los parámetros de {what} no son los de la referencia.\n" + message
+                )
+        compare_parameters(got, want, what=what)
+    if not close(got_rewards, np.array(want_rewards), atol=1e-6):
         fail(
-            "La ventaja lleva gradiente: es un peso fijo, no algo que optimizar. "
-            "Usa advantages.detach() dentro de la pérdida."
+            "Los parámetros coinciden, pero lo que devuelves no es la recompensa "
+            f"media del lote: devolviste {got_rewards.tolist()} y era "
+            f"{want_rewards}."
         )
-    expected = -advantages.detach()[:, None] * mask / mask.shape[0]
-    if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-6):
-        fail(
-            "El gradiente respecto a log_probs debería ser −A_i · m_it / B "
-            "(cero en el relleno)."
-        )
+
+
+@exercise(
+    MODULE,
+    "grpo_update",
+    UPDATE_TITLE,
+    uses={"group_advantages": ref_group_advantages, "grpo_loss": ref_grpo_loss},
+)
+def check_grpo_update(grpo_update: Callable[..., Any], seed: int = 0) -> None:
+    """Una actualización de ``grpo_update`` frente a la referencia (parámetros).
+
+    Usa las referencias de ``group_advantages`` y ``grpo_loss`` mientras
+    comprueba: un error en esos ejercicios no cuesta puntos aquí.
+    """
+    _check_update(grpo_update, steps=1, seed=seed)
+
+
+@exercise(
+    MODULE,
+    "grpo_update",
+    UPDATE_TITLE,
+    uses={"group_advantages": ref_group_advantages, "grpo_loss": ref_grpo_loss},
+)
+def check_grpo_update_steps(
+    grpo_update: Callable[..., Any], steps: int = 3, seed: int = 0
+) -> None:
+    """Varias actualizaciones seguidas (con el mismo optimizador y generador)."""
+    _check_update(grpo_update, steps=steps, seed=seed)
 
 
 # ---------------------------------------------------------------------------
@@ -588,36 +940,55 @@ _TIS_MISTAKES = [
         "peso debe ser 0).",
     ),
     (
+        _tis_mistake(lambda t, s, m, c: torch.exp(t - s).clamp(max=int(c)) * m),
+        "El tope es un número real (1,5; 2,5...): al convertirlo a entero lo "
+        "truncaste. Úsalo tal como llega.",
+    ),
+    (
         _tis_mistake(lambda t, s, m, c: (t - s).clamp(max=c) * m),
         "Eso es el log-cociente: el peso es su exponencial, exp(t − s).",
     ),
 ]
 
 
-@exercise(MODULE, "truncated_importance_weights", "El peso de importancia truncado")
+TIS_TITLE = "El peso de importancia truncado"
+
+
+@exercise(MODULE, "truncated_importance_weights", TIS_TITLE)
 def check_truncated_importance_weights(
     truncated_importance_weights: Callable[..., Any], cases: list | None = None
 ) -> None:
-    """Comprueba ``truncated_importance_weights(trainer, sampler, mask, cap)``."""
-    cases = cases or _TIS_CASES
+    """Comprueba el **valor** de ``truncated_importance_weights(...)``."""
     check_cases(
         truncated_importance_weights,
         "truncated_importance_weights",
-        cases,
+        cases or _TIS_CASES,
         ref_tis,
         _TIS_MISTAKES,
         atol=1e-5,
     )
-    trainer, sampler, mask, cap = (
-        x.clone() if isinstance(x, torch.Tensor) else x for x in cases[0]
-    )
-    trainer.requires_grad_(True)
-    weights = truncated_importance_weights(trainer, sampler, mask, cap)
-    if isinstance(weights, torch.Tensor) and weights.requires_grad:
-        fail(
-            "Los pesos llevan gradiente: son una corrección de *qué* se "
-            "muestreó, una constante para la pérdida. Usa .detach()."
+
+
+@exercise(MODULE, "truncated_importance_weights", TIS_TITLE)
+def check_truncated_importance_weights_gradient(
+    truncated_importance_weights: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba que los pesos salen **sin gradiente** (son una constante)."""
+    for case in cases or _TIS_CASES[:2]:
+        trainer, sampler, mask, cap = (
+            x.clone() if isinstance(x, torch.Tensor) else x for x in case
         )
+        trainer.requires_grad_(True)
+        sampler.requires_grad_(True)
+        weights = _call_with_gradient(
+            truncated_importance_weights, trainer, sampler, mask, cap
+        )
+        if isinstance(weights, torch.Tensor) and weights.requires_grad:
+            fail(
+                "Los pesos llevan gradiente: son una corrección de *qué* se "
+                "muestreó, una constante para la pérdida. Córtales el gradiente "
+                "a las dos log-probabilidades."
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -693,34 +1064,47 @@ _KL_MISTAKES = [
 ]
 
 
-@exercise(MODULE, "kl_penalty", "La penalización KL k3 por token")
+KL_TITLE = "La penalización KL k3 por token"
+
+
+@exercise(MODULE, "kl_penalty", KL_TITLE)
 def check_kl_penalty(kl_penalty: Callable[..., Any], cases: list | None = None) -> None:
-    """Comprueba ``kl_penalty(log_probs, ref_log_probs, mask)``: valor y gradientes."""
-    cases = cases or _KL_CASES
-    check_cases(kl_penalty, "kl_penalty", cases, ref_k3_kl, _KL_MISTAKES, atol=1e-5)
-    log_probs, ref_log_probs, mask = (x.clone() for x in cases[0])
-    log_probs.requires_grad_(True)
-    ref_log_probs.requires_grad_(True)  # como si viniera de una red: congelada
-    penalty = kl_penalty(log_probs, ref_log_probs, mask)
-    if not isinstance(penalty, torch.Tensor) or not penalty.requires_grad:
-        fail(
-            "Tu penalización no tiene gradiente respecto a log_probs (¿.item(), "
-            "float() o detach?): es un término de la pérdida, así que debe "
-            "poder hacer backward hasta π_θ."
-        )
-    penalty.sum().backward()
-    if ref_log_probs.grad is not None and ref_log_probs.grad.abs().max() > 0:
-        fail(
-            "Llega gradiente a ref_log_probs: el modelo de referencia está "
-            "congelado, es el ancla. Usa ref_log_probs.detach()."
-        )
-    rho = torch.exp(ref_log_probs.detach() - log_probs.detach())
-    expected = (1 - rho) * mask  # d k3 / d log π_θ
-    if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-5):
-        fail(
-            "El gradiente respecto a log_probs debería ser (1 − ρ) en la "
-            "respuesta y 0 en el relleno."
-        )
+    """Comprueba el **valor** de ``kl_penalty(log_probs, ref_log_probs, mask)``."""
+    check_cases(
+        kl_penalty, "kl_penalty", cases or _KL_CASES, ref_k3_kl, _KL_MISTAKES, atol=1e-5
+    )
+
+
+@exercise(MODULE, "kl_penalty", KL_TITLE)
+def check_kl_penalty_gradient(
+    kl_penalty: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba los **gradientes**: a log π_θ sí, (1 − ρ); a la referencia, no."""
+    for case in cases or _KL_CASES[:2]:
+        log_probs, ref_log_probs, mask = (x.clone() for x in case)
+        log_probs.requires_grad_(True)
+        ref_log_probs.requires_grad_(True)  # como si viniera de una red: congelada
+        penalty = _call_with_gradient(kl_penalty, log_probs, ref_log_probs, mask)
+        if not isinstance(penalty, torch.Tensor) or not penalty.requires_grad:
+            fail(
+                "Tu penalización no tiene gradiente respecto a log_probs "
+                "(¿.item(), float() o detach?): es un término de la pérdida, así "
+                "que debe poder hacer backward hasta π_θ."
+            )
+        penalty.sum().backward()
+        if ref_log_probs.grad is not None and ref_log_probs.grad.abs().max() > 0:
+            fail(
+                "Llega gradiente a ref_log_probs: el modelo de referencia está "
+                "congelado, es el ancla. Que la penalización lo use como una "
+                "constante."
+            )
+        rho = torch.exp(ref_log_probs.detach() - log_probs.detach())
+        expected = (1 - rho) * mask  # d k3 / d log π_θ
+        if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-5):
+            fail(
+                "El gradiente respecto a log_probs debería ser (1 − ρ) en la "
+                "respuesta y 0 en el relleno."
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -775,12 +1159,6 @@ def _swap(per_token, mask, normalization):
 
 _NORM_MISTAKES = [
     (
-        _swap,
-        "Tienes «grpo» y «dr_grpo» cambiados: «grpo» divide la suma de cada "
-        "respuesta entre su longitud |o_i|; «dr_grpo» no divide entre la "
-        "longitud (suma los tokens de cada respuesta y promedia sobre las B).",
-    ),
-    (
         _norm_with("grpo", lambda x, m: ((x * m).sum(-1) / m.shape[-1]).mean()),
         "Con «grpo» dividiste entre T, la longitud con relleno: cada respuesta "
         "se divide entre **su** longitud, |o_i| = mask.sum(dim=-1).",
@@ -807,19 +1185,35 @@ _NORM_MISTAKES = [
         "suma total entre el total de tokens, no respuesta a respuesta.",
     ),
     (
+        _norm_with("token", lambda x, m: (x * m).sum() // m.sum()),
+        "Con «token» usaste la división entera (//): redondea hacia abajo. La "
+        "pérdida es un número real; divide con /.",
+    ),
+    (
         _norm_with("token", lambda x, m: x.mean()),
         "Con «token» contaste el relleno (x.mean()): divide la suma con máscara "
         "entre mask.sum(), el número de tokens de verdad.",
+    ),
+    # El último: en una celda de una sola normalización, el error concreto de
+    # esa rama dice más que «cambiados»
+    (
+        _swap,
+        "Tienes «grpo» y «dr_grpo» cambiados: «grpo» divide la suma de cada "
+        "respuesta entre su longitud |o_i|; «dr_grpo» no divide entre la "
+        "longitud (suma los tokens de cada respuesta y promedia sobre las B).",
     ),
 ]
 
 
 @exercise(MODULE, "normalize_loss", "Las normalizaciones por longitud")
 def check_normalize_loss(
-    normalize_loss: Callable[..., Any], cases: list | None = None
+    normalize_loss: Callable[..., Any],
+    normalization: str = "grpo",
+    cases: list | None = None,
 ) -> None:
-    """Comprueba ``normalize_loss(per_token_loss, mask, normalization)``."""
-    cases = cases or _NORM_CASES
+    """Comprueba ``normalize_loss(per_token_loss, mask, normalization)`` en una
+    normalización (una celda calificada por cada una: crédito parcial)."""
+    cases = cases or [c for c in _NORM_CASES if c[2] == normalization]
     check_cases(
         normalize_loss,
         "normalize_loss",

@@ -1,60 +1,136 @@
-"""Banco de respuestas del módulo 07 · GRPO en 17 × 24."""
+"""Banco de respuestas del módulo 07 · GRPO en 17 × 24.
+
+Cada ejercicio tiene al menos cuatro errores típicos, con uno de cada clase que
+aplica: modificar la entrada, una variante de la fórmula que coincide en casos
+mal elegidos, un término con o sin gradiente donde no toca (en las pérdidas se
+comprueban los gradientes) y un despiste de tipo (media precisión, enteros,
+redondeos). En los ejercicios con una celda calificada por aspecto, ``fails``
+dice qué celdas pierde cada error: las demás dan sus puntos.
+"""
 
 from tests.banks import Answer
 
 MODULE = "07_grpo"
 
+# Las dos funciones del ejercicio 1 van en la misma celda: cada respuesta
+# errónea se equivoca en una y acierta en la otra.
+_PATH_OK = """
+def path_log_probability(step_probs):
+    return float(np.sum(np.log(np.asarray(step_probs, dtype=float))))
+"""
+_COUNT_OK = """
+def log10_num_responses(vocab_size, length):
+    return length * math.log10(vocab_size)
+"""
+_PATH_CELL = ("path_log_probability_test",)
+_COUNT_CELL = ("path_log_probability_test_count",)
+
 WRONG: dict[str, list[Answer]] = {
-    "path_probability": [
+    "path_log_probability": [
         Answer(
-            "suma en vez de producto",
+            "producto sin logaritmo y logaritmo natural en la cuenta",
             """
-def path_probability(step_probs):
+def path_log_probability(step_probs):
+    return math.prod(float(p) for p in step_probs)
+
+
+def log10_num_responses(vocab_size, length):
+    return length * math.log(vocab_size)
+""",
+            "Devolviste la probabilidad",
+        ),
+        Answer(
+            "logaritmo del producto",
+            """
+def path_log_probability(step_probs):
+    return math.log(math.prod(float(p) for p in step_probs))
+"""
+            + _COUNT_OK,
+            "Multiplicaste y después tomaste el logaritmo",
+            fails=_PATH_CELL,
+        ),
+        Answer(
+            "modifica la lista que recibe",
+            """
+def path_log_probability(step_probs):
+    for i in range(len(step_probs)):
+        step_probs[i] = math.log(float(step_probs[i]))
     return float(sum(step_probs))
-""",
-            "Sumaste las probabilidades",
+"""
+            + _COUNT_OK,
+            "modificó su argumento",
+            fails=_PATH_CELL,
         ),
         Answer(
-            "log-probabilidad sin exp",
+            "en media precisión",
             """
-def path_probability(step_probs):
-    return float(np.log(np.asarray(step_probs)).sum())
-""",
-            "te falta deshacer el logaritmo",
+def path_log_probability(step_probs):
+    steps = torch.as_tensor(np.asarray(step_probs, dtype=float), dtype=torch.float16)
+    return float(steps.log().sum())
+"""
+            + _COUNT_OK,
+            "media precisión",
+            fails=_PATH_CELL,
         ),
         Answer(
-            "media de los pasos",
+            "devuelve la probabilidad",
             """
-def path_probability(step_probs):
-    return float(np.mean(step_probs))
-""",
-            "Promediaste",
+def path_log_probability(step_probs):
+    return float(np.prod(np.asarray(step_probs, dtype=float)))
+"""
+            + _COUNT_OK,
+            "Devolviste la probabilidad",
+            fails=_PATH_CELL,
         ),
-    ],
-    "log10_num_responses": [
         Answer(
-            "logaritmo natural",
+            "log10 en el camino",
             """
+def path_log_probability(step_probs):
+    return float(np.sum(np.log10(np.asarray(step_probs, dtype=float))))
+"""
+            + _COUNT_OK,
+            "Usaste log10",
+            fails=_PATH_CELL,
+        ),
+        Answer(
+            "cuenta las cifras (coincide con potencias de 10)",
+            _PATH_OK
+            + """
+def log10_num_responses(vocab_size, length):
+    return len(str(vocab_size**length)) - 1
+""",
+            "Contaste las cifras",
+            fails=_COUNT_CELL,
+        ),
+        Answer(
+            "redondea el exponente",
+            _PATH_OK
+            + """
+def log10_num_responses(vocab_size, length):
+    return round(length * math.log10(vocab_size), 1)
+""",
+            "redondeado",
+            fails=_COUNT_CELL,
+        ),
+        Answer(
+            "logaritmo natural en la cuenta",
+            _PATH_OK
+            + """
 def log10_num_responses(vocab_size, length):
     return length * math.log(vocab_size)
 """,
             "logaritmo natural",
-        ),
-        Answer(
-            "al revés",
-            """
-def log10_num_responses(vocab_size, length):
-    return vocab_size * math.log10(length)
-""",
-            "al revés",
+            fails=_COUNT_CELL,
         ),
         Answer(
             "float desborda",
-            """
+            _PATH_OK
+            + """
 def log10_num_responses(vocab_size, length):
     return math.log10(float(vocab_size) ** length)
 """,
             "desborda",
+            fails=_COUNT_CELL,
         ),
     ],
     "verify": [
@@ -83,6 +159,28 @@ def verify(text, a, b):
     return int(int(body.rsplit("=", 1)[1]) == a * b)
 """,
             "nunca debe lanzar",
+            fails=("verify_test_malformed",),
+        ),
+        Answer(
+            "el número tras el primer «=»",
+            """
+def verify(text, a, b):
+    if "." not in text or "=" not in text:
+        return 0
+    first = text.split(".")[0].split("=")[1].split("+")[0]
+    return int(first.isdigit() and int(first) == a * b)
+""",
+            "primer «=»",
+            fails=("verify_test",),
+        ),
+        Answer(
+            "se queda con el punto final",
+            """
+def verify(text, a, b):
+    final = text.rsplit("=", 1)[-1]
+    return int(final.isdigit() and int(final) == a * b)
+""",
+            "punto final pegado",
         ),
     ],
     "group_advantages": [
@@ -107,6 +205,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
     return advantages
 """,
             "0/0",
+            fails=("group_advantages_std",),
         ),
         Answer(
             "el signo",
@@ -142,6 +241,50 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
     return advantages
 """,
             "0/0",
+            fails=("group_advantages_std",),
+        ),
+        Answer(
+            "resta la media en su sitio",
+            """
+def group_advantages(rewards, std_normalize=False, eps=1e-6):
+    std = rewards.std(dim=-1, unbiased=False, keepdim=True)
+    rewards -= rewards.mean(dim=-1, keepdim=True)
+    if std_normalize:
+        return rewards / (std + eps)
+    return rewards
+""",
+            "modificó su argumento",
+        ),
+        Answer(
+            "redondea a dos decimales (coincide en la tabla de 4)",
+            """
+def group_advantages(rewards, std_normalize=False, eps=1e-6):
+    advantages = rewards - rewards.mean(dim=-1, keepdim=True)
+    if std_normalize:
+        std = rewards.std(dim=-1, unbiased=False, keepdim=True)
+        advantages = advantages / (std + eps)
+    return torch.round(advantages, decimals=2)
+""",
+            "redondeado",
+        ),
+        Answer(
+            "nunca divide por la desviación",
+            """
+def group_advantages(rewards, std_normalize=False, eps=1e-6):
+    return rewards - rewards.mean(dim=-1, keepdim=True)
+""",
+            "hay que dividir además",
+            fails=("group_advantages_std",),
+        ),
+        Answer(
+            "siempre divide por la desviación",
+            """
+def group_advantages(rewards, std_normalize=False, eps=1e-6):
+    std = rewards.std(dim=-1, unbiased=False, keepdim=True)
+    return (rewards - rewards.mean(dim=-1, keepdim=True)) / (std + eps)
+""",
+            "no se divide por la desviación",
+            fails=("group_advantages_pencil",),
         ),
     ],
     "grpo_loss": [
@@ -176,6 +319,25 @@ def grpo_loss(log_probs, mask, advantages):
     return -(advantages * (log_probs * mask).sum(dim=-1)).mean()
 """,
             "La ventaja lleva gradiente",
+            fails=("grpo_loss_test_grad",),
+        ),
+        Answer(
+            "devuelve un float (.item())",
+            """
+def grpo_loss(log_probs, mask, advantages):
+    return -(advantages * (log_probs * mask).sum(dim=-1)).mean().item()
+""",
+            "no tiene gradiente",
+            fails=("grpo_loss_test_grad",),
+        ),
+        Answer(
+            "pone a cero el relleno en su sitio",
+            """
+def grpo_loss(log_probs, mask, advantages):
+    log_probs[mask == 0] = 0.0
+    return -(advantages.detach() * log_probs.sum(dim=-1)).mean()
+""",
+            "modificó su argumento",
         ),
     ],
     "logit_push": [
@@ -212,8 +374,170 @@ def logit_push(logits, token, advantage=1.0):
 """,
             "Olvidaste la ventaja",
         ),
+        Answer(
+            "estabiliza restando el máximo en su sitio",
+            """
+def logit_push(logits, token, advantage=1.0):
+    logits -= logits.max()
+    probs = torch.softmax(logits.double(), dim=-1)
+    one_hot = torch.zeros_like(probs)
+    one_hot[token] = 1.0
+    return advantage * (one_hot - probs)
+""",
+            "modificó su argumento",
+        ),
+        Answer(
+            "redondea a dos decimales",
+            """
+def logit_push(logits, token, advantage=1.0):
+    probs = torch.softmax(torch.as_tensor(logits, dtype=torch.float64), dim=-1)
+    one_hot = torch.zeros_like(probs)
+    one_hot[token] = 1.0
+    return torch.round(advantage * (one_hot - probs), decimals=2)
+""",
+            "redondeado",
+        ),
+    ],
+    "grpo_update": [
+        Answer(
+            "copias en mosaico (coincide si todos los problemas son iguales)",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat(group_size, 1)
+    samples = tl.sample(model, prompts, generator=generator)
+    rewards = tl.rewards_for(samples.completions, list(problems) * group_size)
+    advantages = group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+""",
+            "mezclan enunciados",
+        ),
+        Answer(
+            "sin poner los gradientes a cero (la primera vez coincide)",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat_interleave(group_size, dim=0)
+    samples = tl.sample(model, prompts, generator=generator)
+    rows = [p for p in problems for _ in range(group_size)]
+    rewards = tl.rewards_for(samples.completions, rows)
+    advantages = group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    grpo_loss(log_probs, samples.mask, advantages).backward()
+    optimizer.step()
+    return rewards.mean().item()
+""",
+            "se acumulan",
+            fails=("grpo_update_test_steps",),
+        ),
+        Answer(
+            "log-probabilidades del muestreo, sin gradiente",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat_interleave(group_size, dim=0)
+    samples = tl.sample(model, prompts, generator=generator)
+    rows = [p for p in problems for _ in range(group_size)]
+    rewards = tl.rewards_for(samples.completions, rows)
+    advantages = group_advantages(rewards.view(-1, group_size)).view(-1)
+    loss = grpo_loss(samples.log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+""",
+            "no tiene gradiente",
+        ),
+        Answer(
+            "media de todo el lote",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat_interleave(group_size, dim=0)
+    samples = tl.sample(model, prompts, generator=generator)
+    rows = [p for p in problems for _ in range(group_size)]
+    rewards = tl.rewards_for(samples.completions, rows)
+    advantages = rewards - rewards.mean()
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+""",
+            "todo el lote",
+        ),
+        Answer(
+            "muestrea problema a problema",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    parts = []
+    for problem in problems:
+        prompts = tl.encode_prompts([problem] * group_size)
+        parts.append(tl.sample(model, prompts, generator=generator))
+    sequences = torch.cat([part.sequences for part in parts])
+    completions = torch.cat([part.completions for part in parts])
+    mask = torch.cat([part.mask for part in parts])
+    rows = [p for p in problems for _ in range(group_size)]
+    rewards = tl.rewards_for(completions, rows)
+    advantages = group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = tl.token_log_probs(model, sequences, parts[0].prompt_len)
+    loss = grpo_loss(log_probs, mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+""",
+            "una sola llamada",
+        ),
+        Answer(
+            "reescribe la lista de problemas",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    rows = problems
+    rows[:] = [p for p in problems for _ in range(group_size)]
+    samples = tl.sample(model, tl.encode_prompts(rows), generator=generator)
+    rewards = tl.rewards_for(samples.completions, rows)
+    advantages = group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+""",
+            "modificó su argumento problems",
+        ),
+        Answer(
+            "recompensas de enteros",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat_interleave(group_size, dim=0)
+    samples = tl.sample(model, prompts, generator=generator)
+    rows = [p for p in problems for _ in range(group_size)]
+    texts = tl.tokenizer.decode_batch(samples.completions)
+    rewards = torch.tensor([tl.verify(t, a, b) for t, (a, b) in zip(texts, rows)])
+    advantages = group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.float().mean().item()
+""",
+            "Recompensas de enteros",
+        ),
     ],
     "truncated_importance_weights": [
+        Answer(
+            "cociente invertido y con gradiente",
+            """
+def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap):
+    return torch.exp(sampler_log_probs - trainer_log_probs).clamp(max=cap) * mask
+""",
+            "al revés",
+        ),
         Answer(
             "cociente invertido",
             """
@@ -222,6 +546,7 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
     return torch.exp(log_ratio).clamp(max=cap) * mask
 """,
             "al revés",
+            fails=("truncated_importance_weights_test",),
         ),
         Answer(
             "sin truncar",
@@ -231,6 +556,7 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
     return torch.exp(log_ratio) * mask
 """,
             "No truncaste",
+            fails=("truncated_importance_weights_test",),
         ),
         Answer(
             "relleno con peso 1",
@@ -240,6 +566,7 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
     return torch.exp(log_ratio).clamp(max=cap)
 """,
             "relleno",
+            fails=("truncated_importance_weights_test",),
         ),
         Answer(
             "con gradiente",
@@ -248,6 +575,28 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
     return torch.exp(trainer_log_probs - sampler_log_probs).clamp(max=cap) * mask
 """,
             "llevan gradiente",
+            fails=("truncated_importance_weights_test_grad",),
+        ),
+        Answer(
+            "multiplica la máscara en su sitio",
+            """
+def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap):
+    ratio = torch.exp(trainer_log_probs.detach() - sampler_log_probs.detach())
+    mask *= ratio.clamp(max=cap)
+    return mask
+""",
+            "modificó su argumento",
+            fails=("truncated_importance_weights_test",),
+        ),
+        Answer(
+            "tope convertido a entero",
+            """
+def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap):
+    ratio = torch.exp(trainer_log_probs.detach() - sampler_log_probs.detach())
+    return ratio.clamp(max=int(cap)) * mask
+""",
+            "lo truncaste",
+            fails=("truncated_importance_weights_test",),
         ),
     ],
     "kl_penalty": [
@@ -276,6 +625,7 @@ def kl_penalty(log_probs, ref_log_probs, mask):
     return (torch.exp(log_rho) - log_rho) * mask
 """,
             "Te falta el −1",
+            fails=("kl_penalty_test",),
         ),
         Answer(
             "sin máscara",
@@ -294,6 +644,7 @@ def kl_penalty(log_probs, ref_log_probs, mask):
     return (torch.exp(log_rho) - log_rho - 1) * mask
 """,
             "congelado",
+            fails=("kl_penalty_test_grad",),
         ),
         Answer(
             "sin gradiente",
@@ -303,9 +654,34 @@ def kl_penalty(log_probs, ref_log_probs, mask):
     return (torch.exp(log_rho) - log_rho - 1) * mask
 """,
             "no tiene gradiente",
+            fails=("kl_penalty_test_grad",),
+        ),
+        Answer(
+            "pone a cero el relleno de las entradas en su sitio",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    log_probs[mask == 0] = 0.0
+    ref_log_probs[mask == 0] = 0.0
+    log_rho = ref_log_probs.detach() - log_probs
+    return torch.exp(log_rho) - log_rho - 1
+""",
+            "modificó su argumento",
         ),
     ],
     "normalize_loss": [
+        Answer(
+            "aplica la máscara en su sitio",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    per_token_loss *= mask
+    if normalization == "grpo":
+        return (per_token_loss.sum(dim=-1) / mask.sum(dim=-1)).mean()
+    if normalization == "dr_grpo":
+        return per_token_loss.sum(dim=-1).mean()
+    return per_token_loss.sum() / mask.sum()
+""",
+            "modificó su argumento",
+        ),
         Answer(
             "grpo y dr_grpo cambiados",
             """
@@ -318,6 +694,7 @@ def normalize_loss(per_token_loss, mask, normalization):
     return masked.sum() / mask.sum()
 """,
             "cambiados",
+            fails=("normalize_loss_test", "normalize_loss_test_dr_grpo"),
         ),
         Answer(
             "grpo entre la longitud con relleno",
@@ -331,6 +708,7 @@ def normalize_loss(per_token_loss, mask, normalization):
     return masked.sum() / mask.sum()
 """,
             "dividiste entre T",
+            fails=("normalize_loss_test",),
         ),
         Answer(
             "dr_grpo también divide por la longitud",
@@ -342,6 +720,7 @@ def normalize_loss(per_token_loss, mask, normalization):
     return masked.sum() / mask.sum()
 """,
             "no se divide entre la longitud",
+            fails=("normalize_loss_test_dr_grpo",),
         ),
         Answer(
             "token respuesta a respuesta",
@@ -353,6 +732,7 @@ def normalize_loss(per_token_loss, mask, normalization):
     return (masked.sum(dim=-1) / mask.sum(dim=-1)).mean()
 """,
             "todos los tokens del lote pesan igual",
+            fails=("normalize_loss_test_token",),
         ),
         Answer(
             "sin máscara",
@@ -365,41 +745,48 @@ def normalize_loss(per_token_loss, mask, normalization):
     return (per_token_loss * mask).sum() / mask.sum()
 """,
             "contaste el relleno",
+            fails=("normalize_loss_test",),
+        ),
+        Answer(
+            "token con división entera",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    masked = per_token_loss * mask
+    if normalization == "grpo":
+        return (masked.sum(dim=-1) / mask.sum(dim=-1)).mean()
+    if normalization == "dr_grpo":
+        return masked.sum(dim=-1).mean()
+    return masked.sum() // mask.sum()
+""",
+            "división entera",
+            fails=("normalize_loss_test_token",),
         ),
     ],
 }
 
 RIGHT: dict[str, list[Answer]] = {
-    "path_probability": [
+    "path_log_probability": [
         Answer(
-            "bucle",
+            "bucles con math",
             """
-def path_probability(step_probs):
-    total = 1.0
+def path_log_probability(step_probs):
+    total = 0.0
     for p in step_probs:
-        total *= float(p)
+        total += math.log(float(p))
     return total
+
+
+def log10_num_responses(vocab_size, length):
+    return math.log10(vocab_size) * length
 """,
         ),
         Answer(
-            "math.prod",
+            "en float32, y el entero exacto de Python",
             """
-def path_probability(step_probs):
-    return math.prod(float(p) for p in step_probs)
-""",
-        ),
-        Answer(
-            "torch, en escala logarítmica",
-            """
-def path_probability(step_probs):
-    return torch.as_tensor(step_probs, dtype=torch.float64).log().sum().exp()
-""",
-        ),
-    ],
-    "log10_num_responses": [
-        Answer(
-            "entero de Python exacto",
-            """
+def path_log_probability(step_probs):
+    return torch.as_tensor(step_probs, dtype=torch.float32).log().sum()
+
+
 def log10_num_responses(vocab_size, length):
     return math.log10(vocab_size**length)
 """,
@@ -407,6 +794,10 @@ def log10_num_responses(vocab_size, length):
         Answer(
             "NumPy",
             """
+def path_log_probability(step_probs):
+    return np.log(np.asarray(step_probs, dtype=np.float64)).sum()
+
+
 def log10_num_responses(vocab_size, length):
     return float(np.log10(vocab_size) * length)
 """,
@@ -514,6 +905,58 @@ def logit_push(logits, token, advantage=1.0):
     p = np.exp(z - z.max())
     p = p / p.sum()
     return advantage * (np.eye(len(z))[token] - p)
+""",
+        ),
+        Answer(
+            "en float32, con F.one_hot",
+            """
+def logit_push(logits, token, advantage=1.0):
+    probs = torch.softmax(logits.float(), dim=-1)
+    one_hot = torch.nn.functional.one_hot(torch.tensor(token), len(probs))
+    return advantage * (one_hot - probs)
+""",
+        ),
+    ],
+    "grpo_update": [
+        Answer(
+            "lista de filas y reshape",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    # Etapa 1: muestrear, G copias seguidas de cada problema
+    rows = []
+    for problem in problems:
+        rows.extend([problem] * group_size)
+    batch = tl.sample(model, tl.encode_prompts(rows), generator=generator)
+    # Etapa 2: puntuar
+    rewards = tl.rewards_for(batch.completions, rows)
+    # Etapa 3: ventajas, grupo a grupo
+    grouped = rewards.reshape(len(problems), group_size)
+    advantages = group_advantages(grouped).reshape(-1)
+    # Etapa 4: actualizar
+    optimizer.zero_grad()
+    log_probs = tl.token_log_probs(model, batch.sequences, batch.prompt_len)
+    grpo_loss(log_probs, batch.mask, advantages).backward()
+    optimizer.step()
+    return float(rewards.mean())
+""",
+        ),
+        Answer(
+            "todo a mano, con zero_grad al final",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    G = group_size
+    prompts = tl.encode_prompts(problems).repeat_interleave(G, dim=0)
+    out = tl.sample(model, prompts, generator=generator)
+    rewards = tl.rewards_for(out.completions, [p for p in problems for _ in range(G)])
+    grouped = rewards.view(len(problems), G)
+    advantages = (grouped - grouped.mean(dim=1, keepdim=True)).flatten()
+    log_probs = tl.token_log_probs(model, out.sequences, out.prompt_len)
+    per_answer = (log_probs * out.mask).sum(dim=1)
+    loss = -(advantages * per_answer).sum() / len(per_answer)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return rewards.mean().item()
 """,
         ),
     ],
