@@ -14,6 +14,10 @@ importa en lugar de depender de tu solución:
   ``[1 − ε, 1 + ε]``;
 * ``minibatch_indices``: los minilotes barajados de varias épocas sobre un lote;
 * ``ppo_loss``: la pérdida total, política + ``c_v``·valor − ``c_e``·entropía;
+* ``PPOBatch``, ``ppo_minibatch_loss`` y ``ppo_update``: la fase de
+  actualización (épocas de minilotes barajados, recorte del gradiente y
+  parada temprana por la KL), y ``tiny_ppo_problem``, el problema diminuto con
+  el que se califica;
 * ``PPOConfig`` y ``train_ppo``: PPO completo sobre ``CartPole-v1`` con
   evaluaciones voraces cada ``eval_every`` pasos de entorno.
 
@@ -178,6 +182,189 @@ def ppo_loss(
     policy_loss = clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps)
     value_loss = ((values - returns.detach()) ** 2).mean()
     return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+
+
+# ---------------------------------------------------------------------------
+# La fase de actualización
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class PPOBatch:
+    """Un lote de rollout aplanado a ``B = T·N`` muestras, listo para las épocas.
+
+    Todo se calculó al muestrear, con la política congelada: nada lleva
+    gradiente.
+
+    Attributes:
+        obs: ``(B, obs_dim)``, los estados.
+        actions: ``(B,)`` enteros, las acciones tomadas.
+        log_probs: ``(B,)``, ``log π_θold(a_t|s_t)``.
+        advantages: ``(B,)``, las ventajas ``Â_t`` (GAE), sin normalizar.
+        returns: ``(B,)``, los objetivos del crítico ``R_t = Â_t + V_old(s_t)``.
+    """
+
+    obs: torch.Tensor
+    actions: torch.Tensor
+    log_probs: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+
+    def __len__(self) -> int:
+        return int(self.actions.shape[0])
+
+
+def _log_probs_and_entropy(
+    logits: torch.Tensor, actions: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``log π(a|s)`` de las acciones dadas y la entropía de ``π(·|s)``."""
+    log_pi = torch.log_softmax(logits, dim=-1)
+    log_probs = log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+    entropy = -(log_pi.exp() * log_pi).sum(-1)
+    return log_probs, entropy
+
+
+def ppo_minibatch_loss(
+    agent: ActorCritic,
+    batch: PPOBatch,
+    indices: torch.Tensor,
+    clip_eps: float = 0.2,
+    vf_coef: float = 0.5,
+    ent_coef: float = 0.01,
+) -> torch.Tensor:
+    """La pérdida de PPO en el minilote ``indices`` del lote, con gradiente.
+
+    1. La red actual en los estados del minilote: ``logits`` y ``V_θ(s_t)``.
+    2. ``log π_θ(a_t|s_t)`` de las acciones que se tomaron y la entropía de
+       ``π_θ(·|s_t)``.
+    3. Las ventajas del minilote normalizadas: ``(Â − media) / (std + 1e-8)``,
+       con la desviación típica insesgada (la de ``torch.std``).
+    4. :func:`ppo_loss` con los ``log π_θold`` y los objetivos del lote.
+
+    Args:
+        agent: el :class:`helpers.rollouts.ActorCritic` que se entrena.
+        batch: el lote aplanado (:class:`PPOBatch`).
+        indices: los índices del minilote (al menos dos).
+        clip_eps, vf_coef, ent_coef: ``ε``, ``c_v`` y ``c_e``.
+
+    Returns:
+        Un escalar con gradiente respecto a los parámetros de ``agent``.
+    """
+    logits, values = agent(batch.obs[indices])
+    log_probs, entropy = _log_probs_and_entropy(logits, batch.actions[indices])
+    advantages = batch.advantages[indices]
+    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    return ppo_loss(
+        log_probs,
+        batch.log_probs[indices],
+        advantages,
+        values,
+        batch.returns[indices],
+        entropy,
+        clip_eps,
+        vf_coef,
+        ent_coef,
+    )
+
+
+@torch.no_grad()
+def batch_kl(agent: ActorCritic, batch: PPOBatch) -> float:
+    """``k3``: la KL aproximada ``KL(π_θold ‖ π_θ)`` sobre todo el lote."""
+    logits, _ = agent(batch.obs)
+    log_probs, _ = _log_probs_and_entropy(logits, batch.actions)
+    return float(kl_estimators(batch.log_probs, log_probs)[1])
+
+
+def ppo_update(
+    agent: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    batch: PPOBatch,
+    generator: torch.Generator,
+    *,
+    n_epochs: int = 4,
+    minibatch_size: int = 64,
+    clip_eps: float = 0.2,
+    vf_coef: float = 0.5,
+    ent_coef: float = 0.01,
+    max_grad_norm: float = 0.5,
+    target_kl: float | None = None,
+) -> int:
+    """La fase de actualización de PPO: varias épocas de minilotes sobre un lote.
+
+    En cada época:
+
+    1. una permutación nueva del lote, ``torch.randperm(len(batch),
+       generator=generator)`` (la única vez que se usa ``generator`` en la
+       época), cortada en minilotes de ``minibatch_size`` en ese orden (el
+       último puede ser más corto);
+    2. en cada minilote, :func:`ppo_minibatch_loss`;
+    3. ``zero_grad``, ``backward``, recorte de la norma del gradiente de todos
+       los parámetros a ``max_grad_norm`` y un paso de ``optimizer``;
+    4. al acabar la época, si hay ``target_kl``: la KL ``k3`` entre la política
+       que muestreó y la actual, sobre **todo** el lote (sin gradiente); si
+       supera ``target_kl``, no se hacen más épocas.
+
+    Args:
+        agent: el actor-crítico; se actualiza en su sitio.
+        optimizer: el optimizador de ``agent.parameters()``.
+        batch: el lote aplanado; no se modifica.
+        generator: el generador del barajado.
+        n_epochs: cuántas épocas como mucho.
+        minibatch_size: muestras por minilote.
+        clip_eps, vf_coef, ent_coef: ``ε``, ``c_v`` y ``c_e``.
+        max_grad_norm: el tope de la norma del gradiente.
+        target_kl: el umbral de la parada temprana (``None``: sin parada).
+
+    Returns:
+        Cuántas épocas se hicieron.
+    """
+    epochs = 0
+    for _ in range(n_epochs):
+        permutation = torch.randperm(len(batch), generator=generator)
+        for indices in torch.split(permutation, minibatch_size):
+            loss = ppo_minibatch_loss(
+                agent, batch, indices, clip_eps, vf_coef, ent_coef
+            )
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        epochs += 1
+        if target_kl is not None and batch_kl(agent, batch) > target_kl:
+            break
+    return epochs
+
+
+def tiny_ppo_problem(
+    seed: int = 0,
+    batch_size: int = 40,
+    obs_dim: int = 4,
+    n_actions: int = 3,
+    hidden: int = 8,
+) -> tuple[ActorCritic, PPOBatch]:
+    """Un actor-crítico diminuto y un lote inventado, fijados por ``seed``.
+
+    El problema con el que se califica la fase de actualización: la red es un
+    :class:`helpers.rollouts.ActorCritic` (actor y crítico separados) con
+    ``hidden`` neuronas por capa, y el lote tiene la forma de un rollout
+    aplanado: estados gaussianos, acciones muestreadas con la propia red (sus
+    ``log π_θold``), ventajas gaussianas y ``R_t = Â_t + V_old(s_t)``. No toca
+    el estado aleatorio global.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        agent = ActorCritic(obs_dim, n_actions, hidden)
+    obs = torch.randn(batch_size, obs_dim, generator=generator)
+    with torch.no_grad():
+        logits, values = agent(obs)
+        actions = torch.multinomial(
+            torch.softmax(logits, dim=-1), 1, generator=generator
+        ).squeeze(-1)
+        log_probs, _ = _log_probs_and_entropy(logits, actions)
+    advantages = 2.0 * torch.randn(batch_size, generator=generator)
+    batch = PPOBatch(obs, actions, log_probs, advantages, advantages + values)
+    return agent, batch
 
 
 # ---------------------------------------------------------------------------

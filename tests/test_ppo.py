@@ -138,6 +138,120 @@ def test_ppo_loss_hand_worked_example():
 
 
 # ---------------------------------------------------------------------------
+# La fase de actualización
+# ---------------------------------------------------------------------------
+
+
+def test_tiny_problem_is_fixed_by_its_seed_and_leaves_the_global_rng_alone():
+    state = torch.random.get_rng_state()
+    agent_a, batch_a = ppo.tiny_ppo_problem(3)
+    agent_b, batch_b = ppo.tiny_ppo_problem(3)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    for name, value in agent_a.state_dict().items():
+        assert torch.equal(value, agent_b.state_dict()[name])
+    for field in ("obs", "actions", "log_probs", "advantages", "returns"):
+        assert torch.equal(getattr(batch_a, field), getattr(batch_b, field))
+    assert len(batch_a) == 40 and batch_a.actions.dtype == torch.int64
+    # Los log π viejos son los de la propia red: al empezar, el cociente es 1.
+    assert ppo.batch_kl(agent_a, batch_a) == pytest.approx(0.0, abs=1e-7)
+
+
+def test_minibatch_loss_is_ppo_loss_with_normalized_minibatch_advantages():
+    agent, batch = ppo.tiny_ppo_problem(1)
+    indices = torch.tensor([3, 9, 27, 14, 0])
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    want = ppo.ppo_loss(
+        dist.log_prob(batch.actions[indices]),
+        batch.log_probs[indices],
+        adv,
+        values,
+        batch.returns[indices],
+        dist.entropy(),
+        0.1,
+        0.7,
+        0.03,
+    )
+    got = ppo.ppo_minibatch_loss(agent, batch, indices, 0.1, 0.7, 0.03)
+    torch.testing.assert_close(got, want)
+    got.backward()
+    assert all(
+        p.grad is not None and p.grad.abs().sum() > 0 for p in agent.parameters()
+    )
+
+
+def test_ppo_update_takes_one_step_per_minibatch_and_leaves_the_batch_alone():
+    agent, batch = ppo.tiny_ppo_problem(0)
+    before = {k: v.clone() for k, v in vars(batch).items()}
+    optimizer = torch.optim.Adam(agent.parameters(), lr=0.01)
+    steps = []
+    optimizer.register_step_post_hook(lambda *_: steps.append(1))
+    epochs = ppo.ppo_update(
+        agent,
+        optimizer,
+        batch,
+        torch.Generator().manual_seed(0),
+        n_epochs=3,
+        minibatch_size=16,
+        max_grad_norm=100.0,
+    )
+    assert epochs == 3 and len(steps) == 3 * math.ceil(40 / 16)
+    assert all(torch.equal(before[k], v) for k, v in vars(batch).items())
+    assert ppo.batch_kl(agent, batch) > 0
+
+
+def test_ppo_update_draws_one_permutation_per_epoch_from_its_generator():
+    generator = torch.Generator().manual_seed(7)
+    agent, batch = ppo.tiny_ppo_problem(0)
+    optimizer = torch.optim.SGD(agent.parameters(), lr=0.0)
+    ppo.ppo_update(agent, optimizer, batch, generator, n_epochs=4, minibatch_size=16)
+    twin = torch.Generator().manual_seed(7)
+    for _ in range(4):
+        torch.randperm(40, generator=twin)
+    assert torch.equal(generator.get_state(), twin.get_state())
+
+
+def test_ppo_update_stops_after_the_epoch_whose_kl_passes_the_target():
+    settings = dict(n_epochs=6, minibatch_size=16, max_grad_norm=100.0)
+    full_agent, batch = ppo.tiny_ppo_problem(0)
+    full = torch.optim.Adam(full_agent.parameters(), lr=0.01, eps=1e-5)
+    generator = torch.Generator().manual_seed(0)
+    kls = []
+    for _ in range(6):
+        ppo.ppo_update(
+            full_agent,
+            full,
+            batch,
+            generator,
+            n_epochs=1,
+            **{k: v for k, v in settings.items() if k != "n_epochs"},
+        )
+        kls.append(ppo.batch_kl(full_agent, batch))
+    target = (kls[1] + kls[2]) / 2  # entre la época 2 y la 3
+    assert kls[1] < target < kls[2]
+    agent, batch = ppo.tiny_ppo_problem(0)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=0.01, eps=1e-5)
+    epochs = ppo.ppo_update(
+        agent,
+        optimizer,
+        batch,
+        torch.Generator().manual_seed(0),
+        target_kl=target,
+        **settings,
+    )
+    assert epochs == 3
+    assert ppo.batch_kl(agent, batch) == pytest.approx(kls[2])
+    assert (
+        ppo.ppo_update(
+            agent, optimizer, batch, torch.Generator(), target_kl=0.0, **settings
+        )
+        == 1
+    )
+
+
+# ---------------------------------------------------------------------------
 # train_ppo
 # ---------------------------------------------------------------------------
 
@@ -203,6 +317,15 @@ def _namespace() -> dict:
     return namespace
 
 
+def _run_update(function, seed: int, **settings) -> tuple[dict, int]:
+    agent, batch = ppo.tiny_ppo_problem(seed)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=0.01, eps=1e-5)
+    epochs = function(
+        agent, optimizer, batch, torch.Generator().manual_seed(seed), **settings
+    )
+    return agent.state_dict(), epochs
+
+
 def test_notebook_solutions_agree_with_the_references():
     ns = _namespace()
     rng = np.random.default_rng(5)
@@ -211,9 +334,6 @@ def test_notebook_solutions_agree_with_the_references():
         lp, old, adv = (_t(rng.normal(scale=0.7, size=shape)) for _ in range(3))
         eps = float(rng.choice([0.1, 0.2, 0.3]))
         torch.testing.assert_close(
-            ns["probability_ratio"](lp, old), ppo.probability_ratio(lp, old)
-        )
-        torch.testing.assert_close(
             ns["clipped_surrogate_loss"](lp, old, adv, eps),
             ppo.clipped_surrogate_loss(lp, old, adv, eps),
         )
@@ -221,11 +341,26 @@ def test_notebook_solutions_agree_with_the_references():
             ns["kl_estimators"](lp, old), ppo.kl_estimators(lp, old), strict=True
         ):
             torch.testing.assert_close(mine, ref)
-        flat = [x.reshape(-1) for x in (lp, old, adv)]
-        values, returns, entropy = (_t(rng.normal(size=flat[0].shape)) for _ in "abc")
-        args = (*flat, values, returns, entropy.abs(), eps, 0.5, 0.01)
-        torch.testing.assert_close(ns["ppo_loss"](*args), ppo.ppo_loss(*args))
-        b, m, e = (int(x) for x in rng.integers(1, 9, size=3))
-        mine = ns["minibatch_indices"](b, m, e, torch.Generator().manual_seed(e))
-        ref = ppo.minibatch_indices(b, m, e, torch.Generator().manual_seed(e))
-        assert all(torch.equal(x, y) for x, y in zip(mine, ref, strict=True))
+    for seed in range(4):
+        agent, batch = ppo.tiny_ppo_problem(seed)
+        indices = torch.randperm(40, generator=torch.Generator().manual_seed(seed))
+        for mb in indices.split(12):
+            torch.testing.assert_close(
+                ns["ppo_minibatch_loss"](agent, batch, mb, 0.2, 0.5, 0.05),
+                ppo.ppo_minibatch_loss(agent, batch, mb, 0.2, 0.5, 0.05),
+            )
+        for target_kl in (None, 0.004, 1.0):
+            settings = dict(
+                n_epochs=5,
+                minibatch_size=16,
+                clip_eps=0.2,
+                vf_coef=0.5,
+                ent_coef=0.01,
+                max_grad_norm=0.5,
+                target_kl=target_kl,
+            )
+            mine, mine_epochs = _run_update(ns["ppo_update"], seed, **settings)
+            ref, ref_epochs = _run_update(ppo.ppo_update, seed, **settings)
+            assert mine_epochs == ref_epochs
+            for name in ref:
+                torch.testing.assert_close(mine[name], ref[name], atol=1e-5, rtol=1e-4)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import numbers
@@ -12,7 +13,19 @@ import numpy as np
 import torch
 
 from helpers import ppo
-from helpers.checks import as_array, check_cases, close, exercise, fail
+from helpers.checks import (
+    CheckError,
+    _differs,
+    _num,
+    as_array,
+    call,
+    check_cases,
+    close,
+    compare_parameters,
+    describe_difference,
+    exercise,
+    fail,
+)
 
 MODULE = "06_ppo"
 
@@ -68,82 +81,13 @@ def _no_gradient_to_old(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 1 · el cociente de probabilidades
+# Ejercicio 1 · la pérdida recortada (el valor, y aparte el gradiente)
 # ---------------------------------------------------------------------------
 
-# El último caso es el de una respuesta larga: log π ≈ −1000 (500 tokens a −2 cada
+# Cocientes dentro y fuera de [1 − ε, 1 + ε] con ventajas de los dos signos. El
+# último caso es el de respuestas largas: log π ≈ −1000 (500 tokens a −2 cada
 # uno). En float64, exp(−1000) da exactamente 0: solo la resta en escala
-# logarítmica da el cociente (2, 1 y 1/2).
-RATIO_CASES = [
-    (_t([-0.5, -1.0, -2.0]), _t([-0.5, -0.7, -2.5])),
-    (_t([-0.1, -3.0, -0.6931]), _t([-0.2231, -2.0, -0.6931])),
-    (_t([[-1.0, -0.3], [-0.05, -4.0]]), _t([[-1.2, -0.3], [-0.6, -3.5]])),
-    (
-        _t([-1000.0, -1000.0, -1000.0]),
-        _t([-1000.0 - math.log(2), -1000.0, -1000.0 + math.log(2)]),
-    ),
-]
-
-RATIO_MISTAKES = [
-    (
-        lambda lp, old: torch.exp(old - lp),
-        "El cociente está invertido: es π_θ / π_θold = exp(log_probs − "
-        "old_log_probs), la política nueva en el numerador.",
-    ),
-    (
-        lambda lp, old: torch.exp(lp) / torch.exp(old),
-        "Calculaste exp(log_probs) / exp(old_log_probs): es el cociente correcto "
-        "en teoría, pero con log-probabilidades muy negativas (una respuesta "
-        "entera, log π ≈ −1000) las dos exponenciales dan 0 y el resultado es "
-        "0/0 = nan. Resta primero en escala logarítmica y exponencia una sola "
-        "vez: exp(log_probs − old_log_probs).",
-    ),
-    (
-        lambda lp, old: lp - old,
-        "Falta la exponencial: log_probs − old_log_probs es log r_t; el cociente "
-        "es r_t = exp(log_probs − old_log_probs).",
-    ),
-    (
-        lambda lp, old: lp / old,
-        "Dividiste las log-probabilidades: log a / log b no es log(a/b). Resta en "
-        "escala logarítmica y luego exponencia: exp(log_probs − old_log_probs).",
-    ),
-    (
-        lambda lp, old: torch.exp(lp) - torch.exp(old),
-        "Restaste probabilidades: r_t es un cociente, π_θ / π_θold.",
-    ),
-]
-
-
-@exercise(MODULE, "probability_ratio", "El cociente de probabilidades r_t")
-def check_probability_ratio(
-    probability_ratio: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = RATIO_CASES,
-) -> None:
-    """Comprueba ``probability_ratio(log_probs, old_log_probs)`` y su gradiente."""
-    cases = list(cases)
-    check_cases(
-        probability_ratio,
-        "probability_ratio",
-        cases,
-        ppo.probability_ratio,
-        RATIO_MISTAKES,
-    )
-    for case in cases:
-        grad = _no_gradient_to_old(probability_ratio, case, 1, "probability_ratio")
-        want = torch.exp(case[0] - case[1])
-        if grad is None or not close(grad, want, atol=1e-6):
-            fail(
-                "El gradiente del cociente respecto a log_probs debería ser el "
-                "propio cociente (d exp(x)/dx = exp(x))."
-            )
-
-
-# ---------------------------------------------------------------------------
-# Ejercicio 2 · la pérdida recortada
-# ---------------------------------------------------------------------------
-
-# Cocientes dentro y fuera de [1 − ε, 1 + ε] con ventajas de los dos signos.
+# logarítmica da los cocientes (1/2, 1 y 2).
 _LOG_R = [math.log(x) for x in (0.5, 0.9, 1.0, 1.1, 1.5, 0.7, 1.3, 0.95)]
 CLIP_CASES = [
     (
@@ -162,6 +106,12 @@ CLIP_CASES = [
         _t([[-0.3, -1.0, -2.0], [-0.4, -0.05, -1.3]]),
         _t([[-0.6, -0.7, -2.1], [-0.3, -0.9, -1.0]]),
         _t([[0.5, -1.0, 2.0], [-0.7, 1.5, -2.5]]),
+        0.2,
+    ),
+    (
+        _t([-1000.0, -1000.0, -1000.0]),
+        _t([-1000.0 + math.log(2), -1000.0, -1000.0 - math.log(2)]),
+        _t([1.0, -0.5, -1.0]),
         0.2,
     ),
 ]
@@ -219,7 +169,28 @@ CLIP_MISTAKES = [
                 torch.exp(old - lp) * adv, _clip(torch.exp(old - lp), eps) * adv
             ).mean()
         ),
-        "El cociente está invertido: r = exp(log_probs − old_log_probs).",
+        "El cociente está invertido: r = π_θ / π_θold = exp(log_probs − "
+        "old_log_probs), la política nueva en el numerador.",
+    ),
+    (
+        lambda lp, old, adv, eps: (
+            -torch.min(
+                torch.exp(lp) / torch.exp(old) * adv,
+                _clip(torch.exp(lp) / torch.exp(old), eps) * adv,
+            ).mean()
+        ),
+        "Calculaste el cociente como exp(log_probs) / exp(old_log_probs): es el "
+        "correcto en teoría, pero con log-probabilidades muy negativas (una "
+        "respuesta entera, log π ≈ −1000) las dos exponenciales dan 0 y el "
+        "resultado es 0/0 = nan. Resta primero en escala logarítmica y "
+        "exponencia una sola vez.",
+    ),
+    (
+        lambda lp, old, adv, eps: (
+            -torch.min((lp - old) * adv, _clip(lp - old, eps) * adv).mean()
+        ),
+        "Falta la exponencial: log_probs − old_log_probs es log r_t; el cociente "
+        "es r_t = exp(log_probs − old_log_probs).",
     ),
 ]
 
@@ -227,15 +198,13 @@ CLIP_MISTAKES = [
 @exercise(
     MODULE,
     "clipped_surrogate_loss",
-    "La pérdida recortada de PPO",
-    # Con el cociente de referencia: cada ejercicio se califica por sí solo.
-    uses={"probability_ratio": ppo.probability_ratio},
+    "La pérdida recortada de PPO: el valor",
 )
 def check_clipped_surrogate_loss(
     clipped_surrogate_loss: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = CLIP_CASES,
 ) -> None:
-    """Comprueba ``clipped_surrogate_loss(log_probs, old_log_probs, advantages, ε)``."""
+    """Comprueba el valor de ``clipped_surrogate_loss(log_probs, old, A, ε)``."""
     cases = list(cases)
     for case in cases:
         _scalar(clipped_surrogate_loss(*case), "clipped_surrogate_loss(...)")
@@ -246,21 +215,45 @@ def check_clipped_surrogate_loss(
         ppo.clipped_surrogate_loss,
         CLIP_MISTAKES,
     )
+
+
+@exercise(
+    MODULE,
+    "clipped_surrogate_loss",
+    "La pérdida recortada de PPO: el gradiente",
+)
+def check_clipped_surrogate_loss_grad(
+    clipped_surrogate_loss: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = CLIP_CASES,
+) -> None:
+    """Comprueba el gradiente de la pérdida recortada respecto a ``log_probs``."""
     for case in cases:
+        case = copy.deepcopy(tuple(case))
+        out = call(clipped_surrogate_loss, "clipped_surrogate_loss", *case)
+        _scalar(out, "clipped_surrogate_loss(...)")
         grad = _no_gradient_to_old(
             clipped_surrogate_loss, case, 1, "clipped_surrogate_loss"
         )
         log_probs = case[0].clone().requires_grad_(True)
         ppo.clipped_surrogate_loss(log_probs, *case[1:]).backward()
         if grad is None or not close(grad, log_probs.grad, atol=1e-6):
+            if grad is not None and not torch.isfinite(grad).all():
+                fail(
+                    "El gradiente sale nan: con log-probabilidades muy negativas "
+                    "(log π ≈ −1000), exp(log_probs) y exp(old_log_probs) dan 0. "
+                    "Calcula el cociente restando primero en escala logarítmica."
+                )
             fail(
-                "El valor es correcto pero el gradiente no: fuera de [1 − ε, 1 + ε], "
-                "en el lado que recorta, la derivada debe ser exactamente cero."
+                "El gradiente respecto a log_probs no es el de "
+                "−mean(min(r·A, clip(r, 1 − ε, 1 + ε)·A)): "
+                + describe_difference(grad, log_probs.grad)
+                + " Dentro del intervalo vale −r·A/B; fuera, en el lado que "
+                "recorta, exactamente cero."
             )
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 3 · los estimadores de la KL
+# Ejercicio 2 · los estimadores de la KL
 # ---------------------------------------------------------------------------
 
 KL_CASES = [
@@ -351,239 +344,561 @@ def check_kl_estimators(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 4 · minilotes barajados durante varias épocas
+# Ejercicio 3 · la pérdida de un minilote (el valor, y aparte el gradiente)
 # ---------------------------------------------------------------------------
 
-MINIBATCH_CASES = [(10, 4, 3), (8, 4, 2), (6, 8, 2)]
+
+def _moved_problem(seed: int) -> tuple[torch.nn.Module, ppo.PPOBatch]:
+    """El problema diminuto con la red ya alejada de la que muestreó.
+
+    Recién inicializada, la red da cocientes de 1 en todas las muestras y el
+    recorte no se nota: unas épocas de la referencia con una tasa alta dejan
+    una parte de los cocientes fuera de ``[1 − ε, 1 + ε]`` y otra dentro.
+    """
+    agent, batch = ppo.tiny_ppo_problem(seed)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=0.03, eps=1e-5)
+    ppo.ppo_update(
+        agent,
+        optimizer,
+        batch,
+        torch.Generator().manual_seed(seed),
+        n_epochs=3,
+        minibatch_size=16,
+        max_grad_norm=100.0,
+    )
+    agent.zero_grad(set_to_none=True)
+    return agent, batch
 
 
-def _as_lists(out: Any, call: str) -> list[list[int]]:
-    try:
-        batches = [as_array(mb, "Un minilote").reshape(-1) for mb in out]
-    except TypeError:
-        fail(f"{call} debe devolver una lista de minilotes (tensores de índices).")
-    for mb in batches:
-        if mb.size and not np.all(mb == np.round(mb)):
-            fail(f"{call}: los minilotes deben contener índices enteros.")
-    return [mb.astype(int).tolist() for mb in batches]
-
-
-@exercise(MODULE, "minibatch_indices", "Minilotes barajados durante varias épocas")
-def check_minibatch_indices(
-    minibatch_indices: Callable[..., Any],
-    cases: Iterable[tuple[int, int, int]] = MINIBATCH_CASES,
-    seed: int = 0,
-) -> None:
-    """Comprueba ``minibatch_indices(batch_size, minibatch_size, n_epochs, g)``."""
-    for batch_size, minibatch_size, n_epochs in cases:
-        call = f"minibatch_indices({batch_size}, {minibatch_size}, {n_epochs}, g)"
-        generator = torch.Generator().manual_seed(seed)
-        batches = _as_lists(
-            minibatch_indices(batch_size, minibatch_size, n_epochs, generator), call
-        )
-        per_epoch = math.ceil(batch_size / minibatch_size)
-        if len(batches) != n_epochs * per_epoch:
-            if len(batches) == per_epoch:
-                fail(
-                    f"{call} devolvió {len(batches)} minilotes: los de una sola "
-                    f"época. Hacen falta {n_epochs} épocas × {per_epoch} minilotes."
-                )
-            if len(batches) == n_epochs * (batch_size // minibatch_size):
-                fail(
-                    f"{call} devolvió {len(batches)} minilotes: ¿perdiste el último "
-                    "minilote de cada época, el más corto? Cada muestra se usa una "
-                    "vez por época."
-                )
-            fail(
-                f"{call} devolvió {len(batches)} minilotes y debían ser "
-                f"{n_epochs} × ceil({batch_size}/{minibatch_size}) = "
-                f"{n_epochs * per_epoch}."
-            )
-        epochs = [
-            sum(batches[e * per_epoch : (e + 1) * per_epoch], [])
-            for e in range(n_epochs)
-        ]
-        sizes = [len(mb) for mb in batches[:per_epoch]]
-        expected_sizes = [minibatch_size] * (per_epoch - 1)
-        expected_sizes.append(batch_size - minibatch_size * (per_epoch - 1))
-        for epoch in epochs:
-            if sorted(epoch) != list(range(batch_size)):
-                if len(set(epoch)) < len(epoch):
-                    fail(
-                        f"{call}: en una época hay índices repetidos y otros que "
-                        "faltan. ¿Muestreaste con reemplazo (torch.randint)? Usa una "
-                        "permutación (torch.randperm): cada muestra una vez por época."
-                    )
-                fail(
-                    f"{call}: cada época debe recorrer todos los índices 0 … "
-                    f"{batch_size - 1} una vez; una época tiene {sorted(epoch)}."
-                )
-        if sizes != expected_sizes:
-            fail(
-                f"{call}: los minilotes de una época deberían medir {expected_sizes} "
-                f"y miden {sizes}."
-            )
-        if batch_size > 2 and all(e == list(range(batch_size)) for e in epochs):
-            fail(
-                f"{call}: los índices salen en orden, sin barajar. Baraja cada época "
-                "con torch.randperm(batch_size, generator=generator)."
-            )
-        if n_epochs > 1 and batch_size > 3 and all(e == epochs[0] for e in epochs):
-            fail(
-                f"{call}: todas las épocas usan el mismo orden. Barajaste una sola "
-                "vez: haz una permutación nueva en cada época."
-            )
-        again = _as_lists(
-            minibatch_indices(
-                batch_size,
-                minibatch_size,
-                n_epochs,
-                torch.Generator().manual_seed(seed),
-            ),
-            call,
-        )
-        if again != batches:
-            fail(
-                f"{call}: con el mismo generador (misma semilla) el resultado cambió. "
-                "Usa el generator que recibes para barajar (randperm(..., "
-                "generator=generator)), no la semilla global."
-            )
-
-
-# ---------------------------------------------------------------------------
-# Ejercicio 5 · la pérdida total
-# ---------------------------------------------------------------------------
-
-_LP = _t([-0.3, -1.1, -0.7, -2.0, -0.05])
-_OLD = _t([-0.5, -0.8, -0.7, -2.4, -0.3])
-PPO_LOSS_CASES = [
-    (
-        _LP,
-        _OLD,
-        _t([1.0, -0.5, 0.3, 2.0, -1.2]),
-        _t([10.0, 8.0, 12.0, 3.0, 5.0]),
-        _t([11.0, 7.5, 12.5, 5.0, 4.0]),
-        _t([0.69, 0.5, 0.6, 0.2, 0.1]),
-        0.2,
-        0.5,
-        0.01,
-    ),
-    (
-        _LP,
-        _OLD,
-        _t([-1.0, 0.5, 1.3, -2.0, 0.4]),
-        _t([0.5, -0.3, 0.0, 1.0, 2.0]),
-        _t([0.0, 0.2, -0.4, 1.5, 1.0]),
-        _t([0.3, 0.65, 0.1, 0.4, 0.69]),
-        0.1,
-        1.0,
-        0.05,
-    ),
-    (
-        _t([-0.2, -0.9, -1.5]),
-        _t([-0.2, -0.5, -1.9]),
-        _t([0.7, -0.8, 1.1]),
-        _t([2.0, 2.5, 1.0]),
-        _t([3.0, 2.0, 1.0]),
-        _t([0.6, 0.6, 0.2]),
-        0.2,
-        0.25,
-        0.1,
-    ),
+#: ``(semilla del problema, índices del minilote, ε, c_v, c_e)``.
+MINIBATCH_LOSS_CASES = [
+    (0, list(range(0, 40, 3)), 0.2, 0.5, 0.01),
+    (1, [5, 0, 17, 33, 8, 21, 39, 12], 0.1, 1.0, 0.05),
 ]
 
 
-def _total(
-    value_term: Callable = lambda v, r: ((v - r) ** 2).mean(),
+def _minibatch_loss(
+    normalize: str = "each",
+    unbiased: bool = True,
+    log_probs_from: str = "log_softmax",
     ent_sign: float = -1.0,
     use_vf_coef: bool = True,
-    policy_sign: float = 1.0,
-) -> Callable:
-    def loss(lp, old, adv, values, returns, entropy, eps, vf_coef, ent_coef):
-        policy = ppo.clipped_surrogate_loss(lp, old, adv, eps)
-        value = value_term(values, returns)
+    value_term: str = "mse",
+) -> Callable[..., torch.Tensor]:
+    """Una variante de la pérdida del minilote: las de los errores típicos."""
+
+    def loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+        logits, values = agent(batch.obs[indices])
+        log_pi = torch.log_softmax(logits, dim=-1)
+        source = log_pi if log_probs_from == "log_softmax" else logits
+        log_probs = source.gather(-1, batch.actions[indices][:, None]).squeeze(-1)
+        entropy = -(log_pi.exp() * log_pi).sum(-1)
+        advantages = batch.advantages[indices]
+        if normalize == "each":
+            advantages = (advantages - advantages.mean()) / (
+                advantages.std(unbiased=unbiased) + 1e-8
+            )
+        elif normalize == "batch":
+            whole = batch.advantages
+            advantages = (advantages - whole.mean()) / (whole.std() + 1e-8)
+        policy = ppo.clipped_surrogate_loss(
+            log_probs, batch.log_probs[indices], advantages, clip_eps
+        )
+        errors = values - batch.returns[indices]
+        value = (errors**2).mean() if value_term == "mse" else errors.abs().mean()
+        if value_term == "half":
+            value = 0.5 * (errors**2).mean()
         c_v = vf_coef if use_vf_coef else 1.0
-        return policy_sign * policy + c_v * value + ent_sign * ent_coef * entropy.mean()
+        return policy + c_v * value + ent_sign * ent_coef * entropy.mean()
 
     return loss
 
 
-PPO_LOSS_MISTAKES = [
+MINIBATCH_LOSS_MISTAKES = [
     (
-        _total(ent_sign=1.0),
-        "El premio a la entropía va con signo menos: queremos **subir** la entropía "
-        "(explorar), y el optimizador minimiza. loss = … − c_e·mean(entropy).",
+        _minibatch_loss(normalize="none"),
+        "Falta normalizar las ventajas del minilote: (Â − media) / (desviación "
+        "típica + 1e-8), con la media y la desviación de ese minilote.",
     ),
     (
-        _total(use_vf_coef=False),
+        _minibatch_loss(unbiased=False),
+        "Normalizaste con la desviación típica sesgada (unbiased=False o "
+        "correction=0): el enunciado fija la de torch.std por defecto, la "
+        "insesgada, que divide por n − 1.",
+    ),
+    (
+        _minibatch_loss(normalize="batch"),
+        "Normalizaste con la media y la desviación de todo el lote: aquí se "
+        "normaliza cada minilote con las suyas.",
+    ),
+    (
+        _minibatch_loss(log_probs_from="logits"),
+        "Tomaste los logits de la acción como si fueran log π(a|s): antes hay "
+        "que pasarlos por log_softmax (si no, no son log-probabilidades).",
+    ),
+    (
+        _minibatch_loss(ent_sign=1.0),
+        "El premio a la entropía va con signo menos: queremos subir la entropía "
+        "(explorar) y el optimizador minimiza. loss = … − c_e·mean(entropía).",
+    ),
+    (
+        _minibatch_loss(use_vf_coef=False),
         "Falta multiplicar la pérdida del crítico por vf_coef (c_v).",
     ),
     (
-        _total(value_term=lambda v, r: (v - r).abs().mean()),
+        _minibatch_loss(value_term="abs"),
         "La pérdida del crítico es el error cuadrático medio, mean((V − R)²), no "
         "el valor absoluto.",
     ),
     (
-        _total(value_term=lambda v, r: (v - r).mean() ** 2),
-        "Elevaste al cuadrado la media de los errores: es la media de los "
-        "cuadrados, mean((V − R)²). Con errores de signos distintos, la tuya casi "
-        "se anula.",
-    ),
-    (
-        _total(policy_sign=-1.0),
-        "El término de la política tiene el signo cambiado: la pérdida recortada "
-        "ya es −L^CLIP; súmala tal cual.",
-    ),
-    (
-        _total(value_term=lambda v, r: 0.5 * ((v - r) ** 2).mean()),
+        _minibatch_loss(value_term="half"),
         "Sobra el ½ en la pérdida del crítico: aquí es mean((V − R)²) y el peso "
         "lo pone solo vf_coef.",
     ),
 ]
 
+_MINIBATCH_USES = {
+    "clipped_surrogate_loss": ppo.clipped_surrogate_loss,
+    "kl_estimators": ppo.kl_estimators,
+}
+
+
+def _minibatch_args(case: tuple[Any, ...]) -> tuple[Any, ...]:
+    seed, indices, *coefs = case
+    agent, batch = _moved_problem(seed)
+    return (agent, batch, torch.tensor(indices), *coefs)
+
 
 @exercise(
     MODULE,
-    "ppo_loss",
-    "La pérdida total de PPO",
-    # Con las piezas de referencia: cada ejercicio se califica por sí solo.
-    uses={
-        "probability_ratio": ppo.probability_ratio,
-        "clipped_surrogate_loss": ppo.clipped_surrogate_loss,
-        "kl_estimators": ppo.kl_estimators,
-    },
+    "ppo_minibatch_loss",
+    "La pérdida de un minilote: el valor",
+    # Con la pérdida recortada de referencia: cada ejercicio se califica solo.
+    uses=_MINIBATCH_USES,
 )
-def check_ppo_loss(
-    ppo_loss: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = PPO_LOSS_CASES,
+def check_ppo_minibatch_loss(
+    ppo_minibatch_loss: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = MINIBATCH_LOSS_CASES,
 ) -> None:
-    """Comprueba ``ppo_loss(...)`` (valor y gradientes)."""
+    """Comprueba el valor de ``ppo_minibatch_loss(agent, batch, indices, ...)``."""
     cases = list(cases)
+    prepared = [_minibatch_args(case) for case in cases]
+    got = []
+    for args in prepared:
+        out = call(ppo_minibatch_loss, "ppo_minibatch_loss", *args)
+        got.append(float(_scalar(out, "ppo_minibatch_loss(...)").detach()))
+    want = [float(ppo.ppo_minibatch_loss(*args).detach()) for args in prepared]
+    wrong = [
+        i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not close(g, w)
+    ]
+    if not wrong:
+        return
+    for mistake, message in MINIBATCH_LOSS_MISTAKES:
+        outputs = [float(mistake(*copy.deepcopy(args)).detach()) for args in prepared]
+        if close(outputs, got):
+            fail(message)
+    seed, indices, clip_eps, vf_coef, ent_coef = cases[wrong[0]]
+    shown = ", ".join(str(i) for i in indices[:6]) + (", …" if len(indices) > 6 else "")
+    fail(
+        f"En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] "
+        f"({len(indices)} muestras), ε = {_num(clip_eps)}, c_v = {_num(vf_coef)} y "
+        f"c_e = {_num(ent_coef)}, la pérdida vale {_num(got[wrong[0]])} y debía "
+        f"valer {_num(want[wrong[0]])}. Repasa cada pieza: log π_θ de las "
+        "acciones que se tomaron, la entropía de π_θ(·|s), las ventajas "
+        "normalizadas con la media y la desviación típica del minilote (en coma "
+        "flotante), y los pesos c_v y c_e."
+    )
+
+
+def _gradients(function: Callable[..., Any], args: tuple[Any, ...]) -> dict:
+    """Los gradientes de ``function(*args)`` respecto a la red (una copia)."""
+    agent = copy.deepcopy(args[0])
+    out = function(agent, *copy.deepcopy(args[1:]))
+    out = _scalar(out, "ppo_minibatch_loss(...)")
+    if not out.requires_grad:
+        fail(
+            "La pérdida no tiene gradiente respecto a la red (¿usaste .detach(), "
+            ".item(), NumPy o torch.no_grad()?): el optimizador no podría moverla."
+        )
+    out.backward()
+    return {
+        name: (p.grad if p.grad is not None else torch.zeros_like(p))
+        for name, p in agent.named_parameters()
+    }
+
+
+@exercise(
+    MODULE,
+    "ppo_minibatch_loss",
+    "La pérdida de un minilote: el gradiente",
+    uses=_MINIBATCH_USES,
+)
+def check_ppo_minibatch_loss_grad(
+    ppo_minibatch_loss: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = MINIBATCH_LOSS_CASES,
+) -> None:
+    """Comprueba los gradientes de la pérdida respecto al actor y al crítico."""
     for case in cases:
-        _scalar(ppo_loss(*case), "ppo_loss(...)")
-    check_cases(ppo_loss, "ppo_loss", cases, ppo.ppo_loss, PPO_LOSS_MISTAKES)
-    for case in cases:
-        values = case[3].clone().requires_grad_(True)
-        returns = case[4].clone().requires_grad_(True)
-        args = list(case)
-        args[3], args[4] = values, returns
-        _no_gradient_to_old(ppo_loss, tuple(args), 1, "ppo_loss")
-        if returns.grad is not None and returns.grad.abs().max() > 0:
+        args = _minibatch_args(case)
+        got = _gradients(ppo_minibatch_loss, args)
+        want = _gradients(ppo.ppo_minibatch_loss, args)
+        for part, what in (("critic", "del crítico"), ("actor", "del actor")):
+            if all(g.abs().max() == 0 for n, g in got.items() if n.startswith(part)):
+                fail(
+                    f"Los parámetros {what} no reciben gradiente: ¿calculaste "
+                    + (
+                        "V(s) con .detach() o bajo torch.no_grad()? El crítico "
+                        "tiene que aprender."
+                        if part == "critic"
+                        else "log π(a|s) con .detach() o bajo torch.no_grad()?"
+                    )
+                )
+        entropy_only = _gradients(
+            _minibatch_loss(ent_sign=0.0), args
+        )  # la pérdida sin el premio a la entropía
+        if all(close(got[n], entropy_only[n], atol=1e-6) for n in want) and case[-1]:
             fail(
-                "El gradiente llega a returns: los objetivos del crítico son "
-                "constantes (usa returns.detach()); si no, el crítico «mueve la "
-                "diana» en lugar de acercarse a ella."
+                "El gradiente es el de la pérdida sin el premio a la entropía: "
+                "¿calculaste la entropía con .detach() o bajo torch.no_grad()? "
+                "También tiene que llegar al actor."
             )
-        want = 2 * case[7] * (case[3] - case[4]) / case[3].numel()
-        if values.grad is None or not close(values.grad, want, atol=1e-6):
-            fail(
-                "El gradiente respecto a values no es el de vf_coef·mean((V − R)²): "
-                "¿V lleva .detach()? El crítico tiene que aprender."
-            )
+        compare_parameters(got, want, what="el gradiente de la pérdida")
 
 
 # ---------------------------------------------------------------------------
-# Ejercicios 6–9 · el cuestionario
+# Ejercicio 4 · la fase de actualización
+# ---------------------------------------------------------------------------
+
+#: Los hiperparámetros de ``ppo_update`` en las comprobaciones (salvo lo que cada
+#: caso cambie): sin recorte del gradiente que actúe y sin parada temprana.
+UPDATE_SETTINGS: dict[str, Any] = dict(
+    n_epochs=4,
+    minibatch_size=16,
+    clip_eps=0.2,
+    vf_coef=0.5,
+    ent_coef=0.01,
+    max_grad_norm=100.0,
+    target_kl=None,
+)
+#: Cada caso: ``(semilla del problema, semilla del barajado, tasa, cambios)``.
+UPDATE_CASES = [(0, 0, 0.01, {})]
+UPDATE_CLIP_CASES = [(0, 0, 0.01, {"max_grad_norm": 0.5})]
+UPDATE_KL_CASES = [(0, 0, 0.01, {"n_epochs": 6, "target_kl": 0.004})]
+
+
+def _update_variant(
+    shuffle: str = "each",
+    drop_last: bool = False,
+    zero_grad: bool = True,
+    clip: str = "all",
+    kl: str = "batch",
+    count: str = "done",
+) -> Callable[..., int]:
+    """Una variante de la fase de actualización: las de los errores típicos."""
+
+    def update(agent, optimizer, batch, generator, **settings):
+        size = settings["minibatch_size"]
+        n = len(batch)
+        epochs, fixed = 0, torch.randperm(n, generator=generator)
+        for epoch in range(settings["n_epochs"]):
+            if shuffle == "each":
+                order = fixed if epoch == 0 else torch.randperm(n, generator=generator)
+            else:
+                order = fixed if shuffle == "once" else torch.arange(n)
+            chunks = list(torch.split(order, size))
+            if drop_last and len(chunks[-1]) < size:
+                chunks = chunks[:-1]
+            stop = False
+            for indices in chunks:
+                loss = ppo.ppo_minibatch_loss(
+                    agent,
+                    batch,
+                    indices,
+                    settings["clip_eps"],
+                    settings["vf_coef"],
+                    settings["ent_coef"],
+                )
+                if zero_grad:
+                    optimizer.zero_grad()
+                loss.backward()
+                if clip == "all":
+                    torch.nn.utils.clip_grad_norm_(
+                        agent.parameters(), settings["max_grad_norm"]
+                    )
+                elif clip == "actor":
+                    torch.nn.utils.clip_grad_norm_(
+                        agent.actor.parameters(), settings["max_grad_norm"]
+                    )
+                optimizer.step()
+                if kl == "midway" and settings["target_kl"] is not None:
+                    stop = ppo.batch_kl(agent, batch) > settings["target_kl"]
+                    if stop:
+                        break
+            epochs += 1
+            target = settings["target_kl"]
+            if target is None:
+                continue
+            if kl in ("batch", "midway"):
+                stop = stop or ppo.batch_kl(agent, batch) > target
+            elif kl == "k1":
+                with torch.no_grad():
+                    logits, _ = agent(batch.obs)
+                    log_pi = torch.log_softmax(logits, dim=-1)
+                    new = log_pi.gather(-1, batch.actions[:, None]).squeeze(-1)
+                    stop = float(ppo.kl_estimators(batch.log_probs, new)[0]) > target
+            elif kl == "reversed":
+                with torch.no_grad():
+                    logits, _ = agent(batch.obs)
+                    log_pi = torch.log_softmax(logits, dim=-1)
+                    new = log_pi.gather(-1, batch.actions[:, None]).squeeze(-1)
+                    stop = float(ppo.kl_estimators(new, batch.log_probs)[1]) > target
+            if stop:
+                if count == "before":
+                    epochs -= 1
+                break
+        return settings["n_epochs"] if count == "all" else epochs
+
+    return update
+
+
+UPDATE_MISTAKES = [
+    (
+        _update_variant(shuffle="once"),
+        "Barajaste una sola vez y repetiste ese orden en todas las épocas: cada "
+        "época empieza con una permutación nueva del lote (y así el generador "
+        "se usa una vez por época).",
+    ),
+    (
+        _update_variant(shuffle="none"),
+        "Recorriste el lote en orden, sin barajar: cada época empieza con una "
+        "permutación nueva del lote, con el generador que recibes.",
+    ),
+    (
+        _update_variant(drop_last=True),
+        "Te saltaste el último minilote de cada época, el más corto: cada "
+        "muestra se usa una vez por época, aunque el lote no sea múltiplo del "
+        "tamaño del minilote.",
+    ),
+    (
+        _update_variant(zero_grad=False),
+        "Falta poner los gradientes a cero antes de cada backward: sin "
+        "optimizer.zero_grad(), PyTorch los suma a los del minilote anterior.",
+    ),
+]
+
+UPDATE_CLIP_MISTAKES = [
+    (
+        _update_variant(clip="none"),
+        "Los gradientes no se recortan: antes de cada paso del optimizador, la "
+        "norma del gradiente de todos los parámetros (actor y crítico juntos) "
+        "se limita a max_grad_norm. Si recortas después de optimizer.step(), ya "
+        "no sirve de nada.",
+    ),
+    (
+        _update_variant(clip="actor"),
+        "Recortaste solo el gradiente del actor: la norma que se limita es la de "
+        "todos los parámetros juntos, agent.parameters().",
+    ),
+]
+
+UPDATE_KL_MISTAKES = [
+    (
+        _update_variant(kl="k1"),
+        "Mediste la KL con k1: la parada temprana usa k3, que nunca es negativo.",
+    ),
+    (
+        _update_variant(kl="reversed"),
+        "Mediste la KL al revés: las muestras vienen de la política vieja, así "
+        "que es KL(π_θold ‖ π_θ), kl_estimators(batch.log_probs, log π_θ).",
+    ),
+    (
+        _update_variant(kl="midway"),
+        "Cortaste a mitad de una época: la KL se mide al acabar cada época, y "
+        "las épocas se hacen enteras.",
+    ),
+    (
+        _update_variant(count="before"),
+        "Paraste bien, pero contaste mal: la época tras la que la KL pasó de "
+        "target_kl se hizo entera y cuenta.",
+    ),
+    (
+        _update_variant(count="all"),
+        "Devuelves n_epochs aunque la KL haya cortado: devuelve cuántas épocas "
+        "se hicieron de verdad.",
+    ),
+]
+
+
+def _run_update(
+    function: Callable[..., Any], case: tuple[Any, ...], name: str | None = None
+) -> tuple[dict[str, torch.Tensor], Any]:
+    """Ejecuta una fase de actualización en el problema diminuto del caso.
+
+    Devuelve los parámetros que quedan y lo que devolvió la función. Con
+    ``name`` (la función del estudiante), falla si modificó el lote.
+    """
+    problem_seed, shuffle_seed, lr, changes = case
+    agent, batch = ppo.tiny_ppo_problem(problem_seed)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=lr, eps=1e-5)
+    generator = torch.Generator().manual_seed(shuffle_seed)
+    settings = {**UPDATE_SETTINGS, **changes}
+    before = copy.deepcopy(batch)
+    with torch.random.fork_rng():
+        torch.manual_seed(1234)
+        result = function(agent, optimizer, batch, generator, **settings)
+    if name is not None and _differs(before, batch):
+        fail(
+            f"{name} modificó el lote (batch): al volver, sus tensores ya no eran "
+            "los que le pasamos (¿normalizaste las ventajas en su sitio, con -=, "
+            "/= o batch.advantages = ...?). El lote se reutiliza en cada época y "
+            "en cada minilote: calcula sobre copias."
+        )
+    params = {k: v.detach().clone() for k, v in agent.state_dict().items()}
+    return params, result
+
+
+def _same_parameters(a: dict, b: dict) -> bool:
+    return all(
+        a[k].shape == b[k].shape and torch.allclose(a[k], b[k], atol=1e-5, rtol=1e-4)
+        for k in b
+    )
+
+
+def _which_net(got: dict, want: dict) -> str:
+    """Qué red difiere, como pista de qué etapa mirar."""
+    differs = {
+        part
+        for k in want
+        if not torch.allclose(got[k], want[k], atol=1e-5, rtol=1e-4)
+        for part in ("actor", "critic")
+        if k.startswith(part)
+    }
+    if differs == {"critic"}:
+        return (
+            " Solo difiere el crítico: mira su pérdida (y su peso c_v) en cada "
+            "minilote."
+        )
+    if differs == {"actor"}:
+        return (
+            " Solo difiere el actor: mira la parte de la política (cociente, "
+            "recorte, ventajas normalizadas) y la entropía."
+        )
+    return (
+        " Difieren el actor y el crítico: mira primero el orden de los minilotes "
+        "(una permutación nueva por época, con el generador que recibes) y los "
+        "pasos del optimizador (zero_grad, backward, recorte, step)."
+    )
+
+
+def _check_update(
+    ppo_update: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]],
+    mistakes: list[tuple[Callable[..., Any], str]],
+    what: str,
+    check_epochs: bool = False,
+) -> None:
+    for case in cases:
+        got, epochs = _run_update(ppo_update, case, "ppo_update")
+        want, want_epochs = _run_update(ppo.ppo_update, case)
+        if check_epochs:
+            if isinstance(epochs, torch.Tensor) and epochs.numel() == 1:
+                epochs = epochs.item()
+            if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral):
+                fail(
+                    "ppo_update debe devolver cuántas épocas hizo, un entero; "
+                    f"devolvió {epochs!r}."
+                )
+        matched = (not check_epochs or epochs == want_epochs) and _same_parameters(
+            got, want
+        )
+        if matched:
+            continue
+        for mistake, message in mistakes:
+            params, mistake_epochs = _run_update(mistake, case)
+            if _same_parameters(got, params) and (
+                not check_epochs or mistake_epochs == epochs
+            ):
+                fail(message)
+        if check_epochs and epochs != want_epochs:
+            fail(
+                f"ppo_update hizo {epochs} épocas y debían ser {want_epochs} de "
+                f"{case[3].get('n_epochs')}: al acabar cada época se mide k3 "
+                "entre los log π_θold del lote y la política actual, sobre todo "
+                "el lote y sin gradiente, y si pasa de target_kl no se hacen más "
+                "épocas. (Si la primera celda de prueba tampoco pasa, arregla "
+                "antes eso: con otras actualizaciones, la KL también es otra.)"
+            )
+        try:
+            compare_parameters(got, want, what=what)
+        except CheckError as error:
+            fail(str(error) + _which_net(got, want))
+
+
+_UPDATE_USES = {
+    "ppo_minibatch_loss": ppo.ppo_minibatch_loss,
+    "clipped_surrogate_loss": ppo.clipped_surrogate_loss,
+    "kl_estimators": ppo.kl_estimators,
+}
+
+
+@exercise(
+    MODULE,
+    "ppo_update",
+    "La fase de actualización: los parámetros",
+    # Con las piezas de referencia: cada ejercicio se califica por sí solo.
+    uses=_UPDATE_USES,
+)
+def check_ppo_update(
+    ppo_update: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = UPDATE_CASES,
+) -> None:
+    """Los parámetros tras ``ppo_update``, sin recorte que actúe ni parada."""
+    _check_update(
+        ppo_update, cases, UPDATE_MISTAKES, "la red tras la fase de actualización"
+    )
+
+
+@exercise(
+    MODULE,
+    "ppo_update",
+    "La fase de actualización: el recorte del gradiente",
+    uses=_UPDATE_USES,
+)
+def check_ppo_update_clip(
+    ppo_update: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = UPDATE_CLIP_CASES,
+) -> None:
+    """Los parámetros tras ``ppo_update`` con un recorte del gradiente que actúa."""
+    _check_update(
+        ppo_update,
+        cases,
+        UPDATE_CLIP_MISTAKES + UPDATE_MISTAKES,
+        "la red tras la fase de actualización, con el gradiente recortado",
+    )
+
+
+@exercise(
+    MODULE,
+    "ppo_update",
+    "La fase de actualización: la parada temprana por la KL",
+    uses=_UPDATE_USES,
+)
+def check_ppo_update_kl(
+    ppo_update: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = UPDATE_KL_CASES,
+) -> None:
+    """Las épocas que hace ``ppo_update`` con ``target_kl`` y los parámetros."""
+    _check_update(
+        ppo_update,
+        cases,
+        UPDATE_KL_MISTAKES + UPDATE_MISTAKES,
+        "la red tras la fase de actualización, con parada temprana",
+        check_epochs=True,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicios 5–8 · el cuestionario
 # ---------------------------------------------------------------------------
 #
 # Estas comprobaciones miran solo la FORMA de la respuesta: un número finito, o

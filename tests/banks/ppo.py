@@ -5,66 +5,6 @@ from tests.banks import Answer
 MODULE = "06_ppo"
 
 WRONG: dict[str, list[Answer]] = {
-    "probability_ratio": [
-        Answer(
-            "cociente invertido",
-            """
-def probability_ratio(log_probs, old_log_probs):
-    return torch.exp(old_log_probs.detach() - log_probs)
-""",
-            "El cociente está invertido",
-        ),
-        Answer(
-            "cociente de exponenciales (se anula con log π ≈ −1000)",
-            """
-def probability_ratio(log_probs, old_log_probs):
-    with torch.no_grad():
-        old_probs = torch.exp(old_log_probs)
-    return torch.exp(log_probs) / old_probs
-""",
-            "Calculaste exp(log_probs) / exp(old_log_probs)",
-        ),
-        Answer(
-            "cociente de exponenciales con detach",
-            """
-def probability_ratio(log_probs, old_log_probs):
-    return log_probs.exp() / old_log_probs.detach().exp()
-""",
-            "Calculaste exp(log_probs) / exp(old_log_probs)",
-        ),
-        Answer(
-            "los log π viejos arrastran gradiente",
-            """
-def probability_ratio(log_probs, old_log_probs):
-    return torch.exp(log_probs - old_log_probs)
-""",
-            "El gradiente llega a old_log_probs",
-        ),
-        Answer(
-            "sin la exponencial",
-            """
-def probability_ratio(log_probs, old_log_probs):
-    return log_probs - old_log_probs.detach()
-""",
-            "Falta la exponencial",
-        ),
-        Answer(
-            "cociente de log-probabilidades",
-            """
-def probability_ratio(log_probs, old_log_probs):
-    return log_probs / old_log_probs.detach()
-""",
-            "Dividiste las log-probabilidades",
-        ),
-        Answer(
-            "sin gradiente",
-            """
-def probability_ratio(log_probs, old_log_probs):
-    return torch.exp(log_probs - old_log_probs).detach()
-""",
-            "no tiene gradiente respecto a log_probs",
-        ),
-    ],
     "clipped_surrogate_loss": [
         Answer(
             "recorte sin el min",
@@ -128,7 +68,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
             "sin recorte",
             """
 def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
-    return -(probability_ratio(log_probs, old_log_probs) * advantages).mean()
+    return -(torch.exp(log_probs - old_log_probs.detach()) * advantages).mean()
 """,
             "No hay recorte",
         ),
@@ -141,6 +81,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     return -torch.min(ratio * advantages, clipped * advantages).mean()
 """,
             "El gradiente llega a old_log_probs",
+            fails=("clipped_surrogate_loss_test_grad",),
         ),
     ],
     "kl_estimators": [
@@ -190,164 +131,460 @@ def kl_estimators(log_probs, other_log_probs):
             "debe ser un escalar",
         ),
     ],
-    "minibatch_indices": [
+    "ppo_minibatch_loss": [
+        Answer(
+            "sin normalizar las ventajas",
+            """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    log_probs = dist.log_prob(batch.actions[indices])
+    policy = ppo.clipped_surrogate_loss(log_probs, batch.log_probs[indices],
+                                        batch.advantages[indices], clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+            "Falta normalizar las ventajas",
+        ),
+        Answer(
+            "desviación típica sesgada",
+            """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std(unbiased=False) + 1e-8)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices], adv, clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+            "desviación típica sesgada",
+        ),
+        Answer(
+            "normaliza con las cifras de todo el lote",
+            """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    all_adv = batch.advantages
+    adv = (all_adv - all_adv.mean()) / (all_adv.std() + 1e-8)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices], adv[indices],
+                                        clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+            "de todo el lote",
+        ),
+        Answer(
+            "los logits como log-probabilidades",
+            """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    log_probs = logits.gather(1, batch.actions[indices].unsqueeze(1)).squeeze(1)
+    entropy = torch.distributions.Categorical(logits=logits).entropy()
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    policy = ppo.clipped_surrogate_loss(log_probs, batch.log_probs[indices], adv,
+                                        clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * entropy.mean()
+""",
+            "log_softmax",
+        ),
+        Answer(
+            "el premio a la entropía sumando",
+            """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices], adv, clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value + ent_coef * dist.entropy().mean()
+""",
+            "va con signo menos",
+        ),
+        Answer(
+            # El valor es el bueno: solo falla la celda del gradiente.
+            "V(s) separada del grafo",
+            """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices], adv, clip_eps)
+    value = ((values.detach() - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+            "Los parámetros del crítico no reciben gradiente",
+            fails=("ppo_minibatch_loss_test_grad",),
+        ),
+        Answer(
+            "la entropía sin gradiente",
+            """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    with torch.no_grad():
+        entropy = dist.entropy().mean()
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices], adv, clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * entropy
+""",
+            "sin el premio a la entropía",
+            fails=("ppo_minibatch_loss_test_grad",),
+        ),
+        Answer(
+            # Modifica la entrada: el valor y el gradiente salen bien, pero
+            # quien llama se queda con el lote cambiado.
+            "normaliza las ventajas dentro del lote",
+            """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    adv = batch.advantages[indices]
+    batch.advantages[indices] = (adv - adv.mean()) / (adv.std() + 1e-8)
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices],
+                                        batch.advantages[indices], clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+            "modificó su argumento «batch»",
+            fails=("ppo_minibatch_loss_test",),
+        ),
+        Answer(
+            "la media de las ventajas con división entera",
+            """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    adv = batch.advantages[indices]
+    mean = adv.sum() // len(indices)
+    adv = (adv - mean) / (adv.std() + 1e-8)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices], adv, clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+            "en coma flotante",
+        ),
+    ],
+    "ppo_update": [
         Answer(
             "baraja una sola vez",
             """
-def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
-    permutation = torch.randperm(batch_size, generator=generator)
-    chunks = torch.split(permutation, minibatch_size)
-    return [mb for _ in range(n_epochs) for mb in chunks]
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    order = torch.randperm(len(batch), generator=generator)
+    for epoch in range(n_epochs):
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
 """,
-            "Barajaste una sola",
+            "Barajaste una sola vez",
         ),
         Answer(
             "sin barajar",
             """
-def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
-    order = torch.arange(batch_size)
-    return [mb for _ in range(n_epochs) for mb in torch.split(order, minibatch_size)]
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        for indices in torch.arange(len(batch)).split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
 """,
             "sin barajar",
-        ),
-        Answer(
-            "con reemplazo",
-            """
-def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
-    batches = []
-    for _ in range(n_epochs):
-        draws = torch.randint(batch_size, (batch_size,), generator=generator)
-        batches.extend(torch.split(draws, minibatch_size))
-    return batches
-""",
-            "con reemplazo",
-        ),
-        Answer(
-            "una sola época",
-            """
-def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
-    permutation = torch.randperm(batch_size, generator=generator)
-    return list(torch.split(permutation, minibatch_size))
-""",
-            "los de una sola",
         ),
         Answer(
             "pierde el minilote corto",
             """
-def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
-    batches = []
-    for _ in range(n_epochs):
-        permutation = torch.randperm(batch_size, generator=generator)
-        for start in range(0, batch_size - minibatch_size + 1, minibatch_size):
-            batches.append(permutation[start:start + minibatch_size])
-    return batches
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for k in range(len(batch) // minibatch_size):
+            indices = order[k * minibatch_size:(k + 1) * minibatch_size]
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
 """,
             "el más corto",
         ),
         Answer(
-            "ignora el generador",
+            "sin zero_grad",
             """
-def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
-    batches = []
-    for _ in range(n_epochs):
-        permutation = torch.randperm(batch_size)
-        batches.extend(torch.split(permutation, minibatch_size))
-    return batches
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
 """,
-            "Usa el generator",
-        ),
-    ],
-    "ppo_loss": [
-        Answer(
-            "la entropía con el signo cambiado",
-            """
-def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
-             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
-    policy_loss = ppo.clipped_surrogate_loss(
-        log_probs, old_log_probs, advantages, clip_eps
-    )
-    value_loss = ((values - returns) ** 2).mean()
-    return policy_loss + vf_coef * value_loss + ent_coef * entropy.mean()
-""",
-            "El premio a la entropía va con signo menos",
+            "zero_grad",
         ),
         Answer(
-            "sin vf_coef",
+            "baraja con la semilla global",
             """
-def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
-             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
-    policy_loss = ppo.clipped_surrogate_loss(
-        log_probs, old_log_probs, advantages, clip_eps
-    )
-    value_loss = ((values - returns) ** 2).mean()
-    return policy_loss + value_loss - ent_coef * entropy.mean()
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch))
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
 """,
-            "Falta multiplicar la pérdida del crítico por vf_coef",
+            "con el generador que recibes",
         ),
         Answer(
-            "valor absoluto en lugar del cuadrado",
+            "normaliza las ventajas del lote en su sitio",
             """
-def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
-             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
-    policy_loss = ppo.clipped_surrogate_loss(
-        log_probs, old_log_probs, advantages, clip_eps
-    )
-    value_loss = (values - returns).abs().mean()
-    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    batch.advantages -= batch.advantages.mean()
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
 """,
-            "error cuadrático medio",
+            "modificó el lote",
         ),
         Answer(
-            "cuadrado de la media",
+            "sin recortar el gradiente",
             """
-def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
-             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
-    policy_loss = ppo.clipped_surrogate_loss(
-        log_probs, old_log_probs, advantages, clip_eps
-    )
-    value_loss = (values - returns).mean() ** 2
-    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
 """,
-            "la media de los cuadrados",
+            "no se recortan",
+            fails=("ppo_update_test_clip",),
         ),
         Answer(
-            "la política con el signo cambiado",
+            "recorta después del paso",
             """
-def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
-             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
-    policy_loss = ppo.clipped_surrogate_loss(
-        log_probs, old_log_probs, advantages, clip_eps
-    )
-    value_loss = ((values - returns) ** 2).mean()
-    return -policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
 """,
-            "El término de la política tiene el signo cambiado",
+            "después de optimizer.step()",
+            fails=("ppo_update_test_clip",),
         ),
         Answer(
-            "el crítico sin gradiente",
+            "recorta solo el actor",
             """
-def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
-             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
-    policy_loss = ppo.clipped_surrogate_loss(
-        log_probs, old_log_probs, advantages, clip_eps
-    )
-    value_loss = ((values.detach() - returns.detach()) ** 2).mean()
-    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.actor.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
 """,
-            "¿V lleva .detach()?",
+            "solo el gradiente del actor",
+            fails=("ppo_update_test_clip",),
         ),
         Answer(
-            "los objetivos del crítico con gradiente",
+            "la KL con k1",
             """
-def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
-             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
-    policy_loss = ppo.clipped_surrogate_loss(
-        log_probs, old_log_probs, advantages, clip_eps
-    )
-    value_loss = ((values - returns) ** 2).mean()
-    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None:
+            with torch.no_grad():
+                new = agent.distribution(batch.obs).log_prob(batch.actions)
+                k1, _ = kl_estimators(batch.log_probs, new)
+            if k1 > target_kl:
+                return epoch + 1
+    return n_epochs
 """,
-            "El gradiente llega a returns",
+            "Mediste la KL con k1",
+            fails=("ppo_update_test_kl",),
+        ),
+        Answer(
+            "la KL al revés",
+            """
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None:
+            with torch.no_grad():
+                new = agent.distribution(batch.obs).log_prob(batch.actions)
+                _, k3 = kl_estimators(new, batch.log_probs)
+            if k3 > target_kl:
+                return epoch + 1
+    return n_epochs
+""",
+            "Mediste la KL al revés",
+            fails=("ppo_update_test_kl",),
+        ),
+        Answer(
+            "corta a mitad de la época",
+            """
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+            if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+                return epoch + 1
+    return n_epochs
+""",
+            "Cortaste a mitad de una época",
+            fails=("ppo_update_test_kl",),
+        ),
+        Answer(
+            "no cuenta la época que dispara la parada",
+            """
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch
+    return n_epochs
+""",
+            "contaste mal",
+            fails=("ppo_update_test_kl",),
+        ),
+        Answer(
+            "devuelve las épocas como float",
+            """
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    done = 0.0
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        done += 1
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            break
+    return done
+""",
+            "un entero",
+            fails=("ppo_update_test_kl",),
         ),
     ],
     # El cuestionario: la comprobación visible acepta cualquier respuesta bien
@@ -440,26 +677,6 @@ def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
 }
 
 RIGHT: dict[str, list[Answer]] = {
-    "probability_ratio": [
-        Answer(
-            "la vieja congelada bajo no_grad",
-            """
-def probability_ratio(log_probs, old_log_probs):
-    with torch.no_grad():
-        reference = old_log_probs.clone()
-    return (log_probs - reference).exp()
-""",
-        ),
-        Answer(
-            "exp del log-cociente, con la vieja copiada",
-            """
-def probability_ratio(log_probs, old_log_probs):
-    frozen = old_log_probs.clone().detach()
-    log_ratio = log_probs - frozen
-    return log_ratio.exp()
-""",
-        ),
-    ],
     "clipped_surrogate_loss": [
         Answer(
             "por casos según el signo de A",
@@ -516,59 +733,152 @@ def kl_estimators(log_probs, other_log_probs):
 """,
         ),
     ],
-    "minibatch_indices": [
+    "ppo_minibatch_loss": [
         Answer(
-            "índices con slicing",
+            "con log_softmax, todo en la celda",
             """
-def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
-    out = []
-    for epoch in range(n_epochs):
-        perm = torch.randperm(batch_size, generator=generator)
-        for start in range(0, batch_size, minibatch_size):
-            out.append(perm[start:start + minibatch_size])
-    return out
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    log_pi = torch.log_softmax(logits, dim=-1)
+    taken = batch.actions[indices].unsqueeze(-1)
+    log_probs = log_pi.gather(-1, taken).squeeze(-1)
+    entropy = -(log_pi.exp() * log_pi).sum(dim=-1)
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    ratio = torch.exp(log_probs - batch.log_probs[indices])
+    surrogate = torch.min(ratio * adv,
+                          torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
+    value_loss = (values - batch.returns[indices]).pow(2).mean()
+    return -surrogate.mean() + vf_coef * value_loss - ent_coef * entropy.mean()
 """,
         ),
         Answer(
-            "NumPy con una semilla sacada del generador",
-            """
-def minibatch_indices(batch_size, minibatch_size, n_epochs, generator=None):
-    seed = int(torch.randint(2**31 - 1, (1,), generator=generator))
-    rng = np.random.default_rng(seed)
-    batches = []
-    for _ in range(n_epochs):
-        perm = rng.permutation(batch_size)
-        cuts = list(range(minibatch_size, batch_size, minibatch_size))
-        batches += np.array_split(perm, cuts)
-    return batches
-""",
-        ),
-    ],
-    "ppo_loss": [
-        Answer(
-            "con F.mse_loss",
+            "con std_mean, F.mse_loss y las cabezas por separado",
             """
 import torch.nn.functional as F
 
-def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
-             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
-    policy_loss = ppo.clipped_surrogate_loss(
-        log_probs, old_log_probs, advantages, clip_eps
-    )
-    value_loss = F.mse_loss(values, returns.detach())
-    entropy_bonus = entropy.mean()
-    return policy_loss + vf_coef * value_loss - ent_coef * entropy_bonus
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    obs = batch.obs[indices]
+    dist = agent.distribution(obs)
+    std, mean = torch.std_mean(batch.advantages[indices])
+    normalized = (batch.advantages[indices] - mean) / (std + 1e-8)
+    policy_loss = clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                         batch.log_probs[indices], normalized,
+                                         clip_eps)
+    value_loss = F.mse_loss(agent.value(obs), batch.returns[indices])
+    return policy_loss + vf_coef * value_loss - ent_coef * dist.entropy().mean()
 """,
         ),
         Answer(
-            "todo en una línea, sin la función del ejercicio 2",
+            # Sin doble penalización: su pérdida recortada está mal, pero este
+            # ejercicio se califica con la de referencia en su lugar.
+            "con una clipped_surrogate_loss mal escrita en la misma celda",
             """
-def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
-             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
-    r = torch.exp(log_probs - old_log_probs.detach())
-    pg = -torch.min(r * advantages, r.clamp(1 - clip_eps, 1 + clip_eps) * advantages)
-    v = (values - returns.detach()).pow(2)
-    return (pg + vf_coef * v - ent_coef * entropy).mean()
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    return (torch.exp(log_probs - old_log_probs) * advantages).mean()
+
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    policy = clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                    batch.log_probs[indices], adv, clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+        ),
+    ],
+    "ppo_update": [
+        Answer(
+            "al estilo de CleanRL, con índices de inicio y fin",
+            """
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    size = len(batch)
+    for epoch in range(n_epochs):
+        b_inds = torch.randperm(size, generator=generator)
+        for start in range(0, size, minibatch_size):
+            end = start + minibatch_size
+            mb_inds = b_inds[start:end]
+            loss = ppo_minibatch_loss(agent, batch, mb_inds, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is None:
+            continue
+        with torch.no_grad():
+            logits, _ = agent(batch.obs)
+            newlogprob = torch.log_softmax(logits, dim=-1)[
+                torch.arange(size), batch.actions
+            ]
+            logratio = newlogprob - batch.log_probs
+            approx_kl = ((logratio.exp() - 1) - logratio).mean()
+        if approx_kl.item() > target_kl:
+            return epoch + 1
+    return n_epochs
+""",
+        ),
+        Answer(
+            "con split, un paso escrito aparte y la KL de su ejercicio",
+            """
+def one_step(agent, optimizer, loss, max_grad_norm):
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(list(agent.parameters()), max_grad_norm)
+    optimizer.step()
+
+
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    done = 0
+    for _ in range(n_epochs):
+        for mb in torch.split(torch.randperm(len(batch), generator=generator),
+                              minibatch_size):
+            one_step(agent, optimizer,
+                     ppo_minibatch_loss(agent, batch, mb, clip_eps, vf_coef,
+                                        ent_coef),
+                     max_grad_norm)
+        done += 1
+        if target_kl is not None:
+            with torch.no_grad():
+                now = agent.distribution(batch.obs).log_prob(batch.actions)
+            if kl_estimators(batch.log_probs, now)[1] > target_kl:
+                break
+    return done
+""",
+        ),
+        Answer(
+            # Sin doble penalización: su pérdida del minilote está mal, pero
+            # este ejercicio se califica con la de referencia en su lugar.
+            "con una ppo_minibatch_loss mal escrita en la misma celda",
+            """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    return ((values - batch.returns[indices]) ** 2).mean()
+
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    epochs = 0
+    for _ in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        epochs += 1
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            break
+    return epochs
 """,
         ),
     ],
@@ -592,7 +902,7 @@ def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
         Answer("con tres decimales", "answer_3 = -0.733"),
         Answer("la cuenta escrita", "answer_3 = (-2.6 + 1.2 - 0.8) / 3"),
         Answer(
-            "con la función del ejercicio 2",
+            "con la función del ejercicio 1",
             """
 answer_3 = -clipped_surrogate_loss(
     torch.log(torch.tensor([1.3, 1.5, 0.7])),
@@ -615,18 +925,53 @@ answer_3 = -clipped_surrogate_loss(
     ],
 }
 
+
 # ---------------------------------------------------------------------------
 # Clases de error que valen para cualquier ejercicio (issue #22).
 # ---------------------------------------------------------------------------
 
-WRONG["probability_ratio"] += [
+WRONG["clipped_surrogate_loss"] += [
     Answer(
         "redondea a dos decimales",
         """
-def probability_ratio(log_probs, old_log_probs):
-    return torch.round(torch.exp(log_probs - old_log_probs.detach()), decimals=2)
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = torch.exp(log_probs - old_log_probs.detach())
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    loss = -torch.min(ratio * advantages, clipped * advantages).mean()
+    return torch.round(loss, decimals=2)
 """,
         "redondeado a 2 decimales",
+    ),
+    Answer(
+        "cambia el signo de las ventajas en su sitio",
+        """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = torch.exp(log_probs - old_log_probs.detach())
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    advantages *= -1
+    return torch.max(ratio * advantages, clipped * advantages).mean()
+""",
+        "modificó su argumento «advantages»",
+    ),
+    Answer(
+        "cociente de exponenciales (se anula con log π ≈ −1000)",
+        """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = log_probs.exp() / old_log_probs.detach().exp()
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return -torch.min(ratio * advantages, clipped * advantages).mean()
+""",
+        "Calculaste el cociente como exp(log_probs) / exp(old_log_probs)",
+    ),
+    Answer(
+        "sin la exponencial",
+        """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    log_ratio = log_probs - old_log_probs.detach()
+    clipped = torch.clamp(log_ratio, 1 - clip_eps, 1 + clip_eps)
+    return -torch.min(log_ratio * advantages, clipped * advantages).mean()
+""",
+        "Falta la exponencial",
     ),
 ]
 WRONG["kl_estimators"] += [
@@ -640,23 +985,5 @@ def kl_estimators(log_probs, other_log_probs):
     return k1, k3
 """,
         "modificó su argumento «other_log_probs»",
-    ),
-]
-RIGHT["ppo_loss"] += [
-    Answer(
-        # Sin doble penalización: su pérdida recortada está mal, pero este
-        # ejercicio se califica con la de referencia en su lugar.
-        "con una clipped_surrogate_loss mal escrita en la misma celda",
-        """
-def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
-    return (torch.exp(log_probs - old_log_probs) * advantages).mean()
-
-def ppo_loss(log_probs, old_log_probs, advantages, values, returns, entropy,
-             clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
-    policy_loss = clipped_surrogate_loss(log_probs, old_log_probs, advantages,
-                                         clip_eps)
-    value_loss = ((values - returns.detach()) ** 2).mean()
-    return policy_loss + vf_coef * value_loss - ent_coef * entropy.mean()
-""",
     ),
 ]
