@@ -35,7 +35,7 @@ def _cases(kind: str) -> list:
 
 # Los módulos cuyos ejercicios ya tienen un banco con las clases de error de
 # todos (entradas modificadas, variantes de la fórmula, gradientes, dtype):
-# al menos cuatro respuestas erróneas por ejercicio. 07 se está reescribiendo.
+# al menos cuatro respuestas erróneas por ejercicio.
 FULL_BANKS = {
     "01_bandidos",
     "02_dqn",
@@ -43,6 +43,8 @@ FULL_BANKS = {
     "04_lineas_base",
     "05_actor_critico",
     "06_ppo",
+    "07_grpo",
+    "08_mas_alla",
 }
 
 

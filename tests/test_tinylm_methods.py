@@ -227,20 +227,18 @@ def test_clipped_token_loss_is_the_ppo_one_and_clip_higher_lets_more_through():
 
 
 def test_gae_tokens_hand_computed():
-    from helpers.tinylm.methods import MethodConfig, _gae_tokens
+    from helpers.tinylm.methods import token_gae
 
     rewards = torch.tensor([[0.0, -0.1, 1.0, 0.0], [0.5, 0.0, 0.0, 0.0]])
     values = torch.tensor([[0.2, 0.4, 0.6, 9.0], [0.3, 9.0, 9.0, 9.0]])
     mask = torch.tensor([[1.0, 1.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
     # γ = λ = 1: la ventaja es el retorno que falta menos V(s_t); el relleno
     # (con V = 9) no cuenta y tras el último token no hay bootstrap
-    cfg = MethodConfig(gamma=1.0, gae_lambda=1.0)
     expected = torch.tensor([[0.9 - 0.2, 0.9 - 0.4, 1.0 - 0.6, 0.0], [0.2, 0, 0, 0]])
-    assert torch.allclose(_gae_tokens(rewards, values, mask, cfg), expected)
+    assert torch.allclose(token_gae(rewards, values, mask, 1.0, 1.0), expected)
     # λ = 0: TD de un paso, δ_t = r_t + V(s_{t+1}) − V(s_t)
-    cfg = MethodConfig(gamma=1.0, gae_lambda=0.0)
     expected = torch.tensor([[0.2, 0.1, 0.4, 0.0], [0.2, 0, 0, 0]])
-    assert torch.allclose(_gae_tokens(rewards, values, mask, cfg), expected)
+    assert torch.allclose(token_gae(rewards, values, mask, 1.0, 0.0), expected)
 
 
 def test_log_probs_and_entropy_match_the_sampler_and_have_clean_gradients():

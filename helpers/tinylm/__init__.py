@@ -64,6 +64,7 @@ from .methods import (
     pass_at_k_curve,
     policy_entropy,
     rloo_advantages,
+    token_gae,
     token_level_rewards,
     train_method,
 )
@@ -151,6 +152,7 @@ __all__ = [
     "sample",
     "save_checkpoint",
     "solution_text",
+    "token_gae",
     "token_level_rewards",
     "token_log_probs",
     "tokenizer",

@@ -395,16 +395,31 @@ def _clipped_token_loss(
     return -torch.min(ratio * advantages, clipped).mean()
 
 
-def _gae_tokens(
-    rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, cfg: MethodConfig
+def token_gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    mask: torch.Tensor,
+    gamma: float = 1.0,
+    lam: float = 0.95,
 ) -> torch.Tensor:
-    """Ventajas GAE token a token, con ``helpers.rollouts.gae`` (módulo 05).
+    """Ventajas GAE token a token de un lote de respuestas (la referencia del
+    ejercicio de 08_mas_alla), con ``helpers.rollouts.gae`` del módulo 05.
 
-    Cada respuesta es un episodio: el estado siguiente al último token es
-    terminal (sin bootstrap) y el relleno no aporta nada. Devuelve ``(B, T)``
-    con 0 en el relleno.
+    Cada respuesta es un episodio: el estado siguiente al último token válido
+    es terminal (sin bootstrap) y el relleno no aporta nada.
+
+    Args:
+        rewards: ``(B, T)`` recompensas por token (``token_level_rewards``).
+        values: ``(B, T)`` valores del crítico en cada token.
+        mask: ``(B, T)`` tokens válidos (bool o 0/1, primero los válidos).
+        gamma, lam: el descuento γ y la λ de GAE.
+
+    Returns:
+        ``(B, T)`` en float32, sin gradiente, con 0 en el relleno.
     """
-    values = values * mask
+    rewards = torch.as_tensor(rewards).detach().float()
+    mask = torch.as_tensor(mask).float()
+    values = torch.as_tensor(values).detach().float() * mask
     next_values = torch.cat([values[:, 1:], torch.zeros_like(values[:, :1])], dim=1)
     next_valid = torch.cat([mask[:, 1:], torch.zeros_like(mask[:, :1])], dim=1)
     terminated = 1.0 - next_valid
@@ -414,10 +429,10 @@ def _gae_tokens(
         next_values.T,
         terminated.T,
         torch.zeros_like(terminated.T),
-        gamma=cfg.gamma,
-        lam=cfg.gae_lambda,
+        gamma=gamma,
+        lam=lam,
     ).T
-    return advantages * mask
+    return (advantages * mask).detach()
 
 
 def _scores(
@@ -496,7 +511,7 @@ def method_step(
         )
         with torch.no_grad():
             values = critic(batch.sequences, P) * mask
-        advantages = _gae_tokens(rewards, values, mask, cfg)
+        advantages = token_gae(rewards, values, mask, cfg.gamma, cfg.gae_lambda)
         returns = advantages + values  # lo que persigue el crítico
         flat = advantages[valid]
         advantages = (advantages - flat.mean()) / (flat.std() + 1e-8) * mask

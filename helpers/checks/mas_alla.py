@@ -1,0 +1,768 @@
+"""Comprobaciones del módulo 08 · Más allá de GRPO: lo que el refuerzo cambia.
+
+Cada ejercicio con varios aspectos (valores, forma y tipo, gradiente, casos
+límite) tiene una comprobación por aspecto, y el cuaderno una celda calificada
+por cada una: una respuesta a medias se lleva los puntos de lo que tiene bien.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from helpers.checks import as_array, call, check_cases, exercise, fail
+from helpers.tinylm.evaluate import estimate_pass_at_k as ref_pass_at_k
+from helpers.tinylm.methods import buggy_verify, token_gae
+from helpers.tinylm.methods import exploit_flags as ref_exploit_flags
+from helpers.tinylm.methods import rloo_advantages as ref_rloo
+from helpers.tinylm.methods import token_level_rewards as ref_token_rewards
+from helpers.tinylm.task import verify
+
+MODULE = "08_mas_alla"
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 1 · las ventajas de RLOO
+# ---------------------------------------------------------------------------
+
+
+def _t(rows: Any, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.tensor(rows, dtype=dtype)
+
+
+_RLOO_CASES = [
+    (_t([[0, 1, 1, 0]]),),
+    (_t([[1, 1, 1, 1], [0, 0, 0, 0]]),),
+    (_t([[1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1, 0]]),),
+    (_t([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0], [0.0, 1.0, 0.25]]),),
+    (_t([[1, 0], [0, 1], [1, 1]]),),
+]
+
+_RLOO_1D_CASES = [
+    (_t([0, 1, 1, 0]),),
+    (_t([1, 0, 0, 0, 0, 0]),),
+    (_t([1, 0, 0, 1], torch.long),),
+    (_t([[1, 0, 0], [1, 1, 0]], torch.long),),
+]
+
+
+def _floats(rewards: Any) -> torch.Tensor:
+    rewards = torch.as_tensor(rewards)
+    return rewards if rewards.is_floating_point() else rewards.float()
+
+
+def _rloo_group_mean(rewards):
+    rewards = _floats(rewards)
+    return rewards - rewards.mean(dim=-1, keepdim=True)
+
+
+def _rloo_divide_by_g(rewards):
+    rewards = _floats(rewards)
+    others = rewards.sum(dim=-1, keepdim=True) - rewards
+    return rewards - others / rewards.shape[-1]
+
+
+def _rloo_sum_of_others(rewards):
+    rewards = _floats(rewards)
+    return rewards - (rewards.sum(dim=-1, keepdim=True) - rewards)
+
+
+def _rloo_sign(rewards):
+    return -ref_rloo(rewards)
+
+
+def _rloo_wrong_axis(rewards):
+    rewards = _floats(rewards)
+    others = rewards.sum(dim=0, keepdim=True) - rewards
+    return rewards - others / (rewards.shape[0] - 1)
+
+
+def _rloo_dim1(rewards):
+    rewards = _floats(rewards)
+    others = rewards.sum(dim=1, keepdim=True) - rewards
+    return rewards - others / (rewards.shape[1] - 1)
+
+
+def _rloo_integer(rewards):
+    rewards = torch.as_tensor(rewards)
+    out = torch.zeros_like(rewards)
+    out[...] = ref_rloo(rewards).to(out.dtype)
+    return out
+
+
+_RLOO_MISTAKES = [
+    (
+        _rloo_group_mean,
+        "Restaste la media del grupo entero, con la propia respuesta dentro: eso "
+        "es la línea base de GRPO. La de RLOO deja fuera a la respuesta i: la "
+        "media de las otras G − 1.",
+    ),
+    (
+        _rloo_divide_by_g,
+        "Sumaste las otras G − 1 recompensas pero dividiste entre G: su media se "
+        "divide entre G − 1, las que has sumado.",
+    ),
+    (
+        _rloo_sum_of_others,
+        "Restaste la suma de las demás recompensas: la línea base es su media "
+        "(divide entre G − 1).",
+    ),
+    (
+        _rloo_sign,
+        "El signo está al revés: ventaja = recompensa − media de las demás (un "
+        "acierto en un grupo con fallos debe salir positivo).",
+    ),
+    (
+        _rloo_wrong_axis,
+        "Sumaste sobre el eje equivocado (dim=0, entre enunciados): cada grupo es "
+        "una fila, y las «demás» son las de su fila (dim=-1).",
+    ),
+    (
+        _rloo_dim1,
+        "Fijaste dim=1: con un solo grupo de forma (G,) ese eje no existe. Usa "
+        "dim=-1 y rewards.shape[-1], que valen para (G,) y para (P, G).",
+    ),
+    (
+        _rloo_integer,
+        "Con recompensas enteras (0 y 1 de tipo long) tu resultado sale en "
+        "enteros y pierde los decimales (¿torch.zeros_like de la entrada?). "
+        "Pasa las recompensas a float antes de calcular.",
+    ),
+]
+
+
+@exercise(MODULE, "rloo_advantages", "Las ventajas de RLOO · los valores")
+def check_rloo_advantages(
+    rloo_advantages: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``rloo_advantages(rewards)`` en lotes ``(P, G)`` de floats."""
+    check_cases(
+        rloo_advantages,
+        "rloo_advantages",
+        cases or _RLOO_CASES,
+        ref_rloo,
+        _RLOO_MISTAKES,
+        atol=1e-5,
+    )
+
+
+@exercise(MODULE, "rloo_advantages", "Las ventajas de RLOO · (G,) y enteros")
+def check_rloo_advantages_1d(
+    rloo_advantages: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``rloo_advantages`` con un solo grupo ``(G,)`` y con enteros."""
+    cases = cases or _RLOO_1D_CASES
+    check_cases(
+        rloo_advantages,
+        "rloo_advantages",
+        cases,
+        ref_rloo,
+        _RLOO_MISTAKES,
+        atol=1e-5,
+    )
+    for (rewards,) in cases:
+        got = call(rloo_advantages, "rloo_advantages", rewards.clone())
+        if isinstance(got, torch.Tensor) and not got.is_floating_point():
+            fail(
+                f"rloo_advantages devolvió un tensor de tipo {got.dtype}: las "
+                "ventajas son números reales (±2/3 con G = 4). Devuelve floats."
+            )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 2 · la recompensa por token de PPO
+# ---------------------------------------------------------------------------
+
+
+def _token_case(seed: int, lengths: list[int], length: int, kl_coef: float):
+    generator = torch.Generator().manual_seed(seed)
+    batch = len(lengths)
+    log_probs = -torch.rand(batch, length, generator=generator) * 2
+    ref_log_probs = log_probs + 0.5 * torch.randn(batch, length, generator=generator)
+    mask = torch.zeros(batch, length, dtype=torch.bool)
+    for row, n in enumerate(lengths):
+        mask[row, :n] = True
+    # En el relleno puede haber cualquier cosa: solo la máscara dice qué cuenta
+    log_probs = torch.where(mask, log_probs, torch.full_like(log_probs, -3.0))
+    ref_log_probs = torch.where(mask, ref_log_probs, torch.full_like(log_probs, -0.5))
+    scores = (torch.rand(batch, generator=generator) > 0.4).float()
+    scores[0] = 1.0
+    return scores, log_probs, ref_log_probs, mask, kl_coef
+
+
+_TOKEN_CASES = [
+    _token_case(0, [5, 2, 4], 5, 0.1),
+    _token_case(1, [1, 4, 3, 4], 4, 0.05),
+    _token_case(2, [6, 3], 6, 0.5),
+]
+
+
+def _token_mistake(body: Callable[..., torch.Tensor]):
+    """Una versión errónea que recibe copias sin gradiente."""
+
+    def wrapped(scores, log_probs, ref_log_probs, mask, kl_coef):
+        mask = torch.as_tensor(mask).bool()
+        return body(
+            torch.as_tensor(scores, dtype=torch.float32),
+            log_probs.detach(),
+            ref_log_probs.detach(),
+            mask,
+            kl_coef,
+        )
+
+    return wrapped
+
+
+def _kl_part(lp, ref, mask, kl_coef):
+    return torch.where(mask, -kl_coef * (lp - ref), torch.zeros_like(lp))
+
+
+def _last_column(s, lp, ref, m, c):
+    out = _kl_part(lp, ref, m, c)
+    out[:, -1] += s
+    return out
+
+
+def _first_token(s, lp, ref, m, c):
+    out = _kl_part(lp, ref, m, c)
+    out[:, 0] += s
+    return out
+
+
+def _every_token(s, lp, ref, m, c):
+    return _kl_part(lp, ref, m, c) + s[:, None] * m
+
+
+def _kl_sign(s, lp, ref, m, c):
+    return ref_token_rewards(s, lp, ref, m, -c)
+
+
+def _kl_unmasked(s, lp, ref, m, c):
+    out = -c * (lp - ref)
+    last = m.long().sum(dim=-1) - 1
+    out[torch.arange(len(s)), last] += s
+    return out
+
+
+def _no_kl(s, lp, ref, m, c):
+    return ref_token_rewards(s, lp, ref, m, 0.0)
+
+
+def _score_after_last(s, lp, ref, m, c):
+    out = torch.cat([_kl_part(lp, ref, m, c), torch.zeros(len(s), 1)], dim=-1)
+    out[torch.arange(len(s)), m.long().sum(dim=-1)] += s
+    return out[:, :-1]
+
+
+_TOKEN_MISTAKES = [
+    (
+        _token_mistake(_last_column),
+        "Pusiste la nota en la última columna del tensor: en las respuestas "
+        "cortas esa casilla es relleno. Va en el último token válido de cada "
+        "fila (el de la máscara), que cambia de una fila a otra.",
+    ),
+    (
+        _token_mistake(_first_token),
+        "Pusiste la nota en el primer token: el verificador puntúa al final, "
+        "cuando la respuesta termina; va en el último token válido de cada fila.",
+    ),
+    (
+        _token_mistake(_every_token),
+        "Sumaste la nota a todos los tokens: es una sola recompensa por "
+        "respuesta, en su último token. El crítico y GAE se encargan de "
+        "repartir el mérito hacia atrás.",
+    ),
+    (
+        _token_mistake(_kl_sign),
+        "El signo de la KL: la penalización resta, −kl_coef · (log π − log π_ref). "
+        "Un token que la política hace más probable que la referencia cuesta.",
+    ),
+    (
+        _token_mistake(_kl_unmasked),
+        "El relleno no es parte de la respuesta: su recompensa debe ser 0, haya "
+        "lo que haya en log_probs y ref_log_probs en esas casillas.",
+    ),
+    (
+        _token_mistake(_no_kl),
+        "Falta la penalización KL por token, −kl_coef · (log π − log π_ref), en "
+        "cada token válido.",
+    ),
+    (
+        _token_mistake(_score_after_last),
+        "La nota cae una casilla tarde: el último token válido de una fila con n "
+        "tokens está en la posición n − 1, no en n.",
+    ),
+]
+
+
+@exercise(MODULE, "token_level_rewards", "La recompensa por token · los valores")
+def check_token_level_rewards(
+    token_level_rewards: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``token_level_rewards(scores, log_probs, ref_log_probs, mask,
+    kl_coef)``: la KL por token en cada token válido y la nota en el último."""
+    check_cases(
+        token_level_rewards,
+        "token_level_rewards",
+        cases or _TOKEN_CASES,
+        ref_token_rewards,
+        _TOKEN_MISTAKES,
+        atol=1e-5,
+    )
+
+
+@exercise(MODULE, "token_level_rewards", "La recompensa por token · sin gradiente")
+def check_token_level_rewards_grad(
+    token_level_rewards: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba que la recompensa por token no lleva gradiente hacia π_θ."""
+    for case in cases or _TOKEN_CASES[:2]:
+        scores, log_probs, ref_log_probs, mask, kl_coef = copy.deepcopy(case)
+        log_probs.requires_grad_(True)
+        try:
+            rewards = call(
+                token_level_rewards,
+                "token_level_rewards",
+                scores,
+                log_probs,
+                ref_log_probs,
+                mask,
+                kl_coef,
+            )
+        except RuntimeError as error:
+            if "in-place" not in str(error):
+                raise
+            fail(
+                "token_level_rewards modificó log_probs en su sitio (un -=, *= "
+                "o .sub_()): es el tensor del que sale el gradiente de la "
+                "política. Calcula sobre un resultado nuevo."
+            )
+        if isinstance(rewards, torch.Tensor) and rewards.requires_grad:
+            fail(
+                "La recompensa lleva gradiente hacia log_probs: para PPO es un "
+                "dato fijo (como la nota del verificador), no algo que "
+                "optimizar. Calcula la KL con log_probs.detach() o dentro de "
+                "torch.no_grad()."
+            )
+        as_array(rewards, "La recompensa por token")
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 3 · GAE por token sobre una respuesta
+# ---------------------------------------------------------------------------
+
+
+ref_token_gae = token_gae
+
+
+def _gae_case(seed: int, lengths: list[int], length: int, gamma: float, lam: float):
+    generator = torch.Generator().manual_seed(seed)
+    batch = len(lengths)
+    mask = torch.zeros(batch, length, dtype=torch.bool)
+    for row, n in enumerate(lengths):
+        mask[row, :n] = True
+    rewards = 0.1 * torch.randn(batch, length, generator=generator)
+    rewards[torch.arange(batch), torch.tensor(lengths) - 1] += 1.0
+    values = torch.rand(batch, length, generator=generator)
+    # En el relleno puede haber cualquier cosa: solo la máscara dice qué cuenta
+    rewards = torch.where(mask, rewards, torch.full_like(rewards, 2.0))
+    values = torch.where(mask, values, torch.full_like(values, 5.0))
+    return rewards, values, mask, gamma, lam
+
+
+_GAE_CASES = [
+    _gae_case(0, [5, 3, 1], 5, 1.0, 0.95),
+    _gae_case(1, [4, 4, 2, 3], 4, 0.9, 0.8),
+    _gae_case(2, [6, 2], 6, 1.0, 0.0),
+    _gae_case(3, [3, 5, 4], 5, 1.0, 1.0),
+]
+
+
+def _gae_mistake(body: Callable[..., torch.Tensor]):
+    def wrapped(rewards, values, mask, gamma=1.0, lam=0.95):
+        return body(
+            rewards.detach().float(),
+            values.detach().float(),
+            torch.as_tensor(mask).bool(),
+            gamma,
+            lam,
+        )
+
+    return wrapped
+
+
+def _gae_loop(
+    rewards,
+    values,
+    mask,
+    gamma,
+    lam,
+    *,
+    bootstrap_pad=False,
+    reset_pad=True,
+    forward=False,
+    lam_gamma=True,
+    mask_out=True,
+):
+    batch, length = rewards.shape
+    advantages = torch.zeros(batch, length)
+    for row in range(batch):
+        running, next_value = 0.0, 0.0
+        steps = range(length) if forward else reversed(range(length))
+        for t in steps:
+            if not mask[row, t] and reset_pad:
+                running, next_value = 0.0, 0.0
+                if bootstrap_pad:
+                    next_value = float(values[row, t])
+                continue
+            delta = float(rewards[row, t]) + gamma * next_value - float(values[row, t])
+            running = delta + (gamma * lam if lam_gamma else lam) * running
+            advantages[row, t] = running
+            next_value = float(values[row, t])
+    if mask_out:
+        advantages = advantages * mask
+    return advantages
+
+
+def _gae_bootstrap_pad(r, v, m, g, lam):
+    return _gae_loop(r, v, m, g, lam, bootstrap_pad=True)
+
+
+def _gae_no_mask(r, v, m, g, lam):
+    return _gae_loop(r, v, m, g, lam, reset_pad=False, mask_out=False)
+
+
+def _gae_forward(r, v, m, g, lam):
+    return _gae_loop(r, v, m, g, lam, forward=True)
+
+
+def _gae_lambda_only(r, v, m, g, lam):
+    return _gae_loop(r, v, m, g, lam, lam_gamma=False)
+
+
+def _gae_returns(r, v, m, g, lam):
+    return ref_token_gae(r, v, m, g, lam) + v * m
+
+
+def _gae_td(r, v, m, g, lam):
+    return ref_token_gae(r, v, m, g, 0.0)
+
+
+_GAE_MISTAKES = [
+    (
+        _gae_mistake(_gae_bootstrap_pad),
+        "Tras el último token usaste el valor de la casilla de relleno como "
+        "V(s_{t+1}): la respuesta terminó (el punto final), así que ese valor "
+        "es 0, sin bootstrap.",
+    ),
+    (
+        _gae_mistake(_gae_no_mask),
+        "Recorriste también el relleno: GAE debe empezar en el último token "
+        "válido de cada fila (con A y V siguientes a 0) y dejar 0 en el relleno.",
+    ),
+    (
+        _gae_mistake(_gae_forward),
+        "Recorriste la respuesta hacia delante: GAE se acumula desde el final, "
+        "A_t = δ_t + γλ·A_{t+1}, así que el bucle va de t = T − 1 a 0.",
+    ),
+    (
+        _gae_mistake(_gae_lambda_only),
+        "El factor de la recursión es γ·λ, no solo λ: A_t = δ_t + γλ·A_{t+1}.",
+    ),
+    (
+        _gae_mistake(_gae_returns),
+        "Devolviste los retornos (A + V), lo que persigue el crítico: el "
+        "ejercicio pide las ventajas A.",
+    ),
+    (
+        _gae_mistake(_gae_td),
+        "Devolviste solo δ_t (TD de un paso, λ = 0): falta acumular "
+        "γλ·A_{t+1} hacia atrás.",
+    ),
+]
+
+
+@exercise(MODULE, "token_gae", "GAE por token · los valores")
+def check_token_gae(token_gae: Callable[..., Any], cases: list | None = None) -> None:
+    """Comprueba ``token_gae(rewards, values, mask, gamma, lam)``."""
+    check_cases(
+        token_gae,
+        "token_gae",
+        cases or _GAE_CASES,
+        ref_token_gae,
+        _GAE_MISTAKES,
+        atol=1e-5,
+    )
+
+
+@exercise(MODULE, "token_gae", "GAE por token · sin gradiente")
+def check_token_gae_grad(
+    token_gae: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba que las ventajas no llevan gradiente hacia el crítico."""
+    for case in cases or _GAE_CASES[:2]:
+        rewards, values, mask, gamma, lam = copy.deepcopy(case)
+        values.requires_grad_(True)
+        try:
+            advantages = call(token_gae, "token_gae", rewards, values, mask, gamma, lam)
+        except RuntimeError as error:
+            if "in-place" not in str(error):
+                raise
+            fail(
+                "token_gae modificó values en su sitio: son las predicciones del "
+                "crítico. Escribe las ventajas en un tensor nuevo."
+            )
+        if isinstance(advantages, torch.Tensor) and advantages.requires_grad:
+            fail(
+                "Las ventajas llevan gradiente hacia values: son un peso fijo "
+                "para la pérdida de la política, y el crítico aprende con su "
+                "propia pérdida. Usa values.detach() (o torch.no_grad())."
+            )
+        as_array(advantages, "Las ventajas")
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 4 · pass@k sin sesgo
+# ---------------------------------------------------------------------------
+
+_PASS_CASES = [
+    (10, 3, 1),
+    (10, 3, 2),
+    (16, 4, 5),
+    (64, 5, 10),
+    (20, 0, 5),
+    (8, 8, 3),
+    (32, 1, 16),
+]
+
+_PASS_EDGE_CASES = [
+    (2000, 3, 1000),
+    (1500, 700, 750),
+    (200, 190, 50),
+    (64, 60, 8),
+    (1000, 1, 1),
+]
+
+
+def _pass_biased(n, c, k):
+    return 1.0 - (1.0 - c / n) ** k
+
+
+def _pass_no_complement(n, c, k):
+    return 1.0 - ref_pass_at_k(n, c, k)
+
+
+def _pass_rate(n, c, k):
+    return c / n
+
+
+def _pass_float_comb(n, c, k):
+    return 1.0 - float(math.comb(n - c, k)) / float(math.comb(n, k))
+
+
+def _pass_off_by_one(n, c, k):
+    return 1.0 - math.prod(1.0 - k / i for i in range(n - c, n))
+
+
+def _pass_k_over_n(n, c, k):
+    return min(1.0, c * k / n)
+
+
+_PASS_MISTAKES = [
+    (
+        _pass_biased,
+        "Eso es 1 − (1 − c/n)^k: sacar k respuestas con reemplazo, como si la "
+        "precisión fuera exactamente c/n. El estimador sin sesgo elige k de las n "
+        "sin reemplazo: 1 − C(n − c, k) / C(n, k).",
+    ),
+    (
+        _pass_no_complement,
+        "C(n − c, k) / C(n, k) es la probabilidad de que las k elegidas fallen "
+        "todas; pass@k es lo contrario: 1 menos eso.",
+    ),
+    (
+        _pass_rate,
+        "Devolviste c/n, la precisión de una sola respuesta (pass@1): con k > 1 "
+        "basta con que acierte una de las k.",
+    ),
+    (
+        _pass_off_by_one,
+        "El producto va desde i = n − c + 1 hasta n (c factores): empezaste uno antes.",
+    ),
+    (
+        _pass_k_over_n,
+        "Multiplicaste la precisión por k: las k respuestas no suman sus "
+        "aciertos, y un problema cuenta una vez si acierta alguna.",
+    ),
+    (
+        _pass_float_comb,
+        "Con n grande, C(n, k) tiene cientos de cifras y float() desborda "
+        "(OverflowError). Deja que Python divida los enteros (la división de "
+        "dos int grandes sí sale bien) o usa el producto Π (1 − k/i).",
+    ),
+]
+
+
+@exercise(MODULE, "estimate_pass_at_k", "pass@k sin sesgo · los valores")
+def check_estimate_pass_at_k(
+    estimate_pass_at_k: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``estimate_pass_at_k(n, c, k)`` con n pequeños."""
+    check_cases(
+        estimate_pass_at_k,
+        "estimate_pass_at_k",
+        cases or _PASS_CASES,
+        ref_pass_at_k,
+        _PASS_MISTAKES,
+        atol=1e-9,
+    )
+
+
+@exercise(MODULE, "estimate_pass_at_k", "pass@k sin sesgo · n grandes")
+def check_estimate_pass_at_k_edges(
+    estimate_pass_at_k: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``estimate_pass_at_k`` con n de miles y con n − c < k."""
+    check_cases(
+        estimate_pass_at_k,
+        "estimate_pass_at_k",
+        cases or _PASS_EDGE_CASES,
+        ref_pass_at_k,
+        _PASS_MISTAKES,
+        atol=1e-9,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 5 · cazar el exploit en un lote
+# ---------------------------------------------------------------------------
+
+#: Respuestas de todas las clases: correctas, con un despiste, cortadas, y las
+#: que engañan a verificadores con errores típicos (el número bueno en medio, la
+#: última cifra, el primer «=»...). La del curso es una de ellas.
+_EXPLOIT_TEXTS = [
+    ("17×20+17×4=340+68=408.", (17, 24)),
+    ("17×20+17×4=340+58=398.", (17, 24)),
+    ("17×20+17×4=340+68=408", (17, 24)),
+    ("17×20+17×4=408+0=398.", (17, 24)),
+    ("17×20+17×4=340+68=418.", (17, 24)),
+    ("17×20+17×4=340+68=4088.", (17, 24)),
+    ("408=17×20+17×4=340+58=398.", (17, 24)),
+    ("23×40+23×5=920+115=1035.", (23, 45)),
+    ("23×40+23×5=920+115=1025.", (23, 45)),
+    ("23×40+23×5=920+115=1035+1.", (23, 45)),
+    ("23×40+23×5=920+1035=1955.", (23, 45)),
+    ("23×40+23×5=920+115=1035=5.", (23, 45)),
+    ("99×90+99×9=8910+891=9801.", (99, 99)),
+    ("99×90+99×9=8910+891=9811.", (99, 99)),
+    ("99×90+99×9=8910+891=1.", (99, 99)),
+    ("99×90+99×9=9801+0=9800.", (99, 99)),
+    ("12×10+12×1=120+12=132.", (12, 11)),
+    ("12×10+12×1=120+12=2.", (12, 11)),
+    ("12×10+12×1=120+12=1132.", (12, 11)),
+    ("132.", (12, 11)),
+    ("", (12, 11)),
+]
+
+
+def _exploit_case(indices: list[int]) -> tuple[list[str], list[tuple[int, int]]]:
+    chosen = [_EXPLOIT_TEXTS[i] for i in indices]
+    return [t for t, _ in chosen], [p for _, p in chosen]
+
+
+_EXPLOIT_CASES = [
+    _exploit_case(list(range(len(_EXPLOIT_TEXTS)))),
+    _exploit_case([0, 1, 5, 6, 3]),
+    _exploit_case([12, 13, 14, 15, 7, 8, 9, 10, 11]),
+]
+
+
+def _flags(rule: Callable[[str, int, int], bool]):
+    def flags(texts, problems):
+        return [bool(rule(t, a, b)) for t, (a, b) in zip(texts, problems, strict=True)]
+
+    return flags
+
+
+_EXPLOIT_MISTAKES = [
+    (
+        _flags(lambda t, a, b: buggy_verify(t, a, b) == 1),
+        "Marcaste todo lo que premia el verificador con el error, también las "
+        "respuestas correctas. Un exploit es lo que premia y el verificador "
+        "correcto (tl.verify) no.",
+    ),
+    (
+        _flags(lambda t, a, b: verify(t, a, b) == 0),
+        "Marcaste todas las respuestas incorrectas: la mayoría son fallos "
+        "normales, que el verificador con el error también suspende. Un exploit "
+        "es un fallo que además cobra recompensa.",
+    ),
+    (
+        _flags(lambda t, a, b: verify(t, a, b) == 1 and buggy_verify(t, a, b) == 0),
+        "Tienes los dos verificadores al revés: el exploit es 1 para el que tiene "
+        "el error y 0 para el correcto.",
+    ),
+    (
+        lambda texts, problems: [
+            bool(buggy_verify(t, *problems[0])) and not verify(t, *problems[0])
+            for t in texts
+        ],
+        "Usaste el mismo problema para todas las respuestas: cada respuesta se "
+        "corrige con su propio (a, b), el de la misma posición en problems.",
+    ),
+]
+
+
+def _as_flags(value: Any, size: int) -> list[bool]:
+    """Una lista de ``size`` booleanos (vale 0/1, o un tensor), o falla."""
+    try:
+        items = list(value)
+    except TypeError:
+        fail(
+            f"exploit_flags debe devolver una lista de booleanos, una por "
+            f"respuesta; devolvió {type(value).__name__}."
+        )
+    if len(items) != size:
+        fail(
+            f"exploit_flags devolvió {len(items)} marcas para {size} respuestas: "
+            "va una por respuesta, en el mismo orden."
+        )
+    flags = []
+    for item in items:
+        item = item.item() if hasattr(item, "item") else item
+        if item not in (0, 1, True, False):
+            fail(f"Cada marca debe ser True o False; hay una que vale {item!r}.")
+        flags.append(bool(item))
+    return flags
+
+
+@exercise(MODULE, "exploit_flags", "Cazar el exploit en un lote de respuestas")
+def check_exploit_flags(
+    exploit_flags: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Comprueba ``exploit_flags(texts, problems)`` contra la referencia."""
+    for texts, problems in cases or _EXPLOIT_CASES:
+        got = _as_flags(
+            call(exploit_flags, "exploit_flags", list(texts), list(problems)),
+            len(texts),
+        )
+        want = ref_exploit_flags(list(texts), list(problems))
+        if got == [bool(w) for w in want]:
+            continue
+        first = next(
+            i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != bool(w)
+        )
+        text, (a, b) = texts[first], problems[first]
+        intro = (
+            f"En la respuesta «{text}» a {a} × {b}, tu marca es {got[first]} y "
+            f"debía ser {bool(want[first])} (verificador con el error: "
+            f"{buggy_verify(text, a, b)}; correcto: {verify(text, a, b)})."
+        )
+        for mistake, message in _EXPLOIT_MISTAKES:
+            if [bool(x) for x in mistake(list(texts), list(problems))] == got:
+                fail(f"{intro}\n{message}")
+        fail(intro)
