@@ -5,7 +5,9 @@ Dos niveles, como en el cuaderno:
 * funciones para **un** bandido (las de los ejercicios): ``incremental_mean``,
   ``epsilon_greedy``, ``ucb_action``, ``softmax``, ``gradient_bandit_update``;
 * versiones **vectorizadas** que juegan miles de bandidos a la vez con NumPy,
-  para reproducir las figuras del banco de pruebas de 10 brazos en segundos.
+  para reproducir las figuras del banco de pruebas de 10 brazos en segundos
+  (``testbed_step``, el paso de ε-greedy en todas las ejecuciones, es también
+  un ejercicio).
 
 Y el bandido de las estrategias para resolver 17 × 24, con su verificador.
 """
@@ -13,6 +15,7 @@ Y el bandido de las estrategias para resolver 17 × 24, con su verificador.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,6 +134,52 @@ def gradient_bandit_update(
     return preferences + alpha * (reward - baseline) * (one_hot - softmax(preferences))
 
 
+def gradient_bandit_train(
+    pull: Callable[[int, np.random.Generator], float],
+    k: int,
+    n_steps: int,
+    alpha: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, list[int]]:
+    """El bucle del bandido de gradiente en **un** bandido, paso a paso.
+
+    Empieza con ``H = 0`` y, en cada paso ``t = 1, …, n_steps``:
+
+    1. ``π = softmax(H)``;
+    2. ``A = rng.choice(k, p=π)`` (el único número aleatorio de la elección);
+    3. ``R = pull(A, rng)``;
+    4. la línea base es la media de las recompensas **anteriores**,
+       ``R̄_t``; en el primer paso no hay ninguna y se usa ``R̄_1 = R_1``;
+    5. ``H ← gradient_bandit_update(H, A, R, R̄_t, α)``;
+    6. la media incorpora ``R``: ``R̄_{t+1} = incremental_mean(R̄_t, R, t)``.
+
+    Args:
+        pull: la recompensa de tirar de un brazo, ``pull(arm, rng)``.
+        k: número de brazos.
+        n_steps: pasos.
+        alpha: la tasa de aprendizaje.
+        rng: el generador (lo usan la elección y ``pull``).
+
+    Returns:
+        ``(H, actions)``: las preferencias finales ``(k,)`` y la lista de brazos
+        elegidos.
+    """
+    preferences = np.zeros(k)
+    mean_reward = 0.0
+    actions: list[int] = []
+    for t in range(1, n_steps + 1):
+        pi = softmax(preferences)
+        action = int(rng.choice(k, p=pi))
+        reward = pull(action, rng)
+        baseline = reward if t == 1 else mean_reward
+        preferences = gradient_bandit_update(
+            preferences, action, reward, baseline, alpha
+        )
+        mean_reward = incremental_mean(mean_reward, reward, t)
+        actions.append(action)
+    return preferences, actions
+
+
 # ---------------------------------------------------------------------------
 # El banco de pruebas de 10 brazos, vectorizado
 # ---------------------------------------------------------------------------
@@ -194,9 +243,103 @@ def _pull(
 
 
 def _argmax_random_tie_rows(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``argmax`` por filas, con desempate al azar entre los máximos."""
+    """``argmax`` por filas, con desempate al azar entre los máximos.
+
+    Saca un ruido uniforme ``rng.random(values.shape)`` y, en cada fila, elige
+    entre los brazos empatados en el máximo el de mayor ruido.
+    """
     ties = values == values.max(axis=1, keepdims=True)
     return np.argmax(rng.random(values.shape) * ties, axis=1)
+
+
+def _epsilon_greedy_rows(
+    q: np.ndarray, epsilon: float, rng: np.random.Generator
+) -> np.ndarray:
+    """Las acciones ε-greedy de todas las filas de ``q``, forma ``(n_runs,)``.
+
+    Los números aleatorios salen en el orden de :func:`testbed_step`: la moneda
+    ``rng.random(n)``, los brazos al azar ``rng.integers(k, size=n)`` y el ruido
+    de desempate ``rng.random((n, k))``, todos para todas las filas.
+    """
+    n_runs, k = q.shape
+    explore = rng.random(n_runs) < epsilon
+    random_arms = rng.integers(k, size=n_runs)
+    greedy_arms = _argmax_random_tie_rows(q, rng)
+    return np.where(explore, random_arms, greedy_arms)
+
+
+def testbed_step(
+    q: np.ndarray,
+    counts: np.ndarray,
+    q_star: np.ndarray,
+    epsilon: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Un paso de ε-greedy con medias muestrales en ``n`` bandidos a la vez.
+
+    Los números aleatorios salen en este orden, cada vez para todas las
+    ejecuciones juntas:
+
+    1. ``rng.random(n)``: la ejecución ``i`` explora si su número es ``< epsilon``;
+    2. ``rng.integers(k, size=n)``: el brazo de cada ejecución que explora;
+    3. ``rng.random((n, k))``: el desempate de las que explotan, que eligen, entre
+       los brazos de valor máximo de su fila, el de mayor número;
+    4. ``rng.standard_normal(n)``: el ruido de las recompensas,
+       ``R_i = q*(i, A_i) + ruido_i``.
+
+    Después, cada ejecución actualiza solo su brazo elegido:
+    ``N(i, A_i) += 1`` y ``Q(i, A_i) += (R_i − Q(i, A_i)) / N(i, A_i)``.
+
+    Args:
+        q: estimaciones ``Q``, forma ``(n, k)``. No se modifican.
+        counts: veces que se eligió cada brazo ``N``, forma ``(n, k)``. No se
+            modifican.
+        q_star: valores verdaderos ``q*``, forma ``(n, k)``.
+        epsilon: probabilidad de explorar.
+        rng: el generador de números aleatorios.
+
+    Returns:
+        ``(actions, rewards, new_q, new_counts)``: las acciones ``(n,)``
+        (enteros), las recompensas ``(n,)`` y las ``Q`` y ``N`` nuevas ``(n, k)``.
+    """
+    q = np.asarray(q, dtype=float)
+    n_runs = q.shape[0]
+    rows = np.arange(n_runs)
+    actions = _epsilon_greedy_rows(q, epsilon, rng)
+    rewards = _pull(np.asarray(q_star, dtype=float), actions, rng)
+    new_counts = np.array(counts, dtype=float)
+    new_counts[rows, actions] += 1
+    new_q = q.copy()
+    new_q[rows, actions] += (rewards - q[rows, actions]) / new_counts[rows, actions]
+    return actions, rewards, new_q, new_counts
+
+
+def play_testbed(
+    step: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+    q_star: np.ndarray,
+    n_steps: int,
+    epsilon: float,
+    *,
+    rng: np.random.Generator,
+) -> BanditRuns:
+    """Juega ``n_steps`` pasos de ``step`` (como :func:`testbed_step`) en el banco.
+
+    Empieza con ``Q = 0`` y ``N = 0`` en todas las ejecuciones. Con
+    ``step=testbed_step`` da exactamente lo mismo que
+    ``run_epsilon_greedy(q_star, n_steps, epsilon, rng=rng)`` con la misma
+    semilla.
+    """
+    n_runs, k = q_star.shape
+    best = q_star.argmax(axis=1)
+    q = np.zeros((n_runs, k))
+    counts = np.zeros((n_runs, k))
+    rewards = np.empty((n_steps, n_runs))
+    optimal = np.empty((n_steps, n_runs), dtype=bool)
+    for t in range(n_steps):
+        actions, r, q, counts = step(q, counts, q_star, epsilon, rng)
+        actions = np.asarray(actions)
+        rewards[t], optimal[t] = r, actions == best
+    return BanditRuns(rewards, optimal)
 
 
 def run_epsilon_greedy(
@@ -227,10 +370,7 @@ def run_epsilon_greedy(
     rewards = np.empty((n_steps, n_runs))
     optimal = np.empty((n_steps, n_runs), dtype=bool)
     for t in range(n_steps):
-        explore = rng.random(n_runs) < epsilon
-        actions = np.where(
-            explore, rng.integers(k, size=n_runs), _argmax_random_tie_rows(q, rng)
-        )
+        actions = _epsilon_greedy_rows(q, epsilon, rng)
         r = _pull(q_star, actions, rng)
         counts[rows, actions] += 1
         step = 1.0 / counts[rows, actions] if alpha is None else alpha

@@ -70,6 +70,91 @@ def test_vectorized_epsilon_greedy_matches_scalar_rules():
     )
 
 
+def test_gradient_bandit_train_step_by_step():
+    # Tres pasos a mano en un bandido de Bernoulli, con el orden del enunciado:
+    # rng.choice(k, p=π) y después pull(A, rng), que gasta un rng.random().
+    q_star = [0.3, 0.9]
+
+    def pull(arm, rng):
+        return float(rng.random() < q_star[arm])
+
+    h, actions = bandits.gradient_bandit_train(
+        pull, 2, 3, 0.5, np.random.default_rng(11)
+    )
+    rng = np.random.default_rng(11)
+    want_h, mean, want_actions = np.zeros(2), 0.0, []
+    for t in (1, 2, 3):
+        pi = np.exp(want_h) / np.exp(want_h).sum()
+        a = int(rng.choice(2, p=pi))
+        r = float(rng.random() < q_star[a])
+        b = r if t == 1 else mean
+        want_h = want_h + 0.5 * (r - b) * (np.eye(2)[a] - pi)
+        mean += (r - mean) / t
+        want_actions.append(a)
+    assert actions == want_actions
+    assert np.allclose(h, want_h)
+
+
+def test_gradient_bandit_train_learns_the_better_arm():
+    def pull(arm, rng):
+        return float(rng.random() < (0.2, 0.8)[arm])
+
+    h, actions = bandits.gradient_bandit_train(
+        pull, 2, 500, 0.2, np.random.default_rng(0)
+    )
+    assert bandits.softmax(h)[1] > 0.9 and np.mean(actions[-100:]) > 0.85
+
+
+def test_testbed_step_by_hand():
+    # Dos ejecuciones, ε = 0: la 0 tiene un solo máximo (el brazo 2) y la 1 está
+    # toda empatada. Los números aleatorios, sacados a mano en el orden del
+    # enunciado: moneda, brazos al azar, desempate y ruido de las recompensas.
+    q = np.array([[0.0, 1.0, 2.0], [0.5, 0.5, 0.5]])
+    counts = np.array([[1, 1, 3], [2, 2, 2]])
+    q_star = np.array([[0.0, 0.0, 1.0], [0.0, 2.0, 0.0]])
+    draws = np.random.default_rng(3)
+    draws.random(2)
+    draws.integers(3, size=2)
+    noise = draws.random((2, 3))
+    reward_noise = draws.standard_normal(2)
+    actions, rewards, new_q, new_counts = bandits.testbed_step(
+        q, counts, q_star, 0.0, np.random.default_rng(3)
+    )
+    assert actions.tolist() == [2, int(np.argmax(noise[1]))]
+    assert np.allclose(rewards, q_star[[0, 1], actions] + reward_noise)
+    want_counts = counts.astype(float)
+    want_counts[0, 2], want_counts[1, actions[1]] = 4, 3
+    assert np.array_equal(new_counts, want_counts)
+    want_q = q.copy()
+    want_q[0, 2] = (3 * 2.0 + rewards[0]) / 4
+    want_q[1, actions[1]] = (2 * 0.5 + rewards[1]) / 3
+    assert np.allclose(new_q, want_q)
+    # Las entradas no cambian.
+    assert q[0, 2] == 2.0 and counts[0, 2] == 3
+
+
+def test_testbed_step_explores_uniformly():
+    rng = np.random.default_rng(0)
+    q = np.tile([0.0, 0.0, 5.0, 0.0], (20_000, 1))
+    actions = bandits.testbed_step(q, np.ones_like(q), q, 0.2, rng)[0]
+    freq = np.bincount(actions, minlength=4) / len(actions)
+    # 1 − ε + ε/k = 0,85 para el mejor; ε/k = 0,05 para cada uno de los otros.
+    assert freq == pytest.approx([0.05, 0.05, 0.85, 0.05], abs=0.01)
+
+
+def test_play_testbed_with_testbed_step_is_run_epsilon_greedy():
+    q_star = bandits.make_testbed(300, rng=np.random.default_rng(1))
+    for epsilon in (0.0, 0.1):
+        played = bandits.play_testbed(
+            bandits.testbed_step, q_star, 150, epsilon, rng=np.random.default_rng(5)
+        )
+        run = bandits.run_epsilon_greedy(
+            q_star, 150, epsilon, rng=np.random.default_rng(5)
+        )
+        assert np.array_equal(played.rewards, run.rewards)
+        assert np.array_equal(played.optimal, run.optimal)
+
+
 def test_testbed_reproduces_the_book():
     # Sutton y Barto (2018, §2.3): el voraz se queda en una recompensa de «about
     # 1» y encuentra el brazo óptimo en «approximately one-third» de los
@@ -154,6 +239,28 @@ def test_notebook_solutions_agree_with_the_references():
             namespace["gradient_bandit_update"](h, a, r, b, alpha),
             bandits.gradient_bandit_update(h, a, r, b, alpha),
         )
+    q_star = bandits.make_testbed(40, k=6, rng=rng)
+    q = np.round(rng.normal(size=(40, 6)))
+    counts = rng.integers(0, 4, size=(40, 6))
+    for seed, eps in itertools.product(range(3), (0.0, 0.3, 1.0)):
+        mine = namespace["testbed_step"](
+            q, counts, q_star, eps, np.random.default_rng(seed)
+        )
+        ref = bandits.testbed_step(q, counts, q_star, eps, np.random.default_rng(seed))
+        for got, want in zip(mine, ref, strict=True):
+            assert np.allclose(got, want)
+
+    def pull(arm, rng):
+        return float(rng.random() < (0.2, 0.7, 0.5)[arm])
+
+    for seed in range(3):
+        mine = namespace["gradient_bandit_train"](
+            pull, 3, 20, 0.3, np.random.default_rng(seed)
+        )
+        ref = bandits.gradient_bandit_train(
+            pull, 3, 20, 0.3, np.random.default_rng(seed)
+        )
+        assert mine[1] == ref[1] and np.allclose(mine[0], ref[0])
     for seed, eps in itertools.product(range(5), (0.0, 0.3, 1.0)):
         q = np.array([1.0, 3.0, 3.0, 0.0])
         mine = [namespace["epsilon_greedy"](q, eps, np.random.default_rng(seed))]

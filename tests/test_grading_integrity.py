@@ -291,7 +291,7 @@ def test_a_star_import_after_the_answers_is_caught_when_the_tests_run(graded):
     # la lectura del código no lo ve (no es una celda de ejercicio), la
     # ejecución sí.
     row = graded["rows"]["estrella"]
-    last = "gradient_bandit_update_test"
+    last = "gradient_bandit_train_test"
     assert row[last] == "0"
     assert _score(graded, "estrella") == graded["max"] - graded["points"][last]
     assert row["status"] == "revisar"

@@ -122,9 +122,11 @@ def test_progress_summary_lists_unchecked_exercises(capsys):
     assert set(summary) == {
         "incremental_mean",
         "epsilon_greedy",
+        "testbed_step",
         "ucb_action",
         "softmax",
         "gradient_bandit_update",
+        "gradient_bandit_train",
     }
     assert "ejercicios pasan su comprobación visible" in capsys.readouterr().out
 

@@ -175,6 +175,27 @@ class Honest:
 DERIVED = {
     ("01_bandidos", "epsilon_greedy", "desempata con ruido sumado a la entrada"),
     ("02_dqn", "q_learning_update", "redondea la tabla a dos decimales"),
+    # Los errores de un bucle de entrenamiento (DQN, PPO) son la solución con
+    # una etapa cambiada de sitio o quitada: derivados a propósito.
+    *(
+        ("02_dqn", "dqn_update", name)
+        for name in (
+            "sin borrar los gradientes viejos",
+            "step antes de backward",
+            "sin recorte",
+            "recorta después del paso",
+            "copia la red objetivo antes del paso",
+        )
+    ),
+    *(
+        ("06_ppo", "ppo_update", name)
+        for name in (
+            "sin zero_grad",
+            "normaliza las ventajas del lote en su sitio",
+            "recorta después del paso",
+            "sin recortar el gradiente",
+        )
+    ),
 }
 
 
@@ -407,7 +428,7 @@ def test_solution_cells_are_the_code_answers_only():
     nb = read(solution_path("07_grpo"))
     cells = sim.solution_cells(nb)
     assert "why_lone_failure" not in cells  # respuesta escrita (Markdown)
-    assert "path_probability" in cells
+    assert "path_log_probability" in cells
     assert not any(grade_id.endswith("_test") for grade_id in cells)
     assert list(sim.solution_cells(read(course_path("07_grpo")))) == list(cells)
 

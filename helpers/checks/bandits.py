@@ -8,7 +8,16 @@ from typing import Any
 import numpy as np
 
 from helpers import bandits
-from helpers.checks import as_int, call, check_cases, exercise, fail
+from helpers.checks import (
+    as_array,
+    as_int,
+    call,
+    check_cases,
+    close,
+    describe_difference,
+    exercise,
+    fail,
+)
 from helpers.formatting import number, percent
 
 MODULE = "01_bandidos"
@@ -159,7 +168,9 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
             f"frecuencias: {_numbers(greedy, 2)}."
         )
     # 3. Los empates se deshacen al azar.
-    ties = _frequencies(epsilon_greedy, [3.0, 1.0, 3.0, 3.0], 0.0, 3000, seed + 1)
+    # Tamaños elegidos para ≥ 4 errores típicos de margen en cada tolerancia (y
+    # una comprobación barata: se ejecuta en cada entrega al calificar).
+    ties = _frequencies(epsilon_greedy, [3.0, 1.0, 3.0, 3.0], 0.0, 2000, seed + 1)
     if ties[0] == 1.0:
         fail(
             "Con ε = 0 y Q = [3, 1, 3, 3] elegiste siempre el brazo 0. np.argmax "
@@ -173,7 +184,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
         )
     # 4. Con ε = 1 explora siempre, entre TODOS los brazos.
     explore = _frequencies(
-        epsilon_greedy, [0.0, 10.0, 0.0, 0.0, 0.0], 1.0, 5000, seed + 2
+        epsilon_greedy, [0.0, 10.0, 0.0, 0.0, 0.0], 1.0, 3000, seed + 2
     )
     if explore[1] > 0.9:
         fail(
@@ -191,7 +202,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
             f"Frecuencias: {_numbers(explore, 3)}."
         )
     # 5. Con ε = 0,2 y 4 brazos: P(mejor) = 1 − ε + ε/k = 0,85.
-    mixed = _frequencies(epsilon_greedy, [0.0, 0.0, 1.0, 0.0], 0.2, 10_000, seed + 3)
+    mixed = _frequencies(epsilon_greedy, [0.0, 0.0, 1.0, 0.0], 0.2, 5000, seed + 3)
     if abs(mixed[2] - 0.4) < 0.03:
         fail(
             "Con ε = 0,2 elegiste el mejor brazo ≈ 40 % de las veces: exploras con "
@@ -205,7 +216,333 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 3 · UCB, con los brazos sin probar primero
+# Ejercicio 3 · un paso del banco de pruebas, en todas las ejecuciones a la vez
+# ---------------------------------------------------------------------------
+
+
+def testbed_cases(seed: int) -> list[tuple[Any, ...]]:
+    """Casos pequeños ``(q, counts, q_star, epsilon, seed_del_rng)`` para
+    ``testbed_step``: filas con empates (también de toda la fila), máximos
+    distintos en cada fila, brazos sin probar y ε = 0, intermedio y 1."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for n, k, epsilon in ((7, 4, 0.4), (5, 3, 0.0), (4, 5, 1.0), (6, 3, 0.7)):
+        # Enteros pequeños: muchos empates dentro de una fila.
+        q = np.round(rng.normal(0.0, 1.2, size=(n, k))).astype(float)
+        q[0] = 0.0  # una fila entera empatada, como al empezar
+        q[1, : k - 1] = q[1].max() + 1.0  # k − 1 brazos empatados arriba
+        counts = rng.integers(1, 5, size=(n, k))
+        counts[0] = 0
+        counts[2, 0] = 0  # un brazo sin probar (su Q es 0)
+        q[2, 0] = 0.0
+        q_star = rng.normal(size=(n, k))
+        cases.append((q, counts, q_star, epsilon, int(rng.integers(10_000))))
+    return cases
+
+
+TESTBED_CASES = testbed_cases(0)
+# Las dos celdas calificadas (elegir y cobrar; actualizar) son un solo ejercicio.
+TESTBED_TITLE = "Un paso del banco de pruebas"
+
+
+def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
+    """Las cuatro salidas de ``testbed_step``, comprobadas de forma y tipo."""
+    if not isinstance(result, tuple | list) or len(result) != 4:
+        fail(
+            "testbed_step debe devolver cuatro cosas, en este orden: "
+            "(actions, rewards, new_q, new_counts). Devolvió "
+            f"{type(result).__name__}"
+            + (f" de longitud {len(result)}." if hasattr(result, "__len__") else ".")
+        )
+    actions = as_array(result[0], "actions")
+    if actions.shape != (n,):
+        fail(
+            f"actions tiene forma {actions.shape} y debía tener forma ({n},): "
+            "una acción por ejecución. ¿Elegiste con argmax sin axis=1?"
+        )
+    if not np.all(actions == np.round(actions)) or (
+        actions.size and (actions.min() < 0 or actions.max() >= k)
+    ):
+        fail(
+            f"actions debe tener índices de brazo enteros, de 0 a {k - 1}; "
+            f"devolviste {_numbers(actions, 2)}. ¿Devolviste valores Q en vez de "
+            "índices?"
+        )
+    rewards, new_q, new_counts = (
+        as_array(result[i], name)
+        for i, name in ((1, "rewards"), (2, "new_q"), (3, "new_counts"))
+    )
+    return actions.astype(int), rewards, new_q, new_counts
+
+
+def _rows_actions(
+    q: np.ndarray,
+    rng: np.random.Generator,
+    epsilon: float,
+    *,
+    ties_of: Callable[[np.ndarray], np.ndarray] | None = None,
+    explore_if: Callable[[np.ndarray, float], np.ndarray] | None = None,
+    order: str = "coin-arms-noise",
+) -> np.ndarray:
+    """Las acciones de la referencia, o de una variante con un error típico."""
+    n, k = q.shape
+    ties_of = ties_of or (lambda v: v == v.max(axis=1, keepdims=True))
+    explore_if = explore_if or (lambda u, e: u < e)
+    explore = explore_if(rng.random(n), epsilon)
+    if order == "coin-arms-noise":
+        arms = rng.integers(k, size=n)
+        noise = rng.random((n, k))
+    elif order == "coin-noise-arms":
+        noise = rng.random((n, k))
+        arms = rng.integers(k, size=n)
+    elif order == "arms-only-explorers":
+        arms = np.zeros(n, dtype=int)
+        arms[explore] = rng.integers(k, size=int(explore.sum()))
+        noise = rng.random((n, k))
+    else:  # "no-noise": np.argmax, que se queda con el primer máximo
+        arms = rng.integers(k, size=n)
+        return np.where(explore, arms, np.argmax(q, axis=1))
+    return np.where(explore, arms, np.argmax(noise * ties_of(q), axis=1))
+
+
+_ACTION_MISTAKES: list[tuple[dict[str, Any], str]] = [
+    (
+        {"order": "no-noise"},
+        "Cuando una fila tiene varios brazos empatados en el máximo, np.argmax se "
+        "queda siempre con el primero. Desempata con el ruido del paso 3: entre "
+        "los empatados, el de mayor ruido.",
+    ),
+    (
+        {"ties_of": lambda v: v == v.max()},
+        "Los empatados son los que alcanzan el máximo de su propia fila, no el "
+        "máximo de toda la matriz: cada ejecución es un bandido distinto (piensa "
+        "en axis=1 y keepdims=True).",
+    ),
+    (
+        {"explore_if": lambda u, e: u >= e},
+        "¿Comparas al revés? La ejecución i explora cuando su número es < ε.",
+    ),
+    (
+        {"order": "arms-only-explorers"},
+        "Saca los brazos al azar para todas las ejecuciones (size=n), también "
+        "para las que no exploran: así los números aleatorios salen en el orden "
+        "del enunciado y tu resultado se puede comparar.",
+    ),
+    (
+        {"order": "coin-noise-arms"},
+        "Sacaste el ruido de desempate antes que los brazos al azar. El orden del "
+        "enunciado es: la moneda, los brazos al azar, el ruido de desempate y el "
+        "ruido de las recompensas.",
+    ),
+]
+
+
+def _reference_step(case: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
+    q, counts, q_star, epsilon, seed = case
+    return bandits.testbed_step(q, counts, q_star, epsilon, np.random.default_rng(seed))
+
+
+def _student_step(
+    testbed_step: Callable[..., Any], case: tuple[Any, ...], *, watch_inputs: bool
+) -> tuple[np.ndarray, ...]:
+    q, counts, q_star, epsilon, seed = case
+    args = (q, counts, q_star, epsilon, np.random.default_rng(seed))
+    # La elección no depende de si modificas q o counts: eso se califica en la
+    # celda de la actualización.
+    result = call(
+        testbed_step, "testbed_step", *args, may_modify=() if watch_inputs else (0, 1)
+    )
+    return _unpack_step(result, *q.shape)
+
+
+@exercise(MODULE, "testbed_step", TESTBED_TITLE)
+def check_testbed_step(
+    testbed_step: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = TESTBED_CASES,
+) -> None:
+    """Comprueba las acciones y las recompensas de ``testbed_step``."""
+    cases = list(cases)
+    results = [_student_step(testbed_step, case, watch_inputs=False) for case in cases]
+    # 1. Las acciones, en todos los casos.
+    for index, (case, result) in enumerate(zip(cases, results, strict=True)):
+        q, _, _, epsilon, seed = case
+        want = _reference_step(case)[0]
+        got = result[0]
+        if np.array_equal(got, want):
+            continue
+        intro = (
+            f"En el caso {index + 1} (n = {q.shape[0]}, k = {q.shape[1]}, ε = "
+            f"{number(epsilon, 2)}) tus acciones son {_numbers(got, 0)} y debían "
+            f"ser {_numbers(want, 0)}."
+        )
+        for variant, message in _ACTION_MISTAKES:
+            if all(
+                np.array_equal(
+                    r[0],
+                    _rows_actions(c[0], np.random.default_rng(c[4]), c[3], **variant),
+                )
+                for c, r in zip(cases, results, strict=True)
+            ):
+                fail(f"{intro}\n{message}")
+        if epsilon == 0.0:
+            best = q == q.max(axis=1, keepdims=True)
+            wrong = [i for i, a in enumerate(got) if not best[i, a]]
+            if wrong:
+                fail(
+                    f"{intro}\nCon ε = 0 nadie explora, y la ejecución {wrong[0]} "
+                    f"eligió el brazo {got[wrong[0]]}, que no es de valor máximo en "
+                    "su fila."
+                )
+        fail(
+            f"{intro}\nRevisa el orden de los números aleatorios: la moneda "
+            "rng.random(n), los brazos al azar rng.integers(k, size=n), el ruido "
+            "de desempate rng.random((n, k)) y, al final, el de las recompensas; "
+            "cada uno para todas las ejecuciones a la vez."
+        )
+    # 2. Las recompensas.
+    for index, (case, result) in enumerate(zip(cases, results, strict=True)):
+        q, _, q_star, _, _ = case
+        rows = np.arange(q.shape[0])
+        actions, rewards = result[0], result[1]
+        want = _reference_step(case)[1]
+        if rewards.shape != want.shape:
+            fail(
+                f"En el caso {index + 1}, rewards tiene forma {rewards.shape} y "
+                f"debía tener forma {want.shape}: una recompensa por ejecución. "
+                "¿Indexaste con q_star[:, actions]? Eso da una matriz; cada "
+                "ejecución i cobra solo su casilla (i, A_i)."
+            )
+        if close(rewards, want):
+            continue
+        intro = f"En el caso {index + 1}, rewards " + describe_difference(rewards, want)
+        if close(rewards, q_star[rows, actions]):
+            fail(
+                f"{intro}\nFalta el ruido: R_i = q*(i, A_i) + un número normal "
+                "estándar (el paso 4)."
+            )
+        if close(rewards - want, q[rows, actions] - q_star[rows, actions]):
+            fail(
+                f"{intro}\nLa recompensa sale de los valores verdaderos q_star, no "
+                "de tus estimaciones q."
+            )
+        _rounded(rewards, want, intro)
+        fail(
+            f"{intro}\nEl ruido de las recompensas es rng.standard_normal(n), "
+            "sacado después de los otros tres: R_i = q*(i, A_i) + ruido_i."
+        )
+
+
+def _rounded(got: np.ndarray, want: np.ndarray, intro: str) -> None:
+    """Falla si ``got`` es ``want`` redondeado a 0–3 decimales."""
+    for decimals in range(4):
+        if close(got, np.round(want, decimals), atol=1e-9):
+            fail(
+                f"{intro}\nParece redondeado a {decimals} decimales: no redondees "
+                "antes de devolver; la comprobación compara con todas las cifras."
+            )
+
+
+def _update(q, counts, actions, rewards, *, rows_of=None, divide_by="new"):
+    """La actualización de la referencia (o una variante) con las acciones y
+    recompensas del estudiante."""
+    q = np.asarray(q, dtype=float)
+    n = q.shape[0]
+    index = (np.arange(n), actions) if rows_of is None else (slice(None), actions)
+    new_counts = np.array(counts, dtype=float)
+    old = new_counts[index].copy()
+    new_counts[index] += 1
+    new_q = q.copy()
+    with np.errstate(all="ignore"):
+        step = {"new": 1.0 / new_counts[index], "old": 1.0 / old, "none": 1.0}[
+            divide_by
+        ]
+        new_q[index] += (rewards - q[index]) * step
+    return new_q, new_counts
+
+
+@exercise(MODULE, "testbed_step", TESTBED_TITLE)
+def check_testbed_step_update(
+    testbed_step: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = TESTBED_CASES,
+) -> None:
+    """Comprueba ``new_q`` y ``new_counts`` de ``testbed_step`` con sus propias
+    acciones y recompensas (así un error al elegir no cuenta aquí otra vez)."""
+    for index, case in enumerate(cases):
+        q, counts = case[0], case[1]
+        n, k = q.shape
+        rows = np.arange(n)
+        actions, rewards, new_q, new_counts = _student_step(
+            testbed_step, case, watch_inputs=True
+        )
+        if rewards.shape != (n,):
+            fail(
+                f"rewards tiene forma {rewards.shape} y debía tener forma ({n},): "
+                "una recompensa por ejecución."
+            )
+        want_q, want_counts = _update(q, counts, actions, rewards)
+        where = f"En el caso {index + 1} (n = {n}, k = {k})"
+        for name, got, want in (
+            ("new_counts", new_counts, want_counts),
+            ("new_q", new_q, want_q),
+        ):
+            if got.shape != want.shape:
+                fail(
+                    f"{where}, {name} tiene forma {got.shape} y debía tener la de "
+                    f"la entrada, {want.shape}."
+                )
+        if not close(new_counts, want_counts):
+            intro = f"{where}, new_counts " + describe_difference(
+                new_counts, want_counts
+            )
+            if close(new_counts, counts):
+                fail(f"{intro}\nN no cambió: suma 1 al brazo elegido de cada fila.")
+            if close(new_counts, _update(q, counts, actions, rewards, rows_of=1)[1]):
+                fail(
+                    f"{intro}\nCon [:, actions] sumas en columnas enteras, en todas "
+                    "las filas. Cada ejecución i solo toca su casilla (i, A_i): "
+                    "indexa con un array de filas y otro de columnas."
+                )
+            fail(f"{intro}\nSolo cambia N(i, A_i), y en 1, en cada fila i.")
+        if close(new_q, want_q):
+            continue
+        intro = f"{where}, new_q " + describe_difference(new_q, want_q)
+        untouched = np.ones((n, k), dtype=bool)
+        untouched[rows, actions] = False
+        variants = [
+            (
+                _update(q, counts, actions, rewards, divide_by="old")[0],
+                "Divide entre N contando ya la recompensa nueva (después de "
+                "sumarle 1): con la N de antes, un brazo sin probar da una "
+                "división por cero.",
+            ),
+            (
+                _update(q, counts, actions, rewards, divide_by="none")[0],
+                "¿Olvidaste dividir entre N? Así Q pasa a ser la última recompensa.",
+            ),
+            (
+                _update(q, counts, actions, rewards, rows_of=1)[0],
+                "Con [:, actions] actualizas columnas enteras, en todas las filas. "
+                "Cada ejecución i solo toca su casilla (i, A_i).",
+            ),
+            (q, "new_q es la Q de entrada: falta la actualización."),
+        ]
+        for variant, message in variants:
+            if close(new_q, variant):
+                fail(f"{intro}\n{message}")
+        if not close(new_q[untouched], q[untouched]):
+            fail(
+                f"{intro}\nCambiaste Q de brazos que no se eligieron: en cada fila "
+                "solo se actualiza el brazo elegido."
+            )
+        _rounded(new_q, want_q, intro)
+        fail(
+            f"{intro}\nEs la media incremental del brazo elegido: "
+            "Q + (R − Q) / N, con la N nueva."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 4 · UCB, con los brazos sin probar primero
 # ---------------------------------------------------------------------------
 
 UCB_CASES = [
@@ -318,7 +655,7 @@ def check_ucb_action(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 4 · softmax estable
+# Ejercicio 5 · softmax estable
 # ---------------------------------------------------------------------------
 
 SOFTMAX_CASES = [
@@ -376,7 +713,7 @@ def check_softmax(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 5 · la actualización del bandido de gradiente
+# Ejercicio 6 · la actualización del bandido de gradiente
 # ---------------------------------------------------------------------------
 
 GRADIENT_CASES = [
@@ -444,3 +781,179 @@ def check_gradient_bandit_update(
             (_without_alpha, "¿Olvidaste multiplicar por α?"),
         ],
     )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 7 · el bucle del bandido de gradiente
+# ---------------------------------------------------------------------------
+
+
+def bernoulli_pull(q_star: list[float]) -> Callable[[int, np.random.Generator], float]:
+    """Un bandido de Bernoulli diminuto: ``pull(arm, rng)`` da 1 con prob. q*."""
+
+    def pull(arm: int, rng: np.random.Generator) -> float:
+        return float(rng.random() < q_star[arm])
+
+    return pull
+
+
+def gaussian_pull(q_star: list[float]) -> Callable[[int, np.random.Generator], float]:
+    """Un bandido gaussiano diminuto: ``pull(arm, rng) = q*(arm) + N(0, 1)``."""
+
+    def pull(arm: int, rng: np.random.Generator) -> float:
+        return float(q_star[arm] + rng.standard_normal())
+
+    return pull
+
+
+# (pull, k, n_steps, alpha, semilla): problemas pequeños y fijos.
+TRAIN_CASES = [
+    (bernoulli_pull([0.2, 0.8, 0.5]), 3, 8, 0.4, 0),
+    (gaussian_pull([4.0, 4.5]), 2, 12, 0.3, 1),
+    (bernoulli_pull([0.1, 0.3, 0.9, 0.5]), 4, 40, 0.25, 2),
+]
+
+
+def _train_variant(
+    pull: Callable[..., float],
+    k: int,
+    n_steps: int,
+    alpha: float,
+    rng: np.random.Generator,
+    *,
+    baseline_of: Callable[[float, float, int], float] | None = None,
+    mean_first: bool = False,
+    greedy: bool = False,
+) -> tuple[np.ndarray, list[int]]:
+    """El bucle de la referencia, o una variante con un error típico."""
+    baseline_of = baseline_of or (lambda reward, mean, t: reward if t == 1 else mean)
+    preferences, mean_reward, actions = np.zeros(k), 0.0, []
+    for t in range(1, n_steps + 1):
+        pi = bandits.softmax(preferences)
+        action = int(np.argmax(pi)) if greedy else int(rng.choice(k, p=pi))
+        reward = pull(action, rng)
+        if mean_first:
+            mean_reward = bandits.incremental_mean(mean_reward, reward, t)
+        baseline = baseline_of(reward, mean_reward, t)
+        preferences = bandits.gradient_bandit_update(
+            preferences, action, reward, baseline, alpha
+        )
+        if not mean_first:
+            mean_reward = bandits.incremental_mean(mean_reward, reward, t)
+        actions.append(action)
+    return preferences, actions
+
+
+_TRAIN_MISTAKES: list[tuple[dict[str, Any], str]] = [
+    (
+        {"mean_first": True},
+        "La línea base del paso t es la media de las recompensas anteriores: "
+        "actualiza la media después de usarla (etapa 6), no antes. Con R_t dentro, "
+        "la señal R − R̄ se encoge y el método aprende más despacio.",
+    ),
+    (
+        {"baseline_of": lambda reward, mean, t: 0.0},
+        "Falta la línea base: la señal es R − R̄, no R.",
+    ),
+    (
+        {"baseline_of": lambda reward, mean, t: mean},
+        "En el primer paso todavía no hay recompensas anteriores: el enunciado "
+        "usa R̄_1 = R_1 (la primera actualización no mueve nada), no una media "
+        "de 0.",
+    ),
+    (
+        {"greedy": True},
+        "La acción se muestrea de π con rng.choice(k, p=π); el argmax de π es "
+        "una política voraz y deja de explorar.",
+    ),
+]
+
+
+@exercise(
+    MODULE,
+    "gradient_bandit_train",
+    "El bucle del bandido de gradiente",
+    # Se califica con las referencias de los ejercicios 1, 5 y 6: un error en
+    # ellos ya cuenta en su ejercicio y no debe costar puntos también aquí.
+    uses={
+        "softmax": bandits.softmax,
+        "gradient_bandit_update": bandits.gradient_bandit_update,
+        "incremental_mean": bandits.incremental_mean,
+    },
+)
+def check_gradient_bandit_train(
+    gradient_bandit_train: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = TRAIN_CASES,
+) -> None:
+    """Comprueba ``gradient_bandit_train(pull, k, n_steps, alpha, rng)``: con la
+    misma semilla, los mismos brazos y las mismas preferencias finales que la
+    referencia."""
+    cases = list(cases)
+    results = []
+    for pull, k, n_steps, alpha, seed in cases:
+        result = call(
+            gradient_bandit_train,
+            "gradient_bandit_train",
+            pull,
+            k,
+            n_steps,
+            alpha,
+            np.random.default_rng(seed),
+        )
+        if not isinstance(result, tuple | list) or len(result) != 2:
+            fail(
+                "gradient_bandit_train debe devolver dos cosas: (preferences, "
+                "actions), las preferencias finales y la lista de brazos elegidos."
+            )
+        preferences = as_array(result[0], "preferences")
+        actions = [as_int(a, "Cada acción") for a in list(result[1])]
+        results.append((preferences, actions))
+
+    def matches(variant: dict[str, Any]) -> bool:
+        for (pull, k, n_steps, alpha, seed), (got_h, got_a) in zip(
+            cases, results, strict=True
+        ):
+            want_h, want_a = _train_variant(
+                pull, k, n_steps, alpha, np.random.default_rng(seed), **variant
+            )
+            if got_a != want_a or not close(got_h, want_h):
+                return False
+        return True
+
+    for (pull, k, n_steps, alpha, seed), (got_h, got_a) in zip(
+        cases, results, strict=True
+    ):
+        want_h, want_a = _train_variant(
+            pull, k, n_steps, alpha, np.random.default_rng(seed)
+        )
+        where = f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}"
+        if len(got_a) != n_steps:
+            fail(
+                f"{where}: devolviste {len(got_a)} acciones y debían ser "
+                f"{n_steps}, una por paso."
+            )
+        if got_a == want_a and close(got_h, want_h):
+            continue
+        if got_a != want_a:
+            pairs = enumerate(zip(got_a, want_a, strict=True))
+            step = next(i for i, (g, w) in pairs if g != w)
+            intro = (
+                f"{where}: en el paso {step + 1} elegiste el brazo {got_a[step]} y "
+                f"la referencia, con la misma semilla, el {want_a[step]}."
+            )
+        else:
+            intro = (
+                f"{where}: eliges los mismos brazos, pero las preferencias finales "
+                + describe_difference(got_h, want_h)
+            )
+        for variant, message in _TRAIN_MISTAKES:
+            if matches(variant):
+                fail(f"{intro}\n{message}")
+        if got_a == want_a:
+            _rounded(got_h, want_h, intro)
+        fail(
+            f"{intro}\nSigue las etapas en orden y usa el generador solo en dos "
+            "sitios: rng.choice(k, p=π) para elegir y pull(A, rng) para cobrar. "
+            "Si algo cambia de paso en paso, revisa qué línea base usas en el "
+            "paso t."
+        )

@@ -587,3 +587,389 @@ def gradient_bandit_update(preferences, action, reward, baseline, alpha):
 """,
     ),
 ]
+
+# ---------------------------------------------------------------------------
+# Ejercicio 3 · un paso del banco de pruebas: dos celdas calificadas, elegir y
+# cobrar (testbed_step_test) y actualizar (testbed_step_test_update). Cada
+# respuesta errónea dice cuál debe fallar; la otra debe pasar.
+# ---------------------------------------------------------------------------
+
+_CHOICE = ("testbed_step_test",)
+_UPDATE = ("testbed_step_test_update",)
+
+
+def _testbed(choose: str, reward: str, update: str) -> str:
+    """Una respuesta de testbed_step con sus tres partes, para el banco."""
+    return f"""
+def testbed_step(q, counts, q_star, epsilon, rng):
+    q = np.asarray(q, dtype=float)
+    n, k = q.shape
+    rows = np.arange(n)
+{choose}
+{reward}
+{update}
+    return actions, rewards, new_q, new_counts
+"""
+
+
+_CHOOSE = """    explore = rng.random(n) < epsilon
+    arms = rng.integers(k, size=n)
+    noise = rng.random((n, k))
+    tied = q == q.max(axis=1, keepdims=True)
+    actions = np.where(explore, arms, np.argmax(noise * tied, axis=1))"""
+_REWARD = """    rewards = q_star[rows, actions] + rng.standard_normal(n)"""
+_UPDATE_OK = """    new_counts = np.array(counts, dtype=float)
+    new_counts[rows, actions] += 1
+    new_q = q.copy()
+    new_q[rows, actions] += (rewards - q[rows, actions]) / new_counts[rows, actions]"""
+
+WRONG["testbed_step"] = [
+    Answer(
+        # La primera errónea falla en las dos celdas: la usa la entrega
+        # «equivocada» de tests/test_grading_integrity.py, que debe sacar 0.
+        "np.argmax sin desempate y += sobre q y counts",
+        _testbed(
+            """    explore = rng.random(n) < epsilon
+    arms = rng.integers(k, size=n)
+    actions = np.where(explore, arms, np.argmax(q, axis=1))""",
+            _REWARD,
+            """    counts[rows, actions] += 1
+    q[rows, actions] += (rewards - q[rows, actions]) / counts[rows, actions]
+    new_q, new_counts = q, counts""",
+        ),
+        "np.argmax se queda siempre con el primero",
+    ),
+    Answer(
+        "np.argmax sin desempate",
+        _testbed(
+            """    explore = rng.random(n) < epsilon
+    arms = rng.integers(k, size=n)
+    actions = np.where(explore, arms, np.argmax(q, axis=1))""",
+            _REWARD,
+            _UPDATE_OK,
+        ),
+        "np.argmax se queda siempre con el primero",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "empates con el máximo de toda la matriz",
+        _testbed(
+            _CHOOSE.replace("q.max(axis=1, keepdims=True)", "q.max()"),
+            _REWARD,
+            _UPDATE_OK,
+        ),
+        "no el máximo de toda la matriz",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "ε al revés",
+        _testbed(
+            _CHOOSE.replace("rng.random(n) < epsilon", "rng.random(n) > epsilon"),
+            _REWARD,
+            _UPDATE_OK,
+        ),
+        "Comparas al revés",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "brazos al azar solo para las que exploran",
+        _testbed(
+            """    explore = rng.random(n) < epsilon
+    actions = np.zeros(n, dtype=int)
+    actions[explore] = rng.integers(k, size=int(explore.sum()))
+    noise = rng.random((n, k))
+    tied = q == q.max(axis=1, keepdims=True)
+    greedy = np.argmax(noise * tied, axis=1)
+    actions[~explore] = greedy[~explore]""",
+            _REWARD,
+            _UPDATE_OK,
+        ),
+        "para todas las ejecuciones (size=n)",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "el ruido de desempate antes que los brazos",
+        _testbed(
+            """    explore = rng.random(n) < epsilon
+    noise = rng.random((n, k))
+    arms = rng.integers(k, size=n)
+    tied = q == q.max(axis=1, keepdims=True)
+    actions = np.where(explore, arms, np.argmax(noise * tied, axis=1))""",
+            _REWARD,
+            _UPDATE_OK,
+        ),
+        "Sacaste el ruido de desempate antes",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "recompensa sin ruido",
+        _testbed(_CHOOSE, "    rewards = q_star[rows, actions]", _UPDATE_OK),
+        "Falta el ruido",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "recompensa de las estimaciones",
+        _testbed(
+            _CHOOSE,
+            "    rewards = q[rows, actions] + rng.standard_normal(n)",
+            _UPDATE_OK,
+        ),
+        "no de tus estimaciones",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "redondea las recompensas a dos decimales",
+        _testbed(
+            _CHOOSE,
+            "    rewards = np.round(q_star[rows, actions] + rng.standard_normal(n), 2)",
+            _UPDATE_OK,
+        ),
+        "redondeado a 2 decimales",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "modifica q y counts",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    counts[rows, actions] += 1
+    q[rows, actions] += (rewards - q[rows, actions]) / counts[rows, actions]
+    new_q, new_counts = q, counts""",
+        ),
+        "modificó su argumento «",
+        fails=_UPDATE,
+    ),
+    Answer(
+        "columnas enteras con [:, actions]",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_counts = np.array(counts, dtype=float)
+    new_counts[:, actions] += 1
+    new_q = q.copy()
+    new_q[:, actions] += (rewards - q[:, actions]) / new_counts[:, actions]""",
+        ),
+        "columnas enteras",
+        fails=_UPDATE,
+    ),
+    Answer(
+        "divide entre la N de antes",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_q = q.copy()
+    new_q[rows, actions] += (rewards - q[rows, actions]) / counts[rows, actions]
+    new_counts = np.array(counts, dtype=float)
+    new_counts[rows, actions] += 1""",
+        ),
+        "contando ya la recompensa nueva",
+        fails=_UPDATE,
+    ),
+    Answer(
+        "actualiza toda la fila",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_counts = np.array(counts, dtype=float)
+    new_counts[rows, actions] += 1
+    new_q = q + (rewards[:, None] - q) / new_counts""",
+        ),
+        "brazos que no se eligieron",
+        fails=_UPDATE,
+    ),
+    Answer(
+        "redondea Q a dos decimales",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_counts = np.array(counts, dtype=float)
+    new_counts[rows, actions] += 1
+    mean = q[rows, actions] + (rewards - q[rows, actions]) / new_counts[rows, actions]
+    new_q = q.copy()
+    new_q[rows, actions] = np.round(mean, 2)""",
+        ),
+        "redondeado a 2 decimales",
+        fails=_UPDATE,
+    ),
+]
+
+RIGHT["testbed_step"] = [
+    Answer(
+        "con un one-hot de booleanos",
+        """
+def testbed_step(q, counts, q_star, epsilon, rng):
+    q = np.asarray(q, dtype=float)
+    n, k = q.shape
+    explore = rng.uniform(size=n) < epsilon
+    arms = rng.integers(0, k, size=n)
+    noise = rng.random(size=(n, k))
+    best = q.max(axis=1)[:, None]
+    score = np.where(q == best, noise, -np.inf)
+    actions = np.where(explore, arms, score.argmax(axis=1))
+    chosen = np.eye(k, dtype=bool)[actions]
+    rewards = q_star[chosen] + rng.normal(0.0, 1.0, size=n)
+    new_counts = counts + chosen
+    safe = np.maximum(new_counts, 1)
+    new_q = np.where(chosen, q + (rewards[:, None] - q) / safe, q)
+    return actions, rewards, new_q, new_counts
+""",
+    ),
+    Answer(
+        "media ponderada y asignación por máscara",
+        """
+def testbed_step(q, counts, q_star, epsilon, rng):
+    n, k = np.shape(q)
+    u = rng.random(n)
+    arms = rng.integers(k, size=n)
+    noise = rng.random((n, k))
+    masked = noise * (q >= np.max(q, axis=1, keepdims=True))
+    actions = masked.argmax(axis=1)
+    actions[u < epsilon] = arms[u < epsilon]
+    rows = np.arange(n)
+    rewards = q_star[rows, actions] + rng.standard_normal(n)
+    old_n = counts[rows, actions]
+    new_counts = counts.astype(float)
+    new_counts[rows, actions] = old_n + 1
+    new_q = q.astype(float)
+    new_q[rows, actions] = (q[rows, actions] * old_n + rewards) / (old_n + 1)
+    return actions, rewards, new_q, new_counts
+""",
+    ),
+]
+
+# ---------------------------------------------------------------------------
+# Ejercicio 7 · el bucle del bandido de gradiente
+# ---------------------------------------------------------------------------
+
+WRONG["gradient_bandit_train"] = [
+    Answer(
+        "la media incluye R_t antes de usarla",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    preferences = np.zeros(k)
+    mean_reward = 0.0
+    actions = []
+    for t in range(1, n_steps + 1):
+        action = int(rng.choice(k, p=softmax(preferences)))
+        reward = pull(action, rng)
+        mean_reward = incremental_mean(mean_reward, reward, t)
+        preferences = gradient_bandit_update(
+            preferences, action, reward, mean_reward, alpha
+        )
+        actions.append(action)
+    return preferences, actions
+""",
+        "actualiza la media después de usarla",
+    ),
+    Answer(
+        "sin línea base",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    H = np.zeros(k)
+    chosen = []
+    for _ in range(n_steps):
+        a = int(rng.choice(k, p=softmax(H)))
+        chosen.append(a)
+        H = gradient_bandit_update(H, a, pull(a, rng), 0.0, alpha)
+    return H, chosen
+""",
+        "Falta la línea base",
+    ),
+    Answer(
+        "en el primer paso, línea base 0",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    preferences, average, actions = np.zeros(k), 0.0, []
+    for t in range(n_steps):
+        pi = softmax(preferences)
+        a = rng.choice(k, p=pi)
+        r = pull(a, rng)
+        preferences = gradient_bandit_update(preferences, a, r, average, alpha)
+        average = average + (r - average) / (t + 1)
+        actions.append(int(a))
+    return preferences, actions
+""",
+        "R̄_1 = R_1",
+    ),
+    Answer(
+        "argmax de π en vez de muestrear",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    preferences = np.zeros(k)
+    mean_reward = 0.0
+    actions = []
+    for t in range(1, n_steps + 1):
+        action = int(np.argmax(softmax(preferences)))
+        reward = pull(action, rng)
+        baseline = reward if t == 1 else mean_reward
+        preferences = gradient_bandit_update(
+            preferences, action, reward, baseline, alpha
+        )
+        mean_reward = incremental_mean(mean_reward, reward, t)
+        actions.append(action)
+    return preferences, actions
+""",
+        "se muestrea de π",
+    ),
+    Answer(
+        "redondea las preferencias a dos decimales",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    prefs = np.zeros(k)
+    total = 0.0
+    picks = []
+    for t in range(1, n_steps + 1):
+        arm = int(rng.choice(k, p=softmax(prefs)))
+        reward = pull(arm, rng)
+        base = total / (t - 1) if t > 1 else reward
+        prefs = gradient_bandit_update(prefs, arm, reward, base, alpha)
+        total += reward
+        picks.append(arm)
+    return np.round(prefs, 2), picks
+""",
+        "redondeado a 2 decimales",
+    ),
+]
+
+RIGHT["gradient_bandit_train"] = [
+    Answer(
+        "con el historial de recompensas y la fórmula a mano",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    H = np.zeros(k)
+    history, chosen = [], []
+    for _ in range(n_steps):
+        z = np.exp(H - H.max())
+        pi = z / z.sum()
+        a = int(rng.choice(k, p=pi))
+        r = pull(a, rng)
+        b = np.mean(history) if history else r
+        indicator = np.zeros(k)
+        indicator[a] = 1.0
+        H = H + alpha * (r - b) * (indicator - pi)
+        history.append(r)
+        chosen.append(a)
+    return H, chosen
+""",
+    ),
+    Answer(
+        "inversa de la función de distribución",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    preferences = np.zeros(k)
+    rewards_so_far = 0.0
+    actions = []
+    for step in range(n_steps):
+        pi = softmax(preferences)
+        action = int(np.searchsorted(np.cumsum(pi), rng.random(), side="right"))
+        reward = pull(action, rng)
+        baseline = reward if step == 0 else rewards_so_far / step
+        preferences = gradient_bandit_update(
+            preferences, action, reward, baseline, alpha
+        )
+        rewards_so_far += reward
+        actions.append(action)
+    return preferences, actions
+""",
+    ),
+]

@@ -25,7 +25,7 @@ from tests.hub.conftest import ARTIFACTS, COURSE_ID, MODULE, REPO
 from tests.notebooks import honest_answers
 
 NOTEBOOK = f"{MODULE}.ipynb"
-MAX_SCORE = 13.0
+MAX_SCORE = 22.0
 
 
 def _mode(path: Path) -> int:

@@ -112,7 +112,7 @@ def test_student_fetches_checks_and_submits_then_formgrader_shows_it(browser, hu
     check_cell = notebook.locator(".jp-CodeCell", has_text="helpers.self_check(")
     text = _run_cell(page, check_cell)
     _shot(page, "2-estudiante-autocomprobacion")
-    assert "Las comprobaciones visibles que pasan cubren 0 de 13 puntos" in text, text
+    assert "Las comprobaciones visibles que pasan cubren 0 de 22 puntos" in text, text
     assert "✘" in text
 
     # Vuelve a la lista de tareas y entrega.
