@@ -2,8 +2,8 @@
 
 ``python -m benchmarks notebooks [MODULO...]`` ejecuta cada cuaderno como lo
 haría un estudiante, en un kernel nuevo, e imprime su tiempo y la memoria
-máxima del kernel frente al presupuesto: ≤ 90 s y ≤ 1,5 GB cada uno, ≤ 8
-minutos los siete.
+máxima del kernel frente al presupuesto: ≤ 90 s (08_mas_alla, que entrena
+tres métodos, ≤ 120 s) y ≤ 1,5 GB cada uno, ≤ 10 minutos todos.
 """
 
 from __future__ import annotations
@@ -17,8 +17,16 @@ from pathlib import Path
 from autograder.config import SOLUTIONS, modules
 
 NOTEBOOK_SECONDS = 90
+#: Los módulos con un presupuesto de tiempo propio.
+NOTEBOOK_SECONDS_BY_MODULE = {"08_mas_alla": 120}
 NOTEBOOK_MEGABYTES = 1536
-ALL_NOTEBOOKS_SECONDS = 8 * 60
+ALL_NOTEBOOKS_SECONDS = 10 * 60
+
+
+def notebook_seconds(module_id: str) -> int:
+    """El presupuesto de tiempo del cuaderno de solución de ``module_id``."""
+    return NOTEBOOK_SECONDS_BY_MODULE.get(module_id, NOTEBOOK_SECONDS)
+
 
 # Se ejecuta en un proceso aparte: así el kernel es su único hijo y
 # RUSAGE_CHILDREN da la memoria máxima de ese kernel.
@@ -58,19 +66,19 @@ def notebooks_main(module_ids: list[str]) -> int:
     """Imprime tiempo y memoria de cada cuaderno de solución frente al presupuesto."""
     print(
         f"{'cuaderno':<18}{'tiempo':>9}{'memoria':>11}   presupuesto "
-        f"(≤ {NOTEBOOK_SECONDS} s, ≤ {NOTEBOOK_MEGABYTES} MB)"
+        f"(≤ {NOTEBOOK_SECONDS} s o el suyo, ≤ {NOTEBOOK_MEGABYTES} MB)"
     )
     total = 0.0
     for module_id in module_ids or modules():
         figures = notebook_figures(module_id)
         total += figures["seconds"]
         ok = (
-            figures["seconds"] <= NOTEBOOK_SECONDS
+            figures["seconds"] <= notebook_seconds(module_id)
             and figures["peak_mb"] <= NOTEBOOK_MEGABYTES
         )
         print(
             f"{module_id:<18}{figures['seconds']:>8.1f}s{figures['peak_mb']:>8.0f} MB"
             f"   {'dentro' if ok else 'FUERA'}"
         )
-    print(f"{'total':<18}{total:>8.1f}s   (≤ {ALL_NOTEBOOKS_SECONDS} s los siete)")
+    print(f"{'total':<18}{total:>8.1f}s   (≤ {ALL_NOTEBOOKS_SECONDS} s todos)")
     return 0
