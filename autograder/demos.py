@@ -11,9 +11,13 @@ si ninguna celda que sí se ejecuta después lee un nombre que ella asigna o
 modifica (``x = ...``, ``x.attr = ...``, ``x[i] = ...``, ``x.metodo(...)``)
 antes de asignarlo ella misma. Las celdas «slow» ya no se ejecutan, así que
 lo que leen no cuenta. Los módulos importados no cuentan como modificados por
-llamar a sus funciones (``plt.show()``, ``np.mean(...)``).
+llamar a sus funciones (``plt.show()``, ``np.mean(...)``), ni el espacio de
+nombres ``demo = demo_functions(...)`` por llamar a ``demo.softmax(...)``: solo
+elige entre la función del estudiante y la de referencia.
 
-Una celda con ``import`` nunca se salta. Y solo se salta una demo si la
+Una celda con ``import`` nunca se salta, salvo si solo importa submódulos del
+propio curso (``from helpers.widgets.bandits import BanditGame``): cargarlos
+no cambia nada de lo que califica. Y solo se salta una demo si la
 entrega la trae **tal cual** está en la fuente: si el estudiante la cambió
 (quizá para definir algo que usa su solución), se ejecuta.
 """
@@ -21,6 +25,7 @@ entrega la trae **tal cual** está en la fuente: si el estudiante la cambió
 from __future__ import annotations
 
 import ast
+import symtable
 
 from nbformat.notebooknode import NotebookNode
 
@@ -38,14 +43,13 @@ def _root(node: ast.AST) -> str | None:
 def _writes_and_reads(node: ast.AST, modules: set[str]) -> tuple[set[str], set[str]]:
     """Nombres que una instrucción asigna o modifica, y nombres que lee."""
     writes: set[str] = set()
-    reads: set[str] = set()
     for child in ast.walk(node):
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             writes.add(child.name)
         elif isinstance(child, ast.Import | ast.ImportFrom):
             writes |= {(a.asname or a.name).split(".")[0] for a in child.names}
-        elif isinstance(child, ast.Name):
-            (reads if isinstance(child.ctx, ast.Load) else writes).add(child.id)
+        elif isinstance(child, ast.Name) and not isinstance(child.ctx, ast.Load):
+            writes.add(child.id)
         elif isinstance(child, ast.Attribute | ast.Subscript) and not isinstance(
             child.ctx, ast.Load
         ):
@@ -55,10 +59,30 @@ def _writes_and_reads(node: ast.AST, modules: set[str]) -> tuple[set[str], set[s
             if root and root not in modules:
                 writes.add(root)  # x.append(...), agent.train(...): modifica x
     writes.discard("")
-    return writes, reads
+    return writes, _global_reads(node)
+
+
+def _global_reads(node: ast.AST) -> set[str]:
+    """Nombres globales que lee una instrucción, también dentro de sus funciones.
+
+    Dentro de una función, sus parámetros y variables locales no son lecturas
+    de la celda: ``symtable`` sabe qué nombres son de verdad globales.
+    """
+    reads: set[str] = set()
+
+    def visit(table: symtable.SymbolTable, top: bool) -> None:
+        for symbol in table.get_symbols():
+            if symbol.is_referenced() and (top or symbol.is_global()):
+                reads.add(symbol.get_name())
+        for child in table.get_children():
+            visit(child, top=False)
+
+    visit(symtable.symtable(ast.unparse(node), "<celda>", "exec"), top=True)
+    return reads
 
 
 def _module_names(cells: list[NotebookNode]) -> set[str]:
+    """Nombres que llamar a sus funciones no modifica: módulos y ``demo``."""
     names: set[str] = set()
     for cell in cells:
         try:
@@ -68,7 +92,20 @@ def _module_names(cells: list[NotebookNode]) -> set[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and _root(node.value.func) == "demo_functions"
+            ):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return names
+
+
+def _course_import(node: ast.AST) -> bool:
+    """¿Importa solo submódulos de ``helpers`` (sin efectos al calificar)?"""
+    if isinstance(node, ast.ImportFrom):
+        return node.level == 0 and (node.module or "").startswith("helpers.")
+    return all(a.name.startswith("helpers.") for a in node.names)
 
 
 def demo_cell_ids(source_nb: NotebookNode) -> set[str]:
@@ -96,9 +133,11 @@ def demo_cell_ids(source_nb: NotebookNode) -> set[str]:
             exposed |= r - assigned
             assigned |= {n.id for n in ast.walk(statement) if _stores(n)}
             writes |= w
-        # Los imports se ejecutan siempre (pueden tener efectos al cargarse).
+        # Los imports se ejecutan siempre (pueden tener efectos al cargarse),
+        # salvo los de submódulos del curso.
         imports = any(
-            isinstance(n, ast.Import | ast.ImportFrom) for n in ast.walk(tree)
+            isinstance(n, ast.Import | ast.ImportFrom) and not _course_import(n)
+            for n in ast.walk(tree)
         )
         free = not cell.metadata.get("nbgrader") and not imports
         if free and "*" not in needed and not (writes & needed):

@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
             kernel_name="python3",
             extra_arguments=["--HistoryManager.hist_file=:memory:"],
             on_cell_executed=record_reply_error,
+            # Las salidas ya están: no hace falta esperar a que el kernel se
+            # despida (unas décimas por entrega).
+            shutdown_kernel="immediate",
             # Ninguna etiqueta salta una celda al calificar.
             skip_cells_with_tag="",
             resources={

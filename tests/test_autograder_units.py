@@ -167,11 +167,32 @@ def test_demos_that_grading_does_not_need_are_found():
         new_code_cell("assert f(1) == 3", id="f_test", metadata=test),
         new_code_cell("print(f(3))", id="try"),
         new_code_cell("big = np.zeros(10**6)", id="slow", metadata={"tags": ["slow"]}),
+        new_code_cell("demo = demo_functions(globals(), f=f)", id="demo"),
+        new_code_cell("print(demo.f(2))", id="try_demo"),
+        new_code_cell(
+            "from helpers.widgets.bandits import BanditGame\nBanditGame(seed=0)",
+            id="widget",
+        ),
+        new_code_cell("from tqdm.auto import tqdm\nprint(1)", id="other_import"),
+        new_code_cell("rng, offset = 1, 2", id="locals_only"),
+        new_code_cell(
+            "def g(x, rng):\n    total = [x * rng for _ in range(2)]\n"
+            "    return sum(total) + offset",
+            id="g",
+            metadata={"nbgrader": {**solution["nbgrader"], "grade_id": "g"}},
+        ),
+        new_code_cell("print(demo.f(3))", id="try_demo_again"),
     ]
     demos = demo_cell_ids(new_notebook(cells=cells))
-    # La figura y el «pruébalo» sobran; lo que la solución lee, no (también la
-    # celda que modifica «history» con un método).
-    assert demos == {"plot", "try"}
+    # La figura y los «pruébalo» sobran (llamar a «demo.f» no modifica «demo»),
+    # y también «demo», que solo leen ellos. Lo que la solución lee, no (ni la
+    # celda que modifica «history» con un método). Un import de fuera del curso
+    # siempre se ejecuta; uno de los submódulos de helpers, no. La celda que
+    # asigna «rng» y «offset» hace falta por «offset»: «rng» y «total» son
+    # locales de g.
+    assert demos == {"plot", "try", "demo", "try_demo", "widget", "try_demo_again"}
+    del cells[-2]  # sin g, nadie lee «offset»
+    assert "locals_only" in demo_cell_ids(new_notebook(cells=cells))
 
 
 def test_skip_slow_cells_skips_only_untouched_demos(tmp_path):
