@@ -90,8 +90,10 @@ class CausalSelfAttention(nn.Module):
         # Puntuación de cada consulta contra cada clave, escalada por sqrt(d_head)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, T, L)
         # La consulta i está en la posición L - T + i: ve las claves 0..L - T + i
-        causal = torch.ones(T, L, dtype=torch.bool, device=x.device).tril(L - T)
-        scores = scores.masked_fill(~causal, float("-inf"))
+        # (con un solo token nuevo, T = 1, las ve todas: no hay nada que tapar)
+        if T > 1:
+            causal = torch.ones(T, L, dtype=torch.bool, device=x.device).tril(L - T)
+            scores = scores.masked_fill(~causal, float("-inf"))
         weights = scores.softmax(dim=-1)
         out = weights @ v  # (B, H, T, d_head)
         out = out.transpose(1, 2).reshape(B, T, D)  # juntamos las cabezas
