@@ -320,18 +320,17 @@ def play_testbed(
     n_steps: int,
     epsilon: float,
     *,
+    initial: float = 0.0,
     rng: np.random.Generator,
 ) -> BanditRuns:
     """Juega ``n_steps`` pasos de ``step`` (como :func:`testbed_step`) en el banco.
 
-    Empieza con ``Q = 0`` y ``N = 0`` en todas las ejecuciones. Con
-    ``step=testbed_step`` da exactamente lo mismo que
-    ``run_epsilon_greedy(q_star, n_steps, epsilon, rng=rng)`` con la misma
-    semilla.
+    Empieza con ``Q = initial`` y ``N = 0`` en todas las ejecuciones. Con
+    ``step=testbed_step`` es :func:`run_epsilon_greedy` con medias muestrales.
     """
     n_runs, k = q_star.shape
     best = q_star.argmax(axis=1)
-    q = np.zeros((n_runs, k))
+    q = np.full((n_runs, k), initial, dtype=float)
     counts = np.zeros((n_runs, k))
     rewards = np.empty((n_steps, n_runs))
     optimal = np.empty((n_steps, n_runs), dtype=bool)
@@ -353,6 +352,9 @@ def run_epsilon_greedy(
 ) -> BanditRuns:
     """ε-greedy en todos los bandidos de ``q_star`` a la vez.
 
+    Es :func:`play_testbed` con :func:`testbed_step`, salvo que ``alpha`` pida
+    un paso constante en lugar de la media muestral.
+
     Args:
         q_star: valores verdaderos, forma ``(n_runs, k)``.
         n_steps: pasos por ejecución.
@@ -362,21 +364,25 @@ def run_epsilon_greedy(
             (``1/n``).
         rng: generador de números aleatorios.
     """
-    n_runs, k = q_star.shape
-    rows = np.arange(n_runs)
-    best = q_star.argmax(axis=1)
-    q = np.full((n_runs, k), initial, dtype=float)
-    counts = np.zeros((n_runs, k))
-    rewards = np.empty((n_steps, n_runs))
-    optimal = np.empty((n_steps, n_runs), dtype=bool)
-    for t in range(n_steps):
+    if alpha is None:
+        return play_testbed(
+            testbed_step, q_star, n_steps, epsilon, initial=initial, rng=rng
+        )
+
+    def constant_step(q, counts, q_star, epsilon, rng):
+        # testbed_step, con Q += α (R − Q) en lugar de la media muestral
+        rows = np.arange(q.shape[0])
         actions = _epsilon_greedy_rows(q, epsilon, rng)
-        r = _pull(q_star, actions, rng)
+        rewards = _pull(q_star, actions, rng)
+        counts = counts.copy()
         counts[rows, actions] += 1
-        step = 1.0 / counts[rows, actions] if alpha is None else alpha
-        q[rows, actions] += step * (r - q[rows, actions])
-        rewards[t], optimal[t] = r, actions == best
-    return BanditRuns(rewards, optimal)
+        q = q.copy()
+        q[rows, actions] += alpha * (rewards - q[rows, actions])
+        return actions, rewards, q, counts
+
+    return play_testbed(
+        constant_step, q_star, n_steps, epsilon, initial=initial, rng=rng
+    )
 
 
 def run_ucb(

@@ -142,17 +142,43 @@ def test_testbed_step_explores_uniformly():
     assert freq == pytest.approx([0.05, 0.05, 0.85, 0.05], abs=0.01)
 
 
-def test_play_testbed_with_testbed_step_is_run_epsilon_greedy():
-    q_star = bandits.make_testbed(300, rng=np.random.default_rng(1))
-    for epsilon in (0.0, 0.1):
-        played = bandits.play_testbed(
-            bandits.testbed_step, q_star, 150, epsilon, rng=np.random.default_rng(5)
-        )
-        run = bandits.run_epsilon_greedy(
-            q_star, 150, epsilon, rng=np.random.default_rng(5)
-        )
-        assert np.array_equal(played.rewards, run.rewards)
-        assert np.array_equal(played.optimal, run.optimal)
+def _naive_epsilon_greedy(q_star, n_steps, epsilon, alpha, initial, rng):
+    """ε-greedy ejecución a ejecución, con los números aleatorios en el orden
+    que documenta testbed_step (sacados de golpe para todas las filas)."""
+    n_runs, k = q_star.shape
+    q = np.full((n_runs, k), initial)
+    counts = np.zeros((n_runs, k))
+    rewards = np.empty((n_steps, n_runs))
+    for t in range(n_steps):
+        coins, arms = rng.random(n_runs), rng.integers(k, size=n_runs)
+        tie_noise, noise = rng.random((n_runs, k)), rng.standard_normal(n_runs)
+        for i in range(n_runs):
+            if coins[i] < epsilon:
+                action = arms[i]
+            else:
+                tied = [a for a in range(k) if q[i, a] == q[i].max()]
+                action = max(tied, key=lambda a: tie_noise[i, a])
+            reward = q_star[i, action] + noise[i]
+            counts[i, action] += 1
+            step = 1 / counts[i, action] if alpha is None else alpha
+            q[i, action] += step * (reward - q[i, action])
+            rewards[t, i] = reward
+    return rewards
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "alpha", "initial"),
+    [(0.0, None, 0.0), (0.1, None, 0.0), (0.0, 0.1, 5.0)],
+)
+def test_run_epsilon_greedy_matches_a_plain_loop(epsilon, alpha, initial):
+    q_star = bandits.make_testbed(20, rng=np.random.default_rng(1))
+    run = bandits.run_epsilon_greedy(
+        q_star, 60, epsilon, alpha=alpha, initial=initial, rng=np.random.default_rng(5)
+    )
+    expected = _naive_epsilon_greedy(
+        q_star, 60, epsilon, alpha, initial, np.random.default_rng(5)
+    )
+    np.testing.assert_allclose(run.rewards, expected, atol=1e-12)
 
 
 def test_testbed_reproduces_the_book():

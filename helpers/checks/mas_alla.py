@@ -16,9 +16,10 @@ import torch
 
 from helpers.checks import as_array, call, check_cases, exercise, fail
 from helpers.tinylm.evaluate import estimate_pass_at_k as ref_pass_at_k
-from helpers.tinylm.methods import buggy_verify, token_gae
+from helpers.tinylm.methods import buggy_verify
 from helpers.tinylm.methods import exploit_flags as ref_exploit_flags
 from helpers.tinylm.methods import rloo_advantages as ref_rloo
+from helpers.tinylm.methods import token_gae as ref_token_gae
 from helpers.tinylm.methods import token_level_rewards as ref_token_rewards
 from helpers.tinylm.task import verify
 
@@ -354,9 +355,6 @@ def check_token_level_rewards_grad(
 # ---------------------------------------------------------------------------
 # Ejercicio 3 · GAE por token sobre una respuesta
 # ---------------------------------------------------------------------------
-
-
-ref_token_gae = token_gae
 
 
 def _gae_case(seed: int, lengths: list[int], length: int, gamma: float, lam: float):
