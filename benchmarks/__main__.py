@@ -8,6 +8,8 @@ Ejemplos::
     python -m benchmarks all --only methods --output BENCHMARKS.md  # GRPO/RLOO/PPO
     python -m benchmarks notebooks 07_grpo            # tiempo y memoria
     python -m benchmarks grading 01_bandidos --students 100 --jobs 2
+    python -m benchmarks all --only cartpole --seeds 0-9 --output BENCHMARKS.md
+    python -m benchmarks cartpole --seeds 1000-1009 --agents PPO --set PPO.n_epochs=10
 """
 
 from __future__ import annotations
@@ -49,13 +51,46 @@ def main(argv: list[str] | None = None) -> int:
         choices=["notebooks", "cartpole", "grpo", "grading", "methods"],
         help="medir solo esta parte y mezclarla con el JSON que ya hay (repetible)",
     )
+    all_parser.add_argument(
+        "--seeds",
+        type=parse_seeds,
+        help="semillas de CartPole («0-9», «3,5,7»); por defecto, 0-9",
+    )
+    cartpole_parser = kinds.add_parser(
+        "cartpole",
+        help="CartPole en otras semillas, para ajustar (no escribe nada)",
+    )
+    cartpole_parser.add_argument(
+        "--seeds", type=parse_seeds, default="1000-1009", help="por defecto, 1000-1009"
+    )
+    cartpole_parser.add_argument(
+        "--agents", nargs="*", help="agentes del curso (por defecto, todos)"
+    )
+    cartpole_parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="AGENTE.campo=valor",
+        help="cambiar la configuración de un agente (repetible): PPO.n_epochs=10",
+    )
+    cartpole_parser.add_argument(
+        "--no-sb3", action="store_true", help="sin Stable-Baselines3"
+    )
+    cartpole_parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
 
     if args.kind == "all":
         from benchmarks import report
 
-        return report.run(args.quick, args.output, args.only)
+        return report.run(args.quick, args.output, args.only, args.seeds)
+    if args.kind == "cartpole":
+        from benchmarks import cartpole
+
+        overrides = parse_overrides(args.set)
+        return cartpole.tune_main(
+            args.seeds, args.agents, overrides, not args.no_sb3, args.jobs
+        )
     if args.kind == "notebooks":
         from benchmarks import notebooks
 
@@ -63,6 +98,31 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks import grading
 
     return grading.main(args.module, args.students, args.jobs)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """«0-9» -> [0, ..., 9]; «3,5,7» -> [3, 5, 7]."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        seeds += range(int(low), int(high or low) + 1)
+    return seeds
+
+
+def parse_overrides(items: list[str]) -> dict[str, dict[str, object]]:
+    """``["PPO.n_epochs=10"]`` -> ``{"PPO": {"n_epochs": 10}}`` (valores de Python)."""
+    import ast
+
+    overrides: dict[str, dict[str, object]] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        agent, _, name = key.rpartition(".")
+        try:
+            parsed = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            parsed = value
+        overrides.setdefault(agent, {})[name] = parsed
+    return overrides
 
 
 if __name__ == "__main__":

@@ -4,10 +4,19 @@ La regla, igual para todos: cada ``interval`` pasos de entorno (o en la primera
 actualización después, para quien actualiza por lotes), 20 episodios con la
 política voraz mediante :func:`helpers.training.evaluate`, con las semillas
 de :func:`helpers.training.evaluation_seed` (el DQN del curso evalúa con sus
-propias semillas, ``10 000 + paso``, en ``helpers.dqn``); el agente «llega» en
-la primera evaluación cuya media es ≥ 475. Se cuentan los pasos de entorno de
-entrenamiento y los segundos de reloj desde el comienzo del entrenamiento
-(evaluaciones incluidas, para los dos lados). PyTorch usa un hilo.
+propias semillas, ``10 000 + paso``, en ``helpers.dqn``). Una evaluación con
+media ≥ 475 se **confirma** en el acto con 100 episodios nuevos
+(:func:`helpers.training.confirmation_seed`): el agente «llega» en la primera
+evaluación confirmada; si la confirmación no llega, sigue entrenando. Se
+cuentan los pasos de entorno de entrenamiento y los segundos de reloj desde el
+comienzo del entrenamiento (evaluaciones y confirmaciones incluidas, para los
+dos lados). Una ejecución que no llega cuenta con el tope de pasos. PyTorch usa
+un hilo por ejecución; con ``jobs=2``, dos ejecuciones van a la vez, una en
+cada núcleo, mezclando las del curso y las de SB3.
+
+Semillas: las del informe son 0-9 (``REPORT_SEEDS``); los hiperparámetros del
+curso se ajustan con otras, 1000-1009 (``TUNING_SEEDS``), con
+``python -m benchmarks cartpole --seeds 1000-1009``, que no escribe nada.
 
 Stable-Baselines3 usa los hiperparámetros de rl-baselines3-zoo para CartPole-v1
 (``hyperparams/{dqn,a2c,ppo}.yml``). Es un extra solo del banco de pruebas
@@ -16,20 +25,27 @@ Stable-Baselines3 usa los hiperparámetros de rl-baselines3-zoo para CartPole-v1
 
 from __future__ import annotations
 
+import multiprocessing
 import statistics
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
-from helpers.bench_data import cartpole_result, first_solved
+from helpers.bench_data import cartpole_result, first_solved, quartiles
 from helpers.formatting import number
 
 TARGET = 475.0
 EVAL_EPISODES = 20
+CONFIRM_EPISODES = 100
+INTERVAL = 2048  # pasos de entorno entre evaluaciones voraces
+MAX_STEPS = 200_000  # tope por ejecución
+REPORT_SEEDS = list(range(10))
+TUNING_SEEDS = list(range(1000, 1010))
 
 # rl-baselines3-zoo, hyperparams/*.yml, entrada CartPole-v1.
 ZOO: dict[str, dict[str, Any]] = {
@@ -70,14 +86,18 @@ ZOO: dict[str, dict[str, Any]] = {
 
 @dataclass
 class Run:
-    """Una ejecución: las evaluaciones ``(pasos, segundos, media voraz)``."""
+    """Una ejecución: las evaluaciones ``(pasos, segundos, media, confirmación)``.
 
-    evaluations: list[tuple[int, float, float]] = field(default_factory=list)
+    ``confirmación`` es la media de los 100 episodios nuevos, o ``None`` si la
+    evaluación no llegó a 475 (entonces no se confirma).
+    """
+
+    evaluations: list[tuple] = field(default_factory=list)
     max_steps: int = 0
 
     @property
     def solved(self) -> tuple[int, float] | None:
-        """``(pasos, segundos)`` de la primera evaluación ≥ 475, o ``None``."""
+        """``(pasos, segundos)`` de la primera evaluación que llega, o ``None``."""
         return first_solved(self.evaluations, TARGET)
 
     def to_dict(self, seed: int) -> dict[str, Any]:
@@ -90,7 +110,10 @@ class Run:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Run:
         return cls(
-            [(int(s), float(t), float(m)) for s, t, m in data["evaluations"]],
+            [
+                (int(e[0]), float(e[1]), float(e[2]), *e[3:])
+                for e in data["evaluations"]
+            ],
             data["max_steps"],
         )
 
@@ -102,55 +125,81 @@ class Run:
 
 def _from_history(history: Any, max_steps: int) -> Run:
     run = Run(max_steps=max_steps)
+    confirmations = dict(getattr(history, "confirmations", []))  # DQN
     for evaluation in history.evaluations:
         if isinstance(evaluation, tuple):  # DQN: (pasos, media, segundos)
             steps, score, seconds = evaluation
+            confirmed = confirmations.get(steps)
         else:  # helpers.training.Evaluation
-            steps, seconds, score = (
+            steps, seconds, score, confirmed = (
                 evaluation.env_steps,
                 evaluation.seconds,
                 evaluation.mean_return,
+                evaluation.confirmed_return,
             )
-        run.evaluations.append((int(steps), float(seconds), float(score)))
+        run.evaluations.append((int(steps), float(seconds), float(score), confirmed))
     return run
 
 
-def course_dqn(seed: int, interval: int, max_steps: int) -> Run:
+def course_dqn(seed: int, interval: int, max_steps: int, **overrides: Any) -> Run:
     from helpers.dqn import DQNConfig, train_dqn
 
-    config = DQNConfig(seed=seed, eval_every=interval, total_steps=max_steps)
+    config = DQNConfig(
+        seed=seed,
+        eval_every=interval,
+        total_steps=max_steps,
+        confirm_episodes=CONFIRM_EPISODES,
+        **overrides,
+    )
     return _from_history(train_dqn(config, progress=False), max_steps)
 
 
-def course_reinforce(seed: int, interval: int, max_steps: int) -> Run:
+def course_reinforce(seed: int, interval: int, max_steps: int, **overrides: Any) -> Run:
     from helpers.baselines import train_reinforce_with_baseline
     from helpers.reinforce import ReinforceConfig
 
     # REINFORCE actualiza por lotes de episodios enteros: evalúa en la primera
     # actualización después de cada múltiplo de ``interval``.
     config = ReinforceConfig(
-        seed=seed, max_env_steps=max_steps, eval_every=0, eval_every_steps=interval
+        seed=seed,
+        max_env_steps=max_steps,
+        eval_every=0,
+        eval_every_steps=interval,
+        confirm_episodes=CONFIRM_EPISODES,
+        **overrides,
     )
     return _from_history(
         train_reinforce_with_baseline(config, progress=False), max_steps
     )
 
 
-def course_a2c(seed: int, interval: int, max_steps: int) -> Run:
+def course_a2c(seed: int, interval: int, max_steps: int, **overrides: Any) -> Run:
     from helpers.actor_critic import A2CConfig, train_a2c
 
-    config = A2CConfig(seed=seed, eval_every=interval, max_env_steps=max_steps)
+    config = A2CConfig(
+        seed=seed,
+        eval_every=interval,
+        max_env_steps=max_steps,
+        confirm_episodes=CONFIRM_EPISODES,
+        **overrides,
+    )
     return _from_history(train_a2c(config, progress=False), max_steps)
 
 
-def course_ppo(seed: int, interval: int, max_steps: int) -> Run:
+def course_ppo(seed: int, interval: int, max_steps: int, **overrides: Any) -> Run:
     from helpers.ppo import PPOConfig, train_ppo
 
-    config = PPOConfig(seed=seed, eval_every=interval, max_env_steps=max_steps)
+    config = PPOConfig(
+        seed=seed,
+        eval_every=interval,
+        max_env_steps=max_steps,
+        confirm_episodes=CONFIRM_EPISODES,
+        **overrides,
+    )
     return _from_history(train_ppo(config, progress=False), max_steps)
 
 
-COURSE: dict[str, Callable[[int, int, int], Run]] = {
+COURSE: dict[str, Callable[..., Run]] = {
     "DQN": course_dqn,
     "REINFORCE + línea base": course_reinforce,
     "A2C": course_a2c,
@@ -180,7 +229,7 @@ def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.utils import LinearSchedule
 
-    from helpers.training import evaluate, evaluation_seed
+    from helpers.training import confirmation_seed, evaluate, evaluation_seed
 
     zoo = ZOO[algorithm]
     kwargs = dict(zoo["kwargs"])
@@ -190,9 +239,12 @@ def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
     run = Run(max_steps=max_steps)
 
     class GreedyEvaluation(BaseCallback):
+        start: float | None = None
+        next_mark = interval
+
         def _on_training_start(self) -> None:
-            self.start = time.perf_counter()
-            self.next_mark = interval
+            if self.start is None:  # la segunda llamada a learn sigue el reloj
+                self.start = time.perf_counter()
 
         def _on_step(self) -> bool:
             if self.num_timesteps >= max_steps:
@@ -200,24 +252,128 @@ def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
             if self.num_timesteps < self.next_mark:
                 return True
             self.next_mark += interval
+            index = len(run.evaluations)
+            policy = _SB3Policy(self.model)
             score = float(
                 evaluate(
-                    _SB3Policy(self.model),
+                    policy,
                     n_episodes=EVAL_EPISODES,
-                    seed=evaluation_seed(seed, len(run.evaluations)),
+                    seed=evaluation_seed(seed, index),
                 ).mean()
             )
+            confirmed = None
+            if score >= TARGET:
+                confirmed = float(
+                    evaluate(
+                        policy,
+                        n_episodes=CONFIRM_EPISODES,
+                        seed=confirmation_seed(seed, index),
+                    ).mean()
+                )
             seconds = time.perf_counter() - self.start
-            run.evaluations.append((self.num_timesteps, seconds, score))
-            return score < TARGET
+            run.evaluations.append((self.num_timesteps, seconds, score, confirmed))
+            return run.solved is None
 
     env = make_vec_env("CartPole-v1", n_envs=zoo["n_envs"], seed=seed)
     model = getattr(sb3, algorithm)("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
     # El total del zoo fija los calendarios (ε, tasa de aprendizaje, recorte);
-    # la llamada se detiene antes, al llegar a 475 o a ``max_steps``.
-    model.learn(total_timesteps=zoo["n_timesteps"], callback=GreedyEvaluation())
+    # la llamada se detiene antes, al llegar a 475 o a ``max_steps``. Si el
+    # total del zoo (50 000 pasos en DQN, 100 000 en PPO) se acaba antes del
+    # tope sin llegar, se sigue hasta el tope, como el curso: SB3 recalcula
+    # entonces sus calendarios sobre el total nuevo (ε ya está en su mínimo).
+    callback = GreedyEvaluation()
+    model.learn(total_timesteps=zoo["n_timesteps"], callback=callback)
+    if run.solved is None and model.num_timesteps < max_steps:
+        model.learn(
+            total_timesteps=max_steps - model.num_timesteps,
+            callback=callback,
+            reset_num_timesteps=False,
+        )
     env.close()
     return run
+
+
+# ---------------------------------------------------------------------------
+# Medir: cada (agente, semilla) es un trabajo; van ``jobs`` a la vez
+# ---------------------------------------------------------------------------
+
+
+def _one_run(job: tuple[str, str | None, int, int, int, dict]) -> dict[str, Any]:
+    """Un trabajo: ``(agente, algoritmo de SB3 o None, semilla, ...)``."""
+    name, sb3_algorithm, seed, interval, max_steps, overrides = job
+    torch.set_num_threads(1)
+    if sb3_algorithm is not None:
+        run = sb3_run(sb3_algorithm, seed, interval, max_steps)
+    else:
+        run = COURSE[name](seed, interval, max_steps, **overrides)
+    return run.to_dict(seed)
+
+
+def measure(
+    seeds: list[int],
+    interval: int,
+    max_steps: int,
+    progress: Callable[[str], None],
+    jobs: int = 2,
+    agents: list[str] | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
+    sb3: bool = True,
+) -> list[dict[str, Any]]:
+    """Ejecuta cada agente del curso (y su par de SB3) con cada semilla.
+
+    Args:
+        seeds: las semillas (las mismas para el curso y SB3).
+        interval, max_steps: la regla de evaluación y el tope.
+        progress: recibe un mensaje por ejecución terminada.
+        jobs: ejecuciones a la vez (una por núcleo).
+        agents: solo estos agentes del curso (por defecto, todos).
+        overrides: cambios de configuración por agente, para ajustar
+            (``{"PPO": {"n_epochs": 10}}``).
+        sb3: medir también Stable-Baselines3.
+
+    Returns:
+        Un diccionario por agente (``name``; ``sb3_of``, el agente del curso con
+        el que se compara uno de SB3; ``runs``, con las evaluaciones de cada
+        semilla, en el orden de ``seeds``), listo para JSON.
+    """
+    names = agents or list(COURSE)
+    overrides = overrides or {}
+    work: list[tuple[str, str | None, int, int, int, dict]] = []
+    for name in names:
+        for seed in seeds:
+            work.append(
+                (name, None, seed, interval, max_steps, overrides.get(name, {}))
+            )
+            if sb3 and name in ZOO:
+                work.append((f"{name} · SB3", name, seed, interval, max_steps, {}))
+    results: dict[tuple[str, int], dict[str, Any]] = {}
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context) as pool:
+        futures = {pool.submit(_one_run, job): job for job in work}
+        for future in as_completed(futures):
+            job = futures[future]
+            run = future.result()
+            results[(job[0], job[2])] = run
+            solved = Run.from_dict(run).solved
+            progress(
+                f"{job[0]}, semilla {job[2]}: "
+                + (f"llega en {solved[0]} pasos" if solved else "no llega")
+            )
+    measured = []
+    for name in names:
+        measured.append(
+            {"name": name, "sb3_of": None, "runs": [results[(name, s)] for s in seeds]}
+        )
+        if sb3 and name in ZOO:
+            label = f"{name} · SB3"
+            measured.append(
+                {
+                    "name": label,
+                    "sb3_of": name,
+                    "runs": [results[(label, s)] for s in seeds],
+                }
+            )
+    return measured
 
 
 # ---------------------------------------------------------------------------
@@ -225,71 +381,86 @@ def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
 # ---------------------------------------------------------------------------
 
 
-def measure(
-    seeds: list[int], interval: int, max_steps: int, progress: Callable[[str], None]
-) -> list[dict[str, Any]]:
-    """Ejecuta cada agente del curso (y su par de SB3) con cada semilla.
-
-    Returns:
-        Un diccionario por agente (``name``; ``sb3_of``, el agente del curso con
-        el que se compara uno de SB3; ``runs``, con las evaluaciones
-        ``[pasos, segundos, media]`` de cada semilla), listo para JSON.
-    """
-    torch.set_num_threads(1)
-    agents = []
-    for name, runner in COURSE.items():
-        course_runs, sb3_runs = [], []
-        for seed in seeds:
-            progress(f"{name} (curso), semilla {seed}")
-            course_runs.append(runner(seed, interval, max_steps).to_dict(seed))
-            if name in ZOO:
-                progress(f"{name} (Stable-Baselines3), semilla {seed}")
-                sb3_runs.append(sb3_run(name, seed, interval, max_steps).to_dict(seed))
-        agents.append({"name": name, "sb3_of": None, "runs": course_runs})
-        if sb3_runs:
-            agents.append({"name": f"{name} · SB3", "sb3_of": name, "runs": sb3_runs})
-    return agents
-
-
 def _describe(values: list[float], decimals: int) -> str:
-    """«mediana (mínimo–máximo)», o «no llegó» si ninguna semilla llegó."""
-    if not values:
-        return "no llegó"
+    """«mediana [Q1–Q3]»: la mediana y el rango intercuartílico."""
+    q1, q3 = quartiles(values)
     median, low, high = (
-        number(x, decimals)
-        for x in (statistics.median(values), min(values), max(values))
+        number(x, decimals) for x in (statistics.median(values), q1, q3)
     )
-    return f"{median} ({low}–{high})"
+    return f"{median} [{low}–{high}]"
 
 
 def render_table(
     agents: list[dict[str, Any]], n_seeds: int, target: float = TARGET
 ) -> list[str]:
-    """Las filas de la tabla Markdown, con las razones curso/SB3 de las medianas."""
+    """Las filas de la tabla Markdown, con las razones curso/SB3 de las medianas.
+
+    Las medianas y los cuartiles cuentan todas las semillas; las que no llegan,
+    con el tope de pasos (y los segundos hasta él).
+    """
     results = {a["name"]: cartpole_result(a, target) for a in agents}
     pairs = {a["sb3_of"]: a["name"] for a in agents if a["sb3_of"]}
     lines = [
-        "| agente | llegan | pasos: mediana (rango) | segundos: mediana (rango) "
-        "| pasos curso/SB3 | segundos curso/SB3 |",
-        "|---|---|---|---|---|---|",
+        "| agente | llegan | pasos: mediana [Q1–Q3] | pasos: mín.–máx. "
+        "| segundos: mediana [Q1–Q3] | pasos curso/SB3 | segundos curso/SB3 |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, result in results.items():
         ratios = ["", ""]
         if name in pairs:
             sb3 = results[pairs[name]]
-            for i, field_name in enumerate(("steps", "seconds")):
-                ours, theirs = getattr(result, field_name), getattr(sb3, field_name)
-                ratios[i] = (
-                    number(statistics.median(ours) / statistics.median(theirs), 2)
-                    if ours and theirs
-                    else "—"
-                )
+            ratios = [
+                number(result.median_steps / sb3.median_steps, 2),
+                number(result.median_seconds / sb3.median_seconds, 2),
+            ]
+        low, high = min(result.all_steps), max(result.all_steps)
         lines.append(
             f"| {name} | {result.n_solved}/{n_seeds} "
-            f"| {_describe(result.steps, 0)} | {_describe(result.seconds, 1)} "
+            f"| {_describe(result.all_steps, 0)} "
+            f"| {number(low, 0)}–{number(high, 0)} "
+            f"| {_describe(result.all_seconds, 1)} "
             f"| {ratios[0]} | {ratios[1]} |"
         )
     return lines
+
+
+def summary(agents: list[dict[str, Any]], target: float = TARGET) -> list[str]:
+    """Una línea por agente, para ajustar: mediana y cuartiles de pasos y segundos."""
+    lines = []
+    for agent in agents:
+        result = cartpole_result(agent, target)
+        lines.append(
+            f"{agent['name']:<26} llegan {result.n_solved}/{len(result.seeds)} · "
+            f"pasos {_describe(result.all_steps, 0)} · "
+            f"segundos {_describe(result.all_seconds, 1)}"
+        )
+    return lines
+
+
+def tune_main(
+    seeds: list[int],
+    agents: list[str] | None,
+    overrides: dict[str, dict[str, Any]],
+    sb3: bool,
+    jobs: int,
+) -> int:
+    """``python -m benchmarks cartpole``: medir en otras semillas, sin escribir."""
+    start = time.perf_counter()
+    measured = measure(
+        seeds,
+        INTERVAL,
+        MAX_STEPS,
+        lambda message: print("·", message, flush=True),
+        jobs=jobs,
+        agents=agents,
+        overrides=overrides,
+        sb3=sb3,
+    )
+    if overrides:
+        print("cambios:", overrides)
+    print("\n".join(summary(measured)))
+    print(f"{number(time.perf_counter() - start, 0)} s en total")
+    return 0
 
 
 def numpy_seed_note() -> str:

@@ -34,17 +34,26 @@ class CartPoleResult:
     Attributes:
         name: «PPO», «PPO · SB3»...
         seeds: las semillas medidas.
-        steps: pasos de entorno hasta la primera evaluación voraz ≥ objetivo, de
-            cada semilla que llegó.
+        steps: pasos de entorno hasta «llegar» (:func:`first_solved`), de cada
+            semilla que llegó.
         seconds: los segundos de reloj correspondientes.
-        evaluations: por semilla, las evaluaciones ``(pasos, segundos, media)``.
+        evaluations: por semilla, las evaluaciones ``(pasos, segundos, media)``
+            o ``(pasos, segundos, media, confirmación)``.
+        all_steps: los pasos de todas las semillas, en orden; las que no
+            llegaron cuentan con el tope (``max_steps``).
+        all_seconds: igual, en segundos; las que no llegaron, los de su última
+            evaluación.
+        reached: por semilla, si llegó.
     """
 
     name: str
     seeds: list[int]
     steps: list[int]
     seconds: list[float]
-    evaluations: list[list[tuple[int, float, float]]]
+    evaluations: list[list[tuple]]
+    all_steps: list[int]
+    all_seconds: list[float]
+    reached: list[bool]
 
     @property
     def n_solved(self) -> int:
@@ -52,38 +61,120 @@ class CartPoleResult:
 
     @property
     def median_steps(self) -> float:
-        return statistics.median(self.steps)
+        """Mediana de pasos sobre todas las semillas (las que no llegan, al tope)."""
+        return statistics.median(self.all_steps)
 
     @property
     def median_seconds(self) -> float:
-        return statistics.median(self.seconds)
+        """Mediana de segundos sobre todas las semillas."""
+        return statistics.median(self.all_seconds)
+
+    @property
+    def steps_quartiles(self) -> tuple[float, float]:
+        """Primer y tercer cuartil de los pasos (todas las semillas)."""
+        return quartiles(self.all_steps)
+
+    @property
+    def seconds_quartiles(self) -> tuple[float, float]:
+        """Primer y tercer cuartil de los segundos (todas las semillas)."""
+        return quartiles(self.all_seconds)
+
+    def rank(self, seed: int) -> int:
+        """Puesto de ``seed`` entre las semillas, de menos a más pasos (1 = la
+        que menos necesitó; los empates comparten el mejor puesto)."""
+        steps = self.all_steps[self.seeds.index(seed)]
+        return 1 + sum(other < steps for other in self.all_steps)
+
+    def describe(self) -> str:
+        """Una línea: semillas que llegan, y pasos y segundos (mediana [Q1–Q3])."""
+        from helpers.formatting import number
+
+        def spread(values: list[float], decimals: int) -> str:
+            q1, q3 = quartiles(values)
+            median = statistics.median(values)
+            return (
+                f"mediana {number(median, decimals)} "
+                f"[{number(q1, decimals)}–{number(q3, decimals)}]"
+            )
+
+        missing = len(self.seeds) - self.n_solved
+        capped = f" (las {missing} que no llegan, al tope)" if missing else ""
+        return (
+            f"llegan {self.n_solved} de {len(self.seeds)}{capped} · pasos: "
+            f"{spread(self.all_steps, 0)} · segundos de reloj: "
+            f"{spread(self.all_seconds, 1)}"
+        )
 
 
-def first_solved(
-    evaluations: list[tuple[int, float, float]], target: float
-) -> tuple[int, float] | None:
-    """``(pasos, segundos)`` de la primera evaluación con media ≥ ``target``.
+def quartiles(values: list[float]) -> tuple[float, float]:
+    """``(Q1, Q3)``, con el método inclusivo (el de ``numpy.percentile``)."""
+    if len(values) == 1:
+        return values[0], values[0]
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, q3
 
-    Es la regla de «llega» de ``make bench``, la misma para todos los agentes.
+
+def first_solved(evaluations: list[tuple], target: float) -> tuple[int, float] | None:
+    """``(pasos, segundos)`` de la primera evaluación que «llega».
+
+    Llega si su media es ≥ ``target`` y, si lleva confirmación (un cuarto
+    elemento: la media en episodios nuevos), si la confirmación también lo es.
+    Es la regla de ``make bench``, la misma para todos los agentes.
     """
-    for steps, seconds, score in evaluations:
-        if score >= target:
+    for steps, seconds, score, *confirmation in evaluations:
+        confirmed = confirmation[0] if confirmation else None
+        if score >= target and (confirmed is None or confirmed >= target):
             return steps, seconds
     return None
 
 
 def cartpole_result(agent: dict[str, Any], target: float) -> CartPoleResult:
     """Un agente tal como lo guarda ``make bench`` (``name`` y ``runs``)."""
-    steps, seconds, evaluations = [], [], []
+    steps, seconds, evaluations, all_steps, all_seconds = [], [], [], [], []
+    reached = []
     for run in agent["runs"]:
-        evals = [(int(s), float(t), float(m)) for s, t, m in run["evaluations"]]
+        evals = [
+            (int(e[0]), float(e[1]), float(e[2]), *([e[3]] if len(e) > 3 else []))
+            for e in run["evaluations"]
+        ]
         evaluations.append(evals)
         solved = first_solved(evals, target)
+        reached.append(solved is not None)
         if solved is not None:
             steps.append(solved[0])
             seconds.append(solved[1])
+            all_steps.append(solved[0])
+            all_seconds.append(solved[1])
+        else:
+            all_steps.append(int(run["max_steps"]))
+            all_seconds.append(evals[-1][1] if evals else 0.0)
     return CartPoleResult(
-        agent["name"], [r["seed"] for r in agent["runs"]], steps, seconds, evaluations
+        agent["name"],
+        [r["seed"] for r in agent["runs"]],
+        steps,
+        seconds,
+        evaluations,
+        all_steps,
+        all_seconds,
+        reached,
+    )
+
+
+def cartpole_rule() -> str:
+    """La regla de «llegar» de la última medida de CartPole, en una frase."""
+    from helpers.formatting import number
+
+    rule = load()["cartpole"]
+    seeds = rule["seeds"]
+    confirm = rule.get("confirm_episodes")
+    contiguous = seeds == list(range(seeds[0], seeds[-1] + 1))
+    listed = f"{seeds[0]}–{seeds[-1]}" if contiguous else ", ".join(map(str, seeds))
+    return (
+        f"{len(seeds)} semillas ({listed}) · cada "
+        f"{number(rule['interval'], 0)} pasos, {rule['eval_episodes']} episodios "
+        f"voraces; llega con media ≥ {number(rule['target'], 0)}"
+        + (f", confirmada en {confirm} episodios nuevos" if confirm else "")
+        + f" · tope {number(rule['max_steps'], 0)} pasos"
     )
 
 

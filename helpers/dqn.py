@@ -27,6 +27,8 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
+from helpers.training import confirmation_seed
+
 # ---------------------------------------------------------------------------
 # Las piezas de los ejercicios
 # ---------------------------------------------------------------------------
@@ -278,6 +280,7 @@ class DQNConfig:
     eval_every: int = 1_000  # evaluar la política voraz cada tantos pasos (0: nunca)
     eval_episodes: int = 20  # episodios de cada evaluación
     target_return: float | None = 475.0  # parar cuando la evaluación llegue aquí
+    confirm_episodes: int = 0  # confirmar al llegar, en tantos episodios nuevos
 
 
 @dataclass
@@ -290,6 +293,8 @@ class DQNHistory:
         episode_returns: retorno de cada episodio de entrenamiento (con ε).
         episode_ends: el paso en que acabó cada uno de esos episodios.
         evaluations: ``(paso, retorno medio voraz, segundos)`` de cada evaluación.
+        confirmations: ``(paso, retorno medio)`` de cada confirmación (con
+            ``confirm_episodes``: solo tras las evaluaciones que llegaron).
         losses: ``(paso, pérdida)`` cada 100 pasos de gradiente.
         solved_at: el paso de la primera evaluación que alcanzó
             ``target_return`` (``None`` si ninguna).
@@ -301,6 +306,7 @@ class DQNHistory:
     episode_returns: list[float] = field(default_factory=list)
     episode_ends: list[int] = field(default_factory=list)
     evaluations: list[tuple[int, float, float]] = field(default_factory=list)
+    confirmations: list[tuple[int, float]] = field(default_factory=list)
     losses: list[tuple[int, float]] = field(default_factory=list)
     solved_at: int | None = None
     q_network: nn.Module | None = None
@@ -382,10 +388,21 @@ def train_dqn(
             returns = evaluate_greedy(
                 q_network, make_env, config.eval_episodes, seed=10_000 + step
             )
+            target = config.target_return
+            reached = target is not None and returns.mean() >= target
+            if reached and config.confirm_episodes:
+                # Confirmar en episodios nuevos antes de dar por bueno el paso
+                confirmed = evaluate_greedy(
+                    q_network,
+                    make_env,
+                    config.confirm_episodes,
+                    seed=confirmation_seed(config.seed, len(history.evaluations)),
+                ).mean()
+                history.confirmations.append((step, float(confirmed)))
+                reached = confirmed >= target
             seconds = time.perf_counter() - start
             history.evaluations.append((step, float(returns.mean()), seconds))
-            target = config.target_return
-            if target is not None and returns.mean() >= target:
+            if reached:
                 history.solved_at = step
                 break
     env.close()

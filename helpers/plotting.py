@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib as mpl
+import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from helpers.bench_data import CartPoleResult
 
 # Paleta apta para daltónicos (Okabe e Ito, 2008).
 COLORS: tuple[str, ...] = (
@@ -39,3 +47,55 @@ def use_course_style() -> None:
             "axes.formatter.use_locale": False,
         }
     )
+
+
+def plot_seed_spread(results: list[CartPoleResult], ax: Axes | None = None) -> Axes:
+    """Los pasos hasta «llegar» de cada semilla de ``make bench``, por agente.
+
+    Un punto por semilla (hueco si no llegó: está en el tope), la caja del
+    rango intercuartílico y una raya en la mediana. Así se ve cuánto cambia un
+    mismo algoritmo de una semilla a otra antes de comparar medianas.
+    """
+    import matplotlib.pyplot as plt
+
+    from helpers.bench_data import quartiles
+    from helpers.formatting import number
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8.0, 1.0 + 0.8 * len(results)))
+    jitter = np.random.default_rng(0)
+    for row, result in enumerate(results):
+        color = COLORS[row % len(COLORS)]
+        q1, q3 = quartiles(result.all_steps)
+        median = float(np.median(result.all_steps))
+        ax.add_patch(
+            mpl.patches.Rectangle(
+                (q1, row - 0.25), q3 - q1, 0.5, color=color, alpha=0.18, lw=0
+            )
+        )
+        ax.plot([median, median], [row - 0.3, row + 0.3], color=color, lw=3)
+        offsets = jitter.uniform(-0.15, 0.15, len(result.all_steps))
+        solved = np.array(result.reached)
+        steps = np.array(result.all_steps)
+        ax.scatter(steps[solved], row + offsets[solved], color=color, s=28, zorder=3)
+        ax.scatter(
+            steps[~solved],
+            row + offsets[~solved],
+            facecolors="none",
+            edgecolors=color,
+            s=28,
+            zorder=3,
+            label="no llega (en el tope)" if (~solved).any() else None,
+        )
+    ax.set_yticks(range(len(results)), [r.name for r in results])
+    ax.set_ylim(-0.6, len(results) - 0.4)
+    ax.invert_yaxis()
+    ax.set(
+        title="Pasos hasta llegar a 475, semilla a semilla (make bench)",
+        xlabel="pasos de entorno (caja: de Q1 a Q3; raya: mediana)",
+    )
+    ax.set_xlim(left=0)
+    ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda x, _: number(x, 0)))
+    if any(r.n_solved < len(r.seeds) for r in results):
+        ax.legend(loc="lower right")
+    return ax

@@ -374,7 +374,12 @@ def tiny_ppo_problem(
 
 @dataclass
 class PPOConfig:
-    """Hiperparámetros de :func:`train_ppo` (por defecto, los del zoo para CartPole)."""
+    """Hiperparámetros de :func:`train_ppo` (por defecto, los del zoo para CartPole).
+
+    Salvo la tasa de aprendizaje: 3e-3 en lugar de 1e-3 (decae igual, hasta 0
+    en ``total_env_steps``). Se eligió con ``python -m benchmarks cartpole`` en
+    las semillas 1000-1009, que el informe de ``make bench`` (0-9) no usa.
+    """
 
     env_id: str = "CartPole-v1"  # entorno de gymnasium (acciones discretas)
     seed: int = 0  # semilla de la red, los entornos y el muestreo
@@ -386,7 +391,7 @@ class PPOConfig:
     gae_lambda: float = 0.8  # el λ de GAE
     clip_eps: float = 0.2  # ε del recorte
     anneal_clip: bool = True  # ε baja linealmente hasta 0, como la tasa
-    learning_rate: float = 1e-3  # paso de Adam al empezar
+    learning_rate: float = 3e-3  # paso de Adam al empezar (el zoo usa 1e-3)
     anneal_lr: bool = True  # la tasa baja linealmente hasta 0 en total_env_steps
     total_env_steps: int = 100_000  # horizonte de los decaimientos lineales (zoo)
     vf_coef: float = 0.5  # peso de la pérdida del crítico
@@ -399,6 +404,7 @@ class PPOConfig:
     eval_every: int = 2048  # evaluar la política voraz cada tantos pasos
     eval_episodes: int = 20  # episodios por evaluación
     target_return: float | None = 475.0  # parar al alcanzarlo (None: no parar)
+    confirm_episodes: int = 0  # confirmar al llegar, en tantos episodios nuevos
 
 
 @dataclass

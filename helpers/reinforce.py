@@ -470,6 +470,7 @@ class ReinforceConfig:
     eval_every_steps: int = 0
     eval_episodes: int = 20  # episodios por evaluación
     target_return: float | None = 475.0  # parar al alcanzarlo (None: no parar)
+    confirm_episodes: int = 0  # confirmar al llegar, en tantos episodios nuevos
     vectorization: str = "vector_entry_point"  # "sync" para otros entornos
 
 

@@ -7,7 +7,8 @@ entrenan distinto, pero se miden igual. Aquí está esa parte común:
   episodio completo en cada una, como lote :class:`Episodes`;
 * ``evaluate``: el retorno de la política voraz en episodios nuevos;
 * ``evaluation_seed`` y ``record_evaluation``: la regla de evaluación común
-  (mismas semillas para todos los agentes, también en ``make bench``);
+  (mismas semillas para todos los agentes, también en ``make bench``), con la
+  confirmación opcional en episodios nuevos (``confirmation_seed``);
 * :class:`History` y :class:`Evaluation`: lo que queda de un entrenamiento.
 """
 
@@ -161,6 +162,14 @@ class Evaluation:
     env_steps: int
     seconds: float
     mean_return: float
+    #: media de la confirmación en episodios nuevos (``None``: no se confirmó)
+    confirmed_return: float | None = None
+
+    def reaches(self, target: float) -> bool:
+        """¿Llega al objetivo (y, si se confirmó, también en la confirmación)?"""
+        return self.mean_return >= target and (
+            self.confirmed_return is None or self.confirmed_return >= target
+        )
 
 
 @dataclass
@@ -192,11 +201,12 @@ class History:
 
     @property
     def solved(self) -> Evaluation | None:
-        """La primera evaluación que alcanzó el objetivo, o ``None``."""
+        """La primera evaluación que alcanzó el objetivo (y lo confirmó, si se
+        pidió confirmación), o ``None``."""
         if self.target_return is None:
             return None
         for evaluation in self.evaluations:
-            if evaluation.mean_return >= self.target_return:
+            if evaluation.reaches(self.target_return):
                 return evaluation
         return None
 
@@ -208,6 +218,15 @@ def evaluation_seed(seed: int, index: int) -> int:
     misma semilla, todos se evalúan en los mismos episodios.
     """
     return 10_000 + 1000 * seed + index
+
+
+def confirmation_seed(seed: int, index: int) -> int:
+    """La primera semilla de la confirmación tras la evaluación ``index``.
+
+    Cada confirmación usa un bloque propio de 100 semillas consecutivas, lejos
+    de las de :func:`evaluation_seed`: episodios que la evaluación no vio.
+    """
+    return 1_000_000_000 + 100_000 * seed + 100 * index
 
 
 def record_evaluation(
@@ -222,13 +241,29 @@ def record_evaluation(
 
     ``config`` aporta ``env_id``, ``eval_episodes``, ``target_return`` y ``seed``
     (la de la evaluación sale de :func:`evaluation_seed`, salvo que se dé otra).
+    Si ``config.confirm_episodes`` es mayor que 0, una evaluación que llega al
+    objetivo se confirma con tantos episodios nuevos (:func:`confirmation_seed`)
+    y solo se para si la confirmación también llega: una media buena por
+    suerte en 20 episodios no basta. Los segundos cuentan la confirmación.
     """
+    index = len(history.evaluations)
     if seed is None:
-        seed = evaluation_seed(config.seed, len(history.evaluations))
+        seed = evaluation_seed(config.seed, index)
     score = float(
         evaluate(policy, config.env_id, config.eval_episodes, seed=seed).mean()
     )
-    history.evaluations.append(
-        Evaluation(env_steps, time.perf_counter() - start, score)
-    )
-    return config.target_return is not None and score >= config.target_return
+    target = config.target_return
+    confirmed = None
+    episodes = getattr(config, "confirm_episodes", 0)
+    if target is not None and score >= target and episodes:
+        confirmed = float(
+            evaluate(
+                policy,
+                config.env_id,
+                episodes,
+                seed=confirmation_seed(config.seed, index),
+            ).mean()
+        )
+    evaluation = Evaluation(env_steps, time.perf_counter() - start, score, confirmed)
+    history.evaluations.append(evaluation)
+    return target is not None and evaluation.reaches(target)

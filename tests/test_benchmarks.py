@@ -26,8 +26,50 @@ def test_rule_first_solved_and_ratios():
         _agent("PPO · SB3", [[(40, 4.0, 500.0)], [(40, 2.0, 100.0)]], "PPO"),
     ]
     lines = render_table(agents, 2)
-    assert "| PPO | 2/2 | 20 (10–30) | 2,0 (1,0–3,0) | 0,50 | 0,50 |" in lines
-    assert "| PPO · SB3 | 1/2 | 40 (40–40) | 4,0 (4,0–4,0) |  |  |" in lines
+    # Medianas y cuartiles con todas las semillas: la que no llega, al tope
+    # (5000 pasos) y con los segundos de su última evaluación.
+    assert "| PPO | 2/2 | 20 [15–25] | 10–30 | 2,0 [1,5–2,5] | 0,01 | 0,67 |" in lines
+    assert "| PPO · SB3 | 1/2 | 2520 [1280–3760] | 40–5000 | 3,0 [2,5–3,5] |  |  |" in (
+        lines
+    )
+
+
+def test_a_confirmation_that_fails_keeps_training():
+    # La primera media ≥ 475 no se confirma en los 100 episodios nuevos: no
+    # cuenta; la segunda sí.
+    evals = [(1000, 1.0, 480.0, 430.0), (2000, 2.0, 490.0, 481.0)]
+    assert Run(evals, 5000).solved == (2000, 2.0)
+    assert Run(evals[:1], 5000).solved is None
+    assert Run.from_dict(Run(evals, 5000).to_dict(3)) == Run(evals, 5000)
+    result = bench_data.cartpole_result(_agent("DQN", [evals, evals[:1]]), 475.0)
+    assert result.steps == [2000] and result.all_steps == [2000, 5000]
+    assert result.all_seconds == [2.0, 1.0]
+
+
+def test_course_trainers_confirm_before_stopping():
+    from helpers.training import Evaluation, History
+
+    history = History(target_return=475.0)
+    history.evaluations = [
+        Evaluation(10, 1.0, 500.0, 470.0),
+        Evaluation(20, 2.0, 480.0, 476.0),
+    ]
+    assert history.solved.env_steps == 20
+    assert Evaluation(30, 3.0, 475.0).reaches(475.0)  # sin confirmación, basta la media
+
+
+def test_seeds_and_overrides_from_the_command_line():
+    from benchmarks.__main__ import parse_overrides, parse_seeds
+
+    assert parse_seeds("0-9") == list(range(10))
+    assert parse_seeds("3,5,1000-1002") == [3, 5, 1000, 1001, 1002]
+    assert parse_overrides(
+        ["PPO.n_epochs=10", "DQN.hidden=128", "A2C.shared=True"]
+    ) == {
+        "PPO": {"n_epochs": 10},
+        "DQN": {"hidden": 128},
+        "A2C": {"shared": True},
+    }
 
 
 def test_benchmarks_md_is_rendered_from_the_data():
@@ -49,4 +91,30 @@ def test_cartpole_results_for_the_notebooks():
         for steps, seconds, evals in zip(
             result.steps, result.seconds, result.evaluations, strict=False
         ):
-            assert (steps, seconds) in [(s, t) for s, t, _ in evals]
+            assert (steps, seconds) in [(e[0], e[1]) for e in evals]
+        # Las que no llegan cuentan con el tope; el puesto de cada semilla, de 1 a n
+        assert len(result.all_steps) == len(result.seeds) == len(result.reached)
+        assert all(
+            steps == data["max_steps"]
+            for steps, reached in zip(result.all_steps, result.reached, strict=True)
+            if not reached
+        )
+        ranks = [result.rank(seed) for seed in result.seeds]
+        assert min(ranks) == 1 and max(ranks) <= len(result.seeds)
+        assert result.describe().startswith(f"llegan {result.n_solved} de ")
+    assert "confirmada en 100 episodios nuevos" in bench_data.cartpole_rule()
+
+
+def test_seed_spread_plot_marks_the_runs_that_never_arrive():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from helpers.plotting import plot_seed_spread
+
+    agent = _agent("PPO", [[(10, 1.0, 500.0)], [(30, 3.0, 100.0)]])
+    result = bench_data.cartpole_result(agent, 475.0)
+    ax = plot_seed_spread([result])
+    filled, hollow = ax.collections[0], ax.collections[1]
+    assert filled.get_offsets()[:, 0].tolist() == [10]
+    assert hollow.get_offsets()[:, 0].tolist() == [5000]  # en el tope
+    assert ax.get_title().startswith("Pasos hasta llegar")
