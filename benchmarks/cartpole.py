@@ -94,6 +94,8 @@ class Run:
 
     evaluations: list[tuple] = field(default_factory=list)
     max_steps: int = 0
+    #: segundos de reloj de la ejecución entera (hasta llegar o hasta el tope)
+    seconds: float = 0.0
 
     @property
     def solved(self) -> tuple[int, float] | None:
@@ -104,6 +106,7 @@ class Run:
         return {
             "seed": seed,
             "max_steps": self.max_steps,
+            "seconds": self.seconds,
             "evaluations": [list(e) for e in self.evaluations],
         }
 
@@ -115,6 +118,7 @@ class Run:
                 for e in data["evaluations"]
             ],
             data["max_steps"],
+            data.get("seconds", 0.0),
         )
 
 
@@ -302,10 +306,12 @@ def _one_run(job: tuple[str, str | None, int, int, int, dict]) -> dict[str, Any]
     """Un trabajo: ``(agente, algoritmo de SB3 o None, semilla, ...)``."""
     name, sb3_algorithm, seed, interval, max_steps, overrides = job
     torch.set_num_threads(1)
+    start = time.perf_counter()
     if sb3_algorithm is not None:
         run = sb3_run(sb3_algorithm, seed, interval, max_steps)
     else:
         run = COURSE[name](seed, interval, max_steps, **overrides)
+    run.seconds = time.perf_counter() - start
     return run.to_dict(seed)
 
 
@@ -410,8 +416,11 @@ def render_table(
         if name in pairs:
             sb3 = results[pairs[name]]
             ratios = [
-                number(result.median_steps / sb3.median_steps, 2),
-                number(result.median_seconds / sb3.median_seconds, 2),
+                number(ours / theirs, 2) if theirs else "—"
+                for ours, theirs in (
+                    (result.median_steps, sb3.median_steps),
+                    (result.median_seconds, sb3.median_seconds),
+                )
             ]
         low, high = min(result.all_steps), max(result.all_steps)
         lines.append(

@@ -41,8 +41,9 @@ class CartPoleResult:
             o ``(pasos, segundos, media, confirmación)``.
         all_steps: los pasos de todas las semillas, en orden; las que no
             llegaron cuentan con el tope (``max_steps``).
-        all_seconds: igual, en segundos; las que no llegaron, los de su última
-            evaluación.
+        all_seconds: igual, en segundos; las que no llegaron, los de la
+            ejecución entera hasta el tope (o, en datos antiguos, los de su
+            última evaluación).
         reached: por semilla, si llegó.
     """
 
@@ -147,7 +148,8 @@ def cartpole_result(agent: dict[str, Any], target: float) -> CartPoleResult:
             all_seconds.append(solved[1])
         else:
             all_steps.append(int(run["max_steps"]))
-            all_seconds.append(evals[-1][1] if evals else 0.0)
+            last = evals[-1][1] if evals else 0.0
+            all_seconds.append(float(run.get("seconds") or last))
     return CartPoleResult(
         agent["name"],
         [r["seed"] for r in agent["runs"]],

@@ -46,6 +46,22 @@ def test_a_confirmation_that_fails_keeps_training():
     assert result.all_seconds == [2.0, 1.0]
 
 
+def test_runs_that_never_arrive_count_their_whole_time():
+    # Sin evaluaciones (el modo --quick, con un tope menor que el intervalo): los
+    # segundos son los de la ejecución entera, y una razón sin divisor es «—».
+    never = Run([], 1024, seconds=3.5).to_dict(0)
+    silent = Run([], 1024).to_dict(0)
+    agents = [
+        {"name": "PPO", "sb3_of": None, "runs": [never]},
+        {"name": "PPO · SB3", "sb3_of": "PPO", "runs": [silent]},
+    ]
+    assert bench_data.cartpole_result(agents[0], 475.0).all_seconds == [3.5]
+    assert (
+        "| PPO | 0/1 | 1024 [1024–1024] | 1024–1024 | 3,5 [3,5–3,5] | 1,00 | — |"
+        in (render_table(agents, 1))
+    )
+
+
 def test_course_trainers_confirm_before_stopping():
     from helpers.training import Evaluation, History
 
