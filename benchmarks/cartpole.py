@@ -26,7 +26,6 @@ Stable-Baselines3 usa los hiperparámetros de rl-baselines3-zoo para CartPole-v1
 from __future__ import annotations
 
 import multiprocessing
-import statistics
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -36,7 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from helpers.bench_data import cartpole_result, first_solved, quartiles
+from helpers.bench_data import cartpole_result, first_solved, median_and_quartiles
 from helpers.formatting import number
 
 TARGET = 475.0
@@ -387,15 +386,6 @@ def measure(
 # ---------------------------------------------------------------------------
 
 
-def _describe(values: list[float], decimals: int) -> str:
-    """«mediana [Q1–Q3]»: la mediana y el rango intercuartílico."""
-    q1, q3 = quartiles(values)
-    median, low, high = (
-        number(x, decimals) for x in (statistics.median(values), q1, q3)
-    )
-    return f"{median} [{low}–{high}]"
-
-
 def render_table(
     agents: list[dict[str, Any]], n_seeds: int, target: float = TARGET
 ) -> list[str]:
@@ -425,9 +415,9 @@ def render_table(
         low, high = min(result.all_steps), max(result.all_steps)
         lines.append(
             f"| {name} | {result.n_solved}/{n_seeds} "
-            f"| {_describe(result.all_steps, 0)} "
+            f"| {median_and_quartiles(result.all_steps, 0)} "
             f"| {number(low, 0)}–{number(high, 0)} "
-            f"| {_describe(result.all_seconds, 1)} "
+            f"| {median_and_quartiles(result.all_seconds, 1)} "
             f"| {ratios[0]} | {ratios[1]} |"
         )
     return lines
@@ -440,8 +430,8 @@ def summary(agents: list[dict[str, Any]], target: float = TARGET) -> list[str]:
         result = cartpole_result(agent, target)
         lines.append(
             f"{agent['name']:<26} llegan {result.n_solved}/{len(result.seeds)} · "
-            f"pasos {_describe(result.all_steps, 0)} · "
-            f"segundos {_describe(result.all_seconds, 1)}"
+            f"pasos {median_and_quartiles(result.all_steps, 0)} · "
+            f"segundos {median_and_quartiles(result.all_seconds, 1)}"
         )
     return lines
 

@@ -34,9 +34,6 @@ class CartPoleResult:
     Attributes:
         name: «PPO», «PPO · SB3»...
         seeds: las semillas medidas.
-        steps: pasos de entorno hasta «llegar» (:func:`first_solved`), de cada
-            semilla que llegó.
-        seconds: los segundos de reloj correspondientes.
         evaluations: por semilla, las evaluaciones ``(pasos, segundos, media)``
             o ``(pasos, segundos, media, confirmación)``.
         all_steps: los pasos de todas las semillas, en orden; las que no
@@ -44,21 +41,29 @@ class CartPoleResult:
         all_seconds: igual, en segundos; las que no llegaron, los de la
             ejecución entera hasta el tope (o, en datos antiguos, los de su
             última evaluación).
-        reached: por semilla, si llegó.
+        reached: por semilla, si llegó (:func:`first_solved`).
     """
 
     name: str
     seeds: list[int]
-    steps: list[int]
-    seconds: list[float]
     evaluations: list[list[tuple]]
     all_steps: list[int]
     all_seconds: list[float]
     reached: list[bool]
 
     @property
+    def steps(self) -> list[int]:
+        """Pasos de entorno hasta «llegar», de cada semilla que llegó."""
+        return [s for s, ok in zip(self.all_steps, self.reached, strict=True) if ok]
+
+    @property
+    def seconds(self) -> list[float]:
+        """Los segundos de reloj correspondientes a ``steps``."""
+        return [s for s, ok in zip(self.all_seconds, self.reached, strict=True) if ok]
+
+    @property
     def n_solved(self) -> int:
-        return len(self.steps)
+        return sum(self.reached)
 
     @property
     def median_steps(self) -> float:
@@ -88,22 +93,12 @@ class CartPoleResult:
 
     def describe(self) -> str:
         """Una línea: semillas que llegan, y pasos y segundos (mediana [Q1–Q3])."""
-        from helpers.formatting import number
-
-        def spread(values: list[float], decimals: int) -> str:
-            q1, q3 = quartiles(values)
-            median = statistics.median(values)
-            return (
-                f"mediana {number(median, decimals)} "
-                f"[{number(q1, decimals)}–{number(q3, decimals)}]"
-            )
-
         missing = len(self.seeds) - self.n_solved
         capped = f" (las {missing} que no llegan, al tope)" if missing else ""
         return (
             f"llegan {self.n_solved} de {len(self.seeds)}{capped} · pasos: "
-            f"{spread(self.all_steps, 0)} · segundos de reloj: "
-            f"{spread(self.all_seconds, 1)}"
+            f"mediana {median_and_quartiles(self.all_steps, 0)} · segundos de "
+            f"reloj: mediana {median_and_quartiles(self.all_seconds, 1)}"
         )
 
 
@@ -113,6 +108,17 @@ def quartiles(values: list[float]) -> tuple[float, float]:
         return values[0], values[0]
     q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return q1, q3
+
+
+def median_and_quartiles(values: list[float], decimals: int) -> str:
+    """«mediana [Q1–Q3]» con ``decimals`` decimales, como en BENCHMARKS.md."""
+    from helpers.formatting import number
+
+    q1, q3 = quartiles(values)
+    median, low, high = (
+        number(x, decimals) for x in (statistics.median(values), q1, q3)
+    )
+    return f"{median} [{low}–{high}]"
 
 
 def first_solved(evaluations: list[tuple], target: float) -> tuple[int, float] | None:
@@ -131,8 +137,7 @@ def first_solved(evaluations: list[tuple], target: float) -> tuple[int, float] |
 
 def cartpole_result(agent: dict[str, Any], target: float) -> CartPoleResult:
     """Un agente tal como lo guarda ``make bench`` (``name`` y ``runs``)."""
-    steps, seconds, evaluations, all_steps, all_seconds = [], [], [], [], []
-    reached = []
+    evaluations, all_steps, all_seconds, reached = [], [], [], []
     for run in agent["runs"]:
         evals = [
             (int(e[0]), float(e[1]), float(e[2]), *([e[3]] if len(e) > 3 else []))
@@ -142,8 +147,6 @@ def cartpole_result(agent: dict[str, Any], target: float) -> CartPoleResult:
         solved = first_solved(evals, target)
         reached.append(solved is not None)
         if solved is not None:
-            steps.append(solved[0])
-            seconds.append(solved[1])
             all_steps.append(solved[0])
             all_seconds.append(solved[1])
         else:
@@ -153,8 +156,6 @@ def cartpole_result(agent: dict[str, Any], target: float) -> CartPoleResult:
     return CartPoleResult(
         agent["name"],
         [r["seed"] for r in agent["runs"]],
-        steps,
-        seconds,
         evaluations,
         all_steps,
         all_seconds,

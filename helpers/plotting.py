@@ -58,7 +58,6 @@ def plot_seed_spread(results: list[CartPoleResult], ax: Axes | None = None) -> A
     """
     import matplotlib.pyplot as plt
 
-    from helpers.bench_data import quartiles
     from helpers.formatting import number
 
     if ax is None:
@@ -66,8 +65,8 @@ def plot_seed_spread(results: list[CartPoleResult], ax: Axes | None = None) -> A
     jitter = np.random.default_rng(0)
     for row, result in enumerate(results):
         color = COLORS[row % len(COLORS)]
-        q1, q3 = quartiles(result.all_steps)
-        median = float(np.median(result.all_steps))
+        q1, q3 = result.steps_quartiles
+        median = result.median_steps
         ax.add_patch(
             mpl.patches.Rectangle(
                 (q1, row - 0.25), q3 - q1, 0.5, color=color, alpha=0.18, lw=0
