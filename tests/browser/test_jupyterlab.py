@@ -120,6 +120,26 @@ def browser():
         launched.close()
 
 
+def _run_all_cells(page, attempts: int = 2) -> None:
+    """«Run > Run All Cells» hasta que alguna celda empiece.
+
+    Recién abierto el cuaderno, con el kernel ya «idle», JupyterLab a veces no
+    pone nada en cola (una vez en CI: ni una celda ejecutada, el cuaderno
+    guardado sin salidas). Se repite la orden si en 60 s no empezó ninguna.
+    """
+    prompts = page.locator(".jp-CodeCell .jp-InputPrompt")
+    for _ in range(attempts):
+        page.locator(".jp-Notebook").first.click()
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if any(re.search(r"\*|\[\d+\]", t) for t in prompts.all_inner_texts()):
+                return
+            time.sleep(1)
+    pytest.fail(f"«Run All Cells» no empezó ninguna celda en {attempts} intentos")
+
+
 def _wait_until_done(page, timeout: float) -> None:
     """Espera a que «Run All Cells» termine o se pare.
 
@@ -127,7 +147,8 @@ def _wait_until_done(page, timeout: float) -> None:
     la última tiene número («[12]»), han terminado todas. Si una celda da error,
     JupyterLab no ejecuta las siguientes: ninguna queda en cola y la última se
     queda sin número; entonces se vuelve enseguida, y los errores los busca
-    :func:`_saved_errors` en el cuaderno guardado.
+    :func:`_saved_errors` en el cuaderno guardado. Antes, :func:`_run_all_cells`
+    se ha asegurado de que alguna celda empezó.
     """
     deadline = time.time() + timeout
     prompts = page.locator(".jp-CodeCell .jp-InputPrompt")
@@ -221,9 +242,7 @@ def _run_and_check(page, base: str, token: str, module_id: str) -> None:
     page.wait_for_selector(
         ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000
     )
-    page.locator(".jp-Notebook").first.click()
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    _run_all_cells(page)
     _wait_until_done(page, timeout=900)
     errors = _saved_errors(page, base, token, module_id)
     assert not errors, "celdas con error:\n" + "\n".join(errors)
