@@ -8,8 +8,8 @@ Ejemplos::
     python -m benchmarks all --only methods --output BENCHMARKS.md  # GRPO/RLOO/PPO
     python -m benchmarks notebooks 07_grpo            # tiempo y memoria
     python -m benchmarks grading 01_bandidos --students 100 --jobs 2
-    python -m benchmarks all --only cartpole --seeds 0-9 --output BENCHMARKS.md
-    python -m benchmarks cartpole --seeds 1000-1009 --agents PPO --set PPO.n_epochs=10
+    python -m benchmarks all --only cartpole --seeds 0-19 --output BENCHMARKS.md
+    python -m benchmarks cartpole --seeds 1000-1039 --agents PPO --set PPO.n_epochs=10
 """
 
 from __future__ import annotations
@@ -54,14 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     all_parser.add_argument(
         "--seeds",
         type=parse_seeds,
-        help="semillas de CartPole («0-9», «3,5,7»); por defecto, 0-9",
+        help="semillas de CartPole («0-19», «3,5,7»); por defecto, 0-19",
     )
     cartpole_parser = kinds.add_parser(
         "cartpole",
         help="CartPole en otras semillas, para ajustar (no escribe nada)",
     )
     cartpole_parser.add_argument(
-        "--seeds", type=parse_seeds, default="1000-1009", help="por defecto, 1000-1009"
+        "--seeds", type=parse_seeds, default="1000-1039", help="por defecto, 1000-1039"
     )
     cartpole_parser.add_argument(
         "--agents", nargs="*", help="agentes del curso (por defecto, todos)"
@@ -77,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         "--no-sb3", action="store_true", help="sin Stable-Baselines3"
     )
     cartpole_parser.add_argument("--jobs", type=int, default=2)
+    cartpole_parser.add_argument(
+        "--max-steps",
+        type=int,
+        help="tope de pasos por ejecución (por defecto, el del informe)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
 
@@ -89,7 +94,12 @@ def main(argv: list[str] | None = None) -> int:
 
         overrides = parse_overrides(args.set)
         return cartpole.tune_main(
-            args.seeds, args.agents, overrides, not args.no_sb3, args.jobs
+            args.seeds,
+            args.agents,
+            overrides,
+            not args.no_sb3,
+            args.jobs,
+            args.max_steps or cartpole.MAX_STEPS,
         )
     if args.kind == "notebooks":
         from benchmarks import notebooks

@@ -56,7 +56,7 @@ from benchmarks.notebooks import (
     notebook_figures,
     notebook_seconds,
 )
-from helpers.bench_data import DATA
+from helpers.bench_data import DATA, seed_list
 from helpers.formatting import number, percent
 
 SEEDS = [0, 1, 2]
@@ -232,7 +232,7 @@ def measure_grading(quick: bool) -> dict[str, Any]:
 
 
 def measure_cartpole(quick: bool, seeds: list[int] | None = None) -> dict[str, Any]:
-    """CartPole-v1, el curso junto a SB3, con las semillas del informe (0-9)."""
+    """CartPole-v1, el curso junto a SB3 (por defecto, las semillas del informe)."""
     seeds = [0] if quick else (seeds or cartpole.REPORT_SEEDS)
     interval = 1024 if quick else cartpole.INTERVAL
     max_steps = 1024 if quick else cartpole.MAX_STEPS
@@ -371,7 +371,7 @@ def render_grading(r: dict[str, Any]) -> list[str]:
 def render(data: dict[str, Any]) -> str:
     """BENCHMARKS.md a partir de las medidas (el JSON que escribe :func:`run`)."""
     m, cp = data["machine"], data["cartpole"]
-    seeds = ", ".join(str(s) for s in cp["seeds"])
+    seeds = seed_list(cp["seeds"])
     parts = [
         "# Banco de pruebas del curso",
         "",
@@ -417,8 +417,9 @@ def render(data: dict[str, Any]) -> str:
         + "Segundos de reloj desde el inicio del entrenamiento, evaluaciones "
         "incluidas en los dos lados; dos ejecuciones a la vez, una por núcleo. "
         f"Semillas {seeds} (los hiperparámetros del curso se ajustan con otras, "
-        f"1000–1009); tope {number(cp['max_steps'], 0)} pasos: las ejecuciones "
-        "que no llegan cuentan con el tope en las medianas y los cuartiles. SB3 "
+        f"{seed_list(cartpole.TUNING_SEEDS)}); tope {number(cp['max_steps'], 0)} "
+        "pasos: las ejecuciones que no llegan cuentan con el tope en las medianas "
+        "y los cuartiles. SB3 "
         "con los hiperparámetros de rl-baselines3-zoo para CartPole-v1. Razones "
         "< 1: el curso necesita menos.",
         "",

@@ -163,6 +163,13 @@ def cartpole_result(agent: dict[str, Any], target: float) -> CartPoleResult:
     )
 
 
+def seed_list(seeds: list[int]) -> str:
+    """Unas semillas en texto: «0–19» si son seguidas, si no «3, 5, 7»."""
+    if len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}–{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
 def cartpole_rule() -> str:
     """La regla de «llegar» de la última medida de CartPole, en una frase."""
     from helpers.formatting import number
@@ -170,10 +177,8 @@ def cartpole_rule() -> str:
     rule = load()["cartpole"]
     seeds = rule["seeds"]
     confirm = rule.get("confirm_episodes")
-    contiguous = seeds == list(range(seeds[0], seeds[-1] + 1))
-    listed = f"{seeds[0]}–{seeds[-1]}" if contiguous else ", ".join(map(str, seeds))
     return (
-        f"{len(seeds)} semillas ({listed}) · cada "
+        f"{len(seeds)} semillas ({seed_list(seeds)}) · cada "
         f"{number(rule['interval'], 0)} pasos, {rule['eval_episodes']} episodios "
         f"voraces; llega con media ≥ {number(rule['target'], 0)}"
         + (f", confirmada en {confirm} episodios nuevos" if confirm else "")

@@ -376,9 +376,10 @@ def tiny_ppo_problem(
 class PPOConfig:
     """Hiperparámetros de :func:`train_ppo` (por defecto, los del zoo para CartPole).
 
-    Salvo la tasa de aprendizaje: 3e-3 en lugar de 1e-3 (decae igual, hasta 0
+    Salvo la tasa de aprendizaje: 5e-3 en lugar de 1e-3 (decae igual, hasta 0
     en ``total_env_steps``). Se eligió con ``python -m benchmarks cartpole`` en
-    las semillas 1000-1009, que el informe de ``make bench`` (0-9) no usa.
+    las semillas 1000-1039, que el informe de ``make bench`` (0-19) no usa: la
+    mediana de pasos más baja y la menor dispersión entre 1e-3, 2e-3, 3e-3 y 5e-3.
     """
 
     env_id: str = "CartPole-v1"  # entorno de gymnasium (acciones discretas)
@@ -391,7 +392,7 @@ class PPOConfig:
     gae_lambda: float = 0.8  # el λ de GAE
     clip_eps: float = 0.2  # ε del recorte
     anneal_clip: bool = True  # ε baja linealmente hasta 0, como la tasa
-    learning_rate: float = 3e-3  # paso de Adam al empezar (el zoo usa 1e-3)
+    learning_rate: float = 5e-3  # paso de Adam al empezar (el zoo usa 1e-3)
     anneal_lr: bool = True  # la tasa baja linealmente hasta 0 en total_env_steps
     total_env_steps: int = 100_000  # horizonte de los decaimientos lineales (zoo)
     vf_coef: float = 0.5  # peso de la pérdida del crítico

@@ -88,6 +88,16 @@ def test_seeds_and_overrides_from_the_command_line():
     }
 
 
+def test_seed_lists_read_as_ranges_only_when_contiguous():
+    from benchmarks.__main__ import parse_seeds
+
+    assert bench_data.seed_list(list(range(20))) == "0–19"
+    assert bench_data.seed_list(parse_seeds("1000-1039")) == "1000–1039"
+    assert bench_data.seed_list([3, 5, 7]) == "3, 5, 7"
+    assert bench_data.seed_list([0, 1, 3]) == "0, 1, 3"
+    assert bench_data.seed_list([4]) == "4"
+
+
 def test_benchmarks_md_is_rendered_from_the_data():
     """BENCHMARKS.md y helpers/data/benchmarks.json son la misma ejecución."""
     committed = (REPO / "BENCHMARKS.md").read_text(encoding="utf-8")
@@ -104,10 +114,15 @@ def test_cartpole_results_for_the_notebooks():
         result = bench_data.cartpole(agent["name"])
         assert result.seeds == data["seeds"]
         assert len(result.steps) == len(result.seconds) == result.n_solved
-        for steps, seconds, evals in zip(
-            result.steps, result.seconds, result.evaluations, strict=False
+        # Cada semilla que llega, en una de sus evaluaciones (las demás, al tope)
+        for steps, seconds, evals, reached in zip(
+            result.all_steps,
+            result.all_seconds,
+            result.evaluations,
+            result.reached,
+            strict=True,
         ):
-            assert (steps, seconds) in [(e[0], e[1]) for e in evals]
+            assert ((steps, seconds) in [(e[0], e[1]) for e in evals]) == reached
         # Las que no llegan cuentan con el tope; el puesto de cada semilla, de 1 a n
         assert len(result.all_steps) == len(result.seeds) == len(result.reached)
         assert all(
