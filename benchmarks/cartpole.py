@@ -119,7 +119,7 @@ class Run:
                 for e in data["evaluations"]
             ],
             data["max_steps"],
-            data.get("seconds", 0.0),
+            data["seconds"],
         )
 
 
@@ -444,7 +444,7 @@ def tune_main(
     overrides: dict[str, dict[str, Any]],
     sb3: bool,
     jobs: int,
-    max_steps: int = MAX_STEPS,
+    max_steps: int,
 ) -> int:
     """``python -m benchmarks cartpole``: medir en otras semillas, sin escribir.
 

@@ -3,8 +3,8 @@
 Para cada método y semilla, un proceso nuevo de Python carga el punto de
 control supervisado y entrena con ``helpers.tinylm.methods.train_method`` la
 misma cantidad de respuestas muestreadas (``METHODS_CONFIG``). Un proceso
-nuevo por ejecución para que la memoria de una no cuente en la siguiente.
-Se apunta:
+nuevo por ejecución para que la memoria de una no cuente en la siguiente; cada
+una entrena con un hilo y van dos a la vez, una por núcleo. Se apunta:
 
 - la precisión en evaluación a T = 1 y la entropía por token, antes y después;
 - los segundos de entrenamiento (sin las evaluaciones) y de reloj;
@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from helpers.formatting import number, percent
@@ -82,24 +83,46 @@ def run_one(changes: dict[str, Any]) -> dict[str, Any]:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def measure(quick: bool, say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Los tres métodos con cada semilla, y GRPO con el verificador con trampa."""
+def measure(
+    quick: bool, say: Callable[[str], None] = print, jobs: int = 2
+) -> dict[str, Any]:
+    """Los tres métodos con cada semilla, y GRPO con el verificador con trampa.
+
+    Cada ejecución es un proceso nuevo que entrena con un hilo
+    (``MethodConfig.num_threads``): van ``jobs`` a la vez, una por núcleo.
+    """
     from helpers.tinylm.methods import METHODS
 
     seeds = [0] if quick else SEEDS
     base = QUICK_CONFIG if quick else METHODS_CONFIG
-    start = time.perf_counter()
-    runs = []
-    for method in METHODS:
-        for seed in seeds:
-            say(f"{method.upper()}, semilla {seed}")
-            figures = run_one({**base, "method": method, "seed": seed})
-            runs.append({"method": method, "seed": seed, **figures})
-    hack_runs = []
     hack_base = {**HACK_CONFIG, **(QUICK_CONFIG if quick else {})}
-    for seed in [0] if quick else HACK_SEEDS:
-        say(f"GRPO contra el verificador con trampa, semilla {seed}")
-        hack_runs.append({"seed": seed, **run_one({**hack_base, "seed": seed})})
+    work = [
+        (f"{method.upper()}, semilla {seed}", {**base, "method": method, "seed": seed})
+        for method in METHODS
+        for seed in seeds
+    ] + [
+        (
+            f"GRPO contra el verificador con trampa, semilla {seed}",
+            {**hack_base, "seed": seed},
+        )
+        for seed in ([0] if quick else HACK_SEEDS)
+    ]
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(run_one, changes) for _, changes in work]
+        for (label, _), future in zip(work, futures, strict=True):
+            future.result()
+            say(label)
+        figures = [future.result() for future in futures]
+    n_runs = len(METHODS) * len(seeds)
+    runs = [
+        {"method": changes["method"], "seed": changes["seed"], **result}
+        for (_, changes), result in zip(work[:n_runs], figures[:n_runs], strict=True)
+    ]
+    hack_runs = [
+        {"seed": changes["seed"], **result}
+        for (_, changes), result in zip(work[n_runs:], figures[n_runs:], strict=True)
+    ]
     return {
         "config": base,
         "seeds": seeds,
@@ -123,10 +146,11 @@ def render(data: dict[str, Any]) -> list[str]:
         "y mismas respuestas por enunciado), `MethodConfig` por defecto salvo "
         f"{_changes(data['config'])}. Medias sobre las semillas "
         f"{', '.join(str(s) for s in data['seeds'])}, cada ejecución en un "
-        "proceso nuevo. Memoria: pico de memoria residente del proceso; entre "
-        "paréntesis, lo que añaden los pasos de entrenamiento sobre lo que ya "
-        "ocupaban Python, PyTorch y los modelos; estados: pesos, gradientes y "
-        "momentos de Adam de lo que se entrena (PPO entrena también su crítico).",
+        "proceso nuevo con un hilo, dos a la vez. Memoria: pico de memoria "
+        "residente del proceso; entre paréntesis, lo que añaden los pasos de "
+        "entrenamiento sobre lo que ya ocupaban Python, PyTorch y los modelos; "
+        "estados: pesos, gradientes y momentos de Adam de lo que se entrena (PPO "
+        "entrena también su crítico).",
         "",
         "| método | precisión, T = 1 (puntos) | entropía por token (nats) "
         "| segundos de entrenamiento (reloj) | memoria máx. (pasos) | estados |",

@@ -35,11 +35,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import multiprocessing
 import os
 import platform
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,8 @@ from helpers.bench_data import DATA, seed_list
 from helpers.formatting import number, percent
 
 SEEDS = [0, 1, 2]
+#: Presupuesto de ``make bench`` entero, en minutos (con 2 núcleos).
+BENCH_MINUTES = 35
 
 
 def _say(message: str) -> None:
@@ -190,30 +194,55 @@ def load_problems_quick() -> list[tuple[int, int]]:
     return heldout_problems()[:8]
 
 
-def measure_grpo(quick: bool) -> list[dict[str, Any]]:
-    """GRPO desde el checkpoint supervisado, con cada semilla."""
-    import torch
-
-    torch.manual_seed(0)
-    results = []
-    for seed in [0] if quick else SEEDS:
-        _say(f"GRPO, semilla {seed}")
-        results.append(_grpo_run(seed, quick))
-    return results
+def _grpo_job(job: tuple[int, bool, dict[str, Any]]) -> dict[str, Any]:
+    """Un trabajo de :func:`measure_grpo_all`: ``(semilla, quick, cambios)``."""
+    seed, quick, changes = job
+    return _grpo_run(seed, quick, **changes)
 
 
-def measure_grpo_variants(quick: bool) -> list[dict[str, Any]]:
-    """Cada variante de ``GRPO_VARIANTS``, con las mismas semillas."""
-    variants = []
-    for name, label, changes in GRPO_VARIANTS[:1] if quick else GRPO_VARIANTS:
-        runs = []
-        for seed in [0] if quick else SEEDS:
-            _say(f"GRPO, {name}, semilla {seed}")
-            runs.append(_grpo_run(seed, quick, **changes))
-        variants.append(
-            {"name": name, "label": label, "changes": changes, "runs": runs}
-        )
-    return variants
+def measure_grpo_all(
+    quick: bool, jobs: int = 2
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """GRPO desde el checkpoint supervisado y cada variante de ``GRPO_VARIANTS``,
+    con las mismas semillas.
+
+    Cada ejecución entrena con un hilo (``GRPOConfig.num_threads``) y toma sus
+    números de generadores con su semilla, así que el resultado no depende del
+    orden ni del proceso: van ``jobs`` a la vez, cada una en un proceso nuevo,
+    como en CartPole.
+
+    Returns:
+        ``(grpo, variantes)``: las ejecuciones sin cambios, una por semilla, y
+        un diccionario por variante (``name``, ``label``, ``changes``, ``runs``).
+    """
+    seeds = [0] if quick else SEEDS
+    variants = GRPO_VARIANTS[:1] if quick else GRPO_VARIANTS
+    work = [("GRPO", seed, {}) for seed in seeds] + [
+        (f"GRPO, {name}", seed, changes)
+        for name, _, changes in variants
+        for seed in seeds
+    ]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context) as pool:
+        futures = [
+            pool.submit(_grpo_job, (seed, quick, changes)) for _, seed, changes in work
+        ]
+        for (label, seed, _), future in zip(work, futures, strict=True):
+            future.result()  # en orden: el mensaje sale cuando termina cada una
+            _say(f"{label}, semilla {seed}")
+        results = [future.result() for future in futures]
+    grpo = results[: len(seeds)]
+    rest = iter(results[len(seeds) :])
+    grouped = [
+        {
+            "name": name,
+            "label": label,
+            "changes": changes,
+            "runs": [next(rest) for _ in seeds],
+        }
+        for name, label, changes in variants
+    ]
+    return grpo, grouped
 
 
 def measure_grading(quick: bool) -> dict[str, Any]:
@@ -253,8 +282,7 @@ def measure(quick: bool, seeds: list[int] | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {"quick": quick, "machine": machine()}
     data["notebooks"] = measure_notebooks(quick)
     data["cartpole"] = measure_cartpole(quick, seeds)
-    data["grpo"] = measure_grpo(quick)
-    data["grpo_variants"] = measure_grpo_variants(quick)
+    data["grpo"], data["grpo_variants"] = measure_grpo_all(quick)
     data["grading"] = measure_grading(quick)
     data["methods"] = methods_bench.measure(quick, _say)
     data["minutes"] = (time.perf_counter() - start) / 60
@@ -430,7 +458,9 @@ def render(data: dict[str, Any]) -> str:
         "Desde el checkpoint supervisado del paquete, `GRPOConfig()` por defecto. "
         "Precisión en los problemas de evaluación muestreando a temperatura 1, "
         "decodificando de forma voraz y pass@k (acierta alguna de k muestras). "
-        "Presupuesto: +20 puntos de precisión a T = 1 y P > 0,9 en ≤ 60 s de CPU.",
+        "Presupuesto: +20 puntos de precisión a T = 1 y P > 0,9 en ≤ 60 s de CPU. "
+        "Cada ejecución, en un proceso nuevo con un hilo; dos a la vez, una por "
+        "núcleo.",
         "",
         *render_grpo(data["grpo"]),
         "",
@@ -461,7 +491,9 @@ def render(data: dict[str, Any]) -> str:
         "",
         *render_grading(data["grading"]),
         "",
-        f"Tiempo total del banco: {number(data['minutes'], 1)} min.",
+        f"Tiempo total del banco: {number(data['minutes'], 1)} min (presupuesto "
+        f"≤ {BENCH_MINUTES} min en 2 núcleos "
+        f"{_mark(data['minutes'] <= BENCH_MINUTES)}).",
         "",
     ]
     return "\n".join(parts)
@@ -488,8 +520,7 @@ def measure_only(sections: list[str], seeds: list[int] | None = None) -> dict[st
         elif section == "cartpole":
             measured["cartpole"] = measure_cartpole(False, seeds)
         elif section == "grpo":
-            measured["grpo"] = measure_grpo(False)
-            measured["grpo_variants"] = measure_grpo_variants(False)
+            measured["grpo"], measured["grpo_variants"] = measure_grpo_all(False)
         elif section == "methods":
             measured["methods"] = methods_bench.measure(False, _say)
         else:

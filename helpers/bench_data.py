@@ -39,8 +39,7 @@ class CartPoleResult:
         all_steps: los pasos de todas las semillas, en orden; las que no
             llegaron cuentan con el tope (``max_steps``).
         all_seconds: igual, en segundos; las que no llegaron, los de la
-            ejecución entera hasta el tope (o, en datos antiguos, los de su
-            última evaluación).
+            ejecución entera hasta el tope.
         reached: por semilla, si llegó (:func:`first_solved`).
     """
 
@@ -151,8 +150,7 @@ def cartpole_result(agent: dict[str, Any], target: float) -> CartPoleResult:
             all_seconds.append(solved[1])
         else:
             all_steps.append(int(run["max_steps"]))
-            last = evals[-1][1] if evals else 0.0
-            all_seconds.append(float(run.get("seconds") or last))
+            all_seconds.append(float(run["seconds"]))
     return CartPoleResult(
         agent["name"],
         [r["seed"] for r in agent["runs"]],

@@ -12,7 +12,11 @@ def _agent(name, runs, sb3_of=None):
     return {
         "name": name,
         "sb3_of": sb3_of,
-        "runs": [Run(evals, 5000).to_dict(seed) for seed, evals in enumerate(runs)],
+        # Cada ejecución acaba en su última evaluación (al llegar o en el tope).
+        "runs": [
+            Run(evals, 5000, seconds=evals[-1][1] if evals else 0.0).to_dict(seed)
+            for seed, evals in enumerate(runs)
+        ],
     }
 
 
