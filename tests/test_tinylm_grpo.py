@@ -16,6 +16,7 @@ from helpers.tinylm.grpo import (
     k3_kl,
     normalize_loss,
     train_grpo,
+    train_grpo_runs,
 )
 from helpers.tinylm.model import TinyLM, TinyLMConfig
 from helpers.tinylm.sampling import copy_model
@@ -385,3 +386,23 @@ def test_a_given_reference_is_measured_even_without_penalty(pretrained):
         pretrained, cfg, progress=False, evaluate=False, reference=reference
     )
     assert history["kl_ref"][0] == 0 and history["kl_ref"][1] > 0
+
+
+def test_runs_in_parallel_give_the_same_as_one_after_another():
+    reference = load_pretrained()
+    configs = [
+        GRPOConfig(steps=2, prompts_per_step=4, seed=1, sampler_lag=1, is_cap=2.0),
+        GRPOConfig(steps=2, prompts_per_step=4, seed=2, kl_coef=0.5),
+    ]
+    runs = train_grpo_runs(configs, reference=reference, jobs=2)
+    assert len(runs) == len(configs)
+    for cfg, (history, model) in zip(configs, runs, strict=True):
+        alone = load_pretrained()
+        expected = train_grpo(
+            alone, cfg, progress=False, evaluate=False, reference=reference
+        )
+        for name, values in expected.items():
+            if name != "train_seconds":  # lo único que depende de la máquina
+                assert history[name] == values, name
+        for a, b in zip(alone.parameters(), model.parameters(), strict=True):
+            assert torch.equal(a, b)

@@ -56,6 +56,7 @@ from .grpo import (
     k3_kl,
     normalize_loss,
     train_grpo,
+    train_grpo_runs,
 )
 from .methods import (
     MethodConfig,
@@ -157,6 +158,7 @@ __all__ = [
     "token_log_probs",
     "tokenizer",
     "train_grpo",
+    "train_grpo_runs",
     "train_method",
     "train_problems",
     "verify",
