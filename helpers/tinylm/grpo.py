@@ -39,6 +39,7 @@ import math
 import multiprocessing
 import os
 import random
+import sys
 import time
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
@@ -528,8 +529,8 @@ def train_grpo_runs(
     (por defecto, uno por núcleo, como mucho 2). Cada uno usa
     ``cfg.num_threads`` hilos y saca sus números aleatorios de generadores con
     su semilla, así que el resultado es idéntico al de hacerlos uno tras otro;
-    con dos núcleos tarda menos, aunque cada proceso nuevo paga unos segundos
-    de arranque (importar torch).
+    con dos núcleos tarda menos (fuera de Linux, cada proceso nuevo paga además
+    unos segundos de arranque: importar torch).
 
     Returns:
         Una pareja ``(history, model)`` por configuración, en el mismo orden:
@@ -542,7 +543,11 @@ def train_grpo_runs(
             if hasattr(os, "sched_getaffinity")
             else os.cpu_count() or 1,
         )
-    context = multiprocessing.get_context("spawn")
+    # En Linux, cada proceso nace como copia de este (fork), con torch ya
+    # importado; en macOS fork no es seguro y en Windows no existe: allí cada
+    # proceso arranca de cero
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    context = multiprocessing.get_context(method)
     work = [(cfg, reference) for cfg in configs]
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context) as pool:
         results = list(pool.map(_train_from_checkpoint, work))
