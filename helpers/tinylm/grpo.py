@@ -545,7 +545,7 @@ def train_grpo_runs(
         )
     # En Linux, cada proceso nace como copia de este (fork), con torch ya
     # importado; en macOS fork no es seguro y en Windows no existe: allí cada
-    # proceso arranca de cero
+    # proceso empieza de cero
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
     work = [(cfg, reference) for cfg in configs]
