@@ -502,14 +502,14 @@ def train_grpo(
 
 def _train_from_checkpoint(
     job: tuple[GRPOConfig, TinyLM | None],
-) -> tuple[dict[str, list[float]], dict[str, torch.Tensor]]:
+) -> tuple[dict[str, list[float]], TinyLM]:
     """Un trabajo de :func:`train_grpo_runs`, en su propio proceso."""
     cfg, reference = job
     model = load_pretrained()
     history = train_grpo(
         model, cfg, progress=False, evaluate=False, reference=reference
     )
-    return history, model.state_dict()
+    return history, model
 
 
 def train_grpo_runs(
@@ -536,24 +536,12 @@ def train_grpo_runs(
         Una pareja ``(history, model)`` por configuración, en el mismo orden:
         la historia de :func:`train_grpo` y el modelo ya entrenado.
     """
-    if jobs is None:
-        jobs = min(
-            2,
-            len(os.sched_getaffinity(0))
-            if hasattr(os, "sched_getaffinity")
-            else os.cpu_count() or 1,
-        )
+    jobs = jobs or min(2, os.cpu_count() or 1)
     # En Linux, cada proceso nace como copia de este (fork), con torch ya
     # importado; en macOS fork no es seguro y en Windows no existe: allí cada
     # proceso empieza de cero
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
     work = [(cfg, reference) for cfg in configs]
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context) as pool:
-        results = list(pool.map(_train_from_checkpoint, work))
-    runs = []
-    for history, state in results:
-        model = load_pretrained()
-        model.load_state_dict(state)
-        runs.append((history, model))
-    return runs
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        return list(pool.map(_train_from_checkpoint, work))
