@@ -37,7 +37,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from helpers.bench_data import cartpole_result, first_solved, median_and_quartiles
+from helpers.bench_data import (
+    cartpole_result,
+    first_solved,
+    median_and_quartiles,
+    median_ratio_text,
+)
 from helpers.formatting import number
 
 TARGET = 475.0
@@ -393,6 +398,9 @@ def render_table(
 ) -> list[str]:
     """Las filas de la tabla Markdown, con las razones curso/SB3 de las medianas.
 
+    Cada razón lleva entre paréntesis su intervalo del 90 % por remuestreo
+    (:func:`helpers.bench_data.median_ratio_text`).
+
     Las medianas y los cuartiles cuentan todas las semillas; las que no llegan,
     con el tope de pasos (y los segundos hasta él).
     """
@@ -408,10 +416,10 @@ def render_table(
         if name in pairs:
             sb3 = results[pairs[name]]
             ratios = [
-                number(ours / theirs, 2) if theirs else "—"
+                median_ratio_text(ours, theirs)
                 for ours, theirs in (
-                    (result.median_steps, sb3.median_steps),
-                    (result.median_seconds, sb3.median_seconds),
+                    (result.all_steps, sb3.all_steps),
+                    (result.all_seconds, sb3.all_seconds),
                 )
             ]
         low, high = min(result.all_steps), max(result.all_steps)

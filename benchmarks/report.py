@@ -449,7 +449,10 @@ def render(data: dict[str, Any]) -> str:
         "pasos: las ejecuciones que no llegan cuentan con el tope en las medianas "
         "y los cuartiles. SB3 "
         "con los hiperparámetros de rl-baselines3-zoo para CartPole-v1. Razones "
-        "< 1: el curso necesita menos.",
+        "< 1: el curso necesita menos. Entre paréntesis, el intervalo del 90 % de "
+        "cada razón por remuestreo (*bootstrap* de percentiles, Efron 1979: las "
+        "semillas de cada lado, remuestreadas 10 000 veces con reemplazo): si "
+        "contiene el 1, la diferencia cabe en el ruido entre semillas.",
         "",
         *cartpole.render_table(cp["agents"], len(cp["seeds"]), cp["target"]),
         "",

@@ -32,7 +32,11 @@ def test_rule_first_solved_and_ratios():
     lines = render_table(agents, 2)
     # Medianas y cuartiles con todas las semillas: la que no llega, al tope
     # (5000 pasos) y con los segundos de su última evaluación.
-    assert "| PPO | 2/2 | 20 [15–25] | 10–30 | 2,0 [1,5–2,5] | 0,01 | 0,67 |" in lines
+    # Cada razón, con su intervalo del 90 % por remuestreo entre paréntesis.
+    assert (
+        "| PPO | 2/2 | 20 [15–25] | 10–30 | 2,0 [1,5–2,5] "
+        "| 0,01 (0,00–0,75) | 0,67 (0,25–1,50) |"
+    ) in lines
     assert "| PPO · SB3 | 1/2 | 2520 [1280–3760] | 40–5000 | 3,0 [2,5–3,5] |  |  |" in (
         lines
     )
@@ -61,9 +65,25 @@ def test_runs_that_never_arrive_count_their_whole_time():
     ]
     assert bench_data.cartpole_result(agents[0], 475.0).all_seconds == [3.5]
     assert (
-        "| PPO | 0/1 | 1024 [1024–1024] | 1024–1024 | 3,5 [3,5–3,5] | 1,00 | — |"
-        in (render_table(agents, 1))
+        "| PPO | 0/1 | 1024 [1024–1024] | 1024–1024 | 3,5 [3,5–3,5] "
+        "| 1,00 (1,00–1,00) | — |" in (render_table(agents, 1))
     )
+
+
+def test_median_ratio_interval_says_when_seeds_cannot_separate_two_agents():
+    import math
+
+    same = [4096.0, 6144.0, 8192.0, 10_240.0, 14_336.0, 30_720.0] * 3
+    low, high = bench_data.median_ratio_interval(same, same)
+    assert low < 1 < high  # los mismos datos: empate
+    # Siempre el mismo intervalo para los mismos datos (generador con semilla).
+    assert bench_data.median_ratio_interval(same, same) == (low, high)
+    faster = [x / 3 for x in same]
+    low, high = bench_data.median_ratio_interval(faster, same)
+    assert low <= 1 / 3 <= high < 1  # un tercio de los pasos: gana de verdad
+    wide = bench_data.median_ratio_interval(same, same, level=0.99)
+    assert wide[0] <= bench_data.median_ratio_interval(same, same)[0]
+    assert all(map(math.isnan, bench_data.median_ratio_interval(same, [0.0, 1.0])))
 
 
 def test_course_trainers_confirm_before_stopping():
