@@ -434,15 +434,27 @@ def render_table(
 
 
 def summary(agents: list[dict[str, Any]], target: float = TARGET) -> list[str]:
-    """Una línea por agente, para ajustar: mediana y cuartiles de pasos y segundos."""
+    """Una línea por agente, para ajustar: mediana y cuartiles de pasos y segundos.
+
+    Si se midió también su par de SB3, una línea más con las razones de las
+    medianas, curso/SB3, y sus intervalos del 90 % por remuestreo.
+    """
+    results = {a["name"]: cartpole_result(a, target) for a in agents}
     lines = []
     for agent in agents:
-        result = cartpole_result(agent, target)
+        result = results[agent["name"]]
         lines.append(
             f"{agent['name']:<26} llegan {result.n_solved}/{len(result.seeds)} · "
             f"pasos {median_and_quartiles(result.all_steps, 0)} · "
             f"segundos {median_and_quartiles(result.all_seconds, 1)}"
         )
+        course = results.get(agent["sb3_of"])
+        if course is not None:
+            lines.append(
+                f"{'':<26} curso/SB3: pasos "
+                f"{median_ratio_text(course.all_steps, result.all_steps)} · "
+                f"segundos {median_ratio_text(course.all_seconds, result.all_seconds)}"
+            )
     return lines
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks import report
-from benchmarks.cartpole import Run, render_table
+from benchmarks.cartpole import Run, render_table, summary
 from helpers import bench_data
 from tests.notebooks import REPO
 
@@ -30,6 +30,11 @@ def test_rule_first_solved_and_ratios():
         _agent("PPO · SB3", [[(40, 4.0, 500.0)], [(40, 2.0, 100.0)]], "PPO"),
     ]
     lines = render_table(agents, 2)
+    # La salida de ``python -m benchmarks cartpole``: tras el par de SB3, las
+    # razones con sus intervalos.
+    assert summary(agents)[-1].split() == (
+        "curso/SB3: pasos 0,01 (0,00–0,75) · segundos 0,67 (0,25–1,50)".split()
+    )
     # Medianas y cuartiles con todas las semillas: la que no llega, al tope
     # (5000 pasos) y con los segundos de su última evaluación.
     # Cada razón, con su intervalo del 90 % por remuestreo entre paréntesis.
