@@ -393,6 +393,15 @@ def measure(
 # ---------------------------------------------------------------------------
 
 
+def _ratio_texts(course: Any, sb3: Any) -> tuple[str, str]:
+    """Las razones curso/SB3 de las medianas de pasos y de segundos, con sus
+    intervalos (:func:`helpers.bench_data.median_ratio_text`)."""
+    return (
+        median_ratio_text(course.all_steps, sb3.all_steps),
+        median_ratio_text(course.all_seconds, sb3.all_seconds),
+    )
+
+
 def render_table(
     agents: list[dict[str, Any]], n_seeds: int, target: float = TARGET
 ) -> list[str]:
@@ -412,16 +421,9 @@ def render_table(
         "|---|---|---|---|---|---|---|",
     ]
     for name, result in results.items():
-        ratios = ["", ""]
-        if name in pairs:
-            sb3 = results[pairs[name]]
-            ratios = [
-                median_ratio_text(ours, theirs)
-                for ours, theirs in (
-                    (result.all_steps, sb3.all_steps),
-                    (result.all_seconds, sb3.all_seconds),
-                )
-            ]
+        ratios = (
+            _ratio_texts(result, results[pairs[name]]) if name in pairs else ("", "")
+        )
         low, high = min(result.all_steps), max(result.all_steps)
         lines.append(
             f"| {name} | {result.n_solved}/{n_seeds} "
@@ -450,11 +452,8 @@ def summary(agents: list[dict[str, Any]], target: float = TARGET) -> list[str]:
         )
         course = results.get(agent["sb3_of"])
         if course is not None:
-            lines.append(
-                f"{'':<26} curso/SB3: pasos "
-                f"{median_ratio_text(course.all_steps, result.all_steps)} · "
-                f"segundos {median_ratio_text(course.all_seconds, result.all_seconds)}"
-            )
+            steps, seconds = _ratio_texts(course, result)
+            lines.append(f"{'':<26} curso/SB3: pasos {steps} · segundos {seconds}")
     return lines
 
 
