@@ -81,9 +81,10 @@ $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	touch $@
 
-# Unos 20 minutos (17 en 2 núcleos): cuadernos, CartPole junto a
-# Stable-Baselines3, GRPO y calificación de 100 entregas. CI solo ejecuta
-# bench-quick (el código, no las cifras).
+# Presupuesto: 35 minutos en 2 núcleos (lo que tardó de verdad, al final de
+# BENCHMARKS.md): cuadernos, CartPole junto a Stable-Baselines3, GRPO y
+# calificación de 100 entregas. CI solo ejecuta bench-quick (el código, no
+# las cifras).
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks all --output BENCHMARKS.md
 
