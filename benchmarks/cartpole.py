@@ -38,6 +38,7 @@ import numpy as np
 import torch
 
 from helpers.bench_data import (
+    CartPoleResult,
     cartpole_result,
     first_solved,
     median_and_quartiles,
@@ -52,6 +53,16 @@ INTERVAL = 2048  # pasos de entorno entre evaluaciones voraces
 MAX_STEPS = 200_000  # tope por ejecución
 REPORT_SEEDS = list(range(20))
 TUNING_SEEDS = list(range(1000, 1040))
+
+#: Lo que cada agente del curso promete frente a su par de SB3, sobre las
+#: semillas del informe: una mediana de pasos no mayor («pasos»), una de
+#: segundos no mayor («segundos»; A2C no la promete) y una caja de pasos
+#: (Q3 − Q1) no más ancha («caja»).
+BUDGET: dict[str, tuple[str, ...]] = {
+    "DQN": ("pasos", "segundos", "caja"),
+    "A2C": ("pasos", "caja"),
+    "PPO": ("pasos", "segundos", "caja"),
+}
 
 # rl-baselines3-zoo, hyperparams/*.yml, entrada CartPole-v1.
 ZOO: dict[str, dict[str, Any]] = {
@@ -402,6 +413,27 @@ def _ratio_texts(course: Any, sb3: Any) -> tuple[str, str]:
     )
 
 
+def budget_marks(
+    course: CartPoleResult, sb3: CartPoleResult, promises: tuple[str, ...]
+) -> str:
+    """«✓ pasos · ✓ segundos · ✗ caja»: qué promesas de ``BUDGET`` se cumplen.
+
+    Compara las medianas y las cajas (Q1–Q3) de pasos de todas las semillas
+    (las que no llegan, con el tope), como la tabla.
+    """
+
+    def box(result: CartPoleResult) -> float:
+        q1, q3 = result.steps_quartiles
+        return q3 - q1
+
+    kept = {
+        "pasos": course.median_steps <= sb3.median_steps,
+        "segundos": course.median_seconds <= sb3.median_seconds,
+        "caja": box(course) <= box(sb3),
+    }
+    return " · ".join(f"{'✓' if kept[p] else '✗'} {p}" for p in promises)
+
+
 def render_table(
     agents: list[dict[str, Any]], n_seeds: int, target: float = TARGET
 ) -> list[str]:
@@ -410,6 +442,9 @@ def render_table(
     Cada razón lleva entre paréntesis su intervalo del 90 % por remuestreo
     (:func:`helpers.bench_data.median_ratio_text`).
 
+    La última columna dice qué promesas de ``BUDGET`` cumple cada agente del
+    curso frente a su par (:func:`budget_marks`).
+
     Las medianas y los cuartiles cuentan todas las semillas; las que no llegan,
     con el tope de pasos (y los segundos hasta él).
     """
@@ -417,20 +452,23 @@ def render_table(
     pairs = {a["sb3_of"]: a["name"] for a in agents if a["sb3_of"]}
     lines = [
         "| agente | llegan | pasos: mediana [Q1–Q3] | pasos: mín.–máx. "
-        "| segundos: mediana [Q1–Q3] | pasos curso/SB3 | segundos curso/SB3 |",
-        "|---|---|---|---|---|---|---|",
+        "| segundos: mediana [Q1–Q3] | pasos curso/SB3 | segundos curso/SB3 "
+        "| presupuesto frente a SB3 |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, result in results.items():
-        ratios = (
-            _ratio_texts(result, results[pairs[name]]) if name in pairs else ("", "")
-        )
+        ratios, marks = ("", ""), ""
+        if name in pairs:
+            sb3 = results[pairs[name]]
+            ratios = _ratio_texts(result, sb3)
+            marks = budget_marks(result, sb3, BUDGET[name])
         low, high = min(result.all_steps), max(result.all_steps)
         lines.append(
             f"| {name} | {result.n_solved}/{n_seeds} "
             f"| {median_and_quartiles(result.all_steps, 0)} "
             f"| {number(low, 0)}–{number(high, 0)} "
             f"| {median_and_quartiles(result.all_seconds, 1)} "
-            f"| {ratios[0]} | {ratios[1]} |"
+            f"| {ratios[0]} | {ratios[1]} | {marks} |"
         )
     return lines
 
@@ -439,7 +477,8 @@ def summary(agents: list[dict[str, Any]], target: float = TARGET) -> list[str]:
     """Una línea por agente, para ajustar: mediana y cuartiles de pasos y segundos.
 
     Si se midió también su par de SB3, una línea más con las razones de las
-    medianas, curso/SB3, y sus intervalos del 90 % por remuestreo.
+    medianas, curso/SB3, sus intervalos del 90 % por remuestreo y las
+    promesas de ``BUDGET`` que se cumplen (:func:`budget_marks`).
     """
     results = {a["name"]: cartpole_result(a, target) for a in agents}
     lines = []
@@ -453,7 +492,10 @@ def summary(agents: list[dict[str, Any]], target: float = TARGET) -> list[str]:
         course = results.get(agent["sb3_of"])
         if course is not None:
             steps, seconds = _ratio_texts(course, result)
-            lines.append(f"{'':<26} curso/SB3: pasos {steps} · segundos {seconds}")
+            marks = budget_marks(course, result, BUDGET[agent["sb3_of"]])
+            lines.append(
+                f"{'':<26} curso/SB3: pasos {steps} · segundos {seconds} · {marks}"
+            )
     return lines
 
 

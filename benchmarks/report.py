@@ -452,7 +452,11 @@ def render(data: dict[str, Any]) -> str:
         "< 1: el curso necesita menos. Entre paréntesis, el intervalo del 90 % de "
         "cada razón por remuestreo (*bootstrap* de percentiles, Efron 1979: las "
         "semillas de cada lado, remuestreadas 10 000 veces con reemplazo): si "
-        "contiene el 1, la diferencia cabe en el ruido entre semillas.",
+        "contiene el 1, la diferencia cabe en el ruido entre semillas. La última "
+        "columna es lo que promete cada agente del curso frente a su par "
+        "(`benchmarks.cartpole.BUDGET`): una mediana de pasos no mayor que la de "
+        "SB3 (DQN y PPO, también de segundos) y una caja de pasos (de Q1 a Q3) "
+        "no más ancha; ✗ es una promesa que estas semillas no cumplen.",
         "",
         *cartpole.render_table(cp["agents"], len(cp["seeds"]), cp["target"]),
         "",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks import report
-from benchmarks.cartpole import Run, render_table, summary
+from benchmarks.cartpole import BUDGET, ZOO, Run, render_table, summary
 from helpers import bench_data
 from tests.notebooks import REPO
 
@@ -31,20 +31,39 @@ def test_rule_first_solved_and_ratios():
     ]
     lines = render_table(agents, 2)
     # La salida de ``python -m benchmarks cartpole``: tras el par de SB3, las
-    # razones con sus intervalos.
-    assert summary(agents)[-1].split() == (
-        "curso/SB3: pasos 0,01 (0,00–0,75) · segundos 0,67 (0,25–1,50)".split()
+    # razones con sus intervalos y las promesas cumplidas.
+    expected = (
+        "curso/SB3: pasos 0,01 (0,00–0,75) · segundos 0,67 (0,25–1,50) "
+        "· ✓ pasos · ✓ segundos · ✓ caja"
     )
+    assert summary(agents)[-1].split() == expected.split()
     # Medianas y cuartiles con todas las semillas: la que no llega, al tope
     # (5000 pasos) y con los segundos de su última evaluación.
     # Cada razón, con su intervalo del 90 % por remuestreo entre paréntesis.
+    # La última columna: las promesas de PPO frente a SB3 (BUDGET), cumplidas.
     assert (
         "| PPO | 2/2 | 20 [15–25] | 10–30 | 2,0 [1,5–2,5] "
-        "| 0,01 (0,00–0,75) | 0,67 (0,25–1,50) |"
+        "| 0,01 (0,00–0,75) | 0,67 (0,25–1,50) | ✓ pasos · ✓ segundos · ✓ caja |"
     ) in lines
-    assert "| PPO · SB3 | 1/2 | 2520 [1280–3760] | 40–5000 | 3,0 [2,5–3,5] |  |  |" in (
-        lines
-    )
+    assert (
+        "| PPO · SB3 | 1/2 | 2520 [1280–3760] | 40–5000 | 3,0 [2,5–3,5] |  |  |  |"
+    ) in lines
+
+
+def test_budget_marks_say_which_promise_each_agent_breaks():
+    # Cada agente con par en SB3 declara sus promesas.
+    assert set(BUDGET) == set(ZOO)
+    # A2C promete pasos y caja, no segundos. Aquí empata en la mediana de pasos
+    # (✓: no más), es más lento en segundos (no cuenta) y su caja es más ancha.
+    a2c = [[(steps, 9.0, 500.0)] for steps in (10, 20, 30, 40, 90)]
+    sb3 = [[(steps, 1.0, 500.0)] for steps in (20, 25, 30, 35, 40)]
+    agents = [_agent("A2C", a2c), _agent("A2C · SB3", sb3, "A2C")]
+    row = next(line for line in render_table(agents, 5) if line.startswith("| A2C |"))
+    assert row.endswith("| ✓ pasos · ✗ caja |"), row
+    # DQN sí promete segundos: los mismos datos lo marcan.
+    agents = [_agent("DQN", a2c), _agent("DQN · SB3", sb3, "DQN")]
+    row = next(line for line in render_table(agents, 5) if line.startswith("| DQN |"))
+    assert row.endswith("| ✓ pasos · ✗ segundos · ✗ caja |"), row
 
 
 def test_a_confirmation_that_fails_keeps_training():
@@ -71,7 +90,8 @@ def test_runs_that_never_arrive_count_their_whole_time():
     assert bench_data.cartpole_result(agents[0], 475.0).all_seconds == [3.5]
     assert (
         "| PPO | 0/1 | 1024 [1024–1024] | 1024–1024 | 3,5 [3,5–3,5] "
-        "| 1,00 (1,00–1,00) | — |" in (render_table(agents, 1))
+        "| 1,00 (1,00–1,00) | — | ✓ pasos · ✗ segundos · ✓ caja |"
+        in (render_table(agents, 1))
     )
 
 
