@@ -404,12 +404,16 @@ def measure(
 # ---------------------------------------------------------------------------
 
 
-def _ratio_texts(course: Any, sb3: Any) -> tuple[str, str]:
+def _compare(
+    course: CartPoleResult, sb3: CartPoleResult, name: str
+) -> tuple[str, str, str]:
     """Las razones curso/SB3 de las medianas de pasos y de segundos, con sus
-    intervalos (:func:`helpers.bench_data.median_ratio_text`)."""
+    intervalos (:func:`helpers.bench_data.median_ratio_text`), y las promesas
+    de ``BUDGET[name]`` que se cumplen (:func:`budget_marks`)."""
     return (
         median_ratio_text(course.all_steps, sb3.all_steps),
         median_ratio_text(course.all_seconds, sb3.all_seconds),
+        budget_marks(course, sb3, BUDGET[name]),
     )
 
 
@@ -421,15 +425,10 @@ def budget_marks(
     Compara las medianas y las cajas (Q1–Q3) de pasos de todas las semillas
     (las que no llegan, con el tope), como la tabla.
     """
-
-    def box(result: CartPoleResult) -> float:
-        q1, q3 = result.steps_quartiles
-        return q3 - q1
-
     kept = {
         "pasos": course.median_steps <= sb3.median_steps,
         "segundos": course.median_seconds <= sb3.median_seconds,
-        "caja": box(course) <= box(sb3),
+        "caja": course.steps_box <= sb3.steps_box,
     }
     return " · ".join(f"{'✓' if kept[p] else '✗'} {p}" for p in promises)
 
@@ -457,18 +456,16 @@ def render_table(
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, result in results.items():
-        ratios, marks = ("", ""), ""
-        if name in pairs:
-            sb3 = results[pairs[name]]
-            ratios = _ratio_texts(result, sb3)
-            marks = budget_marks(result, sb3, BUDGET[name])
+        steps, seconds, marks = (
+            _compare(result, results[pairs[name]], name) if name in pairs else ("",) * 3
+        )
         low, high = min(result.all_steps), max(result.all_steps)
         lines.append(
             f"| {name} | {result.n_solved}/{n_seeds} "
             f"| {median_and_quartiles(result.all_steps, 0)} "
             f"| {number(low, 0)}–{number(high, 0)} "
             f"| {median_and_quartiles(result.all_seconds, 1)} "
-            f"| {ratios[0]} | {ratios[1]} | {marks} |"
+            f"| {steps} | {seconds} | {marks} |"
         )
     return lines
 
@@ -491,8 +488,7 @@ def summary(agents: list[dict[str, Any]], target: float = TARGET) -> list[str]:
         )
         course = results.get(agent["sb3_of"])
         if course is not None:
-            steps, seconds = _ratio_texts(course, result)
-            marks = budget_marks(course, result, BUDGET[agent["sb3_of"]])
+            steps, seconds, marks = _compare(course, result, agent["sb3_of"])
             lines.append(
                 f"{'':<26} curso/SB3: pasos {steps} · segundos {seconds} · {marks}"
             )

@@ -80,6 +80,12 @@ class CartPoleResult:
         return quartiles(self.all_steps)
 
     @property
+    def steps_box(self) -> float:
+        """Ancho de la caja de pasos, ``Q3 − Q1``: cuánto varían las semillas."""
+        q1, q3 = self.steps_quartiles
+        return q3 - q1
+
+    @property
     def seconds_quartiles(self) -> tuple[float, float]:
         """Primer y tercer cuartil de los segundos (todas las semillas)."""
         return quartiles(self.all_seconds)

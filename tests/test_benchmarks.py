@@ -58,6 +58,8 @@ def test_budget_marks_say_which_promise_each_agent_breaks():
     a2c = [[(steps, 9.0, 500.0)] for steps in (10, 20, 30, 40, 90)]
     sb3 = [[(steps, 1.0, 500.0)] for steps in (20, 25, 30, 35, 40)]
     agents = [_agent("A2C", a2c), _agent("A2C · SB3", sb3, "A2C")]
+    boxes = [bench_data.cartpole_result(a, 475.0).steps_box for a in agents]
+    assert boxes == [40 - 20, 35 - 25]  # Q3 − Q1
     row = next(line for line in render_table(agents, 5) if line.startswith("| A2C |"))
     assert row.endswith("| ✓ pasos · ✗ caja |"), row
     # DQN sí promete segundos: los mismos datos lo marcan.
