@@ -75,6 +75,10 @@ def lab(tmp_path_factory):
     notices = settings / "@jupyterlab" / "apputils-extension"
     notices.mkdir(parents=True)
     (notices / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    # Sin autoguardado: solo guarda la prueba, cuando lo pide (ver _saved_errors).
+    documents = settings / "@jupyterlab" / "docmanager-extension"
+    documents.mkdir(parents=True)
+    (documents / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
     env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp_path_factory.mktemp("workspaces"))
     log = (tmp_path_factory.mktemp("lab") / "lab.log").open("w")
@@ -188,26 +192,24 @@ def _saved_errors(page, base: str, token: str, module_id: str) -> list[str]:
     """Guarda el cuaderno desde JupyterLab y lista sus salidas de error.
 
     Se mira el archivo guardado (por la API de contenidos), no el HTML: un
-    error y un texto en stderr se pintan igual en JupyterLab 4.
+    error y un texto en stderr se pintan igual en JupyterLab 4. Se lee cuando
+    el servidor ha respondido al guardado, no antes: si una lectura llega
+    mientras escribe, jupyter_server ve el archivo a medias, lo aparta como
+    ``.invalid`` y restaura la copia anterior (sin salidas).
     """
-    url = (
-        f"{base}/api/contents/solutions/{module_id}/{module_id}.ipynb"
-        f"?content=1&token={token}"
-    )
+    path = f"/api/contents/solutions/{module_id}/{module_id}.ipynb"
 
-    def fetch() -> dict:
-        with urllib.request.urlopen(url, timeout=30) as response:
-            return json.load(response)
+    def is_save(response) -> bool:
+        return response.request.method == "PUT" and path in response.url
 
-    before = fetch()["last_modified"]
     page.locator(".jp-Notebook").first.click()
-    page.keyboard.press("Control+s")
-    deadline = time.time() + 60
-    saved = fetch()
-    while saved["last_modified"] == before and time.time() < deadline:
-        time.sleep(1)
-        saved = fetch()
-    assert saved["last_modified"] != before, "JupyterLab no guardó el cuaderno"
+    with page.expect_response(is_save, timeout=60_000) as response:
+        page.keyboard.press("Control+s")
+    status = response.value.status
+    assert response.value.ok, f"JupyterLab no guardó el cuaderno (HTTP {status})"
+    url = f"{base}{path}?content=1&token={token}"
+    with urllib.request.urlopen(url, timeout=30) as reply:
+        saved = json.load(reply)
     cells = saved["content"]["cells"]
     assert any(c.get("outputs") for c in cells), "el cuaderno guardado no tiene salidas"
     return [
