@@ -127,9 +127,11 @@ def browser():
 def _run_all_cells(page, attempts: int = 2) -> None:
     """«Run > Run All Cells» hasta que alguna celda empiece.
 
-    Recién abierto el cuaderno, con el kernel ya «idle», JupyterLab a veces no
-    pone nada en cola (una vez en CI: ni una celda ejecutada, el cuaderno
-    guardado sin salidas). Se repite la orden si en 60 s no empezó ninguna.
+    Se repite la orden si en 60 s no empezó ninguna, y si tampoco, la prueba
+    falla diciéndolo. (Una vez, en CI, 08 se guardó sin ninguna salida y se
+    achacó a que la orden no había puesto nada en cola; la causa que se ha
+    visto después es otra, la lectura a mitad del guardado que evita
+    :func:`_saved_errors`.)
     """
     prompts = page.locator(".jp-CodeCell .jp-InputPrompt")
     for _ in range(attempts):
