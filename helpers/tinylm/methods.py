@@ -335,8 +335,9 @@ def hidden_states(model: TinyLM, tokens: torch.Tensor) -> torch.Tensor:
 class ValueModel(nn.Module):
     """El crítico de PPO: una copia del transformer con una cabeza de valor.
 
-    Como en InstructGPT, el crítico es un modelo aparte, del tamaño de la
-    política, inicializado con sus pesos; la cabeza lineal empieza en 0. Lee
+    Es un modelo aparte, como en InstructGPT (que usó uno de 6B, inicializado
+    desde el modelo de recompensa: Ouyang et al., 2022, apéndice C.4); aquí,
+    una copia de la política con sus pesos; la cabeza lineal empieza en 0. Lee
     el estado antes de cada token de la respuesta y predice el retorno que
     falta: la nota final menos la penalización KL que queda por pagar.
     """
