@@ -7,8 +7,9 @@ el agente no llega a ese número, el fallo está en la pieza que la sonda pone a
 prueba. Cada sonda es un ``gymnasium.Env`` con observaciones de forma ``(1,)``
 y un método ``true_q_values(observation, gamma)`` con la respuesta.
 
-La idea y la lista vienen de Andy Jones, «Debugging RL, Without the Agonizing
-Pain» (2021).
+La idea y las sondas 1 a 5 vienen de Andy Jones, «Debugging RL, Without the
+Agonizing Pain» (2021); la sonda 6 (límite de tiempo, ``truncated``) la añade
+el curso.
 """
 
 from __future__ import annotations
