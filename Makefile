@@ -73,8 +73,8 @@ $(BROWSER_STAMP): $(STAMP)
 	touch $@
 
 # Necesita Chromium del sistema (apt-get install chromium); .ci/run lo instala.
-# Dos a la vez (un JupyterLab por proceso): la instalación de Binder, que
-# espera sobre todo a pip, y los cuadernos se reparten los dos núcleos.
+# Dos a la vez, un JupyterLab por proceso: la instalación simulada de Binder
+# (unos 3 min) corre al lado de los cuadernos, que se reparten los dos núcleos.
 test-browser: $(BROWSER_STAMP)
 	$(PY) -m pytest tests/browser -p no:cacheprovider -n 2 --dist load
 
