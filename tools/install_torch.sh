@@ -3,7 +3,7 @@
 #
 # En Linux x86_64, la rueda de PyPI trae las bibliotecas de CUDA (varios GB) que
 # un curso para CPU no usa: por defecto torch sale del índice de PyTorch para
-# CPU (unos 200 MB de descarga). Antes se sondea ese índice con un límite de
+# CPU (unos 190 MB de descarga). Antes se sondea ese índice con un límite de
 # pocos segundos; si no responde, se instala de donde pip tenga configurado y se
 # avisa. TORCH_SOURCE manda sobre todo eso: con valor, son las opciones de pip
 # que dicen de dónde sacar torch; vacía, pip usa su configuración sin sondear.
