@@ -157,7 +157,7 @@ def normalize_loss(
     - ``"dr_grpo"`` (Liu et al., 2025): la suma de los tokens de cada
       respuesta entre una constante que no depende de la longitud. El
       artículo usa el presupuesto de generación; aquí, el número B de
-      respuestas, así que es la pérdida del ejercicio 6: Σ_i Σ_t / B.
+      respuestas, así que es la pérdida del ejercicio 5: Σ_i Σ_t / B.
     - ``"token"`` (DAPO, Yu et al., 2025): la media de todos los tokens del
       lote, Σ_i Σ_t / Σ_i |o_i|. Todos los tokens pesan igual.
     """
