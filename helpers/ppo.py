@@ -414,9 +414,11 @@ class PPOHistory(History):
 
     Además de lo de ``History`` (una entrada por iteración en ``env_steps``,
     ``seconds``, ``mean_returns``, ``losses``, ``entropies``), guarda por
-    iteración la KL aproximada ``k1`` y ``k3`` entre la política que muestreó y
-    la actualizada, la fracción recortada, la pérdida del crítico, la tasa de
-    aprendizaje y cuántas épocas se hicieron (menos si la KL cortó).
+    iteración la media sobre sus minilotes de la KL aproximada ``k1`` y ``k3``
+    entre la política que muestreó y la de cada minilote, medida antes de su
+    paso (como CleanRL; la primera vale 0), y de la fracción recortada; además,
+    la pérdida del crítico, la tasa de aprendizaje y cuántas épocas se hicieron
+    (menos si la KL cortó).
     """
 
     approx_kl_k1: list[float] = field(default_factory=list)

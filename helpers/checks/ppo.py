@@ -74,8 +74,9 @@ def _no_gradient_to_old(
         fail(
             "El gradiente llega a old_log_probs: la política vieja es un punto de "
             "referencia fijo, usa old_log_probs.detach(). (Si los log π viejos "
-            "arrastran gradiente, el cociente vale 1 con derivada nula respecto a θ "
-            "y el recorte no hace nada.)"
+            "arrastran gradiente, el paso mueve también la referencia; y si salen "
+            "del θ actual, el cociente vale 1 con derivada nula y el recorte no "
+            "hace nada.)"
         )
     return args[0].grad
 
