@@ -53,10 +53,12 @@ lab-docente: $(STAMP)
 		$(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_FLAG) $(LAB_FLAGS)
 
 # Los cuadernos de solutions/ se editan como texto (MyST Markdown): esto
-# escribe los glosarios desde helpers/vocabulary.toml y regenera el .ipynb del
-# texto (o el texto del .ipynb si solo cambió este).
+# escribe los glosarios desde helpers/vocabulary.toml y las bibliografías desde
+# helpers/references.toml, y regenera el .ipynb del texto (o el texto del .ipynb
+# si solo cambió este).
 notebooks: $(STAMP)
 	$(PY) -m tools.glossary
+	$(PY) -m tools.bibliography
 	$(PY) -m tools.notebook_text
 
 lint: $(STAMP)

@@ -66,6 +66,7 @@ def test_anatomy_of_a_module(module_id):
         "Resumen",
         "Glosario",
         "Qué viene",
+        "Bibliografía",
     ):
         assert heading in text, f"falta la sección «{heading}»"
     setup = next(c for c in nb.cells if c.cell_type == "code")
