@@ -13,7 +13,7 @@ importa en lugar de depender de tu solución:
 * ``clip_fraction``: la fracción de muestras con el cociente fuera de
   ``[1 − ε, 1 + ε]``;
 * ``minibatch_indices``: los minilotes barajados de varias épocas sobre un lote;
-* ``ppo_loss``: la pérdida total, política + ``c_v``·valor − ``c_e``·entropía;
+* ``ppo_loss``: la pérdida total, política + ``c_V``·valor − ``c_H``·entropía;
 * ``PPOBatch``, ``ppo_minibatch_loss`` y ``ppo_update``: la fase de
   actualización (épocas de minilotes barajados, recorte del gradiente y
   parada temprana por la KL), y ``tiny_ppo_problem``, el problema diminuto con
@@ -164,7 +164,7 @@ def ppo_loss(
 ) -> torch.Tensor:
     """La pérdida total de PPO de un minilote.
 
-    ``loss = −L^CLIP + c_v · mean((V(s_t) − R_t)²) − c_e · mean(H[π(·|s_t)])``
+    ``loss = −L^CLIP + c_V · mean((V(s_t) − R_t)²) − c_H · mean(H[π(·|s_t)])``
 
     Args:
         log_probs, old_log_probs, advantages: como en
@@ -173,8 +173,8 @@ def ppo_loss(
         returns: los objetivos del crítico ``R_t = Â_t + V_old(s_t)``, ``(B,)``.
         entropy: la entropía de ``π_θ(·|s_t)`` en cada estado, ``(B,)``.
         clip_eps: ``ε``.
-        vf_coef: ``c_v``, el peso de la pérdida del crítico.
-        ent_coef: ``c_e``, el peso del premio a la entropía (exploración).
+        vf_coef: ``c_V``, el peso de la pérdida del crítico.
+        ent_coef: ``c_H``, el peso del premio a la entropía (exploración).
 
     Returns:
         Un escalar.
@@ -245,7 +245,7 @@ def ppo_minibatch_loss(
         agent: el :class:`helpers.rollouts.ActorCritic` que se entrena.
         batch: el lote aplanado (:class:`PPOBatch`).
         indices: los índices del minilote (al menos dos).
-        clip_eps, vf_coef, ent_coef: ``ε``, ``c_v`` y ``c_e``.
+        clip_eps, vf_coef, ent_coef: ``ε``, ``c_V`` y ``c_H``.
 
     Returns:
         Un escalar con gradiente respecto a los parámetros de ``agent``.
@@ -311,7 +311,7 @@ def ppo_update(
         generator: el generador del barajado.
         n_epochs: cuántas épocas como mucho.
         minibatch_size: muestras por minilote.
-        clip_eps, vf_coef, ent_coef: ``ε``, ``c_v`` y ``c_e``.
+        clip_eps, vf_coef, ent_coef: ``ε``, ``c_V`` y ``c_H``.
         max_grad_norm: el tope de la norma del gradiente.
         target_kl: el umbral de la parada temprana (``None``: sin parada).
 

@@ -286,7 +286,7 @@ def _question_4_truths() -> dict[str, bool]:
     k1 = -torch.log(p / q)
     exact = (q * torch.log(q / p)).sum()
     b = bool((k1 < 0).any()) and math.isclose((q * k1).sum(), exact, abs_tol=1e-12)
-    # c: un paso de gradiente sobre −c_e·H sube la entropía.
+    # c: un paso de gradiente sobre −c_H·H sube la entropía.
     logits = torch.tensor([2.0, 0.0, -1.0], dtype=torch.float64, requires_grad=True)
 
     def entropy(theta):

@@ -371,7 +371,7 @@ def _moved_problem(seed: int) -> tuple[torch.nn.Module, ppo.PPOBatch]:
     return agent, batch
 
 
-#: ``(semilla del problema, índices del minilote, ε, c_v, c_e)``.
+#: ``(semilla del problema, índices del minilote, ε, c_V, c_H)``.
 MINIBATCH_LOSS_CASES = [
     (0, list(range(0, 40, 3)), 0.2, 0.5, 0.01),
     (1, [5, 0, 17, 33, 8, 21, 39, 12], 0.1, 1.0, 0.05),
@@ -440,11 +440,11 @@ MINIBATCH_LOSS_MISTAKES = [
     (
         _minibatch_loss(ent_sign=1.0),
         "El premio a la entropía va con signo menos: queremos subir la entropía "
-        "(explorar) y el optimizador minimiza. loss = … − c_e·mean(entropía).",
+        "(explorar) y el optimizador minimiza. loss = … − c_H·mean(entropía).",
     ),
     (
         _minibatch_loss(use_vf_coef=False),
-        "Falta multiplicar la pérdida del crítico por vf_coef (c_v).",
+        "Falta multiplicar la pérdida del crítico por vf_coef (c_V).",
     ),
     (
         _minibatch_loss(value_term="abs"),
@@ -502,12 +502,12 @@ def check_ppo_minibatch_loss(
     shown = ", ".join(str(i) for i in indices[:6]) + (", …" if len(indices) > 6 else "")
     fail(
         f"En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] "
-        f"({len(indices)} muestras), ε = {_num(clip_eps)}, c_v = {_num(vf_coef)} y "
-        f"c_e = {_num(ent_coef)}, la pérdida vale {_num(got[wrong[0]])} y debía "
+        f"({len(indices)} muestras), ε = {_num(clip_eps)}, c_V = {_num(vf_coef)} y "
+        f"c_H = {_num(ent_coef)}, la pérdida vale {_num(got[wrong[0]])} y debía "
         f"valer {_num(want[wrong[0]])}. Repasa cada pieza: log π_θ de las "
         "acciones que se tomaron, la entropía de π_θ(·|s), las ventajas "
         "normalizadas con la media y la desviación típica del minilote (en coma "
-        "flotante), y los pesos c_v y c_e."
+        "flotante), y los pesos c_V y c_H."
     )
 
 
@@ -709,8 +709,9 @@ UPDATE_KL_MISTAKES = [
     ),
     (
         _update_variant(kl="reversed"),
-        "Mediste la KL al revés: las muestras vienen de la política vieja, así "
-        "que es KL(π_θold ‖ π_θ), kl_estimators(batch.log_probs, log π_θ).",
+        "Mediste la KL con los argumentos cambiados: las muestras vienen de la "
+        "política vieja, así que es KL(π_θold ‖ π_θ), "
+        "kl_estimators(batch.log_probs, log π_θ).",
     ),
     (
         _update_variant(kl="midway"),
@@ -776,7 +777,7 @@ def _which_net(got: dict, want: dict) -> str:
     }
     if differs == {"critic"}:
         return (
-            " Solo difiere el crítico: mira su pérdida (y su peso c_v) en cada "
+            " Solo difiere el crítico: mira su pérdida (y su peso c_V) en cada "
             "minilote."
         )
     if differs == {"actor"}:

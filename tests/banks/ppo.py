@@ -497,7 +497,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             fails=("ppo_update_test_kl",),
         ),
         Answer(
-            "la KL al revés",
+            "la KL con los argumentos cambiados",
             """
 def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
                clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
@@ -518,7 +518,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
                 return epoch + 1
     return n_epochs
 """,
-            "Mediste la KL al revés",
+            "Mediste la KL con los argumentos cambiados",
             fails=("ppo_update_test_kl",),
         ),
         Answer(
