@@ -208,7 +208,8 @@ def test_seed_spread_plot_marks_the_runs_that_never_arrive():
 # El momento de la evaluación: en los dos lados, tras la actualización
 # ---------------------------------------------------------------------------
 
-# Un presupuesto diminuto: dos marcas (1024 y 2048 pasos), segundos por agente.
+# Un presupuesto diminuto: dos marcas (1024 y 2048 pasos), unos segundos de CPU
+# por agente.
 TINY_INTERVAL, TINY_MAX_STEPS = 1024, 2048
 
 
@@ -314,4 +315,4 @@ def test_both_sides_evaluate_after_the_update_that_used_the_mark(name, monkeypat
     _check_moment(sb3, *_sb3_due(model), f"{name} de SB3")
     if name == "PPO":  # el mismo calendario en los dos lados: las mismas cuentas
         assert [e[0] for e in course.evaluations] == [e[0] for e in sb3.evaluations]
-        assert course.updates == sb3.updates == [4, 8]
+        assert course.updates == sb3.updates
