@@ -1,11 +1,12 @@
 """CartPole-v1: los agentes del curso junto a Stable-Baselines3, con la misma regla.
 
-La regla, igual para todos: cada ``interval`` pasos de entorno (o en la primera
-actualización después, para quien actualiza por lotes), 20 episodios con la
-política voraz mediante :func:`helpers.training.evaluate`, con las semillas
-de :func:`helpers.training.evaluation_seed` (el DQN del curso evalúa con sus
-propias semillas, ``10 000 + paso``, en ``helpers.dqn``). Una evaluación con
-media ≥ 475 se **confirma** en el acto con 100 episodios nuevos
+La regla, igual para todos: cada ``interval`` pasos de entorno, justo después de
+la actualización que aprende de los datos hasta ese paso (quien actualiza por
+bloques que no caen en el múltiplo, tras la primera actualización después),
+20 episodios con la política voraz mediante :func:`helpers.training.evaluate`,
+con las semillas de :func:`helpers.training.evaluation_seed` (el DQN del curso
+evalúa con sus propias semillas, ``10 000 + paso``, en ``helpers.dqn``). Una
+evaluación con media ≥ 475 se **confirma** en el acto con 100 episodios nuevos
 (:func:`helpers.training.confirmation_seed`): el agente «llega» en la primera
 evaluación confirmada; si la confirmación no llega, sigue entrenando. Se
 cuentan los pasos de entorno de entrenamiento y los segundos de reloj desde el
@@ -13,6 +14,16 @@ comienzo del entrenamiento (evaluaciones y confirmaciones incluidas, para los
 dos lados). Una ejecución que no llega cuenta con el tope de pasos. PyTorch usa
 un hilo por ejecución; con ``jobs=2``, dos ejecuciones van a la vez, una en
 cada núcleo, mezclando las del curso y las de SB3.
+
+El momento de la evaluación es el mismo en los dos lados. Los agentes del curso
+evalúan al final de su iteración, después del paso de gradiente. SB3 evalúa al
+empezar cada rollout (``_on_rollout_start``), que en ``learn`` va justo después
+del ``train()`` del rollout anterior; no en ``_on_step``, que SB3 llama
+mientras recoge el rollout, antes de aprender de él (así llevaba una
+actualización menos que el curso en cada marca: 7 frente a 8 en PPO a los
+2048 pasos). Cada evaluación anota cuántas actualizaciones llevaba el agente
+(``Run.updates``), y ``tests/test_benchmarks.py`` comprueba que son todas las
+que tocan con los pasos dados.
 
 Semillas: las del informe son 0-19 (``REPORT_SEEDS``); los hiperparámetros del
 curso se ajustan con otras, 1000-1039 (``TUNING_SEEDS``), con
@@ -113,6 +124,11 @@ class Run:
     max_steps: int = 0
     #: segundos de reloj de la ejecución entera (hasta llegar o hasta el tope)
     seconds: float = 0.0
+    #: las actualizaciones hechas antes de cada evaluación: las veces que el
+    #: agente aprendió de sus datos (un rollout en A2C y PPO, con todas sus
+    #: épocas; un lote de episodios en REINFORCE; un paso de gradiente en el
+    #: DQN del curso; una llamada a ``train()`` en SB3, que en su DQN son 128)
+    updates: list[int] = field(default_factory=list)
 
     @property
     def solved(self) -> tuple[int, float] | None:
@@ -125,6 +141,7 @@ class Run:
             "max_steps": self.max_steps,
             "seconds": self.seconds,
             "evaluations": [list(e) for e in self.evaluations],
+            "updates": list(self.updates),
         }
 
     @classmethod
@@ -136,6 +153,7 @@ class Run:
             ],
             data["max_steps"],
             data["seconds"],
+            list(data.get("updates", [])),  # las medidas de antes no lo guardan
         )
 
 
@@ -147,18 +165,22 @@ class Run:
 def _from_history(history: Any, max_steps: int) -> Run:
     run = Run(max_steps=max_steps)
     confirmations = dict(getattr(history, "confirmations", []))  # DQN
+    dqn_updates = iter(getattr(history, "evaluation_updates", []))  # DQN
     for evaluation in history.evaluations:
         if isinstance(evaluation, tuple):  # DQN: (pasos, media, segundos)
             steps, score, seconds = evaluation
             confirmed = confirmations.get(steps)
+            updates = next(dqn_updates)
         else:  # helpers.training.Evaluation
-            steps, seconds, score, confirmed = (
+            steps, seconds, score, confirmed, updates = (
                 evaluation.env_steps,
                 evaluation.seconds,
                 evaluation.mean_return,
                 evaluation.confirmed_return,
+                evaluation.updates,
             )
         run.evaluations.append((int(steps), float(seconds), float(score), confirmed))
+        run.updates.append(int(updates))
     return run
 
 
@@ -243,36 +265,88 @@ class _SB3Policy:
         return torch.as_tensor(actions)
 
 
-def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
-    """Entrena ``algorithm`` de SB3 con los hiperparámetros del zoo."""
+def sb3_model(algorithm: str, seed: int) -> Any:
+    """El modelo de SB3 de ``algorithm`` con los hiperparámetros del zoo, sin entrenar.
+
+    Su entorno (``model.get_env()``) son las ``n_envs`` copias de CartPole-v1
+    del zoo, con la semilla ``seed``.
+    """
     import stable_baselines3 as sb3
-    from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.utils import LinearSchedule
-
-    from helpers.training import confirmation_seed, evaluate, evaluation_seed
 
     zoo = ZOO[algorithm]
     kwargs = dict(zoo["kwargs"])
     for key, value in kwargs.items():  # «lin_0.001»: lineal de 0,001 a 0
         if isinstance(value, str) and value.startswith("lin_"):
             kwargs[key] = LinearSchedule(float(value[4:]), 0.0, 1.0)
+    env = make_vec_env("CartPole-v1", n_envs=zoo["n_envs"], seed=seed)
+    return getattr(sb3, algorithm)("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
+
+
+def sb3_updates_per_train(model: Any) -> int:
+    """Cuánto suma ``model._n_updates`` en cada ``train()`` de SB3.
+
+    SB3 cuenta épocas en PPO (sin ``target_kl``, como en el zoo, siempre
+    ``n_epochs``), pasos de gradiente en DQN y una por ``train()`` en A2C.
+    """
+    from stable_baselines3 import DQN, PPO
+
+    if isinstance(model, PPO):
+        if model.target_kl is not None:  # cortaría las épocas: la cuenta no vale
+            raise ValueError("sb3_updates_per_train supone PPO sin target_kl")
+        return model.n_epochs
+    if isinstance(model, DQN):
+        if model.gradient_steps <= 0:  # −1: tantos como pasos; la cuenta no vale
+            raise ValueError("sb3_updates_per_train supone gradient_steps > 0")
+        return model.gradient_steps
+    return 1
+
+
+def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
+    """Entrena ``algorithm`` de SB3 con los hiperparámetros del zoo.
+
+    Evalúa al empezar cada rollout, justo después del ``train()`` del anterior
+    (y al acabar cada llamada a ``learn``, tras su último ``train()``), la
+    primera vez que se ha pasado una marca de ``interval`` pasos. Como el curso,
+    se para tras la actualización que llega al tope, o al llegar a 475.
+    """
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from helpers.training import confirmation_seed, evaluate, evaluation_seed
+
     run = Run(max_steps=max_steps)
+    model = sb3_model(algorithm, seed)
+    per_train = sb3_updates_per_train(model)
 
     class GreedyEvaluation(BaseCallback):
         start: float | None = None
         next_mark = interval
+        stop = False
 
         def _on_training_start(self) -> None:
             if self.start is None:  # la segunda llamada a learn sigue el reloj
                 self.start = time.perf_counter()
 
+        def _on_rollout_start(self) -> None:
+            # Aquí ya corrió el train() del rollout anterior (el del paso
+            # ``num_timesteps``): nada de lo recogido espera su actualización.
+            self._evaluate_if_due()
+            if run.solved is not None or self.model.num_timesteps >= max_steps:
+                self.stop = True  # _on_step corta el rollout recién empezado
+
+        def _on_training_end(self) -> None:
+            # El train() del último rollout de learn no tiene rollout detrás.
+            self._evaluate_if_due()
+
         def _on_step(self) -> bool:
-            if self.num_timesteps >= max_steps:
-                return False
-            if self.num_timesteps < self.next_mark:
-                return True
-            self.next_mark += interval
+            return not self.stop
+
+        def _evaluate_if_due(self) -> None:
+            steps = self.model.num_timesteps
+            if self.stop or steps < self.next_mark:
+                return
+            self.next_mark = (steps // interval + 1) * interval
             index = len(run.evaluations)
             policy = _SB3Policy(self.model)
             score = float(
@@ -292,25 +366,23 @@ def sb3_run(algorithm: str, seed: int, interval: int, max_steps: int) -> Run:
                     ).mean()
                 )
             seconds = time.perf_counter() - self.start
-            run.evaluations.append((self.num_timesteps, seconds, score, confirmed))
-            return run.solved is None
+            run.evaluations.append((steps, seconds, score, confirmed))
+            run.updates.append(self.model._n_updates // per_train)
 
-    env = make_vec_env("CartPole-v1", n_envs=zoo["n_envs"], seed=seed)
-    model = getattr(sb3, algorithm)("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
     # El total del zoo fija los calendarios (ε, tasa de aprendizaje, recorte);
     # la llamada se detiene antes, al llegar a 475 o a ``max_steps``. Si el
     # total del zoo (50 000 pasos en DQN, 100 000 en PPO) se acaba antes del
     # tope sin llegar, se sigue hasta el tope, como el curso: SB3 recalcula
     # entonces sus calendarios sobre el total nuevo (ε ya está en su mínimo).
     callback = GreedyEvaluation()
-    model.learn(total_timesteps=zoo["n_timesteps"], callback=callback)
+    model.learn(total_timesteps=ZOO[algorithm]["n_timesteps"], callback=callback)
     if run.solved is None and model.num_timesteps < max_steps:
         model.learn(
             total_timesteps=max_steps - model.num_timesteps,
             callback=callback,
             reset_num_timesteps=False,
         )
-    env.close()
+    model.get_env().close()
     return run
 
 

@@ -429,8 +429,13 @@ def render(data: dict[str, Any]) -> str:
         "",
         "## CartPole-v1: el curso junto a Stable-Baselines3",
         "",
-        f"Regla para todos: cada {number(cp['interval'], 0)} pasos de entorno (o en "
-        f"la primera actualización después), {cp['eval_episodes']} episodios con la "
+        f"Regla para todos: cada {number(cp['interval'], 0)} pasos de entorno, "
+        "justo después de la actualización que aprende de los datos hasta ese paso "
+        "(si los bloques de un agente no caen en el múltiplo, tras la primera "
+        "actualización después; SB3 evalúa al empezar cada rollout, tras el "
+        "`train()` del anterior, así que en cada evaluación los dos lados llevan "
+        "hechas todas las actualizaciones que tocan con sus pasos), "
+        f"{cp['eval_episodes']} episodios con la "
         "política voraz (semillas de `helpers.training.evaluation_seed`; el DQN del "
         "curso usa las suyas, 10 000 + paso). "
         + (

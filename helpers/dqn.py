@@ -305,6 +305,9 @@ class DQNHistory:
         confirmations: ``(paso, retorno medio)`` de cada confirmación (con
             ``confirm_episodes``: solo tras las evaluaciones que llegaron).
         losses: ``(paso, pérdida)`` cada 100 pasos de gradiente.
+        updates: pasos de gradiente dados (llamadas a :func:`dqn_update`).
+        evaluation_updates: los pasos de gradiente dados antes de cada
+            evaluación (el del mismo paso de entorno, incluido).
         solved_at: el paso de la primera evaluación que alcanzó
             ``target_return`` (``None`` si ninguna).
         q_network: la red Q al terminar.
@@ -317,6 +320,8 @@ class DQNHistory:
     evaluations: list[tuple[int, float, float]] = field(default_factory=list)
     confirmations: list[tuple[int, float]] = field(default_factory=list)
     losses: list[tuple[int, float]] = field(default_factory=list)
+    updates: int = 0
+    evaluation_updates: list[int] = field(default_factory=list)
     solved_at: int | None = None
     q_network: nn.Module | None = None
 
@@ -389,10 +394,12 @@ def train_dqn(
             loss = dqn_update(
                 q_network, target_network, optimizer, buffer, rng, step, config
             )
+            history.updates += 1
             if step % 100 == 0:
                 history.losses.append((step, loss))
 
-        # Evaluar la política voraz y parar si ya llega al objetivo.
+        # Evaluar la política voraz (ya aprendió de este paso) y parar si ya
+        # llega al objetivo.
         if config.eval_every and step % config.eval_every == 0:
             returns = evaluate_greedy(
                 q_network, make_env, config.eval_episodes, seed=10_000 + step
@@ -411,6 +418,7 @@ def train_dqn(
                 reached = confirmed >= target
             seconds = time.perf_counter() - start
             history.evaluations.append((step, float(returns.mean()), seconds))
+            history.evaluation_updates.append(history.updates)
             if reached:
                 history.solved_at = step
                 break

@@ -164,6 +164,8 @@ class Evaluation:
     mean_return: float
     #: media de la confirmación en episodios nuevos (``None``: no se confirmó)
     confirmed_return: float | None = None
+    #: actualizaciones hechas antes de evaluar (``len(history.env_steps)``)
+    updates: int | None = None
 
     def reaches(self, target: float) -> bool:
         """¿Llega al objetivo (y, si se confirmó, también en la confirmación)?"""
@@ -245,6 +247,11 @@ def record_evaluation(
     objetivo se confirma con tantos episodios nuevos (:func:`confirmation_seed`)
     y solo se para si la confirmación también llega: una media buena por
     suerte en 20 episodios no basta. Los segundos cuentan la confirmación.
+
+    Se llama después de la actualización que usó los pasos hasta
+    ``env_steps`` (y de anotarla en ``history``): la evaluación guarda cuántas
+    actualizaciones lleva el agente (``updates``), para comprobar en
+    ``make bench`` que ninguna espera todavía.
     """
     index = len(history.evaluations)
     if seed is None:
@@ -264,6 +271,12 @@ def record_evaluation(
                 seed=confirmation_seed(config.seed, index),
             ).mean()
         )
-    evaluation = Evaluation(env_steps, time.perf_counter() - start, score, confirmed)
+    evaluation = Evaluation(
+        env_steps,
+        time.perf_counter() - start,
+        score,
+        confirmed,
+        updates=len(history.env_steps),
+    )
     history.evaluations.append(evaluation)
     return target is not None and evaluation.reaches(target)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks import report
 from benchmarks.cartpole import BUDGET, ZOO, Run, render_table, summary
 from helpers import bench_data
@@ -200,3 +202,117 @@ def test_seed_spread_plot_marks_the_runs_that_never_arrive():
     assert filled.get_offsets()[:, 0].tolist() == [10]
     assert hollow.get_offsets()[:, 0].tolist() == [5000]  # en el tope
     assert ax.get_title().startswith("Pasos hasta llegar")
+
+
+# ---------------------------------------------------------------------------
+# El momento de la evaluación: en los dos lados, tras la actualización
+# ---------------------------------------------------------------------------
+
+# Un presupuesto diminuto: dos marcas (1024 y 2048 pasos), unos segundos de CPU
+# por agente.
+TINY_INTERVAL, TINY_MAX_STEPS = 1024, 2048
+
+
+def _course_due(name):
+    """``(bloque, actualizaciones(pasos))`` del agente del curso ``name``.
+
+    El bloque son los pasos de entorno entre dos actualizaciones; la función,
+    cuántas tocan con los datos de ``pasos`` pasos. ``None`` si los bloques
+    no tienen tamaño fijo (REINFORCE: lotes de episodios enteros).
+    """
+    from helpers.actor_critic import A2CConfig
+    from helpers.dqn import DQNConfig
+    from helpers.ppo import PPOConfig
+
+    if name == "DQN":  # un paso de gradiente cada train_every desde learning_starts
+        c = DQNConfig()
+        first = c.learning_starts
+        return c.train_every, lambda steps: max(
+            0, steps // c.train_every - (first - 1) // c.train_every
+        )
+    if name in ("A2C", "PPO"):
+        c = A2CConfig() if name == "A2C" else PPOConfig()
+        block = c.n_envs * c.n_steps
+        return block, lambda steps: steps // block
+    return None
+
+
+def _sb3_due(model):
+    """``(bloque, actualizaciones(pasos))`` de un modelo de SB3: sus ``train()``."""
+    from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+
+    if isinstance(model, OffPolicyAlgorithm):  # train() tras cada train_freq pasos,
+        block = model.train_freq.frequency * model.n_envs  # si ya pasó learning_starts
+        return block, lambda steps: sum(
+            k * block > model.learning_starts for k in range(1, steps // block + 1)
+        )
+    block = model.n_steps * model.n_envs
+    return block, lambda steps: steps // block
+
+
+def _check_moment(run, block, due, side):
+    """Cada evaluación, en la primera actualización tras su marca, con todas
+    las actualizaciones que tocan (ningún dato espera a la siguiente)."""
+    assert len(run.updates) == len(run.evaluations), side
+    for number, (evaluation, updates) in enumerate(
+        zip(run.evaluations, run.updates, strict=True), start=1
+    ):
+        steps, mark = evaluation[0], number * TINY_INTERVAL
+        assert updates == due(steps), (
+            f"{side}, {steps} pasos: {updates} actualizaciones; tocan {due(steps)}"
+        )
+        assert steps % block == 0, f"{side}: evalúa a medio bloque, en {steps}"
+        assert mark <= steps < mark + block, f"{side}: evalúa en {steps}"
+    # Una evaluación por marca, también la del tope (como en el curso).
+    assert len(run.evaluations) == TINY_MAX_STEPS // TINY_INTERVAL, side
+
+
+def _last_mark(steps):
+    return steps // TINY_INTERVAL * TINY_INTERVAL
+
+
+@pytest.mark.parametrize("name", ["DQN", "REINFORCE + línea base", "A2C", "PPO"])
+def test_both_sides_evaluate_after_the_update_that_used_the_mark(name, monkeypatch):
+    """A cada marca, el curso y SB3 evalúan con todas sus actualizaciones hechas.
+
+    Antes, SB3 evaluaba en ``_on_step``, mientras recogía el rollout y antes de
+    su ``train()``: una actualización menos que el curso en cada marca (en PPO,
+    3 frente a 4 a los 1024 pasos y 7 frente a 8 a los 2048). Las cuentas de
+    los dos lados solo coinciden donde el calendario es el mismo (PPO); en A2C
+    y DQN cada lado tiene el suyo, y lo que se pide es que ninguno evalúe con
+    datos que aún esperan su actualización.
+    """
+    from benchmarks import cartpole
+
+    assert set(cartpole.COURSE) >= set(ZOO)
+    histories = []
+    original = cartpole._from_history
+
+    def keep(history, max_steps):
+        histories.append(history)
+        return original(history, max_steps)
+
+    monkeypatch.setattr(cartpole, "_from_history", keep)
+    course = cartpole.COURSE[name](0, TINY_INTERVAL, TINY_MAX_STEPS)
+    assert course.evaluations and len(course.updates) == len(course.evaluations)
+    if name != "DQN":  # el DQN del curso no guarda un historial por actualización
+        # Justo tras una actualización (la que usó los pasos hasta la
+        # evaluación), la primera desde la marca.
+        steps_after = histories[0].env_steps
+        for evaluation in histories[0].evaluations:
+            done = evaluation.updates
+            assert done >= 1 and evaluation.env_steps == steps_after[done - 1], name
+            mark = _last_mark(evaluation.env_steps)
+            assert mark > 0 and (done == 1 or steps_after[done - 2] < mark), name
+    if name not in ZOO:  # REINFORCE: lotes de episodios enteros y sin par en SB3
+        return
+    _check_moment(course, *_course_due(name), f"{name} del curso")
+
+    pytest.importorskip("stable_baselines3")
+    sb3 = cartpole.sb3_run(name, 0, TINY_INTERVAL, TINY_MAX_STEPS)
+    model = cartpole.sb3_model(name, 0)
+    model.get_env().close()
+    _check_moment(sb3, *_sb3_due(model), f"{name} de SB3")
+    if name == "PPO":  # el mismo calendario en los dos lados: las mismas cuentas
+        assert [e[0] for e in course.evaluations] == [e[0] for e in sb3.evaluations]
+        assert course.updates == sb3.updates
