@@ -7,6 +7,8 @@ VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 PY := $(BIN)/python
 STAMP := $(VENV)/.instalado
+# Los extras del banco (Stable-Baselines3): make test y make bench los instalan.
+BENCH_STAMP := $(VENV)/.banco
 # El kernel «python3», alembic (de nbgrader) y jupyter: los del entorno.
 export PATH := $(BIN):$(PATH)
 # Jupyter se niega a arrancar como root (contenedores, CI) sin este permiso.
@@ -65,7 +67,10 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check helpers autograder benchmarks tools hub tests
 
-test: lint
+# Con Stable-Baselines3 (BENCH_STAMP): tests/test_benchmarks.py comprueba que
+# los dos lados de la comparación de CartPole evalúan tras las mismas
+# actualizaciones, y sin SB3 esa mitad se saltaría.
+test: $(BENCH_STAMP) lint
 	$(PY) -m pytest tests solutions --ignore=tests/browser \
 		--nbval-lax --nbval-current-env -n 2 --dist loadfile
 
@@ -80,7 +85,6 @@ $(BROWSER_STAMP): $(STAMP)
 test-browser: $(BROWSER_STAMP)
 	$(PY) -m pytest tests/browser -p no:cacheprovider -n 2 --dist load
 
-BENCH_STAMP := $(VENV)/.banco
 $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	touch $@

@@ -13,7 +13,8 @@ from tools import bibliography
 # Enlaces estables: arXiv (la página abs), DOI, actas, el libro, OpenReview y
 # las entradas de blog de sus autores.
 STABLE = re.compile(
-    r"https?://(arxiv\.org/abs/\d{4}\.\d{4,5}|doi\.org/10\.|papers\.nips\.cc/|"
+    r"https?://(arxiv\.org/abs/\d{4}\.\d{4,5}|doi\.org/10\.|dl\.acm\.org/doi/10\.|"
+    r"papers\.nips\.cc/|"
     r"openreview\.net/forum\?id=|incompleteideas\.net/book/|www\.cs\.rhul\.ac\.uk/|"
     r"iclr-blog-track\.github\.io/|andyljones\.com/|joschu\.net/|"
     r"fengyao\.notion\.site/|www\.tylerromero\.com/)"
@@ -76,6 +77,8 @@ def test_citations_are_found_where_they_hide():
         "«Kool, van Hoof y Welling, 2019»",
         "«Watkins, 1989»",
     ]
-    assert bibliography.uncited("Nada que citar.", "01_bandidos") == [
-        "sutton_barto_2018"
-    ]
+    _, bibliographies = bibliography.load()
+    assert (
+        bibliography.uncited("Nada que citar.", "01_bandidos")
+        == bibliographies["01_bandidos"]
+    )
