@@ -18,6 +18,7 @@ from helpers.checks import (
     describe_difference,
     exercise,
     fail,
+    python_number,
 )
 from helpers.tinylm.grpo import group_advantages as ref_group_advantages
 from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
@@ -222,6 +223,11 @@ def _no_end_verify(text: str, a: int, b: int) -> int:
     return int(final.isdigit() and int(final) == a * b)
 
 
+def _strip_end_verify(text: str, a: int, b: int) -> int:
+    final = text.rsplit("=", 1)[-1].rstrip(".")
+    return int(final.isdigit() and int(final) == a * b)
+
+
 def _raising_verify(text: str, a: int, b: int) -> int:
     body = text.split(".")[0]
     return int(int(body.rsplit("=", 1)[1]) == a * b)
@@ -239,11 +245,68 @@ def _keeps_dot_verify(text: str, a: int, b: int) -> int:
     return int(final.isdigit() and int(final) == a * b)
 
 
+def _find_without_check_verify(text: str, a: int, b: int) -> int:
+    body = text[: text.find(".")]
+    final = body.rsplit("=", 1)[-1] if "=" in body else ""
+    return int(final.isdigit() and int(final) == a * b)
+
+
+def _ends_with_dot_verify(text: str, a: int, b: int) -> int:
+    if not text.endswith("."):
+        return 0
+    body = text[:-1]
+    final = body.rsplit("=", 1)[-1] if "=" in body else ""
+    return int(final.isascii() and final.isdigit() and int(final) == a * b)
+
+
+def _isdigit_verify(text: str, a: int, b: int) -> int:
+    end = text.find(".")
+    body = text[:end] if end >= 0 else ""
+    final = body.rsplit("=", 1)[-1] if "=" in body else ""
+    return int(final.isdigit() and int(final) == a * b)
+
+
 _VERIFY_MISTAKES = [
     (
         _keeps_dot_verify,
         "Te quedaste con el punto final pegado al número («408.»), y eso ya no es "
         "un número: la respuesta final va entre el último «=» y el punto.",
+    ),
+    (
+        _first_equals_verify,
+        "Miras el número tras el primer «=»; la respuesta final es la que "
+        "sigue al último.",
+    ),
+    (
+        _find_without_check_verify,
+        'Cortaste en text.find(".") sin mirar si había punto: sin punto, find '
+        "devuelve −1 y text[:−1] se come el último carácter («…=4080» pasa a "
+        "«…=408»). Una respuesta sin punto final está cortada y vale 0.",
+    ),
+    (
+        _ends_with_dot_verify,
+        "La respuesta acaba en el **primer** punto (el token de fin) y lo que "
+        "venga detrás no cuenta: «…=408.+7» vale 1, aunque el texto no acabe en "
+        "«.». Corta el texto en ese punto y busca el último «=» antes de él.",
+    ),
+    (
+        _isdigit_verify,
+        "isdigit() también dice que sí a cifras como «²», que int() no sabe "
+        "leer: «…=408².» lanza ValueError. Comprueba que son las cifras 0–9 "
+        "(isascii() y isdigit(), o una expresión regular), o convierte dentro "
+        "de un try/except ValueError.",
+    ),
+    (
+        _no_end_verify,
+        "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
+        "vale 0 aunque los dígitos coincidan. Comprueba que hay un «.» antes de "
+        "leer el número.",
+    ),
+    (
+        _strip_end_verify,
+        "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
+        "vale 0 aunque los dígitos coincidan. Comprueba que hay un «.» antes de "
+        "leer el número.",
     ),
     (
         _substring_verify,
@@ -252,37 +315,32 @@ _VERIFY_MISTAKES = [
         "número tras el último «=».",
     ),
     (
-        _no_end_verify,
-        "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
-        "vale 0 aunque los dígitos coincidan.",
-    ),
-    (
         _raising_verify,
         "El verificador nunca debe lanzar una excepción: una respuesta mal "
         "formada (sin «=», o con algo que no es un número al final) vale 0.",
     ),
-    (
-        _first_equals_verify,
-        "Miras el número tras el primer «=»; la respuesta final es la que "
-        "sigue al último.",
-    ),
 ]
 
 #: Respuestas bien formadas (con «=» y punto final): ¿acierta el número final?
+#: Lo que sigue al primer «.» no cuenta: el modelo ya había terminado.
 VERIFY_CASES = [
     ("17×24=17×20+17×4=340+68=408.", 17, 24),
     ("17×24=17×20+17×4=340+58=398.", 17, 24),
     ("17×20+17×4=340+68=408.", 17, 24),
     ("17×20+17×4=408+0=398.", 17, 24),
+    ("17×24=408=398.", 17, 24),
     ("17×24=408.", 17, 24),
+    ("17×20+17×4=340+68=408.+7", 17, 24),
     ("12×11=12×10+12×1=120+12=132.", 12, 11),
 ]
 
 #: Respuestas mal formadas: cortadas, sin «=», sin número al final, vacías.
 VERIFY_MALFORMED_CASES = [
     ("17×20+17×4=340+68=408", 17, 24),
+    ("17×20+17×4=340+68=4080", 17, 24),
     ("408.", 17, 24),
     ("17×20+17×4=340+68=.", 17, 24),
+    ("17×20+17×4=340+68=408².", 17, 24),
     ("17×20+17×4=340+68=4", 17, 24),
     ("", 17, 24),
 ]
@@ -293,7 +351,14 @@ VERIFY_TITLE = "El verificador: 408 → 1, 398 → 0"
 @exercise(MODULE, "verify", VERIFY_TITLE)
 def check_verify(verify: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``verify(text, a, b)`` en respuestas bien formadas."""
-    check_cases(verify, "verify", cases or VERIFY_CASES, ref_verify, _VERIFY_MISTAKES)
+    check_cases(
+        verify,
+        "verify",
+        cases or VERIFY_CASES,
+        ref_verify,
+        _VERIFY_MISTAKES,
+        returns="int",
+    )
 
 
 @exercise(MODULE, "verify", VERIFY_TITLE)
@@ -307,6 +372,7 @@ def check_verify_malformed(
         cases or VERIFY_MALFORMED_CASES,
         ref_verify,
         _VERIFY_MISTAKES,
+        returns="int",
     )
 
 
@@ -722,7 +788,26 @@ def _tile_update(model, optimizer, problems, group_size, generator):
     return rewards.mean().item()
 
 
-def _update_variant(*, zero_grad=True, batch_mean=False, per_problem=False):
+def _tile_prompts_update(model, optimizer, problems, group_size, generator):
+    """Error típico: los enunciados en mosaico y sus problemas por bloques."""
+    from helpers.tinylm import encode_prompts, rewards_for, sample, token_log_probs
+
+    prompts = encode_prompts(problems).repeat(group_size, 1)
+    samples = sample(model, prompts, generator=generator)
+    repeated = [p for p in problems for _ in range(group_size)]
+    rewards = rewards_for(samples.completions, repeated)
+    advantages = ref_group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = ref_grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+
+
+def _update_variant(
+    *, zero_grad=True, batch_mean=False, per_problem=False, clip_norm=None
+):
     """La referencia con un error típico."""
 
     def update(model, optimizer, problems, group_size, generator):
@@ -753,10 +838,19 @@ def _update_variant(*, zero_grad=True, batch_mean=False, per_problem=False):
         if zero_grad:
             optimizer.zero_grad()
         loss.backward()
+        if clip_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
         optimizer.step()
         return rewards.mean().item()
 
     return update
+
+
+def _clipped_update(model, optimizer, problems, group_size, generator):
+    """Error típico: recortar la norma del gradiente (a 1, como el bucle de §11)."""
+    return _update_variant(clip_norm=1.0)(
+        model, optimizer, problems, group_size, generator
+    )
 
 
 _UPDATE_MISTAKES = [
@@ -765,6 +859,20 @@ _UPDATE_MISTAKES = [
         "Tus grupos mezclan enunciados: repetiste los enunciados en mosaico "
         "(1, 2, 3, 4, 1, 2...). Las G respuestas de cada enunciado deben ir "
         "seguidas, para que cada fila de rewards.view(-1, G) sea un grupo.",
+    ),
+    (
+        _tile_prompts_update,
+        "Tus recompensas corrigen cada respuesta con otro problema: repetiste "
+        "los enunciados en mosaico (.repeat: 1, 2, 3, 4, 1, 2...) pero la lista "
+        "de problemas va por bloques (1, 1, 1, 1, 2...). Las filas de prompts "
+        "deben ir por bloques, como la lista: repeat_interleave(G, dim=0), o "
+        "construye la lista de enunciados repitiendo cada problema G veces.",
+    ),
+    (
+        _clipped_update,
+        "Recortaste la norma del gradiente: en este ejercicio el paso va sin "
+        "recortar (el enunciado lo fija, para que una respuesta correcta deje "
+        "exactamente los mismos pesos). Quita el clip_grad_norm_.",
     ),
     (
         _update_variant(zero_grad=False),
@@ -843,7 +951,6 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
         if steps > 1
         else ("la red tras una actualización")
     )
-    got_rewards = np.array([as_array(r, "La recompensa media").item() for r in rewards])
     if not _same_state(got, want):
         for mistake, message in _UPDATE_MISTAKES:
             if _same_state(_run_updates(mistake, steps, seed)[0], got):
@@ -851,6 +958,9 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
                     f"Los parámetros de {what} no son los de la referencia.\n" + message
                 )
         compare_parameters(got, want, what=what)
+    for reward in rewards:
+        python_number(reward, "Lo que devuelve grpo_update (la recompensa media)")
+    got_rewards = np.array([float(r) for r in rewards])
     if not close(got_rewards, np.array(want_rewards), atol=1e-6):
         fail(
             "Los parámetros coinciden, pero lo que devuelves no es la recompensa "

@@ -535,6 +535,8 @@ _PASS_CASES = [
     (20, 0, 5),
     (8, 8, 3),
     (32, 1, 16),
+    # n − c = k: las k elegidas aún pueden ser justo los n − c fallos
+    (10, 3, 7),
 ]
 
 _PASS_EDGE_CASES = [
@@ -566,6 +568,12 @@ def _pass_off_by_one(n, c, k):
     return 1.0 - math.prod(1.0 - k / i for i in range(n - c, n))
 
 
+def _pass_early_return_at_equal(n, c, k):
+    if n - c <= k:
+        return 1.0
+    return ref_pass_at_k(n, c, k)
+
+
 def _pass_k_over_n(n, c, k):
     return min(1.0, c * k / n)
 
@@ -590,6 +598,13 @@ _PASS_MISTAKES = [
     (
         _pass_off_by_one,
         "El producto va desde i = n − c + 1 hasta n (c factores): empezaste uno antes.",
+    ),
+    (
+        _pass_early_return_at_equal,
+        "Con n − c = k, pass@k aún no es 1: las k elegidas pueden ser justo los "
+        "n − c fallos (una de las C(n, k) maneras de elegir). El atajo «vale 1» "
+        "es solo para n − c < k, cuando no hay fallos suficientes para llenar "
+        "las k.",
     ),
     (
         _pass_k_over_n,
@@ -617,6 +632,7 @@ def check_estimate_pass_at_k(
         ref_pass_at_k,
         _PASS_MISTAKES,
         atol=1e-9,
+        returns="float",
     )
 
 
@@ -632,6 +648,7 @@ def check_estimate_pass_at_k_edges(
         ref_pass_at_k,
         _PASS_MISTAKES,
         atol=1e-9,
+        returns="float",
     )
 
 
