@@ -47,12 +47,15 @@ def matches_everywhere(
     cases: list[tuple[Any, ...]],
     reference: Callable[..., Any],
     atol: float,
+    nan_ok: bool = False,
 ) -> bool:
     """¿Da ``function`` lo mismo que ``reference`` en todos los casos?
 
     Sirve para aceptar una segunda convención igual de correcta que la de la
     referencia principal. Un error, un NaN o una forma distinta cuentan como
-    «no»: entonces la comprobación de siempre da el diagnóstico.
+    «no»: entonces la comprobación de siempre da el diagnóstico. Con
+    ``nan_ok``, los NaN de ``function`` no cuentan (sirve para saber qué
+    convención sigue una respuesta que además divide 0/0).
     """
     for args in cases:
         try:
@@ -65,6 +68,9 @@ def matches_everywhere(
         except Exception:
             return False
         want = np.asarray(reference(*copy.deepcopy(args)), dtype=float)
+        if nan_ok and got.shape == want.shape:
+            finite = ~np.isnan(got)
+            got, want = got[finite], want[finite]
         if np.isnan(got).any() or not close(got, want, atol=atol):
             return False
     return True
@@ -608,6 +614,24 @@ def check_group_advantages(
             atol=1e-4,
         )
         return
+    sample_sigma = matches_everywhere(
+        group_advantages, cases, _unbiased_std_advantages, 1e-4, nan_ok=True
+    ) and not matches_everywhere(
+        group_advantages, cases, ref_group_advantages, 1e-4, nan_ok=True
+    )
+    if sample_sigma:
+        # La desviación muestral, con otro error (0/0 sin eps): los números del
+        # mensaje son los de su convención, para que no parezca que es ella la
+        # que está mal.
+        check_cases(
+            group_advantages,
+            "group_advantages",
+            cases,
+            _unbiased_std_advantages,
+            _GROUP_MISTAKES,
+            atol=1e-4,
+        )
+        return
     check_cases(
         group_advantages,
         "group_advantages",
@@ -1106,17 +1130,26 @@ def check_truncated_importance_weights_gradient(
 # ---------------------------------------------------------------------------
 
 
-def _kl_case(seed: int, batch: int, length: int, lengths: list[int]):
+def _kl_case(
+    seed: int,
+    batch: int,
+    length: int,
+    lengths: list[int],
+    padding: tuple[float, float] = (-0.5, -2.5),
+):
     generator = torch.Generator().manual_seed(seed)
     log_probs = -torch.rand(batch, length, generator=generator) * 2
     ref_log_probs = log_probs + 0.6 * torch.randn(batch, length, generator=generator)
     mask = torch.zeros(batch, length)
     for row, n in enumerate(lengths):
         mask[row, :n] = 1.0
-    # En el relleno puede haber cualquier cosa: solo la máscara dice qué cuenta
-    log_probs = torch.where(mask.bool(), log_probs, torch.full_like(log_probs, -0.5))
+    # En el relleno puede haber cualquier valor finito: solo la máscara dice
+    # qué cuenta
+    log_probs = torch.where(
+        mask.bool(), log_probs, torch.full_like(log_probs, padding[0])
+    )
     ref_log_probs = torch.where(
-        mask.bool(), ref_log_probs, torch.full_like(ref_log_probs, -2.5)
+        mask.bool(), ref_log_probs, torch.full_like(ref_log_probs, padding[1])
     )
     return log_probs, ref_log_probs, mask
 
@@ -1136,7 +1169,9 @@ def _kl_mistake(k3_of_log_rho, masked: bool = True, flip: bool = False):
         if flip:
             log_rho = -log_rho
         value = k3_of_log_rho(log_rho)
-        return value * mask if masked else value
+        if masked:
+            return torch.where(mask.bool(), value, torch.zeros_like(value))
+        return value
 
     return wrapped
 
@@ -1164,8 +1199,9 @@ _KL_MISTAKES = [
     ),
     (
         _kl_mistake(lambda x: torch.exp(x) - x - 1, masked=False),
-        "El relleno no es parte de la respuesta: multiplica por la máscara (su "
-        "penalización debe ser 0, haya lo que haya en esas casillas).",
+        "El relleno no es parte de la respuesta: su penalización debe ser 0, "
+        "haya lo que haya en esas casillas: multiplica por la máscara (o elige "
+        "con torch.where).",
     ),
     (
         _kl_mistake(lambda x: 0.5 * x**2),
@@ -1222,21 +1258,35 @@ def check_kl_penalty_gradient(
 # ---------------------------------------------------------------------------
 
 
-def _norm_case(seed: int, lengths: list[int], length: int, normalization: str):
+def _norm_case(
+    seed: int,
+    lengths: list[int],
+    length: int,
+    normalization: str,
+    padding: float = 9.0,
+):
     generator = torch.Generator().manual_seed(seed)
     per_token = torch.randn(len(lengths), length, generator=generator)
     mask = torch.zeros(len(lengths), length)
     for row, n in enumerate(lengths):
         mask[row, :n] = 1.0
-    per_token = torch.where(mask.bool(), per_token, torch.full_like(per_token, 9.0))
+    # En el relleno puede haber cualquier valor finito
+    per_token = torch.where(mask.bool(), per_token, torch.full_like(per_token, padding))
     return per_token, mask, normalization
 
 
 _NORM_CASES = [
-    _norm_case(seed, lengths, length, normalization)
-    for seed, (lengths, length) in enumerate([([6, 2, 4], 6), ([1, 5, 5, 3], 5)])
+    _norm_case(seed, lengths, length, normalization, padding)
+    for seed, (lengths, length, padding) in enumerate(
+        [([6, 2, 4], 6, 9.0), ([1, 5, 5, 3], 5, -40.0)]
+    )
     for normalization in ("grpo", "dr_grpo", "token")
 ]
+
+
+def _masked(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """``x`` con 0 en el relleno, sin mirar qué había (también NaN)."""
+    return torch.where(m.bool(), x, torch.zeros_like(x))
 
 
 def _norm_with(branch: str, wrong: Callable[..., Any]):
@@ -1251,15 +1301,15 @@ def _norm_with(branch: str, wrong: Callable[..., Any]):
 
 
 def _per_response_mean(x, m):
-    return ((x * m).sum(-1) / m.sum(-1)).mean()
+    return (_masked(x, m).sum(-1) / m.sum(-1)).mean()
 
 
 def _per_response_sum(x, m):
-    return (x * m).sum(-1).mean()
+    return _masked(x, m).sum(-1).mean()
 
 
 def _all_tokens(x, m):
-    return (x * m).sum() / m.sum()
+    return _masked(x, m).sum() / m.sum()
 
 
 def _swap(per_token, mask, normalization):
@@ -1269,7 +1319,7 @@ def _swap(per_token, mask, normalization):
 
 _NORM_MISTAKES = [
     (
-        _norm_with("grpo", lambda x, m: ((x * m).sum(-1) / m.shape[-1]).mean()),
+        _norm_with("grpo", lambda x, m: (_masked(x, m).sum(-1) / m.shape[-1]).mean()),
         "Con «grpo» dividiste entre T, la longitud con relleno: cada respuesta "
         "se divide entre **su** longitud, |o_i| = mask.sum(dim=-1).",
     ),
@@ -1285,7 +1335,7 @@ _NORM_MISTAKES = [
         "promedia sobre las B respuestas.",
     ),
     (
-        _norm_with("dr_grpo", lambda x, m: (x * m).sum()),
+        _norm_with("dr_grpo", lambda x, m: _masked(x, m).sum()),
         "Con «dr_grpo» sumaste todo sin dividir: el normalizador es una "
         "constante, aquí el número B de respuestas (la media sobre ellas).",
     ),
@@ -1295,7 +1345,7 @@ _NORM_MISTAKES = [
         "suma total entre el total de tokens, no respuesta a respuesta.",
     ),
     (
-        _norm_with("token", lambda x, m: (x * m).sum() // m.sum()),
+        _norm_with("token", lambda x, m: _masked(x, m).sum() // m.sum()),
         "Con «token» usaste la división entera (//): redondea hacia abajo. La "
         "pérdida es un número real; divide con /.",
     ),

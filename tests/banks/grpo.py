@@ -300,7 +300,9 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
         advantages = advantages / rewards.std(dim=-1, keepdim=True)
     return advantages
 """,
-            "0/0",
+            # Los números del mensaje son los de su convención (la muestral):
+            # solo falla el grupo unánime, no parece que falle la desviación.
+            "debía ser 0 y es NaN.\nDividiste por una desviación típica",
             fails=("group_advantages_std",),
         ),
         Answer(
