@@ -824,6 +824,7 @@ def _train_variant(
     baseline_of: Callable[[float, float, int], float] | None = None,
     mean_first: bool = False,
     greedy: bool = False,
+    return_pi: bool = False,
 ) -> tuple[np.ndarray, list[int]]:
     """El bucle de la referencia, o una variante con un error típico."""
     baseline_of = baseline_of or (lambda reward, mean, t: reward if t == 1 else mean)
@@ -841,10 +842,18 @@ def _train_variant(
         if not mean_first:
             mean_reward = bandits.incremental_mean(mean_reward, reward, t)
         actions.append(action)
+    if return_pi:
+        return bandits.softmax(preferences), actions
     return preferences, actions
 
 
 _TRAIN_MISTAKES: list[tuple[dict[str, Any], str]] = [
+    (
+        {"return_pi": True},
+        "Devolviste π = softmax(H), las probabilidades de la política: el "
+        "ejercicio pide las preferencias H, lo que se actualiza en cada paso "
+        "(π sale de ellas).",
+    ),
     (
         {"mean_first": True},
         "La línea base del paso t es la media de las recompensas anteriores: "
@@ -943,7 +952,8 @@ def check_gradient_bandit_train(
             )
         else:
             intro = (
-                f"{where}: eliges los mismos brazos, pero las preferencias finales "
+                f"{where}: eliges los mismos brazos, pero tus preferencias "
+                "finales no son las de la referencia: tu función "
                 + describe_difference(got_h, want_h)
             )
         for variant, message in _TRAIN_MISTAKES:
