@@ -818,15 +818,12 @@ def check_cases(
         may_modify: posiciones de argumentos que el enunciado deja modificar.
         returns: ``"float"`` o ``"int"`` si el enunciado promete un número de
             Python (ver :func:`python_number`); ``None``: no se mira el tipo.
+            Se mira cuando los valores ya coinciden.
     """
     cases = list(cases)
     may_modify = tuple(may_modify)
     outputs = _outputs(function, cases, name, may_modify)
     raw_outputs = list(outputs)
-    if returns is not None:
-        for args, got in zip(cases, outputs, strict=True):
-            if not isinstance(got, BaseException):
-                python_number(got, f"El resultado de {_call(name, args)}", returns)
     expected = [as_array(reference(*copy.deepcopy(a)), "La referencia") for a in cases]
     failing: list[int] = []
     for index, (got, want) in enumerate(zip(outputs, expected, strict=True)):
@@ -837,6 +834,11 @@ def check_cases(
                 continue
         failing.append(index)
     if not failing:
+        # Los valores están bien; el tipo, solo si el enunciado lo promete (un
+        # valor equivocado se diagnostica antes, por su error típico).
+        for args, got in zip(cases, raw_outputs, strict=True):
+            if returns is not None:
+                python_number(got, f"El resultado de {_call(name, args)}", returns)
         return
     index = failing[0]
     got, want = outputs[index], expected[index]

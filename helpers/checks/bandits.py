@@ -17,6 +17,7 @@ from helpers.checks import (
     describe_difference,
     exercise,
     fail,
+    python_number,
 )
 from helpers.formatting import number, percent
 
@@ -129,6 +130,17 @@ def _frequencies(
     return counts / n
 
 
+def _action(value: Any) -> int:
+    """La acción que devolvió epsilon_greedy: un ``int`` (o un entero de NumPy).
+
+    Un array o un tensor, aunque tenga un solo elemento, no vale; un float se
+    deja a la comprobación, que sabe decir si es el valor Q y no el índice.
+    """
+    if hasattr(value, "ndim") and not isinstance(value, np.generic):
+        python_number(value, "La acción que devuelve epsilon_greedy", "int")
+    return as_int(value, "La acción")
+
+
 @exercise(MODULE, "epsilon_greedy", "ε-greedy con desempate al azar")
 def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> None:
     """Comprueba ``epsilon_greedy(q_values, epsilon, rng)`` con frecuencias."""
@@ -139,7 +151,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
         rng = np.random.default_rng(seed)
         runs.append(
             [
-                as_int(call(epsilon_greedy, "epsilon_greedy", q, 0.5, rng), "La acción")
+                _action(call(epsilon_greedy, "epsilon_greedy", q, 0.5, rng))
                 for _ in range(60)
             ]
         )
@@ -651,6 +663,7 @@ def check_ucb_action(
                 "brazos poco probados.",
             ),
         ],
+        returns="int",
     )
 
 

@@ -482,6 +482,7 @@ def check_linear_epsilon(
                 "step / duration.",
             ),
         ],
+        returns="float",
     )
     values = [float(linear_epsilon(t, 1.0, 0.05, 1000)) for t in range(0, 1201, 50)]
     if any(b > a + 1e-12 for a, b in zip(values, values[1:], strict=False)):
