@@ -135,12 +135,15 @@ class Outcome:
     stderr: str
 
 
-def run_exercise(nb: NotebookNode, exercise: Exercise, answer: str) -> list[Outcome]:
+def run_exercise(
+    nb: NotebookNode, exercise: Exercise, answer: str, visible_only: bool = False
+) -> list[Outcome]:
     """Ejecuta las pruebas (visibles y ocultas) de ``exercise`` contra ``answer``.
 
     El espacio de nombres tiene la celda de preparación y las soluciones
     correctas de los demás ejercicios, como el cuaderno de un estudiante que
-    solo se ha equivocado en este.
+    solo se ha equivocado en este. Con ``visible_only``, sin las pruebas
+    ocultas: lo que ve el estudiante en su cuaderno.
     """
     namespace: dict = {"__name__": "__main__"}
     exec(compile(setup_source(nb), "<setup>", "exec"), namespace)
@@ -149,6 +152,8 @@ def run_exercise(nb: NotebookNode, exercise: Exercise, answer: str) -> list[Outc
         exec(compile(student_version(source), f"<{other.grade_id}>", "exec"), namespace)
     outcomes = []
     for grade_id, source, _ in exercise.tests:
+        if visible_only:
+            source = HIDDEN_REGION.sub("", source)
         stderr = io.StringIO()
         error = None
         with (

@@ -105,3 +105,40 @@ def test_right_answer_passes(nb, exercise, answer):
     for outcome in run_exercise(nb, exercise, answer.source):
         assert outcome.error is None, f"{outcome.grade_id}: {outcome.error}"
         assert outcome.stderr == "", outcome.stderr
+
+
+# Errores que antes solo cazaban las pruebas ocultas (el estudiante no recibía
+# ningún aviso) o que se escapaban: la comprobación visible del cuaderno debe
+# fallar ya, con su diagnóstico.
+VISIBLE_WARNINGS = [
+    ("02_dqn", "q_learning_episode", "no guarda lo que devuelve q_learning_update"),
+    (
+        "03_reinforce",
+        "sample_action",
+        "«<» en lugar de «≤»: la acción cuya acumulada vale justo u",
+    ),
+    (
+        "03_reinforce",
+        "sample_action",
+        "sin la última acción de respaldo (float32 por debajo de u)",
+    ),
+    ("03_reinforce", "sample_action", "log(softmax) en lugar de log_softmax"),
+    ("06_ppo", "ppo_update", "la KL al revés"),
+    ("07_grpo", "verify", "corta en text.find('.') sin mirar si hay punto"),
+    ("07_grpo", "verify", "isdigit() acepta «²» y int() lanza"),
+    ("07_grpo", "verify", "exige que el texto acabe en punto (lo de detrás sí cuenta)"),
+    ("07_grpo", "grpo_update", "devuelve un tensor de 0 dimensiones, no un float"),
+    ("08_mas_alla", "estimate_pass_at_k", "atajo pass@k = 1 también con n − c = k"),
+    ("01_bandidos", "gradient_bandit_train", "devuelve π en lugar de las preferencias"),
+]
+
+
+@pytest.mark.parametrize(("module_id", "grade_id", "name"), VISIBLE_WARNINGS)
+def test_visible_check_warns(module_id, grade_id, name):
+    nb = read(solution_path(module_id))
+    exercise = next(ex for ex in exercises(nb) if ex.grade_id == grade_id)
+    answer = next(a for a in bank(module_id).WRONG[grade_id] if a.name == name)
+    outcomes = run_exercise(nb, exercise, answer.source, visible_only=True)
+    failed = [o for o in outcomes if isinstance(o.error, AssertionError)]
+    assert failed, f"{name}: la comprobación visible no avisa"
+    assert answer.expect in str(failed[0].error), str(failed[0].error)

@@ -25,6 +25,7 @@ from helpers.checks import (
     exercise,
     fail,
     plain_text,
+    python_number,
 )
 
 # ---------------------------------------------------------------------------
@@ -135,6 +136,82 @@ def test_injected_names_are_removed_if_they_did_not_exist():
     exec("def sum_squares(v):\n    return square(v).sum()\n", namespace)  # noqa: S102
     _check_sum_squares(namespace["sum_squares"], quiet=True)
     assert "square" not in namespace
+
+
+def _reference_add_one_in_place(table):
+    """Una referencia que modifica su entrada y además la devuelve."""
+    table += 1.0
+    return table
+
+
+@exercise(
+    "test_generic",
+    "add_twice",
+    "Sumar dos veces",
+    uses={"add_one": _reference_add_one_in_place},
+)
+def _check_add_twice(function):
+    check_cases(function, "add_twice", [(np.zeros(3),)], lambda t: t + 2.0)
+
+
+def test_a_substituted_reference_does_not_hide_an_ignored_result():
+    # Con la referencia que modifica en su sitio, quien no guarda lo que
+    # devuelve pasaría; con la referencia sobre copias, no.
+    namespace: dict = {}
+    exec(  # noqa: S102 - un «cuaderno» que no guarda lo que devuelve add_one
+        "def add_twice(t):\n    add_one(t)\n    add_one(t)\n    return t\n",
+        namespace,
+    )
+    with pytest.raises(CheckError):
+        _check_add_twice(namespace["add_twice"], quiet=True)
+    exec(  # noqa: S102 - el mismo, guardándolo
+        "def add_twice(t):\n    t = add_one(t)\n    return add_one(t)\n",
+        namespace,
+    )
+    _check_add_twice(namespace["add_twice"], quiet=True)
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "ok"),
+    [
+        (1.5, "float", True),
+        (np.float32(1.5), "float", True),
+        (2, "float", True),
+        (torch.tensor(1.5), "float", False),
+        (np.array(1.5), "float", False),
+        (True, "float", False),
+        (3, "int", True),
+        (np.int64(3), "int", True),
+        (torch.tensor(3), "int", False),
+        (3.0, "int", False),
+    ],
+)
+def test_python_number_rejects_0d_tensors_and_arrays(value, kind, ok):
+    if ok:
+        python_number(value, "El resultado", kind)
+    else:
+        with pytest.raises(CheckError, match="de Python"):
+            python_number(value, "El resultado", kind)
+
+
+def test_returns_is_checked_once_the_values_match():
+    with pytest.raises(CheckError, match="0 dimensiones"):
+        check_cases(
+            lambda x: torch.tensor(2.0 * x),
+            "double",
+            [(1.0,)],
+            lambda x: 2.0 * x,
+            returns="float",
+        )
+    # Con un valor equivocado, el mensaje habla del valor
+    with pytest.raises(CheckError, match="debía ser 2"):
+        check_cases(
+            lambda x: torch.tensor(3.0 * x),
+            "double",
+            [(1.0,)],
+            lambda x: 2.0 * x,
+            returns="float",
+        )
 
 
 # ---------------------------------------------------------------------------

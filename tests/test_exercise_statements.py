@@ -134,3 +134,27 @@ def test_progress_has_one_line_per_exercise_in_notebook_order(module_id):
     keys = [ex.key for ex in registered(module_id)]
     wanted = [ex.grade_id for ex in exercises(read(solution_path(module_id)))]
     assert keys == wanted
+
+
+#: «cualquier valor», «cualquier cosa»: lo que un enunciado dice que puede haber
+#: en el relleno.
+ANY_PADDING = re.compile(r"cualquier (?:valor|cosa)")
+
+
+@pytest.mark.parametrize("module_id", module_ids())
+def test_padding_promises_say_finite(module_id):
+    # Las comprobaciones ponen en el relleno valores finitos, y multiplicar por
+    # la máscara es una respuesta correcta (la de TRL). Un enunciado que dijera
+    # «cualquier valor» prometería también ±∞ o NaN, donde 0 · ∞ = NaN: el
+    # enunciado y las pruebas dirían cosas distintas.
+    for s in statements(module_id):
+        prose = re.sub(r"\s+", " ", "\n".join(s.text))
+        for match in ANY_PADDING.finditer(prose):
+            around = prose[max(0, match.start() - 240) : match.end() + 60]
+            if "relleno" not in around:
+                continue
+            assert "finit" in prose[match.end() : match.end() + 40], (
+                f"Ejercicio {s.number}: «…{prose[match.start() : match.end() + 40]}…»"
+                " promete cualquier valor en el relleno; las pruebas usan valores "
+                "finitos: di «cualquier valor finito»"
+            )

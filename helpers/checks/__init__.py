@@ -129,7 +129,7 @@ def references_in_place_of(
         return
     missing = object()
     saved = {name: namespace.get(name, missing) for name in uses}
-    namespace.update(uses)
+    namespace.update({name: _on_copies(ref) for name, ref in uses.items()})
     try:
         yield
     finally:
@@ -138,6 +138,29 @@ def references_in_place_of(
                 namespace.pop(name, None)
             else:
                 namespace[name] = value
+
+
+def _on_copies(reference: Callable[..., Any]) -> Callable[..., Any]:
+    """``reference``, trabajando sobre copias de los arrays de NumPy que recibe.
+
+    Una referencia que modifica su entrada y además la devuelve (como
+    ``q_learning_update``, que el enunciado deja hacer las dos cosas) taparía a
+    quien llama y no guarda lo que devuelve: su tabla cambiaría igual. Con las
+    copias, solo cuenta lo que devuelve, como con una respuesta del estudiante
+    que no modifique su entrada. Los tensores y los generadores se pasan tal
+    cual (un tensor con gradiente no debe cortarse del grafo).
+    """
+
+    def copied(value: Any) -> Any:
+        return value.copy() if isinstance(value, np.ndarray) else value
+
+    @functools.wraps(reference)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        args = tuple(copied(a) for a in args)
+        kwargs = {name: copied(value) for name, value in kwargs.items()}
+        return reference(*args, **kwargs)
+
+    return wrapped
 
 
 def exercise(
@@ -302,6 +325,38 @@ def as_array(value: Any, what: str) -> np.ndarray:
     return array
 
 
+def python_number(value: Any, what: str, kind: str = "float") -> None:
+    """Falla si ``value`` no es el número de Python que promete el enunciado.
+
+    ``kind`` es ``"float"`` (vale cualquier número real: ``float``, ``int`` o
+    un escalar de NumPy) o ``"int"`` (un entero de Python o de NumPy). Un
+    tensor o un array, aunque tengan un solo elemento (0 dimensiones), no
+    valen: quien usa el resultado como número (``f"{x:.2f}"``, ``json``,
+    ``math.isclose``, una lista de floats) se encuentra otra cosa.
+    """
+    import numbers
+
+    if kind == "int":
+        if isinstance(value, numbers.Integral | np.bool_):
+            return  # True y False también son 1 y 0 para Python
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
+        return
+    shown = "un `int`" if kind == "int" else "un `float`"
+    if hasattr(value, "detach") or isinstance(value, np.ndarray):
+        dims = getattr(value, "ndim", None)
+        what_it_is = (
+            f"un {'tensor' if hasattr(value, 'detach') else 'array'} de "
+            f"{dims} dimensiones"
+        )
+        fix = " Conviértelo con .item()" + (
+            " o int(...)." if kind == "int" else " o float(...)."
+        )
+    else:
+        what_it_is = f"{type(value).__name__} ({value!r})"
+        fix = ""
+    fail(f"{what} es {what_it_is}, y el enunciado pide {shown} de Python.{fix}")
+
+
 def as_int(value: Any, what: str) -> int:
     """Convierte a entero una acción (int, np.int64, tensor de un elemento)."""
     if hasattr(value, "item"):
@@ -408,10 +463,13 @@ def compare_parameters(
                 f"{expected.shape}."
             )
         if not np.allclose(value, expected, atol=atol, rtol=rtol, equal_nan=True):
-            fail(
-                f"En {what}, el parámetro «{name}» "
-                + describe_difference(value, expected, atol=atol)
-            )
+            # «El parámetro devuelve un array que difiere» no se lee bien: un
+            # parámetro no devuelve nada, vale algo.
+            difference = describe_difference(value, expected, atol=atol)
+            difference = difference.replace(
+                "devuelve un array que difiere", "difiere", 1
+            ).replace("devolvió ", "vale ", 1)
+            fail(f"En {what}, el parámetro «{name}» {difference}")
 
 
 def _same(a: Any, b: Any, atol: float, rtol: float = 1e-5) -> bool:
@@ -734,6 +792,7 @@ def check_cases(
     *,
     atol: float = 1e-6,
     may_modify: Iterable[int] = (),
+    returns: str | None = None,
 ) -> None:
     """Compara ``function`` con ``reference`` en ``cases`` y diagnostica el fallo.
 
@@ -757,6 +816,9 @@ def check_cases(
         mistakes: pares ``(implementación_errónea, mensaje)``.
         atol: tolerancia absoluta de la comparación.
         may_modify: posiciones de argumentos que el enunciado deja modificar.
+        returns: ``"float"`` o ``"int"`` si el enunciado promete un número de
+            Python (ver :func:`python_number`); ``None``: no se mira el tipo.
+            Se mira cuando los valores ya coinciden.
     """
     cases = list(cases)
     may_modify = tuple(may_modify)
@@ -772,6 +834,11 @@ def check_cases(
                 continue
         failing.append(index)
     if not failing:
+        # Los valores están bien; el tipo, solo si el enunciado lo promete (un
+        # valor equivocado se diagnostica antes, por su error típico).
+        for args, got in zip(cases, raw_outputs, strict=True):
+            if returns is not None:
+                python_number(got, f"El resultado de {_call(name, args)}", returns)
         return
     index = failing[0]
     got, want = outputs[index], expected[index]

@@ -17,6 +17,7 @@ from helpers.checks import (
     describe_difference,
     exercise,
     fail,
+    python_number,
 )
 from helpers.formatting import number, percent
 
@@ -129,6 +130,17 @@ def _frequencies(
     return counts / n
 
 
+def _action(value: Any) -> int:
+    """La acción que devolvió epsilon_greedy: un ``int`` (o un entero de NumPy).
+
+    Un array o un tensor, aunque tenga un solo elemento, no vale; un float se
+    deja a la comprobación, que sabe decir si es el valor Q y no el índice.
+    """
+    if hasattr(value, "ndim") and not isinstance(value, np.generic):
+        python_number(value, "La acción que devuelve epsilon_greedy", "int")
+    return as_int(value, "La acción")
+
+
 @exercise(MODULE, "epsilon_greedy", "ε-greedy con desempate al azar")
 def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> None:
     """Comprueba ``epsilon_greedy(q_values, epsilon, rng)`` con frecuencias."""
@@ -139,7 +151,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
         rng = np.random.default_rng(seed)
         runs.append(
             [
-                as_int(call(epsilon_greedy, "epsilon_greedy", q, 0.5, rng), "La acción")
+                _action(call(epsilon_greedy, "epsilon_greedy", q, 0.5, rng))
                 for _ in range(60)
             ]
         )
@@ -651,6 +663,7 @@ def check_ucb_action(
                 "brazos poco probados.",
             ),
         ],
+        returns="int",
     )
 
 
@@ -824,6 +837,7 @@ def _train_variant(
     baseline_of: Callable[[float, float, int], float] | None = None,
     mean_first: bool = False,
     greedy: bool = False,
+    return_pi: bool = False,
 ) -> tuple[np.ndarray, list[int]]:
     """El bucle de la referencia, o una variante con un error típico."""
     baseline_of = baseline_of or (lambda reward, mean, t: reward if t == 1 else mean)
@@ -841,10 +855,18 @@ def _train_variant(
         if not mean_first:
             mean_reward = bandits.incremental_mean(mean_reward, reward, t)
         actions.append(action)
+    if return_pi:
+        return bandits.softmax(preferences), actions
     return preferences, actions
 
 
 _TRAIN_MISTAKES: list[tuple[dict[str, Any], str]] = [
+    (
+        {"return_pi": True},
+        "Devolviste π = softmax(H), las probabilidades de la política: el "
+        "ejercicio pide las preferencias H, lo que se actualiza en cada paso "
+        "(π sale de ellas).",
+    ),
     (
         {"mean_first": True},
         "La línea base del paso t es la media de las recompensas anteriores: "
@@ -943,7 +965,8 @@ def check_gradient_bandit_train(
             )
         else:
             intro = (
-                f"{where}: eliges los mismos brazos, pero las preferencias finales "
+                f"{where}: eliges los mismos brazos, pero tus preferencias "
+                "finales no son las de la referencia: tu función "
                 + describe_difference(got_h, want_h)
             )
         for variant, message in _TRAIN_MISTAKES:

@@ -18,6 +18,7 @@ from helpers.checks import (
     close,
     exercise,
     fail,
+    python_number,
 )
 from helpers.formatting import number
 
@@ -216,6 +217,7 @@ def _pair_of_numbers(out: Any) -> tuple[float, float]:
         )
     values = []
     for name, value in zip(("la primera", "la segunda"), out, strict=True):
+        python_number(value, f"{name.capitalize()} varianza")
         array = as_array(value, "El resultado")
         if array.size != 1:
             fail(

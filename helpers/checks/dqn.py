@@ -227,7 +227,10 @@ def _play(
 
 
 def _episode_mistake(
-    greedy: bool = False, late_state: bool = False, done: bool = False
+    greedy: bool = False,
+    late_state: bool = False,
+    done: bool = False,
+    ignore_update: bool = False,
 ) -> Callable[..., Any]:
     """Un episodio de Q-learning con un error típico."""
 
@@ -242,9 +245,23 @@ def _episode_mistake(
             next_state, reward, terminated, truncated, _ = env.step(action)
             updated = next_state if late_state else state
             end = terminated or truncated if done else terminated
-            q_table = gridworld.q_learning_update(
-                q_table, updated, action, reward, next_state, end, alpha, gamma
-            )
+            if ignore_update:
+                # Con una actualización que no toca su entrada, lo que no se
+                # guarda se pierde
+                gridworld.q_learning_update(
+                    q_table.copy(),
+                    updated,
+                    action,
+                    reward,
+                    next_state,
+                    end,
+                    alpha,
+                    gamma,
+                )
+            else:
+                q_table = gridworld.q_learning_update(
+                    q_table, updated, action, reward, next_state, end, alpha, gamma
+                )
             total, length, state = total + reward, length + 1, next_state
             if terminated or truncated:
                 return q_table, total, length
@@ -253,6 +270,13 @@ def _episode_mistake(
 
 
 EPISODE_MISTAKES = [
+    (
+        _episode_mistake(ignore_update=True),
+        "Tu tabla no cambia: llamas a q_learning_update pero no guardas lo que "
+        "devuelve. El enunciado deja que la actualización trabaje sobre una "
+        "copia, así que la tabla nueva es la que devuelve: "
+        "q_table = q_learning_update(q_table, ...).",
+    ),
     (
         _episode_mistake(greedy=True),
         "Tu agente no explora: elige siempre la acción de mayor Q. Cada acción "
@@ -458,6 +482,7 @@ def check_linear_epsilon(
                 "step / duration.",
             ),
         ],
+        returns="float",
     )
     values = [float(linear_epsilon(t, 1.0, 0.05, 1000)) for t in range(0, 1201, 50)]
     if any(b > a + 1e-12 for a, b in zip(values, values[1:], strict=False)):

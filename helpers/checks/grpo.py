@@ -18,6 +18,7 @@ from helpers.checks import (
     describe_difference,
     exercise,
     fail,
+    python_number,
 )
 from helpers.tinylm.grpo import group_advantages as ref_group_advantages
 from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
@@ -46,12 +47,15 @@ def matches_everywhere(
     cases: list[tuple[Any, ...]],
     reference: Callable[..., Any],
     atol: float,
+    nan_ok: bool = False,
 ) -> bool:
     """¿Da ``function`` lo mismo que ``reference`` en todos los casos?
 
     Sirve para aceptar una segunda convención igual de correcta que la de la
     referencia principal. Un error, un NaN o una forma distinta cuentan como
-    «no»: entonces la comprobación de siempre da el diagnóstico.
+    «no»: entonces la comprobación de siempre da el diagnóstico. Con
+    ``nan_ok``, los NaN de ``function`` no cuentan (sirve para saber qué
+    convención sigue una respuesta que además divide 0/0).
     """
     for args in cases:
         try:
@@ -64,6 +68,9 @@ def matches_everywhere(
         except Exception:
             return False
         want = np.asarray(reference(*copy.deepcopy(args)), dtype=float)
+        if nan_ok and got.shape == want.shape:
+            finite = ~np.isnan(got)
+            got, want = got[finite], want[finite]
         if np.isnan(got).any() or not close(got, want, atol=atol):
             return False
     return True
@@ -222,6 +229,11 @@ def _no_end_verify(text: str, a: int, b: int) -> int:
     return int(final.isdigit() and int(final) == a * b)
 
 
+def _strip_end_verify(text: str, a: int, b: int) -> int:
+    final = text.rsplit("=", 1)[-1].rstrip(".")
+    return int(final.isdigit() and int(final) == a * b)
+
+
 def _raising_verify(text: str, a: int, b: int) -> int:
     body = text.split(".")[0]
     return int(int(body.rsplit("=", 1)[1]) == a * b)
@@ -239,11 +251,68 @@ def _keeps_dot_verify(text: str, a: int, b: int) -> int:
     return int(final.isdigit() and int(final) == a * b)
 
 
+def _find_without_check_verify(text: str, a: int, b: int) -> int:
+    body = text[: text.find(".")]
+    final = body.rsplit("=", 1)[-1] if "=" in body else ""
+    return int(final.isdigit() and int(final) == a * b)
+
+
+def _ends_with_dot_verify(text: str, a: int, b: int) -> int:
+    if not text.endswith("."):
+        return 0
+    body = text[:-1]
+    final = body.rsplit("=", 1)[-1] if "=" in body else ""
+    return int(final.isascii() and final.isdigit() and int(final) == a * b)
+
+
+def _isdigit_verify(text: str, a: int, b: int) -> int:
+    end = text.find(".")
+    body = text[:end] if end >= 0 else ""
+    final = body.rsplit("=", 1)[-1] if "=" in body else ""
+    return int(final.isdigit() and int(final) == a * b)
+
+
 _VERIFY_MISTAKES = [
     (
         _keeps_dot_verify,
         "Te quedaste con el punto final pegado al número («408.»), y eso ya no es "
         "un número: la respuesta final va entre el último «=» y el punto.",
+    ),
+    (
+        _first_equals_verify,
+        "Miras el número tras el primer «=»; la respuesta final es la que "
+        "sigue al último.",
+    ),
+    (
+        _find_without_check_verify,
+        'Cortaste en text.find(".") sin mirar si había punto: sin punto, find '
+        "devuelve −1 y text[:−1] se come el último carácter («…=4080» pasa a "
+        "«…=408»). Una respuesta sin punto final está cortada y vale 0.",
+    ),
+    (
+        _ends_with_dot_verify,
+        "La respuesta acaba en el **primer** punto (el token de fin) y lo que "
+        "venga detrás no cuenta: «…=408.+7» vale 1, aunque el texto no acabe en "
+        "«.». Corta el texto en ese punto y busca el último «=» antes de él.",
+    ),
+    (
+        _isdigit_verify,
+        "isdigit() también dice que sí a cifras como «²», que int() no sabe "
+        "leer: «…=408².» lanza ValueError. Comprueba que son las cifras 0–9 "
+        "(isascii() y isdigit(), o una expresión regular), o convierte dentro "
+        "de un try/except ValueError.",
+    ),
+    (
+        _no_end_verify,
+        "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
+        "vale 0 aunque los dígitos coincidan. Comprueba que hay un «.» antes de "
+        "leer el número.",
+    ),
+    (
+        _strip_end_verify,
+        "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
+        "vale 0 aunque los dígitos coincidan. Comprueba que hay un «.» antes de "
+        "leer el número.",
     ),
     (
         _substring_verify,
@@ -252,37 +321,32 @@ _VERIFY_MISTAKES = [
         "número tras el último «=».",
     ),
     (
-        _no_end_verify,
-        "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
-        "vale 0 aunque los dígitos coincidan.",
-    ),
-    (
         _raising_verify,
         "El verificador nunca debe lanzar una excepción: una respuesta mal "
         "formada (sin «=», o con algo que no es un número al final) vale 0.",
     ),
-    (
-        _first_equals_verify,
-        "Miras el número tras el primer «=»; la respuesta final es la que "
-        "sigue al último.",
-    ),
 ]
 
 #: Respuestas bien formadas (con «=» y punto final): ¿acierta el número final?
+#: Lo que sigue al primer «.» no cuenta: el modelo ya había terminado.
 VERIFY_CASES = [
     ("17×24=17×20+17×4=340+68=408.", 17, 24),
     ("17×24=17×20+17×4=340+58=398.", 17, 24),
     ("17×20+17×4=340+68=408.", 17, 24),
     ("17×20+17×4=408+0=398.", 17, 24),
+    ("17×24=408=398.", 17, 24),
     ("17×24=408.", 17, 24),
+    ("17×20+17×4=340+68=408.+7", 17, 24),
     ("12×11=12×10+12×1=120+12=132.", 12, 11),
 ]
 
 #: Respuestas mal formadas: cortadas, sin «=», sin número al final, vacías.
 VERIFY_MALFORMED_CASES = [
     ("17×20+17×4=340+68=408", 17, 24),
+    ("17×20+17×4=340+68=4080", 17, 24),
     ("408.", 17, 24),
     ("17×20+17×4=340+68=.", 17, 24),
+    ("17×20+17×4=340+68=408².", 17, 24),
     ("17×20+17×4=340+68=4", 17, 24),
     ("", 17, 24),
 ]
@@ -293,7 +357,14 @@ VERIFY_TITLE = "El verificador: 408 → 1, 398 → 0"
 @exercise(MODULE, "verify", VERIFY_TITLE)
 def check_verify(verify: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``verify(text, a, b)`` en respuestas bien formadas."""
-    check_cases(verify, "verify", cases or VERIFY_CASES, ref_verify, _VERIFY_MISTAKES)
+    check_cases(
+        verify,
+        "verify",
+        cases or VERIFY_CASES,
+        ref_verify,
+        _VERIFY_MISTAKES,
+        returns="int",
+    )
 
 
 @exercise(MODULE, "verify", VERIFY_TITLE)
@@ -307,6 +378,7 @@ def check_verify_malformed(
         cases or VERIFY_MALFORMED_CASES,
         ref_verify,
         _VERIFY_MISTAKES,
+        returns="int",
     )
 
 
@@ -542,6 +614,24 @@ def check_group_advantages(
             atol=1e-4,
         )
         return
+    sample_sigma = matches_everywhere(
+        group_advantages, cases, _unbiased_std_advantages, 1e-4, nan_ok=True
+    ) and not matches_everywhere(
+        group_advantages, cases, ref_group_advantages, 1e-4, nan_ok=True
+    )
+    if sample_sigma:
+        # La desviación muestral, con otro error (0/0 sin eps): los números del
+        # mensaje son los de su convención, para que no parezca que es ella la
+        # que está mal.
+        check_cases(
+            group_advantages,
+            "group_advantages",
+            cases,
+            _unbiased_std_advantages,
+            _GROUP_MISTAKES,
+            atol=1e-4,
+        )
+        return
     check_cases(
         group_advantages,
         "group_advantages",
@@ -722,7 +812,26 @@ def _tile_update(model, optimizer, problems, group_size, generator):
     return rewards.mean().item()
 
 
-def _update_variant(*, zero_grad=True, batch_mean=False, per_problem=False):
+def _tile_prompts_update(model, optimizer, problems, group_size, generator):
+    """Error típico: los enunciados en mosaico y sus problemas por bloques."""
+    from helpers.tinylm import encode_prompts, rewards_for, sample, token_log_probs
+
+    prompts = encode_prompts(problems).repeat(group_size, 1)
+    samples = sample(model, prompts, generator=generator)
+    repeated = [p for p in problems for _ in range(group_size)]
+    rewards = rewards_for(samples.completions, repeated)
+    advantages = ref_group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = ref_grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+
+
+def _update_variant(
+    *, zero_grad=True, batch_mean=False, per_problem=False, clip_norm=None
+):
     """La referencia con un error típico."""
 
     def update(model, optimizer, problems, group_size, generator):
@@ -753,10 +862,19 @@ def _update_variant(*, zero_grad=True, batch_mean=False, per_problem=False):
         if zero_grad:
             optimizer.zero_grad()
         loss.backward()
+        if clip_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
         optimizer.step()
         return rewards.mean().item()
 
     return update
+
+
+def _clipped_update(model, optimizer, problems, group_size, generator):
+    """Error típico: recortar la norma del gradiente (a 1, como el bucle de §11)."""
+    return _update_variant(clip_norm=1.0)(
+        model, optimizer, problems, group_size, generator
+    )
 
 
 _UPDATE_MISTAKES = [
@@ -765,6 +883,20 @@ _UPDATE_MISTAKES = [
         "Tus grupos mezclan enunciados: repetiste los enunciados en mosaico "
         "(1, 2, 3, 4, 1, 2...). Las G respuestas de cada enunciado deben ir "
         "seguidas, para que cada fila de rewards.view(-1, G) sea un grupo.",
+    ),
+    (
+        _tile_prompts_update,
+        "Tus recompensas corrigen cada respuesta con otro problema: repetiste "
+        "los enunciados en mosaico (.repeat: 1, 2, 3, 4, 1, 2...) pero la lista "
+        "de problemas va por bloques (1, 1, 1, 1, 2...). Las filas de prompts "
+        "deben ir por bloques, como la lista: repeat_interleave(G, dim=0), o "
+        "construye la lista de enunciados repitiendo cada problema G veces.",
+    ),
+    (
+        _clipped_update,
+        "Recortaste la norma del gradiente: en este ejercicio el paso va sin "
+        "recortar (el enunciado lo fija, para que una respuesta correcta deje "
+        "exactamente los mismos pesos). Quita el clip_grad_norm_.",
     ),
     (
         _update_variant(zero_grad=False),
@@ -843,7 +975,6 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
         if steps > 1
         else ("la red tras una actualización")
     )
-    got_rewards = np.array([as_array(r, "La recompensa media").item() for r in rewards])
     if not _same_state(got, want):
         for mistake, message in _UPDATE_MISTAKES:
             if _same_state(_run_updates(mistake, steps, seed)[0], got):
@@ -851,6 +982,9 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
                     f"Los parámetros de {what} no son los de la referencia.\n" + message
                 )
         compare_parameters(got, want, what=what)
+    for reward in rewards:
+        python_number(reward, "Lo que devuelve grpo_update (la recompensa media)")
+    got_rewards = np.array([float(r) for r in rewards])
     if not close(got_rewards, np.array(want_rewards), atol=1e-6):
         fail(
             "Los parámetros coinciden, pero lo que devuelves no es la recompensa "
@@ -996,17 +1130,26 @@ def check_truncated_importance_weights_gradient(
 # ---------------------------------------------------------------------------
 
 
-def _kl_case(seed: int, batch: int, length: int, lengths: list[int]):
+def _kl_case(
+    seed: int,
+    batch: int,
+    length: int,
+    lengths: list[int],
+    padding: tuple[float, float] = (-0.5, -2.5),
+):
     generator = torch.Generator().manual_seed(seed)
     log_probs = -torch.rand(batch, length, generator=generator) * 2
     ref_log_probs = log_probs + 0.6 * torch.randn(batch, length, generator=generator)
     mask = torch.zeros(batch, length)
     for row, n in enumerate(lengths):
         mask[row, :n] = 1.0
-    # En el relleno puede haber cualquier cosa: solo la máscara dice qué cuenta
-    log_probs = torch.where(mask.bool(), log_probs, torch.full_like(log_probs, -0.5))
+    # En el relleno puede haber cualquier valor finito: solo la máscara dice
+    # qué cuenta
+    log_probs = torch.where(
+        mask.bool(), log_probs, torch.full_like(log_probs, padding[0])
+    )
     ref_log_probs = torch.where(
-        mask.bool(), ref_log_probs, torch.full_like(ref_log_probs, -2.5)
+        mask.bool(), ref_log_probs, torch.full_like(ref_log_probs, padding[1])
     )
     return log_probs, ref_log_probs, mask
 
@@ -1026,7 +1169,9 @@ def _kl_mistake(k3_of_log_rho, masked: bool = True, flip: bool = False):
         if flip:
             log_rho = -log_rho
         value = k3_of_log_rho(log_rho)
-        return value * mask if masked else value
+        if masked:
+            return torch.where(mask.bool(), value, torch.zeros_like(value))
+        return value
 
     return wrapped
 
@@ -1054,8 +1199,9 @@ _KL_MISTAKES = [
     ),
     (
         _kl_mistake(lambda x: torch.exp(x) - x - 1, masked=False),
-        "El relleno no es parte de la respuesta: multiplica por la máscara (su "
-        "penalización debe ser 0, haya lo que haya en esas casillas).",
+        "El relleno no es parte de la respuesta: su penalización debe ser 0, "
+        "haya lo que haya en esas casillas: multiplica por la máscara (o elige "
+        "con torch.where).",
     ),
     (
         _kl_mistake(lambda x: 0.5 * x**2),
@@ -1112,21 +1258,35 @@ def check_kl_penalty_gradient(
 # ---------------------------------------------------------------------------
 
 
-def _norm_case(seed: int, lengths: list[int], length: int, normalization: str):
+def _norm_case(
+    seed: int,
+    lengths: list[int],
+    length: int,
+    normalization: str,
+    padding: float = 9.0,
+):
     generator = torch.Generator().manual_seed(seed)
     per_token = torch.randn(len(lengths), length, generator=generator)
     mask = torch.zeros(len(lengths), length)
     for row, n in enumerate(lengths):
         mask[row, :n] = 1.0
-    per_token = torch.where(mask.bool(), per_token, torch.full_like(per_token, 9.0))
+    # En el relleno puede haber cualquier valor finito
+    per_token = torch.where(mask.bool(), per_token, torch.full_like(per_token, padding))
     return per_token, mask, normalization
 
 
 _NORM_CASES = [
-    _norm_case(seed, lengths, length, normalization)
-    for seed, (lengths, length) in enumerate([([6, 2, 4], 6), ([1, 5, 5, 3], 5)])
+    _norm_case(seed, lengths, length, normalization, padding)
+    for seed, (lengths, length, padding) in enumerate(
+        [([6, 2, 4], 6, 9.0), ([1, 5, 5, 3], 5, -40.0)]
+    )
     for normalization in ("grpo", "dr_grpo", "token")
 ]
+
+
+def _masked(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """``x`` con 0 en el relleno, sin mirar qué había (también NaN)."""
+    return torch.where(m.bool(), x, torch.zeros_like(x))
 
 
 def _norm_with(branch: str, wrong: Callable[..., Any]):
@@ -1141,15 +1301,15 @@ def _norm_with(branch: str, wrong: Callable[..., Any]):
 
 
 def _per_response_mean(x, m):
-    return ((x * m).sum(-1) / m.sum(-1)).mean()
+    return (_masked(x, m).sum(-1) / m.sum(-1)).mean()
 
 
 def _per_response_sum(x, m):
-    return (x * m).sum(-1).mean()
+    return _masked(x, m).sum(-1).mean()
 
 
 def _all_tokens(x, m):
-    return (x * m).sum() / m.sum()
+    return _masked(x, m).sum() / m.sum()
 
 
 def _swap(per_token, mask, normalization):
@@ -1159,7 +1319,7 @@ def _swap(per_token, mask, normalization):
 
 _NORM_MISTAKES = [
     (
-        _norm_with("grpo", lambda x, m: ((x * m).sum(-1) / m.shape[-1]).mean()),
+        _norm_with("grpo", lambda x, m: (_masked(x, m).sum(-1) / m.shape[-1]).mean()),
         "Con «grpo» dividiste entre T, la longitud con relleno: cada respuesta "
         "se divide entre **su** longitud, |o_i| = mask.sum(dim=-1).",
     ),
@@ -1175,7 +1335,7 @@ _NORM_MISTAKES = [
         "promedia sobre las B respuestas.",
     ),
     (
-        _norm_with("dr_grpo", lambda x, m: (x * m).sum()),
+        _norm_with("dr_grpo", lambda x, m: _masked(x, m).sum()),
         "Con «dr_grpo» sumaste todo sin dividir: el normalizador es una "
         "constante, aquí el número B de respuestas (la media sobre ellas).",
     ),
@@ -1185,7 +1345,7 @@ _NORM_MISTAKES = [
         "suma total entre el total de tokens, no respuesta a respuesta.",
     ),
     (
-        _norm_with("token", lambda x, m: (x * m).sum() // m.sum()),
+        _norm_with("token", lambda x, m: _masked(x, m).sum() // m.sum()),
         "Con «token» usaste la división entera (//): redondea hacia abajo. La "
         "pérdida es un número real; divide con /.",
     ),

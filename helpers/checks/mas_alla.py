@@ -179,7 +179,13 @@ def check_rloo_advantages_1d(
 # ---------------------------------------------------------------------------
 
 
-def _token_case(seed: int, lengths: list[int], length: int, kl_coef: float):
+def _token_case(
+    seed: int,
+    lengths: list[int],
+    length: int,
+    kl_coef: float,
+    padding: tuple[float, float] = (-3.0, -0.5),
+):
     generator = torch.Generator().manual_seed(seed)
     batch = len(lengths)
     log_probs = -torch.rand(batch, length, generator=generator) * 2
@@ -187,9 +193,12 @@ def _token_case(seed: int, lengths: list[int], length: int, kl_coef: float):
     mask = torch.zeros(batch, length, dtype=torch.bool)
     for row, n in enumerate(lengths):
         mask[row, :n] = True
-    # En el relleno puede haber cualquier cosa: solo la máscara dice qué cuenta
-    log_probs = torch.where(mask, log_probs, torch.full_like(log_probs, -3.0))
-    ref_log_probs = torch.where(mask, ref_log_probs, torch.full_like(log_probs, -0.5))
+    # En el relleno puede haber cualquier valor finito: solo la máscara dice
+    # qué cuenta
+    log_probs = torch.where(mask, log_probs, torch.full_like(log_probs, padding[0]))
+    ref_log_probs = torch.where(
+        mask, ref_log_probs, torch.full_like(log_probs, padding[1])
+    )
     scores = (torch.rand(batch, generator=generator) > 0.4).float()
     scores[0] = 1.0
     return scores, log_probs, ref_log_probs, mask, kl_coef
@@ -199,6 +208,7 @@ _TOKEN_CASES = [
     _token_case(0, [5, 2, 4], 5, 0.1),
     _token_case(1, [1, 4, 3, 4], 4, 0.05),
     _token_case(2, [6, 3], 6, 0.5),
+    _token_case(3, [4, 2, 3], 4, 0.2, padding=(-60.0, 25.0)),
 ]
 
 
@@ -366,7 +376,8 @@ def _gae_case(seed: int, lengths: list[int], length: int, gamma: float, lam: flo
     rewards = 0.1 * torch.randn(batch, length, generator=generator)
     rewards[torch.arange(batch), torch.tensor(lengths) - 1] += 1.0
     values = torch.rand(batch, length, generator=generator)
-    # En el relleno puede haber cualquier cosa: solo la máscara dice qué cuenta
+    # En el relleno puede haber cualquier valor finito: solo la máscara dice
+    # qué cuenta
     rewards = torch.where(mask, rewards, torch.full_like(rewards, 2.0))
     values = torch.where(mask, values, torch.full_like(values, 5.0))
     return rewards, values, mask, gamma, lam
@@ -535,6 +546,8 @@ _PASS_CASES = [
     (20, 0, 5),
     (8, 8, 3),
     (32, 1, 16),
+    # n − c = k: las k elegidas aún pueden ser justo los n − c fallos
+    (10, 3, 7),
 ]
 
 _PASS_EDGE_CASES = [
@@ -566,6 +579,12 @@ def _pass_off_by_one(n, c, k):
     return 1.0 - math.prod(1.0 - k / i for i in range(n - c, n))
 
 
+def _pass_early_return_at_equal(n, c, k):
+    if n - c <= k:
+        return 1.0
+    return ref_pass_at_k(n, c, k)
+
+
 def _pass_k_over_n(n, c, k):
     return min(1.0, c * k / n)
 
@@ -590,6 +609,13 @@ _PASS_MISTAKES = [
     (
         _pass_off_by_one,
         "El producto va desde i = n − c + 1 hasta n (c factores): empezaste uno antes.",
+    ),
+    (
+        _pass_early_return_at_equal,
+        "Con n − c = k, pass@k aún no es 1: las k elegidas pueden ser justo los "
+        "n − c fallos (una de las C(n, k) maneras de elegir). El atajo «vale 1» "
+        "es solo para n − c < k, cuando no hay fallos suficientes para llenar "
+        "las k.",
     ),
     (
         _pass_k_over_n,
@@ -617,6 +643,7 @@ def check_estimate_pass_at_k(
         ref_pass_at_k,
         _PASS_MISTAKES,
         atol=1e-9,
+        returns="float",
     )
 
 
@@ -632,6 +659,7 @@ def check_estimate_pass_at_k_edges(
         ref_pass_at_k,
         _PASS_MISTAKES,
         atol=1e-9,
+        returns="float",
     )
 
 

@@ -89,6 +89,14 @@ def _diagnose_log_prob(got: float, logits: torch.Tensor, action: int) -> str:
             " Con logits grandes, exp desborda (inf / inf = nan): resta el máximo "
             "antes de exponenciar, o usa torch.log_softmax."
         )
+    as_float32 = logits.float()
+    log_of_softmax = float(torch.log(torch.softmax(as_float32, -1))[action])
+    if math.isclose(got, log_of_softmax, abs_tol=1e-6) and abs(got - want) > 1e-4:
+        return intro + (
+            " Calculaste log(softmax(logits)): una probabilidad diminuta (e^−100) "
+            "ya sale imprecisa o 0 de la softmax, y el logaritmo no lo arregla. "
+            "Normaliza en escala logarítmica, con torch.log_softmax."
+        )
     if math.isclose(got, math.exp(want), abs_tol=1e-5):
         return intro + " Eso es π(a), la probabilidad: falta el logaritmo."
     if math.isclose(got, float(logits[action]), abs_tol=1e-5):
@@ -124,6 +132,21 @@ SAMPLE_CASES = [
     # Logits enormes: exp(1000) desborda si no se resta el máximo.
     (_t([1000.0, 1000.5, 999.0]), _t(0.5)),
     (_t([0.0, 0.0, 0.0, 0.0]), _t(0.0)),
+    # u justo en el borde de un tramo (0,25 + 0,25 = 0,5 exacto): la acumulada
+    # de la acción 1 no *supera* u, la de la 2 sí.
+    (_t([0.0, 0.0, 0.0, 0.0]), _t(0.5)),
+    # En float32, la suma de estas probabilidades se queda en 0,99999988, por
+    # debajo de u = 0,99999994: ningún tramo supera u y toca la última acción.
+    (
+        torch.tensor([0.4, -3.7, 0.7, -1.3, 0.3, -3.7], dtype=torch.float32),
+        torch.tensor(1 - 2**-24, dtype=torch.float32),
+    ),
+    # π(0) = e^−100 es subnormal en float32: softmax la guarda con un 2 % de
+    # error, y log(softmax) lo arrastra; log_softmax da −100.
+    (
+        torch.tensor([0.0, 100.0], dtype=torch.float32),
+        torch.tensor(0.0, dtype=torch.float32),
+    ),
 ]
 
 
@@ -141,7 +164,39 @@ def _manual_softmax(logits: torch.Tensor) -> torch.Tensor:
     return torch.exp(logits) / torch.exp(logits).sum(-1, keepdim=True)
 
 
+def _strictly_below(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    below = (torch.softmax(logits, -1).cumsum(-1) < u.unsqueeze(-1)).sum(-1)
+    return below.clamp(max=logits.shape[-1] - 1)
+
+
+def _first_above_or_zero(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    above = torch.softmax(logits, -1).cumsum(-1) > u.unsqueeze(-1)
+    return above.int().argmax(-1)
+
+
+_NO_LAST_FALLBACK = (
+    "En float32 la suma de todas las probabilidades puede quedarse un pelín por "
+    "debajo de u (0,99999988 < 0,99999994): entonces ninguna acumulada supera u, "
+    "y el enunciado pide la última acción. Limita el índice a A − 1."
+)
+
 SAMPLE_MISTAKES = [
+    (
+        lambda logits, u: _with_log(_strictly_below(logits, u), logits),
+        "Con «<» te quedas con la acción cuya acumulada vale justo u: la acción es "
+        "la primera cuya acumulada **supera** u, así que los tramos que cuentan "
+        "son los de acumulada ≤ u.",
+    ),
+    (
+        lambda logits, u: _with_log(_first_above_or_zero(logits, u), logits),
+        _NO_LAST_FALLBACK,
+    ),
+    (
+        lambda logits, u: _with_log(
+            (torch.softmax(logits, -1).cumsum(-1) <= u.unsqueeze(-1)).sum(-1), logits
+        ),
+        _NO_LAST_FALLBACK,
+    ),
     (
         lambda logits, u: _with_log(logits.argmax(-1), logits),
         "No usas u: eliges siempre la acción más probable (argmax), y así la "
@@ -241,7 +296,15 @@ def check_sample_action_log_prob(
     for logits, u in cases:
         n_actions = logits.shape[-1]
         n = 1 if logits.dim() == 1 else logits.shape[0]
-        out = guarded_call(sample_action, "sample_action", logits, u)
+        try:
+            out = guarded_call(sample_action, "sample_action", logits, u)
+        except (RuntimeError, IndexError) as error:
+            if "out of bounds" not in str(error) and "out of range" not in str(error):
+                raise
+            fail(
+                f"sample_action({_numbers(logits, 1)}, u = {_numbers(u, 8)}) lanzó "
+                f"{type(error).__name__}: {error}. {_NO_LAST_FALLBACK}"
+            )
         action, log_prob = _split_pair(out, "sample_action(logits, u)")
         actions = _actions_array(action, n, n_actions)
         if not isinstance(log_prob, torch.Tensor):

@@ -929,6 +929,25 @@ def gradient_bandit_train(pull, k, n_steps, alpha, rng):
 """,
         "redondeado a 2 decimales",
     ),
+    Answer(
+        "devuelve π en lugar de las preferencias",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    prefs = np.zeros(k)
+    total = 0.0
+    picks = []
+    for t in range(1, n_steps + 1):
+        pi = softmax(prefs)
+        arm = int(rng.choice(k, p=pi))
+        reward = pull(arm, rng)
+        base = total / (t - 1) if t > 1 else reward
+        prefs = gradient_bandit_update(prefs, arm, reward, base, alpha)
+        total += reward
+        picks.append(arm)
+    return softmax(prefs), picks
+""",
+        "Devolviste π = softmax(H)",
+    ),
 ]
 
 RIGHT["gradient_bandit_train"] = [

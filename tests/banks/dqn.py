@@ -688,6 +688,25 @@ def dqn_loss(q_network, target_network, batch, gamma):
 
 WRONG["q_learning_episode"] = [
     Answer(
+        "no guarda lo que devuelve q_learning_update",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state, _ = env.reset()
+    episode_return, length, done = 0.0, 0, False
+    while not done:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_learning_update(q_table, state, action, reward, next_state, terminated,
+                          alpha, gamma)
+        episode_return += reward
+        length += 1
+        done = terminated or truncated
+        state = next_state
+    return q_table, episode_return, length
+""",
+        "no guardas lo que devuelve",
+    ),
+    Answer(
         "el truncado como final",
         """
 def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
@@ -860,8 +879,8 @@ def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
     for t in itertools.count(1):
         action = epsilon_greedy(q_table[state], epsilon, rng)
         next_state, reward, terminated, truncated, _ = env.step(action)
-        q_learning_update(q_table, state, action, reward, next_state, terminated,
-                          alpha, gamma)
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    terminated, alpha, gamma)
         total = total + reward
         if terminated or truncated:
             return q_table, total, t

@@ -149,7 +149,7 @@ def verify(text, a, b):
     final = text.replace(".", "").rsplit("=", 1)[-1]
     return int(final.isdigit() and int(final) == a * b)
 """,
-            "cortada",
+            "lo que venga detrás no cuenta",
         ),
         Answer(
             "lanza excepciones",
@@ -181,6 +181,66 @@ def verify(text, a, b):
     return int(final.isdigit() and int(final) == a * b)
 """,
             "punto final pegado",
+        ),
+        Answer(
+            "corta en text.find('.') sin mirar si hay punto",
+            """
+def verify(text, a, b):
+    body = text[: text.find(".")]
+    if "=" not in body:
+        return 0
+    final = body.rsplit("=", 1)[1]
+    return int(final.isascii() and final.isdigit() and int(final) == a * b)
+""",
+            "sin mirar si había punto",
+            fails=("verify_test_malformed",),
+        ),
+        Answer(
+            "isdigit() acepta «²» y int() lanza",
+            """
+def verify(text, a, b):
+    end = text.find(".")
+    if end < 0 or "=" not in text[:end]:
+        return 0
+    final = text[:end].rsplit("=", 1)[1]
+    return int(final.isdigit() and int(final) == a * b)
+""",
+            "«²»",
+            fails=("verify_test_malformed",),
+        ),
+        Answer(
+            "exige que el texto acabe en punto (lo de detrás sí cuenta)",
+            """
+def verify(text, a, b):
+    if not text.endswith(".") or "=" not in text:
+        return 0
+    final = text[:-1].rsplit("=", 1)[1]
+    return int(final.isascii() and final.isdigit() and int(final) == a * b)
+""",
+            "lo que venga detrás no cuenta",
+            fails=("verify_test",),
+        ),
+        Answer(
+            "quita el punto del final sin comprobar que estaba",
+            """
+def verify(text, a, b):
+    final = text.rsplit("=", 1)[-1].rstrip(".")
+    return int(final.isascii() and final.isdigit() and int(final) == a * b)
+""",
+            "lo que venga detrás no cuenta",
+        ),
+        Answer(
+            "el trozo tras el primer «=», hasta el punto",
+            """
+def verify(text, a, b):
+    end = text.find(".")
+    if end < 0 or "=" not in text[:end]:
+        return 0
+    final = text[:end].split("=")[1]
+    return int(final.isascii() and final.isdigit() and int(final) == a * b)
+""",
+            "primer «=»",
+            fails=("verify_test",),
         ),
     ],
     "group_advantages": [
@@ -240,7 +300,9 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
         advantages = advantages / rewards.std(dim=-1, keepdim=True)
     return advantages
 """,
-            "0/0",
+            # Los números del mensaje son los de su convención (la muestral):
+            # solo falla el grupo unánime, no parece que falle la desviación.
+            "debía ser 0 y es NaN.\nDividiste por una desviación típica",
             fails=("group_advantages_std",),
         ),
         Answer(
@@ -399,6 +461,61 @@ def logit_push(logits, token, advantage=1.0):
         ),
     ],
     "grpo_update": [
+        Answer(
+            "enunciados con .repeat y problemas por bloques",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat(group_size, 1)
+    samples = tl.sample(model, prompts, generator=generator)
+    rows = [p for p in problems for _ in range(group_size)]
+    rewards = tl.rewards_for(samples.completions, rows)
+    advantages = group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+""",
+            "corrigen cada respuesta con otro problema",
+        ),
+        Answer(
+            "recorta la norma del gradiente",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat_interleave(group_size, dim=0)
+    samples = tl.sample(model, prompts, generator=generator)
+    rows = [p for p in problems for _ in range(group_size)]
+    rewards = tl.rewards_for(samples.completions, rows)
+    advantages = group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return rewards.mean().item()
+""",
+            "Recortaste la norma del gradiente",
+        ),
+        Answer(
+            "devuelve un tensor de 0 dimensiones, no un float",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat_interleave(group_size, dim=0)
+    samples = tl.sample(model, prompts, generator=generator)
+    rows = [p for p in problems for _ in range(group_size)]
+    rewards = tl.rewards_for(samples.completions, rows)
+    advantages = group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean()
+""",
+            "el enunciado pide un `float` de Python",
+        ),
         Answer(
             "copias en mosaico (coincide si todos los problemas son iguales)",
             """

@@ -300,6 +300,28 @@ def estimate_pass_at_k(n, c, k):
             "lo contrario",
         ),
         Answer(
+            "atajo pass@k = 1 también con n − c = k",
+            """
+def estimate_pass_at_k(n, c, k):
+    if n - c <= k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+""",
+            "aún no es 1",
+            fails=("estimate_pass_at_k_test",),
+        ),
+        Answer(
+            "devuelve un tensor de 0 dimensiones",
+            """
+def estimate_pass_at_k(n, c, k):
+    if n - c < k:
+        return torch.tensor(1.0, dtype=torch.float64)
+    fails = math.comb(n - c, k) / math.comb(n, k)
+    return 1.0 - torch.tensor(fails, dtype=torch.float64)
+""",
+            "el enunciado pide un `float` de Python",
+        ),
+        Answer(
             "el producto empieza uno antes",
             """
 def estimate_pass_at_k(n, c, k):

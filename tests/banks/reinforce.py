@@ -117,6 +117,52 @@ def sample_action(logits, u):
             "modificó su argumento «logits»",
         ),
         Answer(
+            "«<» en lugar de «≤»: la acción cuya acumulada vale justo u",
+            """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    actions = (log_pi.exp().cumsum(-1) < u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+            "supera u",
+            fails=("sample_action_test",),
+        ),
+        Answer(
+            "sin la última acción de respaldo (float32 por debajo de u)",
+            """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+            "Limita el índice a A − 1",
+        ),
+        Answer(
+            "argmax de «acumulada > u»: la acción 0 si ninguna supera u",
+            """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    above = log_pi.exp().cumsum(-1) > u.unsqueeze(-1)
+    actions = above.int().argmax(dim=-1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+            "Limita el índice a A − 1",
+            fails=("sample_action_test",),
+        ),
+        Answer(
+            "log(softmax) en lugar de log_softmax",
+            """
+def sample_action(logits, u):
+    probs = torch.softmax(logits, dim=-1)
+    actions = (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    return actions, torch.log(probs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+            "torch.log_softmax",
+            fails=("sample_action_test_log_prob",),
+        ),
+        Answer(
             "log-probabilidad redondeada",
             """
 def sample_action(logits, u):
