@@ -56,11 +56,13 @@ lab-docente: $(STAMP)
 
 # Los cuadernos de solutions/ se editan como texto (MyST Markdown): esto
 # escribe los glosarios desde helpers/vocabulary.toml y las bibliografías desde
-# helpers/references.toml, y regenera el .ipynb del texto (o el texto del .ipynb
+# helpers/references.toml, el «Tiempo estimado» de cada presentación
+# (tools/study_time.py), y regenera el .ipynb del texto (o el texto del .ipynb
 # si solo cambió este).
 notebooks: $(STAMP)
 	$(PY) -m tools.glossary
 	$(PY) -m tools.bibliography
+	$(PY) -m tools.study_time
 	$(PY) -m tools.notebook_text
 
 lint: $(STAMP)
