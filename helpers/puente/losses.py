@@ -31,7 +31,7 @@ from typing import Literal
 import torch
 from torch.nn import functional as F
 
-from helpers.tinylm.grpo import grpo_objective_loss
+from helpers.tinylm.grpo import grpo_objective_loss, k3_kl, normalize_loss
 
 TRLLossType = Literal["grpo", "dr_grpo", "dapo", "bnpo"]
 TRL_LOSS_TYPES: tuple[str, ...] = ("grpo", "dr_grpo", "dapo", "bnpo")
@@ -85,6 +85,7 @@ def course_loss_as_trl(
     epsilon: float = 0.2,
     epsilon_high: float | None = None,
     max_completion_length: int | None = None,
+    use_bias_correction_kl: bool = False,
 ) -> torch.Tensor:
     """La pérdida del curso (``grpo_objective_loss``) con los nombres de TRL.
 
@@ -93,11 +94,19 @@ def course_loss_as_trl(
     la penalización k3 contra ``ref_log_probs``. Con ``loss_type="dr_grpo"``
     hace falta ``max_completion_length``: TRL divide por B · L_max y el curso
     por B, así que aquí se divide además por L_max.
+
+    ``use_bias_correction_kl=True`` multiplica la penalización k3 de cada
+    token por el cociente r = π_θ / π_old, como hace TRL por defecto
+    (DeepSeek-V3.2): con μ = 1 el cociente vale 1, pero su gradiente no es 0,
+    así que cambia el gradiente de la penalización. El objetivo de
+    DeepSeekMath que escribe el curso es ``False``.
     """
     if loss_type not in COURSE_NORMALIZATION:
         raise ValueError(
             f"loss_type debe ser uno de {TRL_LOSS_TYPES}; es {loss_type!r}."
         )
+    normalization = COURSE_NORMALIZATION[loss_type]
+    corrected = bool(beta) and use_bias_correction_kl
     loss = grpo_objective_loss(
         log_probs,
         mask,
@@ -106,9 +115,18 @@ def course_loss_as_trl(
         clip_eps=epsilon,
         clip_eps_high=epsilon_high,
         ref_log_probs=ref_log_probs,
-        kl_coef=beta,
-        normalization=COURSE_NORMALIZATION[loss_type],
+        kl_coef=0.0 if corrected else beta,
+        normalization=normalization,
     )
+    if corrected:
+        if ref_log_probs is None:
+            raise ValueError("Con beta > 0 hace falta ref_log_probs.")
+        old = log_probs.detach() if old_log_probs is None else old_log_probs
+        ratio = torch.exp(log_probs - old.detach())  # 1 en valor con μ = 1
+        kl = ratio * k3_kl(log_probs, ref_log_probs, mask)
+        # Las tres normalizaciones son lineales: normalizar la suma de los dos
+        # términos es sumar los dos normalizados
+        loss = loss + beta * normalize_loss(kl, mask, normalization)
     if loss_type == "dr_grpo":
         if max_completion_length is None:
             raise ValueError(
