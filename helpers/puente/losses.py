@@ -20,8 +20,9 @@ más grande.
 La otra diferencia está antes de la pérdida, en las log-probabilidades: el
 curso pone el logit del relleno a −∞ (nunca se puede muestrear) y TRL no, así
 que su log-softmax reparte un poco de probabilidad al relleno. En el modelo
-del curso la diferencia es de milésimas. ``response_log_probs`` sigue la
-convención de TRL para que la comparación sea exacta.
+del curso la diferencia es menor que una milésima por token (lo mide
+``tests/test_puente_trl_loss.py``). ``response_log_probs`` sigue la convención
+de TRL para que la comparación sea exacta.
 """
 
 from __future__ import annotations
