@@ -1,0 +1,80 @@
+"""El puente: el modelo y la pérdida del curso dentro de transformers y TRL.
+
+Todo lo que necesita el módulo 09_puente, hecho con lo que trae el
+repositorio y sin descargar nada (``HF_HUB_OFFLINE=1`` si nadie lo fijó):
+
+- ``convert``: el modelo del ajuste supervisado (``helpers.tinylm``) como un
+  ``GPT2LMHeadModel`` de transformers, y de vuelta (``to_gpt2``,
+  ``to_tinylm``, ``load_pretrained_gpt2``; ``load_gpt2`` lo carga de una
+  carpeta de ``save_pretrained``).
+- ``tokenizer``: el alfabeto de 15 caracteres como ``PreTrainedTokenizerFast``
+  con plantilla de chat (``make_tokenizer``), y la generación voraz con
+  ``generate()`` (``greedy_completions``).
+- ``rewards``: verificadores de verdad con ``math-verify``: una recompensa de
+  formato y otra de corrección; una respuesta de referencia que no se puede
+  leer da 0 y se avisa, nunca se paga.
+- ``losses``: log-probabilidades por token de los logits de Hugging Face
+  (``response_log_probs``) y la pérdida del curso con los nombres y las
+  convenciones de TRL (``course_loss_as_trl``).
+
+Importar ``helpers.puente`` importa transformers (unos segundos); el resto
+del curso no lo necesita y no lo importa.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Nada de descargas: el modelo y el tokenizador salen del repositorio. Tiene
+# que ir antes de importar transformers (huggingface_hub lo lee al importarse).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from .convert import (  # noqa: E402
+    gpt2_config,
+    load_gpt2,
+    load_pretrained_gpt2,
+    to_gpt2,
+    to_tinylm,
+)
+from .losses import (  # noqa: E402
+    COURSE_NORMALIZATION,
+    TRL_LOSS_TYPES,
+    course_loss_as_trl,
+    response_log_probs,
+)
+from .rewards import (  # noqa: E402
+    BatchScore,
+    TRLReward,
+    Verdict,
+    check_answer,
+    correctness_reward,
+    format_reward,
+    score_batch,
+)
+from .tokenizer import (  # noqa: E402
+    CHAT_TEMPLATE,
+    greedy_completions,
+    make_tokenizer,
+)
+
+__all__ = [
+    "CHAT_TEMPLATE",
+    "COURSE_NORMALIZATION",
+    "TRL_LOSS_TYPES",
+    "BatchScore",
+    "TRLReward",
+    "Verdict",
+    "check_answer",
+    "correctness_reward",
+    "course_loss_as_trl",
+    "format_reward",
+    "gpt2_config",
+    "greedy_completions",
+    "load_gpt2",
+    "load_pretrained_gpt2",
+    "make_tokenizer",
+    "response_log_probs",
+    "score_batch",
+    "to_gpt2",
+    "to_tinylm",
+]
