@@ -54,11 +54,12 @@ BENCHMARKS = REPO / "helpers" / "data" / "benchmarks.json"
 # CONTRIBUTING.md, calibrada con lo que midió el estudiante) salen media hora
 # más.
 #
-# Lectura: un texto técnico con fórmulas se estudia, no se lee de corrido. Las
-# «marchas» de lectura de Carver (1990) para universitarios van de unas 300
-# palabras por minuto al leer para entender a unas 200 al estudiar y unas 140
-# al memorizar; 150 está en esa zona lenta. Se cuenta cada ficha separada por
-# espacios, fórmulas incluidas: una fórmula densa pesa varias palabras.
+# Lectura: un texto técnico con fórmulas se estudia, no se lee de corrido, así
+# que va bastante más despacio que una lectura corriente. 150 palabras por
+# minuto es la velocidad que, con las celdas de abajo, reproduce los totales de
+# arriba (una calibración, no una cifra de la literatura). Se cuenta cada ficha
+# separada por espacios, fórmulas incluidas: una fórmula densa pesa varias
+# palabras.
 WORDS_PER_MINUTE = 150
 # Cada celda de código que no es de un ejercicio: leerla, ejecutarla y mirar
 # lo que imprime o dibuja. Las hay de una línea y de cuarenta; medio minuto es

@@ -888,7 +888,7 @@ _UPDATE_MISTAKES = [
         _tile_prompts_update,
         "Tus recompensas corrigen cada respuesta con otro problema: repetiste "
         "los enunciados en mosaico (.repeat: 1, 2, 3, 4, 1, 2...) pero la lista "
-        "de problemas va por bloques (1, 1, 1, 1, 2...). Las filas de prompts "
+        "de problemas va por bloques (1, 1, 1, 1, 2...). Las filas de `prompts` "
         "deben ir por bloques, como la lista: repeat_interleave(G, dim=0), o "
         "construye la lista de enunciados repitiendo cada problema G veces.",
     ),

@@ -586,9 +586,9 @@ UPDATE_CASES = [(0, 0, 0.01, {})]
 UPDATE_CLIP_CASES = [(0, 0, 0.01, {"max_grad_norm": 0.5})]
 UPDATE_KL_CASES = [
     (0, 0, 0.01, {"n_epochs": 6, "target_kl": 0.004}),
-    # Aquí la KL al revés, KL(π_θ ‖ π_θold), pasa de 0,02 una época antes que
-    # la buena (4 épocas y no 5), y k1 no llega nunca: los dos errores se ven
-    # sin las pruebas ocultas, cada uno con su mensaje.
+    # Aquí la KL con los argumentos cambiados, KL(π_θ ‖ π_θold), pasa de 0,02
+    # una época antes que la buena (4 épocas y no 5), y k1 no llega nunca: los
+    # dos errores se ven sin las pruebas ocultas, cada uno con su mensaje.
     (3, 0, 0.01, {"n_epochs": 8, "target_kl": 0.02}),
 ]
 
