@@ -1,4 +1,10 @@
-"""Semillas y hilos: para que cada cuaderno dé los mismos números en cada CPU."""
+"""Semillas, hilos y la tolerancia de las cifras guardadas.
+
+Con semilla y un hilo, cada cuaderno da los mismos números de una ejecución a
+otra en la misma máquina. En otra CPU, las cifras de coma flotante pueden
+cambiar en el último decimal: las pruebas que comparan una cifra guardada con
+la recalculada usan ``FLOAT_TOLERANCE`` (ver ``same_figure``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,30 @@ import random
 import sys
 
 import numpy as np
+
+#: La tolerancia, relativa (absoluta por debajo de 1), con la que toda prueba
+#: compara una cifra de coma flotante guardada (en ``helpers/data``, en el
+#: punto de control o escrita en una prueba) con la que se recalcula ahora.
+#: No se compara bit a bit porque el resultado depende de la CPU: PyTorch
+#: elige sus núcleos de float32 según lo que sepa hacer el procesador (AVX-512,
+#: AVX2 o los genéricos), la BLAS también, y cada uno suma en otro orden, así
+#: que la misma cuenta termina en otro último decimal. Lo bastante ancha para
+#: ese redondeo, y cien veces más estrecha que lo que mueve una sola respuesta
+#: distinta en una precisión (1/1024 en la de ``method_curves.json``).
+#: Para comprobar un cambio con los núcleos genéricos:
+#: ``ATEN_CPU_CAPABILITY=default .venv/bin/python -m pytest -m stored_figures tests``
+#: (lo repite ``tests/test_cpu_kernels.py`` en cada ``make test``).
+FLOAT_TOLERANCE = 1e-5
+
+
+def same_figure(stored: float, fresh: float) -> bool:
+    """¿Es ``fresh`` la cifra guardada ``stored``, salvo el redondeo de la CPU?
+
+    Compara con ``FLOAT_TOLERANCE``: relativa para cifras mayores que 1 y
+    absoluta para las menores.
+    """
+    scale = max(1.0, abs(stored), abs(fresh))
+    return abs(stored - fresh) <= FLOAT_TOLERANCE * scale
 
 
 def set_seed(seed: int, *, torch_threads: int | None = 1) -> np.random.Generator:
