@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from helpers.seeding import same_figure
+from helpers.seeding import same_sampled_fraction
 from helpers.tinylm.checkpoint import CHECKPOINT_PATH, checkpoint_info, load_pretrained
 from helpers.tinylm.evaluate import heldout_accuracy, mean_reward, p_correct
 from helpers.tinylm.model import TinyLM
@@ -26,9 +26,10 @@ def test_checkpoint_ships_small_and_loads_without_arguments(model):
 
 
 # Las dos cifras guardadas con el punto de control se recalculan con la misma
-# función y la misma semilla. Las respuestas muestreadas salen iguales con los
-# núcleos de AVX-512, AVX2 y los genéricos (ATEN_CPU_CAPABILITY), así que la
-# precisión también: se compara con la tolerancia del redondeo de la CPU.
+# función y la misma semilla: en esta máquina salen iguales con los núcleos de
+# AVX-512, AVX2 y los genéricos (ATEN_CPU_CAPABILITY). Son fracciones de
+# respuestas muestreadas, y en otra CPU alguna puede cambiar: se admiten
+# SAMPLED_ANSWERS_MARGIN respuestas distintas.
 
 
 @pytest.mark.stored_figures
@@ -37,7 +38,8 @@ def test_heldout_accuracy_is_in_the_band(model):
     assert 0.2 <= accuracy <= 0.6
     # Es la misma cifra que midió el script de SFT al guardarlo (T = 1)
     stored = checkpoint_info()["heldout_accuracy"]
-    assert same_figure(stored, accuracy), (stored, accuracy)
+    answers = len(heldout_problems()) * 8  # las de heldout_accuracy por defecto
+    assert same_sampled_fraction(stored, accuracy, answers), (stored, accuracy)
 
 
 @pytest.mark.stored_figures
@@ -45,7 +47,7 @@ def test_target_is_far_from_solved(model):
     p = p_correct(model)
     assert 0.05 < p < 0.85
     stored = checkpoint_info()["p_correct"]
-    assert same_figure(stored, p), (stored, p)
+    assert same_sampled_fraction(stored, p, 1024), (stored, p)  # n_samples
 
 
 def test_most_groups_of_eight_are_mixed(model):
