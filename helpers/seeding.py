@@ -1,4 +1,10 @@
-"""Semillas y hilos: para que cada cuaderno dé los mismos números en cada CPU."""
+"""Semillas, hilos y la tolerancia de las cifras guardadas.
+
+Con semilla y un hilo, cada cuaderno da los mismos números de una ejecución a
+otra en la misma máquina. En otra CPU, las cifras de coma flotante pueden
+cambiar en el último decimal: las pruebas que comparan una cifra guardada con
+la recalculada usan ``FLOAT_TOLERANCE`` (ver ``same_figure``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,53 @@ import random
 import sys
 
 import numpy as np
+
+#: La tolerancia, relativa (absoluta por debajo de 1), con la que toda prueba
+#: compara una cifra de coma flotante guardada (en ``helpers/data``, en el
+#: punto de control o escrita en una prueba) con la que se recalcula ahora.
+#: No se compara bit a bit porque el resultado depende de la CPU: PyTorch
+#: elige sus núcleos de float32 según lo que sepa hacer el procesador (AVX-512,
+#: AVX2 o los genéricos), la BLAS también, y cada uno suma en otro orden, así
+#: que la misma cuenta termina en otro último decimal. Es lo bastante ancha
+#: para ese redondeo: con los núcleos genéricos, la entropía de las curvas de
+#: 08 (semilla 0 de los tres métodos) cambia como mucho 1,5·10⁻⁶ en relativo,
+#: unos 10⁻⁷ en absoluto. Y es cien veces más estrecha que una respuesta
+#: distinta en una precisión (1/1024 en ``method_curves.json``): para eso
+#: está ``SAMPLED_ANSWERS_MARGIN``. Para comprobar un cambio con los núcleos
+#: genéricos (lo repite ``tests/test_cpu_kernels.py`` en cada ``make test``):
+#: ``ATEN_CPU_CAPABILITY=default .venv/bin/python -m pytest -m stored_figures tests``
+FLOAT_TOLERANCE = 1e-5
+
+
+#: Cuántas respuestas muestreadas pueden salir distintas en otra CPU cuando
+#: se compara una fracción de respuestas guardada (una precisión, una
+#: P(correcta)) con la recalculada. Una respuesta cambia si el número al azar
+#: cae justo en la frontera entre dos tokens y el redondeo de la CPU mueve esa
+#: frontera: es raro, pero pasa. Con los núcleos genéricos, la precisión final
+#: de la curva de GRPO de 08 (semilla 0) sale con 1 respuesta distinta de
+#: 1024; las de los demás puntos, y las de RLOO y PPO, salen iguales. El
+#: margen es cuatro veces lo medido: 0,4 puntos en esa precisión.
+SAMPLED_ANSWERS_MARGIN = 4
+
+
+def same_figure(stored: float, fresh: float) -> bool:
+    """¿Es ``fresh`` la cifra guardada ``stored``, salvo el redondeo de la CPU?
+
+    Compara con ``FLOAT_TOLERANCE``: relativa para cifras mayores que 1 y
+    absoluta para las menores.
+    """
+    scale = max(1.0, abs(stored), abs(fresh))
+    return abs(stored - fresh) <= FLOAT_TOLERANCE * scale
+
+
+def same_sampled_fraction(stored: float, fresh: float, answers: int) -> bool:
+    """¿Es ``fresh`` la fracción guardada ``stored`` de ``answers`` respuestas?
+
+    Admite ``SAMPLED_ANSWERS_MARGIN`` respuestas distintas (las que puede
+    cambiar el redondeo de otra CPU al muestrear), y nada más.
+    """
+    margin = SAMPLED_ANSWERS_MARGIN / answers
+    return abs(stored - fresh) <= margin + FLOAT_TOLERANCE
 
 
 def set_seed(seed: int, *, torch_threads: int | None = 1) -> np.random.Generator:

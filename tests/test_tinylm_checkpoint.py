@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from helpers.seeding import same_sampled_fraction
 from helpers.tinylm.checkpoint import CHECKPOINT_PATH, checkpoint_info, load_pretrained
 from helpers.tinylm.evaluate import heldout_accuracy, mean_reward, p_correct
 from helpers.tinylm.model import TinyLM
@@ -24,17 +25,29 @@ def test_checkpoint_ships_small_and_loads_without_arguments(model):
     assert all(p.dtype == torch.float32 for p in model.parameters())
 
 
+# Las dos cifras guardadas con el punto de control se recalculan con la misma
+# función y la misma semilla: en esta máquina salen iguales con los núcleos de
+# AVX-512, AVX2 y los genéricos (ATEN_CPU_CAPABILITY). Son fracciones de
+# respuestas muestreadas, y en otra CPU alguna puede cambiar: se admiten
+# SAMPLED_ANSWERS_MARGIN respuestas distintas.
+
+
+@pytest.mark.stored_figures
 def test_heldout_accuracy_is_in_the_band(model):
     accuracy = heldout_accuracy(model)
     assert 0.2 <= accuracy <= 0.6
     # Es la misma cifra que midió el script de SFT al guardarlo (T = 1)
-    assert accuracy == pytest.approx(checkpoint_info()["heldout_accuracy"], abs=0.03)
+    stored = checkpoint_info()["heldout_accuracy"]
+    answers = len(heldout_problems()) * 8  # las de heldout_accuracy por defecto
+    assert same_sampled_fraction(stored, accuracy, answers), (stored, accuracy)
 
 
+@pytest.mark.stored_figures
 def test_target_is_far_from_solved(model):
     p = p_correct(model)
     assert 0.05 < p < 0.85
-    assert p == pytest.approx(checkpoint_info()["p_correct"], abs=0.05)
+    stored = checkpoint_info()["p_correct"]
+    assert same_sampled_fraction(stored, p, 1024), (stored, p)  # n_samples
 
 
 def test_most_groups_of_eight_are_mixed(model):
