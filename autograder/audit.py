@@ -482,7 +482,10 @@ class AuditChannel:
             self._drain()
             if kernel_alive_to_the_end and self.kernel_pid is not None:
                 if not self.ready:
-                    self._add("manipulación", "el registro de intentos no arrancó")
+                    # Ninguna celda puede impedirlo (arranca antes que todas):
+                    # es un fallo de la instalación, no de la entrega.
+                    self.cell = ""
+                    self._add("sin registro", "el gancho no arrancó en el kernel")
             os.close(self.read_fd)
             if self.kernel_fd >= 0:
                 os.close(self.kernel_fd)
@@ -501,23 +504,27 @@ WHAT = {
     "escritura": "intentó escribir fuera de su carpeta",
     "proceso": "lanzó un programa (fuera del registro)",
     "manipulación": "intentó manipular el registro de intentos",
+    "sin registro": "no se pudieron registrar sus intentos",
 }
+# Cómo empieza cada incidencia de un intento (ver :func:`incident_phrase`).
+ATTEMPT_PREFIX = "registrado "
 # La celda de Formgrader con los intentos (la retroalimentación no la lleva).
 NOTES_CELL_ID = "autograder-intentos"
 
 
 def locate(attempts: list[dict], nb) -> list[dict]:
     """Añade a cada intento su celda en el cuaderno calificado: ``where``
-    (p. ej. «celda [7] «import socket»» o «celda [9] (test_softmax)»)."""
+    (p. ej. «en la celda [7] «import socket»» o «en la celda [9]
+    (test_softmax)»). El número es el de ejecución, el que Formgrader enseña."""
     cells = {cell.get("id"): cell for cell in nb.cells}
     located = []
     for attempt in attempts:
         cell = cells.get(attempt.get("cell"))
         if cell is None:
-            where = "fuera de las celdas (al arrancar o en otro hilo)"
+            where = "fuera de las celdas (al arrancar el kernel o en otro hilo)"
         else:
             count = cell.get("execution_count")
-            where = f"celda [{count}]" if count is not None else "celda"
+            where = f"en la celda [{count}]" if count is not None else "en una celda"
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             first = next(
                 (line.strip() for line in cell.source.splitlines() if line.strip()),
@@ -540,7 +547,7 @@ def incident_phrase(attempt: dict) -> str:
     times = attempt.get("count", 1)
     repeated = f", {times} veces" if times > 1 else ""
     return (
-        f"registrado en la {attempt.get('where', 'celda')}: "
+        f"{ATTEMPT_PREFIX}{attempt.get('where', 'en una celda')}: "
         f"{WHAT.get(kind, kind)} ({detail}{repeated})"
     )
 

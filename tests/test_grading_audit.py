@@ -266,9 +266,16 @@ def test_locate_and_phrases_name_the_cell():
     ]
     # En Formgrader, el texto del estudiante no puede ser HTML ni un enlace.
     cell = audit.notes_cell(
-        [{"where": "celda [3]", "kind": "proceso", "detail": "<script>x</script>"}]
+        [{"where": "en la celda [3]", "kind": "proceso", "detail": "<script>"}]
     )
     assert "<script>" not in cell.source and "&#60;script&#62;" in cell.source
+    # Un fallo de la instalación no se atribuye a ninguna celda.
+    assert audit.incident_phrase(
+        audit.locate([{"cell": "", "kind": "sin registro", "detail": "x"}], nb)[0]
+    ) == (
+        "registrado fuera de las celdas (al arrancar el kernel o en otro hilo): "
+        "no se pudieron registrar sus intentos (x)"
+    )
     # nbgrader generate_feedback la quita (y así lo configura el curso).
     nb.cells.insert(0, cell)
     cleaned, _ = RemoveGradingNotes().preprocess(copy.deepcopy(nb), {})
