@@ -115,8 +115,8 @@ EVENTS = frozenset(
 LOCAL_NAMES = frozenset(
     ("", "localhost", "localhost.localdomain", "127.0.0.1", "::1", "0.0.0.0", "::")
 )
-# Escribir aquí es normal (ademas de la carpeta de la entrega y /tmp).
-ALWAYS_ALLOWED = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/stdout")
+# Escribir aquí es normal (además de la carpeta de la entrega y /tmp).
+ALWAYS_ALLOWED = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 ALLOWED_PREFIXES = ("/dev/shm/", "/dev/pts/", "/dev/fd/", "/proc/self/fd/", "/dev/std")
 # Nombres de archivo que tapan el código que califica o que Python ejecuta solo.
 SHADOWING = ("autograder", "helpers", "sitecustomize", "usercustomize")
@@ -178,7 +178,9 @@ def make_hook(fd: int, allowed: tuple[str, ...], identity: tuple[int, int]):
         _me=me,
     ):
         if event == "open" and (
-            _isinstance(args[0], _int) or not (args[2] & _write_flags)
+            _isinstance(args[0], _int)
+            or not _isinstance(args[2], _int)
+            or not (args[2] & _write_flags)
         ):
             return
         records = []
@@ -231,7 +233,11 @@ def make_hook(fd: int, allowed: tuple[str, ...], identity: tuple[int, int]):
                 for name, positions in _path_events:
                     if name == event:
                         for index, fd_index in positions:
-                            dir_fd = args[fd_index] if fd_index is not None else None
+                            dir_fd = (
+                                args[fd_index]
+                                if fd_index is not None and fd_index < _len(args)
+                                else None
+                            )
                             paths.append((args[index], dir_fd))
             for path, dir_fd in paths:
                 # La ruta absoluta como la ve el sistema: relativa a la carpeta
@@ -422,6 +428,9 @@ class AuditChannel:
             *lines, self._buffer = self._buffer.split(b"\n")
             for line in lines:
                 self._parse(line)
+            if len(self._buffer) > 65536:  # el gancho nunca escribe tanto seguido
+                self._buffer = b""
+                self._add("manipulación", "escribir en el canal del registro")
 
     def _parse(self, line: bytes) -> None:
         kind, _, detail = line.decode("utf-8", "replace").partition("\t")
