@@ -20,6 +20,9 @@ quitar), sin tocar el aislamiento ni el comportamiento del código legítimo:
   fuera de la carpeta de la entrega y de ``/tmp`` (y de ``/dev/null``,
   ``/dev/shm`` y los terminales). La ruta se resuelve como la vería el
   sistema: relativa a la carpeta actual o a ``dir_fd`` y siguiendo enlaces.
+* **lectura** (y escritura): abrir algo de lo que el sandbox tapa (el espacio
+  de calificación, las otras entregas, las notas, las soluciones), aunque
+  esté dentro de ``/tmp``. Leer lo demás es normal y no se anota.
 * **proceso**: lanzar un programa (``subprocess``, ``os.system``,
   ``os.exec*``, ``os.posix_spawn``, ``os.spawn*``, ``pty.spawn``). Un proceso
   nuevo ya no lleva el gancho, así que se anota la orden entera: ahí se ve un
@@ -59,13 +62,16 @@ import select
 import sys
 import threading
 
-# Cómo le llega al kernel el canal: «fd:ruta permitida:ruta permitida...».
+# Cómo le llega al kernel el canal: «fd|permitida:permitida...|tapada:...»
+# (las rutas permitidas para escribir y las que el sandbox tapa).
 ENV = "AUTOGRADER_AUDIT"
 # La extensión de IPython que instala el gancho al arrancar el kernel, antes
 # de los archivos de arranque de IPython y de cualquier celda.
 KERNEL_ARGUMENTS = ["--IPKernelApp.extensions=autograder.audit"]
+# Las carpetas que el sandbox tapa, del calificador al ejecutor.
+HIDDEN_ENV = "AUTOGRADER_HIDDEN"
 READY = "listo"
-KINDS = ("red", "escritura", "proceso", "manipulación")
+KINDS = ("red", "escritura", "lectura", "proceso", "manipulación")
 MAX_DETAIL = 300
 # Intentos distintos que se guardan por entrega (los repetidos se cuentan).
 MAX_RECORDS = 200
@@ -128,7 +134,12 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 # ---------------------------------------------------------------------------
 
 
-def make_hook(fd: int, allowed: tuple[str, ...], identity: tuple[int, int]):
+def make_hook(
+    fd: int,
+    allowed: tuple[str, ...],
+    identity: tuple[int, int],
+    hidden: tuple[str, ...] = (),
+):
     """El gancho de auditoría que escribe cada intento en ``fd``.
 
     Todo lo que usa va en sus valores por defecto: funciones de C y valores
@@ -147,6 +158,7 @@ def make_hook(fd: int, allowed: tuple[str, ...], identity: tuple[int, int]):
         _fd=fd,
         _identity=identity,
         _allowed=allowed,
+        _hidden=hidden,
         _always=ALWAYS_ALLOWED,
         _prefixes=ALLOWED_PREFIXES,
         _shadowing=SHADOWING,
@@ -177,12 +189,14 @@ def make_hook(fd: int, allowed: tuple[str, ...], identity: tuple[int, int]):
         _Exception=Exception,
         _me=me,
     ):
-        if event == "open" and (
-            _isinstance(args[0], _int)
-            or not _isinstance(args[2], _int)
-            or not (args[2] & _write_flags)
-        ):
-            return
+        reading = False
+        if event == "open":
+            if _isinstance(args[0], _int) or not _isinstance(args[2], _int):
+                return
+            if not (args[2] & _write_flags):
+                if not _hidden:
+                    return
+                reading = True  # leer solo se mira en lo que el sandbox tapa
         records = []
         paths = []
         try:
@@ -274,6 +288,15 @@ def make_hook(fd: int, allowed: tuple[str, ...], identity: tuple[int, int]):
                         continue
                     done.append(part)
                 full = "/" + "/".join(done)
+                covered = False
+                for root in _hidden:
+                    if full == root or full.startswith(root + "/"):
+                        covered = True
+                if covered:  # lo que el sandbox tapa: gradebook, otras entregas...
+                    records.append(("lectura" if reading else "escritura", full))
+                    continue
+                if reading:
+                    continue
                 name = done[-1] if done else ""
                 stem = name[:-3] if name.endswith(".py") else name
                 shadows = stem in _shadowing or name.endswith(".pth")
@@ -324,12 +347,13 @@ def make_hook(fd: int, allowed: tuple[str, ...], identity: tuple[int, int]):
 
 def install(spec: str) -> None:
     """Instala el gancho en este proceso a partir de ``spec`` (ver :data:`ENV`)."""
-    fd_text, *allowed = spec.split(":")
+    fd_text, allowed_text, hidden_text = spec.split("|")
     fd = int(fd_text)
     os.set_inheritable(fd, False)  # los programas que se lancen no lo heredan
     stat = os.fstat(fd)
-    roots = tuple(os.path.realpath(path) for path in allowed if path)
-    hook = make_hook(fd, roots, (stat.st_dev, stat.st_ino))
+    roots = tuple(os.path.realpath(p) for p in allowed_text.split(":") if p)
+    hidden = tuple(os.path.realpath(p) for p in hidden_text.split(":") if p)
+    hook = make_hook(fd, roots, (stat.st_dev, stat.st_ino), hidden)
     sys.addaudithook(hook)
     os.write(fd, f"{READY}\t''\n".encode())
 
@@ -369,13 +393,14 @@ class AuditChannel:
     ``pass_fds=(channel.kernel_fd,)`` y llamar a :meth:`finish` al final.
     """
 
-    def __init__(self, allowed: list[str]) -> None:
+    def __init__(self, allowed: list[str], hidden: list[str] = ()) -> None:
         self.read_fd, self.kernel_fd = os.pipe()
         # El mismo número dentro del kernel (lo hereda con pass_fds).
         self.kernel_number = self.kernel_fd
         os.set_blocking(self.read_fd, False)
         self.inode = os.fstat(self.read_fd).st_ino
         self.allowed = [str(path) for path in allowed]
+        self.hidden = [str(path) for path in hidden if path]
         self.cell = ""
         self.kernel_pid: int | None = None
         self.ready = False
@@ -390,7 +415,8 @@ class AuditChannel:
 
     def environment(self) -> dict[str, str]:
         """La variable que le dice al kernel dónde escribir y qué se permite."""
-        return {ENV: ":".join([str(self.kernel_fd), *self.allowed])}
+        allowed, hidden = ":".join(self.allowed), ":".join(self.hidden)
+        return {ENV: f"{self.kernel_fd}|{allowed}|{hidden}"}
 
     def attach(self, client) -> None:
         """Engancha el canal a un ``NotebookClient`` de nbclient."""
@@ -511,6 +537,7 @@ class AuditChannel:
 WHAT = {
     "red": "intentó usar la red",
     "escritura": "intentó escribir fuera de su carpeta",
+    "lectura": "intentó leer lo que se tapa al calificar",
     "proceso": "lanzó un programa (fuera del registro)",
     "manipulación": "intentó manipular el registro de intentos",
     "sin registro": "no se pudieron registrar sus intentos",

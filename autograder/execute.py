@@ -92,10 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     # Lo que escribe fuera de su carpeta o sale a la red, aunque se trague el
     # error: lo anota un gancho dentro del kernel (ver autograder/audit.py).
     allowed = [os.path.dirname(os.path.abspath(args.notebook)), "/tmp"]
+    hidden = os.environ.pop(audit.HIDDEN_ENV, "").split(":")
     attempts: list[dict] = []
     for attempt in range(2):
         nb = nbformat.from_dict(original) if attempt else nb
-        channel = audit.AuditChannel(allowed)
+        channel = audit.AuditChannel(allowed, hidden)
         os.environ.update(channel.environment())
         client = NotebookClient(
             nb,

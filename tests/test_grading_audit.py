@@ -48,20 +48,20 @@ HOOKED = """\
 import os, sys
 read_fd, write_fd = os.pipe()
 from autograder import audit
-audit.install(f"{{write_fd}}:{allowed}:/tmp")
+audit.install(f"{{write_fd}}|{allowed}:/tmp|{hidden}")
 {code}
 os.close(write_fd)
 sys.stdout.write(os.read(read_fd, 1 << 20).decode())
 """
 
 
-def _hooked(code: str, allowed) -> list[tuple[str, str]]:
+def _hooked(code: str, allowed, hidden="") -> list[tuple[str, str]]:
     """Los registros ``(tipo, detalle)`` que deja ``code`` con el gancho puesto."""
     completed = subprocess.run(
         [
             sys.executable,
             "-c",
-            HOOKED.format(allowed=allowed, code=textwrap.dedent(code)),
+            HOOKED.format(allowed=allowed, hidden=hidden, code=textwrap.dedent(code)),
         ],
         cwd=allowed,
         capture_output=True,
@@ -235,6 +235,28 @@ def test_legitimate_code_leaves_no_record(tmp_path):
     assert _hooked(code, tmp_path) == []
 
 
+def test_what_the_sandbox_hides_counts_for_reading_too(tmp_path):
+    # El gradebook, las otras entregas... que el sandbox tapa: leerlos es un
+    # intento, y escribir ahí también aunque estén dentro de /tmp.
+    hidden = tmp_path / "notas"
+    hidden.mkdir()
+    (hidden / "gradebook.db").write_text("x")
+    (tmp_path / "mio.txt").write_text("x")
+    code = f"""
+    open("mio.txt").read()
+    open("/etc/hostname").read()
+    try: open({str(hidden / "gradebook.db")!r}).read()
+    except OSError: pass
+    os.symlink({str(hidden)!r}, "atajo")
+    open("atajo/otra.ipynb", "w").close()
+    """
+    records = _hooked(code, tmp_path, hidden=hidden)
+    assert records == [
+        ("lectura", str(hidden / "gradebook.db")),
+        ("escritura", str(hidden / "otra.ipynb")),
+    ]
+
+
 def test_locate_and_phrases_name_the_cell():
     nb = nbformat.v4.new_notebook(
         cells=[
@@ -337,6 +359,9 @@ def graded(tmp_path_factory):
         },
     )
     child = f"open({str(outside)!r}, 'w')"  # lo que intenta el programa lanzado
+    root = tmp_path_factory.mktemp("intentos")
+    subs = root / "entregas"
+    subs.mkdir()
     notebooks = {
         "honesta": solved,
         "legitima": with_cell(LEGITIMATE),
@@ -355,6 +380,10 @@ def graded(tmp_path_factory):
             "except OSError:\n    pass"
         ),
         "en_la_prueba": swallowed_in_exercise,
+        "lee": with_cell(
+            f"try:\n    print(open({str(subs / 'honesta.ipynb')!r}).read())\n"
+            "except OSError:\n    pass"
+        ),
         "proceso": with_cell(
             "import subprocess, sys\n"
             f"code = {child!r}\n"
@@ -373,9 +402,6 @@ def graded(tmp_path_factory):
             "except OSError:\n    pass"
         ),
     }
-    root = tmp_path_factory.mktemp("intentos")
-    subs = root / "entregas"
-    subs.mkdir()
     for name, nb in notebooks.items():
         nbformat.write(nb, subs / f"{name}.ipynb")
     out = root / "notas"
@@ -410,7 +436,7 @@ def graded(tmp_path_factory):
     }
 
 
-HOSTILE = ["red", "escribe", "bajo_nivel", "en_la_prueba", "proceso", "manipula"]
+HOSTILE = ["red", "escribe", "bajo_nivel", "en_la_prueba", "lee", "proceso", "manipula"]
 
 
 @needs_sandbox
@@ -430,6 +456,7 @@ def test_swallowed_attempts_are_incidents_with_their_cell(graded):
         "bajo_nivel": f"intentó escribir fuera de su carpeta («{graded['outside']}»)",
         "en_la_prueba": f"fuera de su carpeta («{graded['outside']}»",
         "proceso": "lanzó un programa",
+        "lee": "intentó leer lo que se tapa al calificar («",
         "manipula": "manipular el registro de intentos (cerrar o cambiar el canal",
     }
     # El canal cerrado se anota una vez, en la celda que lo cerró.
