@@ -25,7 +25,9 @@ import pytest
 from tests.notebooks import REPO, module_ids
 
 # CHROMIUM elige otro ejecutable (p. ej. el de Homebrew en macOS, fuera del PATH).
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = (
+    os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+)
 ARTIFACTS = REPO / ".artifacts" / "browser"
 # Sin esto, Chromium intenta conectarse a servicios de Google al arrancar.
 CHROMIUM_ARGS = [
