@@ -578,7 +578,7 @@ def incident_phrase(attempt: dict) -> str:
     """La incidencia de un intento, para ``grades.csv`` y el informe."""
     kind = attempt.get("kind", "")
     detail = attempt.get("detail", "")
-    if kind == "escritura":
+    if kind in ("escritura", "lectura"):
         detail = f"«{detail}»"
     times = attempt.get("count", 1)
     repeated = f", {times} veces" if times > 1 else ""

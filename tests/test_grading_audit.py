@@ -276,6 +276,7 @@ def test_locate_and_phrases_name_the_cell():
                 "count": 3,
             },
             {"cell": "a", "kind": "escritura", "detail": "/etc/x", "count": 1},
+            {"cell": "a", "kind": "lectura", "detail": "/notas/g.db", "count": 1},
         ],
         nb,
     )
@@ -285,6 +286,8 @@ def test_locate_and_phrases_name_the_cell():
         "(conectarse a 1.2.3.4:80, 3 veces)",
         "registrado en la celda [1] (test_softmax): intentó escribir fuera de su "
         "carpeta («/etc/x»)",
+        "registrado en la celda [1] (test_softmax): intentó leer lo que se tapa "
+        "al calificar («/notas/g.db»)",
     ]
     # En Formgrader, el texto del estudiante no puede ser HTML ni un enlace.
     cell = audit.notes_cell(
