@@ -24,6 +24,8 @@ sys.modules.setdefault("rfc3987_syntax", None)
 
 import nbformat  # noqa: E402
 
+from autograder import audit  # noqa: E402
+
 
 def set_limits(memory_bytes: int, processes: int, file_bytes: int) -> None:
     """Límites que heredan el kernel y todo lo que lance."""
@@ -72,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     out = os.fdopen(args.fd, "w", encoding="utf-8")
+    # El kernel no puede abrir los descriptores de este proceso por /proc (ni
+    # este pipe ni el del registro de intentos).
+    audit.protect_process()
     nb = nbformat.read(args.notebook, as_version=4)
     set_limits(args.memory, args.processes, args.file_size)
 
@@ -84,8 +89,15 @@ def main(argv: list[str] | None = None) -> int:
     # máquina muy cargada) no es culpa de la entrega: se reintenta una vez con
     # un kernel nuevo. Si vuelve a pasar, se informa.
     original = nbformat.from_dict(nb)
+    # Lo que escribe fuera de su carpeta o sale a la red, aunque se trague el
+    # error: lo anota un gancho dentro del kernel (ver autograder/audit.py).
+    allowed = [os.path.dirname(os.path.abspath(args.notebook)), "/tmp"]
+    hidden = os.environ.pop(audit.HIDDEN_ENV, "").split(":")
+    attempts: list[dict] = []
     for attempt in range(2):
         nb = nbformat.from_dict(original) if attempt else nb
+        channel = audit.AuditChannel(allowed, hidden)
+        os.environ.update(channel.environment())
         client = NotebookClient(
             nb,
             timeout=args.cell_timeout,
@@ -94,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
             raise_on_iopub_timeout=True,
             error_on_timeout=TIMEOUT_ERROR,
             kernel_name="python3",
-            extra_arguments=["--HistoryManager.hist_file=:memory:"],
+            extra_arguments=[
+                "--HistoryManager.hist_file=:memory:",
+                *audit.KERNEL_ARGUMENTS,
+            ],
             on_cell_executed=record_reply_error,
             # Las salidas ya están: no hace falta esperar a que el kernel se
             # despida (unas décimas por entrega).
@@ -105,16 +120,19 @@ def main(argv: list[str] | None = None) -> int:
                 "metadata": {"path": os.path.dirname(os.path.abspath(args.notebook))}
             },
         )
+        channel.attach(client)
         status = "ok"
         try:
-            client.execute()
+            client.execute(pass_fds=(channel.kernel_fd,))
         except DeadKernelError:
             status = "dead_kernel"
         except Exception as error:  # el kernel no arrancó, mensajes corruptos...
             status = f"error: {type(error).__name__}: {error}"[:300]
+        attempts += channel.finish(status == "ok")
         if not status.startswith("error"):
             break
     nb.metadata["autograder_execution"] = status
+    nb.metadata["autograder_audit"] = attempts
     out.write(nbformat.writes(nb))
     out.close()
     return 0

@@ -19,6 +19,7 @@ import mistune
 from latex2mathml.converter import convert as latex_to_mathml
 from nbformat.notebooknode import NotebookNode
 
+from autograder.audit import NOTES_CELL_ID
 from autograder.integrity import cell_titles
 from autograder.sources import HIDDEN_REGION
 
@@ -102,6 +103,8 @@ def _sections(nb: NotebookNode) -> list[dict]:
     current: dict | None = None
     for cell in nb.cells:
         meta = _nbgrader(cell)
+        if cell.get("id") == NOTES_CELL_ID:
+            continue  # los intentos registrados son solo para la docente
         if cell.cell_type == "markdown" and cell.source.lstrip().startswith("### "):
             current = {"statement": [cell.source], "cells": []}
             sections.append(current)

@@ -24,6 +24,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde, GenerateAssignment
 from nbgrader.coursedir import CourseDirectory
 
+from autograder.audit import incident_phrase, notes_cell
 from autograder.config import COURSE, GRADING, SOLUTIONS, load_config
 from autograder.feedback import write_feedback
 from autograder.integrity import cell_titles
@@ -202,6 +203,7 @@ def grade_one(job: Job) -> Result:
         return result
     _read_scores(result, job.module_id, db_path)
     status_file = own / STATUS_FILE
+    attempts: list[dict] = []
     if status_file.exists():
         status = json.loads(status_file.read_text(encoding="utf-8"))
         if status["status"] != "ok":
@@ -209,6 +211,11 @@ def grade_one(job: Job) -> Result:
             result.incidents.append(status["reason"])
         for incident in status.get("incidents", []):
             _add_incident(result, incident)
+        # Los intentos que anotó el registro (red, escrituras fuera de su
+        # carpeta...), aunque el código se tragara el error: en incidents, no
+        # en el motivo, que la retroalimentación enseña.
+        attempts = status.get("attempts", [])
+        result.incidents += [incident_phrase(a) for a in attempts]
         result.findings = status.get("findings", [])
         if result.findings:
             # Lo que hay que mirar va primero en el motivo; el estado «revisar»
@@ -229,7 +236,12 @@ def grade_one(job: Job) -> Result:
         / f"{job.module_id}.ipynb"
     )
     if autograded.exists():
-        _diagnose(result, nbformat.read(autograded, as_version=4))
+        nb = nbformat.read(autograded, as_version=4)
+        _diagnose(result, nb)
+        if attempts:
+            # La docente los ve también en Formgrader, arriba del cuaderno.
+            nb.cells.insert(0, notes_cell(attempts))
+            nbformat.write(nb, autograded)
     return result
 
 

@@ -43,6 +43,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from autograder.audit import ATTEMPT_PREFIX
+
 # Nombres que dejan las descargas de un LMS.
 LMS_PATTERNS = {
     # Moodle con carpetas: «Nombre Apellido_12345_assignsubmission_file» (o
@@ -591,6 +593,19 @@ def export(
         warnings.append(
             f"Con incidencias, mira grades.csv antes de importar "
             f"({_count(len(problems), 'entrega')}): {', '.join(problems)}."
+        )
+    # Los intentos que anotó el registro (autograder/audit.py) no cambian la
+    # nota ni el estado, pero conviene mirarlos antes de cerrar el módulo.
+    attempted = [
+        r.student_id
+        for r in results
+        if any(i.startswith(ATTEMPT_PREFIX) for i in r.incidents)
+    ]
+    if attempted:
+        warnings.append(
+            "Con intentos registrados al calificar (red, escrituras fuera de su "
+            "carpeta...; no cambian la nota), mira incidents en grades.csv "
+            f"({_count(len(attempted), 'entrega')}): {', '.join(attempted)}."
         )
     dest = Path(dest or out / ("notas.csv" if fmt == "csv" else f"{fmt}.csv"))
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -3,11 +3,12 @@
 #   nbgrader generate_assignment 01_bandidos --config autograder/nbgrader_config.py
 from pathlib import Path
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
     ClearOutput,
+    GetGrades,
     IgnorePattern,
     LimitOutput,
     OverwriteCells,
@@ -17,6 +18,7 @@ from nbgrader.preprocessors import (
 
 from autograder.preprocessors import (
     DeduplicateGradeIds,
+    RemoveGradingNotes,
     SandboxedExecute,
     SkipSlowCells,
 )
@@ -79,6 +81,15 @@ c.Autograde.autograde_preprocessors = [
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
+]
+
+# Los intentos registrados al calificar encabezan el cuaderno calificado en
+# Formgrader, solo para la docente: la retroalimentación de nbgrader (y la de
+# autograder/feedback.py) nunca los lleva.
+c.GenerateFeedback.preprocessors = [
+    RemoveGradingNotes,
+    GetGrades,
+    CSSHTMLHeaderPreprocessor,
 ]
 
 # Un límite explícito por celda al calificar (segundos), igual en todas partes.

@@ -11,6 +11,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
 from traitlets import Bool, Integer, List, Unicode
 
+from autograder.audit import NOTES_CELL_ID, locate
 from autograder.demos import demo_cell_ids
 from autograder.integrity import (
     Finding,
@@ -85,6 +86,15 @@ class SkipSlowCells(NbGraderPreprocessor):
                 cell.source = SKIPPED_SOURCE
             elif untouched_demo:
                 cell.source = SKIPPED_DEMO
+        return nb, resources
+
+
+class RemoveGradingNotes(NbGraderPreprocessor):
+    """Quita la celda de intentos registrados (solo para la docente) antes de
+    que ``nbgrader generate_feedback`` haga la retroalimentación."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        nb.cells = [cell for cell in nb.cells if cell.get("id") != NOTES_CELL_ID]
         return nb, resources
 
 
@@ -173,9 +183,11 @@ class SandboxedExecute(NbGraderPreprocessor):
         plan = guard_test_cells(nb, source, exercises) if source is not None else None
 
         status: dict = {"status": "ok", "reason": "", "incidents": []}
+        attempts: list[dict] = []
         try:
             executed = execute_notebook(nb, workdir / "sandbox", limits, sandbox)
             nb.cells = executed.cells
+            attempts = executed.metadata.get("autograder_audit", [])
             state = executed.metadata.get("autograder_execution", "ok")
             if state == "dead_kernel":
                 status["status"] = "killed"
@@ -198,6 +210,9 @@ class SandboxedExecute(NbGraderPreprocessor):
         if plan is not None:
             _apply_guard(nb, plan, findings)
         _zero_delegated(nb, findings)
+        # Lo que el registro de intentos anotó (autograder/audit.py), con su
+        # celda: para la docente, nunca para la retroalimentación.
+        status["attempts"] = locate(attempts, nb)
         if move_stderr_to_stdout(nb):
             status["incidents"].append(
                 "escribió en stderr o lanzó avisos en una celda de pruebas (no "

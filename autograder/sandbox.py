@@ -27,6 +27,8 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from autograder.audit import HIDDEN_ENV
+
 # Usuarios sin privilegios para las entregas. El límite de procesos cuenta por
 # usuario en todo el sistema, así que cada ejecución aislada usa el suyo: el de
 # este número más el pid del proceso que la lanza (único mientras viva). Así un
@@ -263,6 +265,11 @@ def execute_notebook(
         env["MPLCONFIGDIR"] = f"{inside}/.matplotlib"
         if sandbox is not None and os.geteuid() == 0:
             os.chown(workdir / ".matplotlib", sandbox.uid(), sandbox.uid())
+    if sandbox is not None:
+        # Leer o escribir ahí es un intento, aunque se trague el error.
+        env[HIDDEN_ENV] = ":".join(
+            str(Path(p).resolve()) for p in sandbox.hide if Path(p).exists()
+        )
     # El proyecto tiene que ser importable dentro (instalación editable o no).
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
     process = subprocess.Popen(

@@ -580,3 +580,23 @@ def test_moodle_zip_grade_manual_regrade_export(tmp_path):
     assert manifest["submissions"]["Ana_Garcia_102"]["path"] == (
         "Ana García_102_assignsubmission_file/mi cuaderno.ipynb"
     )
+
+
+def test_export_warns_about_recorded_attempts(tmp_path):
+    # Un intento registrado (autograder/audit.py) no cambia la nota ni el
+    # estado, pero la exportación avisa de mirarlo.
+    results = _results()
+    results[0].incidents = [
+        "registrado en la celda [3] «import socket»: intentó usar la red "
+        "(conectarse a 127.0.0.1:80)"
+    ]
+    results[1].incidents = ["escribió en stderr en una celda de pruebas"]
+    from autograder.gradebook import write_results
+    from autograder.lms import export
+
+    write_results(tmp_path, "01_bandidos", results)
+    write_manifest(tmp_path, "01_bandidos", Collected(origins=ORIGINS))
+    _, warnings = export("01_bandidos", "csv", tmp_path)
+    attempts = [w for w in warnings if "intentos registrados" in w]
+    assert len(attempts) == 1 and "Ana_Garcia_101" in attempts[0]
+    assert "Ana_Garcia_102" not in attempts[0]

@@ -139,6 +139,10 @@ def test_solution_scores_full(graded):
     assert rows["solved"]["status"] == "ok"
     assert float(rows["solved"]["score"]) == _max_score(module_exercises)
     assert (out / "feedback" / "solved.html").exists()
+    # El registro de intentos (autograder/audit.py) no anota nada de lo que
+    # hacen las entregas honestas del módulo, ni de sus demos.
+    for student in ("solved", "mixed", "untouched"):
+        assert "registrado en" not in rows[student]["incidents"], rows[student]
 
 
 def test_mixed_scores_exactly_the_right_exercises(graded):
