@@ -200,3 +200,26 @@ def test_seed_spread_plot_marks_the_runs_that_never_arrive():
     assert filled.get_offsets()[:, 0].tolist() == [10]
     assert hollow.get_offsets()[:, 0].tolist() == [5000]  # en el tope
     assert ax.get_title().startswith("Pasos hasta llegar")
+
+
+def test_grading_table_has_a_row_per_module_and_says_what_is_projected():
+    data = {
+        "jobs": 2,
+        "modules": [
+            {"module": "01_x", "students": 100, "seconds": 150.0, "n_problems": 0},
+            {"module": "02_y", "students": 20, "seconds": 40.0, "n_problems": 1},
+        ],
+    }
+    lines = report.render_grading(data)
+    assert "| 01_x | 100 | 150 s | 1,5 s | 150 s (medido) | ✓ |" in lines
+    # 20 entregas en 40 s: 2 s cada una, 200 s para 100, fuera del presupuesto
+    assert (
+        "| 02_y | 20 (1 con incidencias) | 40 s | 2,0 s | 200 s (proyectado) | ✗ |"
+        in (lines)
+    )
+    # Los datos de antes (un solo módulo) se siguen escribiendo como entonces.
+    old = {"module": "01_x", "students": 100, "jobs": 2, "seconds": 153.0}
+    assert (
+        "153 s (presupuesto ≤ 180 s ✓)"
+        in report.render_grading({**old, "n_problems": 0})[0]
+    )
