@@ -91,9 +91,10 @@ $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	touch $@
 
-# Cuadernos, CartPole junto a Stable-Baselines3, GRPO y calificación de 100
-# entregas, en ≤ 35 minutos en 2 núcleos (cuánto tardó de verdad, al final de
-# BENCHMARKS.md). CI solo ejecuta bench-quick (el código, no las cifras).
+# Cuadernos, CartPole junto a Stable-Baselines3, GRPO y calificación de cada
+# módulo (100 entregas del primero, 20 de cada uno de los demás), en ≤ 35
+# minutos en 2 núcleos (cuánto tardó de verdad, al final de BENCHMARKS.md). CI
+# solo ejecuta bench-quick (el código, no las cifras).
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks all --output BENCHMARKS.md
 

@@ -15,11 +15,11 @@ llamar a sus funciones (``plt.show()``, ``np.mean(...)``), ni el espacio de
 nombres ``demo = demo_functions(...)`` por llamar a ``demo.softmax(...)``: solo
 elige entre la función del estudiante y la de referencia.
 
-Una celda con ``import`` nunca se salta, salvo si solo importa submódulos del
-propio curso (``from helpers.widgets.bandits import BanditGame``): cargarlos
-no cambia nada de lo que califica. Y solo se salta una demo si la
-entrega la trae **tal cual** está en la fuente: si el estudiante la cambió
-(quizá para definir algo que usa su solución), se ejecuta.
+Una celda con ``import`` nunca se salta, salvo si solo importa módulos del
+propio curso (``from helpers.widgets.bandits import BanditGame``) u otros de
+:data:`HARMLESS_IMPORTS`: cargarlos no cambia nada de lo que califica. Y solo
+se salta una demo si la entrega la trae **tal cual** está en la fuente: si el
+estudiante la cambió (quizá para definir algo que usa su solución), se ejecuta.
 """
 
 from __future__ import annotations
@@ -81,6 +81,62 @@ def _global_reads(node: ast.AST) -> set[str]:
     return reads
 
 
+def _exposed_reads(statements: list[ast.stmt], assigned: set[str]) -> set[str]:
+    """Nombres globales que ``statements`` lee antes de asignarlos ellas mismas.
+
+    Se recorren en orden. La variable de un ``for`` (o el ``as`` de un
+    ``with``) está asignada dentro de su cuerpo: ``for a in x: f(a)`` lee
+    ``x``, no ``a``. El ``else`` de un ``for`` puede ejecutarse sin ninguna
+    vuelta, así que ahí la variable no cuenta como asignada.
+    """
+    exposed: set[str] = set()
+    assigned = set(assigned)
+    for statement in statements:
+        if isinstance(statement, ast.For | ast.AsyncFor):
+            exposed |= _global_reads(statement.iter) - assigned
+            targets = _plain_names(statement.target)
+            if targets is None:  # for x[i] in ...: lee x e i
+                exposed |= _global_reads(statement.target) - assigned
+                targets = set()
+            exposed |= _exposed_reads(statement.body, assigned | targets)
+            exposed |= _exposed_reads(statement.orelse, assigned)
+        elif isinstance(statement, ast.With | ast.AsyncWith):
+            names: set[str] = set()
+            for item in statement.items:
+                exposed |= _global_reads(item.context_expr) - assigned
+                if item.optional_vars is not None:
+                    plain = _plain_names(item.optional_vars)
+                    if plain is None:
+                        exposed |= _global_reads(item.optional_vars) - assigned
+                    names |= plain or set()
+            exposed |= _exposed_reads(statement.body, assigned | names)
+        elif isinstance(statement, ast.If):
+            exposed |= _global_reads(statement.test) - assigned
+            exposed |= _exposed_reads(statement.body, assigned)
+            exposed |= _exposed_reads(statement.orelse, assigned)
+        else:
+            exposed |= _global_reads(statement) - assigned
+        assigned |= {n.id for n in ast.walk(statement) if _stores(n)}
+    return exposed
+
+
+def _plain_names(target: ast.AST) -> set[str] | None:
+    """Los nombres de ``a`` o ``a, (b, *c)``; ``None`` si hay ``x.y`` o ``x[i]``."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Starred):
+        return _plain_names(target.value)
+    if isinstance(target, ast.Tuple | ast.List):
+        names: set[str] = set()
+        for element in target.elts:
+            inner = _plain_names(element)
+            if inner is None:
+                return None
+            names |= inner
+        return names
+    return None
+
+
 def _module_names(cells: list[NotebookNode]) -> set[str]:
     """Nombres que llamar a sus funciones no modifica: módulos y ``demo``."""
     names: set[str] = set()
@@ -101,11 +157,21 @@ def _module_names(cells: list[NotebookNode]) -> set[str]:
     return names
 
 
+#: Módulos cuya carga no cambia nada de lo que se califica: los del propio
+#: curso, la visualización de IPython y dos de la biblioteca estándar sin estado.
+#: El nombre que ligan sí cuenta (como cualquier asignación).
+HARMLESS_IMPORTS = ("helpers", "IPython.display", "copy", "math")
+
+
+def _harmless(module: str) -> bool:
+    return any(module == m or module.startswith(f"{m}.") for m in HARMLESS_IMPORTS)
+
+
 def _course_import(node: ast.AST) -> bool:
-    """¿Importa solo submódulos de ``helpers`` (sin efectos al calificar)?"""
+    """¿Importa solo módulos de :data:`HARMLESS_IMPORTS` (sin efectos al calificar)?"""
     if isinstance(node, ast.ImportFrom):
-        return node.level == 0 and (node.module or "").startswith("helpers.")
-    return all(a.name.startswith("helpers.") for a in node.names)
+        return node.level == 0 and _harmless(node.module or "")
+    return all(_harmless(a.name) for a in node.names)
 
 
 def demo_cell_ids(source_nb: NotebookNode) -> set[str]:
@@ -126,13 +192,9 @@ def demo_cell_ids(source_nb: NotebookNode) -> set[str]:
             needed |= {"*"}
             continue
         writes: set[str] = set()
-        exposed: set[str] = set()
-        assigned: set[str] = set()
         for statement in tree.body:
-            w, r = _writes_and_reads(statement, modules)
-            exposed |= r - assigned
-            assigned |= {n.id for n in ast.walk(statement) if _stores(n)}
-            writes |= w
+            writes |= _writes_and_reads(statement, modules)[0]
+        exposed = _exposed_reads(tree.body, set())
         # Los imports se ejecutan siempre (pueden tener efectos al cargarse),
         # salvo los de submódulos del curso.
         imports = any(

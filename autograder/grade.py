@@ -403,9 +403,12 @@ def grade(
         )
 
     # Los módulos de helpers (y PyTorch) se cargan una vez aquí, antes de crear
-    # los procesos de trabajo: los heredan ya cargados al bifurcarse.
+    # los procesos de trabajo: los heredan ya cargados al bifurcarse. Y el
+    # código del curso queda compilado para los kernels (autograder/bytecode.py).
+    from autograder.bytecode import compile_course
     from autograder.integrity import preload_references
 
+    compile_course()
     preload_references()
     with ProcessPoolExecutor(
         max_workers=max(1, jobs),

@@ -8,6 +8,7 @@ Ejemplos::
     python -m benchmarks all --only methods --output BENCHMARKS.md  # GRPO/RLOO/PPO
     python -m benchmarks notebooks 07_grpo            # tiempo y memoria
     python -m benchmarks grading 01_bandidos --students 100 --jobs 2
+    python -m benchmarks grading --students 20        # todos los módulos
     python -m benchmarks all --only cartpole --seeds 0-19 --output BENCHMARKS.md
     python -m benchmarks cartpole --seeds 1000-1039 --agents PPO --set PPO.n_epochs=10
 """
@@ -29,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     grading_parser = kinds.add_parser(
         "grading", help="cuánto tarda calificar una clase entera"
     )
-    grading_parser.add_argument("module", help="p. ej. 01_bandidos")
+    grading_parser.add_argument(
+        "modules", nargs="*", help="p. ej. 01_bandidos (todos si nada)"
+    )
     grading_parser.add_argument("--students", type=int, default=100)
     grading_parser.add_argument("--jobs", type=int, default=2)
     notebooks_parser = kinds.add_parser(
@@ -107,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         return notebooks.notebooks_main(args.modules)
     from benchmarks import grading
 
-    return grading.main(args.module, args.students, args.jobs)
+    return grading.main(args.modules, args.students, args.jobs)
 
 
 def parse_seeds(text: str) -> list[int]:

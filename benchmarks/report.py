@@ -10,7 +10,9 @@
    después, y segundos; y una fila por variante del objetivo (β > 0, μ = 2
    con recorte, normalización por longitud), con la KL al modelo de
    referencia y la longitud de las respuestas incorrectas;
-5. la calificación de una clase de 100 entregas;
+5. la calificación de cada módulo: una clase de 100 entregas del primero y
+   :data:`benchmarks.grading.OTHER_STUDENTS` de cada uno de los demás,
+   proyectadas a 100;
 6. GRPO, RLOO y PPO con crítico con las mismas respuestas muestreadas
    (precisión, entropía, segundos y memoria) y GRPO contra un verificador con
    trampa (ver :mod:`benchmarks.methods`).
@@ -22,7 +24,8 @@ cifras del banco, con :mod:`helpers.bench_data`) y la tabla en Markdown
 exactamente lo que sale del JSON.
 
 ``--quick`` hace lo mismo en miniatura (un cuaderno de dos celdas, un
-entrenamiento corto por agente, dos pasos de GRPO, tres entregas) y no toca el
+entrenamiento corto por agente, dos pasos de GRPO, dos entregas de dos módulos)
+y no toca el
 JSON de los cuadernos: comprueba que el código del banco funciona, no mide
 nada. CI ejecuta solo eso.
 
@@ -50,7 +53,13 @@ import nbformat
 from autograder.config import modules
 from benchmarks import cartpole
 from benchmarks import methods as methods_bench
-from benchmarks.grading import BUDGET_SECONDS, BUDGET_STUDENTS, grading_figures
+from benchmarks.grading import (
+    BUDGET_SECONDS,
+    BUDGET_STUDENTS,
+    OTHER_STUDENTS,
+    grading_figures,
+    projected,
+)
 from benchmarks.notebooks import (
     ALL_NOTEBOOKS_SECONDS,
     NOTEBOOK_MEGABYTES,
@@ -246,18 +255,31 @@ def measure_grpo_all(
 
 
 def measure_grading(quick: bool) -> dict[str, Any]:
-    """Calificar una clase fabricada de un módulo."""
-    students = 3 if quick else BUDGET_STUDENTS
-    module_id = modules()[0]
-    _say(f"calificación de {students} entregas de {module_id}")
-    figures = grading_figures(module_id, students, jobs=2)
-    return {
-        "module": module_id,
-        "students": students,
-        "jobs": 2,
-        "seconds": float(figures["seconds"]),  # type: ignore[arg-type]
-        "n_problems": int(figures["n_problems"]),  # type: ignore[call-overload]
-    }
+    """Calificar una clase fabricada de cada módulo.
+
+    El primero, con :data:`BUDGET_STUDENTS` entregas; los demás, con
+    :data:`OTHER_STUDENTS` (el tiempo se proyecta a 100). Con ``quick``, dos
+    entregas del primer módulo y del último: prueba el código, no mide.
+    """
+    all_modules = modules()
+    if quick:
+        plan = [(all_modules[0], 2), (all_modules[-1], 2)]
+    else:
+        plan = [(all_modules[0], BUDGET_STUDENTS)]
+        plan += [(module_id, OTHER_STUDENTS) for module_id in all_modules[1:]]
+    results = []
+    for module_id, students in plan:
+        _say(f"calificación de {students} entregas de {module_id}")
+        figures = grading_figures(module_id, students, jobs=2)
+        results.append(
+            {
+                "module": module_id,
+                "students": students,
+                "seconds": float(figures["seconds"]),  # type: ignore[arg-type]
+                "n_problems": int(figures["n_problems"]),  # type: ignore[call-overload]
+            }
+        )
+    return {"jobs": 2, "modules": results}
 
 
 def measure_cartpole(quick: bool, seeds: list[int] | None = None) -> dict[str, Any]:
@@ -383,16 +405,46 @@ def render_grpo_variants(
 
 
 def render_grading(r: dict[str, Any]) -> list[str]:
+    if "modules" not in r:
+        return _render_grading_one_module(r)
+    lines = [
+        f"Clases fabricadas (un tercio de entregas resueltas, un tercio a medias, "
+        f"un tercio sin tocar), {r['jobs']} trabajos a la vez, cada entrega en su "
+        "sandbox de bubblewrap y con su kernel. Los módulos con menos de "
+        f"{BUDGET_STUDENTS} entregas se proyectan a {BUDGET_STUDENTS} al mismo "
+        "ritmo; la parte fija del lote (preparar el gradebook, escribir el "
+        "informe) se reparte entonces entre menos entregas, así que la "
+        "proyección peca por arriba.",
+        "",
+        f"| módulo | entregas | segundos | por entrega | para {BUDGET_STUDENTS} "
+        f"| presupuesto (≤ {BUDGET_SECONDS} s por {BUDGET_STUDENTS}) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in r["modules"]:
+        students, seconds = m["students"], m["seconds"]
+        per_100 = projected(seconds, students)
+        kind = "medido" if students == BUDGET_STUDENTS else "proyectado"
+        note = f" ({m['n_problems']} con incidencias)" if m["n_problems"] else ""
+        lines.append(
+            f"| {m['module']} | {students}{note} | {number(seconds, 0)} s "
+            f"| {number(seconds / max(1, students), 1)} s "
+            f"| {number(per_100, 0)} s ({kind}) | {_mark(per_100 <= BUDGET_SECONDS)} |"
+        )
+    return lines
+
+
+def _render_grading_one_module(r: dict[str, Any]) -> list[str]:
+    """La calificación de un solo módulo (los datos de antes de medir todos)."""
     students, seconds = r["students"], r["seconds"]
-    projected = seconds / students * BUDGET_STUDENTS
+    per_100 = projected(seconds, students)
     note = f", {r['n_problems']} con incidencias" if r["n_problems"] else ""
     return [
         f"Módulo {r['module']}, {students} entregas (un tercio resueltas, un tercio "
         f"a medias, un tercio sin tocar), {r['jobs']} trabajos a la vez, aisladas "
         f"con bubblewrap{note}: **{number(seconds, 0)} s**, "
         f"{number(seconds / students, 1)} s por entrega; para {BUDGET_STUDENTS}: "
-        f"{number(projected, 0)} s (presupuesto ≤ {BUDGET_SECONDS} s "
-        f"{_mark(projected <= BUDGET_SECONDS)}).",
+        f"{number(per_100, 0)} s (presupuesto ≤ {BUDGET_SECONDS} s "
+        f"{_mark(per_100 <= BUDGET_SECONDS)}).",
     ]
 
 

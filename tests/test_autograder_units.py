@@ -195,6 +195,43 @@ def test_demos_that_grading_does_not_need_are_found():
     assert "locals_only" in demo_cell_ids(new_notebook(cells=cells))
 
 
+def test_loop_variables_do_not_make_a_demo_needed():
+    from autograder.demos import demo_cell_ids
+
+    solution = {"nbgrader": {"solution": True, "grade": False, "grade_id": "f"}}
+    test = {"nbgrader": {"grade": True, "grade_id": "f_test", "points": 1}}
+    cells = [
+        new_code_cell("import numpy as np", id="setup"),
+        # Una demo que deja «a», «name» y «fh» como globales...
+        new_code_cell(
+            "for a, (name, _) in enumerate([('x', 1)]):\n    print(a, name)\n"
+            "with open('/dev/null') as fh:\n    pass",
+            id="loop_demo",
+        ),
+        new_code_cell("from IPython.display import display\ndisplay(1)", id="show"),
+        new_code_cell("def f(x):\n    return 2 * x", id="f", metadata=solution),
+        # ...y unas pruebas que usan esos nombres solo como variables de su
+        # propio for o with: no los leen de la demo.
+        new_code_cell(
+            "for a in range(3):\n    assert f(a) == 2 * a\n"
+            "for name in ['x']:\n    assert name\n"
+            "with open('/dev/null') as fh:\n    fh.read()",
+            id="f_test",
+            metadata=test,
+        ),
+    ]
+    assert demo_cell_ids(new_notebook(cells=cells)) == {"loop_demo", "show"}
+    # Pero si una prueba lee la variable de un for que puede no dar ninguna
+    # vuelta, o la lee antes de su propio for, la demo que la asigna hace falta.
+    for source in (
+        "for a in []:\n    pass\nelse:\n    assert a == 0",
+        "assert f(a) == 0\nfor a in range(3):\n    pass",
+        "for i in range(a):\n    pass",
+    ):
+        cells[-1] = new_code_cell(source, id="f_test", metadata=test)
+        assert "loop_demo" not in demo_cell_ids(new_notebook(cells=cells)), source
+
+
 def test_skip_slow_cells_skips_only_untouched_demos(tmp_path):
     cells = [
         new_code_cell("import matplotlib.pyplot as plt", id="setup"),

@@ -316,3 +316,26 @@ def test_both_sides_evaluate_after_the_update_that_used_the_mark(name, monkeypat
     if name == "PPO":  # el mismo calendario en los dos lados: las mismas cuentas
         assert [e[0] for e in course.evaluations] == [e[0] for e in sb3.evaluations]
         assert course.updates == sb3.updates
+
+
+def test_grading_table_has_a_row_per_module_and_says_what_is_projected():
+    data = {
+        "jobs": 2,
+        "modules": [
+            {"module": "01_x", "students": 100, "seconds": 150.0, "n_problems": 0},
+            {"module": "02_y", "students": 20, "seconds": 40.0, "n_problems": 1},
+        ],
+    }
+    lines = report.render_grading(data)
+    assert "| 01_x | 100 | 150 s | 1,5 s | 150 s (medido) | ✓ |" in lines
+    # 20 entregas en 40 s: 2 s cada una, 200 s para 100, fuera del presupuesto
+    assert (
+        "| 02_y | 20 (1 con incidencias) | 40 s | 2,0 s | 200 s (proyectado) | ✗ |"
+        in (lines)
+    )
+    # Los datos de antes (un solo módulo) se siguen escribiendo como entonces.
+    old = {"module": "01_x", "students": 100, "jobs": 2, "seconds": 153.0}
+    assert (
+        "153 s (presupuesto ≤ 180 s ✓)"
+        in report.render_grading({**old, "n_problems": 0})[0]
+    )
