@@ -19,3 +19,15 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory):
+    """El modelo del SFT convertido a GPT-2 y guardado con save_pretrained, para
+    las pruebas de helpers.puente (TRL crea su referencia desde la carpeta)."""
+    from helpers.puente import to_gpt2
+    from helpers.tinylm import load_pretrained
+
+    path = tmp_path_factory.mktemp("tinylm_gpt2")
+    to_gpt2(load_pretrained()).save_pretrained(path)
+    return path

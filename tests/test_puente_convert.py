@@ -42,14 +42,6 @@ from helpers.tinylm import (
 LOGIT_ATOL = 1e-5
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 @pytest.fixture(scope="module")
 def course_model():
     return load_pretrained()

@@ -74,24 +74,6 @@ LOSS_ATOL = 1e-6
 GRAD_RTOL = 1e-5
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Un hilo: resultados reproducibles y más rápido en una máquina cargada."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
-@pytest.fixture(scope="module")
-def saved_model(tmp_path_factory):
-    """El modelo del SFT guardado con save_pretrained (TRL crea su referencia
-    a partir de la carpeta cuando β > 0)."""
-    path = tmp_path_factory.mktemp("tinylm_gpt2")
-    to_gpt2(load_pretrained()).save_pretrained(path)
-    return path
-
-
 @pytest.fixture(scope="module")
 def batch():
     """Un lote fijo: G respuestas a T = 1 por enunciado, rellenadas a 26."""

@@ -20,7 +20,7 @@ import warnings
 import pytest
 import torch
 
-from helpers.puente import TRLReward, load_gpt2, make_tokenizer, to_gpt2
+from helpers.puente import TRLReward, load_gpt2, make_tokenizer
 from helpers.tinylm import MAX_NEW_TOKENS, load_pretrained, prompt_text, rl_problems
 
 peft = pytest.importorskip("peft")
@@ -28,21 +28,6 @@ trl = pytest.importorskip("trl")
 datasets = pytest.importorskip("datasets")
 
 G = 4
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
-@pytest.fixture(scope="module")
-def saved_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("tinylm_gpt2")
-    to_gpt2(load_pretrained()).save_pretrained(path)
-    return path
 
 
 def _lora_config(fan_in_fan_out: bool = True):

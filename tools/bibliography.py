@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from tools import generated
+
 REPO = Path(__file__).resolve().parent.parent
 REFERENCES = REPO / "helpers" / "references.toml"
 SOLUTIONS = REPO / "solutions"
@@ -144,23 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="solo comprobar")
     args = parser.parse_args(argv)
     _, bibliographies = load()
-    failed = False
-    for module_id in bibliographies:
-        path = SOLUTIONS / module_id / f"{module_id}.md"
-        if not path.exists():
-            continue
-        text = path.read_text(encoding="utf-8")
-        new = with_bibliography(text, module_id)
-        if new != text:
-            if args.check:
-                print(
-                    f"{module_id}: la bibliografía no sale de helpers/references.toml",
-                    file=sys.stderr,
-                )
-                failed = True
-            else:
-                path.write_text(new, encoding="utf-8")
-                print(f"{module_id}: bibliografía reescrita")
+    failed = generated.rewrite(
+        bibliographies,
+        with_bibliography,
+        check=args.check,
+        stale="la bibliografía no sale de helpers/references.toml",
+        rewritten="bibliografía reescrita",
+    )
     return 1 if failed else 0
 
 

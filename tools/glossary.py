@@ -34,6 +34,8 @@ from pathlib import Path
 
 import jupytext
 
+from tools import generated
+
 REPO = Path(__file__).resolve().parent.parent
 VOCABULARY = REPO / "helpers" / "vocabulary.toml"
 SOLUTIONS = REPO / "solutions"
@@ -176,22 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="solo comprobar")
     args = parser.parse_args(argv)
     _, glossaries = load()
-    failed = False
-    for module_id in glossaries:
-        path = SOLUTIONS / module_id / f"{module_id}.md"
-        if not path.exists():
-            continue
-        text = path.read_text(encoding="utf-8")
-        new = with_glossary(text, module_id)
-        if new != text:
-            if args.check:
-                print(
-                    f"{module_id}: el glosario no sale del vocabulario", file=sys.stderr
-                )
-                failed = True
-            else:
-                path.write_text(new, encoding="utf-8")
-                print(f"{module_id}: glosario reescrito")
+    failed = generated.rewrite(
+        glossaries,
+        with_glossary,
+        check=args.check,
+        stale="el glosario no sale del vocabulario",
+        rewritten="glosario reescrito",
+    )
     if args.check:
         for line in violations():
             print(line, file=sys.stderr)

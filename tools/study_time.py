@@ -39,6 +39,8 @@ from pathlib import Path
 
 import jupytext
 
+from tools import generated
+
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 BENCHMARKS = REPO / "helpers" / "data" / "benchmarks.json"
@@ -256,12 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="solo comprobar")
     parser.add_argument("--report", action="store_true", help="la cuenta por módulo")
     args = parser.parse_args(argv)
-    failed = False
-    for module_id in module_ids():
-        path = _path(module_id)
-        text = path.read_text(encoding="utf-8")
-        if args.report:
-            s = compute(text, module_id)
+    if args.report:
+        for module_id in module_ids():
+            s = compute(_path(module_id).read_text(encoding="utf-8"), module_id)
             print(
                 f"{module_id}: ejercicios {s.exercise_minutes} min "
                 f"({', '.join(str(e.minutes) for e in s.exercises)}); "
@@ -269,18 +268,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{s.run_seconds:.0f} s → lectura {s.raw_reading_minutes:.0f} "
                 f"≈ {s.reading_minutes} min; total {s.total_minutes / 60:g} h"
             )
-            continue
-        new = with_estimate(text, module_id)
-        if new != text:
-            if args.check:
-                print(
-                    f"{module_id}: el «Tiempo estimado» no es el calculado",
-                    file=sys.stderr,
-                )
-                failed = True
-            else:
-                path.write_text(new, encoding="utf-8")
-                print(f"{module_id}: «Tiempo estimado» reescrito")
+        return 0
+    failed = generated.rewrite(
+        module_ids(),
+        with_estimate,
+        check=args.check,
+        stale="el «Tiempo estimado» no es el calculado",
+        rewritten="«Tiempo estimado» reescrito",
+    )
     return 1 if failed else 0
 
 
