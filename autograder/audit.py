@@ -62,8 +62,9 @@ import select
 import sys
 import threading
 
-# Cómo le llega al kernel el canal: «fd|permitida:permitida...|tapada:...»
-# (las rutas permitidas para escribir y las que el sandbox tapa).
+# Cómo le llega al kernel el canal: «fd|permitida:...|tapada:...|solo_lectura:...»
+# (las rutas permitidas para escribir, las que el sandbox tapa y las que monta
+# en solo lectura, aunque queden dentro de una permitida).
 ENV = "AUTOGRADER_AUDIT"
 # La extensión de IPython que instala el gancho al arrancar el kernel, antes
 # de los archivos de arranque de IPython y de cualquier celda.
@@ -139,6 +140,7 @@ def make_hook(
     allowed: tuple[str, ...],
     identity: tuple[int, int],
     hidden: tuple[str, ...] = (),
+    readonly: tuple[str, ...] = (),
 ):
     """El gancho de auditoría que escribe cada intento en ``fd``.
 
@@ -159,6 +161,7 @@ def make_hook(
         _identity=identity,
         _allowed=allowed,
         _hidden=hidden,
+        _readonly=readonly,
         _always=ALWAYS_ALLOWED,
         _prefixes=ALLOWED_PREFIXES,
         _shadowing=SHADOWING,
@@ -308,10 +311,17 @@ def make_hook(
                         ("manipulación", "escribir «" + full + "», que tapa un módulo")
                     )
                 elif not (full in _always or full.startswith(_prefixes)):
+                    inside = False
                     for root in _allowed:
                         if full == root or full.startswith(root + "/"):
-                            break
-                    else:
+                            inside = True
+                    # Lo que el sandbox vuelve a montar en solo lectura (el
+                    # curso, Python) puede quedar dentro de /tmp (un clon en
+                    # /tmp): escribir ahí también es escribir fuera.
+                    for root in _readonly:
+                        if full == root or full.startswith(root + "/"):
+                            inside = False
+                    if not inside:
                         records.append(("escritura", full))
         except _Exception:  # un argumento raro: nunca rompe el código legítimo
             pass
@@ -347,13 +357,14 @@ def make_hook(
 
 def install(spec: str) -> None:
     """Instala el gancho en este proceso a partir de ``spec`` (ver :data:`ENV`)."""
-    fd_text, allowed_text, hidden_text = spec.split("|")
+    fd_text, allowed_text, hidden_text, readonly_text = spec.split("|")
     fd = int(fd_text)
     os.set_inheritable(fd, False)  # los programas que se lancen no lo heredan
     stat = os.fstat(fd)
     roots = tuple(os.path.realpath(p) for p in allowed_text.split(":") if p)
     hidden = tuple(os.path.realpath(p) for p in hidden_text.split(":") if p)
-    hook = make_hook(fd, roots, (stat.st_dev, stat.st_ino), hidden)
+    readonly = tuple(os.path.realpath(p) for p in readonly_text.split(":") if p)
+    hook = make_hook(fd, roots, (stat.st_dev, stat.st_ino), hidden, readonly)
     sys.addaudithook(hook)
     os.write(fd, f"{READY}\t''\n".encode())
 
@@ -368,6 +379,13 @@ def load_ipython_extension(ipython) -> None:  # noqa: ARG001
 # ---------------------------------------------------------------------------
 # En el ejecutor (fuera del kernel)
 # ---------------------------------------------------------------------------
+
+
+def read_only_roots() -> list[str]:
+    """Lo que el sandbox monta en solo lectura (:func:`autograder.sandbox`):
+    Python, el entorno virtual y el curso. Puede quedar dentro de /tmp."""
+    course = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, course)]
 
 
 def protect_process() -> None:
@@ -393,7 +411,9 @@ class AuditChannel:
     ``pass_fds=(channel.kernel_fd,)`` y llamar a :meth:`finish` al final.
     """
 
-    def __init__(self, allowed: list[str], hidden: list[str] = ()) -> None:
+    def __init__(
+        self, allowed: list[str], hidden: list[str] = (), readonly: list[str] = ()
+    ) -> None:
         self.read_fd, self.kernel_fd = os.pipe()
         # El mismo número dentro del kernel (lo hereda con pass_fds).
         self.kernel_number = self.kernel_fd
@@ -401,6 +421,7 @@ class AuditChannel:
         self.inode = os.fstat(self.read_fd).st_ino
         self.allowed = [str(path) for path in allowed]
         self.hidden = [str(path) for path in hidden if path]
+        self.readonly = [str(path) for path in readonly if path]
         self.cell = ""
         self.kernel_pid: int | None = None
         self.ready = False
@@ -416,7 +437,8 @@ class AuditChannel:
     def environment(self) -> dict[str, str]:
         """La variable que le dice al kernel dónde escribir y qué se permite."""
         allowed, hidden = ":".join(self.allowed), ":".join(self.hidden)
-        return {ENV: f"{self.kernel_fd}|{allowed}|{hidden}"}
+        readonly = ":".join(self.readonly)
+        return {ENV: f"{self.kernel_fd}|{allowed}|{hidden}|{readonly}"}
 
     def attach(self, client) -> None:
         """Engancha el canal a un ``NotebookClient`` de nbclient."""

@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     attempts: list[dict] = []
     for attempt in range(2):
         nb = nbformat.from_dict(original) if attempt else nb
-        channel = audit.AuditChannel(allowed, hidden)
+        channel = audit.AuditChannel(allowed, hidden, audit.read_only_roots())
         os.environ.update(channel.environment())
         client = NotebookClient(
             nb,

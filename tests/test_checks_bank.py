@@ -123,7 +123,7 @@ VISIBLE_WARNINGS = [
         "sin la última acción de respaldo (float32 por debajo de u)",
     ),
     ("03_reinforce", "sample_action", "log(softmax) en lugar de log_softmax"),
-    ("06_ppo", "ppo_update", "la KL al revés"),
+    ("06_ppo", "ppo_update", "la KL con los argumentos cambiados"),
     ("07_grpo", "verify", "corta en text.find('.') sin mirar si hay punto"),
     ("07_grpo", "verify", "isdigit() acepta «²» y int() lanza"),
     ("07_grpo", "verify", "exige que el texto acabe en punto (lo de detrás sí cuenta)"),

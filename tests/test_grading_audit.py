@@ -48,20 +48,25 @@ HOOKED = """\
 import os, sys
 read_fd, write_fd = os.pipe()
 from autograder import audit
-audit.install(f"{{write_fd}}|{allowed}:/tmp|{hidden}")
+audit.install(f"{{write_fd}}|{allowed}:/tmp|{hidden}|{readonly}")
 {code}
 os.close(write_fd)
 sys.stdout.write(os.read(read_fd, 1 << 20).decode())
 """
 
 
-def _hooked(code: str, allowed, hidden="") -> list[tuple[str, str]]:
+def _hooked(code: str, allowed, hidden="", readonly="") -> list[tuple[str, str]]:
     """Los registros ``(tipo, detalle)`` que deja ``code`` con el gancho puesto."""
     completed = subprocess.run(
         [
             sys.executable,
             "-c",
-            HOOKED.format(allowed=allowed, hidden=hidden, code=textwrap.dedent(code)),
+            HOOKED.format(
+                allowed=allowed,
+                hidden=hidden,
+                readonly=readonly,
+                code=textwrap.dedent(code),
+            ),
         ],
         cwd=allowed,
         capture_output=True,
@@ -255,6 +260,21 @@ def test_what_the_sandbox_hides_counts_for_reading_too(tmp_path):
         ("lectura", str(hidden / "gradebook.db")),
         ("escritura", str(hidden / "otra.ipynb")),
     ]
+
+
+def test_what_the_sandbox_mounts_read_only_is_outside_even_under_tmp(tmp_path):
+    # Un clon del curso en /tmp (como el de CI) se monta en solo lectura dentro
+    # de /tmp: escribir ahí es escribir fuera de su carpeta, aunque /tmp valga.
+    course = tmp_path / "clon"
+    course.mkdir()
+    code = f"""
+    open("mio.txt", "w").close()
+    try: open({str(course / "fuera.txt")!r}, "w")
+    except OSError: pass
+    """
+    records = _hooked(code, tmp_path, readonly=course)
+    assert records == [("escritura", str(course / "fuera.txt"))]
+    assert str(REPO.resolve()) in audit.read_only_roots()
 
 
 def test_locate_and_phrases_name_the_cell():

@@ -196,6 +196,7 @@ DERIVED = {
             "sin recortar el gradiente",
         )
     ),
+    ("07_grpo", "grpo_update", "recorta la norma del gradiente"),
 }
 
 
