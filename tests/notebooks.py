@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import csv
 import io
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +28,34 @@ from autograder.sources import (  # noqa: F401
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 COURSE = REPO / "course"
+
+
+def grade_batch(
+    module_id: str, submissions: Path, out: Path, *options: str, timeout: int = 900
+) -> dict[str, dict[str, str]]:
+    """Califica una carpeta de entregas como la docente, en un proceso aparte
+    (``python -m autograder grade``), y devuelve las filas de ``grades.csv``
+    por estudiante. Falla, con lo que dijo la orden, si no acabó bien."""
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            module_id,
+            str(submissions),
+            "--out",
+            str(out),
+            *options,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert completed.returncode == 0, completed.stderr
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        return {row["student_id"]: row for row in csv.DictReader(handle)}
 
 
 def module_ids() -> list[str]:

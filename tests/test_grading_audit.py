@@ -13,7 +13,6 @@ tienen ninguna incidencia, y la retroalimentación nunca enseña los intentos.
 from __future__ import annotations
 
 import copy
-import csv
 import json
 import os
 import subprocess
@@ -32,6 +31,7 @@ from tests.notebooks import (
     course_path,
     exercises,
     fill_solutions,
+    grade_batch,
     honest_answers,
     read,
     solution_path,
@@ -428,28 +428,8 @@ def graded(tmp_path_factory):
     for name, nb in notebooks.items():
         nbformat.write(nb, subs / f"{name}.ipynb")
     out = root / "notas"
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autograder",
-            "grade",
-            MODULE,
-            str(subs),
-            "--out",
-            str(out),
-            "--jobs",
-            "2",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert completed.returncode == 0, completed.stderr
+    rows = grade_batch(MODULE, subs, out, "--jobs", "2")
     assert not outside.exists()
-    with (out / "grades.csv").open(encoding="utf-8") as handle:
-        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     return {
         "rows": rows,
         "out": out,

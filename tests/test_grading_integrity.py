@@ -11,10 +11,7 @@ código no acusa a nadie de los bancos de respuestas ni de las demos del curso.
 
 from __future__ import annotations
 
-import csv
 import re
-import subprocess
-import sys
 
 import nbformat
 import pytest
@@ -30,10 +27,10 @@ from autograder.similarity import normalize, size
 from autograder.sources import HIDDEN_REGION
 from tests.banks import bank, wholly_wrong
 from tests.notebooks import (
-    REPO,
     course_path,
     exercises,
     fill_solutions,
+    grade_batch,
     honest_answers,
     module_ids,
     nbgrader,
@@ -234,25 +231,7 @@ def graded(tmp_path_factory):
     for name, nb in notebooks.items():
         nbformat.write(nb, subs / f"{name}.ipynb")
     out = root / "notas"
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autograder",
-            "grade",
-            MODULE,
-            str(subs),
-            "--out",
-            str(out),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert completed.returncode == 0, completed.stderr
-    with (out / "grades.csv").open(encoding="utf-8") as handle:
-        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    rows = grade_batch(MODULE, subs, out)
     points = {g: p for ex in module_exercises for g, _, p in ex.tests}
     return {"rows": rows, "out": out, "points": points, "max": sum(points.values())}
 

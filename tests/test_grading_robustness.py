@@ -8,10 +8,7 @@ exactamente la nota que sacarían solas.
 from __future__ import annotations
 
 import copy
-import csv
 import socket
-import subprocess
-import sys
 import threading
 
 import nbformat
@@ -25,6 +22,7 @@ from tests.notebooks import (
     course_path,
     exercises,
     fill_solutions,
+    grade_batch,
     honest_answers,
     nbgrader,
     read,
@@ -212,30 +210,10 @@ def batch(tmp_path_factory):
 
     out = root / "notas"
     assert not outside.exists()
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autograder",
-            "grade",
-            MODULE,
-            str(subs),
-            "--out",
-            str(out),
-            "--jobs",
-            "2",
-            "--cell-timeout",
-            "15",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    listener.close()
-    assert completed.returncode == 0, completed.stderr
-    with (out / "grades.csv").open(encoding="utf-8") as handle:
-        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    try:
+        rows = grade_batch(MODULE, subs, out, "--jobs", "2", "--cell-timeout", "15")
+    finally:
+        listener.close()
     return {
         "rows": rows,
         "out": out,
@@ -354,25 +332,7 @@ def test_regrading_is_idempotent(tmp_path):
     (subs / "roto.ipynb").write_text("{", encoding="utf-8")
     outputs = []
     for _ in range(2):
-        completed = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "autograder",
-                "grade",
-                MODULE,
-                str(subs),
-                "--out",
-                str(tmp_path / "notas"),
-                "--jobs",
-                "1",
-            ],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert completed.returncode == 0, completed.stderr
+        grade_batch(MODULE, subs, tmp_path / "notas", "--jobs", "1", timeout=300)
         outputs.append((tmp_path / "notas" / "grades.csv").read_text(encoding="utf-8"))
         feedback = sorted(p.name for p in (tmp_path / "notas" / "feedback").iterdir())
         # También la entrega rota recibe su retroalimentación: el motivo.

@@ -13,19 +13,15 @@ Por módulo se califican juntas varias entregas construidas a partir de
 
 from __future__ import annotations
 
-import csv
-import subprocess
-import sys
-
 import nbformat
 import pytest
 
 from tests.banks import bank, wholly_wrong
 from tests.notebooks import (
-    REPO,
     course_path,
     exercises,
     fill_solutions,
+    grade_batch,
     honest_answers,
     module_ids,
     nbgrader,
@@ -87,25 +83,7 @@ def graded(request, tmp_path_factory):
     for student_id, nb in notebooks.items():
         nbformat.write(nb, submissions / f"{student_id}.ipynb")
     out = tmp_path_factory.mktemp("notas")
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autograder",
-            "grade",
-            module_id,
-            str(submissions),
-            "--out",
-            str(out),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert completed.returncode == 0, completed.stderr
-    with (out / "grades.csv").open(encoding="utf-8") as handle:
-        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    rows = grade_batch(module_id, submissions, out, timeout=600)
     return module_id, module_exercises, right_ids, rows, out
 
 
