@@ -796,48 +796,27 @@ UPDATE_GROUP_SIZE = 4
 UPDATE_LR = 0.05
 
 
-def _tile_update(model, optimizer, problems, group_size, generator):
-    """Error típico: las copias en mosaico (1, 2, 3, 1, 2, 3...), no en bloques."""
-    from helpers.tinylm import encode_prompts, rewards_for, sample, token_log_probs
-
-    prompts = encode_prompts(problems).repeat(group_size, 1)
-    samples = sample(model, prompts, generator=generator)
-    rewards = rewards_for(samples.completions, list(problems) * group_size)
-    advantages = ref_group_advantages(rewards.view(-1, group_size)).view(-1)
-    log_probs = token_log_probs(model, samples.sequences, samples.prompt_len)
-    loss = ref_grpo_loss(log_probs, samples.mask, advantages)
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return rewards.mean().item()
-
-
-def _tile_prompts_update(model, optimizer, problems, group_size, generator):
-    """Error típico: los enunciados en mosaico y sus problemas por bloques."""
-    from helpers.tinylm import encode_prompts, rewards_for, sample, token_log_probs
-
-    prompts = encode_prompts(problems).repeat(group_size, 1)
-    samples = sample(model, prompts, generator=generator)
-    repeated = [p for p in problems for _ in range(group_size)]
-    rewards = rewards_for(samples.completions, repeated)
-    advantages = ref_group_advantages(rewards.view(-1, group_size)).view(-1)
-    log_probs = token_log_probs(model, samples.sequences, samples.prompt_len)
-    loss = ref_grpo_loss(log_probs, samples.mask, advantages)
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return rewards.mean().item()
-
-
 def _update_variant(
-    *, zero_grad=True, batch_mean=False, per_problem=False, clip_norm=None
+    *,
+    zero_grad=True,
+    batch_mean=False,
+    per_problem=False,
+    clip_norm=None,
+    tiled_prompts=False,
+    tiled_problems=False,
 ):
-    """La referencia con un error típico."""
+    """La referencia con un error típico. ``tiled_prompts``: los enunciados en
+    mosaico (``.repeat``: 1, 2, 3, 1, 2, 3...), y ``tiled_problems``, la lista
+    de problemas también (si no, va por bloques); ``clip_norm``: recortar la
+    norma del gradiente (a 1, como el bucle de §11)."""
 
     def update(model, optimizer, problems, group_size, generator):
         from helpers.tinylm import encode_prompts, rewards_for, sample, token_log_probs
 
-        prompts = encode_prompts(problems).repeat_interleave(group_size, dim=0)
+        if tiled_prompts:
+            prompts = encode_prompts(problems).repeat(group_size, 1)
+        else:
+            prompts = encode_prompts(problems).repeat_interleave(group_size, dim=0)
         if per_problem:
             parts = [
                 sample(model, prompts[i : i + group_size], generator=generator)
@@ -851,7 +830,10 @@ def _update_variant(
             samples = sample(model, prompts, generator=generator)
             sequences, completions = samples.sequences, samples.completions
             mask, prompt_len = samples.mask, samples.prompt_len
-        repeated = [p for p in problems for _ in range(group_size)]
+        if tiled_problems:
+            repeated = list(problems) * group_size
+        else:
+            repeated = [p for p in problems for _ in range(group_size)]
         rewards = rewards_for(completions, repeated)
         if batch_mean:
             advantages = rewards - rewards.mean()
@@ -870,22 +852,15 @@ def _update_variant(
     return update
 
 
-def _clipped_update(model, optimizer, problems, group_size, generator):
-    """Error típico: recortar la norma del gradiente (a 1, como el bucle de §11)."""
-    return _update_variant(clip_norm=1.0)(
-        model, optimizer, problems, group_size, generator
-    )
-
-
 _UPDATE_MISTAKES = [
     (
-        _tile_update,
+        _update_variant(tiled_prompts=True, tiled_problems=True),
         "Tus grupos mezclan enunciados: repetiste los enunciados en mosaico "
         "(1, 2, 3, 4, 1, 2...). Las G respuestas de cada enunciado deben ir "
         "seguidas, para que cada fila de rewards.view(-1, G) sea un grupo.",
     ),
     (
-        _tile_prompts_update,
+        _update_variant(tiled_prompts=True),
         "Tus recompensas corrigen cada respuesta con otro problema: repetiste "
         "los enunciados en mosaico (.repeat: 1, 2, 3, 4, 1, 2...) pero la lista "
         "de problemas va por bloques (1, 1, 1, 1, 2...). Las filas de `prompts` "
@@ -893,7 +868,7 @@ _UPDATE_MISTAKES = [
         "construye la lista de enunciados repitiendo cada problema G veces.",
     ),
     (
-        _clipped_update,
+        _update_variant(clip_norm=1.0),
         "Recortaste la norma del gradiente: en este ejercicio el paso va sin "
         "recortar (el enunciado lo fija, para que una respuesta correcta deje "
         "exactamente los mismos pesos). Quita el clip_grad_norm_.",
