@@ -8,7 +8,7 @@ implementaciones de referencia de cada módulo (``helpers.bandits``...).
 
 from helpers.checks import progress_summary
 from helpers.environment import check_environment, report_environment
-from helpers.formatting import number, percent
+from helpers.formatting import number, percent, scientific
 from helpers.plotting import use_course_style
 from helpers.seeding import set_seed
 from helpers.selfcheck import self_check
@@ -17,6 +17,7 @@ __all__ = [
     "check_environment",
     "number",
     "percent",
+    "scientific",
     "progress_summary",
     "report_environment",
     "self_check",

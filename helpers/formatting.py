@@ -62,3 +62,30 @@ def percent(fraction: float, decimals: int = 1, *, sign: bool = False) -> str:
     sign=True)`` da «+25,9 %».
     """
     return number(100 * float(fraction), decimals, sign=sign) + "\u00a0%"
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def scientific(x: float, decimals: int = 1) -> str:
+    """Un número pequeño (o grande) en notación científica: «1,4·10⁻⁵».
+
+    Para diferencias de redondeo y tolerancias, donde ``number`` daría
+    «0,00». El cero exacto se escribe «0».
+
+    Examples:
+        >>> scientific(1.4e-05)
+        '1,4·10⁻⁵'
+        >>> scientific(-2.5e3, 2)
+        '−2,50·10³'
+        >>> scientific(0.0)
+        '0'
+    """
+    x = float(x.detach() if hasattr(x, "detach") else x)
+    if x == 0:
+        return "0"
+    if math.isnan(x) or math.isinf(x):
+        return number(x)
+    mantissa, _, exponent = f"{x:.{decimals}e}".partition("e")
+    power = str(int(exponent)).translate(_SUPERSCRIPT)
+    return f"{number(float(mantissa), decimals)}·10{power}"

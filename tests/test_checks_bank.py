@@ -45,6 +45,7 @@ FULL_BANKS = {
     "06_ppo",
     "07_grpo",
     "08_mas_alla",
+    "09_puente",
 }
 
 

@@ -57,8 +57,11 @@ class Reference:
 
     @property
     def surname(self) -> str:
-        """El apellido que identifica la cita: «Hasselt» en «van Hasselt»."""
-        return re.sub(r"^(?:van|de|von) ", "", self.cite).split()[0]
+        """El apellido que identifica la cita: «Hasselt» en «van Hasselt»,
+        «Sutton» en «Sutton y Barto», «Face» en «Hugging Face» (la última
+        palabra del primer nombre, que es lo que lee ``CITATION``)."""
+        first = re.sub(r"^(?:van|de|von) ", "", self.cite).split(" y ")[0]
+        return first.split()[-1]
 
     def entry(self) -> str:
         """La línea de la lista: autores (año). *Título*. Dónde. Enlace."""

@@ -112,6 +112,11 @@ def prose(text: str) -> str:
     return text
 
 
+# Una cadena que es un solo identificador no es prosa: es una clave de un
+# diccionario o un nombre que impone una biblioteca (la columna "prompt" de TRL).
+_IDENTIFIER = re.compile(r"""^[rbuf]*(['"])[A-Za-z_]\w*\1$""")
+
+
 def _python_text(source: str) -> Iterator[tuple[int, str]]:
     """(línea, texto) de cada comentario y cada cadena de un código Python."""
     try:
@@ -120,6 +125,8 @@ def _python_text(source: str) -> Iterator[tuple[int, str]]:
         return
     kinds = {tokenize.COMMENT, tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", -1)}
     for token in tokens:
+        if token.type == tokenize.STRING and _IDENTIFIER.match(token.string):
+            continue  # una clave o un nombre de una API («prompt», "loss_type")
         if token.type in kinds:
             for offset, line in enumerate(prose(token.string).splitlines()):
                 yield token.start[0] + offset, line

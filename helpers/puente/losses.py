@@ -68,7 +68,8 @@ def response_log_probs(
     """
     completions = input_ids[:, prompt_len:]  # (B, T)
     shifted = logits[:, prompt_len - 1 : -1]  # (B, T, V): predicen esos tokens
-    log_p = F.log_softmax(shifted.float() / temperature, dim=-1)
+    shifted = shifted.to(torch.promote_types(shifted.dtype, torch.float32))
+    log_p = F.log_softmax(shifted / temperature, dim=-1)
     chosen = log_p.gather(-1, completions.unsqueeze(-1)).squeeze(-1)
     if mask is None:
         return chosen

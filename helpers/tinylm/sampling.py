@@ -65,13 +65,15 @@ def is_greedy(temperature: float | None) -> bool:
 def next_token_log_probs(
     logits: torch.Tensor, temperature: float | None = 1.0
 ) -> torch.Tensor:
-    """Logits ``(..., V)`` -> log-probabilidades ``(..., V)`` en float32.
+    """Logits ``(..., V)`` -> log-probabilidades ``(..., V)``, en float32 como
+    mínimo (un modelo en bf16 sube a float32; uno en float64 se queda así).
 
     Divide por la temperatura y prohíbe el relleno (log-probabilidad −∞). La
     decodificación voraz (``temperature`` 0 o ``None``) no tiene reparto
     propio: se dan las log-probabilidades del modelo a temperatura 1.
     """
-    logits = logits.float() / (1.0 if is_greedy(temperature) else temperature)
+    logits = logits.to(torch.promote_types(logits.dtype, torch.float32))
+    logits = logits / (1.0 if is_greedy(temperature) else temperature)
     logits[..., tokenizer.pad_id] = float("-inf")
     return F.log_softmax(logits, dim=-1)
 
@@ -115,7 +117,7 @@ def sample(
             next_token = torch.multinomial(lp.exp(), 1, generator=generator)
         alive = ~done
         tokens[alive, t] = next_token[alive, 0]
-        log_probs[alive, t] = lp.gather(1, next_token)[alive, 0]
+        log_probs[alive, t] = lp.gather(1, next_token)[alive, 0].float()
         mask[alive, t] = 1.0
         done = done | (next_token[:, 0] == tokenizer.end_id)
         if done.all() or t == max_new_tokens - 1:
