@@ -25,9 +25,15 @@ from __future__ import annotations
 
 import os
 
-# Nada de descargas: el modelo y el tokenizador salen del repositorio. Tiene
-# que ir antes de importar transformers (huggingface_hub lo lee al importarse).
+# Nada de descargas: el modelo y el tokenizador salen del repositorio.
+# huggingface_hub lee la variable una sola vez, al importarse: si alguien lo
+# importó antes que a este paquete (un «import transformers» más arriba en la
+# misma celda), se corrige también la constante ya leída.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+if os.environ["HF_HUB_OFFLINE"].upper() in {"1", "ON", "YES", "TRUE"}:
+    import huggingface_hub.constants
+
+    huggingface_hub.constants.HF_HUB_OFFLINE = True
 
 from .convert import (  # noqa: E402
     gpt2_config,
@@ -57,6 +63,15 @@ from .tokenizer import (  # noqa: E402
     make_tokenizer,
 )
 
+
+def quiet_transformers() -> None:
+    """Sin barras de progreso ni avisos de transformers (para los cuadernos)."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+
+
 __all__ = [
     "CHAT_TEMPLATE",
     "COURSE_NORMALIZATION",
@@ -73,6 +88,7 @@ __all__ = [
     "load_gpt2",
     "load_pretrained_gpt2",
     "make_tokenizer",
+    "quiet_transformers",
     "response_log_probs",
     "score_batch",
     "to_gpt2",
