@@ -79,6 +79,22 @@ def test_trl_names_exist_in_the_pinned_grpo_config():
     assert args.generation_kwargs == {"suppress_tokens": [0]}  # el relleno
 
 
+def test_gpu_files_are_valid_for_trl_and_accelerate():
+    """La configuración de GPU pasa la validación de trl.GRPOConfig (lotes
+    divisibles por G, opciones de vLLM) y el YAML de DeepSpeed la de accelerate.
+    En CPU: sin bf16 ni GPU, que aquí no hay."""
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    cfg = load_config(GPU_CONFIG, ["use_cpu=true", "bf16=false"])
+    args = recipe.grpo_config(cfg)
+    assert args.use_vllm and args.vllm_mode == "colocate"
+    assert args.generation_batch_size == 64 and args.num_generations == 8
+    assert "generation_kwargs" not in {k for k, v in vars(args).items() if v}
+    zero2 = load_config_from_file(str(REPO / "helpers/puente/accelerate_zero2.yaml"))
+    assert zero2.distributed_type == "DEEPSPEED"
+    assert zero2.deepspeed_config["zero_stage"] == 2 and not zero2.use_cpu
+
+
 def test_overrides_are_parsed_and_checked():
     cfg = load_config(
         recipe.DEFAULT_CONFIG,
