@@ -122,6 +122,14 @@ def _mark(ok: bool) -> str:
     return "✓" if ok else "✗"
 
 
+def _memory(runs: list[dict[str, Any]]) -> str:
+    added = f"{number(_mean([r['peak_memory_mb'] for r in runs]), 0)} MB"
+    process = [r.get("process_peak_rss_mb") for r in runs]
+    if any(p is None for p in process):
+        return f"— ({added})"
+    return f"{number(_mean(process), 0)} MB ({added})"
+
+
 def render(data: dict[str, Any]) -> list[str]:
     """Las tablas en Markdown: una fila por entrenador y semilla, las medias,
     la meta y LoRA frente al ajuste completo."""
@@ -182,11 +190,13 @@ def render(data: dict[str, Any]) -> list[str]:
         f"LoRA (r = {data['lora_r']} en `c_attn`, α = {2 * data['lora_r']}, "
         f"tasa {number(data['lora_lr'], 4)}: diez veces la del ajuste completo) "
         "frente al ajuste completo, los dos con TRL y el mismo presupuesto; "
-        "medias sobre las semillas. Memoria: "
+        "medias sobre las semillas. Memoria: pico de memoria residente del "
+        "proceso (`ru_maxrss`: Python, PyTorch, transformers, el modelo, entrenar "
+        "y evaluar); entre paréntesis, lo que añade el entrenamiento: "
         f"{data['memory_method']}.",
         "",
         "| ajuste | parámetros entrenables | precisión, T = 1 | precisión voraz "
-        "| segundos de entrenamiento | memoria que añade el entrenamiento |",
+        "| segundos de entrenamiento | memoria máx. (entrenamiento) |",
         "|---|---|---|---|---|---|",
     ]
     rows = [("TRL", "completo"), ("TRL + LoRA", "LoRA"), ("curso", "curso (completo)")]
@@ -199,7 +209,7 @@ def render(data: dict[str, Any]) -> list[str]:
             f"| {percent(_mean([x['heldout_accuracy'] for x in runs]))} "
             f"| {percent(_mean([x['heldout_greedy_accuracy'] for x in runs]))} "
             f"| {number(_mean([x['train_seconds'] for x in runs]), 1)} s "
-            f"| {number(_mean([x['peak_memory_mb'] for x in runs]), 0)} MB |"
+            f"| {_memory(runs)} |"
         )
     return lines
 

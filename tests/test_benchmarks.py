@@ -359,6 +359,7 @@ def _puente_run(trainer, seed, accuracy, seconds, trainable=103_104, memory=30.0
         "trainable_params": trainable,
         "total_params": 103_104 if trainable == 103_104 else 105_152,
         "peak_memory_mb": memory,
+        "process_peak_rss_mb": 400.0 + memory,
     }
 
 
@@ -398,7 +399,10 @@ def test_puente_goal_is_judged_on_the_means_without_margin():
         in lines
     ), lines
     assert "| **curso, media** | | 68,8 % | 78,8 % | 11,0 s |" in lines
-    assert "| LoRA | 2048 de 105 152 | 60,0 % | 70,0 % | 30,0 s | 20 MB |" in lines
+    assert (
+        "| LoRA | 2048 de 105 152 | 60,0 % | 70,0 % | 30,0 s | 420 MB (20 MB) |"
+        in lines
+    )
     # Un poco menos de precisión ya es ✗, y empatar en segundos también
     course = [(0.625, 20.0), (0.75 - 1e-9, 21.0)]
     data = _puente_data(course, trl)
@@ -423,6 +427,10 @@ def test_puente_bench_runs_in_quick_mode():
         assert run["sampled_answers"] == answers and run["seed"] == 0
         assert 0 <= run["heldout_accuracy"] <= 1 and run["train_seconds"] > 0
     assert data["runs"][2]["trainable_params"] == 2048
+    # Cada una en su proceso: el pico de todo el proceso, mayor que lo que
+    # añade el entrenamiento (torch y transformers ya ocupan cientos de MB)
+    for run in data["runs"]:
+        assert run["process_peak_rss_mb"] > max(100.0, run["peak_memory_mb"])
     lines = puente.render(data)
     assert sum(line.startswith("| curso | 0 |") for line in lines) == 1
     # La sección aparece en el informe cuando hay datos, y no si no

@@ -193,6 +193,9 @@ class RunResult:
         trainable_params, total_params: parámetros que se entrenan y totales.
         peak_memory_mb: ver ``memory_method``.
         history: las métricas por paso con los nombres del curso.
+        process_peak_rss_mb: con ``run_isolated``, el pico de memoria
+            residente de todo el proceso (``ru_maxrss``: Python, PyTorch,
+            transformers, el modelo, entrenar y evaluar); ``None`` si no.
     """
 
     trainer: str
@@ -214,6 +217,7 @@ class RunResult:
     peak_memory_mb: float
     memory_method: str = MEMORY_METHOD
     history: dict[str, list[float]] = field(default_factory=dict)
+    process_peak_rss_mb: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -499,10 +503,13 @@ def _quiet() -> Iterator[None]:
 RUNNERS: dict[str, Callable[..., RunResult]] = {"course": run_course, "trl": run_trl}
 
 _CHILD = """
-import json, sys
+import json, resource, sys
 from helpers.puente.compare import RUNNERS
 kind, kwargs = sys.argv[1], json.loads(sys.argv[2])
-print(json.dumps(RUNNERS[kind](**kwargs).to_dict()))
+result = RUNNERS[kind](**kwargs)
+peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KB en Linux
+result.process_peak_rss_mb = peak_kb / 1024
+print(json.dumps(result.to_dict()))
 """
 
 
