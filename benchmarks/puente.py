@@ -122,6 +122,11 @@ def _mark(ok: bool) -> str:
     return "✓" if ok else "✗"
 
 
+def _rate(x: float) -> str:
+    """Una tasa de aprendizaje sin ceros de más: 0,0003, 0,003."""
+    return f"{x:g}".replace(".", ",") if x >= 1e-4 else f"{x:.0e}"
+
+
 def _memory(runs: list[dict[str, Any]]) -> str:
     added = f"{number(_mean([r['peak_memory_mb'] for r in runs]), 0)} MB"
     process = [r.get("process_peak_rss_mb") for r in runs]
@@ -143,7 +148,7 @@ def render(data: dict[str, Any]) -> list[str]:
         f"enunciados × {budget['group_size']} respuestas "
         f"({number(answers, 0)} respuestas muestreadas), Dr. GRPO sin dividir "
         "por la desviación, μ = 1, β = 0, Adam a tasa constante "
-        f"{number(first['learning_rate'], 4)} y el verificador del curso en los "
+        f"{_rate(first['learning_rate'])} y el verificador del curso en los "
         'dos lados (en TRL, `loss_type="dr_grpo"`, `scale_rewards="none"` y '
         "`max_grad_norm` entre 26, porque su pérdida es 26 veces menor). "
         "Precisión en los problemas de evaluación medida con el mismo código "
@@ -179,21 +184,28 @@ def render(data: dict[str, Any]) -> list[str]:
             f"| {number(_mean([r['train_seconds'] for r in runs]), 1)} s |"
         )
     g = goal(data)
+
+    def spread(trainer: str) -> str:
+        values = [r["heldout_accuracy"] for r in _runs(data, trainer)]
+        return f"{percent(min(values))}–{percent(max(values))}"
+
     lines += [
         "",
         "Meta (medias sobre las semillas): que el curso llegue a la precisión de "
         "TRL a T = 1 en menos segundos de entrenamiento. Precisión: "
         f"{percent(g['accuracy'][0])} el curso, {percent(g['accuracy'][1])} TRL "
-        f"{_mark(g['reaches'])}; segundos: {number(g['seconds'][0], 1)} s el "
+        f"{_mark(g['reaches'])} (entre semillas, {spread('curso')} el curso y "
+        f"{spread('TRL')} TRL); segundos: {number(g['seconds'][0], 1)} s el "
         f"curso, {number(g['seconds'][1], 1)} s TRL {_mark(g['faster'])}.",
         "",
         f"LoRA (r = {data['lora_r']} en `c_attn`, α = {2 * data['lora_r']}, "
-        f"tasa {number(data['lora_lr'], 4)}: diez veces la del ajuste completo) "
+        f"tasa {_rate(data['lora_lr'])}: diez veces la del ajuste completo) "
         "frente al ajuste completo, los dos con TRL y el mismo presupuesto; "
         "medias sobre las semillas. Memoria: pico de memoria residente del "
         "proceso (`ru_maxrss`: Python, PyTorch, transformers, el modelo, entrenar "
-        "y evaluar); entre paréntesis, lo que añade el entrenamiento: "
-        f"{data['memory_method']}.",
+        "y evaluar); entre paréntesis, lo que añade el entrenamiento (el pico de "
+        "RSS mientras entrena, con `/proc/self/clear_refs` y `VmHWM`, menos la "
+        "RSS al empezar).",
         "",
         "| ajuste | parámetros entrenables | precisión, T = 1 | precisión voraz "
         "| segundos de entrenamiento | memoria máx. (entrenamiento) |",
