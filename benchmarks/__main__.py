@@ -6,6 +6,7 @@ Ejemplos::
     python -m benchmarks all --quick                  # make bench-quick (CI)
     python -m benchmarks all --only grpo --output BENCHMARKS.md  # solo GRPO
     python -m benchmarks all --only methods --output BENCHMARKS.md  # GRPO/RLOO/PPO
+    python -m benchmarks all --only puente --output BENCHMARKS.md  # curso frente a TRL
     python -m benchmarks notebooks 07_grpo            # tiempo y memoria
     python -m benchmarks grading 01_bandidos --students 100 --jobs 2
     python -m benchmarks grading --students 20        # todos los módulos
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     all_parser.add_argument(
         "--only",
         action="append",
-        choices=["notebooks", "cartpole", "grpo", "grading", "methods"],
+        choices=["notebooks", "cartpole", "grpo", "grading", "methods", "puente"],
         help="medir solo esta parte y mezclarla con el JSON que ya hay (repetible)",
     )
     all_parser.add_argument(

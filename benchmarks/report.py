@@ -15,7 +15,10 @@
    proyectadas a 100;
 6. GRPO, RLOO y PPO con crítico con las mismas respuestas muestreadas
    (precisión, entropía, segundos y memoria) y GRPO contra un verificador con
-   trampa (ver :mod:`benchmarks.methods`).
+   trampa (ver :mod:`benchmarks.methods`);
+7. el GRPO del curso frente a ``GRPOTrainer`` de TRL con el mismo presupuesto
+   de respuestas, y LoRA frente al ajuste completo (ver
+   :mod:`benchmarks.puente`).
 
 Primero se mide todo (:func:`measure`, un diccionario), luego se escribe: las
 medidas en ``helpers/data/benchmarks.json`` (de ahí leen los cuadernos las
@@ -29,7 +32,8 @@ y no toca el
 JSON de los cuadernos: comprueba que el código del banco funciona, no mide
 nada. CI ejecuta solo eso.
 
-``--only grpo`` (o ``notebooks``, ``cartpole``, ``grading``, ``methods``) mide solo esa
+``--only grpo`` (o ``notebooks``, ``cartpole``, ``grading``, ``methods``,
+``puente``) mide solo esa
 parte y la mezcla con ``helpers/data/benchmarks.json``; BENCHMARKS.md dice qué
 se volvió a medir y cuándo.
 """
@@ -53,6 +57,7 @@ import nbformat
 from autograder.config import modules
 from benchmarks import cartpole
 from benchmarks import methods as methods_bench
+from benchmarks import puente as puente_bench
 from benchmarks.grading import (
     BUDGET_SECONDS,
     BUDGET_STUDENTS,
@@ -308,6 +313,7 @@ def measure(quick: bool, seeds: list[int] | None = None) -> dict[str, Any]:
     data["grpo"], data["grpo_variants"] = measure_grpo_all(quick)
     data["grading"] = measure_grading(quick)
     data["methods"] = methods_bench.measure(quick, _say)
+    data["puente"] = puente_bench.measure(quick, _say)
     data["minutes"] = (time.perf_counter() - start) / 60
     return data
 
@@ -556,6 +562,16 @@ def render(data: dict[str, Any]) -> str:
             if data.get("methods")
             else []
         ),
+        *(
+            [
+                "## El GRPO del curso y GRPOTrainer de TRL, con las mismas respuestas",
+                "",
+                *puente_bench.render(data["puente"]),
+                "",
+            ]
+            if data.get("puente")
+            else []
+        ),
         "## Calificación",
         "",
         *render_grading(data["grading"]),
@@ -568,7 +584,7 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-SECTIONS = ("notebooks", "cartpole", "grpo", "grading", "methods")
+SECTIONS = ("notebooks", "cartpole", "grpo", "grading", "methods", "puente")
 
 
 def measure_only(sections: list[str], seeds: list[int] | None = None) -> dict[str, Any]:
@@ -592,6 +608,8 @@ def measure_only(sections: list[str], seeds: list[int] | None = None) -> dict[st
             measured["grpo"], measured["grpo_variants"] = measure_grpo_all(False)
         elif section == "methods":
             measured["methods"] = methods_bench.measure(False, _say)
+        elif section == "puente":
+            measured["puente"] = puente_bench.measure(False, _say)
         else:
             measured["grading"] = measure_grading(False)
     data = json.loads(DATA.read_text(encoding="utf-8"))

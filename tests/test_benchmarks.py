@@ -339,3 +339,103 @@ def test_grading_table_has_a_row_per_module_and_says_what_is_projected():
         "153 s (presupuesto ≤ 180 s ✓)"
         in report.render_grading({**old, "n_problems": 0})[0]
     )
+
+
+# ---------------------------------------------------------------------------
+# El GRPO del curso frente a GRPOTrainer de TRL (benchmarks.puente)
+# ---------------------------------------------------------------------------
+
+
+def _puente_run(trainer, seed, accuracy, seconds, trainable=103_104, memory=30.0):
+    return {
+        "trainer": trainer,
+        "seed": seed,
+        "learning_rate": 3e-4,
+        "start_heldout_accuracy": 0.5,
+        "start_heldout_greedy_accuracy": 0.77,
+        "heldout_accuracy": accuracy,
+        "heldout_greedy_accuracy": accuracy + 0.1,
+        "train_seconds": seconds,
+        "trainable_params": trainable,
+        "total_params": 103_104 if trainable == 103_104 else 105_152,
+        "peak_memory_mb": memory,
+        "process_peak_rss_mb": 400.0 + memory,
+    }
+
+
+def _puente_data(course, trl):
+    from benchmarks import puente
+
+    runs = [_puente_run("curso", s, a, t) for s, (a, t) in enumerate(course)]
+    runs += [_puente_run("TRL", s, a, t) for s, (a, t) in enumerate(trl)]
+    runs += [_puente_run("TRL + LoRA", s, 0.6, 30.0, 2048, 20.0) for s in range(2)]
+    return {
+        "budget": puente.BUDGET,
+        "seeds": [0, 1],
+        "lora_r": 4,
+        "lora_lr": 3e-3,
+        "memory_method": "pico de RSS",
+        "runs": runs,
+    }
+
+
+def test_puente_goal_is_judged_on_the_means_without_margin():
+    from benchmarks import puente
+
+    def table(data):
+        return [
+            line.replace("\u00a0", " ").replace("\u202f", " ")
+            for line in puente.render(data)
+        ]
+
+    # El curso llega (media 68,75 % frente a 68,75 %) y tarda menos: ✓ ✓
+    course, trl = [(0.625, 10.0), (0.75, 12.0)], [(0.6875, 20.0), (0.6875, 21.0)]
+    data = _puente_data(course, trl)
+    assert puente.goal(data)["reaches"] and puente.goal(data)["faster"]
+    lines = table(data)
+    assert any("68,8 % TRL ✓" in line and "20,5 s TRL ✓" in line for line in lines)
+    assert (
+        "| curso | 0 | 50,0 % → 62,5 % (+12,5) | 77,0 % → 72,5 % (−4,5) | 10,0 s |"
+        in lines
+    ), lines
+    assert "| **curso, media** | | 68,8 % | 78,8 % | 11,0 s |" in lines
+    assert (
+        "| LoRA | 2048 de 105 152 | 60,0 % | 70,0 % | 30,0 s | 420 MB (20 MB) |"
+        in lines
+    )
+    # Un poco menos de precisión ya es ✗, y empatar en segundos también
+    course = [(0.625, 20.0), (0.75 - 1e-9, 21.0)]
+    data = _puente_data(course, trl)
+    verdict = puente.goal(data)
+    assert not verdict["reaches"] and not verdict["faster"]
+    assert any(
+        "68,8 % TRL ✗" in line and "20,5 s TRL ✗" in line for line in table(data)
+    )
+
+
+def test_puente_bench_runs_in_quick_mode():
+    """``--quick``: las tres ejecuciones de una semilla, cada una en un proceso
+    nuevo, con el registro que lee la tabla."""
+    pytest.importorskip("trl")
+    from benchmarks import puente
+
+    data = puente.measure(quick=True, say=lambda _: None)
+    assert [r["trainer"] for r in data["runs"]] == ["curso", "TRL", "TRL + LoRA"]
+    budget = puente.QUICK_BUDGET
+    answers = budget["steps"] * budget["prompts_per_step"] * budget["group_size"]
+    for run in data["runs"]:
+        assert run["sampled_answers"] == answers and run["seed"] == 0
+        assert 0 <= run["heldout_accuracy"] <= 1 and run["train_seconds"] > 0
+    assert data["runs"][2]["trainable_params"] == 2048
+    # Cada una en su proceso: el pico de todo el proceso, mayor que lo que
+    # añade el entrenamiento (torch y transformers ya ocupan cientos de MB)
+    for run in data["runs"]:
+        assert run["process_peak_rss_mb"] > max(100.0, run["peak_memory_mb"])
+    lines = puente.render(data)
+    assert sum(line.startswith("| curso | 0 |") for line in lines) == 1
+    # La sección aparece en el informe cuando hay datos, y no si no
+    full = {**bench_data.load(), "puente": data}
+    assert "## El GRPO del curso y GRPOTrainer de TRL" in report.render(full)
+    assert "GRPOTrainer de TRL" not in report.render(
+        {k: v for k, v in full.items() if k != "puente"}
+    )

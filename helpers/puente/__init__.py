@@ -16,6 +16,12 @@ repositorio y sin descargar nada (``HF_HUB_OFFLINE=1`` si nadie lo fijó):
 - ``losses``: log-probabilidades por token de los logits de Hugging Face
   (``response_log_probs``) y la pérdida del curso con los nombres y las
   convenciones de TRL (``course_loss_as_trl``).
+- ``recipe``: la receta que escala, ``python -m helpers.puente.recipe``
+  (``RecipeConfig``, ``load_config``, ``build_trainer``): GRPOTrainer de TRL
+  con el modelo del curso en CPU o uno de verdad en GPU (``docs/gpu.md``).
+- ``compare``: el entrenador del curso y GRPOTrainer con el mismo presupuesto
+  (``run_course``, ``run_trl``, ``RunResult``) y las métricas de TRL con los
+  nombres del curso (``course_metrics``).
 
 Importar ``helpers.puente`` importa transformers (unos segundos); el resto
 del curso no lo necesita y no lo importa.
@@ -35,6 +41,12 @@ if os.environ["HF_HUB_OFFLINE"].upper() in {"1", "ON", "YES", "TRUE"}:
 
     huggingface_hub.constants.HF_HUB_OFFLINE = True
 
+from .compare import (  # noqa: E402
+    RunResult,
+    course_metrics,
+    run_course,
+    run_trl,
+)
 from .convert import (  # noqa: E402
     gpt2_config,
     load_gpt2,
@@ -48,6 +60,7 @@ from .losses import (  # noqa: E402
     course_loss_as_trl,
     response_log_probs,
 )
+from .recipe import RecipeConfig, build_trainer, load_config  # noqa: E402
 from .rewards import (  # noqa: E402
     BatchScore,
     TRLReward,
@@ -77,19 +90,26 @@ __all__ = [
     "COURSE_NORMALIZATION",
     "TRL_LOSS_TYPES",
     "BatchScore",
+    "RecipeConfig",
+    "RunResult",
     "TRLReward",
     "Verdict",
+    "build_trainer",
     "check_answer",
+    "course_metrics",
     "correctness_reward",
     "course_loss_as_trl",
     "format_reward",
     "gpt2_config",
     "greedy_completions",
     "load_gpt2",
+    "load_config",
     "load_pretrained_gpt2",
     "make_tokenizer",
     "quiet_transformers",
     "response_log_probs",
+    "run_course",
+    "run_trl",
     "score_batch",
     "to_gpt2",
     "to_tinylm",
