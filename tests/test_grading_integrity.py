@@ -17,10 +17,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
+from autograder.course import cell_titles, exercise_cells
 from autograder.integrity import (
     COPY_MIN_TOKENS,
-    cell_titles,
-    exercise_cells,
     inspect_submission,
 )
 from autograder.similarity import normalize, size
