@@ -575,6 +575,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     return completed
 
 
+@pytest.mark.grading
 def test_moodle_zip_grade_manual_regrade_export(tmp_path):
     released = nbformat.writes(nbformat.read(course_path(MODULE), as_version=4))
     archive = _zip(
