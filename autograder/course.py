@@ -70,7 +70,7 @@ def module_ids() -> list[str]:
 
 def nbgrader_meta(cell: NotebookNode) -> dict:
     """Los metadatos de nbgrader de una celda (``{}`` si no tiene)."""
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+    return cell.get("metadata", {}).get("nbgrader", {})
 
 
 def grade_id_of(cell: NotebookNode) -> str | None:
