@@ -14,14 +14,16 @@ export PATH := $(BIN):$(PATH)
 # Jupyter se niega a arrancar como root (contenedores, CI) sin este permiso.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help lab lab-docente notebooks test test-browser bench bench-quick lint \
-	release grade clean
+.PHONY: help lab lab-docente notebooks test test-fast test-browser bench bench-quick \
+	lint release grade clean
 
 help:
 	@echo "make lab       abre el curso (course/) en JupyterLab, como lo ve un estudiante"
 	@echo "make lab-docente   JupyterLab en la raíz, con Formgrader y Create Assignment"
 	@echo "make notebooks sincroniza cada solutions/NN_x/NN_x.ipynb con su texto NN_x.md"
-	@echo "make test      ejecuta todas las pruebas (salvo las de navegador)"
+	@echo "make test      ejecuta todas las pruebas (salvo las de navegador): lo que corre CI"
+	@echo "make test-fast el bucle de quien mantiene (< 3 min): ruff y tests/ sin calificar"
+	@echo "               cuadernos de verdad (marca grading), sin nbval, navegador ni hub"
 	@echo "make test-browser   Binder simulado y JupyterLab en Chromium"
 	@echo "make hub       JupyterHub local para una clase (como root; ver CONTRIBUTING.md)"
 	@echo "make test-hub  el ciclo de una tarea en un JupyterHub de verdad (como root)"
@@ -75,6 +77,16 @@ lint: $(STAMP)
 test: $(BENCH_STAMP) lint
 	$(PY) -m pytest tests solutions --ignore=tests/browser \
 		--nbval-lax --nbval-current-env -n 2 --dist loadfile
+
+# El bucle de quien mantiene el curso: lo mismo que `make test` salvo lo lento.
+# Salta las pruebas que califican cuadernos con `python -m autograder grade` en
+# otro proceso (marca «grading»: tests/test_roundtrip.py, test_grading_*.py,
+# la de Moodle de tests/test_lms.py), nbval sobre solutions/ y las de navegador
+# y hub. Sin Stable-Baselines3 (.venv/.banco), la mitad de test_benchmarks.py
+# se salta. Antes de dar algo por terminado, `make test`.
+test-fast: lint
+	$(PY) -m pytest tests --ignore=tests/browser --ignore=tests/hub \
+		-m "not grading" -n 2 --dist loadfile
 
 BROWSER_STAMP := $(VENV)/.navegador
 $(BROWSER_STAMP): $(STAMP)

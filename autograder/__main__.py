@@ -21,7 +21,7 @@ import logging
 import sys
 from pathlib import Path
 
-from autograder.config import GRADING
+from autograder.course import GRADING
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,13 +156,13 @@ def main(argv: list[str] | None = None) -> int:
 
         results = enter_marks(args.module, args.marks, args.out)
         out = (args.out or GRADING / args.module).resolve()
-        pending = [r.student_id for r in results if "Pendiente" in r.reason]
+        pending = [r.student_id for r in results if r.pending]
         print(f"Notas reescritas con los puntos manuales: {out / 'grades.csv'}")
         if pending:
             print(f"Siguen pendientes de corrección manual: {', '.join(pending)}")
         return 0
     if args.command == "export":
-        from autograder.lms import export
+        from autograder.export import export
 
         dest, notes = export(
             args.module,
@@ -178,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Archivo para importar: {dest}")
         return 0
 
+    from autograder.collect import describe_skipped, read_manifest
     from autograder.grade import grade
-    from autograder.lms import describe_skipped, read_manifest
 
     results = grade(
         args.module,
@@ -196,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         line = f"{r.student_id}: {r.score:g}/{r.max_score:g}"
         if r.status != "ok" or r.reason:
             line += f"  [{r.status}] {r.reason}"
+        if r.pending:
+            line += f"  (pendiente de corrección a mano: {', '.join(r.pending)})"
         print(line)
     for line in describe_skipped(read_manifest(out)[1]):
         print(line)

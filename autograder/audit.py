@@ -583,6 +583,9 @@ def locate(attempts: list[dict], nb) -> list[dict]:
         else:
             count = cell.get("execution_count")
             where = f"en la celda [{count}]" if count is not None else "en una celda"
+            # audit.py corre también dentro del kernel del estudiante y solo
+            # importa la biblioteca estándar: lee el metadato aquí mismo, sin
+            # autograder.course (que trae nbformat).
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             first = next(
                 (line.strip() for line in cell.source.splitlines() if line.strip()),

@@ -8,19 +8,23 @@ ejecuta lo que hay en el cuaderno: nunca ve ni revela pruebas ocultas.
 
 from __future__ import annotations
 
-import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
-from autograder.config import GRADING
-from autograder.grade import diagnostic
-from autograder.preprocessors import SKIPPED_SOURCE, SLOW_TAG, is_nbgrader_cell
+from autograder.course import (
+    GRADING,
+    NotebookModel,
+    cell_titles,
+    is_graded,
+    is_nbgrader_cell,
+    nbgrader_meta,
+)
+from autograder.preprocessors import SKIPPED_SOURCE, SLOW_TAG
+from autograder.results import diagnostic
 from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
-
-EXERCISE_HEADING = re.compile(r"^#+\s*(Ejercicio[^\n(]*)", re.M)
 
 
 @dataclass
@@ -37,16 +41,10 @@ class CheckResult:
 def run_checks(path: Path, limits: Limits | None = None) -> list[CheckResult]:
     """Ejecuta el cuaderno y devuelve el resultado de cada celda de comprobación."""
     nb = nbformat.read(path, as_version=4)
-    title = "ejercicio"
-    titles: dict[str, str] = {}
+    # El título del ejercicio, sin numerar sus celdas de pruebas: main() junta
+    # en una línea las de un mismo ejercicio.
+    titles = cell_titles(nb, numbered=False)
     for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            match = EXERCISE_HEADING.search(cell.source)
-            if match:
-                title = match.group(1).strip()
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id:
-            titles[grade_id] = title
         if (
             cell.cell_type == "code"
             and SLOW_TAG in cell.metadata.get("tags", [])
@@ -58,8 +56,8 @@ def run_checks(path: Path, limits: Limits | None = None) -> list[CheckResult]:
         executed = execute_notebook(nb, Path(scratch), limits or Limits(), sandbox)
     results = []
     for cell in executed.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or not meta.get("grade"):
+        meta = nbgrader_meta(cell)
+        if cell.cell_type != "code" or not is_graded(cell):
             continue
         errors = [o for o in cell.outputs if o.get("output_type") == "error"]
         message = diagnostic(errors[0]) if errors else "correcto"
@@ -81,13 +79,8 @@ def _points(points: float) -> str:
 
 def _written_points(notebook: Path) -> float:
     """Puntos de las celdas de texto que se corrigen a mano."""
-    nb = nbformat.read(notebook, as_version=4)
-    return sum(
-        float(cell.metadata["nbgrader"].get("points", 0))
-        for cell in nb.cells
-        if cell.cell_type == "markdown"
-        and cell.metadata.get("nbgrader", {}).get("grade")
-    )
+    model = NotebookModel.of(nbformat.read(notebook, as_version=4))
+    return sum(cell.points for cell in model.graded if cell.manual)
 
 
 def main(notebook: Path) -> int:

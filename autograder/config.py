@@ -1,4 +1,7 @@
-"""Carga la configuración de nbgrader del curso (``autograder/nbgrader_config.py``)."""
+"""Carga la configuración de nbgrader del curso (``autograder/nbgrader_config.py``).
+
+Las rutas del repositorio y de cada cuaderno están en :mod:`autograder.course`.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +12,7 @@ from pathlib import Path
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-SOLUTIONS = REPO / "solutions"
-COURSE = REPO / "course"
-GRADING = REPO / ".grading"
+from autograder.course import HERE
 
 
 def use_this_python() -> None:
@@ -33,10 +32,3 @@ def load_config() -> Config:
     use_this_python()
     loader = PyFileConfigLoader("nbgrader_config.py", path=str(HERE))
     return loader.load_config()
-
-
-def modules() -> list[str]:
-    """Los ids de los módulos que hay en ``solutions/``, en orden."""
-    return sorted(
-        p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").exists()
-    )

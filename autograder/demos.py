@@ -29,6 +29,7 @@ import symtable
 
 from nbformat.notebooknode import NotebookNode
 
+from autograder.course import nbgrader_meta
 from autograder.sources import SLOW_TAG
 from autograder.sources import without_magics as _without_magics
 
@@ -201,7 +202,7 @@ def demo_cell_ids(source_nb: NotebookNode) -> set[str]:
             isinstance(n, ast.Import | ast.ImportFrom) and not _course_import(n)
             for n in ast.walk(tree)
         )
-        free = not cell.metadata.get("nbgrader") and not imports
+        free = not nbgrader_meta(cell) and not imports
         if free and "*" not in needed and not (writes & needed):
             demos.add(cell.get("id", ""))
         else:

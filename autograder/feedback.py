@@ -1,8 +1,10 @@
 """La retroalimentación de cada estudiante: un HTML que puede guardar.
 
 Se escribe a partir del cuaderno calificado, sin la plantilla de nbgrader: por
-cada ejercicio (por su título), los puntos, si pasa y el diagnóstico de la
-comprobación; debajo, el enunciado, su código y lo que imprimieron las
+cada ejercicio (por su título, el del cuaderno), los puntos, si pasa y el
+diagnóstico de la comprobación. Una respuesta escrita que espera su nota manual
+sale «pendiente», y la nota total dice cuántos puntos faltan por corregir a
+mano. Debajo, el enunciado, su código y lo que imprimieron las
 pruebas. El código de las pruebas ocultas **no** aparece (ni en las celdas ni
 en los errores: solo se muestra el mensaje, nunca la traza), salvo con
 ``--feedback-show-hidden``. Las fórmulas van en MathML, que los navegadores
@@ -20,7 +22,7 @@ from latex2mathml.converter import convert as latex_to_mathml
 from nbformat.notebooknode import NotebookNode
 
 from autograder.audit import NOTES_CELL_ID
-from autograder.integrity import cell_titles
+from autograder.course import NotebookModel, heading, nbgrader_meta
 from autograder.sources import HIDDEN_REGION
 
 MAX_MESSAGE = 600
@@ -70,10 +72,6 @@ def visible_source(source: str, show_hidden: bool) -> str:
     return HIDDEN_REGION.sub("# (pruebas ocultas)\n", source).rstrip()
 
 
-def _nbgrader(cell: NotebookNode) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
-
-
 def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -97,15 +95,45 @@ def _outputs(cell: NotebookNode) -> str:
     return f'<pre class="salida">{"".join(parts)}</pre>' if parts else ""
 
 
+def _readable(text: str, titles: dict[str, str]) -> str:
+    """El texto con los ids de las celdas calificadas cambiados por su título.
+
+    Los motivos y los diagnósticos se escriben para la docente, con el id de la
+    celda (``why_lone_failure``); la estudiante ve el título del cuaderno.
+    """
+    if not text or not titles:
+        return text
+    names = sorted(titles, key=len, reverse=True)
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+    return pattern.sub(lambda m: f"«{titles[m[1]]}»", text)
+
+
+def total_line(result, pending_points: float) -> str:
+    """La nota total, en HTML: con los puntos pendientes de corrección a mano."""
+    if not pending_points:
+        return f"<b>{result.score:g}</b> de {result.max_score:g} puntos."
+    graded = result.max_score - pending_points
+    plural = "" if pending_points == 1 else "s"
+    return (
+        f"<b>{result.score:g}</b> de {graded:g} puntos + "
+        f"{pending_points:g} pendiente{plural} de corrección a mano "
+        f"({result.max_score:g} en total)."
+    )
+
+
 def _sections(nb: NotebookNode) -> list[dict]:
-    """Agrupa el cuaderno en ejercicios: enunciado, soluciones y pruebas."""
+    """Agrupa el cuaderno en ejercicios: enunciado, soluciones y pruebas.
+
+    Un ejercicio empieza en un encabezado ``###`` de una celda de texto que no
+    es de nbgrader: la respuesta escrita de una estudiante nunca abre uno.
+    """
     sections: list[dict] = []
     current: dict | None = None
     for cell in nb.cells:
-        meta = _nbgrader(cell)
+        meta = nbgrader_meta(cell)
         if cell.get("id") == NOTES_CELL_ID:
             continue  # los intentos registrados son solo para la docente
-        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("### "):
+        if heading(cell):
             current = {"statement": [cell.source], "cells": []}
             sections.append(current)
             continue
@@ -129,48 +157,53 @@ def render_feedback(
 
     Args:
         module_id: el módulo.
-        result: su :class:`autograder.grade.Result`.
+        result: su :class:`autograder.results.Result`.
         nb: el cuaderno calificado (``None`` si no se pudo calificar).
         source_nb: el cuaderno fuente, para los títulos de los ejercicios.
         show_hidden: mostrar también el código de las pruebas ocultas.
     """
-    titles = cell_titles(source_nb)
-    points = {
-        _nbgrader(c)["grade_id"]: float(_nbgrader(c).get("points", 0))
-        for c in source_nb.cells
-        if _nbgrader(c).get("grade")
-    }
+    model = NotebookModel.of(source_nb)
+    titles = model.titles
+    pending = set(getattr(result, "pending", []))
+    pending_points = 0.0
     rows = []
-    for grade_id, maximum in points.items():
+    for cell in model.graded:
+        grade_id, maximum = cell.grade_id, cell.points
         got = result.cells.get(grade_id)
-        diagnostic = result.diagnostics.get(grade_id, "")
-        if got is None:
+        diagnostic = _readable(result.diagnostics.get(grade_id, ""), titles)
+        if grade_id in pending or got is None:
+            pending_points += maximum if grade_id in pending else 0.0
             mark, got_text = "✎", "pendiente"
+            diagnostic = diagnostic or "La corrige tu docente a mano."
         else:
             mark = "✔" if got >= maximum else "✘"
             got_text = f"{got:g}"
         rows.append(
-            f"<tr><td>{html.escape(titles.get(grade_id, grade_id))}</td>"
+            f"<tr><td>{html.escape(cell.title)}</td>"
             f"<td>{got_text} / {maximum:g}</td><td>{mark}</td>"
             f"<td>{html.escape(_cap(diagnostic, MAX_MESSAGE))}</td></tr>"
         )
     notes = ""
     if result.status != "ok" or result.reason:
         status = STATUS_WORDS.get(result.status, result.status)
+        reason = _readable(result.reason, titles)
         notes = (
             f'<p class="aviso"><b>Estado:</b> {html.escape(status)}. '
-            f"{html.escape(_cap(result.reason, 1_500))}</p>"
+            f"{html.escape(_cap(reason, 1_500))}</p>"
         )
     body = []
     for section in _sections(nb) if nb is not None else []:
         statement = "\n\n".join(section["statement"])
         parts = [f'<div class="enunciado">{markdown_to_html(statement)}</div>']
         for cell in section["cells"]:
-            meta = _nbgrader(cell)
+            meta = nbgrader_meta(cell)
             grade_id = meta.get("grade_id", "")
             if meta.get("solution") and cell.cell_type == "markdown":
+                label = "Tu respuesta"
+                if grade_id in pending:
+                    label += " (pendiente de corrección a mano)"
                 parts.append(
-                    '<p class="etiqueta">Tu respuesta</p>'
+                    f'<p class="etiqueta">{label}</p>'
                     f'<div class="respuesta">{markdown_to_html(cell.source)}</div>'
                 )
             elif meta.get("solution"):
@@ -205,7 +238,7 @@ section {{ border-top: 2px solid #0072B2; margin-top: 2em; }}
 </style></head><body>
 <h1>Retroalimentación · {html.escape(module_id)}</h1>
 <p class="nota">Entrega de <b>{html.escape(result.student_id)}</b>: \
-<b>{result.score:g}</b> de {result.max_score:g} puntos.</p>
+{total_line(result, pending_points)}</p>
 {notes}
 <h2>Resumen por ejercicio</h2>
 <table><tr><th>ejercicio</th><th>puntos</th><th></th><th>diagnóstico</th></tr>

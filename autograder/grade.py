@@ -4,11 +4,15 @@ Cada entrega se califica en su propio proceso de trabajo, con su copia del
 gradebook y su carpeta, y su código se ejecuta aislado (ver
 :mod:`autograder.sandbox`). El espacio de trabajo se rehace en cada ejecución:
 repetir la orden da el mismo resultado.
+
+Este módulo orquesta y nadie lo importa: el modelo del curso está en
+:mod:`autograder.course`, las notas en :mod:`autograder.results`, encontrar
+las entregas en :mod:`autograder.collect` y el gradebook en
+:mod:`autograder.gradebook`.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import multiprocessing
@@ -16,7 +20,7 @@ import shutil
 import sys
 import warnings
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import nbformat
@@ -25,22 +29,28 @@ from nbgrader.converters import Autograde, GenerateAssignment
 from nbgrader.coursedir import CourseDirectory
 
 from autograder.audit import incident_phrase, notes_cell
-from autograder.config import COURSE, GRADING, SOLUTIONS, load_config
+from autograder.bytecode import compile_course
+from autograder.collect import collect
+from autograder.config import load_config
+from autograder.course import (
+    GRADING,
+    SOLUTIONS,
+    NotebookModel,
+    grade_id_of,
+    is_graded,
+    notebook_name,
+    read_source,
+    release_path,
+    source_path,
+)
 from autograder.feedback import write_feedback
-from autograder.integrity import cell_titles
-from autograder.lms import LMS_PATTERNS, collect, safe_id  # noqa: F401
+from autograder.gradebook import record
+from autograder.integrity import preload_references
 from autograder.preprocessors import STATUS_FILE
+from autograder.report import write_report
+from autograder.results import GRADES, RESULTS, Result, diagnostic, write_csv
 from autograder.sandbox import Sandbox
-
-FIXED_COLUMNS = [
-    "student_id",
-    "module",
-    "score",
-    "max_score",
-    "status",
-    "reason",
-    "incidents",
-]
+from autograder.similarity import class_similarity, render_html
 
 # Errores en las salidas que merecen una frase en la columna «reason»:
 # (nombre del error, trozo del mensaje o "", frase).
@@ -71,33 +81,13 @@ def notable_phrase(output) -> str | None:
     return None
 
 
-@dataclass
-class Result:
-    """La nota de una entrega y, si algo falló, por qué."""
-
-    student_id: str
-    score: float = 0.0
-    max_score: float = 0.0
-    status: str = "ok"
-    reason: str = ""
-    cells: dict[str, float | None] = field(default_factory=dict)
-    diagnostics: dict[str, str] = field(default_factory=dict)
-    incidents: list[str] = field(default_factory=list)
-    findings: list[dict] = field(default_factory=list)
-
-
-def grade_cells(module_id: str) -> list[tuple[str, float]]:
-    """``(grade_id, puntos)`` de cada celda calificada del módulo, en orden."""
-    nb = nbformat.read(SOLUTIONS / module_id / f"{module_id}.ipynb", as_version=4)
-    return [
-        (meta["grade_id"], float(meta["points"]))
-        for meta in (cell.metadata.get("nbgrader", {}) for cell in nb.cells)
-        if meta.get("grade")
-    ]
+def autograded_path(work: Path, module_id: str, student_id: str) -> Path:
+    """El cuaderno calificado de una entrega, dentro de la carpeta de trabajo."""
+    return Path(work) / "autograded" / student_id / module_id / notebook_name(module_id)
 
 
 # ---------------------------------------------------------------------------
-# Comprobar las entregas (encontrarlas es cosa de autograder.lms)
+# Comprobar las entregas (encontrarlas es cosa de autograder.collect)
 # ---------------------------------------------------------------------------
 
 
@@ -113,12 +103,9 @@ def precheck(module_id: str, path: Path) -> tuple[str, str]:
             "invalid",
             f"El archivo no es un cuaderno de Jupyter válido ({first_line[:120]}).",
         )
-    source = nbformat.read(SOLUTIONS / module_id / f"{module_id}.ipynb", as_version=4)
-    expected = {
-        cell.metadata.get("nbgrader", {}).get("grade_id") for cell in source.cells
-    }
+    expected = {grade_id_of(cell) for cell in read_source(module_id).cells}
     expected.discard(None)
-    present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
+    present = {grade_id_of(cell) for cell in nb.cells}
     if not expected & present:
         return (
             "wrong_module",
@@ -228,13 +215,7 @@ def grade_one(job: Job) -> Result:
             result.reason = f"Revisar: {summary}" + (
                 f"; {result.reason}" if result.reason else ""
             )
-    autograded = (
-        Path(job.work)
-        / "autograded"
-        / job.student_id
-        / job.module_id
-        / f"{job.module_id}.ipynb"
-    )
+    autograded = autograded_path(Path(job.work), job.module_id, job.student_id)
     if autograded.exists():
         nb = nbformat.read(autograded, as_version=4)
         _diagnose(result, nb)
@@ -257,28 +238,15 @@ def _read_scores(result: Result, module_id: str, db_path: Path) -> None:
         for grade_entry in notebook.grades:
             result.cells[grade_entry.name] = grade_entry.score
         result.score = float(notebook.score)
-        pending = [g.name for g in notebook.grades if g.needs_manual_grade]
-        if pending:
-            result.reason = "Pendiente de corrección manual: " + ", ".join(pending)
-
-
-def diagnostic(output) -> str:
-    """La frase que resume un error: el diagnóstico de la comprobación si lo hay."""
-    lines = [
-        line for line in str(output.get("evalue", "")).splitlines() if line.strip()
-    ]
-    if output.get("ename") in ("AssertionError", "CheckError") and lines:
-        # Las comprobaciones del curso ponen el caso y, en la última línea, el
-        # error típico que lo explica.
-        return lines[-1].strip()[:200]
-    return f"{output.get('ename', 'Error')}: {lines[0][:150] if lines else ''}".strip()
+        # Las respuestas escritas: nbgrader no las puede calificar.
+        result.pending = [g.name for g in notebook.grades if g.needs_manual_grade]
 
 
 def _diagnose(result: Result, nb) -> None:
     """Anota los diagnósticos de cada celda de prueba y los errores notables."""
     notable: list[str] = []
     for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        grade_id = grade_id_of(cell)
         for output in cell.get("outputs", []):
             if output.get("output_type") != "error":
                 continue
@@ -287,7 +255,7 @@ def _diagnose(result: Result, nb) -> None:
                 phrase = f"{phrase} (celda {grade_id or cell.get('id', '?')})"
             if phrase and phrase not in notable:
                 notable.append(phrase)
-            if grade_id and cell.metadata["nbgrader"].get("grade"):
+            if grade_id and is_graded(cell):
                 result.diagnostics.setdefault(grade_id, diagnostic(output))
     for phrase in notable:
         _add_incident(result, phrase)
@@ -342,7 +310,7 @@ def grade(
     Returns:
         Un :class:`Result` por entrega, en orden de id.
     """
-    if not (SOLUTIONS / module_id / f"{module_id}.ipynb").exists():
+    if not source_path(module_id).exists():
         raise SystemExit(f"No existe el módulo «{module_id}» en solutions/.")
     submissions = Path(submissions).resolve()
     out = (out or GRADING / module_id).resolve()
@@ -374,8 +342,10 @@ def grade(
     generator.log.setLevel(logging.ERROR)
     generator.start()
 
-    cells = grade_cells(module_id)
-    max_score = sum(points for _, points in cells)
+    source_nb = read_source(module_id)
+    model = NotebookModel.of(source_nb)
+    cells = [(cell.grade_id, cell.points) for cell in model.graded]
+    max_score = model.max_score
     results: dict[str, Result] = {}
     pending: list[Job] = []
     hide = [str(work), str(out), str(submissions), str(SOLUTIONS), str(GRADING)]
@@ -387,7 +357,7 @@ def grade(
                 student_id, max_score=max_score, status=status, reason=reason
             )
             continue
-        target = work / "submitted" / student_id / module_id / f"{module_id}.ipynb"
+        target = work / "submitted" / student_id / module_id / notebook_name(module_id)
         target.parent.mkdir(parents=True)
         shutil.copyfile(path, target)
         pending.append(
@@ -405,9 +375,6 @@ def grade(
     # Los módulos de helpers (y PyTorch) se cargan una vez aquí, antes de crear
     # los procesos de trabajo: los heredan ya cargados al bifurcarse. Y el
     # código del curso queda compilado para los kernels (autograder/bytecode.py).
-    from autograder.bytecode import compile_course
-    from autograder.integrity import preload_references
-
     compile_course()
     preload_references()
     with ProcessPoolExecutor(
@@ -424,15 +391,10 @@ def grade(
 
     ordered = [results[s] for s in sorted(results)]
     # Gradebook persistente: puntos automáticos guardados y notas manuales aplicadas.
-    from autograder.gradebook import record
-
     record(out, module_id, ordered, collected)
-    write_csv(out / "grades.csv", module_id, ordered, [g for g, _ in cells])
-    source_nb = nbformat.read(SOLUTIONS / module_id / f"{module_id}.ipynb", 4)
+    write_csv(out / GRADES, module_id, ordered, model.grade_ids)
     for result in ordered:
-        autograded = (
-            work / "autograded" / result.student_id / module_id / f"{module_id}.ipynb"
-        )
+        autograded = autograded_path(work, module_id, result.student_id)
         write_feedback(
             out / "feedback" / f"{result.student_id}.html",
             module_id,
@@ -441,13 +403,11 @@ def grade(
             source_nb,
             show_hidden=feedback_show_hidden,
         )
-    (out / "resultados.json").write_text(
+    (out / RESULTS).write_text(
         json.dumps([asdict(r) for r in ordered], ensure_ascii=False, indent=1),
         encoding="utf-8",
     )
-    from autograder.report import write_report
-
-    titles = cell_titles(source_nb)
+    titles = model.titles
     write_report(
         out / "report.html",
         module_id,
@@ -467,40 +427,11 @@ def _similarity_section(
     module_id: str, work: Path, results: list[Result], source_nb, titles
 ) -> str:
     """El apartado «Parecidos entre entregas» del informe."""
-    from autograder.similarity import class_similarity, render_html
-
     notebooks = {}
     for result in results:
-        path = (
-            work / "autograded" / result.student_id / module_id / f"{module_id}.ipynb"
-        )
+        path = autograded_path(work, module_id, result.student_id)
         if path.exists():
             notebooks[result.student_id] = nbformat.read(path, 4)
-    release_nb = nbformat.read(COURSE / module_id / f"{module_id}.ipynb", 4)
+    release_nb = nbformat.read(release_path(module_id), 4)
     found = class_similarity(module_id, notebooks, source_nb, release_nb)
     return render_html(found, titles)
-
-
-def write_csv(
-    path: Path, module_id: str, results: list[Result], grade_ids: list[str]
-) -> None:
-    """``grades.csv``: columnas fijas y luego una por celda calificada."""
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(FIXED_COLUMNS + grade_ids)
-        for r in results:
-            per_cell = [
-                "" if r.cells.get(g) is None else f"{r.cells[g]:g}" for g in grade_ids
-            ]
-            writer.writerow(
-                [
-                    r.student_id,
-                    module_id,
-                    f"{r.score:g}",
-                    f"{r.max_score:g}",
-                    r.status,
-                    r.reason,
-                    " | ".join(r.incidents),
-                    *per_cell,
-                ]
-            )

@@ -27,13 +27,11 @@ from __future__ import annotations
 import csv
 import difflib
 import json
-import re
 import shutil
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 from nbgrader.api import (
     Comment,
     Grade,
@@ -45,13 +43,12 @@ from nbgrader.api import (
 )
 from sqlalchemy.exc import SAWarning
 
-from autograder.config import GRADING, SOLUTIONS, load_config
-from autograder.lms import Collected, write_manifest
+from autograder.collect import Collected, write_manifest
+from autograder.config import load_config
+from autograder.course import GRADING, SOLUTIONS, read_module
+from autograder.results import Result, load_results, write_results
 
 GRADEBOOK = "gradebook.db"
-RESULTS = "resultados.json"
-GRADES = "grades.csv"
-PENDING = "Pendiente de corrección manual"
 MARK_COLUMNS = ("student_id", "grade_id", "points")
 
 
@@ -76,16 +73,9 @@ def open_gradebook(out: Path) -> Gradebook:
 
 def _source_cells(module_id: str) -> tuple[dict[str, tuple[float, str]], list[str]]:
     """Celdas calificadas (``grade_id → (puntos, tipo)``) y de solución del módulo."""
-    nb = nbformat.read(SOLUTIONS / module_id / f"{module_id}.ipynb", as_version=4)
-    graded: dict[str, tuple[float, str]] = {}
-    solutions: list[str] = []
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade"):
-            graded[meta["grade_id"]] = (float(meta["points"]), cell.cell_type)
-        if meta.get("solution"):
-            solutions.append(meta["grade_id"])
-    return graded, solutions
+    model = read_module(module_id)
+    graded = {cell.grade_id: (cell.points, cell.cell_type) for cell in model.graded}
+    return graded, list(model.solution_ids)
 
 
 def sync_structure(gb: Gradebook, module_id: str) -> None:
@@ -148,22 +138,24 @@ def _new_submission(gb: Gradebook, notebook, student) -> SubmittedNotebook:
     return submitted
 
 
-def record(out: Path, module_id: str, results: list, collected: Collected) -> None:
+def record(
+    out: Path, module_id: str, results: list[Result], collected: Collected
+) -> None:
     """Guarda una calificación en el gradebook persistente y aplica las notas
     manuales.
 
     Escribe los puntos automáticos de cada celda de cada entrega (las notas
     manuales se quedan como estaban) y, después, cambia los ``Result`` para
-    que lleven las notas manuales: la nota de la celda, la nota total y el
-    motivo «Pendiente de corrección manual», que desaparece cuando ya no queda
-    ninguna celda por corregir. También escribe ``entregas.json`` (de dónde
-    sale cada entrega y qué archivos no se calificaron).
+    que lleven las notas manuales: la nota de la celda, la nota total y
+    ``pending``, las celdas que aún esperan su nota manual. También escribe
+    ``entregas.json`` (de dónde sale cada entrega y qué archivos no se
+    calificaron).
 
     Args:
         out: la carpeta de salida de la calificación.
         module_id: el módulo calificado.
         results: los ``Result`` de la calificación (se modifican).
-        collected: lo que encontró :func:`autograder.lms.collect`.
+        collected: lo que encontró :func:`autograder.collect.collect`.
     """
     out = Path(out)
     template = out / "_work" / GRADEBOOK
@@ -192,9 +184,9 @@ def record(out: Path, module_id: str, results: list, collected: Collected) -> No
             submitted = submitted_by_id.get(result.student_id)
             if submitted is None:
                 submitted = _new_submission(gb, notebook, student)
-            # La calificación marca con el motivo las celdas que nbgrader no
-            # pudo calificar (las respuestas escritas): sin nota automática.
-            pending = set(pending_cells(result.reason))
+            # Las celdas que nbgrader no pudo calificar (las respuestas
+            # escritas) llegan en ``pending``: sin nota automática.
+            pending = set(result.pending)
             for grade in submitted.grades:
                 if grade.name in pending:
                     grade.auto_score = None
@@ -238,42 +230,22 @@ def write_formgrader_config(out: Path) -> None:
 # Aplicar las notas manuales a los resultados
 # ---------------------------------------------------------------------------
 
-_PENDING_PHRASE = re.compile(rf"{PENDING}: ([^;]*)(?:; )?")
 
-
-def pending_cells(reason: str) -> list[str]:
-    """Las celdas que el motivo dice pendientes de corrección manual."""
-    match = _PENDING_PHRASE.search(reason)
-    return [name.strip() for name in match[1].split(",")] if match else []
-
-
-def with_pending(reason: str, pending: list[str]) -> str:
-    """El motivo con la frase de corrección manual puesta al día (en su sitio)."""
-    phrase = f"{PENDING}: {', '.join(pending)}" if pending else ""
-    if _PENDING_PHRASE.search(reason):
-        text = _PENDING_PHRASE.sub(f"{phrase}; " if phrase else "", reason, count=1)
-    else:
-        text = f"{reason}; {phrase}" if reason and phrase else reason or phrase
-    text = text.strip().strip(";").strip()
-    return text[:1].upper() + text[1:]
-
-
-def apply_scores(result, scores: dict[str, float], pending: list[str]) -> None:
+def apply_scores(result: Result, scores: dict[str, float], pending: list[str]) -> None:
     """Pone en ``result`` las notas de celda de ``scores`` y recalcula el resto.
 
     La nota total cambia lo mismo que cambian las celdas (así se respeta
     cualquier ajuste que la calificación hiciera a la nota total) y nunca baja
-    de cero. El motivo lista las celdas de ``pending``, las que siguen sin
-    corregir a mano.
+    de cero. ``result.pending`` pasa a ser ``pending``: las celdas que siguen
+    sin corregir a mano.
     """
     offset = result.score - sum(v or 0.0 for v in result.cells.values())
     result.cells.update(scores)
     result.score = max(0.0, offset + sum(v or 0.0 for v in result.cells.values()))
-    if set(pending) != set(pending_cells(result.reason)):
-        result.reason = with_pending(result.reason, pending)
+    result.pending = list(pending)
 
 
-def apply_marks(gb: Gradebook, module_id: str, results: list) -> None:
+def apply_marks(gb: Gradebook, module_id: str, results: list[Result]) -> None:
     """Aplica a los ``Result`` las notas (automáticas y manuales) del gradebook."""
     for result in results:
         try:
@@ -429,34 +401,9 @@ def _check_marks(gb: Gradebook, module_id: str, marks: list[Mark]) -> list[str]:
     return errors
 
 
-def load_results(out: Path) -> list:
-    """Los ``Result`` de la última calificación (``resultados.json``)."""
-    from autograder.grade import Result
-
-    path = Path(out) / RESULTS
-    if not path.exists():
-        raise SystemExit(
-            f"No hay calificación en «{out}»: primero califica con "
-            "python -m autograder grade MÓDULO ENTREGAS (con la misma --out)."
-        )
-    return [Result(**row) for row in json.loads(path.read_text(encoding="utf-8"))]
-
-
-def write_results(out: Path, module_id: str, results: list) -> None:
-    """Reescribe ``grades.csv`` y ``resultados.json`` con ``results``."""
-    from autograder.grade import grade_cells, write_csv
-
-    out = Path(out)
-    write_csv(out / GRADES, module_id, results, [g for g, _ in grade_cells(module_id)])
-    (out / RESULTS).write_text(
-        json.dumps([asdict(r) for r in results], ensure_ascii=False, indent=1),
-        encoding="utf-8",
-    )
-
-
 def enter_marks(
     module_id: str, marks_path: Path | None = None, out: Path | None = None
-) -> list:
+) -> list[Result]:
     """Guarda las notas manuales de ``marks_path`` y reescribe las notas.
 
     Args:

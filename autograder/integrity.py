@@ -41,11 +41,20 @@ import pkgutil
 import re
 import secrets
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from autograder.course import (
+    ExerciseCells,
+    grade_id_of,
+    is_graded,
+    is_locked,
+    nbgrader_meta,
+)
 from autograder.guard import unwrap as _unwrap
+from autograder.similarity import is_reference_copy, normalize, size
 from autograder.sources import without_magics as _without_magics
 
 # Raíces de paquetes que un estudiante nunca debe modificar. Escribir en
@@ -110,126 +119,6 @@ COPY_MIN_TOKENS = 60
 
 
 # ---------------------------------------------------------------------------
-# Los ejercicios del cuaderno fuente
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ExerciseCells:
-    """Las celdas de un ejercicio en el cuaderno fuente.
-
-    Attributes:
-        title: «Ejercicio 1 · La media incremental» (el encabezado, sin puntos).
-        solution_ids: ``grade_id`` de sus celdas de solución.
-        test_ids: ``grade_id`` de sus celdas de pruebas.
-        names: lo que definen sus soluciones (``incremental_mean``...).
-        reference: la solución de referencia (el código del cuaderno fuente).
-    """
-
-    title: str
-    solution_ids: tuple[str, ...]
-    test_ids: tuple[str, ...]
-    names: tuple[str, ...]
-    reference: str
-
-
-def _nbgrader(cell: NotebookNode) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
-
-
-def _heading(cell: NotebookNode) -> str | None:
-    if cell.cell_type != "markdown":
-        return None
-    for line in cell.source.splitlines():
-        if line.startswith("### "):
-            return re.sub(r"\s*\([^()]*puntos?\)\s*$", "", line[4:]).strip()
-    return None
-
-
-def defined_names(source: str) -> list[str]:
-    """Nombres que define el nivel superior de una celda (funciones, clases, =)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    names: list[str] = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.append(node.name)
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names += [t.id for t in targets if isinstance(t, ast.Name)]
-    return list(dict.fromkeys(names))
-
-
-def exercise_cells(source_nb: NotebookNode) -> list[ExerciseCells]:
-    """Agrupa las celdas del cuaderno fuente en ejercicios, en orden.
-
-    Las celdas de solución seguidas forman un ejercicio junto con las celdas
-    de pruebas que vienen detrás (hasta la siguiente solución).
-    """
-    found: list[ExerciseCells] = []
-    title = ""
-    solutions: list[NotebookNode] = []
-    tests: list[str] = []
-
-    def close() -> None:
-        if solutions and tests:
-            source = "\n\n".join(c.source for c in solutions)
-            found.append(
-                ExerciseCells(
-                    title=title,
-                    solution_ids=tuple(_nbgrader(c)["grade_id"] for c in solutions),
-                    test_ids=tuple(tests),
-                    names=tuple(defined_names(source)),
-                    reference=source,
-                )
-            )
-
-    for cell in source_nb.cells:
-        meta = _nbgrader(cell)
-        heading = _heading(cell)
-        if heading and not solutions:
-            title = heading
-        if meta.get("solution") and not meta.get("grade") and cell.cell_type == "code":
-            if tests:
-                close()
-                solutions, tests = [], []
-            solutions.append(cell)
-        elif meta.get("grade") and cell.cell_type == "code" and solutions:
-            tests.append(meta["grade_id"])
-        elif heading and tests:
-            close()
-            solutions, tests = [], []
-            title = heading
-    close()
-    return found
-
-
-def cell_titles(source_nb: NotebookNode) -> dict[str, str]:
-    """El título que ve la gente para cada celda calificada o de solución.
-
-    Las celdas de un ejercicio llevan el título del ejercicio; si un ejercicio
-    tiene varias celdas de pruebas, se numeran («… · prueba 2 de 2»). Las
-    demás (una respuesta escrita) llevan el encabezado que las precede.
-    """
-    titles: dict[str, str] = {}
-    for ex in exercise_cells(source_nb):
-        for grade_id in ex.solution_ids:
-            titles[grade_id] = ex.title
-        for index, grade_id in enumerate(ex.test_ids, start=1):
-            suffix = f" · prueba {index} de {len(ex.test_ids)}"
-            titles[grade_id] = ex.title + (suffix if len(ex.test_ids) > 1 else "")
-    heading = ""
-    for cell in source_nb.cells:
-        heading = _heading(cell) or heading
-        grade_id = _nbgrader(cell).get("grade_id")
-        if grade_id and grade_id not in titles:
-            titles[grade_id] = heading or grade_id
-    return titles
-
-
-# ---------------------------------------------------------------------------
 # Las referencias que trae helpers
 # ---------------------------------------------------------------------------
 
@@ -288,23 +177,86 @@ def code_keys(objects: list[object]) -> list[list]:
 # ---------------------------------------------------------------------------
 
 
+class FindingKind(StrEnum):
+    """Qué clase de cosa encontró la lectura (o la ejecución) de una entrega.
+
+    El valor es la palabra que se guarda en ``_estado.json`` y en
+    ``resultados.json``; el programa decide por el tipo, nunca por la frase.
+    """
+
+    REFERENCE = "referencia"
+    """El ejercicio se respondió con la implementación de referencia: puntúa 0."""
+    TAMPERING = "manipulación"
+    """Escribe en módulos o en el intérprete, o usa las comprobaciones."""
+    DYNAMIC = "dinámico"
+    """Código que no se puede leer (``exec``, ``getattr`` con un nombre calculado)."""
+
+    @property
+    def zeroes_exercise(self) -> bool:
+        """¿Pierden sus puntos las celdas de pruebas del ejercicio?"""
+        return self is FindingKind.REFERENCE
+
+
+@dataclass(frozen=True)
+class Hit:
+    """Una construcción que encontró un detector, antes de ser un mensaje.
+
+    Attributes:
+        node: el nodo del código.
+        kind: su :class:`FindingKind`.
+        what: lo que hace, en español («importa «helpers.x.f», la
+            implementación de referencia»).
+    """
+
+    node: ast.AST
+    kind: FindingKind
+    what: str
+
+
 @dataclass
 class Finding:
     """Algo que un docente debe mirar en una entrega.
 
     Attributes:
-        kind: ``"referencia"`` (el ejercicio se respondió con la de helpers;
-            puntúa 0), ``"manipulación"`` (escribe en módulos o en el
-            intérprete) o ``"dinámico"`` (código que no se puede leer).
+        kind: un :class:`FindingKind`.
         cell: el id de la celda.
-        message: la frase, en español, con la construcción.
-        grade_ids: las celdas de pruebas que pierden sus puntos.
+        message: la frase, en español, con la construcción
+            (:func:`render_message`).
+        grade_ids: las celdas de pruebas que pierden sus puntos (solo si
+            ``kind.zeroes_exercise``).
     """
 
-    kind: str
+    kind: FindingKind
     cell: str
     message: str
     grade_ids: list[str] = field(default_factory=list)
+
+
+def render_message(
+    kind: FindingKind,
+    cell_id: str,
+    *,
+    title: str = "",
+    node: ast.AST | None = None,
+    what: str = "",
+) -> str:
+    """La frase de un hallazgo, a partir de su tipo y de lo encontrado.
+
+    Con ``node``, la construcción encontrada («…: usa «exec()»: `exec(x)`.»);
+    sin él, un hallazgo de todo el código de la celda (una copia de la
+    referencia).
+    """
+    where = f"celda {cell_id}" + (f", {_line(node)}" if node is not None else "")
+    if node is None and kind is FindingKind.REFERENCE:
+        detail = (
+            "el código es idéntico a la solución publicada (o a la de helpers), "
+            "salvo nombres y formato."
+        )
+    else:
+        detail = f"{what}: `{_construct(node)}`." if node is not None else f"{what}."
+    if title:
+        return f"«{title}» ({where}): {detail}"
+    return f"{where[0].upper()}{where[1:]}: {detail}"
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -518,9 +470,11 @@ def _tampering(scope: _Scope, tree: ast.AST) -> list[tuple[ast.AST, str]]:
 
 def _references_used(
     scope: _Scope, tree: ast.AST, references: list[object]
-) -> list[tuple[ast.AST, str]]:
-    """Usos de la referencia del ejercicio: nombre, atributo, alias o getattr."""
-    found: list[tuple[ast.AST, str]] = []
+) -> list[Hit]:
+    """Usos de la referencia del ejercicio: nombre, atributo, alias o getattr
+    (:attr:`FindingKind.REFERENCE`), y de las comprobaciones del curso
+    (:attr:`FindingKind.TAMPERING`)."""
+    found: list[Hit] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             # El import mismo ya trae la referencia al cuaderno.
@@ -542,7 +496,11 @@ def _references_used(
                 obj = _lookup(path) if path.startswith("helpers") else None
                 if obj is not None and any(_unwrap(obj) is r for r in references):
                     found.append(
-                        (node, f"importa «{path}», la implementación de referencia")
+                        Hit(
+                            node,
+                            FindingKind.REFERENCE,
+                            f"importa «{path}», la implementación de referencia",
+                        )
                     )
             continue
         if not isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
@@ -554,9 +512,11 @@ def _references_used(
             continue
         obj = _lookup(path)
         if obj is not None and any(_unwrap(obj) is ref for ref in references):
-            found.append((node, f"usa «{path}», la implementación de referencia"))
+            what = f"usa «{path}», la implementación de referencia"
+            found.append(Hit(node, FindingKind.REFERENCE, what))
         elif path.startswith("helpers.checks"):
-            found.append((node, f"usa «{path}», las comprobaciones del curso"))
+            what = f"usa «{path}», las comprobaciones del curso"
+            found.append(Hit(node, FindingKind.TAMPERING, what))
     return found
 
 
@@ -582,9 +542,7 @@ def _student_cells(nb: NotebookNode) -> list[NotebookNode]:
     return [
         cell
         for cell in nb.cells
-        if cell.cell_type == "code"
-        and not _nbgrader(cell).get("locked")
-        and not _nbgrader(cell).get("grade")
+        if cell.cell_type == "code" and not is_locked(cell) and not is_graded(cell)
     ]
 
 
@@ -598,8 +556,8 @@ def inspect_submission(
         exercises: los ejercicios del cuaderno fuente (:func:`exercise_cells`).
 
     Returns:
-        Los hallazgos, en orden de celda. Los de tipo ``"referencia"`` quitan
-        los puntos de su ejercicio.
+        Los hallazgos, en orden de celda. Los de tipo
+        :attr:`FindingKind.REFERENCE` quitan los puntos de su ejercicio.
     """
     by_solution = {sid: ex for ex in exercises for sid in ex.solution_ids}
     student = {id(c) for c in _student_cells(nb)}
@@ -616,54 +574,56 @@ def inspect_submission(
         if id(cell) not in student:
             continue
         cell_id = cell.get("id", "?")
-        ex = by_solution.get(_nbgrader(cell).get("grade_id", ""))
+        ex = by_solution.get(grade_id_of(cell) or "")
         if ex is not None:
             refs = reference_objects(ex.names)
             hits = _references_used(scope, tree, refs)
-            for node, what in hits:
-                kind = "referencia" if "referencia" in what else "manipulación"
-                findings.append(
-                    Finding(
-                        kind,
-                        cell_id,
-                        f"«{ex.title}» (celda {cell_id}, {_line(node)}): {what}: "
-                        f"`{_construct(node)}`.",
-                        list(ex.test_ids) if kind == "referencia" else [],
-                    )
-                )
             if (
                 not hits
                 and refs
                 and _reference_copy(cell.source, [ex.reference, *_sources(refs)])
             ):
-                findings.append(
-                    Finding(
-                        "referencia",
-                        cell_id,
-                        f"«{ex.title}» (celda {cell_id}): el código es idéntico a la "
-                        "solución publicada (o a la de helpers), salvo nombres y "
-                        "formato.",
-                        list(ex.test_ids),
-                    )
-                )
-            for node, what in _dynamic(tree, scope):
-                findings.append(
-                    Finding(
-                        "dinámico",
-                        cell_id,
-                        f"«{ex.title}» (celda {cell_id}, {_line(node)}): {what}: "
-                        f"`{_construct(node)}`.",
-                    )
-                )
+                findings.append(_finding(FindingKind.REFERENCE, cell_id, ex))
+            hits += [
+                Hit(node, FindingKind.DYNAMIC, what)
+                for node, what in _dynamic(tree, scope)
+            ]
+            findings += [_finding(hit.kind, cell_id, ex, hit) for hit in hits]
         for node, what in _tampering(scope, tree):
-            findings.append(
-                Finding(
-                    "manipulación",
-                    cell_id,
-                    f"Celda {cell_id}, {_line(node)}: {what}: `{_construct(node)}`.",
-                )
-            )
+            hit = Hit(node, FindingKind.TAMPERING, what)
+            findings.append(_finding(hit.kind, cell_id, None, hit))
     return _dedupe(findings)
+
+
+def _finding(
+    kind: FindingKind, cell_id: str, ex: ExerciseCells | None, hit: Hit | None = None
+) -> Finding:
+    """Un hallazgo con su mensaje (:func:`render_message`) y las celdas que
+    pierden sus puntos."""
+    message = render_message(
+        kind,
+        cell_id,
+        title=ex.title if ex else "",
+        node=hit.node if hit else None,
+        what=hit.what if hit else "",
+    )
+    zeroed = list(ex.test_ids) if ex and kind.zeroes_exercise else []
+    return Finding(kind, cell_id, message, zeroed)
+
+
+def unfinished_test_finding(grade_id: str) -> Finding:
+    """Una celda de pruebas que no imprimió su marca final: puntúa 0."""
+    message = (
+        f"La celda de pruebas {grade_id} no terminó como debe (falta su "
+        "marca final): algo capturó, ocultó o saltó sus errores."
+    )
+    return Finding(FindingKind.TAMPERING, grade_id, message, [grade_id])
+
+
+def delegated_test_finding(grade_id: str, what: str) -> Finding:
+    """Una celda de pruebas en la que el código llamó a la referencia: puntúa 0."""
+    message = f"Al ejecutar la celda de pruebas {grade_id}: {what}."
+    return Finding(FindingKind.REFERENCE, grade_id, message, [grade_id])
 
 
 def _reference_copy(source: str, references: list[str]) -> bool:
@@ -675,8 +635,6 @@ def _reference_copy(source: str, references: list[str]) -> bool:
     igual cualquiera que la entienda. Las copias cortas las ve el docente en el
     apartado de parecidos del informe, sin quitar puntos.
     """
-    from autograder.similarity import is_reference_copy, normalize, size
-
     normalized = normalize(source)
     if normalized is None or size(normalized) < COPY_MIN_TOKENS:
         return False
@@ -721,7 +679,7 @@ def setup_imports(source_nb: NotebookNode) -> str:
     """Los ``import`` de las celdas bloqueadas que no califican (la preparación)."""
     lines: list[str] = []
     for cell in source_nb.cells:
-        meta = _nbgrader(cell)
+        meta = nbgrader_meta(cell)
         if cell.cell_type != "code" or not meta.get("locked") or meta.get("grade"):
             continue
         try:
@@ -748,7 +706,7 @@ def guard_test_cells(
     by_test = {tid: ex for ex in exercises for tid in ex.test_ids}
     imports = setup_imports(source_nb)
     for cell in nb.cells:
-        meta = _nbgrader(cell)
+        meta = nbgrader_meta(cell)
         if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
             continue
         ex = by_test.get(meta["grade_id"])
@@ -792,7 +750,7 @@ def read_guard_marks(nb: NotebookNode, plan: GuardPlan) -> GuardReport:
         re.escape(MARK_PREFIX) + re.escape(plan.nonce) + r":(?P<data>.*)»\n?"
     )
     for cell in nb.cells:
-        grade_id = _nbgrader(cell).get("grade_id")
+        grade_id = grade_id_of(cell)
         if grade_id not in plan.original:
             continue
         cell.source = plan.original[grade_id]

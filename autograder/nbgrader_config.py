@@ -1,8 +1,6 @@
 # Configuración de nbgrader para el curso. La cargan `python -m autograder`
 # (release, grade) y también sirve tal cual a quien use la CLI de nbgrader:
 #   nbgrader generate_assignment 01_bandidos --config autograder/nbgrader_config.py
-from pathlib import Path
-
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
@@ -16,6 +14,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
+from autograder.course import GRADING, REPO, SOLUTIONS
 from autograder.preprocessors import (
     DeduplicateGradeIds,
     RemoveGradingNotes,
@@ -25,8 +24,6 @@ from autograder.preprocessors import (
 
 c = get_config()  # noqa: F821  (lo inyecta traitlets al cargar el archivo)
 
-REPO = Path(__file__).resolve().parent.parent
-
 c.CourseDirectory.course_id = "rl-para-llms"
 c.CourseDirectory.root = str(REPO)
 c.CourseDirectory.source_directory = "solutions"
@@ -35,7 +32,7 @@ c.CourseDirectory.release_directory = "course"
 c.CourseDirectory.submitted_directory = ".grading/submitted"
 c.CourseDirectory.autograded_directory = ".grading/autograded"
 c.CourseDirectory.feedback_directory = ".grading/feedback"
-c.CourseDirectory.db_url = f"sqlite:///{REPO / '.grading' / 'gradebook.db'}"
+c.CourseDirectory.db_url = f"sqlite:///{GRADING / 'gradebook.db'}"
 
 # Junto a cada cuaderno fuente está su texto (NN_x.md, con las soluciones): se
 # edita y se revisa, pero nunca se publica ni se copia a las entregas.
@@ -59,8 +56,8 @@ c.ClearSolutions.text_stub = "ESCRIBE TU RESPUESTA AQUÍ"
 # Calificar debe tardar segundos: las celdas con la etiqueta «slow»
 # (entrenamientos y demos largas) no se ejecutan al calificar. Las pruebas
 # ocultas nunca dependen de ellas. nbval sí las ejecuta todas.
-c.SkipSlowCells.source_root = str(REPO / "solutions")
-c.SandboxedExecute.source_root = str(REPO / "solutions")
+c.SkipSlowCells.source_root = str(SOLUTIONS)
+c.SandboxedExecute.source_root = str(SOLUTIONS)
 # Saneado de cada entrega antes de ejecutarla (las celdas de pruebas y las
 # bloqueadas se restauran desde la fuente).
 c.Autograde.sanitize_preprocessors = [
@@ -98,7 +95,7 @@ c.Execute.timeout = CELL_TIMEOUT
 c.ExecutePreprocessor.timeout = CELL_TIMEOUT
 c.SandboxedExecute.cell_timeout = CELL_TIMEOUT
 c.SandboxedExecute.notebook_timeout = 600
-c.SandboxedExecute.hide = [str(REPO / ".grading"), str(REPO / "solutions")]
+c.SandboxedExecute.hide = [str(GRADING), str(SOLUTIONS)]
 
 # Si un estudiante borra una celda de pruebas, se vuelve a poner al calificar.
 c.OverwriteCells.add_missing_cells = True

@@ -12,13 +12,21 @@ from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
 from traitlets import Bool, Integer, List, Unicode
 
 from autograder.audit import NOTES_CELL_ID, locate
+from autograder.course import (
+    exercise_cells,
+    grade_id_of,
+    is_graded,
+    is_nbgrader_cell,
+    notebook_name,
+)
 from autograder.demos import demo_cell_ids
 from autograder.integrity import (
     Finding,
-    exercise_cells,
+    delegated_test_finding,
     guard_test_cells,
     inspect_submission,
     read_guard_marks,
+    unfinished_test_finding,
     zero_cell,
 )
 from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
@@ -29,12 +37,6 @@ SKIPPED_SOURCE = (
 )
 SKIPPED_DEMO = "# Demo: al calificar no hace falta (ver autograder/demos.py)."
 STATUS_FILE = "_estado.json"
-
-
-def is_nbgrader_cell(cell: NotebookNode) -> bool:
-    """¿Es una celda que nbgrader califica o bloquea (solución, prueba, tarea)?"""
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return any(meta.get(key) for key in ("solution", "grade", "locked", "task"))
 
 
 def slow_cell_ids(nb: NotebookNode) -> set[str]:
@@ -51,7 +53,7 @@ def source_notebook(source_root: str, resources: dict) -> NotebookNode | None:
     info = resources.get("nbgrader", {})
     if not source_root or "assignment" not in info:
         return None
-    path = Path(source_root) / info["assignment"] / f"{info['notebook']}.ipynb"
+    path = Path(source_root) / info["assignment"] / notebook_name(info["notebook"])
     return nbformat.read(path, as_version=4) if path.exists() else None
 
 
@@ -127,9 +129,7 @@ def move_stderr_to_stdout(nb: NotebookNode) -> bool:
     """
     moved = False
     for cell in nb.cells:
-        if cell.cell_type != "code" or not cell.metadata.get("nbgrader", {}).get(
-            "grade"
-        ):
+        if cell.cell_type != "code" or not is_graded(cell):
             continue
         for output in cell.outputs:
             if output.get("output_type") == "stream" and output.get("name") == "stderr":
@@ -221,10 +221,9 @@ class SandboxedExecute(NbGraderPreprocessor):
         # nbgrader da todos los puntos a una celda de pruebas sin salidas: una
         # que no llegó a ejecutarse (el kernel murió antes) debe puntuar 0.
         for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
             if (
                 cell.cell_type == "code"
-                and meta.get("grade")
+                and is_graded(cell)
                 and (cell.get("execution_count") is None)
             ):
                 reason = status["reason"] or "La celda no llegó a ejecutarse."
@@ -245,29 +244,25 @@ class SandboxedExecute(NbGraderPreprocessor):
 def _apply_guard(nb: NotebookNode, plan, findings: list[Finding]) -> None:
     """Lee las marcas de las celdas de pruebas y anota lo que no cuadra."""
     guard = read_guard_marks(nb, plan)
-    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    cells = {grade_id_of(c): c for c in nb.cells}
     for grade_id in guard.unfinished:
-        message = (
-            f"La celda de pruebas {grade_id} no terminó como debe (falta su "
-            "marca final): algo capturó, ocultó o saltó sus errores."
-        )
-        zero_cell(cells[grade_id], message)
-        findings.append(Finding("manipulación", grade_id, message, [grade_id]))
+        finding = unfinished_test_finding(grade_id)
+        zero_cell(cells[grade_id], finding.message)
+        findings.append(finding)
     for grade_id, what in guard.delegated.items():
-        message = f"Al ejecutar la celda de pruebas {grade_id}: {what}."
-        findings.append(Finding("referencia", grade_id, message, [grade_id]))
+        findings.append(delegated_test_finding(grade_id, what))
 
 
 def _zero_delegated(nb: NotebookNode, findings: list[Finding]) -> None:
     """Las celdas de pruebas de un ejercicio respondido con la referencia: 0."""
     reasons: dict[str, str] = {}
     for finding in findings:
-        if finding.kind == "referencia":
+        if finding.kind.zeroes_exercise:
             for grade_id in finding.grade_ids:
                 reasons.setdefault(grade_id, finding.message)
     for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in reasons and cell.metadata["nbgrader"].get("grade"):
+        grade_id = grade_id_of(cell)
+        if grade_id in reasons and is_graded(cell):
             zero_cell(
                 cell,
                 "Este ejercicio se respondió con la implementación de referencia "

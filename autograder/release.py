@@ -10,7 +10,9 @@ from pathlib import Path
 from nbgrader.converters import GenerateAssignment
 from nbgrader.coursedir import CourseDirectory
 
-from autograder.config import COURSE, load_config, modules
+from autograder.config import load_config
+from autograder.course import COURSE, notebook_name
+from autograder.course import module_ids as all_modules
 
 
 def release(module_ids: list[str] | None = None, target: Path = COURSE) -> list[Path]:
@@ -30,7 +32,7 @@ def release(module_ids: list[str] | None = None, target: Path = COURSE) -> list[
     # temporal, que se tira al acabar, para no dejar rastro en el repositorio.
     scratch = tempfile.TemporaryDirectory(prefix="release-")
     config.CourseDirectory.db_url = f"sqlite:///{scratch.name}/gradebook.db"
-    for module_id in module_ids or modules():
+    for module_id in module_ids or all_modules():
         out = target / module_id
         if out.exists():
             shutil.rmtree(out)
@@ -39,6 +41,6 @@ def release(module_ids: list[str] | None = None, target: Path = COURSE) -> list[
         converter = GenerateAssignment(coursedir=coursedir, config=config)
         converter.log.setLevel(logging.WARNING)
         converter.start()
-        written.append(out / f"{module_id}.ipynb")
+        written.append(out / notebook_name(module_id))
     scratch.cleanup()
     return written

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections import Counter
+from collections import Counter, defaultdict
 from datetime import datetime
 from pathlib import Path
 
@@ -18,6 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from autograder.collect import count  # noqa: E402
 from helpers.plotting import use_course_style  # noqa: E402
 
 
@@ -54,7 +55,7 @@ def write_report(
         cells: ``(grade_id, puntos)`` de cada celda calificada, en orden.
         sandboxed: si las entregas se ejecutaron aisladas.
         skipped: ``(archivo, motivo)`` de lo que no se calificó (ver
-            :func:`autograder.lms.collect`).
+            :func:`autograder.collect.collect`).
         titles: el título de cada celda («Ejercicio 1 · …»), para nombrar los
             ejercicios por su título y no por el id de la celda.
         similarity_html: el apartado de parecidos entre entregas (ver
@@ -135,8 +136,6 @@ def write_report(
             "(no había bubblewrap): solo con límites de tiempo, memoria y procesos.</p>"
         )
     )
-    from autograder.lms import skipped_html
-
     not_graded = skipped_html(skipped or [])
     mean = sum(r.score for r in graded) / len(graded) if graded else 0.0
     page = f"""<!DOCTYPE html>
@@ -174,3 +173,32 @@ img {{ max-width: 100%; }}
 </body></html>
 """
     path.write_text(page, encoding="utf-8")
+
+
+def skipped_html(skipped: list[tuple[str, str]]) -> str:
+    """La sección «Archivos que no se calificaron» de ``report.html``."""
+    if not skipped:
+        return (
+            "<p>Ninguno: cada archivo era un cuaderno y tiene su fila en "
+            "<code>grades.csv</code>.</p>"
+        )
+    counts: dict[str, int] = defaultdict(int)
+    for _, reason in skipped:
+        counts[reason] += 1
+    summary = "".join(
+        f"<li><b>{count}</b> × {html.escape(reason)}</li>"
+        for reason, count in sorted(counts.items(), key=lambda item: -item[1])
+    )
+    rows = "".join(
+        f"<tr><td><code>{html.escape(path)}</code></td>"
+        f"<td>{html.escape(reason)}</td></tr>"
+        for path, reason in skipped
+    )
+    table = f"<table><tr><th>archivo</th><th>motivo</th></tr>{rows}</table>"
+    if len(skipped) > 20:
+        table = f"<details><summary>Ver los {len(skipped)}</summary>{table}</details>"
+    return (
+        f"<p>Sin calificar: {count(len(skipped), 'archivo')} de la carpeta o del "
+        "zip (cada cuaderno .ipynb es una fila de <code>grades.csv</code>):</p>"
+        f"<ul>{summary}</ul>{table}"
+    )

@@ -46,6 +46,7 @@ from functools import lru_cache
 
 from nbformat.notebooknode import NotebookNode
 
+from autograder.course import grade_id_of, is_graded, is_solution, source_text
 from autograder.sources import student_version
 from helpers.formatting import percent
 
@@ -437,15 +438,11 @@ def solution_cells(nb: NotebookNode) -> dict[str, str]:
     repetida, cuenta la primera."""
     cells: dict[str, str] = {}
     for cell in nb.get("cells", []):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") != "code" or not meta.get("solution"):
+        if cell.get("cell_type") != "code" or not is_solution(cell):
             continue
-        if meta.get("grade") or not meta.get("grade_id"):
+        if is_graded(cell) or not grade_id_of(cell):
             continue
-        source = cell.get("source", "")
-        if isinstance(source, list):
-            source = "".join(source)
-        cells.setdefault(meta["grade_id"], source)
+        cells.setdefault(grade_id_of(cell), source_text(cell))
     return cells
 
 

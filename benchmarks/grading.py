@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.config import COURSE
+from autograder.course import COURSE
 from autograder.grade import grade
 
 BUDGET_SECONDS = 180
@@ -68,7 +68,7 @@ def grading_figures(module_id: str, students: int, jobs: int) -> dict[str, objec
 
 def main(module_ids: list[str], students: int, jobs: int) -> int:
     """Mide e imprime el rendimiento de la calificación de cada módulo."""
-    from autograder.config import modules
+    from autograder.course import module_ids as modules
 
     print(
         f"{students} entregas por módulo, {jobs} trabajos a la vez, "

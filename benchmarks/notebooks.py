@@ -15,7 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.config import SOLUTIONS, modules
+from autograder.course import SOLUTIONS
+from autograder.course import module_ids as modules
 
 NOTEBOOK_SECONDS = 90
 #: Los módulos con un presupuesto de tiempo propio.

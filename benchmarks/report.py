@@ -54,7 +54,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.config import modules
+from autograder.course import module_ids as modules
 from benchmarks import cartpole
 from benchmarks import methods as methods_bench
 from benchmarks import puente as puente_bench

@@ -21,6 +21,27 @@ def one_thread():
     torch.set_num_threads(1)
 
 
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory, worker_id):
+    """La clase de 01_bandidos de las pruebas de calificación, calificada una
+    sola vez (ver tests/graded_class.py).
+
+    Con pytest-xdist, el primer proceso que la pide la califica y los demás
+    esperan y leen lo que dejó (el patrón de la documentación de xdist).
+    """
+    from filelock import FileLock
+
+    from tests.graded_class import grade_class, load_class
+
+    if worker_id == "master":
+        return grade_class(tmp_path_factory.mktemp("clase"))
+    root = tmp_path_factory.getbasetemp().parent / "clase_01"
+    with FileLock(f"{root}.lock"):
+        if (root / "clase.json").exists():
+            return load_class(root)
+        return grade_class(root)
+
+
 @pytest.fixture(scope="module")
 def saved_model(tmp_path_factory):
     """El modelo del SFT convertido a GPT-2 y guardado con save_pretrained, para

@@ -18,16 +18,22 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-# Se reexportan para las pruebas.
+# Las rutas y los módulos son los de autograder.course; se reexportan para las
+# pruebas, con sus nombres de siempre.
+from autograder.course import (  # noqa: F401
+    COURSE,
+    REPO,
+    SOLUTIONS,
+    module_ids,
+    nbgrader_meta,
+)
+from autograder.course import release_path as course_path  # noqa: F401
+from autograder.course import source_path as solution_path  # noqa: F401
 from autograder.sources import (  # noqa: F401
     HIDDEN_REGION,
     SOLUTION_REGION,
     student_version,
 )
-
-REPO = Path(__file__).resolve().parent.parent
-SOLUTIONS = REPO / "solutions"
-COURSE = REPO / "course"
 
 
 def grade_batch(
@@ -58,27 +64,12 @@ def grade_batch(
         return {row["student_id"]: row for row in csv.DictReader(handle)}
 
 
-def module_ids() -> list[str]:
-    """Los módulos que hay en ``solutions/``."""
-    return sorted(
-        p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").exists()
-    )
-
-
-def solution_path(module_id: str) -> Path:
-    return SOLUTIONS / module_id / f"{module_id}.ipynb"
-
-
-def course_path(module_id: str) -> Path:
-    return COURSE / module_id / f"{module_id}.ipynb"
-
-
 def read(path: Path) -> NotebookNode:
     return nbformat.read(path, as_version=nbformat.NO_CONVERT)
 
 
 def nbgrader(cell: NotebookNode) -> dict:
-    return cell.metadata.get("nbgrader", {})
+    return nbgrader_meta(cell)
 
 
 @dataclass

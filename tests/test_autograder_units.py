@@ -11,8 +11,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from autograder.grade import collect, diagnostic, precheck, safe_id
+from autograder.collect import collect, safe_id
+from autograder.grade import precheck
 from autograder.preprocessors import SKIPPED_SOURCE, SkipSlowCells
+from autograder.results import diagnostic
 from autograder.sandbox import INSIDE, Limits, Sandbox
 from tests.notebooks import course_path
 

@@ -31,7 +31,6 @@ from tests.notebooks import (
     course_path,
     exercises,
     fill_solutions,
-    grade_batch,
     honest_answers,
     read,
     solution_path,
@@ -353,15 +352,18 @@ os.makedirs("resultados", exist_ok=True)
 """
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+OUTSIDE = REPO / "fuera_de_su_carpeta_audit.txt"
+
+
+def class_submissions(subs, out):
+    """Las entregas de este archivo en la clase común (tests/graded_class.py)."""
     source = read(solution_path(MODULE))
     released = read(course_path(MODULE))
     solutions = honest_answers(MODULE)
     first = exercises(source)[0]
     assert "):\n" in solutions[first.grade_id]
     solved = fill_solutions(released, solutions)
-    outside = REPO / "fuera_de_su_carpeta_audit.txt"
+    outside = OUTSIDE
 
     def with_cell(code):
         nb = copy.deepcopy(solved)
@@ -382,10 +384,7 @@ def graded(tmp_path_factory):
         },
     )
     child = f"open({str(outside)!r}, 'w')"  # lo que intenta el programa lanzado
-    root = tmp_path_factory.mktemp("intentos")
-    subs = root / "entregas"
-    subs.mkdir()
-    notebooks = {
+    return {
         "honesta": solved,
         "legitima": with_cell(LEGITIMATE),
         "red": with_cell(
@@ -425,23 +424,25 @@ def graded(tmp_path_factory):
             "except OSError:\n    pass"
         ),
     }
-    for name, nb in notebooks.items():
-        nbformat.write(nb, subs / f"{name}.ipynb")
-    out = root / "notas"
-    rows = grade_batch(MODULE, subs, out, "--jobs", "2")
-    assert not outside.exists()
+
+
+@pytest.fixture(scope="module")
+def graded(graded_class):
+    assert not OUTSIDE.exists()
+    source = read(solution_path(MODULE))
     return {
-        "rows": rows,
-        "out": out,
+        "rows": graded_class.rows,
+        "out": graded_class.out,
         "max": sum(ex.points for ex in exercises(source)),
-        "first": first,
-        "outside": str(outside),
+        "first": exercises(source)[0],
+        "outside": str(OUTSIDE),
     }
 
 
 HOSTILE = ["red", "escribe", "bajo_nivel", "en_la_prueba", "lee", "proceso", "manipula"]
 
 
+@pytest.mark.grading
 @needs_sandbox
 def test_honest_and_legitimate_submissions_have_no_incident(graded):
     for student in ("honesta", "legitima"):
@@ -450,6 +451,7 @@ def test_honest_and_legitimate_submissions_have_no_incident(graded):
         assert row["status"] == "ok" and row["reason"] == "" and row["incidents"] == ""
 
 
+@pytest.mark.grading
 @needs_sandbox
 def test_swallowed_attempts_are_incidents_with_their_cell(graded):
     rows = graded["rows"]
@@ -480,6 +482,7 @@ def test_swallowed_attempts_are_incidents_with_their_cell(graded):
     assert graded["outside"] in rows["proceso"]["incidents"]
 
 
+@pytest.mark.grading
 @needs_sandbox
 def test_report_and_formgrader_show_them_feedback_does_not(graded):
     out = graded["out"]

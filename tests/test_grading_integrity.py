@@ -17,10 +17,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
+from autograder.course import cell_titles, exercise_cells
 from autograder.integrity import (
     COPY_MIN_TOKENS,
-    cell_titles,
-    exercise_cells,
     inspect_submission,
 )
 from autograder.similarity import normalize, size
@@ -30,7 +29,6 @@ from tests.notebooks import (
     course_path,
     exercises,
     fill_solutions,
-    grade_batch,
     honest_answers,
     module_ids,
     nbgrader,
@@ -168,8 +166,8 @@ BLANK_TESTS = (
 )
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def class_submissions(subs, out):
+    """Las entregas de este archivo en la clase común (tests/graded_class.py)."""
     source = read(solution_path(MODULE))
     released = read(course_path(MODULE))
     module_exercises = exercises(source)
@@ -225,27 +223,33 @@ def graded(tmp_path_factory):
         "equivocada": fill_solutions(released, wrong),
     }
     assert before_tests > 3
-    root = tmp_path_factory.mktemp("integridad")
-    subs = root / "entregas"
-    subs.mkdir()
-    for name, nb in notebooks.items():
-        nbformat.write(nb, subs / f"{name}.ipynb")
-    out = root / "notas"
-    rows = grade_batch(MODULE, subs, out)
+    return notebooks
+
+
+@pytest.fixture(scope="module")
+def graded(graded_class):
+    module_exercises = exercises(read(solution_path(MODULE)))
     points = {g: p for ex in module_exercises for g, _, p in ex.tests}
-    return {"rows": rows, "out": out, "points": points, "max": sum(points.values())}
+    return {
+        "rows": graded_class.rows,
+        "out": graded_class.out,
+        "points": points,
+        "max": sum(points.values()),
+    }
 
 
 def _score(graded, student):
     return float(graded["rows"][student]["score"])
 
 
+@pytest.mark.grading
 def test_honest_submission_scores_everything(graded):
     row = graded["rows"]["honesta"]
     assert _score(graded, "honesta") == graded["max"]
     assert row["status"] == "ok" and row["reason"] == "" and row["incidents"] == ""
 
 
+@pytest.mark.grading
 def test_wrong_answers_score_nothing_with_or_without_tricks(graded):
     assert _score(graded, "equivocada") == 0
     for student in ("parchea", "parchea_oculto", "builtins", "traga", "borra_pruebas"):
@@ -256,6 +260,7 @@ def test_wrong_answers_score_nothing_with_or_without_tricks(graded):
     assert "get_ipython" in graded["rows"]["traga"]["reason"]
 
 
+@pytest.mark.grading
 @pytest.mark.parametrize("student", ["importa", "envuelve", "oculta"])
 def test_delegated_exercise_scores_zero_and_is_named(graded, student):
     row = graded["rows"][student]
@@ -265,6 +270,7 @@ def test_delegated_exercise_scores_zero_and_is_named(graded, student):
     assert "Softmax" in row["reason"] or "softmax" in row["reason"]
 
 
+@pytest.mark.grading
 def test_a_star_import_after_the_answers_is_caught_when_the_tests_run(graded):
     # Pisa las respuestas con las referencias justo antes de la última prueba:
     # la lectura del código no lo ve (no es una celda de ejercicio), la
@@ -277,6 +283,7 @@ def test_a_star_import_after_the_answers_is_caught_when_the_tests_run(graded):
     assert "referencia" in row["reason"]
 
 
+@pytest.mark.grading
 def test_copying_the_published_solution_loses_the_long_exercises(graded):
     row = graded["rows"]["copia"]
     assert row["status"] == "revisar"
@@ -284,6 +291,7 @@ def test_copying_the_published_solution_loses_the_long_exercises(graded):
     assert 0 < _score(graded, "copia") < graded["max"]
 
 
+@pytest.mark.grading
 def test_feedback_keeps_hidden_tests_private(graded):
     feedback = (graded["out"] / "feedback" / "honesta.html").read_text(encoding="utf-8")
     source = read(solution_path(MODULE))
@@ -306,6 +314,7 @@ def test_feedback_keeps_hidden_tests_private(graded):
     assert not re.search(r"""(src|href)=["']https?://""", feedback)
 
 
+@pytest.mark.grading
 def test_report_lists_revisions_and_similarity(graded):
     report = (graded["out"] / "report.html").read_text(encoding="utf-8")
     for student in ("importa", "parchea", "traga"):

@@ -8,8 +8,6 @@ exactamente la nota que sacarían solas.
 from __future__ import annotations
 
 import copy
-import socket
-import threading
 
 import nbformat
 import pytest
@@ -32,10 +30,13 @@ from tests.notebooks import (
 MODULE = "01_bandidos"
 SECRET = "SECRETO-DE-ANA-7f3a"
 
-pytestmark = pytest.mark.skipif(
-    Sandbox.unavailable_reason() is not None,
-    reason=f"sin sandbox: {Sandbox.unavailable_reason()}",
-)
+pytestmark = [
+    pytest.mark.grading,
+    pytest.mark.skipif(
+        Sandbox.unavailable_reason() is not None,
+        reason=f"sin sandbox: {Sandbox.unavailable_reason()}",
+    ),
+]
 
 
 def _with_cell(nb, source, after_setup=True):
@@ -45,50 +46,19 @@ def _with_cell(nb, source, after_setup=True):
     return nb
 
 
-class Listener:
-    """Un servidor TCP en 127.0.0.1 que anota si alguien se conecta."""
-
-    def __init__(self):
-        self.server = socket.socket()
-        self.server.bind(("127.0.0.1", 0))
-        self.server.listen()
-        self.server.settimeout(0.5)
-        self.port = self.server.getsockname()[1]
-        self.connections = 0
-        self.running = True
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        while self.running:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self):
-        self.running = False
-        self.thread.join()
-        self.server.close()
+OUTSIDE = REPO / "fuera_de_su_carpeta.txt"
 
 
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory):
+def class_submissions(subs, out, port):
+    """Las entregas de este archivo en la clase común (tests/graded_class.py);
+    ``port`` es el del servidor que anota las conexiones."""
     source = read(solution_path(MODULE))
     released = read(course_path(MODULE))
     module_exercises = exercises(source)
     solutions = honest_answers(MODULE)
     wrong = bank(MODULE).WRONG
     first = module_exercises[0]
-    max_score = sum(ex.points for ex in module_exercises)
-
-    root = tmp_path_factory.mktemp("robustez")
-    subs = root / "entregas"
-    subs.mkdir()
-    outside = REPO / "fuera_de_su_carpeta.txt"
-    listener = Listener()
+    outside = OUTSIDE
 
     solved = fill_solutions(released, solutions)
     mixed_answers = dict(solutions)
@@ -182,13 +152,12 @@ def batch(tmp_path_factory):
         "network": _with_cell(
             solved,
             "import socket\n"
-            f"s = socket.create_connection(('127.0.0.1', {listener.port}), timeout=3)\n"
+            f"s = socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
             "s.sendall(b'robado')",
         ),
         "writer": _with_cell(
             solved,
-            f"open({str(root / 'notas' / '_work' / 'gradebook.db')!r}, 'ab')"
-            ".write(b'PWNED')\n",
+            f"open({str(out / '_work' / 'gradebook.db')!r}, 'ab').write(b'PWNED')\n",
         ),
         "outside": _with_cell(solved, f"open({str(outside)!r}, 'w').write('x')"),
         "reader": _with_cell(
@@ -203,25 +172,22 @@ def batch(tmp_path_factory):
         "noisy": noisy,
         "import_error": import_error,
     }
-    for name, nb in notebooks.items():
-        nbformat.write(nb, subs / f"{name}.ipynb")
-    (subs / "corrupt.ipynb").write_text('{"cells": [', encoding="utf-8")
-    (subs / "empty.ipynb").write_text("", encoding="utf-8")
-
-    out = root / "notas"
     assert not outside.exists()
-    try:
-        rows = grade_batch(MODULE, subs, out, "--jobs", "2", "--cell-timeout", "15")
-    finally:
-        listener.close()
+    # Dos archivos rotos: texto tal cual, no cuadernos.
+    return {**notebooks, "corrupt": '{"cells": [', "empty": ""}
+
+
+@pytest.fixture(scope="module")
+def batch(graded_class):
+    module_exercises = exercises(read(solution_path(MODULE)))
     return {
-        "rows": rows,
-        "out": out,
-        "max": max_score,
-        "first": first,
+        "rows": graded_class.rows,
+        "out": graded_class.out,
+        "max": sum(ex.points for ex in module_exercises),
+        "first": module_exercises[0],
         "exercises": module_exercises,
-        "listener": listener,
-        "outside": outside,
+        "connections": graded_class.connections,
+        "outside": OUTSIDE,
     }
 
 
@@ -263,7 +229,7 @@ def test_fork_bomb(batch):
 
 
 def test_no_network(batch):
-    assert batch["listener"].connections == 0
+    assert batch["connections"] == 0
     assert "red" in batch["rows"]["network"]["reason"]
     assert score(batch, "network") == batch["max"]
 

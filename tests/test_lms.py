@@ -19,33 +19,40 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grade import Result, grade_cells
+from autograder.collect import (
+    Collected,
+    Origin,
+    collect,
+    describe_skipped,
+    identify,
+    read_manifest,
+    write_manifest,
+)
+from autograder.course import grade_cells
+from autograder.export import (
+    CANVAS_STUDENT_COLUMNS,
+    MOODLE_WORDS,
+    by_participant,
+    canvas_rows,
+    csv_rows,
+    export,
+    moodle_rows,
+)
 from autograder.gradebook import (
-    PENDING,
     apply_scores,
     enter_marks,
     open_gradebook,
-    pending_cells,
     read_marks,
     record,
-    with_pending,
-    write_results,
 )
-from autograder.lms import (
-    CANVAS_STUDENT_COLUMNS,
-    MOODLE_WORDS,
-    Collected,
-    Origin,
-    by_participant,
-    canvas_rows,
-    collect,
-    csv_rows,
-    describe_skipped,
-    identify,
-    moodle_rows,
-    read_manifest,
-    skipped_html,
-    write_manifest,
+from autograder.report import skipped_html
+from autograder.results import (
+    FIXED_COLUMNS,
+    Result,
+    load_results,
+    read_csv,
+    write_csv,
+    write_results,
 )
 from tests.notebooks import REPO, course_path
 
@@ -221,18 +228,47 @@ def test_skipped_files_reach_the_manifest_and_the_report(tmp_path):
 # ---------------------------------------------------------------------------
 
 
-def test_pending_phrase_is_kept_up_to_date():
-    reason = f"Revisar: algo; {PENDING}: a, b; calificado SIN aislamiento"
-    assert pending_cells(reason) == ["a", "b"]
-    assert with_pending(reason, ["b"]) == (
-        f"Revisar: algo; {PENDING}: b; calificado SIN aislamiento"
+def test_pending_round_trips_through_grades_csv_and_resultados_json(tmp_path):
+    # «pending» es una columna y un campo: nunca una frase del motivo.
+    results = [
+        Result(
+            "ana",
+            score=3.0,
+            max_score=7.0,
+            status="revisar",
+            reason="Revisar: algo; calificado SIN aislamiento",
+            cells={"t1": 1.0, "t2": 2.0, "escrita": 0.0, "otra": None},
+            pending=["escrita", "otra"],
+            incidents=["una celda superó el límite de tiempo"],
+        ),
+        Result("beto", max_score=7.0, status="invalid", reason="Vacío."),
+    ]
+    grade_ids = ["t1", "t2", "escrita", "otra"]
+    write_csv(tmp_path / "grades.csv", "07_grpo", results, grade_ids)
+    header = (tmp_path / "grades.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header.split(",") == FIXED_COLUMNS + grade_ids
+    back = read_csv(tmp_path / "grades.csv")
+    assert [r.pending for r in back] == [["escrita", "otra"], []]
+    for before, after in zip(results, back, strict=True):
+        for name in ("student_id", "score", "max_score", "status", "reason"):
+            assert getattr(after, name) == getattr(before, name), name
+        assert after.incidents == before.incidents
+        assert after.cells == {g: before.cells.get(g) for g in grade_ids}
+    # resultados.json guarda el Result entero.
+    write_results(tmp_path, WRITTEN, results)
+    assert load_results(tmp_path) == results
+
+
+def test_an_old_grades_csv_without_pending_still_reads(tmp_path):
+    # Antes de la columna «pending»: se lee con pending vacío (la frase del
+    # motivo no se interpreta).
+    (tmp_path / "grades.csv").write_text(
+        "student_id,module,score,max_score,status,reason,incidents,c\n"
+        "ana,07_grpo,3,5,ok,Pendiente de corrección manual: c,,0\n",
+        encoding="utf-8",
     )
-    assert with_pending(reason, []) == "Revisar: algo; calificado SIN aislamiento"
-    assert with_pending(f"{PENDING}: a; calificado SIN aislamiento", []) == (
-        "Calificado SIN aislamiento"
-    )
-    assert with_pending("", ["a"]) == f"{PENDING}: a"
-    assert pending_cells("Revisar: algo") == []
+    (old,) = read_csv(tmp_path / "grades.csv")
+    assert old.pending == [] and old.cells == {"c": 0.0} and old.score == 3
 
 
 def test_apply_scores_moves_the_total_with_the_cells():
@@ -241,11 +277,11 @@ def test_apply_scores_moves_the_total_with_the_cells():
         score=3.0,
         max_score=5.0,
         cells={"t1": 1.0, "t2": 2.0, "escrita": 0.0},
-        reason=f"{PENDING}: escrita",
+        pending=["escrita"],
     )
     apply_scores(result, {"escrita": 1.5}, [])
     assert result.score == 4.5 and result.cells["escrita"] == 1.5
-    assert result.reason == ""
+    assert result.pending == [] and result.reason == ""
     # Idempotente: aplicar otra vez lo mismo no cambia nada.
     apply_scores(result, {"escrita": 1.5}, [])
     assert result.score == 4.5
@@ -303,7 +339,7 @@ def _written_results(answered: float = 0.0) -> list[Result]:
             score=max_score - 2,
             max_score=max_score,
             cells=full,
-            reason=f"{PENDING}: why_lone_failure",
+            pending=["why_lone_failure"],
         ),
         Result("beto", max_score=max_score, status="invalid", reason="Vacío."),
     ]
@@ -332,7 +368,8 @@ def test_manual_marks_survive_regrading(tmp_path):
     max_score = sum(points for _, points in grade_cells(WRITTEN))
     first = _grade_synthetic(tmp_path)
     assert first[0].score == max_score - 2
-    assert PENDING in first[0].reason
+    assert first[0].pending == ["why_lone_failure"]
+    assert _grades(tmp_path)["ana"]["pending"] == "why_lone_failure"
     (tmp_path / "notas.csv").write_text(
         "student_id,grade_id,points,comment\n"
         "ana,why_lone_failure,1.5,Falta la suma cero.\n",
@@ -342,13 +379,13 @@ def test_manual_marks_survive_regrading(tmp_path):
     rows = _grades(tmp_path)
     assert float(rows["ana"]["score"]) == max_score - 0.5
     assert float(rows["ana"]["why_lone_failure"]) == 1.5
-    assert PENDING not in rows["ana"]["reason"]
+    assert rows["ana"]["pending"] == "" and rows["ana"]["reason"] == ""
     # Otra calificación (la escrita vuelve a llegar pendiente): la nota manual
     # se queda.
     again = _grade_synthetic(tmp_path)
     assert again[0].score == max_score - 0.5
     assert again[0].cells["why_lone_failure"] == 1.5
-    assert PENDING not in again[0].reason
+    assert again[0].pending == []
     assert again[1].score == 0.0 and again[1].status == "invalid"
     with open_gradebook(tmp_path) as gb:
         grade = gb.find_grade("why_lone_failure", WRITTEN, WRITTEN, "ana")
@@ -364,7 +401,7 @@ def test_manual_marks_survive_regrading(tmp_path):
     enter_marks(WRITTEN, tmp_path / "borrar.csv", tmp_path)
     rows = _grades(tmp_path)
     assert float(rows["ana"]["score"]) == max_score - 2
-    assert PENDING in rows["ana"]["reason"]
+    assert rows["ana"]["pending"] == "why_lone_failure"
     assert (tmp_path / "nbgrader_config.py").exists()
 
 
@@ -538,6 +575,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     return completed
 
 
+@pytest.mark.grading
 def test_moodle_zip_grade_manual_regrade_export(tmp_path):
     released = nbformat.writes(nbformat.read(course_path(MODULE), as_version=4))
     archive = _zip(
@@ -591,9 +629,6 @@ def test_export_warns_about_recorded_attempts(tmp_path):
         "(conectarse a 127.0.0.1:80)"
     ]
     results[1].incidents = ["escribió en stderr en una celda de pruebas"]
-    from autograder.gradebook import write_results
-    from autograder.lms import export
-
     write_results(tmp_path, "01_bandidos", results)
     write_manifest(tmp_path, "01_bandidos", Collected(origins=ORIGINS))
     _, warnings = export("01_bandidos", "csv", tmp_path)

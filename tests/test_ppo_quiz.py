@@ -27,7 +27,7 @@ import pytest
 import torch
 
 import helpers
-from autograder.grade import diagnostic
+from autograder.results import diagnostic
 from helpers import ppo
 from helpers.checks import CheckError
 from helpers.checks.ppo import QUIZ_KINDS, STATEMENT_KEYS, check_quiz_answer

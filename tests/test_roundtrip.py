@@ -29,6 +29,8 @@ from tests.notebooks import (
     solution_path,
 )
 
+pytestmark = pytest.mark.grading
+
 
 def mixed_wrong_answer(wrong_bank: dict, grade_id: str):
     """La errónea de la entrega mixta: una con crédito parcial si el banco la

@@ -47,7 +47,7 @@ def _used(source: str) -> set[str]:
 
 @pytest.mark.parametrize("module_id", module_ids())
 def test_run_all_on_the_unsolved_notebook_reaches_the_end(module_id):
-    from autograder.integrity import exercise_cells
+    from autograder.course import exercise_cells
     from tests.notebooks import solution_path
 
     source_nb = read(solution_path(module_id))

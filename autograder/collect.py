@@ -1,5 +1,7 @@
 """Encontrar las entregas en una carpeta o en la descarga de un LMS, sin perder a nadie.
 
+Exportar las notas al LMS es cosa de :mod:`autograder.export`.
+
 Cada cuaderno (``.ipynb``) de la carpeta o del zip es una fila calificada, con un
 id estable que conserva el número que le da el LMS. Lo demás (otros archivos,
 copias de Jupyter, metadatos) se lista con su motivo: nada se descarta en
@@ -31,19 +33,13 @@ seguido de ``-<nombre del archivo>``.
 
 from __future__ import annotations
 
-import csv
-import html
 import json
 import re
 import unicodedata
 import zipfile
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-from autograder.audit import ATTEMPT_PREFIX
 
 # Nombres que dejan las descargas de un LMS.
 LMS_PATTERNS = {
@@ -310,7 +306,7 @@ def read_manifest(out: Path) -> tuple[dict[str, Origin], list[tuple[str, str]]]:
     return origins, [(item["path"], item["reason"]) for item in data["skipped"]]
 
 
-def _count(n: int, noun: str) -> str:
+def count(n: int, noun: str) -> str:
     """«1 entrega», «3 entregas»."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -319,325 +315,8 @@ def describe_skipped(skipped: list[tuple[str, str]], limit: int = 10) -> list[st
     """Líneas para la terminal con los archivos que no se calificaron."""
     if not skipped:
         return []
-    lines = [f"{_count(len(skipped), 'archivo')} sin calificar:"]
+    lines = [f"{count(len(skipped), 'archivo')} sin calificar:"]
     lines += [f"  · {path}: {reason}" for path, reason in skipped[:limit]]
     if len(skipped) > limit:
         lines.append(f"  ... y {len(skipped) - limit} más (ver report.html).")
     return lines
-
-
-# ---------------------------------------------------------------------------
-# Exportar las notas para el LMS
-# ---------------------------------------------------------------------------
-#
-# Moodle: la «hoja de calificaciones para trabajar sin conexión» de una tarea
-# (Calificación → «Subir hoja de calificaciones», plugin assignfeedback_offline,
-# mod/assign/feedback/offline/importgradeslib.php). El importador busca las
-# columnas por su nombre, en el idioma de quien importa: «Identifier»
-# (get_string('recordid', 'assign')), «Grade» (get_string('gradenoun')) y
-# «Last modified (grade)» (get_string('lastmodifiedgrade', 'assign')) son
-# obligatorias, y cada comentario de retroalimentación va en la columna con el
-# nombre de su plugin («Feedback comments»). El identificador es
-# get_string('hiddenuser', 'assign') seguido del número de participante:
-# «Participant 12345» en inglés, «Participante12345» en español (el importador
-# quita tantos caracteres como tenga esa palabra). Moodle se salta, sin error,
-# una nota mayor que la máxima de la tarea, una vacía y una que ya se cambió en
-# Moodle después de la fecha de «Last modified (grade)».
-#
-# Canvas: el CSV de «Import» del Gradebook (app/models/gradebook_importer.rb):
-# cabecera «Student, ID, SIS User ID, SIS Login ID, Section» y una columna por
-# tarea, «Nombre (id de la tarea)» o solo el nombre (si no existe, Canvas crea
-# una tarea nueva). La fila opcional «Points Possible» da los puntos máximos.
-# Canvas busca a cada estudiante por su id de usuario (columna ID), después por
-# los ids del SIS y por último por el nombre.
-
-FORMATS = ("moodle", "canvas", "csv")
-MOODLE_WORDS = {
-    "en": {
-        "id": "Identifier",
-        "name": "Full name",
-        "grade": "Grade",
-        "max": "Maximum Grade",
-        "modified": "Last modified (grade)",
-        "comments": "Feedback comments",
-        "participant": "Participant ",
-    },
-    "es": {
-        "id": "Identificador",
-        "name": "Nombre completo",
-        "grade": "Calificación",
-        "max": "Calificación máxima",
-        "modified": "Última modificación (calificación)",
-        "comments": "Comentarios de retroalimentación",
-        "participant": "Participante",
-    },
-}
-CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-CSV_COLUMNS = ["student_id", "lms", "lms_id", "name", "path"]
-
-
-def _points(value: float) -> str:
-    """Puntos para un archivo de importación: punto decimal, sin ceros de más."""
-    return f"{round(value, 2):g}"
-
-
-def _spanish(value: float) -> str:
-    """Puntos para leer: coma decimal."""
-    return _points(value).replace(".", ",")
-
-
-def _scaled(value: float, max_score: float, max_grade: float | None) -> float:
-    if max_grade is None or not max_score:
-        return value
-    return value * max_grade / max_score
-
-
-def by_participant(
-    results: list, origins: dict[str, Origin], lms: str
-) -> tuple[dict[str, tuple[Origin, Any]], list[str]]:
-    """Una fila por participante del LMS: ``lms_id → (origen, Result)``.
-
-    Si una persona tiene varias entregas, va la de más nota. Devuelve también
-    los avisos: entregas sin número del LMS (no van) y personas con varias.
-    """
-    chosen: dict[str, tuple[Origin, Any]] = {}
-    several: dict[str, list[str]] = {}
-    missing: list[str] = []
-    for result in results:
-        origin = origins.get(result.student_id)
-        if origin is None or origin.lms != lms or not origin.lms_id:
-            missing.append(result.student_id)
-            continue
-        several.setdefault(origin.lms_id, []).append(result.student_id)
-        best = chosen.get(origin.lms_id)
-        if best is None or result.score > best[1].score:
-            chosen[origin.lms_id] = (origin, result)
-    label = {"moodle": "número de participante de Moodle", "canvas": "id de Canvas"}
-    warnings = []
-    if missing:
-        warnings.append(
-            f"Sin {label[lms]}, no van en el archivo; ponlas a mano en el LMS "
-            f"({_count(len(missing), 'entrega')}): {', '.join(missing)}."
-        )
-    for number, ids in several.items():
-        if len(ids) > 1:
-            kept = chosen[number][1].student_id
-            warnings.append(
-                f"{number} tiene {len(ids)} entregas ({', '.join(ids)}): va la de "
-                f"más nota, {kept}."
-            )
-    return chosen, warnings
-
-
-def _feedback(result, comments: dict[str, str]) -> str:
-    """El comentario para la estudiante: su nota y los comentarios manuales."""
-    text = f"{_spanish(result.score)} de {_spanish(result.max_score)} puntos."
-    for cell, comment in comments.items():
-        text += f" {cell}: {comment}"
-    return text
-
-
-def moodle_rows(
-    results: list,
-    origins: dict[str, Origin],
-    comments: dict[str, dict[str, str]],
-    *,
-    lang: str = "es",
-    max_grade: float | None = None,
-    modified: str,
-) -> tuple[list[list[str]], list[str]]:
-    """Filas (con cabecera) de la hoja de calificaciones de Moodle, y avisos."""
-    words = MOODLE_WORDS[lang]
-    chosen, warnings = by_participant(results, origins, "moodle")
-    header = ("id", "name", "grade", "max", "modified", "comments")
-    rows = [[words[key] for key in header]]
-    for number in sorted(chosen, key=int):
-        origin, result = chosen[number]
-        top = result.max_score
-        rows.append(
-            [
-                f"{words['participant']}{number}",
-                origin.name,
-                _points(_scaled(result.score, top, max_grade)),
-                _points(max_grade if max_grade is not None else top),
-                modified,
-                _feedback(result, comments.get(result.student_id, {})),
-            ]
-        )
-    return rows, warnings
-
-
-def canvas_rows(
-    results: list,
-    origins: dict[str, Origin],
-    *,
-    assignment: str,
-    max_grade: float | None = None,
-) -> tuple[list[list[str]], list[str]]:
-    """Filas (con cabecera y «Points Possible») del CSV de Canvas, y avisos."""
-    chosen, warnings = by_participant(results, origins, "canvas")
-    top = results[0].max_score if results else 0.0
-    possible = max_grade if max_grade is not None else top
-    rows = [
-        [*CANVAS_STUDENT_COLUMNS, assignment],
-        ["Points Possible", "", "", "", "", _points(possible)],
-    ]
-    for number in sorted(chosen, key=int):
-        origin, result = chosen[number]
-        score = _scaled(result.score, result.max_score, max_grade)
-        name = origin.name or result.student_id
-        rows.append([name, number, "", "", "", _points(score)])
-    return rows, warnings
-
-
-def csv_rows(
-    results: list, origins: dict[str, Origin], grade_ids: list[str]
-) -> list[list[str]]:
-    """Filas (con cabecera) del CSV genérico: una por entrega, una columna por celda."""
-    rows = [
-        [*CSV_COLUMNS, "score", "max_score", "status", "reason", *grade_ids],
-    ]
-    for result in results:
-        origin = origins.get(result.student_id, Origin(""))
-        cells = [
-            "" if result.cells.get(g) is None else _points(result.cells[g])
-            for g in grade_ids
-        ]
-        rows.append(
-            [
-                result.student_id,
-                origin.lms,
-                origin.lms_id,
-                origin.name,
-                origin.path,
-                _points(result.score),
-                _points(result.max_score),
-                result.status,
-                result.reason,
-                *cells,
-            ]
-        )
-    return rows
-
-
-def export(
-    module_id: str,
-    fmt: str,
-    out: Path | None = None,
-    dest: Path | None = None,
-    *,
-    lang: str = "es",
-    max_grade: float | None = None,
-    assignment: str | None = None,
-) -> tuple[Path, list[str]]:
-    """Escribe el archivo de importación de notas de un LMS.
-
-    Las notas son las de la última calificación de ``out`` (``resultados.json``)
-    con las notas manuales ya aplicadas, y los números del LMS salen de
-    ``entregas.json``.
-
-    Args:
-        module_id: el módulo, p. ej. ``"07_grpo"``.
-        fmt: ``"moodle"``, ``"canvas"`` o ``"csv"``.
-        out: la carpeta de la calificación; por defecto ``.grading/<módulo>/``.
-        dest: el archivo que escribir; por defecto ``<out>/<formato>.csv``
-            (``notas.csv`` para ``csv``).
-        lang: idioma de Moodle al importar (``"es"`` o ``"en"``): los nombres
-            de las columnas son los de la interfaz de quien importa.
-        max_grade: la nota máxima de la tarea en el LMS; si se da, las notas se
-            reescalan de los puntos del módulo a esa escala.
-        assignment: la columna de la tarea en Canvas, mejor con su id, p. ej.
-            ``"GRPO (4321)"``; por defecto, el id del módulo.
-
-    Returns:
-        ``(archivo escrito, avisos)``.
-    """
-    from autograder.config import GRADING
-    from autograder.gradebook import load_results, manual_comments
-
-    if fmt not in FORMATS:
-        raise SystemExit(f"Formato «{fmt}» desconocido: elige {', '.join(FORMATS)}.")
-    if lang not in MOODLE_WORDS:
-        raise SystemExit(f"Idioma «{lang}» desconocido: elige es o en.")
-    if max_grade is not None and max_grade <= 0:
-        raise SystemExit("La nota máxima (--max-grade) tiene que ser positiva.")
-    out = Path(out or GRADING / module_id).resolve()
-    results = load_results(out)
-    origins, _ = read_manifest(out)
-    warnings: list[str] = []
-    if fmt == "moodle":
-        rows, warnings = moodle_rows(
-            results,
-            origins,
-            manual_comments(out, module_id),
-            lang=lang,
-            max_grade=max_grade,
-            modified=datetime.now().astimezone().isoformat(timespec="seconds"),
-        )
-    elif fmt == "canvas":
-        rows, warnings = canvas_rows(
-            results, origins, assignment=assignment or module_id, max_grade=max_grade
-        )
-    else:
-        from autograder.grade import grade_cells
-
-        rows = csv_rows(results, origins, [g for g, _ in grade_cells(module_id)])
-    pending = [r.student_id for r in results if "Pendiente" in r.reason]
-    if pending:
-        warnings.append(
-            f"Con celdas sin corregir a mano, que su nota aún no cuenta "
-            f"({_count(len(pending), 'entrega')}): {', '.join(pending)}."
-        )
-    problems = [r.student_id for r in results if r.status != "ok"]
-    if problems:
-        warnings.append(
-            f"Con incidencias, mira grades.csv antes de importar "
-            f"({_count(len(problems), 'entrega')}): {', '.join(problems)}."
-        )
-    # Los intentos que anotó el registro (autograder/audit.py) no cambian la
-    # nota ni el estado, pero conviene mirarlos antes de cerrar el módulo.
-    attempted = [
-        r.student_id
-        for r in results
-        if any(i.startswith(ATTEMPT_PREFIX) for i in r.incidents)
-    ]
-    if attempted:
-        warnings.append(
-            "Con intentos registrados al calificar (red, escrituras fuera de su "
-            "carpeta...; no cambian la nota), mira incidents en grades.csv "
-            f"({_count(len(attempted), 'entrega')}): {', '.join(attempted)}."
-        )
-    dest = Path(dest or out / ("notas.csv" if fmt == "csv" else f"{fmt}.csv"))
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with dest.open("w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle).writerows(rows)
-    return dest, warnings
-
-
-def skipped_html(skipped: list[tuple[str, str]]) -> str:
-    """La sección «Archivos que no se calificaron» de ``report.html``."""
-    if not skipped:
-        return (
-            "<p>Ninguno: cada archivo era un cuaderno y tiene su fila en "
-            "<code>grades.csv</code>.</p>"
-        )
-    counts: dict[str, int] = defaultdict(int)
-    for _, reason in skipped:
-        counts[reason] += 1
-    summary = "".join(
-        f"<li><b>{count}</b> × {html.escape(reason)}</li>"
-        for reason, count in sorted(counts.items(), key=lambda item: -item[1])
-    )
-    rows = "".join(
-        f"<tr><td><code>{html.escape(path)}</code></td>"
-        f"<td>{html.escape(reason)}</td></tr>"
-        for path, reason in skipped
-    )
-    table = f"<table><tr><th>archivo</th><th>motivo</th></tr>{rows}</table>"
-    if len(skipped) > 20:
-        table = f"<details><summary>Ver los {len(skipped)}</summary>{table}</details>"
-    return (
-        f"<p>Sin calificar: {_count(len(skipped), 'archivo')} de la carpeta o del "
-        "zip (cada cuaderno .ipynb es una fila de <code>grades.csv</code>):</p>"
-        f"<ul>{summary}</ul>{table}"
-    )
