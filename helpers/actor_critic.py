@@ -232,6 +232,7 @@ def train_a2c(
     *,
     advantages_fn: Callable[..., Any] = gae,
     loss_fn: Callable[..., torch.Tensor] | None = None,
+    on_update: Callable[..., None] | None = None,
 ) -> History:
     """A2C (actor-crítico síncrono, Mnih et al., 2016) con ventajas GAE.
 
@@ -254,6 +255,11 @@ def train_a2c(
         loss_fn: ``(log_probs, values, advantages, returns, entropy, value_coef,
             entropy_coef) → pérdida`` (tu ``actor_critic_loss`` sirve; ``None``:
             :func:`actor_critic_loss`).
+        on_update: si se da, se llama en cada actualización, antes del paso,
+            como ``on_update(agent, log_probs, values, advantages, returns,
+            entropy, env_steps)`` (tensores planos, con el grafo vivo: puede
+            derivar con ``torch.autograd.grad(..., retain_graph=True)``). Sirve
+            para medir, como :func:`trunk_gradients`; no debe tocar la red.
 
     Returns:
         La :class:`helpers.training.History` del entrenamiento (``losses`` son
@@ -306,6 +312,16 @@ def train_a2c(
             config.value_coef,
             config.entropy_coef,
         )
+        if on_update is not None:
+            on_update(
+                agent,
+                log_probs.flatten(),
+                values.flatten(),
+                advantages.flatten(),
+                returns.flatten(),
+                entropy.flatten(),
+                env_steps,
+            )
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(agent.parameters(), config.max_grad_norm)

@@ -66,6 +66,37 @@ def td_targets(
     return rewards + gamma * (1.0 - terminated) * next_values
 
 
+def double_dqn_targets(
+    rewards: torch.Tensor,
+    next_q_online: torch.Tensor,
+    next_q_target: torch.Tensor,
+    terminated: torch.Tensor,
+    gamma: float,
+) -> torch.Tensor:
+    """Objetivos de Double DQN (van Hasselt et al., 2016).
+
+    ``y = r + γ · (1 − terminated) · Q_objetivo(s', argmax_a' Q_red(s', a'))``:
+    la red que se entrena **elige** la acción siguiente y la red objetivo la
+    **valora**. Con :func:`td_targets` la misma estimación hace las dos cosas,
+    y el máximo de estimaciones con ruido sale, en media, por encima del
+    máximo verdadero (el sesgo de maximización); separar quien elige de quien
+    valora lo reduce.
+
+    Args:
+        rewards: ``(B,)``.
+        next_q_online: ``Q(s', ·)`` de la red que se entrena, ``(B, n_actions)``.
+        next_q_target: ``Q(s', ·)`` de la red objetivo, ``(B, n_actions)``.
+        terminated: ``(B,)``, 1.0 si ``s'`` es terminal.
+        gamma: el descuento.
+
+    Returns:
+        Los objetivos, forma ``(B,)``.
+    """
+    choice = next_q_online.argmax(dim=1, keepdim=True)
+    next_values = next_q_target.gather(1, choice).squeeze(1)
+    return rewards + gamma * (1.0 - terminated) * next_values
+
+
 class ReplayBuffer:
     """Búfer de repetición circular en NumPy: guarda las últimas ``capacity``
     transiciones ``(s, a, r, s', terminated)``.
@@ -138,11 +169,14 @@ def dqn_loss(
     target_network: nn.Module,
     batch: dict[str, torch.Tensor],
     gamma: float,
+    *,
+    double: bool = False,
 ) -> torch.Tensor:
     """La pérdida de DQN: Huber entre ``Q(s, a)`` y el objetivo TD.
 
     El objetivo se calcula con la red objetivo y **sin gradiente**: es una
-    etiqueta fija, no algo que optimizar.
+    etiqueta fija, no algo que optimizar. Con ``double=True``, el de Double
+    DQN (:func:`double_dqn_targets`): elige la red, valora la red objetivo.
 
     Returns:
         Un tensor escalar (con gradiente hacia ``q_network`` solamente).
@@ -151,9 +185,18 @@ def dqn_loss(
     q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
     with torch.no_grad():
         next_q_values = target_network(batch["next_observations"])
-        targets = td_targets(
-            batch["rewards"], next_q_values, batch["terminated"], gamma
-        )
+        if double:
+            targets = double_dqn_targets(
+                batch["rewards"],
+                q_network(batch["next_observations"]),
+                next_q_values,
+                batch["terminated"],
+                gamma,
+            )
+        else:
+            targets = td_targets(
+                batch["rewards"], next_q_values, batch["terminated"], gamma
+            )
     return F.smooth_l1_loss(q_taken, targets)
 
 
@@ -198,7 +241,8 @@ def dqn_update(
         El valor de la pérdida antes del paso, como ``float``.
     """
     batch = sample_batch(buffer, config.batch_size, rng)
-    loss = dqn_loss(q_network, target_network, batch, config.gamma)
+    double = getattr(config, "double", False)  # Double DQN, si la pide
+    loss = dqn_loss(q_network, target_network, batch, config.gamma, double=double)
     optimizer.zero_grad()
     loss.backward()
     nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)
@@ -290,6 +334,7 @@ class DQNConfig:
     eval_episodes: int = 20  # episodios de cada evaluación
     target_return: float | None = 475.0  # parar cuando la evaluación llegue aquí
     confirm_episodes: int = 0  # confirmar al llegar, en tantos episodios nuevos
+    double: bool = False  # objetivos de Double DQN (elige la red, valora la objetivo)
 
 
 @dataclass

@@ -193,6 +193,47 @@ class TimeLimit(Probe):
         return np.array([1.0 / (1.0 - gamma)])
 
 
+class MaximizationBias(Probe):
+    """El sesgo de maximización (Sutton y Barto, 2018, ejemplo 6.7), con ``Q``.
+
+    Dos estados. En ``A`` (observación 0) la acción 0 acaba con recompensa 0 y
+    las demás llevan a ``B`` (observación 1) sin recompensa. En ``B`` cualquier
+    acción acaba con una recompensa al azar de media ``mean`` y desviación 1.
+    Correcto: ``Q(B, ·) = mean`` y, en ``A``, ``[0, γ·mean, …]``. Con
+    ``mean < 0`` ir a ``B`` es peor que acabar, pero el máximo de varias
+    estimaciones ruidosas de ``Q(B, ·)`` sale por encima de ``mean``: el
+    objetivo ``γ·max Q(B, ·)`` sobrestima ``Q(A, a ≥ 1)``.
+
+    Args:
+        n_actions: acciones en cada estado (al menos 2).
+        mean: la media de la recompensa en ``B``.
+    """
+
+    name = "sesgo de maximización"
+    tests = "cuánto sobrestima el máximo de Q en el objetivo"
+    observations = (0.0, 1.0)
+
+    def __init__(self, n_actions: int = 8, mean: float = -0.1) -> None:
+        super().__init__(n_actions=n_actions)
+        self.mean = mean
+
+    def step(self, action: int):
+        self._t += 1
+        if self._obs == 0.0:
+            if action == 0:
+                return self._observation(), 0.0, True, False, {}
+            self._obs = 1.0
+            return self._observation(), 0.0, False, False, {}
+        reward = float(self.mean + self.np_random.normal())
+        return self._observation(), reward, True, False, {}
+
+    def true_q_values(self, observation: float, gamma: float) -> np.ndarray:
+        n = int(self.action_space.n)
+        if observation > 0.5:
+            return np.full(n, self.mean)
+        return np.array([0.0] + [gamma * self.mean] * (n - 1))
+
+
 PROBES: tuple[type[Probe], ...] = (
     ConstantReward,
     ObservationReward,

@@ -13,6 +13,9 @@ siguientes importan en lugar de depender de tu solución:
   ``∇J`` se calcula exacto, y la estimación de Monte Carlo que lo aproxima;
 * ``reinforce_updates``: el bucle de REINFORCE escrito etapa por etapa, con
   todo el azar fijado (el ejercicio 6 del cuaderno);
+* ``gradient_estimators``: el gradiente de ``E[f(x)]`` con ``x ~ N(μ, σ²)``
+  estimado de dos maneras con las mismas muestras, por función de puntuación
+  y por reparametrización (el ejercicio 7);
 * ``train_reinforce`` (hiperparámetros en ``ReinforceConfig``): REINFORCE
   completo sobre un entorno de gymnasium, con un hueco para enchufar una línea
   base (módulo 04). Los episodios, la evaluación voraz y el historial, comunes
@@ -208,6 +211,40 @@ class GaussianPolicy(nn.Module):
 # ---------------------------------------------------------------------------
 # La pérdida de REINFORCE
 # ---------------------------------------------------------------------------
+
+
+def gradient_estimators(
+    f: Callable[[torch.Tensor], torch.Tensor],
+    mean: float,
+    log_std: float,
+    noise: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Dos estimaciones de ``∇_(μ, log σ) E[f(x)]``, ``x ~ N(μ, σ²)``.
+
+    Con las mismas muestras: ``x_i = μ + σ·ε_i``, con ``ε_i = noise[i]``.
+
+    * **Función de puntuación** (REINFORCE): ``mean_i f(x_i)·∇ log N(x_i; μ, σ²)``,
+      con cada ``x_i`` fijo (separado del grafo) y ``f(x_i)`` como un peso
+      constante. Solo pide evaluar ``f``.
+    * **Reparametrización** (el gradiente «a través» de la muestra):
+      ``mean_i ∇ f(μ + σ·ε_i)``, que pide derivar ``f``.
+
+    Returns:
+        ``(score, pathwise)``, dos tensores ``(2,)`` sin gradiente: la derivada
+        respecto a ``μ`` y respecto a ``log σ``.
+    """
+    noise = torch.as_tensor(noise)
+    params = torch.tensor(
+        [float(mean), float(log_std)], dtype=noise.dtype, requires_grad=True
+    )
+    mu, std = params[0], params[1].exp()
+    x = mu + std * noise
+    (pathwise,) = torch.autograd.grad(f(x).mean(), params, retain_graph=True)
+    fixed = x.detach()
+    log_prob = Normal(mu, std).log_prob(fixed)
+    weights = f(fixed).detach()
+    (score,) = torch.autograd.grad((weights * log_prob).mean(), params)
+    return score, pathwise
 
 
 def reinforce_loss(

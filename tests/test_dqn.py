@@ -43,6 +43,111 @@ def test_td_targets_by_brute_force():
     assert np.allclose(got.numpy(), expected, atol=1e-6)
 
 
+def test_double_dqn_targets_by_brute_force():
+    # Elige la red que se entrena; valora la red objetivo. Con las dos iguales,
+    # es el objetivo de siempre.
+    gen = torch.Generator().manual_seed(1)
+    rewards = torch.randn(6, generator=gen)
+    online = torch.randn(6, 4, generator=gen)
+    target = torch.randn(6, 4, generator=gen)
+    terminated = torch.tensor([0, 1, 0, 0, 1, 0], dtype=torch.float32)
+    expected = [
+        float(r) if d else float(r) + 0.9 * float(t[int(o.argmax())])
+        for r, o, t, d in zip(rewards, online, target, terminated, strict=True)
+    ]
+    got = dqn.double_dqn_targets(rewards, online, target, terminated, 0.9)
+    assert got.shape == (6,)
+    assert np.allclose(got.numpy(), expected, atol=1e-6)
+    assert torch.allclose(
+        dqn.double_dqn_targets(rewards, target, target, terminated, 0.9),
+        dqn.td_targets(rewards, target, terminated, 0.9),
+    )
+    # Nunca por encima del máximo de la red objetivo
+    plain = dqn.td_targets(rewards, target, terminated, 0.9)
+    assert bool((got <= plain + 1e-6).all()) and not torch.allclose(got, plain)
+
+
+def test_dqn_loss_and_update_use_double_targets_only_when_asked():
+    q_network, target_network, batch = loss_problem(5, 12, 4, 3)
+    with torch.no_grad():
+        q = q_network(batch["observations"])
+        q_taken = q.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+        targets = dqn.double_dqn_targets(
+            batch["rewards"],
+            q_network(batch["next_observations"]),
+            target_network(batch["next_observations"]),
+            batch["terminated"],
+            0.9,
+        )
+    double = dqn.dqn_loss(q_network, target_network, batch, 0.9, double=True)
+    assert double.item() == pytest.approx(F.smooth_l1_loss(q_taken, targets).item())
+    plain = dqn.dqn_loss(q_network, target_network, batch, 0.9)
+    assert plain.item() != pytest.approx(double.item())
+    assert dqn.DQNConfig().double is False
+    # dqn_update lee config.double; una configuración sin el campo es la de siempre
+    results = {}
+    for name, config in [
+        ("sin campo", update_problem_config(double=None)),
+        ("False", update_problem_config(double=False)),
+        ("True", update_problem_config(double=True)),
+    ]:
+        torch.manual_seed(0)
+        net = dqn.make_q_network(3, 2)
+        target = copy.deepcopy(net)
+        # La red objetivo prefiere la acción 0 por 1 punto; la que se entrena,
+        # a veces la 1: los dos objetivos difieren, y por menos de 1 (sin
+        # llegar al recorte de la Huber)
+        with torch.no_grad():
+            target[-1].bias.add_(torch.tensor([0.5, -0.5]))
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        # Recompensas pequeñas: con errores TD de más de 1, la Huber recorta el
+        # gradiente a ±1 y los dos objetivos darían el mismo paso
+        buffer = dqn.ReplayBuffer(20, 3)
+        fill = np.random.default_rng(2)
+        for _ in range(20):
+            buffer.add(
+                fill.normal(size=3),
+                int(fill.integers(2)),
+                0.0,
+                fill.normal(size=3),
+                False,
+            )
+        dqn.dqn_update(
+            net, target, optimizer, buffer, np.random.default_rng(0), 1, config
+        )
+        results[name] = torch.cat([p.detach().flatten() for p in net.parameters()])
+    assert torch.equal(results["sin campo"], results["False"])
+    assert not torch.equal(results["False"], results["True"])
+
+
+def update_problem_config(double):
+    """Una configuración mínima para dqn_update, con o sin el campo ``double``."""
+    fields = {"batch_size": 8, "gamma": 0.9, "max_grad_norm": 10.0, "target_every": 100}
+    if double is not None:
+        fields["double"] = double
+    return type("Config", (), fields)()
+
+
+def test_maximization_bias_probe():
+    probe = probes.MaximizationBias(n_actions=4, mean=-0.1)
+    observation, _ = probe.reset(seed=0)
+    assert observation.tolist() == [0.0]
+    assert probe.step(0)[1:3] == (0.0, True)  # la acción 0 acaba en A
+    probe.reset()
+    observation, reward, terminated, truncated, _ = probe.step(2)
+    assert observation.tolist() == [1.0] and reward == 0.0 and not terminated
+    rewards = []
+    for _ in range(4000):
+        probe.reset()
+        probe.step(1)
+        _, reward, terminated, truncated, _ = probe.step(3)
+        assert terminated and not truncated
+        rewards.append(reward)
+    assert abs(np.mean(rewards) + 0.1) < 0.05 and abs(np.std(rewards) - 1) < 0.05
+    assert np.allclose(probe.true_q_values(1.0, 0.9), [-0.1] * 4)
+    assert np.allclose(probe.true_q_values(0.0, 0.9), [0.0, -0.09, -0.09, -0.09])
+
+
 def test_replay_buffer_wraps_around():
     buffer = dqn.ReplayBuffer(3, 2)
     for i in range(5):
@@ -368,8 +473,9 @@ def test_notebook_network_is_the_reference_network(notebook):
 def test_notebook_training_loop_equals_train_dqn(notebook):
     fields = asdict(notebook["Config"]())
     # confirm_episodes es del banco de pruebas (confirmar antes de parar); el
-    # bucle del cuaderno no confirma.
-    bench_only = {"env_id", "confirm_episodes"}
+    # bucle del cuaderno no confirma. double (Double DQN) es una opción de la
+    # referencia que el cuaderno usa aparte; su bucle usa el objetivo de siempre.
+    bench_only = {"env_id", "confirm_episodes", "double"}
     assert fields == {
         k: v for k, v in asdict(dqn.DQNConfig()).items() if k not in bench_only
     }, "los hiperparámetros del cuaderno y de DQNConfig deben coincidir"

@@ -297,6 +297,34 @@ def test_train_reinforce_is_deterministic():
 # ---------------------------------------------------------------------------
 
 
+def test_gradient_estimators_by_hand():
+    # La función de puntuación a mano: f(x)·((x − μ)/σ², z² − 1); la
+    # reparametrización: f'(x)·(1, σε). Y las dos, cerca del valor exacto con
+    # muchas muestras: E[−(x − 2)²] = −(μ − 2)² − σ², gradiente (−2(μ − 2), −2σ²).
+    gen = torch.Generator().manual_seed(0)
+    noise = torch.randn(50, generator=gen, dtype=torch.float64)
+    mu, log_sigma = 0.3, -0.2
+    sigma = math.exp(log_sigma)
+    x = mu + sigma * noise
+    score, pathwise = reinforce.gradient_estimators(torch.sin, mu, log_sigma, noise)
+    z = (x - mu) / sigma
+    want_score = torch.stack(
+        [(torch.sin(x) * z / sigma).mean(), (torch.sin(x) * (z**2 - 1)).mean()]
+    )
+    want_path = torch.stack(
+        [torch.cos(x).mean(), (torch.cos(x) * sigma * noise).mean()]
+    )
+    torch.testing.assert_close(score, want_score)
+    torch.testing.assert_close(pathwise, want_path)
+    assert not score.requires_grad and not pathwise.requires_grad
+    many = torch.randn(400_000, generator=gen, dtype=torch.float64)
+    exact = torch.tensor([-2 * (mu - 2), -2 * sigma**2], dtype=torch.float64)
+    for estimate in reinforce.gradient_estimators(
+        lambda v: -((v - 2) ** 2), mu, log_sigma, many
+    ):
+        torch.testing.assert_close(estimate, exact, atol=0.05, rtol=0)
+
+
 def test_notebook_solutions_agree_with_the_references():
     nb = read(solution_path("03_reinforce"))
     namespace: dict = {
@@ -304,6 +332,7 @@ def test_notebook_solutions_agree_with_the_references():
         "torch": torch,
         "math": math,
         "Categorical": Categorical,
+        "Normal": torch.distributions.Normal,
         "bandits": bandits,
     }
     for exercise in exercises(nb):
@@ -324,6 +353,16 @@ def test_notebook_solutions_agree_with_the_references():
             namespace["gaussian_log_prob"](a, m, s),
             reinforce.gaussian_log_prob(a, m, s),
         )
+
+        noise = torch.as_tensor(rng.normal(size=int(rng.integers(1, 20))))
+        mu, log_sigma = float(rng.normal()), float(rng.normal(scale=0.5))
+        for f in (torch.sin, lambda x: -((x - 1.0) ** 2), lambda x: torch.exp(-x)):
+            for mine, ref in zip(
+                namespace["gradient_estimators"](f, mu, log_sigma, noise),
+                reinforce.gradient_estimators(f, mu, log_sigma, noise),
+                strict=True,
+            ):
+                torch.testing.assert_close(mine, ref)
 
         theta = rng.normal(size=int(rng.integers(2, 5)))
         episodes = int(rng.integers(1, 5))

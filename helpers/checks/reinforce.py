@@ -1218,3 +1218,202 @@ def check_reinforce_updates_params(
         want.policy.state_dict(),
         what=f"la red tras {n_updates} actualizaciones",
     )
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 7 · el mismo gradiente por función de puntuación y por
+# reparametrización: una celda calificada para cada estimador
+# ---------------------------------------------------------------------------
+
+
+class _Reward:
+    """Una recompensa ``f(x)`` de los casos, que se escribe como su fórmula."""
+
+    def __init__(self, formula: str, function: Callable[[Any], Any]) -> None:
+        self.formula, self.function = formula, function
+
+    def __call__(self, x: Any) -> Any:
+        return self.function(x)
+
+    def __repr__(self) -> str:
+        return f"lambda x: {self.formula}"
+
+
+def _noise(n: int, seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+GRADIENT_ESTIMATOR_CASES = [
+    (_Reward("-(x - 2) ** 2", lambda x: -((x - 2.0) ** 2)), 0.0, 0.4, _noise(8, 0)),
+    (_Reward("torch.sin(x)", torch.sin), 0.5, -0.3, _noise(5, 1)),
+    (
+        _Reward(
+            "torch.tanh(2 * x) + 0.3 * x ** 3", lambda x: torch.tanh(2 * x) + 0.3 * x**3
+        ),
+        -1.0,
+        0.4,
+        _noise(12, 2),
+    ),
+]
+
+
+def _estimator(function: Callable[..., Any], index: int) -> Callable[..., Any]:
+    """La estimación ``index`` (0: función de puntuación, 1: reparametrización)
+    de lo que devuelve ``function``, como tensor plano, tras comprobar su forma."""
+
+    def one(f, mean, log_std, noise):
+        out = function(f, mean, log_std, noise)
+        if not isinstance(out, tuple | list) or len(out) != 2:
+            fail(
+                "gradient_estimators debe devolver dos cosas, (score, pathwise): "
+                f"la estimación por función de puntuación y la de reparametrización; "
+                f"devolvió {type(out).__name__}."
+            )
+        value = out[index]
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            which = "score" if index == 0 else "pathwise"
+            fail(
+                f"La estimación {which} todavía lleva gradiente: es un número, no "
+                "algo que derivar. Devuélvela sin él (torch.autograd.grad ya lo da "
+                "así; si usaste .backward(), toma .grad o haz .detach())."
+            )
+        return torch.as_tensor(value, dtype=torch.float64).reshape(-1)
+
+    return one
+
+
+def _by_hand(
+    f: Callable[..., Any],
+    mean: float,
+    log_std: float,
+    noise: torch.Tensor,
+    *,
+    detach_x: bool = True,
+    constant_weight: bool = True,
+    reduce: str = "mean",
+    wrt_std: bool = False,
+    pathwise_through_x: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """La referencia con cada pieza que puede salir mal hecha a propósito."""
+    noise = torch.as_tensor(noise)
+    second = math.exp(log_std) if wrt_std else log_std
+    params = torch.tensor([float(mean), second], dtype=noise.dtype, requires_grad=True)
+    mu = params[0]
+    std = params[1] if wrt_std else params[1].exp()
+    x = mu + std * noise
+
+    def average(values: torch.Tensor) -> torch.Tensor:
+        return values.mean() if reduce == "mean" else values.sum()
+
+    source = x if pathwise_through_x else x.detach()
+    pathwise = torch.zeros(2, dtype=noise.dtype)
+    if source.requires_grad:
+        (pathwise,) = torch.autograd.grad(average(f(source)), params, retain_graph=True)
+    sample = x.detach() if detach_x else x
+    log_prob = torch.distributions.Normal(mu, std).log_prob(sample)
+    weights = f(x.detach()) if constant_weight else f(x)
+    (score,) = torch.autograd.grad(average(weights * log_prob), params)
+    return score.detach(), pathwise.detach()
+
+
+def _score_without_minus_one(f, mean, log_std, noise):
+    """La derivada de log N respecto a log σ sin el −1 de −log σ."""
+    score, pathwise = _by_hand(f, mean, log_std, noise)
+    weights = f((mean + math.exp(log_std) * torch.as_tensor(noise)).detach())
+    return score + torch.stack([torch.zeros(()), weights.mean()]).to(score), pathwise
+
+
+def _estimator_mistakes(index: int) -> list[tuple[Callable[..., Any], str]]:
+    swapped = (
+        lambda *a: _by_hand(*a)[::-1],
+        "Devolviste las dos estimaciones en el orden cambiado: primero va la de "
+        "función de puntuación (score) y después la de reparametrización (pathwise).",
+    )
+    summed = (
+        lambda *a: _by_hand(*a, reduce="sum"),
+        "Cada estimación es una media sobre las N muestras, no una suma: con una "
+        "suma, el gradiente crece con N.",
+    )
+    wrt_std = (
+        lambda *a: _by_hand(*a, wrt_std=True),
+        "La segunda componente es la derivada respecto a log σ, no respecto a σ: "
+        "pon log σ en el tensor que derivas y calcula σ = exp(log σ) dentro (la "
+        "regla de la cadena multiplica por σ).",
+    )
+    if index == 0:
+        return [
+            swapped,
+            (
+                lambda *a: _by_hand(*a, detach_x=False),
+                "En la función de puntuación las muestras x son fijas: sepáralas del "
+                "grafo (x.detach()) antes de evaluar log N(x; μ, σ²). Si no, la "
+                "derivada de log N pasa también a través de x = μ + σ·ε, y eso ya no "
+                "es la función de puntuación.",
+            ),
+            (
+                lambda *a: _by_hand(*a, constant_weight=False),
+                "En la función de puntuación el peso f(x) es una constante, como el "
+                "retorno en REINFORCE: evalúa f en las muestras separadas del grafo "
+                "(o haz .detach()). Si no, se cuela la derivada de f.",
+            ),
+            (
+                _score_without_minus_one,
+                "La derivada de log N(x; μ, σ²) respecto a log σ es z² − 1, con "
+                "z = (x − μ)/σ: te falta el −1, que viene del término −log σ.",
+            ),
+            summed,
+            wrt_std,
+        ]
+    return [
+        swapped,
+        (
+            lambda *a: _by_hand(*a, pathwise_through_x=False),
+            "En la reparametrización el gradiente tiene que pasar por la muestra: "
+            "x = μ + σ·ε con μ y log σ en el grafo, y deriva la media de f(x) sin "
+            "separar x del grafo.",
+        ),
+        summed,
+        wrt_std,
+    ]
+
+
+@exercise(
+    MODULE,
+    "gradient_estimators",
+    "Dos estimadores del mismo gradiente",
+    uses={"gaussian_log_prob": reinforce.gaussian_log_prob},
+)
+def check_gradient_estimators_score(
+    gradient_estimators: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = GRADIENT_ESTIMATOR_CASES,
+) -> None:
+    """La estimación por función de puntuación (la primera que se devuelve)."""
+    check_cases(
+        _estimator(gradient_estimators, 0),
+        "gradient_estimators",
+        cases,
+        _estimator(reinforce.gradient_estimators, 0),
+        [(_estimator(m, 0), message) for m, message in _estimator_mistakes(0)],
+        atol=1e-5,
+    )
+
+
+@exercise(
+    MODULE,
+    "gradient_estimators",
+    "Dos estimadores del mismo gradiente",
+    uses={"gaussian_log_prob": reinforce.gaussian_log_prob},
+)
+def check_gradient_estimators_pathwise(
+    gradient_estimators: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = GRADIENT_ESTIMATOR_CASES,
+) -> None:
+    """La estimación por reparametrización (la segunda que se devuelve)."""
+    check_cases(
+        _estimator(gradient_estimators, 1),
+        "gradient_estimators",
+        cases,
+        _estimator(reinforce.gradient_estimators, 1),
+        [(_estimator(m, 1), message) for m, message in _estimator_mistakes(1)],
+        atol=1e-5,
+    )

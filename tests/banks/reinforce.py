@@ -176,6 +176,128 @@ def sample_action(logits, u):
             fails=("sample_action_test_log_prob",),
         ),
     ],
+    "gradient_estimators": [
+        Answer(
+            "orden cambiado",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    params = torch.tensor([mean, log_std], dtype=noise.dtype, requires_grad=True)
+    mu, std = params[0], params[1].exp()
+    x = mu + std * noise
+    (pathwise,) = torch.autograd.grad(f(x).mean(), params, retain_graph=True)
+    log_prob = Normal(mu, std).log_prob(x.detach())
+    (score,) = torch.autograd.grad((f(x.detach()) * log_prob).mean(), params)
+    return pathwise, score
+""",
+            "orden cambiado",
+        ),
+        Answer(
+            "función de puntuación sin separar x",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    params = torch.tensor([mean, log_std], dtype=noise.dtype, requires_grad=True)
+    mu, std = params[0], params[1].exp()
+    x = mu + std * noise
+    (pathwise,) = torch.autograd.grad(f(x).mean(), params, retain_graph=True)
+    log_prob = Normal(mu, std).log_prob(x)
+    (score,) = torch.autograd.grad((f(x.detach()) * log_prob).mean(), params)
+    return score, pathwise
+""",
+            "las muestras x son fijas",
+            fails=("gradient_estimators_test",),
+        ),
+        Answer(
+            "peso f(x) con gradiente",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    params = torch.tensor([mean, log_std], dtype=noise.dtype, requires_grad=True)
+    mu, std = params[0], params[1].exp()
+    x = mu + std * noise
+    (pathwise,) = torch.autograd.grad(f(x).mean(), params, retain_graph=True)
+    log_prob = Normal(mu, std).log_prob(x.detach())
+    (score,) = torch.autograd.grad((f(x) * log_prob).mean(), params)
+    return score, pathwise
+""",
+            "el peso f(x) es una constante",
+            fails=("gradient_estimators_test",),
+        ),
+        Answer(
+            "reparametrización con la muestra separada: gradiente 0",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    params = torch.tensor([mean, log_std], dtype=noise.dtype, requires_grad=True)
+    mu, std = params[0], params[1].exp()
+    x = (mu + std * noise).detach()
+    pathwise = torch.zeros(2, dtype=noise.dtype)
+    log_prob = Normal(mu, std).log_prob(x)
+    (score,) = torch.autograd.grad((f(x) * log_prob).mean(), params)
+    return score, pathwise
+""",
+            "tiene que pasar por la muestra",
+            fails=("gradient_estimators_test_pathwise",),
+        ),
+        Answer(
+            "sumas en vez de medias",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    params = torch.tensor([mean, log_std], dtype=noise.dtype, requires_grad=True)
+    mu, std = params[0], params[1].exp()
+    x = mu + std * noise
+    (pathwise,) = torch.autograd.grad(f(x).sum(), params, retain_graph=True)
+    log_prob = Normal(mu, std).log_prob(x.detach())
+    (score,) = torch.autograd.grad((f(x.detach()) * log_prob).sum(), params)
+    return score, pathwise
+""",
+            "media sobre las N muestras",
+        ),
+        Answer(
+            "derivada respecto a σ, no a log σ",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    params = torch.tensor([mean, math.exp(log_std)], dtype=noise.dtype,
+                          requires_grad=True)
+    mu, std = params[0], params[1]
+    x = mu + std * noise
+    (pathwise,) = torch.autograd.grad(f(x).mean(), params, retain_graph=True)
+    log_prob = Normal(mu, std).log_prob(x.detach())
+    (score,) = torch.autograd.grad((f(x.detach()) * log_prob).mean(), params)
+    return score, pathwise
+""",
+            "respecto a log σ, no respecto a σ",
+        ),
+        Answer(
+            "a mano, sin el −1 de −log σ",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    std = math.exp(log_std)
+    x = mean + std * noise
+    weights = f(x)
+    z = noise
+    score = torch.stack([(weights * z / std).mean(), (weights * z**2).mean()])
+    params = torch.tensor([mean, log_std], dtype=noise.dtype, requires_grad=True)
+    y = params[0] + params[1].exp() * noise
+    (pathwise,) = torch.autograd.grad(f(y).mean(), params)
+    return score.detach(), pathwise
+""",
+            "te falta el −1",
+            fails=("gradient_estimators_test",),
+        ),
+        Answer(
+            "estimaciones con gradiente",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    params = torch.tensor([mean, log_std], dtype=noise.dtype, requires_grad=True)
+    mu, std = params[0], params[1].exp()
+    x = mu + std * noise
+    (pathwise,) = torch.autograd.grad(f(x).mean(), params, create_graph=True)
+    log_prob = Normal(mu, std).log_prob(x.detach())
+    (score,) = torch.autograd.grad((f(x.detach()) * log_prob).mean(), params,
+                                   create_graph=True)
+    return score, pathwise
+""",
+            "todavía lleva gradiente",
+        ),
+    ],
     "gaussian_log_prob": [
         Answer(
             "log_std tomado como σ",
@@ -527,6 +649,50 @@ def sample_action(logits, u):
     below = distribution.probs.detach().cumsum(-1) <= u.unsqueeze(-1)
     actions = below.sum(-1).clamp(max=logits.shape[-1] - 1)
     return actions, distribution.log_prob(actions)
+""",
+        ),
+    ],
+    "gradient_estimators": [
+        Answer(
+            "función de puntuación a mano, reparametrización con backward",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    std = math.exp(log_std)
+    x = mean + std * noise
+    weights = f(x)
+    z = noise
+    score = torch.stack([(weights * z / std).mean(), (weights * (z**2 - 1)).mean()])
+    params = torch.tensor([mean, log_std], dtype=noise.dtype, requires_grad=True)
+    f(params[0] + params[1].exp() * noise).mean().backward()
+    return score.detach(), params.grad
+""",
+        ),
+        Answer(
+            "dos tensores hoja y la log-densidad del ejercicio 2",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    mu = torch.tensor(mean, dtype=noise.dtype, requires_grad=True)
+    log_sigma = torch.tensor(log_std, dtype=noise.dtype, requires_grad=True)
+    x = mu + log_sigma.exp() * noise
+    path = torch.autograd.grad(f(x).mean(), [mu, log_sigma])
+    fixed = x.detach()
+    log_p = gaussian_log_prob(fixed[:, None], mu.expand(len(noise), 1),
+                              log_sigma.reshape(1))
+    score = torch.autograd.grad((f(fixed) * log_p).mean(), [mu, log_sigma])
+    return torch.stack(list(score)), torch.stack(list(path))
+""",
+        ),
+        Answer(
+            "en float64 y devolviendo una lista",
+            """
+def gradient_estimators(f, mean, log_std, noise):
+    noise = noise.double()
+    params = torch.tensor([mean, log_std], dtype=torch.float64, requires_grad=True)
+    x = params[0] + params[1].exp() * noise
+    path = torch.autograd.grad(f(x).mean(), params, retain_graph=True)[0]
+    surrogate = f(x.detach()) * Normal(params[0], params[1].exp()).log_prob(x.detach())
+    score = torch.autograd.grad(surrogate.mean(), params)[0]
+    return [score, path]
 """,
         ),
     ],
