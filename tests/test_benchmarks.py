@@ -416,6 +416,8 @@ def test_puente_goal_is_judged_on_the_means_without_margin():
 def test_puente_bench_runs_in_quick_mode():
     """``--quick``: las tres ejecuciones de una semilla, cada una en un proceso
     nuevo, con el registro que lee la tabla."""
+    import helpers.puente  # noqa: F401  (fija HF_HUB_OFFLINE antes que trl)
+
     pytest.importorskip("trl")
     from benchmarks import puente
 

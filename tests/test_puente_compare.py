@@ -8,17 +8,19 @@ import math
 import pytest
 import torch
 
-pytest.importorskip("trl")
-pytest.importorskip("peft")
-
-from helpers.puente import compare  # noqa: E402
-from helpers.puente.compare import (  # noqa: E402
+# helpers.puente primero: fija HF_HUB_OFFLINE antes de que trl importe
+# huggingface_hub (que lo lee al importarse)
+from helpers.puente import compare
+from helpers.puente.compare import (
     CourseVerifierReward,
     course_metrics,
     run_course,
     run_trl,
     trl_recipe,
 )
+
+pytest.importorskip("trl")
+pytest.importorskip("peft")
 
 TINY = {"steps": 3, "prompts_per_step": 4, "group_size": 4, "eval_samples": 1}
 

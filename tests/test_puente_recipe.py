@@ -18,14 +18,10 @@ import warnings
 import pytest
 import torch
 
-from tests.notebooks import REPO
-
-trl = pytest.importorskip("trl")
-pytest.importorskip("peft")
-pytest.importorskip("datasets")
-
-from helpers.puente import recipe  # noqa: E402
-from helpers.puente.recipe import (  # noqa: E402
+# helpers.puente primero: fija HF_HUB_OFFLINE antes de que trl importe
+# huggingface_hub (que lo lee al importarse)
+from helpers.puente import recipe
+from helpers.puente.recipe import (
     RecipeConfig,
     build_trainer,
     gsm8k_gold,
@@ -33,6 +29,11 @@ from helpers.puente.recipe import (  # noqa: E402
     load_dataset_for,
     main,
 )
+from tests.notebooks import REPO
+
+trl = pytest.importorskip("trl")
+pytest.importorskip("peft")
+pytest.importorskip("datasets")
 
 GPU_CONFIG = REPO / "helpers" / "puente" / "recipe_gpu.toml"
 
