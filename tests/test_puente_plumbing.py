@@ -172,3 +172,13 @@ def test_function_from_notebook(tmp_path, monkeypatch):
         "07_grpo.ipynb", "grpo_loss", "grpo_loss", fallback, probe
     )
     assert function is fallback and "No encuentro" in note
+
+
+def test_the_check_model_leaves_the_global_random_state_alone():
+    torch.manual_seed(123)
+    before = torch.random.get_rng_state()
+    first = tiny_gpt2(seed=5)
+    assert torch.equal(torch.random.get_rng_state(), before)
+    second = tiny_gpt2(seed=5)
+    for a, b in zip(first.parameters(), second.parameters(), strict=True):
+        assert torch.equal(a, b)

@@ -471,8 +471,11 @@ def tiny_gpt2(seed: int = 0):
         eos_token_id=None,
         attn_implementation="eager",
     )
-    torch.manual_seed(seed)
-    return GPT2LMHeadModel(config).eval()
+    # Los pesos salen del generador global: se fija la semilla sin cambiar el
+    # estado aleatorio del cuaderno del estudiante
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return GPT2LMHeadModel(config).eval()
 
 
 def accumulate_case(seed: int, lengths: list[int], width: int = 5):
