@@ -99,6 +99,20 @@ def exercises(nb: NotebookNode) -> list[Exercise]:
     return [ex for ex in found if ex.tests]
 
 
+def solution_functions(module_id: str, namespace: dict) -> dict:
+    """Ejecuta las soluciones (versión del estudiante) de ``module_id`` en
+    ``namespace`` (los nombres que da la preparación del cuaderno) y lo
+    devuelve, con las funciones definidas: para comparar el cuaderno con las
+    referencias de ``helpers``."""
+    namespace = {"__name__": "__main__", **namespace}
+    for exercise in exercises(read(solution_path(module_id))):
+        exec(
+            compile(student_version(exercise.solution), exercise.grade_id, "exec"),
+            namespace,
+        )
+    return namespace
+
+
 def honest_answers(module_id: str) -> dict[str, str]:
     """Respuestas correctas escritas por «otra persona»: la primera correcta del
     banco de cada ejercicio (``tests/banks``), no la solución publicada.

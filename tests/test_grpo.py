@@ -31,7 +31,7 @@ from helpers.tinylm.reference import (
 )
 from helpers.tinylm.sampling import copy_model, sample
 from helpers.tinylm.task import TARGET, encode_prompts, verify
-from tests.notebooks import exercises, read, solution_path, student_version
+from tests.notebooks import solution_functions
 
 # --- números del ejemplo de 17 × 24 -----------------------------------------
 
@@ -180,20 +180,9 @@ def test_advantages_never_carry_gradient_in_the_reference_loss():
 
 
 def _notebook_functions() -> dict:
-    nb = read(solution_path("07_grpo"))
-    namespace: dict = {
-        "__name__": "__main__",
-        "math": math,
-        "np": np,
-        "torch": torch,
-        "tl": helpers.tinylm,
-    }
-    for exercise in exercises(nb):
-        exec(
-            compile(student_version(exercise.solution), exercise.grade_id, "exec"),
-            namespace,
-        )
-    return namespace
+    return solution_functions(
+        "07_grpo", {"math": math, "np": np, "torch": torch, "tl": helpers.tinylm}
+    )
 
 
 def test_notebook_solutions_agree_with_the_references():

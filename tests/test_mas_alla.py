@@ -21,25 +21,12 @@ from helpers.tinylm.methods import (
     token_gae,
     token_level_rewards,
 )
-from tests.notebooks import exercises, read, solution_path, student_version
+from tests.notebooks import solution_functions
 
 
 def _notebook_functions() -> dict:
-    nb = read(solution_path("08_mas_alla"))
-    namespace: dict = {
-        "__name__": "__main__",
-        "math": math,
-        "np": np,
-        "torch": torch,
-        "tl": tl,
-        "buggy_verify": buggy_verify,
-    }
-    for exercise in exercises(nb):
-        exec(
-            compile(student_version(exercise.solution), exercise.grade_id, "exec"),
-            namespace,
-        )
-    return namespace
+    names = {"np": np, "torch": torch, "tl": tl, "buggy_verify": buggy_verify}
+    return solution_functions("08_mas_alla", {"math": math, **names})
 
 
 def _batch(seed: int, lengths: list[int], length: int):

@@ -23,24 +23,13 @@ from helpers.puente.plumbing import (
     masked_mean,
     trl_normalize,
 )
-from tests.notebooks import exercises, read, solution_path, student_version
+from tests.notebooks import solution_functions
 
 
 def _notebook_functions() -> dict:
-    nb = read(solution_path("09_puente"))
-    namespace: dict = {
-        "__name__": "__main__",
-        "math": math,
-        "np": np,
-        "torch": torch,
-        "F": F,
-    }
-    for exercise in exercises(nb):
-        exec(
-            compile(student_version(exercise.solution), exercise.grade_id, "exec"),
-            namespace,
-        )
-    return namespace
+    return solution_functions(
+        "09_puente", {"math": math, "np": np, "torch": torch, "F": F}
+    )
 
 
 def test_response_log_probs_reads_each_token_in_the_previous_logits():
