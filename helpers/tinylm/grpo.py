@@ -42,6 +42,7 @@ import random
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
@@ -61,6 +62,9 @@ from .task import (
     rewards_for,
     rl_problems,
 )
+
+#: Una función de recompensa: ``(B, T)`` respuestas y B problemas -> ``(B,)``.
+RewardFn = Callable[[torch.Tensor, list[Problem]], torch.Tensor]
 
 
 def group_advantages(
@@ -274,6 +278,8 @@ def grpo_step(
     generator: torch.Generator,
     sampler: TinyLM | None = None,
     reference: TinyLM | None = None,
+    reward_fn: RewardFn | None = None,
+    watch: dict[str, RewardFn] | None = None,
 ) -> dict[str, float]:
     """Un paso de GRPO sobre ``problems`` (un grupo de G respuestas por cada uno).
 
@@ -291,6 +297,12 @@ def grpo_step(
     ninguna), fracción de tokens recortados y KL(π_old ‖ π_θ) con k3 (medias
     sobre las épocas, medidas antes de cada paso: 0 con μ = 1) y, si hay
     ``reference``, ``kl_ref``: la KL k3 por token a la referencia.
+
+    ``reward_fn(completions, problems) -> (B,)`` puntúa las respuestas en vez
+    del verificador (por ejemplo, un modelo de recompensa, módulo 10); cada
+    función de ``watch`` puntúa las mismas respuestas sin entrenar con ellas, y
+    su media sale en las métricas con su nombre (la utilidad verdadera que el
+    modelo de recompensa solo aproxima, por ejemplo).
     """
     G = cfg.group_size
     # Etapa 1: G respuestas por enunciado
@@ -298,8 +310,8 @@ def grpo_step(
     repeated = [p for p in problems for _ in range(G)]
     sampler = model if sampler is None else sampler
     samples = sample(sampler, prompts, temperature=cfg.temperature, generator=generator)
-    # Etapa 2: el verificador puntúa
-    rewards = rewards_for(samples.completions, repeated)  # (B,)
+    # Etapa 2: el verificador (o ``reward_fn``) puntúa
+    rewards = (reward_fn or rewards_for)(samples.completions, repeated)  # (B,)
     # Etapa 3: ventajas de grupo
     advantages = group_advantages(
         rewards.view(-1, G), std_normalize=cfg.std_normalize
@@ -385,6 +397,8 @@ def grpo_step(
     if ref_log_probs is not None:
         kl = k3_kl(old_log_probs, ref_log_probs, mask)
         metrics["kl_ref"] = (kl.sum() / mask.sum()).item()
+    for name, score in (watch or {}).items():
+        metrics[name] = score(samples.completions, repeated).mean().item()
     return metrics
 
 
@@ -394,6 +408,9 @@ def train_grpo(
     progress: bool = True,
     evaluate: bool = True,
     reference: TinyLM | None = None,
+    reward_fn: RewardFn | None = None,
+    watch: dict[str, RewardFn] | None = None,
+    problems: list[Problem] | None = None,
 ) -> dict[str, list[float]]:
     """Entrena ``model`` con GRPO, en su sitio, y devuelve la historia.
 
@@ -423,7 +440,9 @@ def train_grpo(
     da y ``cfg.kl_coef > 0``, es una copia congelada de ``model`` tal como
     llega (el punto de partida, como el modelo SFT en DeepSeekMath). Si se da
     con ``cfg.kl_coef = 0``, la KL a él se mide en cada paso (``kl_ref``) pero
-    no se penaliza.
+    no se penaliza. ``reward_fn`` y ``watch``: ver ``grpo_step`` (por defecto,
+    el verificador). ``problems``: de dónde salen los enunciados (por defecto,
+    ``rl_problems()``).
     """
     cfg = cfg or GRPOConfig()
     if cfg.epochs < 1:
@@ -438,7 +457,7 @@ def train_grpo(
     rng = random.Random(cfg.seed)
     generator = torch.Generator().manual_seed(cfg.seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    pool = rl_problems()
+    pool = rl_problems() if problems is None else problems
     stale: list[TinyLM] = []  # pesos antiguos para el muestreador con retraso
     history: dict[str, list[float]] = defaultdict(list)
 
@@ -480,7 +499,15 @@ def train_grpo(
                 stale.pop(0)
             sampler = stale[0]
         metrics = grpo_step(
-            model, optimizer, problems, cfg, generator, sampler, reference
+            model,
+            optimizer,
+            problems,
+            cfg,
+            generator,
+            sampler,
+            reference,
+            reward_fn,
+            watch,
         )
         train_seconds += time.perf_counter() - start
 
