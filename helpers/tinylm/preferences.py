@@ -36,6 +36,8 @@ from __future__ import annotations
 import copy
 import random
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -44,6 +46,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .checkpoint import load_pretrained
+from .evaluate import kl_to_reference
 from .grpo import RewardFn
 from .model import TinyLM
 from .sampling import completion_mask, sample, token_log_probs
@@ -322,6 +325,7 @@ def train_reward_model(
     pairs: PreferencePairs,
     cfg: RewardModelConfig | None = None,
     test: PreferencePairs | None = None,
+    loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
 ) -> tuple[RewardModel, dict[str, list[float]]]:
     """Ajusta un ``RewardModel`` (arrancado del SFT) a ``pairs`` con Bradley–Terry.
 
@@ -330,9 +334,11 @@ def train_reward_model(
     ``pairs`` tengan media 0 y desviación 1 (Bradley–Terry solo fija las
     diferencias; así la escala de la recompensa no depende de la semilla). La
     historia tiene, por época, la pérdida media y la precisión por pares en
-    entrenamiento (y en ``test``, si se da).
+    entrenamiento (y en ``test``, si se da). ``loss_fn`` es la pérdida (por
+    defecto, ``bradley_terry_loss``; el cuaderno pasa la tuya).
     """
     cfg = cfg or RewardModelConfig()
+    loss_fn = loss_fn or bradley_terry_loss
     torch.manual_seed(cfg.seed)
     model = RewardModel(load_pretrained())
     optimizer = torch.optim.AdamW(
@@ -348,7 +354,7 @@ def train_reward_model(
         losses = []
         for start in range(0, len(pairs), cfg.batch_size):
             batch = pairs.subset(order[start : start + cfg.batch_size])
-            loss = bradley_terry_loss(
+            loss = loss_fn(
                 model(batch.prompts, batch.chosen), model(batch.prompts, batch.rejected)
             )
             optimizer.zero_grad()
@@ -436,9 +442,21 @@ def dpo_loss(
 
 
 def implicit_rewards(
-    policy_log_probs: torch.Tensor, reference_log_probs: torch.Tensor, beta: float
+    policy: TinyLM,
+    reference: TinyLM,
+    prompts: torch.Tensor,
+    completions: torch.Tensor,
+    beta: float,
 ) -> torch.Tensor:
-    """La recompensa implícita de DPO: β (log π − log π_ref), respuesta a respuesta."""
+    """La recompensa implícita de DPO, respuesta a respuesta: ``(B,)``.
+
+    β (log π(y | x) − log π_ref(y | x)), con las log-probabilidades de la
+    respuesta entera (la suma de sus tokens, sin el relleno). El gradiente
+    pasa por ``policy`` y nunca por ``reference``.
+    """
+    with torch.no_grad():
+        reference_log_probs = sequence_log_probs(reference, prompts, completions)
+    policy_log_probs = sequence_log_probs(policy, prompts, completions)
     return beta * (policy_log_probs - reference_log_probs)
 
 
@@ -451,7 +469,7 @@ class DPOConfig:
     loss_type: str = "sigmoid"  # "sigmoid" (DPO) o "ipo"
     epochs: int = 3
     batch_size: int = 64
-    lr: float = 1e-4
+    lr: float = 5e-5
     max_grad_norm: float = 1.0
 
 
@@ -469,16 +487,25 @@ def train_dpo(
     cfg: DPOConfig | None = None,
     test: PreferencePairs | None = None,
     model: TinyLM | None = None,
+    evaluate: bool = False,
+    loss_fn: Callable[..., torch.Tensor] | None = None,
 ) -> tuple[TinyLM, dict[str, list[float]]]:
     """DPO (o IPO) desde el SFT sobre ``pairs``, fuera de línea.
 
     La referencia es una copia **congelada** del modelo de partida; sus
     log-probabilidades se calculan una vez. Con ``loss_type="ipo"`` se usan
     medias por token, como TRL. La historia tiene, por época, la pérdida
-    media y la precisión por pares de la recompensa implícita en
-    entrenamiento (y en ``test``).
+    media, los segundos de entrenamiento acumulados (sin las mediciones) y la
+    precisión por pares de la recompensa implícita en entrenamiento (y en
+    ``test``). Con ``evaluate``, además la utilidad
+    verdadera media (``mean_utility``) y la KL por token a la referencia
+    (``kl_to_reference`` sobre los enunciados de la etapa), al empezar
+    (la primera, la del punto de partida) y tras cada época. ``loss_fn``: la
+    pérdida, con la firma de ``dpo_loss`` (por defecto, esa; el cuaderno pasa
+    la tuya).
     """
     cfg = cfg or DPOConfig()
+    loss_fn = loss_fn or dpo_loss
     torch.manual_seed(cfg.seed)
     policy = load_pretrained() if model is None else model
     reference = copy.deepcopy(policy).eval()
@@ -505,16 +532,32 @@ def train_dpo(
 
     ref_train = reference_of(pairs)
     ref_test = reference_of(test) if test is not None else None
-    history: dict[str, list[float]] = {"epoch": [], "loss": [], "train_accuracy": []}
+    history: dict[str, list[float]] = {
+        "epoch": [],
+        "train_seconds": [],
+        "loss": [],
+        "train_accuracy": [],
+    }
     if test is not None:
         history["test_accuracy"] = []
+
+    def measure() -> None:
+        if evaluate:
+            history.setdefault("utility", []).append(mean_utility(policy))
+            history.setdefault("kl_ref", []).append(
+                kl_to_reference(policy, reference, preference_problems())
+            )
+
+    measure()  # época 0: el punto de partida
+    train_seconds = 0.0
     for epoch in range(1, cfg.epochs + 1):
+        start = time.perf_counter()
         order = torch.randperm(len(pairs), generator=generator)
         losses = []
         for start in range(0, len(pairs), cfg.batch_size):
             index = order[start : start + cfg.batch_size]
             batch = pairs.subset(index)
-            loss = dpo_loss(
+            loss = loss_fn(
                 _log_probs(policy, batch.prompts, batch.chosen, average),
                 _log_probs(policy, batch.prompts, batch.rejected, average),
                 ref_train[0][index],
@@ -527,11 +570,14 @@ def train_dpo(
             torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
             optimizer.step()
             losses.append(loss.item())
+        train_seconds += time.perf_counter() - start
         history["epoch"].append(epoch)
+        history["train_seconds"].append(train_seconds)
         history["loss"].append(sum(losses) / len(losses))
         history["train_accuracy"].append(accuracy(pairs, ref_train))
         if test is not None:
             history["test_accuracy"].append(accuracy(test, ref_test))
+        measure()
     return policy, history
 
 
@@ -539,7 +585,7 @@ def train_dpo(
 def mean_utility(
     model: TinyLM,
     problems: list[Problem] | None = None,
-    samples_per_problem: int = 4,
+    samples_per_problem: int = 16,
     seed: int = 0,
 ) -> float:
     """Utilidad verdadera media de las respuestas de ``model`` a T = 1.
