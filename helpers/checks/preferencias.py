@@ -5,7 +5,8 @@ cuaderno una celda calificada por cada una: la pérdida de Bradley–Terry (sus
 valores y gradiente, y aparte su estabilidad con diferencias grandes), la
 precisión por pares, la pérdida de DPO y la de IPO, y la recompensa implícita
 (sus valores, y aparte por dónde pasa el gradiente). El cuestionario del
-experimento solo se comprueba en su forma.
+experimento solo se comprueba en su forma. Se registran en el orden del
+cuaderno (el del resumen de progreso).
 
 Los casos son tensores pequeños con semilla fija; los de la recompensa
 implícita, dos modelos diminutos (``TinyLM`` con pesos aleatorios fijos: la
@@ -122,7 +123,7 @@ def _compare_gradients(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 1 · la pérdida de Bradley–Terry
+# La pérdida de Bradley–Terry
 # ---------------------------------------------------------------------------
 
 BT_TITLE = "La pérdida de Bradley–Terry"
@@ -345,7 +346,7 @@ def check_bradley_terry_loss_stable(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 2 · la precisión por pares
+# La precisión por pares
 # ---------------------------------------------------------------------------
 
 ACCURACY_TITLE = "La precisión por pares"
@@ -452,7 +453,42 @@ def check_pairwise_accuracy(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 3 · las pérdidas de DPO e IPO
+# El cuestionario del experimento (dos valores de β)
+# ---------------------------------------------------------------------------
+#
+# Como el cuestionario del 06: esta comprobación solo mira la FORMA (las cuatro
+# afirmaciones marcadas con True o False). No sabe cuál es la buena, y por eso
+# no puede revelarla; la clave y su explicación están solo en las pruebas
+# ocultas del cuaderno de soluciones.
+
+EXPERIMENT_KEY = "experiment_answer"
+EXPERIMENT_TITLE = "El experimento: cuatro afirmaciones"
+
+
+@exercise(MODULE, EXPERIMENT_KEY, EXPERIMENT_TITLE)
+def _check_experiment_form(answer: Any) -> None:
+    marked_statements(answer, "answer_experiment", "la pregunta del experimento")
+
+
+def check_experiment_answer(answer: Any, quiet: bool = False) -> None:
+    """Comprueba que ``answer_experiment`` está bien escrito: un diccionario con
+    las claves ``"a"`` a ``"d"``, cada una ``True`` o ``False``.
+
+    Cualquier respuesta bien escrita pasa, acierte o no, y el mensaje es el
+    mismo para todas: se califica al corregir, con las pruebas ocultas, que
+    traen la explicación.
+    """
+    _check_experiment_form(answer, quiet=True)
+    if not quiet:
+        print(
+            "✔ El experimento: respuesta bien escrita (las cuatro afirmaciones "
+            "marcadas). Esta comprobación no dice si aciertas: la pregunta se "
+            "califica al corregir, y entonces recibirás la explicación."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Las pérdidas de DPO e IPO
 # ---------------------------------------------------------------------------
 
 DPO_TITLE = "Las pérdidas de DPO e IPO"
@@ -666,7 +702,7 @@ def check_ipo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> N
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 4 · la recompensa implícita
+# La recompensa implícita
 # ---------------------------------------------------------------------------
 
 IMPLICIT_TITLE = "La recompensa implícita de DPO"
@@ -900,39 +936,4 @@ def check_implicit_rewards_grad(
             )
         compare_parameters(
             got, want, what="el gradiente respecto a la política", atol=1e-5
-        )
-
-
-# ---------------------------------------------------------------------------
-# Ejercicio 5 · el cuestionario del experimento
-# ---------------------------------------------------------------------------
-#
-# Como el cuestionario del 06: esta comprobación solo mira la FORMA (las cuatro
-# afirmaciones marcadas con True o False). No sabe cuál es la buena, y por eso
-# no puede revelarla; la clave y su explicación están solo en las pruebas
-# ocultas del cuaderno de soluciones.
-
-EXPERIMENT_KEY = "experiment"
-EXPERIMENT_TITLE = "El experimento: cuatro afirmaciones"
-
-
-@exercise(MODULE, EXPERIMENT_KEY, EXPERIMENT_TITLE)
-def _check_experiment_form(answer: Any) -> None:
-    marked_statements(answer, "answer_experiment", "la pregunta del experimento")
-
-
-def check_experiment_answer(answer: Any, quiet: bool = False) -> None:
-    """Comprueba que ``answer_experiment`` está bien escrito: un diccionario con
-    las claves ``"a"`` a ``"d"``, cada una ``True`` o ``False``.
-
-    Cualquier respuesta bien escrita pasa, acierte o no, y el mensaje es el
-    mismo para todas: se califica al corregir, con las pruebas ocultas, que
-    traen la explicación.
-    """
-    _check_experiment_form(answer, quiet=True)
-    if not quiet:
-        print(
-            "✔ El experimento: respuesta bien escrita (las cuatro afirmaciones "
-            "marcadas). Esta comprobación no dice si aciertas: la pregunta se "
-            "califica al corregir, y entonces recibirás la explicación."
         )

@@ -14,8 +14,9 @@ _IR = "implicit_rewards_test"
 _IR_GRAD = "implicit_rewards_test_grad"
 
 #: El grade_id de la celda de solución del cuestionario (su celda de pruebas
-#: es ``experiment_test``); el de ``helpers.checks.preferencias.EXPERIMENT_KEY``.
-EXPERIMENT = "experiment"
+#: es ``experiment_answer_test``), el de
+#: ``helpers.checks.preferencias.EXPERIMENT_KEY``.
+EXPERIMENT = "experiment_answer"
 
 WRONG: dict[str, list[Answer]] = {
     "bradley_terry_loss": [
@@ -416,7 +417,25 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
             fails=(_IR_GRAD,),
         ),
     ],
+    # El cuestionario: la comprobación visible acepta cualquier respuesta bien
+    # escrita, así que las erróneas bien escritas (las de KEY_ONLY) fallan solo en
+    # la prueba oculta, con la explicación; las mal escritas, ya en la visible.
     EXPERIMENT: [
+        Answer(
+            "todas verdaderas",
+            'answer_experiment = {"a": True, "b": True, "c": True, "d": True}',
+            "c) es falsa",
+        ),
+        Answer(
+            "sin sobreoptimización",
+            'answer_experiment = {"a": True, "b": False, "c": False, "d": True}',
+            "b) es verdadera",
+        ),
+        Answer(
+            "la nota no sube",
+            'answer_experiment = {"a": False, "b": True, "c": False, "d": False}',
+            "a) es verdadera",
+        ),
         Answer(
             "sin marcar",
             'answer_experiment = {"a": None, "b": None, "c": None, "d": None}',
@@ -439,6 +458,10 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
         ),
     ],
 }
+
+#: Las erróneas del cuestionario que están bien escritas: las pasa la
+#: comprobación visible (no revela la clave) y las caza la prueba oculta.
+KEY_ONLY = {"todas verdaderas", "sin sobreoptimización", "la nota no sube"}
 
 RIGHT: dict[str, list[Answer]] = {
     "bradley_terry_loss": [
