@@ -105,6 +105,9 @@ def test_figure_draws_both_panels_against_the_kl_with_the_peak_marked():
     assert star.get_xdata()[0] == top["kl_at_peak"]
     assert star.get_ydata()[0] == top["true_peak"]
     assert "KL" in ax_true.get_xlabel() and "Utilidad verdadera" in ax_true.get_title()
+    assert "sustituto" in ax_proxy.get_title()
+    view.select("verdad")
+    assert "la propia utilidad" in view.figure().axes[0].get_title()
 
 
 def test_the_view_responds_to_its_buttons_and_dropdowns():

@@ -185,7 +185,11 @@ class ProxyExplorer(WidgetView):
                 label=f"máximo (paso {top['step']})",
             )
             ax_proxy.set(
-                title="Recompensa aprendida (el sustituto)",
+                title=(
+                    "Su recompensa: aquí, la propia utilidad"
+                    if self.run == TRUTH
+                    else "Recompensa aprendida (el sustituto)"
+                ),
                 xlabel="KL a la referencia (por token)",
                 ylabel="recompensa media",
             )
