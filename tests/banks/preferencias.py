@@ -284,8 +284,9 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
             """
 def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
              beta, loss_type="sigmoid"):
-    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
-    return -F.logsigmoid(beta * h).mean()
+    chosen_ratio = policy_chosen - reference_chosen
+    rejected_ratio = policy_rejected - reference_rejected
+    return F.softplus(beta * (rejected_ratio - chosen_ratio)).mean()
 """,
             "devolviste la pérdida de DPO",
             fails=(_IPO,),
