@@ -46,6 +46,7 @@ FULL_BANKS = {
     "07_grpo",
     "08_mas_alla",
     "09_puente",
+    "10_preferencias",
 }
 
 

@@ -357,6 +357,66 @@ def python_number(value: Any, what: str, kind: str = "float") -> None:
     fail(f"{what} es {what_it_is}, y el enunciado pide {shown} de Python.{fix}")
 
 
+STATEMENT_KEYS = ("a", "b", "c", "d")
+"""Las claves del diccionario de una pregunta de afirmaciones."""
+
+
+def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
+    """Las cuatro afirmaciones marcadas de una pregunta, como ``bool``.
+
+    La respuesta es un diccionario con las claves ``"a"`` a ``"d"`` y un
+    ``True`` (verdadera) o ``False`` (falsa) en cada una. Falla (con
+    :func:`fail`) si falta alguna clave, sobra alguna o una afirmación está sin
+    marcar. No dice nada de si las marcas son correctas: la clave vive solo en
+    las pruebas ocultas.
+
+    Args:
+        answer: la respuesta del estudiante.
+        name: el nombre de su variable en el cuaderno (``"answer_2"``).
+        question: cómo se nombra la pregunta en una frase («la pregunta 2»).
+    """
+    example = '{"a": True, "b": False, ...}'
+    if answer is None or answer is Ellipsis:
+        fail(
+            f"Todavía no has respondido {question}: {name} es un "
+            f"diccionario con las cuatro afirmaciones, como {example}."
+        )
+    if not isinstance(answer, dict):
+        fail(
+            f"La respuesta de {question} es un diccionario con las "
+            f"claves a, b, c y d, como {example}; {name} es "
+            f"{type(answer).__name__}."
+        )
+    missing = [key for key in STATEMENT_KEYS if key not in answer]
+    extra = [repr(key) for key in answer if key not in STATEMENT_KEYS]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append("faltan " + ", ".join(missing))
+        if extra:
+            parts.append("sobran " + ", ".join(extra))
+        fail(
+            f"{name} debe tener exactamente las claves a, b, c y d (en minúscula): "
+            + " y ".join(parts)
+            + "."
+        )
+    marks = {}
+    for key in STATEMENT_KEYS:
+        value = answer[key]
+        if value is None or value is Ellipsis:
+            fail(
+                f"Todavía no has marcado la afirmación {key}) de {question}: "
+                "pon True si es verdadera o False si es falsa."
+            )
+        if not isinstance(value, bool | np.bool_):
+            fail(
+                f"La afirmación {key}) se marca con True o False, sin comillas; "
+                f"recibí {value!r}."
+            )
+        marks[key] = bool(value)
+    return marks
+
+
 def as_int(value: Any, what: str) -> int:
     """Convierte a entero una acción (int, np.int64, tensor de un elemento)."""
     if hasattr(value, "item"):

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from helpers import ppo
+from helpers.checks import STATEMENT_KEYS as STATEMENT_KEYS
 from helpers.checks import (
     CheckError,
     _differs,
@@ -25,6 +26,7 @@ from helpers.checks import (
     describe_difference,
     exercise,
     fail,
+    marked_statements,
 )
 
 MODULE = "06_ppo"
@@ -924,9 +926,6 @@ QUIZ_KINDS: dict[int, str] = {
 }
 """El tipo de respuesta de cada pregunta: un número o cuatro afirmaciones."""
 
-STATEMENT_KEYS = ("a", "b", "c", "d")
-"""Las claves del diccionario de una pregunta de afirmaciones."""
-
 
 def quiz_number(answer: Any, number: int) -> float:
     """La respuesta numérica ``answer`` de la pregunta ``number`` como ``float``.
@@ -983,47 +982,7 @@ def quiz_statements(answer: Any, number: int) -> dict[str, bool]:
     :func:`fail`) si falta alguna clave, sobra alguna o una afirmación está sin
     marcar. No dice nada de si las marcas son correctas.
     """
-    name = f"answer_{number}"
-    example = '{"a": True, "b": False, ...}'
-    if answer is None or answer is Ellipsis:
-        fail(
-            f"Todavía no has respondido la pregunta {number}: {name} es un "
-            f"diccionario con las cuatro afirmaciones, como {example}."
-        )
-    if not isinstance(answer, dict):
-        fail(
-            f"La respuesta de la pregunta {number} es un diccionario con las "
-            f"claves a, b, c y d, como {example}; {name} es "
-            f"{type(answer).__name__}."
-        )
-    missing = [key for key in STATEMENT_KEYS if key not in answer]
-    extra = [repr(key) for key in answer if key not in STATEMENT_KEYS]
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append("faltan " + ", ".join(missing))
-        if extra:
-            parts.append("sobran " + ", ".join(extra))
-        fail(
-            f"{name} debe tener exactamente las claves a, b, c y d (en minúscula): "
-            + " y ".join(parts)
-            + "."
-        )
-    marks = {}
-    for key in STATEMENT_KEYS:
-        value = answer[key]
-        if value is None or value is Ellipsis:
-            fail(
-                f"Todavía no has marcado la afirmación {key}) de la pregunta "
-                f"{number}: pon True si es verdadera o False si es falsa."
-            )
-        if not isinstance(value, bool | np.bool_):
-            fail(
-                f"La afirmación {key}) se marca con True o False, sin comillas; "
-                f"recibí {value!r}."
-            )
-        marks[key] = bool(value)
-    return marks
+    return marked_statements(answer, f"answer_{number}", f"la pregunta {number}")
 
 
 def _quiz_check(number: int) -> Callable[..., None]:

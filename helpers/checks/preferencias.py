@@ -1,0 +1,939 @@
+"""Comprobaciones del módulo 10 · Preferencias: cuando no hay verificador.
+
+Cada ejercicio con varios aspectos tiene una comprobación por aspecto, y el
+cuaderno una celda calificada por cada una: la pérdida de Bradley–Terry (sus
+valores y gradiente, y aparte su estabilidad con diferencias grandes), la
+precisión por pares, la pérdida de DPO y la de IPO, y la recompensa implícita
+(sus valores, y aparte por dónde pasa el gradiente). El cuestionario del
+experimento solo se comprueba en su forma. Se registran en el orden del
+cuaderno (el del resumen de progreso).
+
+Los casos son tensores pequeños con semilla fija; los de la recompensa
+implícita, dos modelos diminutos (``TinyLM`` con pesos aleatorios fijos: la
+referencia es una copia perturbada de la política) y respuestas escritas a
+mano, de longitudes distintas.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import torch
+from torch.nn import functional as F
+
+from helpers.checks import (
+    _num,
+    call,
+    check_cases,
+    close,
+    compare_parameters,
+    describe_difference,
+    exercise,
+    fail,
+    marked_statements,
+)
+from helpers.tinylm.model import TinyLM, TinyLMConfig
+from helpers.tinylm.sampling import completion_mask, token_log_probs
+from helpers.tinylm.task import encode_prompts, solution_text
+from helpers.tinylm.tokenizer import tokenizer
+
+MODULE = "10_preferencias"
+
+
+def _generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _eighths(x: torch.Tensor) -> torch.Tensor:
+    """``x`` redondeado a octavos: valores exactos en binario, que los mensajes
+    muestran cortos (1.375, no 1.3749999...)."""
+    return torch.round(8 * x) / 8
+
+
+def _t(values: Sequence[float]) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float32)
+
+
+def _scalar(out: Any, call_text: str) -> torch.Tensor:
+    """El resultado como tensor escalar, o un diagnóstico si no lo es."""
+    if not isinstance(out, torch.Tensor):
+        fail(
+            f"{call_text} debe devolver un tensor de PyTorch (para poder llamar a "
+            f"loss.backward()); devolvió {type(out).__name__}. No uses .item(), "
+            "float() ni NumPy: sin tensor no hay gradiente y el modelo no aprende."
+        )
+    if out.numel() != 1:
+        fail(
+            f"{call_text} debe devolver un escalar (la media del lote) y devolvió "
+            f"algo de forma {tuple(out.shape)}: promedia sobre los pares con "
+            ".mean()."
+        )
+    return out.reshape(())
+
+
+def _grad_or_zero(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.grad if tensor.grad is not None else torch.zeros_like(tensor)
+
+
+def _compare_gradients(
+    function: Callable[..., Any],
+    reference: Callable[..., Any],
+    case: tuple[Any, ...],
+    positions: Sequence[int],
+    names: Sequence[str],
+    call_text: str,
+    hint: str,
+) -> None:
+    """Deriva ``function`` y ``reference`` respecto a los tensores de
+    ``positions`` y falla si los gradientes no coinciden (o no existen)."""
+    given = [a.detach().clone() if torch.is_tensor(a) else a for a in case]
+    wanted = [a.detach().clone() if torch.is_tensor(a) else a for a in case]
+    for index in positions:
+        given[index].requires_grad_(True)
+        wanted[index].requires_grad_(True)
+    out = _scalar(function(*given), call_text)
+    if not out.requires_grad:
+        fail(
+            f"El resultado de {call_text} no tiene gradiente (¿.item(), float(), "
+            "NumPy, .detach() o torch.no_grad()?): la pérdida se deriva para "
+            "entrenar, y tiene que seguir en el grafo de PyTorch."
+        )
+    out.backward()
+    reference(*wanted).backward()
+    for index, name in zip(positions, names, strict=True):
+        got, want = _grad_or_zero(given[index]), wanted[index].grad
+        if not torch.isfinite(got).all():
+            fail(
+                f"El gradiente respecto a {name} sale inf o nan en {call_text}. " + hint
+            )
+        if given[index].grad is None and want.abs().max() > 0:
+            fail(
+                f"El gradiente no llega a {name} (¿un .detach() o un número de "
+                f"Python por el camino?): la pérdida depende de {name} y tiene "
+                "que derivarse respecto a él."
+            )
+        if not close(got, want, atol=1e-5):
+            fail(
+                f"El gradiente respecto a {name} en {call_text} no es el de la "
+                "referencia: " + describe_difference(got, want, atol=1e-5)
+            )
+
+
+# ---------------------------------------------------------------------------
+# La pérdida de Bradley–Terry
+# ---------------------------------------------------------------------------
+
+BT_TITLE = "La pérdida de Bradley–Terry"
+
+
+def bt_case(seed: int, size: int, scale: float = 1.0) -> tuple[torch.Tensor, ...]:
+    """``(chosen_rewards, rejected_rewards)``: dos tensores ``(size,)`` con
+    semilla, en octavos."""
+    generator = _generator(seed)
+    return (
+        _eighths(scale * torch.randn(size, generator=generator)),
+        _eighths(scale * torch.randn(size, generator=generator)),
+    )
+
+
+#: Diferencias moderadas (la sigmoide no satura), con un empate y un lote de 1.
+BT_CASES = [
+    (_t([2.0, 0.0, -1.0]), _t([0.0, 0.0, 1.0])),
+    bt_case(0, 6, 1.0),
+    bt_case(1, 9, 3.0),
+    bt_case(2, 1, 2.0),
+]
+
+#: Diferencias de ±50 a ±300: en float32, σ(x) redondea a 0 para x < −88.
+BT_STABLE_CASES = [
+    (_t([-100.0, 50.0, 0.0, 3.0]), _t([100.0, -150.0, 0.0, -2.0])),
+    (_t([-60.0]), _t([60.0])),
+    (_t([200.0, -200.0, 1.0]), _t([-0.5, 0.5, -1.0])),
+]
+
+
+def _bt_ref(chosen, rejected):
+    return -F.logsigmoid(chosen - rejected).mean()
+
+
+def _bt_swapped(chosen, rejected):
+    return -F.logsigmoid(rejected - chosen).mean()
+
+
+def _bt_sum(chosen, rejected):
+    return -F.logsigmoid(chosen - rejected).sum()
+
+
+def _bt_no_minus(chosen, rejected):
+    return F.logsigmoid(chosen - rejected).mean()
+
+
+def _bt_no_log(chosen, rejected):
+    return -torch.sigmoid(chosen - rejected).mean()
+
+
+def _bt_one_minus_sigmoid(chosen, rejected):
+    return (1 - torch.sigmoid(chosen - rejected)).mean()
+
+
+def _bt_per_pair(chosen, rejected):
+    return -F.logsigmoid(chosen - rejected)
+
+
+def _bt_separately(chosen, rejected):
+    return -(F.logsigmoid(chosen) + F.logsigmoid(-rejected)).mean()
+
+
+def _bt_means_inside(chosen, rejected):
+    return -F.logsigmoid(chosen.mean() - rejected.mean())
+
+
+def _bt_unstable(chosen, rejected):
+    return -torch.log(torch.sigmoid(chosen - rejected)).mean()
+
+
+def _bt_log1p_exp(chosen, rejected):
+    return torch.log1p(torch.exp(-(chosen - rejected))).mean()
+
+
+def _bt_epsilon(eps: float, clamp: bool) -> Callable[..., torch.Tensor]:
+    def loss(chosen, rejected):
+        p = torch.sigmoid(chosen - rejected)
+        p = p.clamp(min=eps) if clamp else p + eps
+        return -torch.log(p).mean()
+
+    return loss
+
+
+BT_MISTAKES = [
+    (
+        _bt_swapped,
+        "La diferencia va al revés: es r_elegida − r_rechazada (chosen − "
+        "rejected). Con la resta cambiada, la pérdida baja cuando el modelo "
+        "puntúa más a la rechazada.",
+    ),
+    (
+        _bt_sum,
+        "Sumaste sobre el lote: la pérdida es la media de los B pares (.mean()), "
+        "para que su escala no dependa del tamaño del lote.",
+    ),
+    (
+        _bt_no_minus,
+        "Falta el signo menos: la pérdida es −log σ(r_elegida − r_rechazada), "
+        "que es positiva y baja cuando la elegida puntúa más. Sin el menos, "
+        "minimizarla empuja al revés.",
+    ),
+    (
+        _bt_no_log,
+        "Falta el logaritmo: −σ(d) no es la pérdida de Bradley–Terry. Es "
+        "−log σ(d), menos la log-probabilidad de la preferencia observada.",
+    ),
+    (
+        _bt_one_minus_sigmoid,
+        "Devuelves 1 − σ(d), no −log σ(d): falta el logaritmo. Sin él, un par "
+        "muy mal ordenado cuesta como mucho 1 y apenas empuja.",
+    ),
+    (
+        _bt_per_pair,
+        "Devuelves la pérdida de cada par: falta promediar sobre el lote "
+        "(.mean()) para tener un escalar al que llamar .backward().",
+    ),
+    (
+        _bt_separately,
+        "Aplicaste log σ a cada recompensa por separado: Bradley–Terry solo "
+        "mira la diferencia, −log σ(r_elegida − r_rechazada).",
+    ),
+    (
+        _bt_means_inside,
+        "Restaste las medias del lote dentro de σ: la pérdida es la media de "
+        "−log σ(·) de cada par, no −log σ de la diferencia de medias.",
+    ),
+]
+
+_UNSTABLE = (
+    "log(σ(d)) en dos pasos se desborda: en float32, σ(d) redondea a 0 cuando "
+    "d < −88 y log(0) = −∞ (y log(1 + exp(−d)) desborda igual, porque exp(−d) "
+    "= ∞). Usa F.logsigmoid(d), o −F.softplus(−d), que lo calculan de una vez "
+    "sin pasar por σ."
+)
+
+BT_STABLE_MISTAKES = [
+    (_bt_unstable, _UNSTABLE),
+    (_bt_log1p_exp, _UNSTABLE),
+    *[
+        (
+            _bt_epsilon(eps, clamp),
+            "Recortaste σ(d) con un ε antes del logaritmo: ya no sale ∞, pero con "
+            "diferencias grandes la pérdida queda topada en −log ε y el gradiente "
+            "se apaga justo en los pares peor ordenados. Usa F.logsigmoid(d), que "
+            "es exacto.",
+        )
+        for eps in (1e-6, 1e-7, 1e-8, 1e-10, 1e-12)
+        for clamp in (True, False)
+    ],
+    *BT_MISTAKES,
+]
+
+
+@exercise(MODULE, "bradley_terry_loss", BT_TITLE)
+def check_bradley_terry_loss(
+    bradley_terry_loss: Callable[..., Any], cases: list | None = None
+) -> None:
+    """Los **valores** y el **gradiente** de ``bradley_terry_loss(chosen, rejected)``
+    con diferencias moderadas: un escalar, la media de −log σ(r_c − r_r)."""
+    cases = list(cases or BT_CASES)
+    check_cases(
+        bradley_terry_loss,
+        "bradley_terry_loss",
+        cases,
+        _bt_ref,
+        BT_MISTAKES,
+        atol=1e-5,
+    )
+    for case in cases:
+        call_text = "bradley_terry_loss(...)"
+        _scalar(call(bradley_terry_loss, "bradley_terry_loss", *case), call_text)
+        _compare_gradients(
+            bradley_terry_loss,
+            _bt_ref,
+            case,
+            (0, 1),
+            ("chosen_rewards", "rejected_rewards"),
+            call_text,
+            "Con diferencias moderadas no debería: revisa la fórmula.",
+        )
+
+
+@exercise(MODULE, "bradley_terry_loss", BT_TITLE)
+def check_bradley_terry_loss_stable(
+    bradley_terry_loss: Callable[..., Any], cases: list | None = None
+) -> None:
+    """``bradley_terry_loss`` con diferencias de ±50 a ±300: valores y
+    gradientes finitos (y exactos)."""
+    cases = list(cases or BT_STABLE_CASES)
+    for case in cases:
+        out = call(bradley_terry_loss, "bradley_terry_loss", *case)
+        if torch.is_tensor(out) and not torch.isfinite(out.detach()).all():
+            differences = (case[0] - case[1]).tolist()
+            shown = "; ".join(_num(d) for d in differences[:6])
+            fail(
+                f"Con diferencias r_elegida − r_rechazada = [{shown}], tu pérdida "
+                f"sale {_num(out.detach().reshape(-1)[0])}.\n{_UNSTABLE}"
+            )
+    check_cases(
+        bradley_terry_loss,
+        "bradley_terry_loss",
+        cases,
+        _bt_ref,
+        BT_STABLE_MISTAKES,
+        atol=1e-4,
+    )
+    for case in cases:
+        _compare_gradients(
+            bradley_terry_loss,
+            _bt_ref,
+            case,
+            (0, 1),
+            ("chosen_rewards", "rejected_rewards"),
+            "bradley_terry_loss(...) con diferencias grandes",
+            "Aunque el valor salga finito, una rama que desborda envenena el "
+            "gradiente (torch.where calcula las dos ramas y deriva las dos). "
+            "F.logsigmoid(d) da valor y gradiente exactos.",
+        )
+
+
+# ---------------------------------------------------------------------------
+# La precisión por pares
+# ---------------------------------------------------------------------------
+
+ACCURACY_TITLE = "La precisión por pares"
+
+#: Con empates (exactos) y sin ellos, y un lote de empates solo.
+ACCURACY_CASES = [
+    (_t([1.0, 2.0, 0.0, 5.0, 3.0]), _t([0.0, 3.0, 0.0, 1.0, 3.0])),
+    (
+        _t([0.5, -1.0, 2.0, 2.0, 0.25, 7.0, 1.0, 1.0]),
+        _t([0.25, -1.0, 3.0, 2.0, 0.5, -7.0, 1.0, 0.0]),
+    ),
+    (_t([3.0, 1.0, 4.0]), _t([1.0, 5.0, 9.0])),
+    (torch.zeros(4), torch.zeros(4)),
+]
+
+
+def _acc_ref(chosen, rejected):
+    diff = chosen - rejected
+    return ((diff > 0).float() + 0.5 * (diff == 0).float()).mean().item()
+
+
+def _acc_ties_zero(chosen, rejected):
+    return (chosen > rejected).float().mean().item()
+
+
+def _acc_ties_one(chosen, rejected):
+    return (chosen >= rejected).float().mean().item()
+
+
+def _acc_counts(chosen, rejected):
+    diff = chosen - rejected
+    return ((diff > 0).float() + 0.5 * (diff == 0).float()).sum().item()
+
+
+def _acc_reversed(chosen, rejected):
+    return _acc_ref(rejected, chosen)
+
+
+def _acc_means(chosen, rejected):
+    return float(chosen.mean() > rejected.mean())
+
+
+def _acc_ties_excluded(chosen, rejected):
+    decided = chosen != rejected
+    if not decided.any():
+        return float("nan")
+    return (chosen[decided] > rejected[decided]).float().mean().item()
+
+
+ACCURACY_MISTAKES = [
+    (
+        _acc_ties_zero,
+        "Los empates cuentan como fallo: un empate es medio acierto (0,5). Un "
+        "modelo que da a todo la misma nota debe sacar 0,5, como una moneda, "
+        "no 0.",
+    ),
+    (
+        _acc_ties_one,
+        "Con ≥ los empates cuentan como acierto entero: la elegida tiene que "
+        "puntuar más (>), y un empate vale 0,5. Si no, un modelo que da a todo "
+        "la misma nota sacaría un 100 %.",
+    ),
+    (
+        _acc_counts,
+        "Devuelves cuántos aciertos hay, no la fracción: divide entre el número "
+        "de pares (o usa .mean()).",
+    ),
+    (
+        _acc_reversed,
+        "Está al revés: cuentas los pares en que la rechazada puntúa más. "
+        "Acierta el par en que chosen_rewards > rejected_rewards.",
+    ),
+    (
+        _acc_means,
+        "Comparas las medias del lote: la precisión se cuenta par a par (la "
+        "fracción de filas en que la elegida puntúa más).",
+    ),
+    (
+        _acc_ties_excluded,
+        "Quitaste los empates del recuento: se quedan, y cuentan medio acierto "
+        "cada uno (la fracción es sobre todos los pares).",
+    ),
+]
+
+
+@exercise(MODULE, "pairwise_accuracy", ACCURACY_TITLE)
+def check_pairwise_accuracy(
+    pairwise_accuracy: Callable[..., Any], cases: list | None = None
+) -> None:
+    """``pairwise_accuracy(chosen, rejected)``: un ``float`` de Python, la
+    fracción de pares con la elegida por encima (un empate cuenta 0,5).
+
+    Un tensor de 0 dimensiones no vale, aunque tenga el valor justo: el
+    enunciado pide un número de Python (``.item()``).
+    """
+    check_cases(
+        pairwise_accuracy,
+        "pairwise_accuracy",
+        cases or ACCURACY_CASES,
+        _acc_ref,
+        ACCURACY_MISTAKES,
+        returns="float",
+    )
+
+
+# ---------------------------------------------------------------------------
+# El cuestionario del experimento (dos valores de β)
+# ---------------------------------------------------------------------------
+#
+# Como el cuestionario del 06: esta comprobación solo mira la FORMA (las cuatro
+# afirmaciones marcadas con True o False). No sabe cuál es la buena, y por eso
+# no puede revelarla; la clave y su explicación están solo en las pruebas
+# ocultas del cuaderno de soluciones.
+
+EXPERIMENT_KEY = "experiment_answer"
+EXPERIMENT_TITLE = "El experimento: cuatro afirmaciones"
+
+
+@exercise(MODULE, EXPERIMENT_KEY, EXPERIMENT_TITLE)
+def _check_experiment_form(answer: Any) -> None:
+    marked_statements(answer, "answer_experiment", "la pregunta del experimento")
+
+
+def check_experiment_answer(answer: Any, quiet: bool = False) -> None:
+    """Comprueba que ``answer_experiment`` está bien escrito: un diccionario con
+    las claves ``"a"`` a ``"d"``, cada una ``True`` o ``False``.
+
+    Cualquier respuesta bien escrita pasa, acierte o no, y el mensaje es el
+    mismo para todas: se califica al corregir, con las pruebas ocultas, que
+    traen la explicación.
+    """
+    _check_experiment_form(answer, quiet=True)
+    if not quiet:
+        print(
+            "✔ El experimento: respuesta bien escrita (las cuatro afirmaciones "
+            "marcadas). Esta comprobación no dice si aciertas: la pregunta se "
+            "califica al corregir, y entonces recibirás la explicación."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Las pérdidas de DPO e IPO
+# ---------------------------------------------------------------------------
+
+DPO_TITLE = "Las pérdidas de DPO e IPO"
+
+
+def dpo_case(seed: int, size: int, beta: float, scale: float = 20.0) -> tuple[Any, ...]:
+    """``(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+    beta)``: cuatro log-probabilidades ``(size,)`` en ``[−scale, 0]`` con
+    semilla, en octavos."""
+    generator = _generator(seed)
+    tensors = tuple(
+        _eighths(-scale * torch.rand(size, generator=generator)) for _ in range(4)
+    )
+    return (*tensors, beta)
+
+
+#: h de decenas (como las sumas de log-probabilidades de respuestas enteras),
+#: β de 0,1 a 2, y un caso con β·h = ±195, donde log(σ(·)) desborda.
+DPO_CASES = [
+    dpo_case(0, 4, 0.1),
+    dpo_case(1, 6, 0.5),
+    dpo_case(2, 3, 2.0, 5.0),
+    (_t([-5.0, -400.0]), _t([-400.0, -5.0]), _t([-200.0] * 2), _t([-200.0] * 2), 0.5),
+]
+#: h de unidades (IPO usa medias por token), con β ≠ 1 (donde 1/(2β) = β/2).
+IPO_CASES = [
+    dpo_case(3, 4, 0.1, 3.0),
+    dpo_case(4, 5, 0.5, 3.0),
+    dpo_case(5, 3, 2.0, 3.0),
+]
+
+
+def _h(pc, pr, rc, rr):
+    return (pc - rc) - (pr - rr)
+
+
+def _dpo_ref(pc, pr, rc, rr, beta, loss_type="sigmoid"):
+    h = _h(pc, pr, rc, rr)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).mean()
+    return -F.logsigmoid(beta * h).mean()
+
+
+def _dpo_variant(sigmoid=None, ipo=None):
+    """La referencia con un error típico en una de sus dos ramas."""
+
+    def loss(pc, pr, rc, rr, beta, loss_type="sigmoid"):
+        h = _h(pc, pr, rc, rr)
+        if loss_type == "ipo" and ipo is not None:
+            return ipo(h, beta, pc, pr, rc, rr)
+        if loss_type != "ipo" and sigmoid is not None:
+            return sigmoid(h, beta, pc, pr, rc, rr)
+        return _dpo_ref(pc, pr, rc, rr, beta, loss_type)
+
+    return loss
+
+
+_SIGN = (
+    "h sale con el signo cambiado: es (log π_elegida − log π_ref,elegida) − "
+    "(log π_rechazada − log π_ref,rechazada), la política menos la referencia "
+    "y la elegida menos la rechazada. Al revés, DPO sube la rechazada."
+)
+
+DPO_MISTAKES = [
+    (_dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(-b * h).mean()), _SIGN),
+    (
+        _dpo_variant(sigmoid=lambda h, b, *_: -b * F.logsigmoid(h).mean()),
+        "β va dentro de la sigmoide: −log σ(β·h), no −β·log σ(h). Fuera, solo "
+        "escala la pérdida; dentro, decide cuánto se puede alejar la política "
+        "de la referencia.",
+    ),
+    (
+        _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(h).mean()),
+        "Falta β: la pérdida es −log σ(β·h). β es el peso de la KL implícita, "
+        "cuánto se deja alejar la política de la referencia.",
+    ),
+    (
+        _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(b * h).sum()),
+        "Sumaste sobre el lote: la pérdida es la media de los pares (.mean()).",
+    ),
+    (
+        _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(b * h)),
+        "Devuelves la pérdida de cada par: falta la media del lote (.mean()).",
+    ),
+    (
+        _dpo_variant(
+            sigmoid=lambda h, b, pc, pr, rc, rr: -F.logsigmoid(b * (pc - pr)).mean()
+        ),
+        "Falta la referencia: h compara los cocientes π/π_ref de las dos "
+        "respuestas, (log π_elegida − log π_ref,elegida) − (log π_rechazada − "
+        "log π_ref,rechazada). Sin ella, nada ata la política a su punto de "
+        "partida.",
+    ),
+    (
+        _dpo_variant(
+            sigmoid=lambda h, b, pc, pr, rc, rr: (
+                -F.logsigmoid(b * ((pc - rc).exp() - (pr - rr).exp())).mean()
+            )
+        ),
+        "Usaste los cocientes π/π_ref (con exp) en vez de sus logaritmos: h "
+        "es una resta de log-cocientes, log π − log π_ref, sin exponenciales.",
+    ),
+    (
+        _dpo_variant(sigmoid=lambda h, b, *_: -torch.log(torch.sigmoid(b * h)).mean()),
+        "log(σ(β·h)) en dos pasos se desborda: en float32, σ redondea a 0 "
+        "cuando β·h < −88, y log(0) = −∞. Usa F.logsigmoid(beta * h), que lo "
+        "calcula de una vez sin pasar por σ.",
+    ),
+]
+
+IPO_MISTAKES = [
+    (
+        _dpo_variant(ipo=lambda h, b, *_: ((h - 1 / b) ** 2).mean()),
+        "El objetivo de IPO es 1/(2β), no 1/β: (h − 1/(2β))².",
+    ),
+    (
+        _dpo_variant(ipo=lambda h, b, *_: ((h - b / 2) ** 2).mean()),
+        "En Python, 1 / 2 * beta es β/2, no 1/(2β): la multiplicación y la "
+        "división van de izquierda a derecha. Escribe 1 / (2 * beta).",
+    ),
+    (
+        _dpo_variant(ipo=lambda h, b, *_: ((b * h - 0.5) ** 2).mean()),
+        "β no multiplica a h en IPO: la pérdida es (h − 1/(2β))², con β solo en "
+        "el objetivo. (β·h − 1/2)² es β² veces eso.",
+    ),
+    (
+        _dpo_variant(ipo=lambda h, b, *_: ((b * h - 1 / (2 * b)) ** 2).mean()),
+        "β no multiplica a h en IPO: la pérdida es (h − 1/(2β))², con β solo en "
+        "el objetivo.",
+    ),
+    (
+        _dpo_variant(ipo=lambda h, b, *_: ((h + 1 / (2 * b)) ** 2).mean()),
+        _SIGN.replace("DPO sube", "IPO sube") + " (O el objetivo va con signo "
+        "menos: es h − 1/(2β).)",
+    ),
+    (
+        _dpo_variant(ipo=lambda h, b, *_: ((h - 1 / (2 * b)) ** 2).sum()),
+        "Sumaste sobre el lote: la pérdida es la media de los pares (.mean()).",
+    ),
+    (
+        _dpo_variant(ipo=lambda h, b, *_: (h - 1 / (2 * b)).abs().mean()),
+        "Usaste el valor absoluto: IPO es un cuadrado, (h − 1/(2β))².",
+    ),
+    (
+        _dpo_variant(ipo=lambda h, b, *_: -F.logsigmoid(b * h).mean()),
+        'Con loss_type="ipo" devolviste la pérdida de DPO: mira loss_type y, '
+        'si es "ipo", devuelve (h − 1/(2β))².',
+    ),
+]
+
+
+def _with_loss_type(cases: Iterable[tuple[Any, ...]], loss_type: str) -> list:
+    """Los casos de 5 argumentos, con ``loss_type`` añadido como sexto."""
+    return [tuple(case[:5]) + (loss_type,) for case in cases]
+
+
+def _check_dpo_family(
+    dpo_loss: Callable[..., Any],
+    cases: list,
+    loss_type: str,
+    mistakes: list,
+) -> None:
+    full = _with_loss_type(cases, loss_type)
+    check_cases(dpo_loss, "dpo_loss", full, _dpo_ref, mistakes, atol=1e-5)
+    for case in full:
+        call_text = f'dpo_loss(..., beta={_num(case[4])}, loss_type="{loss_type}")'
+        _scalar(call(dpo_loss, "dpo_loss", *case), call_text)
+        _compare_gradients(
+            dpo_loss,
+            _dpo_ref,
+            case,
+            (0, 1),
+            ("policy_chosen", "policy_rejected"),
+            call_text,
+            "Si usaste log(σ(·)) en dos pasos, se desborda: usa F.logsigmoid.",
+        )
+
+
+@exercise(MODULE, "dpo_loss", DPO_TITLE)
+def check_dpo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> None:
+    """``dpo_loss(pc, pr, rc, rr, beta)`` con ``loss_type="sigmoid"`` (DPO):
+    valores, gradiente respecto a las log-probabilidades de la política y el
+    valor por defecto de ``loss_type``.
+
+    Los casos son tuplas ``(policy_chosen, policy_rejected, reference_chosen,
+    reference_rejected, beta)``; la comprobación añade ``loss_type``.
+    """
+    cases = list(cases or DPO_CASES)
+    _check_dpo_family(dpo_loss, cases, "sigmoid", DPO_MISTAKES)
+    case = tuple(cases[0][:5])
+    default = call(dpo_loss, "dpo_loss", *case)
+    if not close(
+        default.detach() if torch.is_tensor(default) else default,
+        _dpo_ref(*case),
+        atol=1e-5,
+    ):
+        fail(
+            "Sin loss_type, dpo_loss debe calcular la pérdida de DPO: el valor "
+            'por defecto de la firma es loss_type="sigmoid".'
+        )
+
+
+@exercise(MODULE, "dpo_loss", DPO_TITLE)
+def check_ipo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> None:
+    """``dpo_loss(pc, pr, rc, rr, beta, loss_type="ipo")``: valores y gradiente
+    de (h − 1/(2β))², media del lote.
+
+    Los casos son tuplas de cinco, como en :func:`check_dpo_loss`.
+    """
+    _check_dpo_family(dpo_loss, list(cases or IPO_CASES), "ipo", IPO_MISTAKES)
+
+
+# ---------------------------------------------------------------------------
+# La recompensa implícita
+# ---------------------------------------------------------------------------
+
+IMPLICIT_TITLE = "La recompensa implícita de DPO"
+IMPLICIT_SEEDS = (0, 1, 2)
+_BETAS = (0.1, 0.5, 2.0)
+
+
+class _NamedLM(TinyLM):
+    """Un ``TinyLM`` que se presenta con un nombre corto en los mensajes."""
+
+    label = "TinyLM"
+
+    def __repr__(self) -> str:
+        return f"<{self.label}>"
+
+
+def tiny_models(seed: int, noise: float = 0.05) -> tuple[TinyLM, TinyLM]:
+    """``(policy, reference)``: un ``TinyLM`` con pesos aleatorios fijos y una
+    copia suya con ruido (semilla ``seed``), sin tocar el estado aleatorio del
+    cuaderno."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        policy = _NamedLM(TinyLMConfig())
+    policy.label = f"política (semilla {seed})"
+    reference = copy.deepcopy(policy)
+    reference.label = f"referencia (semilla {seed})"
+    generator = _generator(seed + 1000)
+    with torch.no_grad():
+        for p in reference.parameters():
+            p.add_(noise * torch.randn(p.shape, generator=generator))
+    return policy, reference
+
+
+def implicit_case(seed: int) -> tuple[Any, ...]:
+    """``(policy, reference, prompts, completions, beta)``: cuatro enunciados y
+    respuestas de longitudes distintas (la desarrollada, solo la cifra, una
+    equivocada y una cortada sin punto final), con relleno a la derecha."""
+    rng = random.Random(seed)
+    problems = [(rng.randint(10, 99), rng.randint(10, 99)) for _ in range(4)]
+    (a0, b0), (a1, b1), (a2, b2), (a3, b3) = problems
+    texts = [
+        solution_text(a0, b0),
+        f"{a1 * b1}.",
+        f"{a2}×{b2}={a2 * b2 + 10 * rng.randint(1, 9)}.",
+        solution_text(a3, b3)[: rng.randint(3, 9)],
+    ]
+    order = rng.sample(range(4), 4)
+    problems = [problems[i] for i in order]
+    texts = [texts[i] for i in order]
+    policy, reference = tiny_models(seed)
+    completions = tokenizer.encode_batch(texts)
+    return policy, reference, encode_prompts(problems), completions, _BETAS[seed % 3]
+
+
+def _sequence_log_probs(model, prompts, completions, prompt_len=None):
+    sequences = torch.cat([prompts, completions], dim=1)
+    start = prompts.shape[1] if prompt_len is None else prompt_len
+    return token_log_probs(model, sequences, start)
+
+
+def _implicit_ref(policy, reference, prompts, completions, beta):
+    with torch.no_grad():
+        ref = _sequence_log_probs(reference, prompts, completions).sum(-1)
+    return beta * (_sequence_log_probs(policy, prompts, completions).sum(-1) - ref)
+
+
+def _ir_mean(policy, reference, prompts, completions, beta):
+    lengths = completion_mask(completions).sum(-1)
+    pol = _sequence_log_probs(policy, prompts, completions).sum(-1) / lengths
+    ref = _sequence_log_probs(reference, prompts, completions).sum(-1) / lengths
+    return beta * (pol - ref)
+
+
+def _ir_mean_with_padding(policy, reference, prompts, completions, beta):
+    pol = _sequence_log_probs(policy, prompts, completions).mean(-1)
+    ref = _sequence_log_probs(reference, prompts, completions).mean(-1)
+    return beta * (pol - ref)
+
+
+def _ir_swapped(policy, reference, prompts, completions, beta):
+    return -_implicit_ref(policy, reference, prompts, completions, beta)
+
+
+def _ir_no_beta(policy, reference, prompts, completions, beta):
+    return _implicit_ref(policy, reference, prompts, completions, 1.0)
+
+
+def _ir_prompt_tokens(policy, reference, prompts, completions, beta):
+    pol = _sequence_log_probs(policy, prompts, completions, 1).sum(-1)
+    ref = _sequence_log_probs(reference, prompts, completions, 1).sum(-1)
+    return beta * (pol - ref)
+
+
+def _ir_per_token(policy, reference, prompts, completions, beta):
+    pol = _sequence_log_probs(policy, prompts, completions)
+    ref = _sequence_log_probs(reference, prompts, completions)
+    return beta * (pol - ref)
+
+
+def _ir_beta_on_policy(policy, reference, prompts, completions, beta):
+    pol = _sequence_log_probs(policy, prompts, completions).sum(-1)
+    ref = _sequence_log_probs(reference, prompts, completions).sum(-1)
+    return beta * pol - ref
+
+
+def _ir_policy_only(policy, reference, prompts, completions, beta):
+    return beta * _sequence_log_probs(policy, prompts, completions).sum(-1)
+
+
+_AVERAGED = (
+    "Hay que sumar, no promediar: DPO compara log-probabilidades de secuencias "
+    "enteras, log π(y | x) = Σ_t log π(y_t | x, y_<t), la suma sobre los tokens "
+    "de la respuesta (sin el relleno)."
+)
+
+IMPLICIT_MISTAKES = [
+    (_ir_mean, _AVERAGED),
+    (
+        _ir_mean_with_padding,
+        _AVERAGED + " Además, la media de las T columnas cuenta el relleno.",
+    ),
+    (
+        _ir_swapped,
+        "Política y referencia cambiadas: es β (log π − log π_ref), la política "
+        "menos la referencia. Al revés, la recompensa sube cuando la política "
+        "le quita probabilidad a la respuesta.",
+    ),
+    (
+        _ir_no_beta,
+        "Falta β: la recompensa implícita es β (log π − log π_ref).",
+    ),
+    (
+        _ir_beta_on_policy,
+        "β multiplica a la diferencia entera: β (log π − log π_ref), no "
+        "β log π − log π_ref.",
+    ),
+    (
+        _ir_prompt_tokens,
+        "Cuentas también los tokens del enunciado: prompt_len es la longitud "
+        "del enunciado (`prompts.shape[1]`), para que solo se sumen los de la "
+        "respuesta.",
+    ),
+    (
+        _ir_per_token,
+        "Devuelves un valor por token (B, T): falta sumar sobre los tokens de "
+        "cada respuesta (.sum(dim=-1)) para tener uno por respuesta, (B,).",
+    ),
+    (
+        _ir_policy_only,
+        "Falta la referencia: β (log π − log π_ref). La recompensa implícita "
+        "mide cuánto ha subido la política la respuesta respecto al punto de "
+        "partida, no su probabilidad a secas.",
+    ),
+]
+
+
+@exercise(MODULE, "implicit_rewards", IMPLICIT_TITLE)
+def check_implicit_rewards(
+    implicit_rewards: Callable[..., Any], seeds: Iterable[int] = IMPLICIT_SEEDS
+) -> None:
+    """Los **valores** de ``implicit_rewards(policy, reference, prompts,
+    completions, beta)``, un tensor ``(B,)``, con modelos diminutos de las
+    semillas ``seeds``."""
+    check_cases(
+        implicit_rewards,
+        "implicit_rewards",
+        [implicit_case(seed) for seed in seeds],
+        _implicit_ref,
+        IMPLICIT_MISTAKES,
+        atol=1e-4,
+    )
+
+
+def _weights(seed: int, size: int) -> torch.Tensor:
+    return torch.randn(size, generator=_generator(seed + 2000))
+
+
+def _gradients(model: TinyLM) -> dict[str, torch.Tensor]:
+    return {
+        name: (p.grad.clone() if p.grad is not None else torch.zeros_like(p))
+        for name, p in model.named_parameters()
+    }
+
+
+@exercise(MODULE, "implicit_rewards", IMPLICIT_TITLE)
+def check_implicit_rewards_grad(
+    implicit_rewards: Callable[..., Any], seeds: Iterable[int] = (3,)
+) -> None:
+    """El **gradiente** de ``implicit_rewards``: llega a los parámetros de la
+    política (el de la referencia) y no a los de la referencia, aunque esta
+    tenga ``requires_grad=True``."""
+    for seed in seeds:
+        policy, reference, prompts, completions, beta = implicit_case(seed)
+        out = implicit_rewards(policy, reference, prompts, completions, beta)
+        if not torch.is_tensor(out) or not out.requires_grad:
+            fail(
+                "El resultado de implicit_rewards no tiene gradiente (¿todo "
+                "dentro de torch.no_grad(), un .detach() o .item()?): DPO "
+                "entrena la política a través de estas recompensas. Solo la "
+                "parte de la referencia va sin gradiente."
+            )
+        if tuple(out.shape) != (prompts.shape[0],):
+            fail(
+                f"implicit_rewards devolvió forma {tuple(out.shape)}; debe ser "
+                f"(B,) = ({prompts.shape[0]},), una recompensa por respuesta."
+            )
+        (_weights(seed, len(out)) * out).sum().backward()
+        leaked = [
+            name
+            for name, p in reference.named_parameters()
+            if p.grad is not None and p.grad.abs().max() > 0
+        ]
+        if leaked:
+            fail(
+                "El gradiente llega a los parámetros de la referencia (por "
+                f"ejemplo a «{leaked[0]}»): calcula sus log-probabilidades dentro "
+                "de «with torch.no_grad():» (o con .detach()). La referencia es "
+                "el punto fijo con el que se compara la política; no se entrena, "
+                "y su grafo solo gasta memoria."
+            )
+        want_policy, want_reference, *rest = implicit_case(seed)
+        (
+            _weights(seed, len(out)) * _implicit_ref(want_policy, want_reference, *rest)
+        ).sum().backward()
+        got, want = _gradients(policy), _gradients(want_policy)
+        if all(g.abs().max() == 0 for g in got.values()):
+            fail(
+                "El gradiente no llega a los parámetros de la política: la "
+                "parte de la política (log π) debe calcularse con gradiente; "
+                "solo la de la referencia va en torch.no_grad()."
+            )
+        compare_parameters(
+            got, want, what="el gradiente respecto a la política", atol=1e-5
+        )

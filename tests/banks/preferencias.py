@@ -1,0 +1,640 @@
+"""Banco de respuestas del módulo 10 · Preferencias."""
+
+from __future__ import annotations
+
+from tests.banks import Answer
+
+MODULE = "10_preferencias"
+
+_BT = "bradley_terry_loss_test"
+_BT_STABLE = "bradley_terry_loss_test_stable"
+_DPO = "dpo_loss_test"
+_IPO = "dpo_loss_test_ipo"
+_IR = "implicit_rewards_test"
+_IR_GRAD = "implicit_rewards_test_grad"
+
+#: El grade_id de la celda de solución del cuestionario (su celda de pruebas
+#: es ``experiment_answer_test``), el de
+#: ``helpers.checks.preferencias.EXPERIMENT_KEY``.
+EXPERIMENT = "experiment_answer"
+
+WRONG: dict[str, list[Answer]] = {
+    "bradley_terry_loss": [
+        Answer(
+            "la diferencia al revés",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return -F.logsigmoid(rejected_rewards - chosen_rewards).mean()
+""",
+            "La diferencia va al revés",
+        ),
+        Answer(
+            "suma en vez de media",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return -F.logsigmoid(chosen_rewards - rejected_rewards).sum()
+""",
+            "Sumaste sobre el lote",
+        ),
+        Answer(
+            "sin el signo menos",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return F.logsigmoid(chosen_rewards - rejected_rewards).mean()
+""",
+            "Falta el signo menos",
+        ),
+        Answer(
+            "σ sin logaritmo",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return -torch.sigmoid(chosen_rewards - rejected_rewards).mean()
+""",
+            "Falta el logaritmo",
+        ),
+        Answer(
+            "log(sigmoid) en dos pasos",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return -torch.log(torch.sigmoid(chosen_rewards - rejected_rewards)).mean()
+""",
+            "se desborda",
+            fails=(_BT_STABLE,),
+        ),
+        Answer(
+            "log(1 + exp(−d))",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    d = chosen_rewards - rejected_rewards
+    return torch.log(1 + torch.exp(-d)).mean()
+""",
+            "se desborda",
+            fails=(_BT_STABLE,),
+        ),
+        Answer(
+            "recorta σ con un ε",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    p = torch.sigmoid(chosen_rewards - rejected_rewards)
+    return -torch.log(p.clamp(min=1e-7)).mean()
+""",
+            "Recortaste σ(d) con un ε",
+            fails=(_BT_STABLE,),
+        ),
+        Answer(
+            "torch.where con las dos ramas (gradiente nan)",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    d = chosen_rewards - rejected_rewards
+    per_pair = torch.where(d > 0, -torch.log(torch.sigmoid(d)),
+                           -d - torch.log(torch.sigmoid(-d)))
+    return per_pair.mean()
+""",
+            "inf o nan",
+            fails=(_BT_STABLE,),
+        ),
+        Answer(
+            "un float de Python (.item())",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return -F.logsigmoid(chosen_rewards - rejected_rewards).mean().item()
+""",
+            "debe devolver un tensor",
+        ),
+        Answer(
+            "sin gradiente hacia la rechazada",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return -F.logsigmoid(chosen_rewards - rejected_rewards.detach()).mean()
+""",
+            "no llega a rejected_rewards",
+        ),
+        Answer(
+            "modifica la entrada",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    chosen_rewards -= rejected_rewards
+    return -F.logsigmoid(chosen_rewards).mean()
+""",
+            "modificó su argumento «chosen_rewards»",
+        ),
+    ],
+    "pairwise_accuracy": [
+        Answer(
+            "los empates cuentan 0",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    return (chosen_rewards > rejected_rewards).float().mean().item()
+""",
+            "Los empates cuentan como fallo",
+        ),
+        Answer(
+            "≥ en vez de >",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    return (chosen_rewards >= rejected_rewards).float().mean().item()
+""",
+            "Con ≥ los empates",
+        ),
+        Answer(
+            "cuenta en vez de fracción",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    wins = (chosen_rewards > rejected_rewards).float()
+    ties = (chosen_rewards == rejected_rewards).float()
+    return (wins + 0.5 * ties).sum().item()
+""",
+            "no la fracción",
+        ),
+        Answer(
+            "al revés",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    wins = (rejected_rewards > chosen_rewards).float()
+    ties = (chosen_rewards == rejected_rewards).float()
+    return (wins + 0.5 * ties).mean().item()
+""",
+            "Está al revés",
+        ),
+        Answer(
+            "devuelve un tensor de 0 dimensiones",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    wins = (chosen_rewards > rejected_rewards).float()
+    ties = (chosen_rewards == rejected_rewards).float()
+    return (wins + 0.5 * ties).mean()
+""",
+            "Conviértelo con .item()",
+        ),
+        Answer(
+            "redondea a dos decimales",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    wins = (chosen_rewards > rejected_rewards).float()
+    ties = (chosen_rewards == rejected_rewards).float()
+    return round((wins + 0.5 * ties).mean().item(), 2)
+""",
+            "redondeado",
+        ),
+        Answer(
+            "modifica la entrada",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    chosen_rewards -= rejected_rewards
+    wins = (chosen_rewards > 0).float()
+    ties = (chosen_rewards == 0).float()
+    return (wins + 0.5 * ties).mean().item()
+""",
+            "modificó su argumento «chosen_rewards»",
+        ),
+    ],
+    "dpo_loss": [
+        Answer(
+            "referencia menos política",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (reference_chosen - policy_chosen) - (reference_rejected - policy_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).mean()
+    return -F.logsigmoid(beta * h).mean()
+""",
+            "signo cambiado",
+        ),
+        Answer(
+            "β fuera de la sigmoide",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).mean()
+    return -beta * F.logsigmoid(h).mean()
+""",
+            "β va dentro de la sigmoide",
+            fails=(_DPO,),
+        ),
+        Answer(
+            "sin β en DPO",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).mean()
+    return -F.logsigmoid(h).mean()
+""",
+            "Falta β",
+            fails=(_DPO,),
+        ),
+        Answer(
+            "log(sigmoid) en dos pasos",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).mean()
+    return -torch.log(torch.sigmoid(beta * h)).mean()
+""",
+            "se desborda",
+            fails=(_DPO,),
+        ),
+        Answer(
+            "IPO con objetivo 1/β",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / beta) ** 2).mean()
+    return -F.logsigmoid(beta * h).mean()
+""",
+            "no 1/β",
+            fails=(_IPO,),
+        ),
+        Answer(
+            "1 / 2 * beta",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / 2 * beta) ** 2).mean()
+    return -F.logsigmoid(beta * h).mean()
+""",
+            "1 / 2 * beta es β/2",
+            fails=(_IPO,),
+        ),
+        Answer(
+            "β dentro del cuadrado de IPO",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((beta * h - 0.5) ** 2).mean()
+    return -F.logsigmoid(beta * h).mean()
+""",
+            "β no multiplica a h",
+            fails=(_IPO,),
+        ),
+        Answer(
+            "no mira loss_type",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    chosen_ratio = policy_chosen - reference_chosen
+    rejected_ratio = policy_rejected - reference_rejected
+    return F.softplus(beta * (rejected_ratio - chosen_ratio)).mean()
+""",
+            "devolviste la pérdida de DPO",
+            fails=(_IPO,),
+        ),
+        Answer(
+            "suma en vez de media",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).sum()
+    return -F.logsigmoid(beta * h).sum()
+""",
+            "Sumaste sobre el lote",
+        ),
+        Answer(
+            "un float de Python (.item())",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).mean().item()
+    return -F.logsigmoid(beta * h).mean().item()
+""",
+            "debe devolver un tensor",
+        ),
+        Answer(
+            "modifica la entrada",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    policy_chosen -= reference_chosen
+    policy_rejected -= reference_rejected
+    h = policy_chosen - policy_rejected
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).mean()
+    return -F.logsigmoid(beta * h).mean()
+""",
+            "modificó su argumento «policy_chosen»",
+        ),
+    ],
+    "implicit_rewards": [
+        Answer(
+            "promedia los tokens",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    lengths = (completions != 0).sum(dim=-1)
+    with torch.no_grad():
+        ref = tl.token_log_probs(reference, sequences, prompts.shape[1]).sum(-1)
+    pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
+    return beta * (pol - ref) / lengths
+""",
+            "sumar, no promediar",
+        ),
+        Answer(
+            "política y referencia cambiadas",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    with torch.no_grad():
+        ref = tl.token_log_probs(reference, sequences, prompts.shape[1]).sum(-1)
+    pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
+    return beta * (ref - pol)
+""",
+            "Política y referencia cambiadas",
+        ),
+        Answer(
+            "sin β",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    with torch.no_grad():
+        ref = tl.token_log_probs(reference, sequences, prompts.shape[1]).sum(-1)
+    pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
+    return pol - ref
+""",
+            "Falta β",
+        ),
+        Answer(
+            "cuenta los tokens del enunciado",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    with torch.no_grad():
+        ref = tl.token_log_probs(reference, sequences, 1).sum(-1)
+    pol = tl.token_log_probs(policy, sequences, 1).sum(-1)
+    return beta * (pol - ref)
+""",
+            "tokens del enunciado",
+        ),
+        Answer(
+            "un valor por token",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    with torch.no_grad():
+        ref = tl.token_log_probs(reference, sequences, prompts.shape[1])
+    pol = tl.token_log_probs(policy, sequences, prompts.shape[1])
+    return beta * (pol - ref)
+""",
+            "un valor por token",
+        ),
+        Answer(
+            "la referencia con gradiente",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    ref = tl.token_log_probs(reference, sequences, prompts.shape[1]).sum(-1)
+    pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
+    return beta * (pol - ref)
+""",
+            "llega a los parámetros de la referencia",
+            fails=(_IR_GRAD,),
+        ),
+        Answer(
+            "todo sin gradiente",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    with torch.no_grad():
+        ref = tl.token_log_probs(reference, sequences, prompts.shape[1]).sum(-1)
+        pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
+    return beta * (pol - ref)
+""",
+            "no tiene gradiente",
+            fails=(_IR_GRAD,),
+        ),
+    ],
+    # El cuestionario: la comprobación visible acepta cualquier respuesta bien
+    # escrita, así que las erróneas bien escritas (las de KEY_ONLY) fallan solo en
+    # la prueba oculta, con la explicación; las mal escritas, ya en la visible.
+    EXPERIMENT: [
+        Answer(
+            "todas verdaderas",
+            'answer_experiment = {"a": True, "b": True, "c": True, "d": True}',
+            "c) es falsa",
+        ),
+        Answer(
+            "sin sobreoptimización",
+            'answer_experiment = {"a": True, "b": False, "c": False, "d": True}',
+            "b) es verdadera",
+        ),
+        Answer(
+            "la nota no sube",
+            'answer_experiment = {"a": False, "b": True, "c": False, "d": False}',
+            "a) es verdadera",
+        ),
+        Answer(
+            "sin marcar",
+            'answer_experiment = {"a": None, "b": None, "c": None, "d": None}',
+            "Todavía no has marcado la afirmación a)",
+        ),
+        Answer(
+            "una lista en vez de un diccionario",
+            "answer_experiment = [True, False, False, True]",
+            "es un diccionario",
+        ),
+        Answer(
+            "marcas como texto",
+            'answer_experiment = {"a": "V", "b": "F", "c": "V", "d": "F"}',
+            "sin comillas",
+        ),
+        Answer(
+            "una clave en mayúscula",
+            'answer_experiment = {"A": True, "b": False, "c": True, "d": False}',
+            "faltan a",
+        ),
+    ],
+}
+
+#: Las erróneas del cuestionario que están bien escritas: las pasa la
+#: comprobación visible (no revela la clave) y las caza la prueba oculta.
+KEY_ONLY = {"todas verdaderas", "sin sobreoptimización", "la nota no sube"}
+
+RIGHT: dict[str, list[Answer]] = {
+    "bradley_terry_loss": [
+        Answer(
+            "con softplus",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return F.softplus(rejected_rewards - chosen_rewards).mean()
+""",
+        ),
+        Answer(
+            "con logaddexp",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    d = chosen_rewards - rejected_rewards
+    return torch.logaddexp(torch.zeros_like(d), -d).mean()
+""",
+        ),
+        Answer(
+            "con un bucle sobre los pares",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    total = 0.0
+    for chosen, rejected in zip(chosen_rewards, rejected_rewards):
+        total = total - F.logsigmoid(chosen - rejected)
+    return total / len(chosen_rewards)
+""",
+        ),
+        Answer(
+            "suma entre el número de pares",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    losses = -torch.nn.functional.logsigmoid(chosen_rewards - rejected_rewards)
+    return losses.sum() / losses.numel()
+""",
+        ),
+    ],
+    "pairwise_accuracy": [
+        Answer(
+            "con un bucle en Python",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    score = 0.0
+    for c, r in zip(chosen_rewards.tolist(), rejected_rewards.tolist()):
+        if c > r:
+            score += 1.0
+        elif c == r:
+            score += 0.5
+    return score / len(chosen_rewards)
+""",
+        ),
+        Answer(
+            "con el signo de la diferencia",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    return ((torch.sign(chosen_rewards - rejected_rewards) + 1) / 2).mean().item()
+""",
+        ),
+        Answer(
+            "con NumPy",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    c, r = chosen_rewards.numpy(), rejected_rewards.numpy()
+    return float(np.mean((c > r) + 0.5 * (c == r)))
+""",
+        ),
+    ],
+    "dpo_loss": [
+        Answer(
+            "h agrupado de otra manera, con softplus y torch.square",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - policy_rejected) - (reference_chosen - reference_rejected)
+    if loss_type == "sigmoid":
+        return F.softplus(-beta * h).mean()
+    return torch.square(h - 0.5 / beta).mean()
+""",
+        ),
+        Answer(
+            "con un diccionario de pérdidas",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    chosen_ratio = policy_chosen - reference_chosen
+    rejected_ratio = policy_rejected - reference_rejected
+    h = chosen_ratio - rejected_ratio
+    losses = {
+        "sigmoid": lambda: -F.logsigmoid(beta * h),
+        "ipo": lambda: (h - 1 / (2 * beta)) ** 2,
+    }
+    return losses[loss_type]().mean()
+""",
+        ),
+        Answer(
+            "con un bucle sobre los pares",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    terms = []
+    for pc, pr, rc, rr in zip(policy_chosen, policy_rejected,
+                              reference_chosen, reference_rejected):
+        h = (pc - rc) - (pr - rr)
+        if loss_type == "ipo":
+            terms.append((h - 1 / (2 * beta)) ** 2)
+        else:
+            terms.append(-F.logsigmoid(beta * h))
+    return torch.stack(terms).mean()
+""",
+        ),
+    ],
+    "implicit_rewards": [
+        Answer(
+            "con la máscara multiplicada y .detach()",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    mask = tl.completion_mask(completions)
+    pol = (tl.token_log_probs(policy, sequences, prompts.shape[1]) * mask).sum(-1)
+    ref = tl.token_log_probs(reference, sequences, prompts.shape[1]).detach()
+    return beta * pol - beta * (ref * mask).sum(-1)
+""",
+        ),
+        Answer(
+            "respuesta a respuesta",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    rewards = []
+    for i in range(prompts.shape[0]):
+        sequence = torch.cat([prompts[i:i + 1], completions[i:i + 1]], dim=1)
+        with torch.no_grad():
+            ref = tl.token_log_probs(reference, sequence, prompts.shape[1]).sum()
+        pol = tl.token_log_probs(policy, sequence, prompts.shape[1]).sum()
+        rewards.append(beta * (pol - ref))
+    return torch.stack(rewards)
+""",
+        ),
+        Answer(
+            "con pref.sequence_log_probs",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    with torch.no_grad():
+        ref = pref.sequence_log_probs(reference, prompts, completions)
+    return beta * (pref.sequence_log_probs(policy, prompts, completions) - ref)
+""",
+        ),
+    ],
+    # Las correctas del cuestionario dependen de su clave, que vive en el
+    # cuaderno de soluciones: ver ``_experiment_right()`` al final.
+}
+
+
+def _experiment_right() -> list[Answer]:
+    """La respuesta del cuaderno de soluciones escrita de otras dos maneras (en
+    otro orden y con ``dict()``), si el cuaderno ya tiene el cuestionario."""
+    from tests.notebooks import exercises, read, solution_path
+
+    path = solution_path(MODULE)
+    if not path.exists():
+        return []
+    found = [ex for ex in exercises(read(path)) if ex.grade_id == EXPERIMENT]
+    if not found:
+        return []
+    namespace: dict = {}
+    exec(found[0].solution, namespace)  # la solución entera: la clave
+    key = namespace["answer_experiment"]
+    reordered = ", ".join(f'"{k}": {key[k]!r}' for k in reversed(sorted(key)))
+    keywords = ", ".join(f"{k}={key[k]!r}" for k in sorted(key))
+    return [
+        Answer("en otro orden", f"answer_experiment = {{{reordered}}}"),
+        Answer("con dict()", f"answer_experiment = dict({keywords})"),
+    ]
+
+
+RIGHT[EXPERIMENT] = _experiment_right()
