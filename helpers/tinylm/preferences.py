@@ -16,7 +16,7 @@ módulo 10 necesita, en el orden en que lo usa:
    (1952), con τ = ``ANNOTATOR_TEMPERATURE``: su ruido. Con utilidades
    iguales, echa una moneda al aire.
 3. **El modelo de recompensa** (``RewardModel``): el transformer diminuto
-   (arrancado del SFT, como en InstructGPT) con una cabeza escalar que lee el
+   (que parte del SFT, como en InstructGPT) con una cabeza escalar que lee el
    estado del último token; se entrena con la pérdida de Bradley–Terry
    (``bradley_terry_loss``, ``train_reward_model``).
 4. **DPO e IPO** (``dpo_loss``, ``train_dpo``): la política aprende de los
@@ -327,7 +327,7 @@ def train_reward_model(
     test: PreferencePairs | None = None,
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
 ) -> tuple[RewardModel, dict[str, list[float]]]:
-    """Ajusta un ``RewardModel`` (arrancado del SFT) a ``pairs`` con Bradley–Terry.
+    """Ajusta un ``RewardModel`` (que parte del SFT) a ``pairs`` con Bradley–Terry.
 
     Devuelve el modelo, en modo evaluación y **normalizado**: un desplazamiento
     y una escala fijos hacen que sus puntuaciones de las respuestas de
@@ -551,7 +551,7 @@ def train_dpo(
     measure()  # época 0: el punto de partida
     train_seconds = 0.0
     for epoch in range(1, cfg.epochs + 1):
-        start = time.perf_counter()
+        epoch_start = time.perf_counter()
         order = torch.randperm(len(pairs), generator=generator)
         losses = []
         for start in range(0, len(pairs), cfg.batch_size):
@@ -570,7 +570,7 @@ def train_dpo(
             torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
             optimizer.step()
             losses.append(loss.item())
-        train_seconds += time.perf_counter() - start
+        train_seconds += time.perf_counter() - epoch_start
         history["epoch"].append(epoch)
         history["train_seconds"].append(train_seconds)
         history["loss"].append(sum(losses) / len(losses))
