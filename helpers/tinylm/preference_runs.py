@@ -126,9 +126,7 @@ def run_seed(seed: int, steps: int = STEPS, dpo: bool = True) -> dict[str, Any]:
     torch.set_num_threads(1)
     train, test = pref.train_pairs(), pref.test_pairs()
     start = time.perf_counter()
-    reward_model, _ = pref.train_reward_model(
-        train, pref.RewardModelConfig(seed=seed)
-    )
+    reward_model, _ = pref.train_reward_model(train, pref.RewardModelConfig(seed=seed))
     seconds = time.perf_counter() - start  # solo el entrenamiento
     out: dict[str, Any] = {
         "reward_model": {
