@@ -633,3 +633,45 @@ def test_preferencias_summary_keeps_peaks_and_best_epochs_without_curves():
     assert preferencias.rm_grpo_seconds(seed, "β = 0") == 15.0
     # Sin curvas por paso en lo que va al JSON
     assert not any(isinstance(v, list) for v in grpo.values())
+
+
+def test_preferencias_bench_runs_in_quick_mode():
+    """``--quick``: una semilla en miniatura por el mismo ``run_seed``, con
+    todo lo que lee la tabla, y los tamaños de verdad restaurados al salir."""
+    import torch
+
+    from benchmarks import preferencias
+    from helpers.tinylm import preference_runs, preferences
+
+    threads = torch.get_num_threads()
+    data = preferencias.measure(quick=True, say=lambda _: None)
+    assert torch.get_num_threads() == threads
+    assert preferences.TRAIN_PAIRS == 4096 and preferences.TEST_PAIRS == 512
+    assert preference_runs.DPO_RUNS["dpo"].epochs > preferencias.QUICK_DPO_EPOCHS
+    (seed,) = data["runs"]
+    assert data["pairs"] == {"train": 256, "test": 128}
+    assert 0.5 <= data["data"]["ceiling"] <= 1
+    assert 0 <= seed["reward_model"]["test_accuracy"] <= 1
+    names = [preference_runs.grpo_name(b) for b in preference_runs.BETAS]
+    assert list(seed["grpo"]) == [*names, "verdad"]
+    for figures in seed["grpo"].values():
+        assert figures["steps"] == preferencias.QUICK_STEPS
+        assert 1 <= figures["step"] <= preferencias.QUICK_STEPS
+    for figures in seed["dpo"].values():
+        assert figures["epochs"] == preferencias.QUICK_DPO_EPOCHS
+        assert figures["seconds"] > 0
+    lines = preferencias.render(data)
+    assert sum(line.startswith("| DPO |") for line in lines) == 1
+    assert sum(line.startswith("| β = 0 |") for line in lines) == 1
+    # La sección aparece en el informe cuando hay datos, y no si no
+    full = {**bench_data.load(), "preferencias": data}
+    assert "## Preferencias (10)" in report.render(full)
+    assert "## Preferencias (10)" not in report.render(
+        {k: v for k, v in full.items() if k != "preferencias"}
+    )
+
+
+def test_sections_of_the_command_line_are_those_of_the_report():
+    from benchmarks import __main__ as command
+
+    assert command.SECTIONS == report.SECTIONS
