@@ -7,6 +7,8 @@ Ejemplos::
     python -m benchmarks all --only grpo --output BENCHMARKS.md  # solo GRPO
     python -m benchmarks all --only methods --output BENCHMARKS.md  # GRPO/RLOO/PPO
     python -m benchmarks all --only puente --output BENCHMARKS.md  # curso frente a TRL
+    python -m benchmarks all --only preferencias --output BENCHMARKS.md  # módulo 10
+    python -m benchmarks all --quick --only preferencias  # esa parte, en miniatura
     python -m benchmarks notebooks 07_grpo            # tiempo y memoria
     python -m benchmarks grading 01_bandidos --students 100 --jobs 2
     python -m benchmarks grading --students 20        # todos los módulos
@@ -20,6 +22,18 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+
+#: Las partes de ``--only`` (las de ``benchmarks.report.SECTIONS``; una prueba
+#: comprueba que son las mismas sin importar aquí todo el banco).
+SECTIONS = (
+    "notebooks",
+    "cartpole",
+    "grpo",
+    "grading",
+    "methods",
+    "puente",
+    "preferencias",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     all_parser.add_argument(
         "--only",
         action="append",
-        choices=["notebooks", "cartpole", "grpo", "grading", "methods", "puente"],
+        choices=list(SECTIONS),
         help="medir solo esta parte y mezclarla con el JSON que ya hay (repetible)",
     )
     all_parser.add_argument(

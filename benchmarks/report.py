@@ -18,7 +18,10 @@
    trampa (ver :mod:`benchmarks.methods`);
 7. el GRPO del curso frente a ``GRPOTrainer`` de TRL con el mismo presupuesto
    de respuestas, y LoRA frente al ajuste completo (ver
-   :mod:`benchmarks.puente`).
+   :mod:`benchmarks.puente`);
+8. las preferencias del módulo 10: el modelo de recompensa frente al techo de
+   la anotadora, su sobreoptimización con GRPO y varias β, y DPO e IPO frente
+   a GRPO (ver :mod:`benchmarks.preferencias`).
 
 Primero se mide todo (:func:`measure`, un diccionario), luego se escribe: las
 medidas en ``helpers/data/benchmarks.json`` (de ahí leen los cuadernos las
@@ -27,15 +30,17 @@ cifras del banco, con :mod:`helpers.bench_data`) y la tabla en Markdown
 exactamente lo que sale del JSON.
 
 ``--quick`` hace lo mismo en miniatura (un cuaderno de dos celdas, un
-entrenamiento corto por agente, dos pasos de GRPO, dos entregas de dos módulos)
+entrenamiento corto por agente, dos pasos de GRPO, dos entregas de dos módulos,
+tres pasos de cada GRPO de preferencias con menos pares)
 y no toca el
 JSON de los cuadernos: comprueba que el código del banco funciona, no mide
 nada. CI ejecuta solo eso.
 
 ``--only grpo`` (o ``notebooks``, ``cartpole``, ``grading``, ``methods``,
-``puente``) mide solo esa
+``puente``, ``preferencias``) mide solo esa
 parte y la mezcla con ``helpers/data/benchmarks.json``; BENCHMARKS.md dice qué
-se volvió a medir y cuándo.
+se volvió a medir y cuándo. Con ``--quick`` además, esa parte en miniatura
+junto al resto del JSON, sin escribirlo: para probar el código de una parte.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ import nbformat
 from autograder.course import module_ids as modules
 from benchmarks import cartpole
 from benchmarks import methods as methods_bench
+from benchmarks import preferencias as preferencias_bench
 from benchmarks import puente as puente_bench
 from benchmarks.grading import (
     BUDGET_SECONDS,
@@ -314,6 +320,7 @@ def measure(quick: bool, seeds: list[int] | None = None) -> dict[str, Any]:
     data["grading"] = measure_grading(quick)
     data["methods"] = methods_bench.measure(quick, _say)
     data["puente"] = puente_bench.measure(quick, _say)
+    data["preferencias"] = preferencias_bench.measure(quick, _say)
     data["minutes"] = (time.perf_counter() - start) / 60
     return data
 
@@ -572,6 +579,17 @@ def render(data: dict[str, Any]) -> str:
             if data.get("puente")
             else []
         ),
+        *(
+            [
+                "## Preferencias (10): el modelo de recompensa, su "
+                "sobreoptimización y DPO",
+                "",
+                *preferencias_bench.render(data["preferencias"]),
+                "",
+            ]
+            if data.get("preferencias")
+            else []
+        ),
         "## Calificación",
         "",
         *render_grading(data["grading"]),
@@ -584,15 +602,27 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-SECTIONS = ("notebooks", "cartpole", "grpo", "grading", "methods", "puente")
+SECTIONS = (
+    "notebooks",
+    "cartpole",
+    "grpo",
+    "grading",
+    "methods",
+    "puente",
+    "preferencias",
+)
 
 
-def measure_only(sections: list[str], seeds: list[int] | None = None) -> dict[str, Any]:
+def measure_only(
+    sections: list[str], seeds: list[int] | None = None, quick: bool = False
+) -> dict[str, Any]:
     """Mide solo ``sections`` y las mezcla con la última medida completa.
 
     El resto de ``helpers/data/benchmarks.json`` se conserva tal cual (se lee
     al terminar de medir, para no pisar lo que haya cambiado mientras), y
-    ``updates`` apunta qué se volvió a medir, cuándo y con qué carga.
+    ``updates`` apunta qué se volvió a medir, cuándo y con qué carga. Con
+    ``quick``, cada parte en miniatura y el resultado marcado ``quick``
+    (:func:`run` no lo escribe en el JSON de los cuadernos).
     """
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
@@ -601,21 +631,24 @@ def measure_only(sections: list[str], seeds: list[int] | None = None) -> dict[st
     measured: dict[str, Any] = {}
     for section in sections:
         if section == "notebooks":
-            measured["notebooks"] = measure_notebooks(False)
+            measured["notebooks"] = measure_notebooks(quick)
         elif section == "cartpole":
-            measured["cartpole"] = measure_cartpole(False, seeds)
+            measured["cartpole"] = measure_cartpole(quick, seeds)
         elif section == "grpo":
-            measured["grpo"], measured["grpo_variants"] = measure_grpo_all(False)
+            measured["grpo"], measured["grpo_variants"] = measure_grpo_all(quick)
         elif section == "methods":
-            measured["methods"] = methods_bench.measure(False, _say)
+            measured["methods"] = methods_bench.measure(quick, _say)
         elif section == "puente":
-            measured["puente"] = puente_bench.measure(False, _say)
+            measured["puente"] = puente_bench.measure(quick, _say)
+        elif section == "preferencias":
+            measured["preferencias"] = preferencias_bench.measure(quick, _say)
         else:
-            measured["grading"] = measure_grading(False)
+            measured["grading"] = measure_grading(quick)
     data = json.loads(DATA.read_text(encoding="utf-8"))
     if data.get("quick"):
         raise SystemExit("--only mezcla con una medida completa, no con --quick")
     data.update(measured)
+    data["quick"] = quick
     data.setdefault("updates", []).append(
         {"sections": sections, "date": current["date"], "load": current["load"]}
     )
@@ -633,11 +666,9 @@ def run(
     Sin ``--quick``, las medidas van también a ``helpers/data/benchmarks.json``;
     con él, junto a ``output`` si lo hay (nunca a los datos de los cuadernos).
     Con ``only`` (p. ej. ``["grpo"]``) mide solo esas partes y las mezcla con
-    el JSON que ya hay.
+    el JSON que ya hay; con ``only`` y ``quick``, las mide en miniatura.
     """
-    if only and quick:
-        raise SystemExit("--only y --quick no van juntos")
-    data = measure_only(only, seeds) if only else measure(quick, seeds)
+    data = measure_only(only, seeds, quick) if only else measure(quick, seeds)
     text = render(data)
     print(text)
     if output is not None:

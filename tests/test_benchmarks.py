@@ -441,3 +441,237 @@ def test_puente_bench_runs_in_quick_mode():
     assert "GRPOTrainer de TRL" not in report.render(
         {k: v for k, v in full.items() if k != "puente"}
     )
+
+
+# ---------------------------------------------------------------------------
+# Módulo 10: preferencias (benchmarks.preferencias)
+# ---------------------------------------------------------------------------
+
+
+def _peak(step, true_peak, true_final, proxy_peak, proxy_final, kl=0.02):
+    return {
+        "step": step,
+        "true_peak": true_peak,
+        "kl_at_peak": kl,
+        "proxy_at_peak": proxy_peak,
+        "true_final": true_final,
+        "proxy_final": proxy_final,
+        "kl_final": 2 * kl,
+        "steps": 200,
+        "utility": true_final,
+        "seconds": 40.0,
+    }
+
+
+def _preference_seed(seed, rising):
+    """Una semilla del resumen: con β = 0 la aprendida sigue subiendo (o no)."""
+    proxy_final = 1.5 if rising else 0.9  # en el máximo de la verdadera, 1,0
+    return {
+        "seed": seed,
+        "reward_model": {
+            "train_accuracy": 0.85,
+            "test_accuracy": 0.80 + 0.01 * seed,
+            "heldout_accuracy": 0.55,
+            "seconds": 20.0,
+        },
+        "grpo": {
+            "β = 0": _peak(50 + seed, 1.2, 1.0, 1.0, proxy_final),
+            "β = 0,2": _peak(200, 1.1, 1.1, 0.5, 0.5),
+            "verdad": _peak(180, 1.4, 1.38, 1.4, 1.38),
+        },
+        "dpo": {
+            "dpo": {
+                "epochs": 4,
+                "utility_final": 1.0,
+                "utility_best": 1.05,
+                "best_epoch": 3,
+                "kl_final": 0.05,
+                "test_accuracy": 0.7,
+                "seconds": 30.0 + seed,
+            },
+            "ipo": {
+                "epochs": 4,
+                "utility_final": 0.98,
+                "utility_best": 0.98,
+                "best_epoch": 4,
+                "kl_final": 0.01,
+                "test_accuracy": 0.69,
+                "seconds": 31.0,
+            },
+        },
+    }
+
+
+def _preference_data(rising):
+    return {
+        "steps": 200,
+        "betas": [0.0, 0.2],
+        "seeds": [0, 1, 2],
+        "pairs": {"train": 4096, "test": 512},
+        "annotator_temperature": 0.25,
+        "smoothing": 10,
+        "dpo_runs": {
+            "dpo": {"beta": 0.1, "loss_type": "sigmoid", "epochs": 4},
+            "ipo": {"beta": 1.0, "loss_type": "ipo", "epochs": 4},
+        },
+        "data": {
+            "ceiling": 0.85,
+            "truth_agreement": 0.93,
+            "sft_log_prob_accuracy": 0.78,
+            "sft_utility": 0.94,
+        },
+        "runs": [_preference_seed(s, r) for s, r in enumerate(rising)],
+        "total_seconds": 900.0,
+        "jobs": 2,
+    }
+
+
+def _plain(lines):
+    return [line.replace("\u00a0", " ").replace("\u202f", " ") for line in lines]
+
+
+def test_preferencias_render_reward_model_overoptimisation_and_dpo():
+    from benchmarks import preferencias
+
+    lines = _plain(preferencias.render(_preference_data([True, True, False])))
+    assert (
+        "Semillas 0, 1, 2, cada una en su proceso, 2 a la vez, con un hilo."
+        in (lines[0])
+    )
+    # El modelo de recompensa frente al techo: media (mínima–máxima)
+    assert (
+        "| modelo de recompensa, pares de prueba (los mismos enunciados) "
+        "| 81,0 % (80,0 %–82,0 %) | 85,0 % |"
+    ) in lines
+    assert "| el SFT por log-probabilidad, pares de prueba | 78,0 % | 85,0 % |" in lines
+    # Sobreoptimización: la aprendida sigue subiendo en dos semillas de tres
+    # (en la tercera acaba por debajo de su valor en el máximo: ✗)
+    assert (
+        "| β = 0 | 51 (50–52) | 0,020 (0,020–0,020) | 1,200 (1,200–1,200) → "
+        "1,000 (1,000–1,000) | 1,000 (1,000–1,000) → 1,300 (0,900–1,500) "
+        "| ✓ ✓ ✗ (2 de 3) |"
+    ) in lines
+    # Si el máximo de la verdadera es el final, la aprendida no siguió subiendo
+    row = next(line for line in lines if line.startswith("| β = 0,2 |"))
+    assert row.endswith("| ✗ ✗ ✗ (0 de 3) |"), row
+    row = next(line for line in lines if line.startswith("| contra la utilidad"))
+    assert row.endswith("| — (es la verdadera) | — |"), row
+    # DPO e IPO frente a GRPO; GRPO contra el modelo de recompensa suma sus
+    # segundos (40 + 20), contra la verdadera no
+    assert (
+        "| DPO | 1,000 (1,000–1,000) | 1,050 (1,050–1,050), época 3, 3, 3 "
+        "| 0,050 (0,050–0,050) | 31 s (30 s–32 s) |"
+    ) in lines
+    assert any(
+        line.startswith("| modelo de recompensa + GRPO, β = 0 |")
+        and line.endswith("| 60 s (60 s–60 s) |")
+        for line in lines
+    ), lines
+    assert any(
+        line.startswith("| GRPO contra la utilidad verdadera |")
+        and line.endswith("| 40 s (40 s–40 s) |")
+        for line in lines
+    ), lines
+    # Ni un solo ✓ si ninguna semilla siguió subiendo
+    lines = _plain(preferencias.render(_preference_data([False, False, False])))
+    row = next(line for line in lines if line.startswith("| β = 0 |"))
+    assert row.endswith("| ✗ ✗ ✗ (0 de 3) |"), row
+
+
+def test_preferencias_summary_keeps_peaks_and_best_epochs_without_curves():
+    from benchmarks import preferencias
+    from helpers.tinylm.preference_runs import peak
+
+    run = {
+        "proxy": [0.1 * i for i in range(30)],
+        "true": [min(i, 30 - i) / 10 for i in range(30)],
+        "kl": [0.01 * i for i in range(30)],
+        "seconds": 12.0,
+        "utility": 1.1,
+    }
+    raw = {
+        "config": {
+            "steps": 30,
+            "betas": [0.0],
+            "seeds": [4],
+            "pairs": {"train": 8, "test": 4},
+            "annotator_temperature": 0.25,
+            "dpo_runs": {"dpo": {"beta": 0.1, "loss_type": "sigmoid", "epochs": 2}},
+            "total_seconds": 1.0,
+        },
+        "data": {"ceiling": 0.8},
+        "seeds": {
+            "4": {
+                "reward_model": {"seconds": 3.0},
+                "grpo": {"β = 0": run},
+                "dpo": {
+                    "dpo": {
+                        "utility": [0.9, 1.2, 1.0],
+                        "kl": [0.0, 0.1, 0.2],
+                        "test_accuracy": [0.6, 0.7],
+                        "seconds": 5.0,
+                    }
+                },
+            }
+        },
+    }
+    data = preferencias.summarize(raw)
+    (seed,) = data["runs"]
+    assert seed["seed"] == 4
+    grpo = seed["grpo"]["β = 0"]
+    assert grpo == {**peak(run), "steps": 30, "utility": 1.1, "seconds": 12.0}
+    assert preferencias.kept_rising(grpo)  # la aprendida sube hasta el final
+    assert seed["dpo"]["dpo"] == {
+        "epochs": 2,
+        "utility_final": 1.0,
+        "utility_best": 1.2,
+        "best_epoch": 1,
+        "kl_final": 0.2,
+        "test_accuracy": 0.7,
+        "seconds": 5.0,
+    }
+    assert preferencias.rm_grpo_seconds(seed, "β = 0") == 15.0
+    # Sin curvas por paso en lo que va al JSON
+    assert not any(isinstance(v, list) for v in grpo.values())
+
+
+def test_preferencias_bench_runs_in_quick_mode():
+    """``--quick``: una semilla en miniatura por el mismo ``run_seed``, con
+    todo lo que lee la tabla, y los tamaños de verdad restaurados al salir."""
+    import torch
+
+    from benchmarks import preferencias
+    from helpers.tinylm import preference_runs, preferences
+
+    threads = torch.get_num_threads()
+    data = preferencias.measure(quick=True, say=lambda _: None)
+    assert torch.get_num_threads() == threads
+    assert preferences.TRAIN_PAIRS == 4096 and preferences.TEST_PAIRS == 512
+    assert preference_runs.DPO_RUNS["dpo"].epochs > preferencias.QUICK_DPO_EPOCHS
+    (seed,) = data["runs"]
+    assert data["pairs"] == {"train": 256, "test": 128}
+    assert 0.5 <= data["data"]["ceiling"] <= 1
+    assert 0 <= seed["reward_model"]["test_accuracy"] <= 1
+    names = [preference_runs.grpo_name(b) for b in preference_runs.BETAS]
+    assert list(seed["grpo"]) == [*names, "verdad"]
+    for figures in seed["grpo"].values():
+        assert figures["steps"] == preferencias.QUICK_STEPS
+        assert 1 <= figures["step"] <= preferencias.QUICK_STEPS
+    for figures in seed["dpo"].values():
+        assert figures["epochs"] == preferencias.QUICK_DPO_EPOCHS
+        assert figures["seconds"] > 0
+    lines = preferencias.render(data)
+    assert sum(line.startswith("| DPO |") for line in lines) == 1
+    assert sum(line.startswith("| β = 0 |") for line in lines) == 1
+    # La sección aparece en el informe cuando hay datos, y no si no
+    full = {**bench_data.load(), "preferencias": data}
+    assert "## Preferencias (10)" in report.render(full)
+    assert "## Preferencias (10)" not in report.render(
+        {k: v for k, v in full.items() if k != "preferencias"}
+    )
+
+
+def test_sections_of_the_command_line_are_those_of_the_report():
+    from benchmarks import __main__ as command
+
+    assert command.SECTIONS == report.SECTIONS
