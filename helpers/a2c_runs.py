@@ -51,21 +51,16 @@ exactas.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import math
-import os
-import platform
-import sys
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from . import precomputed
 from .actor_critic import A2CConfig, train_a2c
 from .seeding import same_figure
 
@@ -214,20 +209,6 @@ def compute_run(
     }
 
 
-def _machine() -> dict[str, Any]:
-    try:
-        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        load = "?"
-    return {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "torch": torch.__version__,
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "load_average": load,
-    }
-
-
 def compute_all(seeds: Sequence[int] = SEEDS) -> dict[str, Any]:
     """Todas las ejecuciones de ``RUNS`` con ``seeds``, con su procedencia."""
     start = time.perf_counter()
@@ -248,15 +229,14 @@ def compute_all(seeds: Sequence[int] = SEEDS) -> dict[str, Any]:
         "runs": {k: {kk: str(vv) for kk, vv in v.items()} for k, v in RUNS.items()},
         "a2c_config": {k: str(v) for k, v in base.items()},
         "total_seconds": time.perf_counter() - start,
-        **_machine(),
+        **precomputed.machine(),
     }
     return {"config": config, "runs": runs}
 
 
 def load(path: Path | str = DATA_PATH) -> dict[str, Any]:
     """Lo guardado en ``helpers/data/a2c_runs.json``."""
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    return precomputed.load(path)
 
 
 def check(
@@ -291,28 +271,15 @@ def check(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    return precomputed.main(
+        argv,
         prog="python -m helpers.a2c_runs",
         description="Tronco compartido o separado en A2C (helpers/data/a2c_runs.json).",
+        path=DATA_PATH,
+        compute_all=compute_all,
+        check=check,
+        by_seed=False,
     )
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", action="store_true", help="rehacer el archivo")
-    group.add_argument(
-        "--check", action="store_true", help="recalcular el principio y comparar"
-    )
-    args = parser.parse_args(argv)
-    if args.write:
-        data = compute_all()
-        DATA_PATH.write_text(
-            json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
-        )
-        print(f"Escrito {DATA_PATH} en {data['config']['total_seconds']:.0f} s")
-        return 0
-    problems = check()
-    for line in problems:
-        print(line)
-    print("coincide" if not problems else f"{len(problems)} diferencias")
-    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -129,3 +129,25 @@ def test_lag_runs_reproduce_their_start(lag_data):
         np.array(changed["runs"][name]["0"]["reward"]) + 0.1
     )
     assert len(lag_runs.check(0, changed, names=[name], steps=3)) == 3
+
+
+def test_the_shared_command_writes_and_checks(tmp_path, capsys):
+    from helpers import precomputed
+
+    path = tmp_path / "runs.json"
+    data = {"config": {"total_seconds": 1.5, **precomputed.machine()}, "x": "ñ"}
+    calls = []
+
+    def check(*args):
+        calls.append(args)
+        return ["x: 1 -> 2"] if args == (3,) else []
+
+    options = dict(prog="p", description="d", path=path, compute_all=lambda: data)
+    assert precomputed.main(["--write"], check=check, by_seed=True, **options) == 0
+    assert precomputed.load(path) == data and "ñ" in path.read_text(encoding="utf-8")
+    assert precomputed.main(["--check", "0"], check=check, by_seed=True, **options) == 0
+    assert precomputed.main(["--check", "3"], check=check, by_seed=True, **options) == 1
+    assert precomputed.main(["--check"], check=check, by_seed=False, **options) == 0
+    assert calls == [(0,), (3,), ()]
+    out = capsys.readouterr().out
+    assert "x: 1 -> 2" in out and "1 diferencias" in out and "coincide" in out

@@ -34,17 +34,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
-import platform
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import torch
-
+from .. import precomputed
 from ..seeding import same_figure, same_sampled_fraction
 from .checkpoint import load_pretrained
 from .methods import METHODS, MethodConfig, train_method
@@ -90,22 +86,6 @@ def compute_curve(
     return {key: list(history[key]) for key in CURVE_KEYS}
 
 
-def _machine() -> dict[str, Any]:
-    """Versiones, fecha y carga de la máquina, para la procedencia."""
-    try:
-        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        load = "?"
-    return {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "torch": torch.__version__,
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "load_average": load,
-    }
-
-
 def compute_curves(
     methods: Iterable[str] = METHODS,
     seeds: Iterable[int] = DEFAULT_SEEDS,
@@ -148,7 +128,7 @@ def compute_curves(
         "overrides": {**CURVE_OVERRIDES, **(cfg_overrides or {})},
         "method_config": base,
         "total_seconds": time.perf_counter() - start,
-        **_machine(),
+        **precomputed.machine(),
     }
     return {"config": config, "curves": curves}
 

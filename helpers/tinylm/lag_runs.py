@@ -33,17 +33,15 @@ recompensas por paso y las cifras finales con los márgenes de
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import precomputed
 from ..seeding import same_sampled_fraction
 from .checkpoint import load_pretrained
-from .compare import _machine
 from .evaluate import heldout_accuracy, p_correct
 from .grpo import GRPOConfig, train_grpo_runs
 from .task import heldout_problems
@@ -118,7 +116,7 @@ def compute_all(seeds: Sequence[int] = SEEDS) -> dict[str, Any]:
             k: str(v) for k, v in dataclasses.asdict(GRPOConfig(steps=STEPS)).items()
         },
         "total_seconds": time.perf_counter() - start,
-        **_machine(),
+        **precomputed.machine(),
     }
     start_point = {
         "heldout_accuracy": heldout_accuracy(model),
@@ -129,8 +127,7 @@ def compute_all(seeds: Sequence[int] = SEEDS) -> dict[str, Any]:
 
 def load(path: Path | str = DATA_PATH) -> dict[str, Any]:
     """Lo guardado en ``helpers/data/lag_runs.json``."""
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    return precomputed.load(path)
 
 
 def check(
@@ -176,28 +173,15 @@ def check(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    return precomputed.main(
+        argv,
         prog="python -m helpers.tinylm.lag_runs",
         description="GRPO con muestreador retrasado (helpers/data/lag_runs.json).",
+        path=DATA_PATH,
+        compute_all=compute_all,
+        check=check,
+        by_seed=True,
     )
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", action="store_true", help="rehacer el archivo")
-    group.add_argument(
-        "--check", type=int, metavar="SEMILLA", help="recalcular una semilla y comparar"
-    )
-    args = parser.parse_args(argv)
-    if args.write:
-        data = compute_all()
-        DATA_PATH.write_text(
-            json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
-        )
-        print(f"Escrito {DATA_PATH} en {data['config']['total_seconds']:.0f} s")
-        return 0
-    problems = check(args.check)
-    for line in problems:
-        print(line)
-    print("coincide" if not problems else f"{len(problems)} diferencias")
-    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -39,9 +39,7 @@ Todo es determinista con un hilo; ``--check`` compara con los márgenes de
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import multiprocessing
 import sys
 import time
@@ -53,10 +51,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import precomputed
 from ..seeding import same_sampled_fraction
 from . import preferences as pref
 from .checkpoint import load_pretrained
-from .compare import _machine
 from .grpo import GRPOConfig, train_grpo
 from .sampling import copy_model
 
@@ -214,7 +212,7 @@ def compute_all(seeds: Sequence[int] = SEEDS, jobs: int = 3) -> dict[str, Any]:
         "reward_model_config": dataclasses.asdict(pref.RewardModelConfig()),
         "dpo_runs": {k: dataclasses.asdict(v) for k, v in DPO_RUNS.items()},
         "total_seconds": time.perf_counter() - start,
-        **_machine(),
+        **precomputed.machine(),
     }
     return {
         "config": config,
@@ -225,8 +223,7 @@ def compute_all(seeds: Sequence[int] = SEEDS, jobs: int = 3) -> dict[str, Any]:
 
 def load(path: Path | str = DATA_PATH) -> dict[str, Any]:
     """Lo guardado en ``helpers/data/preference_runs.json``."""
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    return precomputed.load(path)
 
 
 def compare(stored: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
@@ -264,28 +261,15 @@ def check(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    return precomputed.main(
+        argv,
         prog="python -m helpers.tinylm.preference_runs",
         description="Preferencias del módulo 10 (helpers/data/preference_runs.json).",
+        path=DATA_PATH,
+        compute_all=compute_all,
+        check=check,
+        by_seed=True,
     )
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", action="store_true", help="rehacer el archivo")
-    group.add_argument(
-        "--check", type=int, metavar="SEMILLA", help="recalcular una semilla y comparar"
-    )
-    args = parser.parse_args(argv)
-    if args.write:
-        data = compute_all()
-        DATA_PATH.write_text(
-            json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
-        )
-        print(f"Escrito {DATA_PATH} en {data['config']['total_seconds']:.0f} s")
-        return 0
-    problems = check(args.check)
-    for line in problems:
-        print(line)
-    print("coincide" if not problems else f"{len(problems)} diferencias")
-    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,97 @@
+"""Las ejecuciones precalculadas: guardarlas, leerlas y la orden que las rehace.
+
+Algunas afirmaciones de los cuadernos necesitan ejecuciones de minutos, con
+varias semillas: el tronco compartido de A2C (``helpers.a2c_runs``, módulo 05),
+el muestreador retrasado de GRPO (``helpers.tinylm.lag_runs``, 07) y la etapa
+de preferencias (``helpers.tinylm.preference_runs``, 10). Cada una se calcula
+una vez, se guarda en ``helpers/data/*.json`` con su procedencia (``machine``)
+y se puede recalcular y comparar. Las tres comparten aquí la lectura, la
+escritura y la línea de órdenes::
+
+    python -m helpers.tinylm.lag_runs --write      # rehacer el archivo
+    python -m helpers.tinylm.lag_runs --check 0    # recalcular y comparar
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def machine() -> dict[str, Any]:
+    """Versiones, fecha y carga de la máquina, para la procedencia."""
+    import torch
+
+    try:
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = "?"
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "load_average": load,
+    }
+
+
+def load(path: Path | str) -> dict[str, Any]:
+    """Lo guardado en ``path`` (JSON)."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write(path: Path | str, data: dict[str, Any]) -> None:
+    """Guarda ``data`` en ``path`` como JSON legible (sin escapar los acentos)."""
+    Path(path).write_text(
+        json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+    )
+
+
+def main(
+    argv: Sequence[str] | None,
+    *,
+    prog: str,
+    description: str,
+    path: Path,
+    compute_all: Callable[[], dict[str, Any]],
+    check: Callable[..., list[str]],
+    by_seed: bool,
+) -> int:
+    """La orden ``--write`` / ``--check`` de un módulo de ejecuciones guardadas.
+
+    ``--write`` llama a ``compute_all()`` (que deja sus segundos en
+    ``config.total_seconds``) y lo guarda en ``path``. ``--check`` llama a
+    ``check(semilla)`` si ``by_seed`` o a ``check()`` si no, imprime cada
+    diferencia y termina con 1 si hay alguna.
+    """
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--write", action="store_true", help="rehacer el archivo")
+    if by_seed:
+        group.add_argument(
+            "--check", type=int, metavar="SEMILLA", help="recalcular una semilla"
+        )
+    else:
+        group.add_argument(
+            "--check", action="store_true", help="recalcular el principio y comparar"
+        )
+    args = parser.parse_args(argv)
+    if args.write:
+        data = compute_all()
+        write(path, data)
+        print(f"Escrito {path} en {data['config']['total_seconds']:.0f} s")
+        return 0
+    problems = check(args.check) if by_seed else check()
+    for line in problems:
+        print(line)
+    print("coincide" if not problems else f"{len(problems)} diferencias")
+    return 1 if problems else 0
