@@ -390,10 +390,10 @@ def reward_model_rewards(
     """La función de recompensa para ``train_grpo(..., reward_fn=...)``.
 
     Puntúa con ``reward_model``; una respuesta que no llega al punto final
-    recibe ``missing_end_score`` (``None``: la del modelo, sin más). Sin esa
-    regla, GRPO descubre enseguida que el modelo de recompensa puntúa bien
-    ristras de ceros sin terminar, que nunca vio; TRL tiene la misma perilla
-    (``missing_eos_penalty``).
+    recibe ``missing_end_score`` (``None``: la del modelo, sin más). El modelo
+    de recompensa nunca vio respuestas sin terminar y su nota allí no significa
+    nada. ``OnlineDPOTrainer`` de TRL tiene una perilla parecida
+    (``missing_eos_penalty``), que resta una penalización.
     """
 
     @torch.no_grad()
