@@ -88,9 +88,10 @@ def true_utility(text: str, a: int, b: int) -> float:
     ``b``, escritos donde la solución los pone). Sin punto final o sin la
     forma del desarrollo, solo cuenta la cifra final (y sin punto final, 0).
     """
-    if extract_answer(text) is None:
+    final = extract_answer(text)
+    if final is None:
         return 0.0
-    utility = FINAL_POINTS * float(extract_answer(text) == a * b)
+    utility = FINAL_POINTS * float(final == a * b)
     work = _WORK.fullmatch(text.split(END, 1)[0])
     if work is not None:
         tens, units = 10 * (b // 10), b % 10
