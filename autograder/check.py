@@ -1,7 +1,8 @@
 """La autocomprobación del estudiante: ``python -m autograder check CUADERNO``.
 
 Ejecuta el cuaderno guardado en un kernel nuevo, con los mismos límites (y el
-mismo aislamiento) que al calificar y sin las celdas de entrenamiento, y dice
+mismo aislamiento) que al calificar, sin las celdas de entrenamiento ni las
+demos que ninguna comprobación necesita (como al calificar), y dice
 qué ejercicios pasan sus comprobaciones visibles y cuántos puntos cubren. Solo
 ejecuta lo que hay en el cuaderno: nunca ve ni revela pruebas ocultas.
 """
@@ -22,7 +23,8 @@ from autograder.course import (
     is_nbgrader_cell,
     nbgrader_meta,
 )
-from autograder.preprocessors import SKIPPED_SOURCE, SLOW_TAG
+from autograder.demos import demo_cell_ids
+from autograder.preprocessors import SKIPPED_DEMO, SKIPPED_SOURCE, SLOW_TAG
 from autograder.results import diagnostic
 from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
 
@@ -38,19 +40,31 @@ class CheckResult:
     message: str
 
 
+def skip_unneeded_cells(nb: nbformat.NotebookNode) -> None:
+    """Vacía las celdas «slow» y las demos que ninguna comprobación necesita.
+
+    Las demos se buscan en el propio cuaderno (no en la fuente, que el
+    estudiante no tiene): una demo que cambió para definir algo que usa su
+    solución ya no es prescindible y se ejecuta. Las celdas de nbgrader nunca
+    se vacían.
+    """
+    demos = demo_cell_ids(nb)
+    for cell in nb.cells:
+        if cell.cell_type != "code" or is_nbgrader_cell(cell):
+            continue
+        if SLOW_TAG in cell.metadata.get("tags", []):
+            cell.source = SKIPPED_SOURCE
+        elif cell.get("id") in demos:
+            cell.source = SKIPPED_DEMO
+
+
 def run_checks(path: Path, limits: Limits | None = None) -> list[CheckResult]:
     """Ejecuta el cuaderno y devuelve el resultado de cada celda de comprobación."""
     nb = nbformat.read(path, as_version=4)
     # El título del ejercicio, sin numerar sus celdas de pruebas: main() junta
     # en una línea las de un mismo ejercicio.
     titles = cell_titles(nb, numbered=False)
-    for cell in nb.cells:
-        if (
-            cell.cell_type == "code"
-            and SLOW_TAG in cell.metadata.get("tags", [])
-            and not is_nbgrader_cell(cell)
-        ):
-            cell.source = SKIPPED_SOURCE
+    skip_unneeded_cells(nb)
     sandbox = None if Sandbox.unavailable_reason() else Sandbox(hide=[GRADING])
     with tempfile.TemporaryDirectory(prefix="autocomprobacion-") as scratch:
         executed = execute_notebook(nb, Path(scratch), limits or Limits(), sandbox)
@@ -90,7 +104,8 @@ def main(notebook: Path) -> int:
         return 2
     print(
         f"Comprobando {notebook.name} tal como está guardado (Ctrl+S para guardar), "
-        "en un kernel nuevo y sin las celdas de entrenamiento..."
+        "en un kernel nuevo y, como al calificar, sin las celdas de entrenamiento ni "
+        "las demos que ninguna comprobación necesita..."
     )
     try:
         results = run_checks(notebook)

@@ -11,9 +11,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
+from autograder.check import skip_unneeded_cells
 from autograder.collect import collect, safe_id
 from autograder.grade import precheck
-from autograder.preprocessors import SKIPPED_SOURCE, SkipSlowCells
+from autograder.preprocessors import SKIPPED_DEMO, SKIPPED_SOURCE, SkipSlowCells
 from autograder.results import diagnostic
 from autograder.sandbox import INSIDE, Limits, Sandbox
 from tests.notebooks import course_path
@@ -251,3 +252,30 @@ def test_skip_slow_cells_skips_only_untouched_demos(tmp_path):
     assert out.cells[1].source.startswith("# Demo")
     assert out.cells[2].source == "def helper():\n    return 1"
     assert out.cells[0].source == "import matplotlib.pyplot as plt"
+
+
+def test_self_check_skips_demos_but_runs_what_the_solution_reads():
+    """La autocomprobación salta lo mismo que la calificación: las celdas «slow»
+    y las demos, pero no una demo que el estudiante usa en su solución."""
+    graded = {"nbgrader": {"grade": True, "grade_id": "t", "points": 1}}
+    solution = {"nbgrader": {"solution": True, "grade_id": "f"}}
+    nb = new_notebook(
+        cells=[
+            new_code_cell("import matplotlib.pyplot as plt", id="setup"),
+            new_code_cell("plt.plot([1, 2]); plt.show()", id="plot"),
+            new_code_cell("scale = 2", id="used"),
+            new_code_cell(
+                "model = entrenar()", id="train", metadata={"tags": ["slow"]}
+            ),
+            new_code_cell("def f(x):\n    return scale * x", id="f", metadata=solution),
+            new_code_cell("assert f(1) == 2", id="t", metadata=graded),
+            new_code_cell("print(f(3))", id="try"),
+        ]
+    )
+    skip_unneeded_cells(nb)
+    sources = {cell.id: cell.source for cell in nb.cells}
+    assert sources["plot"] == sources["try"] == SKIPPED_DEMO
+    assert sources["train"] == SKIPPED_SOURCE
+    assert sources["used"] == "scale = 2"
+    assert sources["setup"] == "import matplotlib.pyplot as plt"
+    assert sources["t"] == "assert f(1) == 2"
