@@ -92,6 +92,9 @@ CHECKS = [
     (checks.check_dpo_loss, checks._dpo_ref, checks.DPO_MISTAKES),
     (checks.check_ipo_loss, checks._dpo_ref, checks.IPO_MISTAKES),
     (checks.check_implicit_rewards, checks._implicit_ref, checks.IMPLICIT_MISTAKES),
+    (checks.check_dpo_step, checks._ref_dpo_step, checks.STEP_MISTAKES),
+    (checks.check_dpo_step_clip, checks._ref_dpo_step, checks.CLIP_MISTAKES),
+    (checks.check_dpo_step_returns, checks._ref_dpo_step, checks.RETURN_MISTAKES),
 ]
 
 
@@ -109,6 +112,49 @@ def test_reference_passes_and_each_mistake_gets_its_own_message(
             mistake,
             str(caught.value),
         )
+
+
+def test_dpo_step_reference_is_the_module_step_and_train_dpo():
+    """La referencia de las comprobaciones es ``pref.dpo_step``, y tres pasos
+    suyos son los tres primeros de ``pref.train_dpo`` (que calcula las
+    log-probabilidades de la referencia una sola vez)."""
+    for seed in checks.STEP_SEEDS:
+        for norm in (checks.NO_CLIP, checks.TIGHT_CLIP):
+            ours = checks._run_steps(pref.dpo_step, seed, 3, norm)
+            theirs = checks._run_steps(checks._ref_dpo_step, seed, 3, norm)
+            assert checks._same_state(ours[0], theirs[0])
+            assert np.allclose(ours[2], theirs[2], atol=1e-6)
+    pairs = pref.train_pairs().subset(slice(0, 3 * 64))
+    cfg = pref.DPOConfig(epochs=1)
+    trained, _ = pref.train_dpo(pairs, cfg)
+    policy, reference = tl.load_pretrained(), tl.load_pretrained()
+    optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
+    order = torch.randperm(
+        len(pairs), generator=torch.Generator().manual_seed(cfg.seed)
+    )
+    for rows in order.split(cfg.batch_size):
+        pref.dpo_step(policy, reference, optimizer, pairs.subset(rows), cfg.beta)
+    for name, value in trained.state_dict().items():
+        assert torch.allclose(value, policy.state_dict()[name], atol=1e-6), name
+
+
+def test_dpo_step_cases_clip_and_keep_the_rng():
+    """El recorte de la prueba del recorte siempre actúa; el de la prueba de los
+    parámetros, nunca; y crear los casos no toca el estado aleatorio."""
+    before = torch.random.get_rng_state()
+    for seed in (*checks.STEP_SEEDS, 5, 6, 7, 8, 9):
+        policy, reference, batch, beta = checks.step_case(seed)
+        chosen = pref.implicit_rewards(
+            policy, reference, batch.prompts, batch.chosen, beta
+        )
+        rejected = pref.implicit_rewards(
+            policy, reference, batch.prompts, batch.rejected, beta
+        )
+        (-F.logsigmoid(chosen - rejected).mean()).backward()
+        norm = torch.nn.utils.clip_grad_norm_(policy.parameters(), float("inf"))
+        assert checks.TIGHT_CLIP < norm < checks.NO_CLIP, (seed, norm)
+        assert not torch.equal(batch.chosen, batch.rejected)
+    assert torch.equal(torch.random.get_rng_state(), before)
 
 
 def test_gradient_check_passes_the_reference_with_other_seeds():
@@ -181,6 +227,7 @@ def test_exercises_are_registered_in_notebook_order():
         checks.EXPERIMENT_KEY,
         "dpo_loss",
         "implicit_rewards",
+        "dpo_step",
     ]
     assert bank.EXPERIMENT == checks.EXPERIMENT_KEY
 
@@ -206,6 +253,11 @@ VISIBLE = {
     "implicit_rewards": {
         "implicit_rewards_test": checks.check_implicit_rewards,
         "implicit_rewards_test_grad": checks.check_implicit_rewards_grad,
+    },
+    "dpo_step": {
+        "dpo_step_test": checks.check_dpo_step,
+        "dpo_step_test_clip": checks.check_dpo_step_clip,
+        "dpo_step_test_returns": checks.check_dpo_step_returns,
     },
     bank.EXPERIMENT: {"experiment_answer_test": checks.check_experiment_answer},
 }

@@ -3,15 +3,17 @@
 Cada ejercicio con varios aspectos tiene una comprobación por aspecto, y el
 cuaderno una celda calificada por cada una: la pérdida de Bradley–Terry (sus
 valores y gradiente, y aparte su estabilidad con diferencias grandes), la
-precisión por pares, la pérdida de DPO y la de IPO, y la recompensa implícita
-(sus valores, y aparte por dónde pasa el gradiente). El cuestionario del
+precisión por pares, la pérdida de DPO y la de IPO, la recompensa implícita
+(sus valores, y aparte por dónde pasa el gradiente) y un paso de DPO (los
+parámetros tras tres pasos, el recorte y lo que devuelve). El cuestionario del
 experimento solo se comprueba en su forma. Se registran en el orden del
 cuaderno (el del resumen de progreso).
 
 Los casos son tensores pequeños con semilla fija; los de la recompensa
 implícita, dos modelos diminutos (``TinyLM`` con pesos aleatorios fijos: la
 referencia es una copia perturbada de la política) y respuestas escritas a
-mano, de longitudes distintas.
+mano, de longitudes distintas; los del paso de DPO, lo mismo con un lote de
+cuatro pares y SGD con momento.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch.nn import functional as F
 
@@ -34,8 +37,13 @@ from helpers.checks import (
     exercise,
     fail,
     marked_statements,
+    python_number,
 )
 from helpers.tinylm.model import TinyLM, TinyLMConfig
+from helpers.tinylm.preferences import PreferencePairs
+from helpers.tinylm.preferences import dpo_loss as ref_dpo_loss
+from helpers.tinylm.preferences import implicit_rewards as ref_implicit_rewards
+from helpers.tinylm.preferences import pairwise_accuracy as ref_pairwise_accuracy
 from helpers.tinylm.sampling import completion_mask, token_log_probs
 from helpers.tinylm.task import encode_prompts, solution_text
 from helpers.tinylm.tokenizer import tokenizer
@@ -936,4 +944,319 @@ def check_implicit_rewards_grad(
             )
         compare_parameters(
             got, want, what="el gradiente respecto a la política", atol=1e-5
+        )
+
+
+# ---------------------------------------------------------------------------
+# Un paso de DPO
+# ---------------------------------------------------------------------------
+
+STEP_TITLE = "Un paso de DPO"
+STEP_SEEDS = (0, 1)
+#: SGD con momento: un optimizador creado de nuevo en cada paso, o gradientes
+#: que se acumulan, dejan otros parámetros; con Adam, el primer paso apenas
+#: dependería de la escala del gradiente.
+STEP_LR, STEP_MOMENTUM = 0.05, 0.9
+#: Sin recorte efectivo (la prueba de los parámetros) y con un recorte que
+#: siempre actúa (la del recorte): los gradientes de los casos pasan de 0,05.
+NO_CLIP, TIGHT_CLIP = 1e6, 0.05
+
+
+def step_case(seed: int) -> tuple[Any, ...]:
+    """``(policy, reference, batch, beta)``: dos modelos diminutos y un lote de
+    cuatro pares (``PreferencePairs``) con respuestas de longitudes distintas."""
+    rng = random.Random(seed + 500)
+    problems = [(rng.randint(10, 99), rng.randint(10, 99)) for _ in range(4)]
+    chosen = [solution_text(a, b) for a, b in problems[:2]] + [
+        f"{a * b}." for a, b in problems[2:]
+    ]
+    rejected = [f"{a * b + 10 * rng.randint(1, 9)}." for a, b in problems[:2]] + [
+        solution_text(a, b)[: rng.randint(3, 9)] for a, b in problems[2:]
+    ]
+    policy, reference = tiny_models(seed + 20)
+    zeros = torch.zeros(len(problems))
+    batch = PreferencePairs(
+        encode_prompts(problems),
+        tokenizer.encode_batch(chosen),
+        tokenizer.encode_batch(rejected),
+        problems,
+        zeros,
+        zeros.clone(),
+        torch.full((len(problems),), 0.5),
+    )
+    return policy, reference, batch, _BETAS[seed % 3]
+
+
+def _step_variant(
+    *,
+    zero_grad: bool = True,
+    clip: bool = True,
+    average: bool = False,
+    swapped: bool = False,
+    no_beta: bool = False,
+    twice_beta: bool = False,
+    total: bool = False,
+    loss_after: bool = False,
+    accuracy: str = "implicit",
+) -> Callable[..., tuple[float, float]]:
+    """La referencia de ``dpo_step`` (todo por defecto) o uno de sus errores."""
+
+    def log_probs(model, batch, completions):
+        sums = _sequence_log_probs(model, batch.prompts, completions).sum(-1)
+        return sums / completion_mask(completions).sum(-1) if average else sums
+
+    def losses(policy, reference, batch, beta):
+        with torch.no_grad():
+            ref_w = log_probs(reference, batch, batch.chosen)
+            ref_l = log_probs(reference, batch, batch.rejected)
+        pol_w = log_probs(policy, batch, batch.chosen)
+        pol_l = log_probs(policy, batch, batch.rejected)
+        scale = 1.0 if no_beta else beta
+        r_w, r_l = scale * (pol_w - ref_w), scale * (pol_l - ref_l)
+        if swapped:
+            r_w, r_l = r_l, r_w
+        margin = beta * (r_w - r_l) if twice_beta else r_w - r_l
+        per_pair = -F.logsigmoid(margin)
+        loss = per_pair.sum() if total else per_pair.mean()
+        if accuracy == "policy":
+            scores = (pol_w.detach(), pol_l.detach())
+        else:
+            scores = (r_w.detach(), r_l.detach())
+        return loss, scores
+
+    def step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+        loss, (chosen, rejected) = losses(policy, reference, batch, beta)
+        if zero_grad:
+            optimizer.zero_grad()
+        loss.backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+        optimizer.step()
+        if loss_after:
+            loss = losses(policy, reference, batch, beta)[0]
+        diff = chosen - rejected
+        if accuracy == "reversed":
+            diff = -diff
+        right = ((diff > 0).float() + 0.5 * (diff == 0).float()).mean().item()
+        return loss.item(), 100 * right if accuracy == "percent" else right
+
+    return step
+
+
+_ref_dpo_step = _step_variant()
+
+_SUMMED = (
+    "DPO compara log-probabilidades de respuestas enteras: la suma de sus "
+    "tokens, sin el relleno (como en implicit_rewards), no la media."
+)
+
+STEP_MISTAKES = [
+    (
+        _step_variant(zero_grad=False),
+        "Los gradientes se acumulan de un paso a otro: PyTorch los suma en .grad "
+        "hasta que alguien los pone a cero. Llama a optimizer.zero_grad() antes "
+        "de loss.backward().",
+    ),
+    (
+        _step_variant(swapped=True),
+        "Elegida y rechazada cambiadas: la pérdida es −log σ(r̂_w − r̂_l), la "
+        "recompensa implícita de la elegida menos la de la rechazada. Al revés, "
+        "el paso enseña a preferir la rechazada.",
+    ),
+    (
+        _step_variant(twice_beta=True),
+        "β aparece dos veces: la recompensa implícita ya lleva β, así que la "
+        "pérdida es −log σ(r̂_w − r̂_l), sin otro β. Si usas dpo_loss, pásale "
+        "log-probabilidades (con la β del paso), no recompensas implícitas.",
+    ),
+    (
+        _step_variant(no_beta=True),
+        "Falta β: la pérdida de DPO es −log σ(β h), con h la diferencia de los "
+        "log-cocientes entre política y referencia.",
+    ),
+    (_step_variant(average=True), "Promediaste por token. " + _SUMMED),
+    (
+        _step_variant(total=True),
+        "Sumaste la pérdida sobre el lote: es la media de los pares (.mean()), "
+        "para que el paso no dependa del tamaño del lote.",
+    ),
+]
+
+CLIP_MISTAKES = [
+    (
+        _step_variant(clip=False),
+        "Falta recortar la norma del gradiente a max_grad_norm, entre "
+        "loss.backward() y optimizer.step(): "
+        "torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm). "
+        "Recortar después de step() ya no cambia el paso.",
+    ),
+]
+
+RETURN_MISTAKES = [
+    (
+        _step_variant(loss_after=True),
+        "La pérdida que devuelves es la de después del paso: devuelve la que "
+        "derivaste (loss.item() de la que pasó por backward).",
+    ),
+    (
+        _step_variant(accuracy="policy"),
+        "La precisión compara log π de la política sin restar la referencia: es "
+        "la de la recompensa implícita, β (log π − log π_ref), la elegida por "
+        "encima de la rechazada.",
+    ),
+    (
+        _step_variant(accuracy="reversed"),
+        "La precisión va al revés: cuenta los pares en que la recompensa "
+        "implícita de la elegida supera a la de la rechazada.",
+    ),
+    (
+        _step_variant(accuracy="percent"),
+        "La precisión es una fracción entre 0 y 1, no un porcentaje.",
+    ),
+]
+
+
+def _run_steps(step, seed: int, steps: int, max_grad_norm: float):
+    """``steps`` pasos de ``step`` sobre el lote del caso ``seed``.
+
+    Devuelve los parámetros de la política, la referencia (para mirar si la
+    tocó) y lo que devolvió cada paso.
+    """
+    policy, reference, batch, beta = step_case(seed)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        optimizer = torch.optim.SGD(
+            policy.parameters(), lr=STEP_LR, momentum=STEP_MOMENTUM
+        )
+        returned = [
+            step(policy, reference, optimizer, batch, beta, max_grad_norm=max_grad_norm)
+            for _ in range(steps)
+        ]
+    finally:
+        torch.set_num_threads(previous_threads)
+    return policy.state_dict(), reference, returned
+
+
+def _same_state(a: dict, b: dict) -> bool:
+    return all(
+        torch.allclose(a[name].float(), b[name].float(), atol=1e-5, rtol=1e-4)
+        for name in b
+    )
+
+
+def _check_step_parameters(
+    dpo_step: Callable[..., Any],
+    seed: int,
+    steps: int,
+    max_grad_norm: float,
+    mistakes: list,
+) -> None:
+    got, reference, _ = _run_steps(dpo_step, seed, steps, max_grad_norm)
+    leaked = [
+        name
+        for name, p in reference.named_parameters()
+        if p.grad is not None and p.grad.abs().max() > 0
+    ]
+    if leaked:
+        fail(
+            "El gradiente llega a la referencia (por ejemplo a "
+            f"«{leaked[0]}»): calcula sus log-probabilidades dentro de "
+            "«with torch.no_grad():». La referencia es el punto fijo con el que "
+            "se compara la política; no se entrena."
+        )
+    untouched = step_case(seed)[1].state_dict()
+    if not _same_state(reference.state_dict(), untouched):
+        fail(
+            "dpo_step cambió los pesos de la referencia: debe quedar congelada. "
+            "Solo se actualiza la política, con el optimizador que recibes."
+        )
+    start = step_case(seed)[0].state_dict()
+    if _same_state(got, start):
+        fail(
+            "Los parámetros de la política no cambiaron: ¿falta optimizer.step(), "
+            "o llamas a optimizer.zero_grad() entre loss.backward() y step()?"
+        )
+    want = _run_steps(_ref_dpo_step, seed, steps, max_grad_norm)[0]
+    what = (
+        f"la política tras {steps} pasos" if steps > 1 else "la política tras un paso"
+    )
+    if not _same_state(got, want):
+        for mistake, message in mistakes:
+            if _same_state(_run_steps(mistake, seed, steps, max_grad_norm)[0], got):
+                fail(
+                    f"Los parámetros de {what} no son los de la referencia.\n{message}"
+                )
+        compare_parameters(got, want, what=what)
+
+
+_STEP_USES = {
+    "dpo_loss": ref_dpo_loss,
+    "implicit_rewards": ref_implicit_rewards,
+    "pairwise_accuracy": ref_pairwise_accuracy,
+}
+
+
+@exercise(MODULE, "dpo_step", STEP_TITLE, uses=_STEP_USES)
+def check_dpo_step(
+    dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
+) -> None:
+    """Los **parámetros** de la política tras tres pasos de ``dpo_step`` (sin
+    que el recorte actúe) frente a la referencia, con SGD con momento; la
+    referencia, sin gradiente y sin cambios. Mientras comprueba, ``dpo_loss``,
+    ``implicit_rewards`` y ``pairwise_accuracy`` son las de referencia: un error
+    en esos ejercicios no cuesta puntos aquí."""
+    for seed in seeds:
+        _check_step_parameters(dpo_step, seed, 3, NO_CLIP, STEP_MISTAKES)
+
+
+@exercise(MODULE, "dpo_step", STEP_TITLE, uses=_STEP_USES)
+def check_dpo_step_clip(
+    dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
+) -> None:
+    """El **recorte**: dos pasos con ``max_grad_norm`` = 0,05, que siempre actúa."""
+    for seed in seeds:
+        _check_step_parameters(
+            dpo_step, seed, 2, TIGHT_CLIP, CLIP_MISTAKES + STEP_MISTAKES
+        )
+
+
+@exercise(MODULE, "dpo_step", STEP_TITLE, uses=_STEP_USES)
+def check_dpo_step_returns(
+    dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
+) -> None:
+    """Lo que **devuelve** un paso: ``(pérdida, precisión)``, dos ``float``
+    de Python, la pérdida de antes del paso y la precisión por pares de la
+    recompensa implícita en el lote. Con un solo paso, un error en la
+    actualización no cuesta aquí."""
+    for seed in seeds:
+        returned = _run_steps(dpo_step, seed, 1, NO_CLIP)[2]
+        for value in returned:
+            if not isinstance(value, tuple | list) or len(value) != 2:
+                fail(
+                    "dpo_step debe devolver dos números, (pérdida, precisión); "
+                    f"devolvió {type(value).__name__}"
+                    + (
+                        f" de {len(value)} elementos."
+                        if hasattr(value, "__len__")
+                        else "."
+                    )
+                )
+            python_number(value[0], "La pérdida que devuelve dpo_step")
+            python_number(value[1], "La precisión que devuelve dpo_step")
+        want = _run_steps(_ref_dpo_step, seed, 1, NO_CLIP)[2]
+        got = [(float(a), float(b)) for a, b in returned]
+        if close(np.array(got), np.array(want), atol=1e-5):
+            continue
+        for mistake, message in RETURN_MISTAKES:
+            wrong = _run_steps(mistake, seed, 1, NO_CLIP)[2]
+            if close(np.array(got), np.array(wrong), atol=1e-5):
+                fail(message)
+        shown = [
+            [(round(a, 5), round(b, 3)) for a, b in pairs] for pairs in (got, want)
+        ]
+        fail(
+            f"dpo_step devolvió {shown[0][0]} y la referencia, "
+            f"{shown[1][0]}: la pérdida de antes del paso y la fracción de pares "
+            "con r̂(elegida) > r̂(rechazada)."
         )

@@ -461,6 +461,44 @@ def implicit_rewards(
     return beta * (policy_log_probs - reference_log_probs)
 
 
+def dpo_step(
+    policy: TinyLM,
+    reference: TinyLM,
+    optimizer: torch.optim.Optimizer,
+    batch: PreferencePairs,
+    beta: float,
+    max_grad_norm: float = 1.0,
+) -> tuple[float, float]:
+    """Un paso de DPO sobre el lote ``batch``; devuelve ``(pérdida, precisión)``.
+
+    La pérdida es la de antes del paso y la precisión, la de la recompensa
+    implícita en el lote (también antes del paso). El gradiente solo pasa por
+    ``policy``; se recorta su norma a ``max_grad_norm`` antes de
+    ``optimizer.step()``. ``train_dpo`` hace lo mismo con las
+    log-probabilidades de la referencia calculadas una sola vez.
+    """
+    chosen, rejected = (
+        implicit_rewards(policy, reference, batch.prompts, answers, beta)
+        for answers in (batch.chosen, batch.rejected)
+    )
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    _update(policy, optimizer, loss, max_grad_norm)
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+
+
+def _update(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss: torch.Tensor,
+    max_grad_norm: float,
+) -> None:
+    """Gradientes a cero, ``backward``, norma recortada y ``step``."""
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+
+
 @dataclass
 class DPOConfig:
     """Hiperparámetros de ``train_dpo``."""
@@ -566,10 +604,7 @@ def train_dpo(
                 cfg.beta,
                 cfg.loss_type,
             )
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
-            optimizer.step()
+            _update(policy, optimizer, loss, cfg.max_grad_norm)
             losses.append(loss.item())
         train_seconds += time.perf_counter() - epoch_start
         history["epoch"].append(epoch)

@@ -12,6 +12,9 @@ _DPO = "dpo_loss_test"
 _IPO = "dpo_loss_test_ipo"
 _IR = "implicit_rewards_test"
 _IR_GRAD = "implicit_rewards_test_grad"
+_STEP = "dpo_step_test"
+_STEP_CLIP = "dpo_step_test_clip"
+_STEP_RETURNS = "dpo_step_test_returns"
 
 #: El grade_id de la celda de solución del cuestionario (su celda de pruebas
 #: es ``experiment_answer_test``), el de
@@ -418,6 +421,181 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
             fails=(_IR_GRAD,),
         ),
     ],
+    "dpo_step": [
+        Answer(
+            "sin zero_grad",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            "Los gradientes se acumulan",
+            fails=(_STEP,),
+        ),
+        Answer(
+            "zero_grad entre backward y step",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.zero_grad()
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            "no cambiaron",
+            fails=(_STEP, _STEP_CLIP),
+        ),
+        Answer(
+            "sin recortar",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            "Falta recortar",
+            fails=(_STEP_CLIP,),
+        ),
+        Answer(
+            "recorta después de step",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            "Falta recortar",
+            fails=(_STEP_CLIP,),
+        ),
+        Answer(
+            "β dos veces con dpo_loss",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    zeros = torch.zeros_like(chosen)
+    loss = dpo_loss(chosen, rejected, zeros, zeros, beta)
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            "β aparece dos veces",
+            fails=(_STEP, _STEP_CLIP, _STEP_RETURNS),
+        ),
+        Answer(
+            "elegida y rechazada cambiadas",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(rejected - chosen).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            "Elegida y rechazada cambiadas",
+        ),
+        Answer(
+            "la pérdida de después del paso",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    with torch.no_grad():
+        after = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+        after = after - implicit_rewards(
+            policy, reference, batch.prompts, batch.rejected, beta)
+    return (-F.logsigmoid(after).mean()).item(), pairwise_accuracy(
+        chosen.detach(), rejected.detach())
+""",
+            "la de después del paso",
+            fails=(_STEP_RETURNS,),
+        ),
+        Answer(
+            "devuelve tensores",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.detach(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            "Conviértelo con .item()",
+            fails=(_STEP_RETURNS,),
+        ),
+        Answer(
+            "precisión sin la referencia",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    answers = (batch.chosen, batch.rejected)
+    sequences = [torch.cat([batch.prompts, y], dim=1) for y in answers]
+    start = batch.prompts.shape[1]
+    policy_w, policy_l = (
+        tl.token_log_probs(policy, s, start).sum(-1) for s in sequences)
+    with torch.no_grad():
+        reference_w, reference_l = (
+            tl.token_log_probs(reference, s, start).sum(-1) for s in sequences)
+    loss = dpo_loss(policy_w, policy_l, reference_w, reference_l, beta)
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(policy_w.detach(), policy_l.detach())
+""",
+            "sin restar la referencia",
+            fails=(_STEP_RETURNS,),
+        ),
+        Answer(
+            "referencia con gradiente",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    start = batch.prompts.shape[1]
+    def log_probs(model, answers):
+        sequences = torch.cat([batch.prompts, answers], dim=1)
+        return tl.token_log_probs(model, sequences, start).sum(-1)
+    loss = dpo_loss(log_probs(policy, batch.chosen), log_probs(policy, batch.rejected),
+                    log_probs(reference, batch.chosen),
+                    log_probs(reference, batch.rejected), beta)
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), 0.5
+""",
+            "llega a la referencia",
+            fails=(_STEP, _STEP_CLIP, _STEP_RETURNS),
+        ),
+    ],
     # El cuestionario: la comprobación visible acepta cualquier respuesta bien
     # escrita, así que las erróneas bien escritas (las de KEY_ONLY) fallan solo en
     # la prueba oculta, con la explicación; las mal escritas, ya en la visible.
@@ -612,6 +790,73 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
     ],
     # Las correctas del cuestionario dependen de su clave, que vive en el
     # cuaderno de soluciones: ver ``_experiment_right()`` al final.
+    "dpo_step": [
+        Answer(
+            "con implicit_rewards y softplus",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen_rewards = implicit_rewards(policy, reference, batch.prompts, batch.chosen,
+                                      beta)
+    rejected_rewards = implicit_rewards(policy, reference, batch.prompts,
+                                        batch.rejected, beta)
+    accuracy = pairwise_accuracy(chosen_rewards.detach(), rejected_rewards.detach())
+    loss = F.softplus(rejected_rewards - chosen_rewards).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return float(loss), accuracy
+""",
+        ),
+        Answer(
+            "con dpo_loss y log-probabilidades",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    start = batch.prompts.shape[1]
+
+    def log_probs(model, answers):
+        sequences = torch.cat([batch.prompts, answers], dim=1)
+        return tl.token_log_probs(model, sequences, start).sum(dim=-1)
+
+    with torch.no_grad():
+        reference_w = log_probs(reference, batch.chosen)
+        reference_l = log_probs(reference, batch.rejected)
+    policy_w = log_probs(policy, batch.chosen)
+    policy_l = log_probs(policy, batch.rejected)
+    loss = dpo_loss(policy_w, policy_l, reference_w, reference_l, beta)
+    margins = ((policy_w - reference_w) - (policy_l - reference_l)).detach()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    right = (margins > 0).float() + 0.5 * (margins == 0).float()
+    return float(loss), float(right.mean())
+""",
+        ),
+        Answer(
+            "con pref.sequence_log_probs y el recorte a mano",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    with torch.no_grad():
+        ref = [pref.sequence_log_probs(reference, batch.prompts, y)
+               for y in (batch.chosen, batch.rejected)]
+    pol = [pref.sequence_log_probs(policy, batch.prompts, y)
+           for y in (batch.chosen, batch.rejected)]
+    h = (pol[0] - ref[0]) - (pol[1] - ref[1])
+    loss = -F.logsigmoid(beta * h).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    grads = [p.grad for p in policy.parameters() if p.grad is not None]
+    norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
+    if norm > max_grad_norm:
+        for g in grads:
+            g.mul_(max_grad_norm / (norm + 1e-6))
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(beta * (pol[0] - ref[0]).detach(),
+                                          beta * (pol[1] - ref[1]).detach())
+""",
+        ),
+    ],
 }
 
 
