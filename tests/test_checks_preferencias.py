@@ -122,7 +122,7 @@ def test_dpo_step_reference_is_the_module_step_and_train_dpo():
         for norm in (checks.NO_CLIP, checks.TIGHT_CLIP):
             ours = checks._run_steps(pref.dpo_step, seed, 3, norm)
             theirs = checks._run_steps(checks._ref_dpo_step, seed, 3, norm)
-            assert checks._same_state(ours[0], theirs[0])
+            assert helpers.checks.same_parameters(ours[0], theirs[0])
             assert np.allclose(ours[2], theirs[2], atol=1e-6)
     pairs = pref.train_pairs().subset(slice(0, 3 * 64))
     cfg = pref.DPOConfig(epochs=1)

@@ -532,6 +532,20 @@ def compare_parameters(
             fail(f"En {what}, el parámetro «{name}» {difference}")
 
 
+def same_parameters(
+    got: Mapping[str, Any],
+    want: Mapping[str, Any],
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+) -> bool:
+    """¿Los mismos pesos (dos ``state_dict``) con la tolerancia de
+    :func:`compare_parameters`? Sirve para reconocer un error típico sin fallar."""
+    return all(
+        _torch().allclose(got[name].float(), want[name].float(), atol=atol, rtol=rtol)
+        for name in want
+    )
+
+
 def _same(a: Any, b: Any, atol: float, rtol: float = 1e-5) -> bool:
     """¿Coinciden dos salidas? NaN coincide con NaN y un error con otro del mismo
     tipo (para comparar huellas)."""

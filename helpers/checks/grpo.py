@@ -19,6 +19,7 @@ from helpers.checks import (
     exercise,
     fail,
     python_number,
+    same_parameters,
 )
 from helpers.tinylm.grpo import group_advantages as ref_group_advantages
 from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
@@ -919,13 +920,6 @@ def _run_updates(update, steps: int, seed: int):
     return model.state_dict(), rewards
 
 
-def _same_state(a, b) -> bool:
-    return all(
-        torch.allclose(a[name].float(), b[name].float(), atol=1e-5, rtol=1e-4)
-        for name in b
-    )
-
-
 def _check_update(grpo_update, steps: int, seed: int) -> None:
     try:
         got, rewards = _run_updates(grpo_update, steps, seed)
@@ -950,9 +944,9 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
         if steps > 1
         else ("la red tras una actualización")
     )
-    if not _same_state(got, want):
+    if not same_parameters(got, want):
         for mistake, message in _UPDATE_MISTAKES:
-            if _same_state(_run_updates(mistake, steps, seed)[0], got):
+            if same_parameters(_run_updates(mistake, steps, seed)[0], got):
                 fail(
                     f"Los parámetros de {what} no son los de la referencia.\n" + message
                 )

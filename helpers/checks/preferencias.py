@@ -38,6 +38,7 @@ from helpers.checks import (
     fail,
     marked_statements,
     python_number,
+    same_parameters,
 )
 from helpers.tinylm.model import TinyLM, TinyLMConfig
 from helpers.tinylm.preferences import PreferencePairs
@@ -884,6 +885,23 @@ def check_implicit_rewards(
     )
 
 
+def _fail_if_reference_has_gradient(reference: TinyLM) -> None:
+    """Falla si algún parámetro de ``reference`` recibió gradiente."""
+    leaked = [
+        name
+        for name, p in reference.named_parameters()
+        if p.grad is not None and p.grad.abs().max() > 0
+    ]
+    if leaked:
+        fail(
+            "El gradiente llega a los parámetros de la referencia (por "
+            f"ejemplo a «{leaked[0]}»): calcula sus log-probabilidades dentro "
+            "de «with torch.no_grad():» (o con .detach()). La referencia es "
+            "el punto fijo con el que se compara la política; no se entrena, "
+            "y su grafo solo gasta memoria."
+        )
+
+
 def _weights(seed: int, size: int) -> torch.Tensor:
     return torch.randn(size, generator=_generator(seed + 2000))
 
@@ -918,19 +936,7 @@ def check_implicit_rewards_grad(
                 f"(B,) = ({prompts.shape[0]},), una recompensa por respuesta."
             )
         (_weights(seed, len(out)) * out).sum().backward()
-        leaked = [
-            name
-            for name, p in reference.named_parameters()
-            if p.grad is not None and p.grad.abs().max() > 0
-        ]
-        if leaked:
-            fail(
-                "El gradiente llega a los parámetros de la referencia (por "
-                f"ejemplo a «{leaked[0]}»): calcula sus log-probabilidades dentro "
-                "de «with torch.no_grad():» (o con .detach()). La referencia es "
-                "el punto fijo con el que se compara la política; no se entrena, "
-                "y su grafo solo gasta memoria."
-            )
+        _fail_if_reference_has_gradient(reference)
         want_policy, want_reference, *rest = implicit_case(seed)
         (
             _weights(seed, len(out)) * _implicit_ref(want_policy, want_reference, *rest)
@@ -1138,13 +1144,6 @@ def _run_steps(step, seed: int, steps: int, max_grad_norm: float):
     return policy.state_dict(), reference, returned
 
 
-def _same_state(a: dict, b: dict) -> bool:
-    return all(
-        torch.allclose(a[name].float(), b[name].float(), atol=1e-5, rtol=1e-4)
-        for name in b
-    )
-
-
 def _check_step_parameters(
     dpo_step: Callable[..., Any],
     seed: int,
@@ -1153,26 +1152,14 @@ def _check_step_parameters(
     mistakes: list,
 ) -> None:
     got, reference, _ = _run_steps(dpo_step, seed, steps, max_grad_norm)
-    leaked = [
-        name
-        for name, p in reference.named_parameters()
-        if p.grad is not None and p.grad.abs().max() > 0
-    ]
-    if leaked:
-        fail(
-            "El gradiente llega a la referencia (por ejemplo a "
-            f"«{leaked[0]}»): calcula sus log-probabilidades dentro de "
-            "«with torch.no_grad():». La referencia es el punto fijo con el que "
-            "se compara la política; no se entrena."
-        )
-    untouched = step_case(seed)[1].state_dict()
-    if not _same_state(reference.state_dict(), untouched):
+    _fail_if_reference_has_gradient(reference)
+    start, untouched, *_ = step_case(seed)
+    if not same_parameters(reference.state_dict(), untouched.state_dict()):
         fail(
             "dpo_step cambió los pesos de la referencia: debe quedar congelada. "
             "Solo se actualiza la política, con el optimizador que recibes."
         )
-    start = step_case(seed)[0].state_dict()
-    if _same_state(got, start):
+    if same_parameters(got, start.state_dict()):
         fail(
             "Los parámetros de la política no cambiaron: ¿falta optimizer.step(), "
             "o llamas a optimizer.zero_grad() entre loss.backward() y step()?"
@@ -1181,9 +1168,9 @@ def _check_step_parameters(
     what = (
         f"la política tras {steps} pasos" if steps > 1 else "la política tras un paso"
     )
-    if not _same_state(got, want):
+    if not same_parameters(got, want):
         for mistake, message in mistakes:
-            if _same_state(_run_steps(mistake, seed, steps, max_grad_norm)[0], got):
+            if same_parameters(_run_steps(mistake, seed, steps, max_grad_norm)[0], got):
                 fail(
                     f"Los parámetros de {what} no son los de la referencia.\n{message}"
                 )

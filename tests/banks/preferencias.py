@@ -592,7 +592,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     optimizer.step()
     return loss.item(), 0.5
 """,
-            "llega a la referencia",
+            "llega a los parámetros de la referencia",
             fails=(_STEP, _STEP_CLIP, _STEP_RETURNS),
         ),
     ],
