@@ -2,7 +2,7 @@
 
 Ejemplos::
 
-    python -m benchmarks all --output BENCHMARKS.md   # make bench (≤ 35 min)
+    python -m benchmarks all --output BENCHMARKS.md   # make bench (≤ 3 h)
     python -m benchmarks all --quick                  # make bench-quick (CI)
     python -m benchmarks all --only grpo --output BENCHMARKS.md  # solo GRPO
     python -m benchmarks all --only methods --output BENCHMARKS.md  # GRPO/RLOO/PPO

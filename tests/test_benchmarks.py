@@ -675,3 +675,40 @@ def test_sections_of_the_command_line_are_those_of_the_report():
     from benchmarks import __main__ as command
 
     assert command.SECTIONS == report.SECTIONS
+
+
+def test_each_section_keeps_its_minutes_and_the_total_is_judged_only_when_complete(
+    monkeypatch,
+):
+    calls = []
+
+    def fake_section(section, quick, seeds):
+        calls.append(section)
+        return {section: {"measured": True}}
+
+    monkeypatch.setattr(report, "_measure_section", fake_section)
+    measured = report.measure_sections(["grading", "puente"], quick=True)
+    assert calls == ["grading", "puente"]
+    assert set(measured["section_minutes"]) == {"grading", "puente"}
+    assert all(m >= 0 for m in measured["section_minutes"].values())
+
+    data = {"machine": {"date": "2026-12-02 04:43 UTC"}, "minutes": 34.0}
+    data["section_minutes"] = {s: 10.0 for s in report.SECTIONS}
+    lines = report.render_minutes(data)
+    assert "| calificación | `--only grading` | 10,0 |" in lines
+    total = 10.0 * len(report.SECTIONS)
+    assert lines[-1].startswith("Tiempo total del banco: 70,0 min")
+    assert lines[-1].endswith(("✓).", "✗).")) and (total <= report.BENCH_MINUTES) == (
+        "✓" in lines[-1]
+    )
+    # Una parte sin tiempo propio: no se juzga el total, se dice cuáles faltan
+    del data["section_minutes"]["cartpole"]
+    last = report.render_minutes(data)[-1]
+    assert "CartPole" in last and "✓" not in last and "✗" not in last
+    # Los datos de antes: 08, 09 y 10 llevan sus propios minutos
+    legacy = {"methods": {"minutes": 2.0}, "puente": {"minutes": 7.0}}
+    assert report.section_minutes(legacy) == {
+        **{s: None for s in report.SECTIONS},
+        "methods": 2.0,
+        "puente": 7.0,
+    }
