@@ -224,6 +224,26 @@ def _log_probs_and_entropy(
     return log_probs, entropy
 
 
+def _minibatch_terms(
+    agent: ActorCritic,
+    batch: PPOBatch,
+    indices: torch.Tensor,
+    normalize_advantages: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``log π_θ``, ``V_θ``, la entropía y las ventajas del minilote ``indices``.
+
+    Las ventajas se normalizan (``(Â − media) / (std + 1e-8)``, desviación
+    insesgada) si ``normalize_advantages`` y el minilote tiene más de una
+    muestra.
+    """
+    logits, values = agent(batch.obs[indices])
+    log_probs, entropy = _log_probs_and_entropy(logits, batch.actions[indices])
+    advantages = batch.advantages[indices]
+    if normalize_advantages and len(indices) > 1:
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    return log_probs, values, entropy, advantages
+
+
 def ppo_minibatch_loss(
     agent: ActorCritic,
     batch: PPOBatch,
@@ -250,10 +270,7 @@ def ppo_minibatch_loss(
     Returns:
         Un escalar con gradiente respecto a los parámetros de ``agent``.
     """
-    logits, values = agent(batch.obs[indices])
-    log_probs, entropy = _log_probs_and_entropy(logits, batch.actions[indices])
-    advantages = batch.advantages[indices]
-    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    log_probs, values, entropy, advantages = _minibatch_terms(agent, batch, indices)
     return ppo_loss(
         log_probs,
         batch.log_probs[indices],
@@ -275,6 +292,24 @@ def batch_kl(agent: ActorCritic, batch: PPOBatch) -> float:
     return float(kl_estimators(batch.log_probs, log_probs)[1])
 
 
+@dataclass
+class UpdateRecord:
+    """Lo que :func:`ppo_update` anota de cada minilote, si se le pide.
+
+    La KL aproximada ``k1`` y ``k3`` entre la política que muestreó y la del
+    minilote, y la fracción recortada, medidas **antes** de su paso (como
+    CleanRL: la primera vale 0); del último minilote, la pérdida, la entropía
+    media y la pérdida del crítico.
+    """
+
+    kl_k1: list[float] = field(default_factory=list)
+    kl_k3: list[float] = field(default_factory=list)
+    clip_fractions: list[float] = field(default_factory=list)
+    loss: float = float("nan")
+    entropy: float = float("nan")
+    value_loss: float = float("nan")
+
+
 def ppo_update(
     agent: ActorCritic,
     optimizer: torch.optim.Optimizer,
@@ -288,16 +323,22 @@ def ppo_update(
     ent_coef: float = 0.01,
     max_grad_norm: float = 0.5,
     target_kl: float | None = None,
+    normalize_advantages: bool = True,
+    loss_fn: Callable[..., torch.Tensor] = ppo_loss,
+    minibatch_fn: Callable[..., list[torch.Tensor]] = minibatch_indices,
+    record: UpdateRecord | None = None,
 ) -> int:
     """La fase de actualización de PPO: varias épocas de minilotes sobre un lote.
 
-    En cada época:
+    Es la etapa 3 de :func:`train_ppo`. En cada época:
 
     1. una permutación nueva del lote, ``torch.randperm(len(batch),
        generator=generator)`` (la única vez que se usa ``generator`` en la
        época), cortada en minilotes de ``minibatch_size`` en ese orden (el
-       último puede ser más corto);
-    2. en cada minilote, :func:`ppo_minibatch_loss`;
+       último puede ser más corto): ``minibatch_fn(len(batch),
+       minibatch_size, 1, generator)``;
+    2. en cada minilote, la pérdida de :func:`ppo_minibatch_loss` (con
+       ``loss_fn`` en lugar de :func:`ppo_loss`);
     3. ``zero_grad``, ``backward``, recorte de la norma del gradiente de todos
        los parámetros a ``max_grad_norm`` y un paso de ``optimizer``;
     4. al acabar la época, si hay ``target_kl``: la KL ``k3`` entre la política
@@ -314,21 +355,48 @@ def ppo_update(
         clip_eps, vf_coef, ent_coef: ``ε``, ``c_V`` y ``c_H``.
         max_grad_norm: el tope de la norma del gradiente.
         target_kl: el umbral de la parada temprana (``None``: sin parada).
+        normalize_advantages: normalizar las ventajas en cada minilote.
+        loss_fn: la pérdida total, con la firma de :func:`ppo_loss`.
+        minibatch_fn: los minilotes, con la firma de :func:`minibatch_indices`.
+        record: si se da, ahí se anota la vigilancia de cada minilote.
 
     Returns:
         Cuántas épocas se hicieron.
     """
     epochs = 0
     for _ in range(n_epochs):
-        permutation = torch.randperm(len(batch), generator=generator)
-        for indices in torch.split(permutation, minibatch_size):
-            loss = ppo_minibatch_loss(
-                agent, batch, indices, clip_eps, vf_coef, ent_coef
+        for indices in minibatch_fn(len(batch), minibatch_size, 1, generator):
+            log_probs, values, entropy, advantages = _minibatch_terms(
+                agent, batch, indices, normalize_advantages
+            )
+            old_log_probs = batch.log_probs[indices]
+            loss = loss_fn(
+                log_probs,
+                old_log_probs,
+                advantages,
+                values,
+                batch.returns[indices],
+                entropy,
+                clip_eps,
+                vf_coef,
+                ent_coef,
             )
             optimizer.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm, foreach=True)
             optimizer.step()
+            if record is not None:
+                with torch.no_grad():
+                    k1, k3 = kl_estimators(old_log_probs, log_probs)
+                    ratio = probability_ratio(log_probs, old_log_probs)
+                    record.kl_k1.append(k1.item())
+                    record.kl_k3.append(k3.item())
+                    record.clip_fractions.append(clip_fraction(ratio, clip_eps).item())
+                    record.loss = loss.item()
+                    record.entropy = entropy.mean().item()
+                    record.value_loss = float(
+                        ((values - batch.returns[indices]) ** 2).mean()
+                    )
         epochs += 1
         if target_kl is not None and batch_kl(agent, batch) > target_kl:
             break
@@ -444,10 +512,11 @@ def train_ppo(
        congelada (``log π_θold`` y ``V_old`` sin gradiente);
     2. ventajas GAE(γ, λ) con :func:`helpers.rollouts.gae` y objetivos del
        crítico ``R_t = Â_t + V_old(s_t)``;
-    3. ``n_epochs`` épocas de minilotes barajados: pérdida :func:`ppo_loss`
-       (ventajas normalizadas por minilote), recorte de la norma del gradiente
-       y un paso de Adam; se vigila la KL (``k1``, ``k3``) y la fracción
-       recortada, y si ``target_kl`` se supera se cortan las épocas;
+    3. :func:`ppo_update`: ``n_epochs`` épocas de minilotes barajados, con
+       la pérdida ``loss_fn`` (ventajas normalizadas por minilote), recorte de
+       la norma del gradiente y un paso de Adam; anota la KL (``k1``, ``k3``)
+       y la fracción recortada de cada minilote, y si la KL ``k3`` de todo el
+       lote pasa de ``target_kl`` al acabar una época, no hace más;
     4. decaimiento lineal de la tasa (y de ε) según los pasos de entorno;
     5. cada ``eval_every`` pasos, ``eval_episodes`` episodios voraces.
 
@@ -502,57 +571,33 @@ def train_ppo(
             config.gae_lambda,
         )
         returns = advantages + rollout.values
-        b_obs = rollout.obs.reshape(batch_size, -1)
-        b_actions = rollout.actions.reshape(-1)
-        b_old_log_probs = rollout.log_probs.reshape(-1)
-        b_advantages = advantages.reshape(-1)
-        b_returns = returns.reshape(-1)
-
-        # Etapa 3: varias épocas de minilotes sobre el mismo lote.
-        kl_k1, kl_k3, fractions = [], [], []
-        epochs = 0
-        indices = minibatch_fn(
-            batch_size, config.minibatch_size, config.n_epochs, generator
+        batch = PPOBatch(
+            obs=rollout.obs.reshape(batch_size, -1),
+            actions=rollout.actions.reshape(-1),
+            log_probs=rollout.log_probs.reshape(-1),
+            advantages=advantages.reshape(-1),
+            returns=returns.reshape(-1),
         )
-        per_epoch = len(indices) // config.n_epochs
-        for number, mb in enumerate(indices):
-            logits, values = agent(b_obs[mb])
-            # log π_θ(·|s) de una vez (más barato que construir una Categorical).
-            log_pi = torch.log_softmax(logits, dim=-1)
-            log_probs = log_pi.gather(-1, b_actions[mb].unsqueeze(-1)).squeeze(-1)
-            entropy = -(log_pi.exp() * log_pi).sum(-1)
-            mb_advantages = b_advantages[mb]
-            if config.normalize_advantages and len(mb) > 1:
-                mb_advantages = (mb_advantages - mb_advantages.mean()) / (
-                    mb_advantages.std() + 1e-8
-                )
-            loss = loss_fn(
-                log_probs,
-                b_old_log_probs[mb],
-                mb_advantages,
-                values,
-                b_returns[mb],
-                entropy,
-                clip_eps,
-                config.vf_coef,
-                config.ent_coef,
-            )
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(
-                agent.parameters(), config.max_grad_norm, foreach=True
-            )
-            optimizer.step()
-            with torch.no_grad():
-                k1, k3 = kl_estimators(b_old_log_probs[mb], log_probs)
-                ratio = probability_ratio(log_probs, b_old_log_probs[mb])
-                kl_k1.append(k1.item())
-                kl_k3.append(k3.item())
-                fractions.append(clip_fraction(ratio, clip_eps).item())
-            if (number + 1) % per_epoch == 0:
-                epochs += 1
-                if config.target_kl is not None and k3.item() > config.target_kl:
-                    break
+
+        # Etapa 3: varias épocas de minilotes sobre el mismo lote (ppo_update).
+        record = UpdateRecord()
+        epochs = ppo_update(
+            agent,
+            optimizer,
+            batch,
+            generator,
+            n_epochs=config.n_epochs,
+            minibatch_size=config.minibatch_size,
+            clip_eps=clip_eps,
+            vf_coef=config.vf_coef,
+            ent_coef=config.ent_coef,
+            max_grad_norm=config.max_grad_norm,
+            target_kl=config.target_kl,
+            normalize_advantages=config.normalize_advantages,
+            loss_fn=loss_fn,
+            minibatch_fn=minibatch_fn,
+            record=record,
+        )
 
         history.env_steps.append(env_steps)
         history.seconds.append(time.perf_counter() - start)
@@ -560,14 +605,12 @@ def train_ppo(
             history.episode_returns.extend(rollout.episode_returns)
         recent = history.episode_returns[-20:]
         history.mean_returns.append(float(np.mean(recent)) if recent else 0.0)
-        history.losses.append(loss.item())
-        history.entropies.append(entropy.mean().item())
-        history.value_losses.append(
-            float(((values.detach() - b_returns[mb]) ** 2).mean())
-        )
-        history.approx_kl_k1.append(float(np.mean(kl_k1)))
-        history.approx_kl_k3.append(float(np.mean(kl_k3)))
-        history.clip_fractions.append(float(np.mean(fractions)))
+        history.losses.append(record.loss)
+        history.entropies.append(record.entropy)
+        history.value_losses.append(record.value_loss)
+        history.approx_kl_k1.append(float(np.mean(record.kl_k1)))
+        history.approx_kl_k3.append(float(np.mean(record.kl_k3)))
+        history.clip_fractions.append(float(np.mean(record.clip_fractions)))
         history.learning_rates.append(lr)
         history.epochs_done.append(epochs)
         bar.update(rollout.n_steps)

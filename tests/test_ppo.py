@@ -305,6 +305,28 @@ def test_target_kl_stops_the_epochs_early():
     assert history.epochs_done == [1, 1]
 
 
+def test_train_ppo_updates_with_ppo_update_and_its_early_stop(monkeypatch):
+    """La etapa 3 de train_ppo es ppo_update: una sola regla de parada."""
+    calls = []
+    original = ppo.ppo_update
+
+    def spy(agent, optimizer, batch, generator, **settings):
+        epochs = original(agent, optimizer, batch, generator, **settings)
+        calls.append((len(batch), settings, epochs))
+        return epochs
+
+    monkeypatch.setattr(ppo, "ppo_update", spy)
+    config = _tiny(target_kl=0.004, n_epochs=8)
+    history = ppo.train_ppo(config, progress=False)
+    assert [epochs for *_, epochs in calls] == history.epochs_done
+    for size, settings, _ in calls:
+        assert size == config.n_envs * config.n_steps
+        assert settings["n_epochs"] == 8 and settings["target_kl"] == 0.004
+        assert settings["minibatch_size"] == config.minibatch_size
+    # ε decae con los pasos de entorno, como la tasa
+    assert calls[1][1]["clip_eps"] < calls[0][1]["clip_eps"] == config.clip_eps
+
+
 # ---------------------------------------------------------------------------
 # El cuaderno (el cuestionario tiene sus pruebas en test_ppo_quiz.py)
 # ---------------------------------------------------------------------------
