@@ -63,6 +63,34 @@ def probability_ratio(
     return torch.exp(log_probs - old_log_probs.detach())
 
 
+def clipped_surrogate(
+    ratio: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eps: float = 0.2,
+    clip_eps_high: float | None = None,
+) -> torch.Tensor:
+    """``min(r·A, clip(r, 1−ε, 1+ε_alto)·A)`` elemento a elemento: el recorte de PPO.
+
+    Es la única copia de la fórmula en el curso: la usan la pérdida de PPO
+    (:func:`clipped_surrogate_loss`), la de GRPO por token
+    (``helpers.tinylm.grpo.grpo_objective_loss``) y la de los métodos de 08.
+
+    Args:
+        ratio: ``r``, el cociente ``π_θ / π_θold`` (con gradiente).
+        advantages: ``A``, con la forma de ``ratio`` o que se difunda a ella
+            (constantes: no se les quita el gradiente aquí).
+        clip_eps: ``ε``, el radio de abajo (y de arriba si no se da otro).
+        clip_eps_high: el radio de arriba si es distinto (el «clip-higher» de
+            DAPO, Yu et al., 2025); ``None``: el mismo ``ε``.
+
+    Returns:
+        El objetivo por elemento (se maximiza), con la forma de ``ratio``.
+    """
+    high = clip_eps if clip_eps_high is None else clip_eps_high
+    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + high) * advantages
+    return torch.min(ratio * advantages, clipped)
+
+
 def clipped_surrogate_loss(
     log_probs: torch.Tensor,
     old_log_probs: torch.Tensor,
@@ -85,10 +113,7 @@ def clipped_surrogate_loss(
         Un escalar.
     """
     ratio = probability_ratio(log_probs, old_log_probs)
-    advantages = advantages.detach()
-    unclipped = ratio * advantages
-    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages
-    return -torch.min(unclipped, clipped).mean()
+    return -clipped_surrogate(ratio, advantages.detach(), clip_eps).mean()
 
 
 def kl_estimators(

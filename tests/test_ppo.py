@@ -386,3 +386,14 @@ def test_notebook_solutions_agree_with_the_references():
             assert mine_epochs == ref_epochs
             for name in ref:
                 torch.testing.assert_close(mine[name], ref[name], atol=1e-5, rtol=1e-4)
+
+
+def test_clipped_surrogate_is_the_pessimistic_bound_for_both_signs():
+    ratio = torch.tensor([0.5, 0.9, 1.1, 1.5, 0.5, 1.5])
+    advantages = torch.tensor([1.0, 1.0, 1.0, 1.0, -1.0, -1.0])
+    got = ppo.clipped_surrogate(ratio, advantages, 0.2)
+    # A > 0: el cociente cuenta hasta 1 + ε; A < 0: hasta 1 − ε por abajo
+    assert got.tolist() == pytest.approx([0.5, 0.9, 1.1, 1.2, -0.8, -1.5])
+    higher = ppo.clipped_surrogate(ratio, advantages, 0.2, clip_eps_high=0.28)
+    assert higher[3].item() == pytest.approx(1.28)
+    assert higher[4].item() == pytest.approx(-0.8)  # el de abajo no cambia

@@ -50,6 +50,7 @@ from typing import Literal
 import torch
 from tqdm.auto import tqdm
 
+from ..ppo import clipped_surrogate
 from .checkpoint import load_pretrained
 from .evaluate import correct_counts, heldout_accuracy, p_correct
 from .model import TinyLM
@@ -212,11 +213,10 @@ def grpo_objective_loss(
     advantage = advantages.detach()[:, None]  # (B, 1): la misma en cada token
     old = log_probs.detach() if old_log_probs is None else old_log_probs.detach()
     ratio = torch.exp(log_probs - old)  # r_it = π_θ / π_old
-    surrogate = ratio * advantage
-    if clip_eps is not None:
-        high = clip_eps if clip_eps_high is None else clip_eps_high
-        clipped = ratio.clamp(1 - clip_eps, 1 + high) * advantage
-        surrogate = torch.min(surrogate, clipped)  # la cota pesimista de PPO
+    if clip_eps is None:
+        surrogate = ratio * advantage
+    else:  # la cota pesimista de PPO (helpers.ppo, módulo 06)
+        surrogate = clipped_surrogate(ratio, advantage, clip_eps, clip_eps_high)
     if weights is not None:
         surrogate = surrogate * weights.detach()
     per_token = -surrogate

@@ -37,7 +37,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..ppo import minibatch_indices
+from ..ppo import clipped_surrogate, minibatch_indices
 from ..rollouts import gae
 from .evaluate import estimate_pass_at_k
 from .grpo import group_advantages, grpo_objective_loss
@@ -389,11 +389,9 @@ def _clipped_token_loss(
     Con ``clip_eps_high=None`` es ``helpers.ppo.clipped_surrogate_loss``; con
     un tope de arriba mayor, el «clip-higher» de DAPO.
     """
-    high = clip_eps if clip_eps_high is None else clip_eps_high
     ratio = torch.exp(log_probs - old_log_probs.detach())
-    advantages = advantages.detach()
-    clipped = ratio.clamp(1.0 - clip_eps, 1.0 + high) * advantages
-    return -torch.min(ratio * advantages, clipped).mean()
+    surrogate = clipped_surrogate(ratio, advantages.detach(), clip_eps, clip_eps_high)
+    return -surrogate.mean()
 
 
 def token_gae(
