@@ -428,7 +428,7 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
 def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
     rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
-    loss = -F.logsigmoid(chosen - rejected).mean()
+    loss = F.softplus(rejected - chosen).mean()
     loss.backward()
     torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
     optimizer.step()
@@ -443,12 +443,12 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
 def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
     rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
-    loss = -F.logsigmoid(chosen - rejected).mean()
+    loss = -torch.log(torch.sigmoid(chosen - rejected)).mean()
     loss.backward()
     torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
     optimizer.zero_grad()
     optimizer.step()
-    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+    return float(loss), pairwise_accuracy(chosen.detach(), rejected.detach())
 """,
             "no cambiaron",
             fails=(_STEP, _STEP_CLIP),
@@ -459,7 +459,8 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
 def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
     rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
-    loss = -F.logsigmoid(chosen - rejected).mean()
+    margins = chosen - rejected
+    loss = -F.logsigmoid(margins).mean()
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
