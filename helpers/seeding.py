@@ -41,6 +41,27 @@ FLOAT_TOLERANCE = 1e-5
 #: margen es cuatro veces lo medido: 0,4 puntos en esa precisión.
 SAMPLED_ANSWERS_MARGIN = 4
 
+#: El margen, en fracción (3 puntos), de una cifra que sale de **entrenar**
+#: con la cifra guardada: una precisión por pares de un modelo entrenado
+#: varias épocas, o lo que mide un entrenamiento unos pasos después del
+#: primero. El redondeo de otra CPU cambia un poco cada paso de gradiente, y
+#: los pasos lo acumulan: con los núcleos genéricos, el modelo de recompensa
+#: del módulo 10 (semilla 0, 4 épocas) acierta 1,2 puntos más en sus pares de
+#: entrenamiento (51 de 4096), y en los 5 primeros pasos de GRPO contra él la
+#: utilidad media se separa hasta 1,3 puntos de su máximo (0,0195 de 1,5). El
+#: margen es algo más del doble de lo medido. Solo para estas cifras: las que
+#: salen de muestrear un mismo modelo usan ``SAMPLED_ANSWERS_MARGIN``.
+TRAINED_FRACTION_MARGIN = 0.03
+
+
+def same_trained_fraction(stored: float, fresh: float) -> bool:
+    """¿Es ``fresh`` la fracción guardada ``stored`` de un modelo entrenado?
+
+    Admite ``TRAINED_FRACTION_MARGIN``: lo que el redondeo de otra CPU mueve
+    una cifra al acumularse durante el entrenamiento.
+    """
+    return abs(stored - fresh) <= TRAINED_FRACTION_MARGIN + FLOAT_TOLERANCE
+
 
 def same_figure(stored: float, fresh: float) -> bool:
     """¿Es ``fresh`` la cifra guardada ``stored``, salvo el redondeo de la CPU?

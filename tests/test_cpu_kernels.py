@@ -42,13 +42,16 @@ def _marked() -> dict[Path, int]:
 
 
 def test_the_stored_figure_tests_are_marked():
-    # La curva de GRPO de 08 y las dos cifras del punto de control, al menos
+    # La curva de GRPO de 08, las dos cifras del punto de control y las
+    # ejecuciones guardadas de 05, 07 y 10 (su comienzo), al menos
     marked = _marked()
     assert {p.name for p in marked} >= {
         "test_tinylm_compare.py",
         "test_tinylm_checkpoint.py",
+        "test_precomputed_runs.py",
+        "test_tinylm_preferences.py",
     }
-    assert sum(marked.values()) >= 3
+    assert sum(marked.values()) >= 6
 
 
 @pytest.mark.parametrize("capability", ["default"])

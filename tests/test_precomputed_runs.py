@@ -38,6 +38,7 @@ def test_a2c_runs_file_has_every_run_and_seed(a2c_data):
                 assert run["eval_returns"][-1] >= 475
 
 
+@pytest.mark.stored_figures
 def test_a2c_runs_reproduce_their_start(a2c_data):
     # Una ejecución con traza y otra sin ella, sus primeros 2048 pasos
     which = [("compartido, c_V = 0,01", 1), ("separadas, c_V = 0,5", 0)]
@@ -121,6 +122,7 @@ def test_lag_runs_file_has_every_run_and_seed(lag_data):
             assert 0 <= run["heldout_accuracy"] <= 1 and 0 <= run["p_correct"] <= 1
 
 
+@pytest.mark.stored_figures
 def test_lag_runs_reproduce_their_start(lag_data):
     name = "8 pasos de retraso, sin corregir"
     assert lag_runs.check(0, lag_data, names=[name], steps=10) == []

@@ -239,6 +239,7 @@ def fresh_start():
     return runs.run_seed(0, steps=5, dpo=False)
 
 
+@pytest.mark.stored_figures
 def test_stored_runs_reproduce_their_start(stored, fresh_start):
     assert runs.compare(stored["seeds"]["0"], fresh_start) == []
 

@@ -52,7 +52,7 @@ import numpy as np
 import torch
 
 from .. import precomputed
-from ..seeding import same_sampled_fraction
+from ..seeding import same_sampled_fraction, same_trained_fraction
 from . import preferences as pref
 from .checkpoint import load_pretrained
 from .grpo import GRPOConfig, train_grpo
@@ -229,24 +229,30 @@ def load(path: Path | str = DATA_PATH) -> dict[str, Any]:
 def compare(stored: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
     """Las diferencias entre una semilla guardada y otra recién calculada.
 
-    Las precisiones por pares son fracciones de ``TEST_PAIRS`` pares (o de
-    ``TRAIN_PAIRS``) y las utilidades medias de cada paso de GRPO, de 32 × 8
-    respuestas con hasta 1,5 puntos: se comparan con ``same_sampled_fraction``
-    (la utilidad, dividida por 1,5). ``fresh`` puede ser más corta (menos
+    Las precisiones por pares del modelo de recompensa salen de entrenarlo 4
+    épocas: se comparan con ``same_trained_fraction``. Las utilidades medias
+    de cada paso de GRPO son de 32 × 8 respuestas con hasta 1,5 puntos
+    (divididas por 1,5, una fracción): la del primer paso sale de muestrear el
+    modelo SFT, y se compara con ``same_sampled_fraction``; las siguientes
+    dependen ya de los pasos dados con el modelo de recompensa, y se comparan
+    con ``same_trained_fraction``. ``fresh`` puede ser más corta (menos
     pasos): se compara lo que tiene. Devuelve una línea por diferencia.
     """
     problems = []
     for key in ("train_accuracy", "test_accuracy", "heldout_accuracy"):
-        n = pref.TRAIN_PAIRS if key == "train_accuracy" else pref.TEST_PAIRS
         old, new = stored["reward_model"][key], fresh["reward_model"][key]
-        if not same_sampled_fraction(old, new, n):
+        if not same_trained_fraction(old, new):
             problems.append(f"modelo de recompensa, {key}: {old!r} -> {new!r}")
     per_step = grpo_config(0, 0.0).prompts_per_step * grpo_config(0, 0.0).group_size
     top = pref.FINAL_POINTS + 2 * pref.PARTIAL_POINTS
     for name, run in fresh["grpo"].items():
         pairs = zip(stored["grpo"][name]["true"], run["true"], strict=False)
         for i, (old, new) in enumerate(pairs):
-            if not same_sampled_fraction(old / top, new / top, per_step):
+            if i == 0:  # respuestas del SFT, antes de cualquier paso
+                same = same_sampled_fraction(old / top, new / top, per_step)
+            else:
+                same = same_trained_fraction(old / top, new / top)
+            if not same:
                 problems.append(f"{name}, true[{i}]: {old!r} -> {new!r}")
     return problems
 
