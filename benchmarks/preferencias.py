@@ -23,12 +23,10 @@ mide y lo mezcla con el resto del banco.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
-from unittest import mock
 
 from helpers.formatting import number, percent
 
@@ -37,30 +35,7 @@ SEEDS = [0, 1, 2]
 #: una época de DPO e IPO. El mismo código (``run_seed`` y ``data_figures``),
 #: en miniatura: prueba que funciona, no mide.
 QUICK_STEPS = 3
-QUICK_PAIRS = {"TRAIN_PAIRS": 256, "TEST_PAIRS": 128}
-QUICK_DPO_EPOCHS = 1
-
-
-@contextlib.contextmanager
-def _miniature() -> Iterator[None]:
-    """Menos pares y menos épocas de DPO mientras dura el ``with``.
-
-    ``preferences.train_pairs()`` y compañía leen ``TRAIN_PAIRS`` y
-    ``TEST_PAIRS`` al llamarse, y ``run_seed`` recorre ``DPO_RUNS``: se
-    cambian ahí y vuelven a su valor al salir.
-    """
-    from helpers.tinylm import preference_runs as runs
-    from helpers.tinylm import preferences as pref
-
-    short = {
-        name: dataclasses.replace(cfg, epochs=QUICK_DPO_EPOCHS)
-        for name, cfg in runs.DPO_RUNS.items()
-    }
-    with contextlib.ExitStack() as stack:
-        for name, value in QUICK_PAIRS.items():
-            stack.enter_context(mock.patch.object(pref, name, value))
-        stack.enter_context(mock.patch.dict(runs.DPO_RUNS, short))
-        yield
+QUICK_SIZES = {"train_size": 256, "test_size": 128, "dpo_epochs": 1}
 
 
 def _compute(quick: bool, jobs: int) -> dict[str, Any]:
@@ -73,22 +48,28 @@ def _compute(quick: bool, jobs: int) -> dict[str, Any]:
     if not quick:
         return runs.compute_all(SEEDS, jobs)
     threads = torch.get_num_threads()  # run_seed fija un hilo en este proceso
-    with _miniature():
-        start = time.perf_counter()
-        try:
-            seed = runs.run_seed(0, steps=QUICK_STEPS)
-        finally:
-            torch.set_num_threads(threads)
-        config = {
-            "steps": QUICK_STEPS,
-            "betas": list(runs.BETAS),
-            "seeds": [0],
-            "pairs": {"train": pref.TRAIN_PAIRS, "test": pref.TEST_PAIRS},
-            "annotator_temperature": pref.ANNOTATOR_TEMPERATURE,
-            "dpo_runs": {k: dataclasses.asdict(v) for k, v in runs.DPO_RUNS.items()},
-            "total_seconds": time.perf_counter() - start,
-        }
-        return {"config": config, "data": runs.data_figures(), "seeds": {"0": seed}}
+    start = time.perf_counter()
+    try:
+        seed = runs.run_seed(0, QUICK_STEPS, **QUICK_SIZES)
+    finally:
+        torch.set_num_threads(threads)
+    config = {
+        "steps": QUICK_STEPS,
+        "betas": list(runs.BETAS),
+        "seeds": [0],
+        "pairs": {
+            "train": QUICK_SIZES["train_size"],
+            "test": QUICK_SIZES["test_size"],
+        },
+        "annotator_temperature": pref.ANNOTATOR_TEMPERATURE,
+        "dpo_runs": {
+            k: {**dataclasses.asdict(v), "epochs": QUICK_SIZES["dpo_epochs"]}
+            for k, v in runs.DPO_RUNS.items()
+        },
+        "total_seconds": time.perf_counter() - start,
+    }
+    data = runs.data_figures(QUICK_SIZES["test_size"])
+    return {"config": config, "data": data, "seeds": {"0": seed}}
 
 
 def summarize(raw: dict[str, Any]) -> dict[str, Any]:

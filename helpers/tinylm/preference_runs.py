@@ -119,10 +119,24 @@ def _rounded(values: Sequence[float]) -> list[float]:
     return [round(float(v), 5) for v in values]
 
 
-def run_seed(seed: int, steps: int = STEPS, dpo: bool = True) -> dict[str, Any]:
-    """Todo lo de una semilla: modelo de recompensa, GRPO con cada β, DPO e IPO."""
+def run_seed(
+    seed: int,
+    steps: int = STEPS,
+    dpo: bool = True,
+    *,
+    train_size: int = pref.TRAIN_PAIRS,
+    test_size: int = pref.TEST_PAIRS,
+    dpo_epochs: int | None = None,
+) -> dict[str, Any]:
+    """Todo lo de una semilla: modelo de recompensa, GRPO con cada β, DPO e IPO.
+
+    Por defecto, lo que se guarda: ``steps`` pasos de GRPO, los pares de
+    ``preferences`` y las épocas de ``DPO_RUNS``. En miniatura (la prueba del
+    banco), menos pares (``train_size``, ``test_size``, también los de
+    enunciados nuevos) y ``dpo_epochs`` épocas de DPO e IPO.
+    """
     torch.set_num_threads(1)
-    train, test = pref.train_pairs(), pref.test_pairs()
+    train, test = pref.train_pairs(train_size), pref.test_pairs(test_size)
     start = time.perf_counter()
     reward_model, _ = pref.train_reward_model(train, pref.RewardModelConfig(seed=seed))
     seconds = time.perf_counter() - start  # solo el entrenamiento
@@ -135,7 +149,7 @@ def run_seed(seed: int, steps: int = STEPS, dpo: bool = True) -> dict[str, Any]:
                 *pref.score_pairs(reward_model, test)
             ),
             "heldout_accuracy": pref.pairwise_accuracy(
-                *pref.score_pairs(reward_model, pref.heldout_pairs())
+                *pref.score_pairs(reward_model, pref.heldout_pairs(test_size))
             ),
             "seconds": seconds,
         },
@@ -164,9 +178,8 @@ def run_seed(seed: int, steps: int = STEPS, dpo: bool = True) -> dict[str, Any]:
             "utility": pref.mean_utility(policy),
         }
     for name, cfg in DPO_RUNS.items() if dpo else ():
-        _, history = pref.train_dpo(
-            train, dataclasses.replace(cfg, seed=seed), test, evaluate=True
-        )
+        cfg = dataclasses.replace(cfg, seed=seed, epochs=dpo_epochs or cfg.epochs)
+        _, history = pref.train_dpo(train, cfg, test, evaluate=True)
         out["dpo"][name] = {
             "utility": history["utility"],
             "kl": history["kl_ref"],
@@ -176,9 +189,9 @@ def run_seed(seed: int, steps: int = STEPS, dpo: bool = True) -> dict[str, Any]:
     return out
 
 
-def data_figures() -> dict[str, float]:
+def data_figures(test_size: int = pref.TEST_PAIRS) -> dict[str, float]:
     """Lo que no depende de la semilla: el techo de la anotadora y el SFT."""
-    test = pref.test_pairs()
+    test = pref.test_pairs(test_size)
     model = load_pretrained()
     with torch.no_grad():
         chosen = pref.sequence_log_probs(model, test.prompts, test.chosen)

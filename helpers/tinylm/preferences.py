@@ -233,19 +233,19 @@ def preference_problems() -> list[Problem]:
     return random.Random(POOL_SEED).sample(rl_problems(), POOL_SIZE)
 
 
-def train_pairs() -> PreferencePairs:
-    """Los ``TRAIN_PAIRS`` pares de entrenamiento (enunciados de la etapa)."""
-    return make_preferences(TRAIN_PAIRS, TRAIN_SEED, preference_problems())
+def train_pairs(n: int = TRAIN_PAIRS) -> PreferencePairs:
+    """Los ``n`` pares de entrenamiento (enunciados de la etapa)."""
+    return make_preferences(n, TRAIN_SEED, preference_problems())
 
 
-def test_pairs() -> PreferencePairs:
-    """``TEST_PAIRS`` pares nuevos (otras respuestas) a los mismos enunciados."""
-    return make_preferences(TEST_PAIRS, TEST_SEED, preference_problems())
+def test_pairs(n: int = TEST_PAIRS) -> PreferencePairs:
+    """``n`` pares nuevos (otras respuestas) a los mismos enunciados."""
+    return make_preferences(n, TEST_SEED, preference_problems())
 
 
-def heldout_pairs() -> PreferencePairs:
-    """``TEST_PAIRS`` pares de enunciados que nunca se entrenan (generalizar)."""
-    return make_preferences(TEST_PAIRS, HELDOUT_SEED, heldout_problems())
+def heldout_pairs(n: int = TEST_PAIRS) -> PreferencePairs:
+    """``n`` pares de enunciados que nunca se entrenan (generalizar)."""
+    return make_preferences(n, HELDOUT_SEED, heldout_problems())
 
 
 # --- El modelo de recompensa ------------------------------------------------
