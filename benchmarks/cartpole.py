@@ -163,91 +163,61 @@ class Run:
 
 
 def _from_history(history: Any, max_steps: int) -> Run:
+    """Las evaluaciones de una historia del curso (``helpers.training.Evaluation``)."""
     run = Run(max_steps=max_steps)
-    confirmations = dict(getattr(history, "confirmations", []))  # DQN
-    dqn_updates = iter(getattr(history, "evaluation_updates", []))  # DQN
-    for evaluation in history.evaluations:
-        if isinstance(evaluation, tuple):  # DQN: (pasos, media, segundos)
-            steps, score, seconds = evaluation
-            confirmed = confirmations.get(steps)
-            updates = next(dqn_updates)
-        else:  # helpers.training.Evaluation
-            steps, seconds, score, confirmed, updates = (
-                evaluation.env_steps,
-                evaluation.seconds,
-                evaluation.mean_return,
-                evaluation.confirmed_return,
-                evaluation.updates,
+    for e in history.evaluations:
+        run.evaluations.append(
+            (
+                int(e.env_steps),
+                float(e.seconds),
+                float(e.mean_return),
+                e.confirmed_return,
             )
-        run.evaluations.append((int(steps), float(seconds), float(score), confirmed))
-        run.updates.append(int(updates))
+        )
+        run.updates.append(int(e.updates))
     return run
 
 
-def course_dqn(seed: int, interval: int, max_steps: int, **overrides: Any) -> Run:
-    from helpers.dqn import DQNConfig, train_dqn
-
-    config = DQNConfig(
-        seed=seed,
-        eval_every=interval,
-        total_steps=max_steps,
-        confirm_episodes=CONFIRM_EPISODES,
-        **overrides,
-    )
-    return _from_history(train_dqn(config, progress=False), max_steps)
-
-
-def course_reinforce(seed: int, interval: int, max_steps: int, **overrides: Any) -> Run:
-    from helpers.baselines import train_reinforce_with_baseline
-    from helpers.reinforce import ReinforceConfig
-
-    # REINFORCE actualiza por lotes de episodios enteros: evalúa en la primera
-    # actualización después de cada múltiplo de ``interval``.
-    config = ReinforceConfig(
-        seed=seed,
-        max_env_steps=max_steps,
-        eval_every=0,
-        eval_every_steps=interval,
-        confirm_episodes=CONFIRM_EPISODES,
-        **overrides,
-    )
-    return _from_history(
-        train_reinforce_with_baseline(config, progress=False), max_steps
-    )
-
-
-def course_a2c(seed: int, interval: int, max_steps: int, **overrides: Any) -> Run:
-    from helpers.actor_critic import A2CConfig, train_a2c
-
-    config = A2CConfig(
-        seed=seed,
-        eval_every=interval,
-        max_env_steps=max_steps,
-        confirm_episodes=CONFIRM_EPISODES,
-        **overrides,
-    )
-    return _from_history(train_a2c(config, progress=False), max_steps)
-
-
-def course_ppo(seed: int, interval: int, max_steps: int, **overrides: Any) -> Run:
-    from helpers.ppo import PPOConfig, train_ppo
-
-    config = PPOConfig(
-        seed=seed,
-        eval_every=interval,
-        max_env_steps=max_steps,
-        confirm_episodes=CONFIRM_EPISODES,
-        **overrides,
-    )
-    return _from_history(train_ppo(config, progress=False), max_steps)
-
-
-COURSE: dict[str, Callable[..., Run]] = {
-    "DQN": course_dqn,
-    "REINFORCE + línea base": course_reinforce,
-    "A2C": course_a2c,
-    "PPO": course_ppo,
+#: Los agentes del curso: ``(clase de configuración, entrenador)``, como
+#: ``"módulo:nombre"`` (se importan al usarse). Todos comparten los nombres de
+#: la regla del banco (``seed``, ``eval_every`` en pasos de entorno,
+#: ``max_env_steps``, ``confirm_episodes``) y devuelven una historia con
+#: ``evaluations`` de ``helpers.training.Evaluation``. REINFORCE actualiza por
+#: lotes de episodios enteros: evalúa en la primera actualización después de
+#: cada múltiplo de ``eval_every``.
+COURSE: dict[str, tuple[str, str]] = {
+    "DQN": ("helpers.dqn:DQNConfig", "helpers.dqn:train_dqn"),
+    "REINFORCE + línea base": (
+        "helpers.reinforce:ReinforceConfig",
+        "helpers.baselines:train_reinforce_with_baseline",
+    ),
+    "A2C": ("helpers.actor_critic:A2CConfig", "helpers.actor_critic:train_a2c"),
+    "PPO": ("helpers.ppo:PPOConfig", "helpers.ppo:train_ppo"),
 }
+
+
+def _load(path: str) -> Any:
+    """``"módulo:nombre"`` -> el objeto."""
+    import importlib
+
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def course_run(
+    name: str, seed: int, interval: int, max_steps: int, **overrides: Any
+) -> Run:
+    """Una ejecución del agente ``name`` del curso con la regla del banco."""
+    config_class, train = (_load(path) for path in COURSE[name])
+    config = config_class(
+        seed=seed,
+        eval_every=interval,
+        max_env_steps=max_steps,
+        confirm_episodes=CONFIRM_EPISODES,
+        **overrides,
+    )
+    return _from_history(train(config, progress=False), max_steps)
+
 
 # ---------------------------------------------------------------------------
 # Stable-Baselines3
@@ -399,7 +369,7 @@ def _one_run(job: tuple[str, str | None, int, int, int, dict]) -> dict[str, Any]
     if sb3_algorithm is not None:
         run = sb3_run(sb3_algorithm, seed, interval, max_steps)
     else:
-        run = COURSE[name](seed, interval, max_steps, **overrides)
+        run = course_run(name, seed, interval, max_steps, **overrides)
     run.seconds = time.perf_counter() - start
     return run.to_dict(seed)
 

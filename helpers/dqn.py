@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from helpers.training import confirmation_seed
+from helpers.training import Evaluation, confirmation_seed
 
 # ---------------------------------------------------------------------------
 # Las piezas de los ejercicios
@@ -317,7 +317,7 @@ class DQNConfig:
 
     env_id: str = "CartPole-v1"  # entorno de gymnasium
     seed: int = 0  # semilla de todo: red, ε-greedy, búfer y entorno
-    total_steps: int = 50_000  # pasos de entorno como máximo
+    max_env_steps: int = 50_000  # pasos de entorno como máximo
     buffer_size: int = 50_000  # transiciones que guarda el búfer
     learning_starts: int = 1_000  # primer paso con gradiente (antes, solo llenar)
     batch_size: int = 64  # transiciones por paso de gradiente
@@ -346,13 +346,13 @@ class DQNHistory:
         seconds: segundos de reloj del entrenamiento (evaluaciones incluidas).
         episode_returns: retorno de cada episodio de entrenamiento (con ε).
         episode_ends: el paso en que acabó cada uno de esos episodios.
-        evaluations: ``(paso, retorno medio voraz, segundos)`` de cada evaluación.
-        confirmations: ``(paso, retorno medio)`` de cada confirmación (con
-            ``confirm_episodes``: solo tras las evaluaciones que llegaron).
+        evaluations: cada evaluación voraz, una
+            :class:`helpers.training.Evaluation` como las de los demás agentes:
+            paso de entorno, segundos, retorno medio, la media de la
+            confirmación (con ``confirm_episodes``, solo tras las que llegaron)
+            y los pasos de gradiente dados antes (el del mismo paso, incluido).
         losses: ``(paso, pérdida)`` cada 100 pasos de gradiente.
         updates: pasos de gradiente dados (llamadas a :func:`dqn_update`).
-        evaluation_updates: los pasos de gradiente dados antes de cada
-            evaluación (el del mismo paso de entorno, incluido).
         solved_at: el paso de la primera evaluación que alcanzó
             ``target_return`` (``None`` si ninguna).
         q_network: la red Q al terminar.
@@ -362,11 +362,9 @@ class DQNHistory:
     seconds: float = 0.0
     episode_returns: list[float] = field(default_factory=list)
     episode_ends: list[int] = field(default_factory=list)
-    evaluations: list[tuple[int, float, float]] = field(default_factory=list)
-    confirmations: list[tuple[int, float]] = field(default_factory=list)
+    evaluations: list[Evaluation] = field(default_factory=list)
     losses: list[tuple[int, float]] = field(default_factory=list)
     updates: int = 0
-    evaluation_updates: list[int] = field(default_factory=list)
     solved_at: int | None = None
     q_network: nn.Module | None = None
 
@@ -410,7 +408,7 @@ def train_dqn(
     start = time.perf_counter()
     observation, _ = env.reset(seed=config.seed)
     episode_return = 0.0
-    steps = range(1, config.total_steps + 1)
+    steps = range(1, config.max_env_steps + 1)
     for step in tqdm(steps, desc="DQN", disable=not progress, mininterval=1.0):
         # Actuar: ε-greedy sobre Q(s, ·).
         epsilon = linear_epsilon(
@@ -451,19 +449,27 @@ def train_dqn(
             )
             target = config.target_return
             reached = target is not None and returns.mean() >= target
+            confirmed = None
             if reached and config.confirm_episodes:
                 # Confirmar en episodios nuevos antes de dar por bueno el paso
-                confirmed = evaluate_greedy(
-                    q_network,
-                    make_env,
-                    config.confirm_episodes,
-                    seed=confirmation_seed(config.seed, len(history.evaluations)),
-                ).mean()
-                history.confirmations.append((step, float(confirmed)))
+                confirmed = float(
+                    evaluate_greedy(
+                        q_network,
+                        make_env,
+                        config.confirm_episodes,
+                        seed=confirmation_seed(config.seed, len(history.evaluations)),
+                    ).mean()
+                )
                 reached = confirmed >= target
-            seconds = time.perf_counter() - start
-            history.evaluations.append((step, float(returns.mean()), seconds))
-            history.evaluation_updates.append(history.updates)
+            history.evaluations.append(
+                Evaluation(
+                    env_steps=step,
+                    seconds=time.perf_counter() - start,
+                    mean_return=float(returns.mean()),
+                    confirmed_return=confirmed,
+                    updates=history.updates,
+                )
+            )
             if reached:
                 history.solved_at = step
                 break

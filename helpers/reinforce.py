@@ -501,10 +501,11 @@ class ReinforceConfig:
     normalize_returns: bool = True  # pesos (G_t − media) / desviación del lote
     max_env_steps: int = 400_000  # tope de pasos de entorno del entrenamiento
     max_updates: int | None = None  # tope de actualizaciones (None: sin tope)
-    eval_every: int = 5  # evaluar la política voraz cada tantas act. (0: nunca)
+    eval_every_updates: int = 5  # evaluar la política voraz cada tantas act.
     # o bien, si es > 0, en la primera actualización tras cada tantos pasos de
-    # entorno (la regla de ``make bench``, igual para todos los algoritmos)
-    eval_every_steps: int = 0
+    # entorno (como los demás agentes; la regla de ``make bench``). Con los dos
+    # a 0, nunca.
+    eval_every: int = 0
     eval_episodes: int = 20  # episodios por evaluación
     target_return: float | None = 475.0  # parar al alcanzarlo (None: no parar)
     confirm_episodes: int = 0  # confirmar al llegar, en tantos episodios nuevos
@@ -541,7 +542,8 @@ def train_reinforce(
     3. pesos: ``G_t`` (menos la línea base, si hay) y, si se pide, normalizados
        a media 0 y desviación 1 en el lote;
     4. pérdida ``loss_fn(log_probs, pesos, N)`` y un paso de Adam;
-    5. cada ``eval_every`` actualizaciones, 20 episodios con la política voraz;
+    5. cada ``eval_every_updates`` actualizaciones (o tras cada
+       ``eval_every`` pasos de entorno), 20 episodios con la política voraz;
        se para al alcanzar ``target_return``.
 
     Args:
@@ -565,7 +567,7 @@ def train_reinforce(
     start, env_steps, update = time.perf_counter(), 0, 0
     bar = tqdm(total=config.max_env_steps, desc="REINFORCE", disable=not progress)
     seed: int | None = config.seed
-    next_eval = config.eval_every_steps
+    next_eval = config.eval_every
     while env_steps < config.max_env_steps and (
         config.max_updates is None or update < config.max_updates
     ):
@@ -612,12 +614,13 @@ def train_reinforce(
         history.entropies.append(distribution.entropy().mean().item())
         bar.update(episodes.n_steps)
         # Etapa 5: evaluación voraz periódica.
-        if config.eval_every_steps:
+        if config.eval_every:
             due = env_steps >= next_eval
             while next_eval <= env_steps:
-                next_eval += config.eval_every_steps
+                next_eval += config.eval_every
         else:
-            due = bool(config.eval_every) and update % config.eval_every == 0
+            every = config.eval_every_updates
+            due = bool(every) and update % every == 0
         if due:
             solved = record_evaluation(
                 policy,

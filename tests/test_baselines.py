@@ -296,7 +296,7 @@ def test_batch_mean_baseline():
 
 def test_train_reinforce_with_baseline_runs_and_is_deterministic():
     config = reinforce.ReinforceConfig(
-        seed=3, n_envs=4, max_updates=3, eval_every=0, target_return=None
+        seed=3, n_envs=4, max_updates=3, eval_every_updates=0, target_return=None
     )
     a = baselines.train_reinforce_with_baseline(config, progress=False)
     b = baselines.train_reinforce_with_baseline(config, progress=False)

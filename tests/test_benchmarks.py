@@ -293,7 +293,7 @@ def test_both_sides_evaluate_after_the_update_that_used_the_mark(name, monkeypat
         return original(history, max_steps)
 
     monkeypatch.setattr(cartpole, "_from_history", keep)
-    course = cartpole.COURSE[name](0, TINY_INTERVAL, TINY_MAX_STEPS)
+    course = cartpole.course_run(name, 0, TINY_INTERVAL, TINY_MAX_STEPS)
     assert course.evaluations and len(course.updates) == len(course.evaluations)
     if name != "DQN":  # el DQN del curso no guarda un historial por actualización
         # Justo tras una actualización (la que usó los pasos hasta la
@@ -636,8 +636,9 @@ def test_preferencias_summary_keeps_peaks_and_best_epochs_without_curves():
 
 
 def test_preferencias_bench_runs_in_quick_mode():
-    """``--quick``: una semilla en miniatura por el mismo ``run_seed``, con
-    todo lo que lee la tabla, y los tamaños de verdad restaurados al salir."""
+    """``--quick``: una semilla en miniatura por el mismo ``run_seed`` (con
+    tamaños pequeños como argumentos), con todo lo que lee la tabla, sin tocar
+    los tamaños de verdad ni los hilos."""
     import torch
 
     from benchmarks import preferencias
@@ -647,7 +648,8 @@ def test_preferencias_bench_runs_in_quick_mode():
     data = preferencias.measure(quick=True, say=lambda _: None)
     assert torch.get_num_threads() == threads
     assert preferences.TRAIN_PAIRS == 4096 and preferences.TEST_PAIRS == 512
-    assert preference_runs.DPO_RUNS["dpo"].epochs > preferencias.QUICK_DPO_EPOCHS
+    quick_epochs = preferencias.QUICK_SIZES["dpo_epochs"]
+    assert preference_runs.DPO_RUNS["dpo"].epochs > quick_epochs
     (seed,) = data["runs"]
     assert data["pairs"] == {"train": 256, "test": 128}
     assert 0.5 <= data["data"]["ceiling"] <= 1
@@ -658,7 +660,7 @@ def test_preferencias_bench_runs_in_quick_mode():
         assert figures["steps"] == preferencias.QUICK_STEPS
         assert 1 <= figures["step"] <= preferencias.QUICK_STEPS
     for figures in seed["dpo"].values():
-        assert figures["epochs"] == preferencias.QUICK_DPO_EPOCHS
+        assert figures["epochs"] == quick_epochs
         assert figures["seconds"] > 0
     lines = preferencias.render(data)
     assert sum(line.startswith("| DPO |") for line in lines) == 1

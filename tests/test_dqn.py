@@ -335,21 +335,24 @@ def test_evaluate_greedy_matches_playing_one_episode_at_a_time():
 
 def test_train_dqn_is_deterministic_and_records_its_history():
     config = dqn.DQNConfig(
-        total_steps=1_500, learning_starts=200, eval_every=500, target_return=None
+        max_env_steps=1_500, learning_starts=200, eval_every=500, target_return=None
     )
     first, second = dqn.train_dqn(config), dqn.train_dqn(config)
     assert first.episode_returns == second.episode_returns
     assert first.losses == second.losses
-    assert [e[:2] for e in first.evaluations] == [e[:2] for e in second.evaluations]
+    assert [(e.env_steps, e.mean_return) for e in first.evaluations] == [
+        (e.env_steps, e.mean_return) for e in second.evaluations
+    ]
     assert first.steps == 1_500 and first.solved_at is None
-    assert [e[0] for e in first.evaluations] == [500, 1_000, 1_500]
+    assert [e.env_steps for e in first.evaluations] == [500, 1_000, 1_500]
+    assert [e.updates for e in first.evaluations] == [301, 801, 1_301]
     assert sum(first.episode_returns) <= 1_500
     assert first.episode_ends == sorted(first.episode_ends)
 
 
 def test_train_dqn_stops_when_the_target_is_reached():
     config = dqn.DQNConfig(
-        total_steps=400, learning_starts=100, eval_every=200, target_return=0.0
+        max_env_steps=400, learning_starts=100, eval_every=200, target_return=0.0
     )
     history = dqn.train_dqn(config)
     assert history.solved_at == 200 and history.steps == 200
@@ -479,18 +482,20 @@ def test_notebook_training_loop_equals_train_dqn(notebook):
     assert fields == {
         k: v for k, v in asdict(dqn.DQNConfig()).items() if k not in bench_only
     }, "los hiperparámetros del cuaderno y de DQNConfig deben coincidir"
-    short = {"total_steps": 2_500, "learning_starts": 500, "eval_every": 1_000}
+    short = {"max_env_steps": 2_500, "learning_starts": 500, "eval_every": 1_000}
     config = notebook["Config"](**short)
     mine = notebook["train"](config, lambda: gym.make("CartPole-v1"))
     ref = dqn.train_dqn(dqn.DQNConfig(**short))
     assert mine.episode_returns == ref.episode_returns
     assert mine.losses == ref.losses
-    assert [e[:2] for e in mine.evaluations] == [e[:2] for e in ref.evaluations]
+    assert [(e.env_steps, e.mean_return) for e in mine.evaluations] == [
+        (e.env_steps, e.mean_return) for e in ref.evaluations
+    ]
 
 
 def test_notebook_loop_passes_a_probe(notebook):
     config = notebook["Config"](
-        total_steps=400,
+        max_env_steps=400,
         learning_starts=100,
         epsilon_duration=200,
         target_every=5,

@@ -69,7 +69,7 @@ def test_probe_report_compares_with_the_truth():
 
 
 PROBE_CONFIG = dqn.DQNConfig(
-    total_steps=400,
+    max_env_steps=400,
     learning_starts=100,
     epsilon_duration=200,
     target_every=5,

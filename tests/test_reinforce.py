@@ -264,7 +264,9 @@ def test_train_reinforce_history_and_hooks():
         return reinforce.reinforce_loss(log_probs, returns, n)
 
     baseline = _CountingBaseline()
-    config = reinforce.ReinforceConfig(seed=3, n_envs=4, max_updates=4, eval_every=2)
+    config = reinforce.ReinforceConfig(
+        seed=3, n_envs=4, max_updates=4, eval_every_updates=2
+    )
     history = reinforce.train_reinforce(
         config,
         baseline=baseline,
@@ -285,7 +287,9 @@ def test_train_reinforce_history_and_hooks():
 
 
 def test_train_reinforce_is_deterministic():
-    config = reinforce.ReinforceConfig(seed=7, n_envs=4, max_updates=3, eval_every=0)
+    config = reinforce.ReinforceConfig(
+        seed=7, n_envs=4, max_updates=3, eval_every_updates=0
+    )
     runs = [reinforce.train_reinforce(config, progress=False) for _ in range(2)]
     assert runs[0].mean_returns == runs[1].mean_returns
     assert runs[0].losses == runs[1].losses
@@ -452,8 +456,7 @@ def test_evaluations_every_so_many_env_steps():
         seed=0,
         n_envs=4,
         max_env_steps=3000,
-        eval_every=0,
-        eval_every_steps=1000,
+        eval_every=1000,
         eval_episodes=2,
         target_return=None,
     )
