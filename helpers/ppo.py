@@ -295,8 +295,25 @@ def ppo_minibatch_loss(
     Returns:
         Un escalar con gradiente respecto a los parámetros de ``agent``.
     """
-    log_probs, values, entropy, advantages = _minibatch_terms(agent, batch, indices)
-    return ppo_loss(
+    loss, _ = _minibatch_loss(agent, batch, indices, clip_eps, vf_coef, ent_coef)
+    return loss
+
+
+def _minibatch_loss(
+    agent: ActorCritic,
+    batch: PPOBatch,
+    indices: torch.Tensor,
+    clip_eps: float,
+    vf_coef: float,
+    ent_coef: float,
+    normalize_advantages: bool = True,
+    loss_fn: Callable[..., torch.Tensor] = ppo_loss,
+) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """La pérdida ``loss_fn`` del minilote y sus ``(log π_θ, V_θ, entropía)``."""
+    log_probs, values, entropy, advantages = _minibatch_terms(
+        agent, batch, indices, normalize_advantages
+    )
+    loss = loss_fn(
         log_probs,
         batch.log_probs[indices],
         advantages,
@@ -307,6 +324,7 @@ def ppo_minibatch_loss(
         vf_coef,
         ent_coef,
     )
+    return loss, (log_probs, values, entropy)
 
 
 @torch.no_grad()
@@ -391,21 +409,17 @@ def ppo_update(
     epochs = 0
     for _ in range(n_epochs):
         for indices in minibatch_fn(len(batch), minibatch_size, 1, generator):
-            log_probs, values, entropy, advantages = _minibatch_terms(
-                agent, batch, indices, normalize_advantages
-            )
-            old_log_probs = batch.log_probs[indices]
-            loss = loss_fn(
-                log_probs,
-                old_log_probs,
-                advantages,
-                values,
-                batch.returns[indices],
-                entropy,
+            loss, (log_probs, values, entropy) = _minibatch_loss(
+                agent,
+                batch,
+                indices,
                 clip_eps,
                 vf_coef,
                 ent_coef,
+                normalize_advantages,
+                loss_fn,
             )
+            old_log_probs = batch.log_probs[indices]
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm, foreach=True)
