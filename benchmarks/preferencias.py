@@ -3,7 +3,7 @@ IPO sobre los mismos pares (``helpers.tinylm.preference_runs``).
 
 Se vuelven a calcular, desde cero, las ejecuciones largas que dibuja el
 cuaderno 10 (``preference_runs.compute_all``: tres semillas, dos a la vez,
-cada una en su proceso con un hilo; unos 15 minutos en 2 núcleos). Por
+cada una en su proceso con un hilo; BENCHMARKS.md dice cuánto tardó). Por
 semilla: un modelo de recompensa entrenado con Bradley–Terry sobre los pares
 de la anotadora, GRPO contra él con cada β de ``BETAS``, GRPO contra la
 utilidad verdadera (el techo, «verdad») y DPO e IPO sobre los mismos pares.
@@ -126,6 +126,17 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _last_time() -> str:
+    """Cuánto tardó la última medida guardada de esta parte, si la hay."""
+    from helpers.bench_data import load
+
+    try:
+        minutes = load().get("preferencias", {}).get("minutes")
+    except (OSError, ValueError):
+        return ""
+    return f" (la última vez, {number(minutes, 0)} min)" if minutes else ""
+
+
 def measure(
     quick: bool, say: Callable[[str], None] = print, jobs: int = 2
 ) -> dict[str, Any]:
@@ -136,7 +147,7 @@ def measure(
     else:
         say(
             f"preferencias, semillas {', '.join(map(str, SEEDS))}, "
-            f"{jobs} a la vez (unos 15 min)"
+            f"{jobs} a la vez{_last_time()}"
         )
     data = summarize(_compute(quick, jobs))
     data["jobs"] = 1 if quick else jobs  # en miniatura, en este mismo proceso

@@ -86,7 +86,7 @@ from helpers.formatting import number, percent
 SEEDS = [0, 1, 2]
 #: Presupuesto de ``make bench`` entero, en minutos (con 2 núcleos). Casi todo
 #: es CartPole (4 agentes × 20 semillas, junto a SB3: 160 entrenamientos) y el
-#: módulo 10 (3 semillas × 7 entrenamientos del modelo diminuto, unos 26 min);
+#: módulo 10 (3 semillas × 7 entrenamientos del modelo diminuto);
 #: CI no lo ejecuta (``make bench-quick``), y cada parte se puede volver a
 #: medir sola con ``--only``.
 BENCH_MINUTES = 180
