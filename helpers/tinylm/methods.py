@@ -182,13 +182,15 @@ def _anywhere_verify(text: str, a: int, b: int) -> int:
     return int(str(a * b) in body)
 
 
-# Los tres candidatos que probamos. Con unos pocos pasos de GRPO, solo el de
-# la última cifra se explota: su recompensa sube casi hasta 1 mientras la
-# precisión de verdad baja, y en las respuestas se ven números equivocados que
-# terminan en la cifra buena. Con «prefix» el modelo nunca escribe un número
-# final cortado, y con «anywhere» el producto casi solo aparece cuando la
-# respuesta es correcta: las dos recompensas suben con la precisión. Las
-# cifras de la trampa elegida están en el banco (``benchmarks/methods.py``).
+# Los tres candidatos que probamos. Con GRPO hasta 10 240 respuestas (el banco),
+# solo el de la última cifra se explota: su recompensa sube casi hasta 1
+# mientras la precisión de verdad baja (con 4096, las del cuaderno, sube mucho
+# menos que con el verificador correcto), y en las respuestas se ven números
+# equivocados que terminan en la cifra buena. Con «prefix» el modelo nunca
+# escribe un número final cortado, y con «anywhere» el producto casi solo
+# aparece cuando la respuesta es correcta: las dos recompensas suben con la
+# precisión. Las cifras de la trampa elegida están en el banco
+# (``benchmarks/methods.py``).
 BUGGY_VERIFIERS = {
     "last_digit": _last_digit_verify,
     "prefix": _prefix_verify,
