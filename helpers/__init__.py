@@ -8,7 +8,7 @@ implementaciones de referencia de cada módulo (``helpers.bandits``...).
 
 from helpers.checks import progress_summary
 from helpers.environment import check_environment, report_environment
-from helpers.formatting import number, percent, scientific
+from helpers.formatting import number, numbers, percent, scientific
 from helpers.plotting import use_course_style
 from helpers.seeding import set_seed
 from helpers.selfcheck import self_check
@@ -16,6 +16,7 @@ from helpers.selfcheck import self_check
 __all__ = [
     "check_environment",
     "number",
+    "numbers",
     "percent",
     "scientific",
     "progress_summary",

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 # Espacio fino que no se parte (U+202F): separa los miles sin cortar la cifra.
 THIN_SPACE = "\u202f"
 
@@ -62,6 +64,47 @@ def percent(fraction: float, decimals: int = 1, *, sign: bool = False) -> str:
     sign=True)`` da «+25,9 %».
     """
     return number(100 * float(fraction), decimals, sign=sign) + "\u00a0%"
+
+
+def numbers(values: object, decimals: int = 2, *, sign: bool = False) -> str:
+    """Varias cifras (una lista, un array o un tensor) entre corchetes y
+    separadas por «;», cada una con :func:`number`: «[0,33; 0,00; −0,67]».
+
+    Un array de dos o más dimensiones se escribe fila a fila, cada fila entre
+    sus corchetes: «[[1; 2]; [3; 4]]». Un escalar, sin corchetes.
+
+    Examples:
+        >>> numbers([1 / 3, 0, -2 / 3])
+        '[0,33; 0,00; −0,67]'
+        >>> numbers([[1, 2], [3, 4]], 0)
+        '[[1; 2]; [3; 4]]'
+    """
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().numpy()
+    array = np.asarray(values, dtype=float)
+    if array.ndim == 0:
+        return number(array, decimals, sign=sign)
+    return "[" + "; ".join(numbers(row, decimals, sign=sign) for row in array) + "]"
+
+
+def significant(x: float, digits: int = 6) -> str:
+    """``x`` con ``digits`` cifras significativas y coma decimal: para los
+    mensajes que comparan un valor con el esperado sin saber su escala.
+
+    Examples:
+        >>> significant(2 / 3)
+        '0,666667'
+        >>> significant(-1.5e-07)
+        '−1,5e−07'
+        >>> significant(float("inf"))
+        '∞'
+    """
+    x = float(x.detach() if hasattr(x, "detach") else x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.{digits}g}".replace(".", ",").replace("-", "−")
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

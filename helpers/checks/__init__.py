@@ -43,6 +43,8 @@ from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
+from helpers.formatting import significant
+
 F = TypeVar("F", bound=Callable[..., None])
 
 
@@ -417,6 +419,48 @@ def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
     return marks
 
 
+def statements_check(
+    module: str, key: str, title: str, name: str, question: str
+) -> Callable[..., None]:
+    """La comprobación visible de una pregunta de cuatro afirmaciones.
+
+    Registra el ejercicio ``key`` de ``module`` y devuelve
+    ``check(answer, quiet=False)``, que solo mira la **forma** de la respuesta
+    (:func:`marked_statements`): cualquier respuesta bien escrita pasa, acierte
+    o no, con el mismo mensaje para todas. No sabe cuál es la buena y por eso
+    no puede revelarla: la clave y su explicación viven solo en las pruebas
+    ocultas del cuaderno de soluciones.
+
+    Args:
+        module, key, title: el módulo, la clave (el ``grade_id`` de la celda de
+            la respuesta) y el título del ejercicio.
+        name: el nombre de la variable en el cuaderno (``"answer_experiment"``).
+        question: cómo se nombra la pregunta en una frase («la pregunta del
+            experimento»).
+    """
+
+    @exercise(module, key, title)
+    def check_form(answer: Any) -> None:
+        marked_statements(answer, name, question)
+
+    def check(answer: Any, quiet: bool = False) -> None:
+        check_form(answer, quiet=True)
+        if not quiet:
+            print(
+                f"✔ {title}: respuesta bien escrita (las cuatro afirmaciones "
+                "marcadas). Esta comprobación no dice si aciertas: la pregunta se "
+                "califica al corregir, y entonces recibirás la explicación."
+            )
+
+    check.__name__ = check.__qualname__ = f"check_{key}"
+    check.__doc__ = (
+        f"Comprueba que ``{name}`` está bien escrita: un diccionario con las "
+        'claves ``"a"`` a ``"d"``, cada una ``True`` o ``False``. No dice '
+        "si acierta."
+    )
+    return check
+
+
 def as_int(value: Any, what: str) -> int:
     """Convierte a entero una acción (int, np.int64, tensor de un elemento)."""
     if hasattr(value, "item"):
@@ -435,23 +479,13 @@ def close(
     return a.shape == b.shape and bool(np.allclose(a, b, atol=atol, rtol=rtol))
 
 
-def _num(x: float) -> str:
-    """Un número con seis cifras significativas y coma decimal."""
-    x = float(x)
-    if np.isnan(x):
-        return "NaN"
-    if np.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return f"{x:.6g}".replace(".", ",")
-
-
 def _show(value: np.ndarray) -> str:
     """Un valor corto entero; uno largo, por su forma (el detalle va en ``_where``)."""
     value = np.asarray(value, dtype=float)
     if value.ndim == 0:
-        return _num(value)
+        return significant(value)
     if value.size <= 8:
-        flat = "; ".join(_num(v) for v in value.reshape(-1))
+        flat = "; ".join(significant(v) for v in value.reshape(-1))
         return f"[{flat}]" if value.ndim == 1 else f"[{flat}] (forma {value.shape})"
     return f"un array de forma {value.shape}"
 
@@ -469,7 +503,7 @@ def describe_difference(got: Any, want: Any, *, atol: float = 1e-6) -> str:
     got = np.asarray(got, dtype=float)
     want = np.asarray(want, dtype=float)
     if got.ndim == 0:
-        return f"devolvió {_num(got)}, pero debía ser {_num(want)}."
+        return f"devolvió {significant(got)}, pero debía ser {significant(want)}."
     with np.errstate(all="ignore"):
         bad = ~np.isclose(got, want, atol=atol, rtol=1e-5, equal_nan=True)
         gap = np.where(np.isnan(got) != np.isnan(want), np.inf, np.abs(got - want))
@@ -479,13 +513,13 @@ def describe_difference(got: Any, want: Any, *, atol: float = 1e-6) -> str:
     worst = np.unravel_index(int(np.argmax(gap)), gap.shape)
     text = (
         f"difiere en {len(positions)} de {got.size} posiciones. "
-        f"La primera es {_index(first)}: debía ser {_num(want[first])} y es "
-        f"{_num(got[first])}."
+        f"La primera es {_index(first)}: debía ser {significant(want[first])} y es "
+        f"{significant(got[first])}."
     )
     if tuple(worst) != first:
         text += (
             f" La mayor diferencia está en {_index(worst)}: debía ser "
-            f"{_num(want[worst])} y es {_num(got[worst])}."
+            f"{significant(want[worst])} y es {significant(got[worst])}."
         )
     if got.size <= 8:
         text = f"devolvió {_show(got)}, pero debía ser {_show(want)}: " + text
@@ -850,7 +884,7 @@ def _symptom(raw: Any, got: np.ndarray, want: np.ndarray) -> str | None:
             and np.allclose(ratios, ratio, rtol=1e-4)
         ):
             return (
-                f"Sale proporcional al correcto (× {_num(ratio)} en todas las "
+                f"Sale proporcional al correcto (× {significant(ratio)} en todas las "
                 "posiciones): ¿falta o sobra un factor, o una media en vez de una "
                 "suma?"
             )

@@ -19,14 +19,9 @@ from helpers.checks import (
     fail,
     python_number,
 )
-from helpers.formatting import number, percent
+from helpers.formatting import number, numbers, percent
 
 MODULE = "01_bandidos"
-
-
-def _numbers(values: Iterable[float], decimals: int) -> str:
-    """Varias cifras con coma decimal, separadas por «;»: «[0,33; 0; 0,67]»."""
-    return "[" + "; ".join(number(v, decimals) for v in values) + "]"
 
 
 # ---------------------------------------------------------------------------
@@ -91,7 +86,7 @@ def check_incremental_mean(
         estimate = float(np.asarray(incremental_mean(estimate, reward, n)))
     if not np.isclose(estimate, np.mean(rewards)):
         fail(
-            f"Al encadenar incremental_mean sobre {_numbers(rewards, 0)} sale "
+            f"Al encadenar incremental_mean sobre {numbers(rewards, 0)} sale "
             f"{number(estimate, 4)}, pero la media es {number(np.mean(rewards), 4)}."
         )
 
@@ -165,19 +160,19 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     if greedy.max() < 0.6:
         fail(
             "Con ε = 0 no debías explorar nunca, pero elegiste brazos al azar "
-            f"(frecuencias: {_numbers(greedy, 2)}). ¿Comparas al revés? Explora "
+            f"(frecuencias: {numbers(greedy, 2)}). ¿Comparas al revés? Explora "
             "solo cuando rng.random() < ε."
         )
     if greedy[0] == 1.0 or greedy[2] == 1.0:
         fail(
             "Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1 y elegiste "
             f"otro. ¿Usaste argmin en vez de argmax? Frecuencias: "
-            f"{_numbers(greedy, 2)}."
+            f"{numbers(greedy, 2)}."
         )
     if greedy[1] != 1.0:
         fail(
             f"Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1; "
-            f"frecuencias: {_numbers(greedy, 2)}."
+            f"frecuencias: {numbers(greedy, 2)}."
         )
     # 3. Los empates se deshacen al azar.
     # Tamaños elegidos para ≥ 4 errores típicos de margen en cada tolerancia (y
@@ -192,7 +187,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     if ties[1] > 0 or np.abs(ties[[0, 2, 3]] - 1 / 3).max() > 0.05:
         fail(
             "Con ε = 0 y Q = [3, 1, 3, 3] los brazos 0, 2 y 3 deberían salir cada uno "
-            f"≈ 1/3 de las veces y el 1 nunca. Frecuencias: {_numbers(ties, 3)}."
+            f"≈ 1/3 de las veces y el 1 nunca. Frecuencias: {numbers(ties, 3)}."
         )
     # 4. Con ε = 1 explora siempre, entre TODOS los brazos.
     explore = _frequencies(
@@ -211,7 +206,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     if np.abs(explore - 0.2).max() > 0.03:
         fail(
             "Con ε = 1 y 5 brazos cada brazo debería salir ≈ 20 % de las veces. "
-            f"Frecuencias: {_numbers(explore, 3)}."
+            f"Frecuencias: {numbers(explore, 3)}."
         )
     # 5. Con ε = 0,2 y 4 brazos: P(mejor) = 1 − ε + ε/k = 0,85.
     mixed = _frequencies(epsilon_greedy, [0.0, 0.0, 1.0, 0.0], 0.2, 5000, seed + 3)
@@ -277,7 +272,7 @@ def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
     ):
         fail(
             f"actions debe tener índices de brazo enteros, de 0 a {k - 1}; "
-            f"devolviste {_numbers(actions, 2)}. ¿Devolviste valores Q en vez de "
+            f"devolviste {numbers(actions, 2)}. ¿Devolviste valores Q en vez de "
             "índices?"
         )
     rewards, new_q, new_counts = (
@@ -384,8 +379,8 @@ def check_testbed_step(
             continue
         intro = (
             f"En el caso {index + 1} (n = {q.shape[0]}, k = {q.shape[1]}, ε = "
-            f"{number(epsilon, 2)}) tus acciones son {_numbers(got, 0)} y debían "
-            f"ser {_numbers(want, 0)}."
+            f"{number(epsilon, 2)}) tus acciones son {numbers(got, 0)} y debían "
+            f"ser {numbers(want, 0)}."
         )
         for variant, message in _ACTION_MISTAKES:
             if all(

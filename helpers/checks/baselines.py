@@ -20,16 +20,8 @@ from helpers.checks import (
     fail,
     python_number,
 )
-from helpers.formatting import number
 
 MODULE = "04_lineas_base"
-
-
-def _numbers(values: Any, decimals: int) -> str:
-    """Varias cifras con coma decimal, separadas por «;»: «[0,33; 0; 0,67]»."""
-    if isinstance(values, torch.Tensor):
-        values = values.detach().numpy()
-    return "[" + "; ".join(number(v, decimals) for v in np.ravel(values)) + "]"
 
 
 # ---------------------------------------------------------------------------

@@ -20,13 +20,9 @@ from helpers.checks import (
     exercise,
     fail,
 )
+from helpers.formatting import numbers, significant
 
 MODULE = "02_dqn"
-
-
-def _num(x: float) -> str:
-    """Un número con coma decimal, como se escribe en español."""
-    return f"{x:.6g}".replace(".", ",")
 
 
 # ---------------------------------------------------------------------------
@@ -314,8 +310,9 @@ def _compare_episodes(
             )
         if not np.isclose(ret, ret_ref):
             return (
-                f"{described}, el retorno del episodio {k} es {_num(ret)} y debía "
-                f"ser {_num(ret_ref)}: la suma de las recompensas del episodio."
+                f"{described}, el retorno del episodio {k} es {significant(ret)} "
+                "y debía "
+                f"ser {significant(ret_ref)}: la suma de las recompensas del episodio."
             )
         if q.shape != q_ref.shape or not np.allclose(q, q_ref, atol=1e-9):
             difference = (
@@ -357,8 +354,8 @@ def check_q_learning_episode(
         )
         seed, n_episodes, alpha, gamma, epsilon = case
         described = (
-            f"Con rng = np.random.default_rng({seed}), α = {_num(alpha)}, "
-            f"γ = {_num(gamma)} y ε = {_num(epsilon)}"
+            f"Con rng = np.random.default_rng({seed}), α = {significant(alpha)}, "
+            f"γ = {significant(gamma)} y ε = {significant(epsilon)}"
         )
         problem = _compare_episodes(got, want, described)
         if problem is None:
@@ -750,8 +747,8 @@ def check_sample_batch(
     if np.abs(frequencies - 1 / size).max() > 0.04:
         fail(
             "El muestreo no es uniforme entre las casillas llenas. Frecuencias: "
-            f"[{'; '.join(_num(f) for f in np.round(frequencies, 3))}] (cada una "
-            f"debería ser ≈ {_num(round(1 / size, 3))})."
+            f"{numbers(np.round(frequencies, 3), 3)} (cada una "
+            f"debería ser ≈ {significant(round(1 / size, 3))})."
         )
     # Con el búfer lleno y dado la vuelta, todas las casillas cuentan.
     full = tagged_buffer(capacity, capacity + 3, obs_dim, n_actions)
@@ -932,7 +929,7 @@ def check_dqn_loss(
             want = _as_float(_loss_value(dqn.dqn_loss, case))
             described = (
                 f"Con el lote de prueba {case[0]} ({case[1]} transiciones, "
-                f"{case[3]} acciones, γ = {_num(case[4])})"
+                f"{case[3]} acciones, γ = {significant(case[4])})"
             )
             if isinstance(got, BaseException):
                 intro = f"{described} tu dqn_loss lanzó {type(got).__name__}: {got}"
@@ -947,8 +944,8 @@ def check_dqn_loss(
                 if np.isclose(value, want, atol=1e-5, rtol=1e-4):
                     continue
                 intro = (
-                    f"{described} la pérdida vale {_num(value)} y debía valer "
-                    f"{_num(want)}."
+                    f"{described} la pérdida vale {significant(value)} y debía valer "
+                    f"{significant(want)}."
                 )
             for mistake, message in LOSS_MISTAKES:
                 fingerprint = [_loss_value(mistake, c) for c in cases]
@@ -1236,8 +1233,9 @@ def _check_update_against_reference(
                 )
             if not np.isclose(float(loss), reference_loss, atol=1e-6, rtol=1e-5):
                 fail(
-                    f"La red queda bien, pero devolviste {_num(float(loss))} y la "
-                    f"pérdida del lote era {_num(reference_loss)}. Devuelve la "
+                    "La red queda bien, pero devolviste "
+                    f"{significant(float(loss))} y la "
+                    f"pérdida del lote era {significant(reference_loss)}. Devuelve la "
                     "pérdida que usaste para el paso."
                 )
             continue
@@ -1246,7 +1244,7 @@ def _check_update_against_reference(
             if _same_state(state, mistaken, gradients=True):
                 fail(
                     f"La red Q no queda como debía tras {what}.\n"
-                    + message.format(norm=_num(config.max_grad_norm))
+                    + message.format(norm=significant(config.max_grad_norm))
                 )
         seed, kind, step = case
         compare_parameters(

@@ -17,7 +17,6 @@ from helpers.checks import STATEMENT_KEYS as STATEMENT_KEYS
 from helpers.checks import (
     CheckError,
     _differs,
-    _num,
     as_array,
     call,
     check_cases,
@@ -28,6 +27,7 @@ from helpers.checks import (
     fail,
     marked_statements,
 )
+from helpers.formatting import significant
 
 MODULE = "06_ppo"
 
@@ -504,9 +504,10 @@ def check_ppo_minibatch_loss(
     shown = ", ".join(str(i) for i in indices[:6]) + (", …" if len(indices) > 6 else "")
     fail(
         f"En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] "
-        f"({len(indices)} muestras), ε = {_num(clip_eps)}, c_V = {_num(vf_coef)} y "
-        f"c_H = {_num(ent_coef)}, la pérdida vale {_num(got[wrong[0]])} y debía "
-        f"valer {_num(want[wrong[0]])}. Repasa cada pieza: log π_θ de las "
+        f"({len(indices)} muestras), ε = {significant(clip_eps)}, "
+        f"c_V = {significant(vf_coef)} y c_H = {significant(ent_coef)}, la pérdida "
+        f"vale {significant(got[wrong[0]])} y debía "
+        f"valer {significant(want[wrong[0]])}. Repasa cada pieza: log π_θ de las "
         "acciones que se tomaron, la entropía de π_θ(·|s), las ventajas "
         "normalizadas con la media y la desviación típica del minilote (en coma "
         "flotante), y los pesos c_V y c_H."

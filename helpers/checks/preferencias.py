@@ -28,7 +28,6 @@ import torch
 from torch.nn import functional as F
 
 from helpers.checks import (
-    _num,
     call,
     check_cases,
     close,
@@ -36,10 +35,11 @@ from helpers.checks import (
     describe_difference,
     exercise,
     fail,
-    marked_statements,
     python_number,
     same_parameters,
+    statements_check,
 )
+from helpers.formatting import significant
 from helpers.tinylm.model import TinyLM, TinyLMConfig
 from helpers.tinylm.preferences import PreferencePairs
 from helpers.tinylm.preferences import dpo_loss as ref_dpo_loss
@@ -327,10 +327,10 @@ def check_bradley_terry_loss_stable(
         out = call(bradley_terry_loss, "bradley_terry_loss", *case)
         if torch.is_tensor(out) and not torch.isfinite(out.detach()).all():
             differences = (case[0] - case[1]).tolist()
-            shown = "; ".join(_num(d) for d in differences[:6])
+            shown = "; ".join(significant(d) for d in differences[:6])
             fail(
                 f"Con diferencias r_elegida − r_rechazada = [{shown}], tu pérdida "
-                f"sale {_num(out.detach().reshape(-1)[0])}.\n{_UNSTABLE}"
+                f"sale {significant(out.detach().reshape(-1)[0])}.\n{_UNSTABLE}"
             )
     check_cases(
         bradley_terry_loss,
@@ -465,35 +465,20 @@ def check_pairwise_accuracy(
 # El cuestionario del experimento (dos valores de β)
 # ---------------------------------------------------------------------------
 #
-# Como el cuestionario del 06: esta comprobación solo mira la FORMA (las cuatro
-# afirmaciones marcadas con True o False). No sabe cuál es la buena, y por eso
-# no puede revelarla; la clave y su explicación están solo en las pruebas
-# ocultas del cuaderno de soluciones.
+# Como el cuestionario del 06: la comprobación solo mira la FORMA (las cuatro
+# afirmaciones marcadas con True o False). La clave y su explicación están
+# solo en las pruebas ocultas del cuaderno de soluciones.
 
 EXPERIMENT_KEY = "experiment_answer"
 EXPERIMENT_TITLE = "El experimento: cuatro afirmaciones"
 
-
-@exercise(MODULE, EXPERIMENT_KEY, EXPERIMENT_TITLE)
-def _check_experiment_form(answer: Any) -> None:
-    marked_statements(answer, "answer_experiment", "la pregunta del experimento")
-
-
-def check_experiment_answer(answer: Any, quiet: bool = False) -> None:
-    """Comprueba que ``answer_experiment`` está bien escrito: un diccionario con
-    las claves ``"a"`` a ``"d"``, cada una ``True`` o ``False``.
-
-    Cualquier respuesta bien escrita pasa, acierte o no, y el mensaje es el
-    mismo para todas: se califica al corregir, con las pruebas ocultas, que
-    traen la explicación.
-    """
-    _check_experiment_form(answer, quiet=True)
-    if not quiet:
-        print(
-            "✔ El experimento: respuesta bien escrita (las cuatro afirmaciones "
-            "marcadas). Esta comprobación no dice si aciertas: la pregunta se "
-            "califica al corregir, y entonces recibirás la explicación."
-        )
+check_experiment_answer = statements_check(
+    MODULE,
+    EXPERIMENT_KEY,
+    EXPERIMENT_TITLE,
+    "answer_experiment",
+    "la pregunta del experimento",
+)
 
 
 # ---------------------------------------------------------------------------
@@ -663,7 +648,9 @@ def _check_dpo_family(
     full = _with_loss_type(cases, loss_type)
     check_cases(dpo_loss, "dpo_loss", full, _dpo_ref, mistakes, atol=1e-5)
     for case in full:
-        call_text = f'dpo_loss(..., beta={_num(case[4])}, loss_type="{loss_type}")'
+        call_text = (
+            f'dpo_loss(..., beta={significant(case[4])}, loss_type="{loss_type}")'
+        )
         _scalar(call(dpo_loss, "dpo_loss", *case), call_text)
         _compare_gradients(
             dpo_loss,

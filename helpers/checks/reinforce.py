@@ -20,16 +20,9 @@ from helpers.checks import (
     fail,
 )
 from helpers.checks import call as guarded_call
-from helpers.formatting import number
+from helpers.formatting import number, numbers
 
 MODULE = "03_reinforce"
-
-
-def _numbers(values: Any, decimals: int) -> str:
-    """Varias cifras con coma decimal, separadas por «;»: «[0,33; 0; 0,67]»."""
-    if isinstance(values, torch.Tensor):
-        values = values.detach().numpy()
-    return "[" + "; ".join(number(v, decimals) for v in np.ravel(values)) + "]"
 
 
 # ---------------------------------------------------------------------------
@@ -81,7 +74,7 @@ def _diagnose_log_prob(got: float, logits: torch.Tensor, action: int) -> str:
     log_pi = torch.log_softmax(logits, dim=-1)
     want = float(log_pi[action])
     intro = (
-        f"Para logits {_numbers(logits, 3)} y la acción elegida {action}, "
+        f"Para logits {numbers(logits, 3)} y la acción elegida {action}, "
         f"log π(a) = {number(want, 4)}, pero devolviste {number(got, 4)}."
     )
     if not math.isfinite(got):
@@ -302,7 +295,7 @@ def check_sample_action_log_prob(
             if "out of bounds" not in str(error) and "out of range" not in str(error):
                 raise
             fail(
-                f"sample_action({_numbers(logits, 1)}, u = {_numbers(u, 8)}) lanzó "
+                f"sample_action({numbers(logits, 1)}, u = {numbers(u, 8)}) lanzó "
                 f"{type(error).__name__}: {error}. {_NO_LAST_FALLBACK}"
             )
         action, log_prob = _split_pair(out, "sample_action(logits, u)")
@@ -344,7 +337,7 @@ def check_sample_action_log_prob(
     if logits.grad is None or not close(logits.grad, expected, atol=1e-5):
         fail(
             "El gradiente de tu log-probabilidad respecto a los logits debería ser "
-            f"one_hot(a) − π = {_numbers(expected, 4)}, fila a fila."
+            f"one_hot(a) − π = {numbers(expected, 4)}, fila a fila."
         )
 
 
@@ -450,7 +443,7 @@ class _GaussianCase:
 
     def __repr__(self) -> str:
         def show(x: torch.Tensor) -> str:
-            return _numbers(x, 4)
+            return numbers(x, 4)
 
         return (
             f"actions={show(self.actions)}, mean={show(self.mean)}, "
@@ -810,7 +803,7 @@ def check_reinforce_loss_grad(
         if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-6):
             fail(
                 "El gradiente de la pérdida respecto a log_probs debería ser −G_t / N "
-                f"= {_numbers(expected, 4)}."
+                f"= {numbers(expected, 4)}."
             )
 
 
@@ -1054,7 +1047,7 @@ def check_reinforce_updates(
         fail(
             "Lo que devuelves no es el retorno medio (la suma de recompensas, sin "
             f"descontar, de cada episodio, promediada) de cada actualización: "
-            f"devolviste {_numbers(returned, 2)} y debía ser {_numbers(expected, 2)}."
+            f"devolviste {numbers(returned, 2)} y debía ser {numbers(expected, 2)}."
             + hint
         )
 

@@ -21,6 +21,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
+from helpers.formatting import number
 from helpers.plotting import COLORS
 from helpers.rollouts import gae
 from helpers.widgets.view import WidgetView, course_style, figure_output
@@ -29,11 +30,6 @@ from helpers.widgets.view import WidgetView, course_style, figure_output
 REWARDS = np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 3.0, 0.0, -1.0])
 # V(s_0), …, V(s_10) de un crítico a medio entrenar (V(s_10) no se usa: terminal).
 VALUES = np.array([0.6, 0.9, 1.4, 0.5, 1.0, 1.6, 2.4, 2.0, -0.2, -0.8, 0.0])
-
-
-def _num(x: float, digits: int = 2) -> str:
-    """Un número con coma decimal, como se escribe en español."""
-    return f"{x:.{digits}f}".replace(".", ",").replace("-", "−")
 
 
 class GaeExplorer(WidgetView):
@@ -153,16 +149,16 @@ class GaeExplorer(WidgetView):
         adv = self.advantages()[t]
         weights = self.k_step_weights()
         horizon = self.effective_horizon()
-        look = "todo el episodio" if horizon > 1e6 else f"≈ {_num(horizon, 1)} pasos"
+        look = "todo el episodio" if horizon > 1e6 else f"≈ {number(horizon, 1)} pasos"
         if len(weights) == 1:
             return (
-                f"Â_{t} = {_num(adv)}: en el último paso del episodio solo hay una "
+                f"Â_{t} = {number(adv)}: en el último paso del episodio solo hay una "
                 "estimación, δ_t, y se lleva todo el peso."
             )
         return (
-            f"Con γ = {_num(self.gamma)} y λ = {_num(self.lam)}, Â_{t} = "
-            f"{_num(adv)}: el paso de un solo δ pesa {_num(weights[0])} y la "
-            f"estimación de Monte Carlo, {_num(weights[-1])}. GAE mira {look} "
+            f"Con γ = {number(self.gamma)} y λ = {number(self.lam)}, Â_{t} = "
+            f"{number(adv)}: el paso de un solo δ pesa {number(weights[0])} y la "
+            f"estimación de Monte Carlo, {number(weights[-1])}. GAE mira {look} "
             "hacia delante (1 / (1 − γλ))."
         )
 
@@ -258,11 +254,11 @@ class GaeExplorer(WidgetView):
         k_adv = self.k_step_advantages()
         weights = self.k_step_weights()
         terms = " · ".join(
-            f"k={k}: {_num(a)}" for k, a in enumerate(k_adv[:4], start=1)
+            f"k={k}: {number(a)}" for k, a in enumerate(k_adv[:4], start=1)
         )
         self._info.value = (
             f"{html.escape(self.explanation())}<br><small>Estimaciones de k pasos "
             f"de Â_{self.step}: {terms}{' …' if len(k_adv) > 4 else ''} · "
-            f"Σ_k w_k·Â^(k) = {_num(float(weights @ k_adv))}</small>"
+            f"Σ_k w_k·Â^(k) = {number(float(weights @ k_adv))}</small>"
         )
         self._plot.outputs = (self._figure_output(),)

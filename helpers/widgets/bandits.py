@@ -22,15 +22,11 @@ from helpers.bandits import (
     incremental_mean,
     ucb_action,
 )
+from helpers.formatting import number
 from helpers.plotting import COLORS
 from helpers.widgets.view import WidgetView, course_style, figure_output
 
 PLAYER, EPSILON_GREEDY, UCB = "tú", "ε-greedy", "UCB"
-
-
-def _num(x: float) -> str:
-    """Un número con dos decimales y coma decimal, como se escribe en español."""
-    return f"{x:.2f}".replace(".", ",")
 
 
 class Player:
@@ -224,13 +220,13 @@ class BanditGame(WidgetView):
         else:
             lesson = "Exploraste lo justo y luego explotaste la mejor estrategia."
         return (
-            f"{head} (máximo esperado: {_num(self.best_expected)}). La mejor "
-            f"estrategia era «{names[best]}» (q* = {_num(q[best])}): la elegiste "
+            f"{head} (máximo esperado: {number(self.best_expected)}). La mejor "
+            f"estrategia era «{names[best]}» (q* = {number(q[best])}): la elegiste "
             f"{n_best[PLAYER]} veces, ε-greedy {n_best[EPSILON_GREEDY]} y UCB "
             f"{n_best[UCB]}. {lesson} Explorar cuesta aciertos ahora, pero sin "
             "explorar puedes quedarte con una estrategia peor; y con recompensas "
-            f"0/1, «{names[best]}» ({_num(q[best])}) y «{names[second]}» "
-            f"({_num(q[second])}) necesitan muchas tiradas para distinguirse. "
+            f"0/1, «{names[best]}» ({number(q[best])}) y «{names[second]}» "
+            f"({number(q[second])}) necesitan muchas tiradas para distinguirse. "
             "Mueve ε y c y mira cómo les habría ido a los agentes."
         )
 
@@ -329,9 +325,9 @@ class BanditGame(WidgetView):
                 f"→ <b style='color:{color}'>{mark}</b>"
             )
         cells = "".join(f"<td>{n}: <b>{s}</b></td>" for n, s in self.scores.items())
-        best = f"<td>mejor esperado n·max q*: <b>{_num(self.best_expected)}</b></td>"
+        best = f"<td>mejor esperado n·max q*: <b>{number(self.best_expected)}</b></td>"
         q_star = " · ".join(
-            f"{n} {_num(q)}"
+            f"{n} {number(q)}"
             for n, q in zip(self.bandit.names, self.bandit.q_star, strict=True)
         )
         self._board.value = (

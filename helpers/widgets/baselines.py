@@ -33,11 +33,6 @@ B_RANGE = (0.0, 1000.0)
 OFFSET_RANGE = (-500.0, 500.0)
 
 
-def _num(x: float, digits: int = 1) -> str:
-    """Un número con coma decimal, como se escribe en español."""
-    return number(x, digits)
-
-
 class BaselineExplorer(WidgetView):
     """El histograma de las estimaciones por muestra según la línea base.
 
@@ -120,11 +115,11 @@ class BaselineExplorer(WidgetView):
         ratio = self.variance(0.0) / max(self.variance(), 1e-12)
         b = self.baseline
         return (
-            f"Retornos ≈ {_num(self.rewards.mean(), 0)} · b = "
-            f"{_num(b, 0)} · media de las estimaciones "
-            f"{_num(estimates.mean(), 2)} (exacto {_num(self.exact, 2)}) · "
-            f"varianza {_num(self.variance(), 0)}, "
-            f"{_num(ratio, 1)} veces menos que con b = 0"
+            f"Retornos ≈ {number(self.rewards.mean(), 0)} · b = "
+            f"{number(b, 0)} · media de las estimaciones "
+            f"{number(estimates.mean(), 2)} (exacto {number(self.exact, 2)}) · "
+            f"varianza {number(self.variance(), 0)}, "
+            f"{number(ratio, 1)} veces menos que con b = 0"
         )
 
     # --- la vista ----------------------------------------------------------

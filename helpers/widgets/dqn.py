@@ -17,6 +17,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from helpers.bandits import epsilon_greedy
+from helpers.formatting import number
 from helpers.gridworld import (
     ACTIONS,
     GridWorld,
@@ -25,11 +26,6 @@ from helpers.gridworld import (
     q_learning_update,
 )
 from helpers.widgets.view import WidgetView, course_style, figure_output
-
-
-def _num(x: float) -> str:
-    """Un número con dos decimales y coma decimal."""
-    return f"{x:.2f}".replace(".", ",")
 
 
 @dataclass(frozen=True)
@@ -164,7 +160,7 @@ class QLearningExplorer(WidgetView):
         future = (
             "0 (s' es terminal: sin futuro)"
             if t.terminated
-            else f"{_num(self.gamma)} · max Q(s', ·)"
+            else f"{number(self.gamma)} · max Q(s', ·)"
         )
         end = ""
         if t.terminated:
@@ -174,8 +170,9 @@ class QLearningExplorer(WidgetView):
         return (
             f"Paso {self.total_steps}: en {env.position(t.state)} {how}: "
             f"{ACTIONS[t.action]} → {env.position(t.next_state)}, r = "
-            f"{_num(t.reward)}. Objetivo y = r + {future} = {_num(t.target)}. "
-            f"Q(s, {ACTIONS[t.action]}): {_num(t.q_before)} → {_num(t.q_after)}.{end}"
+            f"{number(t.reward)}. Objetivo y = r + {future} = {number(t.target)}. "
+            f"Q(s, {ACTIONS[t.action]}): {number(t.q_before)} → "
+            f"{number(t.q_after)}.{end}"
         )
 
     # --- la vista ----------------------------------------------------------
@@ -226,8 +223,8 @@ class QLearningExplorer(WidgetView):
         recent = ", ".join(str(n) for n in lengths) if lengths else "ninguno todavía"
         self._text.value = (
             f"<b>Episodio {self.episode}</b> · paso total {self.total_steps} · "
-            f"ε = {_num(self.epsilon)}, α = {_num(self.alpha)}, "
-            f"γ = {_num(self.gamma)}<br>{html.escape(self.describe())}<br>"
+            f"ε = {number(self.epsilon)}, α = {number(self.alpha)}, "
+            f"γ = {number(self.gamma)}<br>{html.escape(self.describe())}<br>"
             f"Pasos de los últimos episodios: {recent}"
         )
         self._plot.outputs = (self._figure_output(),)

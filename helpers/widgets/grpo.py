@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from helpers.formatting import number, scientific
 from helpers.plotting import COLORS
 from helpers.tinylm.grpo import group_advantages
 from helpers.tinylm.model import TinyLM
@@ -31,18 +32,9 @@ from helpers.tinylm.tokenizer import END
 from helpers.widgets.view import WidgetView, course_style, figure_output
 
 
-def _num(x: float, digits: int = 2) -> str:
-    """Un número con coma decimal, como se escribe en español."""
-    return f"{x:.{digits}f}".replace(".", ",").replace("-", "−")
-
-
 def _prob(p: float) -> str:
-    """Una probabilidad legible: 0,953 o 3,1·10^-4 si es muy pequeña."""
-    if p >= 0.01:
-        return _num(p, 3)
-    exponent = math.floor(math.log10(p)) if p > 0 else 0
-    mantissa = p / 10**exponent if p > 0 else 0.0
-    return f"{_num(mantissa, 1)}·10^{exponent}"
+    """Una probabilidad legible: 0,953 o 3,1·10⁻⁴ si es muy pequeña."""
+    return number(p, 3) if p >= 0.01 else scientific(p, 1)
 
 
 # ---------------------------------------------------------------------------
@@ -306,9 +298,9 @@ class AdvantageTable(WidgetView):
         up = adv[self.rewards.index(1)]
         down = adv[self.rewards.index(0)]
         return (
-            f"Media del grupo {_num(self.mean)}: cada acierto recibe "
-            f"{_num(up)} (sube) y cada fallo {_num(down)} (baja). Las ventajas "
-            f"suman {_num(abs(float(adv.sum())))}."
+            f"Media del grupo {number(self.mean)}: cada acierto recibe "
+            f"{number(up)} (sube) y cada fallo {number(down)} (baja). Las ventajas "
+            f"suman {number(abs(float(adv.sum())))}."
         )
 
     # --- la vista ----------------------------------------------------------
@@ -326,7 +318,7 @@ class AdvantageTable(WidgetView):
             limit = max(1.0, float(np.abs(adv).max()) * 1.15)
             for x, a in enumerate(adv):
                 offset = 0.06 * limit if a >= 0 else -0.14 * limit
-                ax.text(x, a + offset, _num(a), ha="center", fontsize=9)
+                ax.text(x, a + offset, number(a), ha="center", fontsize=9)
             ax.set(
                 title="Ventaja de cada respuesta del grupo",
                 ylabel="ventaja",
@@ -380,7 +372,7 @@ class AdvantageTable(WidgetView):
         adv = self.advantages()
         rows = "".join(
             f"<tr><td><b>{name}</b></td><td>{html.escape(text)}</td><td>{r}</td>"
-            f"<td>{_num(self.mean)}</td><td><b>{_num(a)}</b></td></tr>"
+            f"<td>{number(self.mean)}</td><td><b>{number(a)}</b></td></tr>"
             for (name, text), r, a in zip(self.rollouts, self.rewards, adv, strict=True)
         )
         self._info.value = (

@@ -28,13 +28,9 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from helpers.formatting import number
 from helpers.plotting import COLORS
 from helpers.widgets.view import WidgetView, course_style, figure_output
-
-
-def _num(x: float, digits: int = 2) -> str:
-    """Un número con coma decimal, como se escribe en español."""
-    return f"{x:.{digits}f}".replace(".", ",").replace("-", "−")
 
 
 class ClipExplorer(WidgetView):
@@ -109,17 +105,18 @@ class ClipExplorer(WidgetView):
         a = self.advantage
         if a > 0:
             return (
-                f"A = {_num(a)} > 0: la acción salió mejor de lo esperado y se quiere "
-                f"subir r. Pasado r = {_num(high)} el término recortado se aplana y "
+                f"A = {number(a)} > 0: la acción salió mejor de lo esperado y se "
+                "quiere "
+                f"subir r. Pasado r = {number(high)} el término recortado se aplana y "
                 "el min lo elige: gradiente 0, no se empuja más. Por debajo de "
-                f"{_num(low)} el gradiente sigue siendo A: se corrige sin freno."
+                f"{number(low)} el gradiente sigue siendo A: se corrige sin freno."
             )
         if a < 0:
             return (
-                f"A = {_num(a)} < 0: la acción salió peor de lo esperado y se quiere "
-                f"bajar r. Por debajo de r = {_num(low)} el min elige el término "
+                f"A = {number(a)} < 0: la acción salió peor de lo esperado y se quiere "
+                f"bajar r. Por debajo de r = {number(low)} el min elige el término "
                 "recortado y el gradiente es 0: no se huye en pánico. Por encima "
-                f"de {_num(high)} el gradiente sigue siendo A: se corrige sin freno."
+                f"de {number(high)} el gradiente sigue siendo A: se corrige sin freno."
             )
         return "A = 0: ni mejor ni peor de lo esperado; la muestra no mueve nada."
 
@@ -143,12 +140,12 @@ class ClipExplorer(WidgetView):
                 ax.set_xlabel("cociente r = π_θ / π_θold")
             ax_obj.plot(r, r * a, color=COLORS[7], ls="--", lw=1, label="r·A")
             ax_obj.plot(r, values, color=COLORS[0], lw=2.2, label=r"$L^{CLIP}$")
-            ax_obj.set(title=f"Objetivo recortado (A = {_num(a, 1)})", ylabel="valor")
+            ax_obj.set(title=f"Objetivo recortado (A = {number(a, 1)})", ylabel="valor")
             ax_obj.legend(loc="upper right" if a < 0 else "lower right", fontsize=8)
             ax_grad.plot(r, grads, color=COLORS[3], lw=2.2)
             span = max(abs(a), 0.5) * 1.3
             ax_grad.set(
-                title=f"Gradiente dL/dr (ε = {_num(self.clip_eps)})",
+                title=f"Gradiente dL/dr (ε = {number(self.clip_eps)})",
                 ylabel=r"$dL^{CLIP}/dr$",
                 ylim=(-span, span),
             )

@@ -20,21 +20,12 @@ import torch
 from matplotlib.figure import Figure
 
 from helpers.bandits import QUESTION, StrategyBandit, softmax
-from helpers.formatting import number
+from helpers.formatting import number, numbers
 from helpers.plotting import COLORS
 from helpers.widgets.view import WidgetView, course_style, figure_output
 
 # Los brazos del bandido de estrategias que usa el widget.
 ARMS = (0, 2, 4)
-
-
-def _num(x: float, digits: int = 2) -> str:
-    """Un número con coma decimal, como se escribe en español (sin «−0,00»)."""
-    return number(x, digits)
-
-
-def _vector(values: np.ndarray) -> str:
-    return "[" + "; ".join(_num(v) for v in values) + "]"
 
 
 @dataclass(frozen=True)
@@ -187,14 +178,14 @@ class ReinforceStepper(WidgetView):
             else:
                 effect = "nada se moverá: con peso 0 no hay gradiente"
             return (
-                f"Muestreaste «{name}» (π = {_num(s.probabilities[s.action])}) y el "
-                f"verificador dio R = {_num(s.reward, 0)}. Peso R − b = "
-                f"{_num(weight)}: al aplicar, {effect}."
+                f"Muestreaste «{name}» (π = {number(s.probabilities[s.action])}) y el "
+                f"verificador dio R = {number(s.reward, 0)}. Peso R − b = "
+                f"{number(weight)}: al aplicar, {effect}."
             )
         if self.previous is not None:
             return (
-                f"Actualizado: π pasó de {_vector(self.previous)} a "
-                f"{_vector(self.probabilities)}. Muestrea otra vez."
+                f"Actualizado: π pasó de {numbers(self.previous)} a "
+                f"{numbers(self.probabilities)}. Muestrea otra vez."
             )
         return "π empieza uniforme. Pulsa «1 · Muestrear»."
 
@@ -222,7 +213,7 @@ class ReinforceStepper(WidgetView):
                     label="π antes",
                 )
             for a, p in enumerate(pi):
-                ax_bar.text(a, p + 0.03, _num(p), ha="center", fontsize=9)
+                ax_bar.text(a, p + 0.03, number(p), ha="center", fontsize=9)
             if self.pending is not None:
                 a = self.pending.action
                 mark = "R = 1 ✔" if self.pending.reward else "R = 0 ✘"
@@ -314,14 +305,14 @@ class ReinforceStepper(WidgetView):
             lines.append(
                 f"Desarrollo: <code>{html.escape(s.text)}</code><br>"
                 f"∇<sub>θ</sub> log π(a) = one_hot(a) − π = "
-                f"{_vector(np.eye(len(ARMS))[s.action] - s.probabilities)} · "
+                f"{numbers(np.eye(len(ARMS))[s.action] - s.probabilities)} · "
                 f"actualización α·(R − b)·∇log π = "
-                f"{_vector(self.learning_rate * grad)}"
+                f"{numbers(self.learning_rate * grad)}"
             )
-        b = f" · b = {_num(self.mean_reward)}" if self.baseline else ""
+        b = f" · b = {number(self.mean_reward)}" if self.baseline else ""
         lines.append(
-            f"<small>Actualizaciones: {len(self.rewards)} · θ = {_vector(self.theta)}"
-            f"{b} · q* (oculto al algoritmo) = {_vector(self.q_star)}</small>"
+            f"<small>Actualizaciones: {len(self.rewards)} · θ = {numbers(self.theta)}"
+            f"{b} · q* (oculto al algoritmo) = {numbers(self.q_star)}</small>"
         )
         self._info.value = "<br>".join(lines)
         self._plot.outputs = (self._figure_output(),)

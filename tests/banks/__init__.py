@@ -48,3 +48,30 @@ def wholly_wrong(answers: list[Answer]) -> Answer:
     """La primera errónea que falla en todas las celdas de su ejercicio (sin
     crédito parcial): la que usan las pruebas que esperan 0 puntos."""
     return next(answer for answer in answers if answer.fails is None)
+
+
+def statements_right(module_id: str, grade_id: str, name: str) -> list[Answer]:
+    """La clave de una pregunta de cuatro afirmaciones, escrita de otras dos
+    maneras (en otro orden y con ``dict()``), leída del cuaderno de soluciones
+    de ``module_id`` (vacía si el cuaderno aún no tiene la pregunta).
+
+    - ``grade_id``: el de la celda de la respuesta.
+    - ``name``: la variable de la respuesta (``"answer_experiment"``).
+    """
+    from tests.notebooks import exercises, read, solution_path
+
+    path = solution_path(module_id)
+    if not path.exists():
+        return []
+    found = [ex for ex in exercises(read(path)) if ex.grade_id == grade_id]
+    if not found:
+        return []
+    namespace: dict = {}
+    exec(found[0].solution, namespace)  # la solución entera: la clave
+    key = namespace[name]
+    reordered = ", ".join(f'"{k}": {key[k]!r}' for k in reversed(sorted(key)))
+    keywords = ", ".join(f"{k}={key[k]!r}" for k in sorted(key))
+    return [
+        Answer("en otro orden", f"{name} = {{{reordered}}}"),
+        Answer("con dict()", f"{name} = dict({keywords})"),
+    ]

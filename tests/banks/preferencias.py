@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.banks import Answer
+from tests.banks import Answer, statements_right
 
 MODULE = "10_preferencias"
 
@@ -861,26 +861,4 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
 }
 
 
-def _experiment_right() -> list[Answer]:
-    """La respuesta del cuaderno de soluciones escrita de otras dos maneras (en
-    otro orden y con ``dict()``), si el cuaderno ya tiene el cuestionario."""
-    from tests.notebooks import exercises, read, solution_path
-
-    path = solution_path(MODULE)
-    if not path.exists():
-        return []
-    found = [ex for ex in exercises(read(path)) if ex.grade_id == EXPERIMENT]
-    if not found:
-        return []
-    namespace: dict = {}
-    exec(found[0].solution, namespace)  # la solución entera: la clave
-    key = namespace["answer_experiment"]
-    reordered = ", ".join(f'"{k}": {key[k]!r}' for k in reversed(sorted(key)))
-    keywords = ", ".join(f"{k}={key[k]!r}" for k in sorted(key))
-    return [
-        Answer("en otro orden", f"answer_experiment = {{{reordered}}}"),
-        Answer("con dict()", f"answer_experiment = dict({keywords})"),
-    ]
-
-
-RIGHT[EXPERIMENT] = _experiment_right()
+RIGHT[EXPERIMENT] = statements_right(MODULE, EXPERIMENT, "answer_experiment")
