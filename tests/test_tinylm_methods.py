@@ -210,20 +210,58 @@ def test_value_model_starts_at_zero_and_has_its_own_weights():
     assert all(p.requires_grad for p in critic.parameters())
 
 
-def test_clipped_token_loss_is_the_ppo_one_and_clip_higher_lets_more_through():
+def test_per_token_advantages_give_the_ppo_loss_with_the_same_aggregation():
+    """PPO usa la pérdida de GRPO con una ventaja por token: con todos los
+    tokens válidos y la agregación «token» es la de ``clipped_surrogate_loss``,
+    y una ventaja por respuesta da lo mismo que repetirla en cada token."""
     from helpers.ppo import clipped_surrogate_loss
-    from helpers.tinylm.methods import _clipped_token_loss
+    from helpers.tinylm.grpo import grpo_objective_loss
 
     generator = torch.Generator().manual_seed(0)
-    log_probs = torch.randn(50, generator=generator) * 0.3
-    old = torch.randn(50, generator=generator) * 0.3
-    advantages = torch.randn(50, generator=generator)
-    symmetric = _clipped_token_loss(log_probs, old, advantages, 0.2, None)
-    assert torch.allclose(
-        symmetric, clipped_surrogate_loss(log_probs, old, advantages, 0.2)
+    log_probs = torch.randn(5, 10, generator=generator) * 0.3
+    old = torch.randn(5, 10, generator=generator) * 0.3
+    advantages = torch.randn(5, 10, generator=generator)
+    full = torch.ones(5, 10)
+    per_token = grpo_objective_loss(
+        log_probs, full, advantages, old, clip_eps=0.2, normalization="token"
     )
-    higher = _clipped_token_loss(log_probs, old, advantages, 0.2, 0.28)
-    assert higher <= symmetric  # un tope más alto solo puede dar más objetivo
+    assert torch.allclose(
+        per_token, clipped_surrogate_loss(log_probs, old, advantages, 0.2)
+    )
+    higher = grpo_objective_loss(
+        log_probs, full, advantages, old, 0.2, 0.28, normalization="token"
+    )
+    assert higher <= per_token  # un tope más alto solo puede dar más objetivo
+    mask = torch.ones(5, 10)
+    mask[:, 7:] = 0
+    sequence = torch.randn(5, generator=generator)
+    for normalization in ("grpo", "dr_grpo", "token"):
+        one_per_answer = grpo_objective_loss(
+            log_probs, mask, sequence, old, 0.2, normalization=normalization
+        )
+        repeated = grpo_objective_loss(
+            log_probs,
+            mask,
+            sequence[:, None].expand(5, 10),
+            old,
+            0.2,
+            normalization=normalization,
+        )
+        assert torch.allclose(one_per_answer, repeated), normalization
+
+
+def test_explained_variance_hand_computed():
+    from helpers.tinylm.methods import explained_variance
+
+    returns = torch.tensor([[1.0, 2.0, 9.0], [3.0, 4.0, 9.0]])
+    mask = torch.tensor([[1, 1, 0], [1, 1, 0]])
+    assert explained_variance(returns, returns, mask) == pytest.approx(1.0)
+    # Una constante no explica nada; predecir al revés, menos que nada
+    assert explained_variance(torch.full((2, 3), 2.5), returns, mask) == 0.0
+    backwards = torch.tensor([[4.0, 3.0, 0.0], [2.0, 1.0, 0.0]])
+    # Var(r) = 1,25 y Var(r − V) = 5: 1 − 5 / 1,25 = −3 (el relleno no cuenta)
+    assert explained_variance(backwards, returns, mask) == pytest.approx(-3.0)
+    assert math.isnan(explained_variance(returns, torch.ones(2, 3), mask))
 
 
 def test_gae_tokens_hand_computed():
@@ -312,9 +350,21 @@ def test_train_method_history(method):
     assert history["reward"] == history["true_reward"]  # verificador correcto
     assert len(history["state_memory_mb"]) == 1
     assert ("value_loss" in history) == (method == "ppo")
+    assert ("explained_variance" in history) == (method == "ppo")
+    # Un solo paso de gradiente por lote: el cociente vale 1 y nada se recorta
+    assert history["clip_fraction"] == [0.0, 0.0]
     assert all(x >= 0 for x in history["peak_memory_mb"])
     assert history["train_seconds"] == sorted(history["train_seconds"])
     assert any(p.grad is not None for p in model.parameters())
+
+
+@pytest.mark.parametrize("method", ["grpo", "ppo"])
+def test_with_several_updates_per_batch_the_clip_acts(method):
+    from helpers.tinylm.methods import train_method
+
+    cfg = _tiny(method, epochs=3, minibatches=2, lr=3e-3)
+    history = train_method(load_pretrained(), cfg, progress=False)
+    assert all(0 < f < 1 for f in history["clip_fraction"]), history
 
 
 def test_train_method_is_reproducible_and_changes_the_model():

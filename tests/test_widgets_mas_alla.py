@@ -51,7 +51,7 @@ def test_select_changes_method_and_seed_and_rejects_unknown_methods():
 def test_summary_speaks_spanish_numbers():
     view = MethodCurves(CURVES, method="grpo", seed=1)
     text = view.summary()
-    assert "GRPO, semilla 1" in text
+    assert "GRPO con ÷σ, semilla 1" in text
     assert percent(0.72) in text and "7,2 s" in text and "0,031" in text
 
 

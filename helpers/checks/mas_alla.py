@@ -14,7 +14,14 @@ from typing import Any
 
 import torch
 
-from helpers.checks import as_array, call, check_cases, exercise, fail
+from helpers.checks import (
+    as_array,
+    call,
+    check_cases,
+    exercise,
+    fail,
+    statements_check,
+)
 from helpers.tinylm.evaluate import estimate_pass_at_k as ref_pass_at_k
 from helpers.tinylm.methods import buggy_verify
 from helpers.tinylm.methods import exploit_flags as ref_exploit_flags
@@ -535,7 +542,26 @@ def check_token_gae_grad(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 4 · pass@k sin sesgo
+# Ejercicio 4 · un experimento: el recorte y el crítico
+# ---------------------------------------------------------------------------
+#
+# Como el cuestionario del 06 y el experimento del 10: la comprobación solo
+# mira la FORMA (las cuatro afirmaciones marcadas). La clave y su explicación
+# están solo en las pruebas ocultas del cuaderno de soluciones.
+
+EXPERIMENT_KEY = "clip_experiment_answer"
+
+check_clip_experiment_answer = statements_check(
+    MODULE,
+    EXPERIMENT_KEY,
+    "Un experimento: el recorte y el crítico",
+    "answer_experiment",
+    "la pregunta del experimento",
+)
+
+
+# ---------------------------------------------------------------------------
+# Ejercicio 5 · pass@k sin sesgo
 # ---------------------------------------------------------------------------
 
 _PASS_CASES = [
@@ -664,7 +690,7 @@ def check_estimate_pass_at_k_edges(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicio 5 · cazar el exploit en un lote
+# Ejercicio 6 · cazar el exploit en un lote
 # ---------------------------------------------------------------------------
 
 #: Respuestas de todas las clases: correctas, con un despiste, cortadas, y las

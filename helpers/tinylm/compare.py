@@ -1,14 +1,22 @@
 """Curvas de GRPO, RLOO y PPO con las mismas respuestas, guardadas con el paquete.
 
-Entrenar los tres métodos con varias semillas tarda minutos: demasiado para
-un cuaderno. Por eso las curvas se calculan una vez con ``train_method`` y se
-guardan en ``helpers/data/method_curves.json``, con la forma::
+Entrenar los métodos con varias semillas tarda minutos: demasiado para un
+cuaderno. Por eso las curvas se calculan una vez con ``train_method`` y se
+guardan en ``helpers/data/method_curves.json``. Cada ejecución de ``RUNS``
+(GRPO dividiendo por σ y sin dividir, RLOO y PPO con crítico) cambia solo lo
+que dice su entrada; todas comparten ``CURVE_OVERRIDES`` (varias pasadas de
+varios minilotes por lote, para que el recorte actúe en todas). La forma::
 
     {"config": {cómo se hicieron: orden, configuración, versiones, fecha...},
-     "curves": {método: {str(semilla): {"samples": [...],
-                                          "train_seconds": [...],
-                                          "heldout_accuracy": [...],
-                                          "entropy": [...]}}}}
+     "runs": {ejecución: lo que cambia de MethodConfig},
+     "curves": {ejecución: {str(semilla): {"samples": [...],
+                                             "train_seconds": [...],
+                                             "heldout_accuracy": [...],
+                                             "entropy": [...],
+                                             "step_samples": [...],
+                                             "clip_fraction": [...],
+                                             y en PPO "value_loss" y
+                                             "explained_variance"}}}}
 
 Uso::
 
@@ -43,7 +51,7 @@ from typing import Any
 from .. import precomputed
 from ..seeding import same_figure, same_sampled_fraction
 from .checkpoint import load_pretrained
-from .methods import METHODS, MethodConfig, train_method
+from .methods import MethodConfig, train_method
 from .task import heldout_problems
 
 CURVES_PATH = Path(__file__).resolve().parent.parent / "data" / "method_curves.json"
@@ -52,85 +60,115 @@ CURVE_KEYS: tuple[str, ...] = (
     "train_seconds",
     "heldout_accuracy",
     "entropy",
+    "step_samples",
+    "clip_fraction",
 )
+#: Las métricas del crítico, solo en las curvas de PPO (una por paso).
+CRITIC_KEYS: tuple[str, ...] = ("value_loss", "explained_variance")
 #: Lo que debe coincidir al recalcular: ``samples`` exactamente (son
 #: enteros), la precisión salvo unas pocas respuestas y la entropía salvo el
 #: redondeo de la CPU.
 COMPARED_KEYS: tuple[str, ...] = ("samples", "heldout_accuracy", "entropy")
 DEFAULT_SEEDS: tuple[int, ...] = (0, 1, 2)
-#: Cambios sobre ``MethodConfig()`` con los que se guardaron las curvas.
-CURVE_OVERRIDES: dict[str, Any] = {}
+#: Las ejecuciones del cara a cara y lo único que cambia cada una de
+#: ``MethodConfig`` (además de ``CURVE_OVERRIDES``, común a todas). GRPO
+#: aparece dos veces: dividir por σ repondera los grupos, y sin dividir es
+#: RLOO salvo el factor (G − 1) / G.
+RUNS: dict[str, dict[str, Any]] = {
+    "grpo": {"method": "grpo", "std_normalize": True},
+    "grpo_no_std": {"method": "grpo", "std_normalize": False},
+    "rloo": {"method": "rloo"},
+    "ppo": {"method": "ppo"},
+}
+#: Cambios sobre ``MethodConfig()`` comunes a todas las curvas: dos pasadas
+#: de dos minilotes por lote (cuatro pasos de gradiente), para que el cociente
+#: se aleje de 1 y el recorte actúe, como en el PPO de InstructGPT o de TRL.
+CURVE_OVERRIDES: dict[str, Any] = {"epochs": 2, "minibatches": 2}
 COMMAND = "python -m helpers.tinylm.compare --write"
 
 
 def curve_config(
-    method: str, seed: int, cfg_overrides: dict[str, Any] | None = None
+    run: str, seed: int, cfg_overrides: dict[str, Any] | None = None
 ) -> MethodConfig:
-    """La ``MethodConfig`` de una curva: la de por defecto con los cambios."""
-    changes = {**CURVE_OVERRIDES, **(cfg_overrides or {})}
-    return MethodConfig(method=method, seed=seed, **changes)
+    """La ``MethodConfig`` de una curva: la de por defecto, con
+    ``CURVE_OVERRIDES``, ``cfg_overrides`` y lo que cambia la ejecución ``run``
+    (de ``RUNS``)."""
+    if run not in RUNS:
+        raise ValueError(f"run debe ser una de {tuple(RUNS)}; es {run!r}.")
+    changes = {**CURVE_OVERRIDES, **(cfg_overrides or {}), **RUNS[run]}
+    return MethodConfig(seed=seed, **changes)
 
 
 def compute_curve(
-    method: str,
+    run: str,
     seed: int,
     cfg_overrides: dict[str, Any] | None = None,
     progress: bool = False,
 ) -> dict[str, list[float]]:
-    """Entrena el modelo supervisado con ``method`` y ``seed`` y da su curva.
+    """Entrena el modelo supervisado con la ejecución ``run`` y ``seed`` y da
+    su curva.
 
-    Devuelve ``{clave: lista}`` con las claves de ``CURVE_KEYS``.
+    Devuelve ``{clave: lista}`` con las claves de ``CURVE_KEYS`` y, en PPO,
+    también las de ``CRITIC_KEYS``.
     """
     model = load_pretrained()
-    history = train_method(model, curve_config(method, seed, cfg_overrides), progress)
-    return {key: list(history[key]) for key in CURVE_KEYS}
+    history = train_method(model, curve_config(run, seed, cfg_overrides), progress)
+    keys = CURVE_KEYS + tuple(k for k in CRITIC_KEYS if k in history)
+    return {key: list(history[key]) for key in keys}
 
 
 def compute_curves(
-    methods: Iterable[str] = METHODS,
+    runs: Iterable[str] = tuple(RUNS),
     seeds: Iterable[int] = DEFAULT_SEEDS,
     cfg_overrides: dict[str, Any] | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """Las curvas de cada método y semilla, con su procedencia en ``config``.
+    """Las curvas de cada ejecución y semilla, con su procedencia en ``config``.
 
-    - ``methods``: de ``METHODS`` (``"grpo"``, ``"rloo"``, ``"ppo"``).
+    - ``runs``: de ``RUNS`` (``"grpo"``, ``"grpo_no_std"``, ``"rloo"``,
+      ``"ppo"``).
     - ``seeds``: semillas de ``MethodConfig.seed``.
-    - ``cfg_overrides``: cambios sobre ``CURVE_OVERRIDES`` y ``MethodConfig()``.
+    - ``cfg_overrides``: cambios sobre ``CURVE_OVERRIDES`` y ``MethodConfig()``,
+      comunes a todas las ejecuciones.
 
     Devuelve el diccionario que guarda ``method_curves.json``.
     """
-    methods, seeds = list(methods), list(seeds)
+    runs, seeds = list(runs), list(seeds)
     start = time.perf_counter()
     curves: dict[str, dict[str, dict[str, list[float]]]] = {}
-    for method in methods:
-        curves[method] = {
-            str(seed): compute_curve(method, seed, cfg_overrides, progress)
+    for run in runs:
+        curves[run] = {
+            str(seed): compute_curve(run, seed, cfg_overrides, progress)
             for seed in seeds
         }
-    base = dataclasses.asdict(curve_config(methods[0], seeds[0], cfg_overrides))
-    for key in ("method", "seed"):
+    base = dataclasses.asdict(
+        MethodConfig(**{**CURVE_OVERRIDES, **(cfg_overrides or {})})
+    )
+    for key in ("method", "seed", "std_normalize"):
         base.pop(key)
     config = {
         "command": COMMAND,
         "how": (
             "Cada curva parte del punto de control supervisado (load_pretrained) "
             "y entrena con helpers.tinylm.methods.train_method(MethodConfig("
-            "method=..., seed=..., **overrides)), con un hilo de PyTorch. "
+            "seed=..., **method_config, **runs[ejecución])), con un hilo de "
+            "PyTorch. "
             "samples: respuestas muestreadas; heldout_accuracy: precisión a T = 1 "
             "en los 256 problemas de evaluación (eval_samples respuestas por "
             "problema); entropy: policy_entropy, en nats por token; "
             "train_seconds: segundos de entrenamiento sin las evaluaciones, en "
-            "esta máquina y con su carga."
+            "esta máquina y con su carga. Por paso (step_samples): "
+            "clip_fraction, la fracción de tokens con el cociente fuera de "
+            "[1 − ε, 1 + ε] antes de cada paso de gradiente; en PPO, "
+            "value_loss y explained_variance del crítico."
         ),
-        "methods": methods,
         "seeds": seeds,
         "overrides": {**CURVE_OVERRIDES, **(cfg_overrides or {})},
         "method_config": base,
         "total_seconds": time.perf_counter() - start,
         **precomputed.machine(),
     }
-    return {"config": config, "curves": curves}
+    return {"config": config, "runs": {r: RUNS[r] for r in runs}, "curves": curves}
 
 
 def load_curves(path: Path | str = CURVES_PATH) -> dict[str, Any]:
@@ -147,13 +185,14 @@ def write_curves(data: dict[str, Any], path: Path | str = CURVES_PATH) -> None:
 
 
 def check_curve(
-    method: str,
+    run: str,
     seed: int,
     max_samples: int | None = None,
     data: dict[str, Any] | None = None,
     progress: bool = False,
 ) -> list[str]:
-    """Recalcula la curva guardada de ``method`` y ``seed`` y la compara.
+    """Recalcula la curva guardada de la ejecución ``run`` y ``seed`` y la
+    compara.
 
     Con ``max_samples`` solo entrena hasta ahí y compara ese principio de la
     curva. Usa la configuración guardada en ``config["method_config"]``.
@@ -161,12 +200,12 @@ def check_curve(
     no se comparan.
     """
     data = load_curves() if data is None else data
-    stored = data["curves"][method][str(seed)]
+    stored = data["curves"][run][str(seed)]
     # La configuración guardada entera: no depende de los valores por defecto
     overrides = dict(data["config"]["method_config"])
     if max_samples is not None:
         overrides["total_samples"] = min(max_samples, overrides["total_samples"])
-    fresh = compute_curve(method, seed, overrides, progress)
+    fresh = compute_curve(run, seed, overrides, progress)
     return compare_curve(stored, fresh, eval_answers(data))
 
 
@@ -213,29 +252,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     action.add_argument(
         "--check",
         nargs=2,
-        metavar=("METODO", "SEMILLA"),
+        metavar=("EJECUCION", "SEMILLA"),
         help="recalcular una curva y compararla con la guardada",
     )
     parser.add_argument(
         "--samples", type=int, help="con --check: comparar solo hasta aquí"
     )
-    parser.add_argument("--methods", nargs="+", default=list(METHODS))
+    parser.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(DEFAULT_SEEDS))
     parser.add_argument("--output", type=Path, default=CURVES_PATH)
     args = parser.parse_args(argv)
     if args.write:
-        data = compute_curves(args.methods, args.seeds, progress=True)
+        data = compute_curves(args.runs, args.seeds, progress=True)
         write_curves(data, args.output)
         print(f"Curvas guardadas en {args.output}")
         return 0
-    method, seed = args.check[0], int(args.check[1])
-    problems = check_curve(method, seed, args.samples, load_curves(args.output), True)
+    run, seed = args.check[0], int(args.check[1])
+    problems = check_curve(run, seed, args.samples, load_curves(args.output), True)
     if problems:
         print("La curva recalculada NO coincide con la guardada:")
         for line in problems:
             print("  " + line)
         return 1
-    print(f"La curva de {method} con semilla {seed} coincide con la guardada.")
+    print(f"La curva de {run} con semilla {seed} coincide con la guardada.")
     return 0
 
 

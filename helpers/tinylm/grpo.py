@@ -194,7 +194,8 @@ def grpo_objective_loss(
     """El objetivo de DeepSeekMath (cambiado de signo), término a término.
 
     - ``log_probs``: ``(B, T)``, log π_θ con gradiente; ``mask``: ``(B, T)``;
-      ``advantages``: ``(B,)``, constantes.
+      ``advantages``: ``(B,)``, constantes, la misma en cada token de una
+      respuesta (GRPO, RLOO), o ``(B, T)``, una por token (PPO con GAE).
     - ``old_log_probs``: ``(B, T)``, log π_old de la política que muestreó
       (sin gradiente). Por defecto, ``log_probs.detach()``: el cociente vale
       1 y su gradiente es el de log π (un solo paso por lote, μ = 1).
@@ -210,7 +211,9 @@ def grpo_objective_loss(
 
     Devuelve un escalar: −J.
     """
-    advantage = advantages.detach()[:, None]  # (B, 1): la misma en cada token
+    advantage = advantages.detach()
+    if advantage.dim() == 1:
+        advantage = advantage[:, None]  # (B, 1): la misma en cada token
     old = log_probs.detach() if old_log_probs is None else old_log_probs.detach()
     ratio = torch.exp(log_probs - old)  # r_it = π_θ / π_old
     if clip_eps is None:

@@ -37,7 +37,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..ppo import clipped_surrogate, minibatch_indices
+from ..ppo import minibatch_indices
 from ..rollouts import gae
 from .evaluate import estimate_pass_at_k
 from .grpo import group_advantages, grpo_objective_loss
@@ -379,23 +379,6 @@ def _log_probs_and_entropy(
     return torch.where(valid, chosen, zeros), torch.where(valid, entropy, zeros)
 
 
-def _clipped_token_loss(
-    log_probs: torch.Tensor,
-    old_log_probs: torch.Tensor,
-    advantages: torch.Tensor,
-    clip_eps: float,
-    clip_eps_high: float | None,
-) -> torch.Tensor:
-    """La pérdida recortada de PPO, media sobre los tokens que se le pasan.
-
-    Con ``clip_eps_high=None`` es ``helpers.ppo.clipped_surrogate_loss``; con
-    un tope de arriba mayor, el «clip-higher» de DAPO.
-    """
-    ratio = torch.exp(log_probs - old_log_probs.detach())
-    surrogate = clipped_surrogate(ratio, advantages.detach(), clip_eps, clip_eps_high)
-    return -surrogate.mean()
-
-
 def token_gae(
     rewards: torch.Tensor,
     values: torch.Tensor,
@@ -436,6 +419,25 @@ def token_gae(
     return (advantages * mask).detach()
 
 
+def explained_variance(
+    values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor
+) -> float:
+    """Cuánto de la varianza de los retornos explica el crítico.
+
+    ``1 − Var(retornos − V) / Var(retornos)`` sobre los tokens de ``mask``:
+    1 si V acierta cada retorno, 0 si no explica más que una constante y
+    negativo si lo hace peor que ella. Es la métrica del crítico que vigilan
+    CleanRL y TRL. Con retornos constantes devuelve ``nan``.
+    """
+    valid = torch.as_tensor(mask).bool()
+    targets = torch.as_tensor(returns).detach().float()[valid]
+    predicted = torch.as_tensor(values).detach().float()[valid]
+    variance = targets.var(unbiased=False)
+    if variance == 0:
+        return math.nan
+    return (1 - (targets - predicted).var(unbiased=False) / variance).item()
+
+
 def _scores(
     texts: list[str], problems: list[Problem], verifier: Callable[[str, int, int], int]
 ) -> torch.Tensor:
@@ -469,14 +471,20 @@ def method_step(
          recompensa (Ahmadian et al., 2024);
        - PPO: recompensa por token (``token_level_rewards``), valores del
          crítico y GAE token a token, normalizadas en el lote.
-    3. ``cfg.epochs`` pasadas de ``cfg.minibatches`` minilotes con la pérdida
-       recortada (y, en PPO, la del crítico).
+    3. ``cfg.epochs`` pasadas de ``cfg.minibatches`` minilotes con la misma
+       pérdida recortada para los tres (``grpo_objective_loss``, con los
+       tokens agregados según ``cfg.loss_normalization``) y, en PPO, la del
+       crítico. Solo cambian las ventajas: una por respuesta en GRPO y RLOO,
+       una por token en PPO.
 
     Devuelve las métricas del paso: ``reward`` (con el verificador usado),
     ``true_reward`` (con el correcto), ``exploit`` (fracción que se cuela por
     el verificador con trampa), ``loss``, ``entropy`` (media por token de las
-    respuestas del lote), ``kl_ref`` (si hay referencia) y, en PPO,
-    ``value_loss``.
+    respuestas del lote), ``clip_fraction`` (la fracción de tokens con el
+    cociente fuera de [1 − ε, 1 + ε] antes de cada paso de gradiente, media
+    de los minilotes: 0 con un solo paso por lote), ``kl_ref`` (si hay
+    referencia) y, en PPO, ``value_loss`` y ``explained_variance`` (la del
+    crítico antes de actualizarlo, ``explained_variance``).
     """
     G = cfg.group_size
     repeated = [p for p in problems for _ in range(G)]
@@ -514,6 +522,7 @@ def method_step(
             values = critic(batch.sequences, P) * mask
         advantages = token_gae(rewards, values, mask, cfg.gamma, cfg.gae_lambda)
         returns = advantages + values  # lo que persigue el crítico
+        metrics["explained_variance"] = explained_variance(values, returns, valid)
         flat = advantages[valid]
         advantages = (advantages - flat.mean()) / (flat.std() + 1e-8) * mask
     elif cfg.method in ("grpo", "rloo"):
@@ -536,38 +545,37 @@ def method_step(
         batches = minibatch_indices(B, size, cfg.epochs, generator=generator)
     else:
         batches = [torch.arange(B)] * cfg.epochs
-    losses, value_losses, entropies = [], [], []
+    losses, value_losses, entropies, clipped = [], [], [], []
+    high = cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high
     for idx in batches:
         sequences, m = batch.sequences[idx], mask[idx]
         log_probs, entropy = _log_probs_and_entropy(
             model, sequences, P, cfg.temperature
         )
+        # Antes del paso: ¿qué fracción de tokens tiene el cociente fuera de
+        # [1 − ε, 1 + ε]? En el primer minilote de la primera pasada, ninguno
+        ratio = torch.exp(log_probs.detach() - old_log_probs[idx])[m.bool()]
+        outside = (ratio < 1 - cfg.clip_eps) | (ratio > 1 + high)
+        clipped.append(outside.float().mean().item())
+        # La misma pérdida recortada y la misma agregación de tokens para los
+        # tres: solo cambian las ventajas (de secuencia o por token) y la KL
+        use_kl = cfg.method == "grpo" and cfg.kl_coef
+        loss = grpo_objective_loss(
+            log_probs,
+            m,
+            advantages[idx] if cfg.method == "ppo" else seq_advantages[idx],
+            old_log_probs=old_log_probs[idx],
+            clip_eps=cfg.clip_eps,
+            clip_eps_high=cfg.clip_eps_high,
+            ref_log_probs=ref_log_probs[idx] if use_kl else None,
+            kl_coef=cfg.kl_coef if use_kl else 0.0,
+            normalization=cfg.loss_normalization,
+        )
         if cfg.method == "ppo":
-            v = m.bool()
-            loss = _clipped_token_loss(
-                log_probs[v],
-                old_log_probs[idx][v],
-                advantages[idx][v],
-                cfg.clip_eps,
-                cfg.clip_eps_high,
-            )
             new_values = critic(sequences, P)
-            value_loss = ((new_values - returns[idx]) ** 2)[v].mean()
+            value_loss = ((new_values - returns[idx]) ** 2)[m.bool()].mean()
             value_losses.append(value_loss.item())
             loss = loss + cfg.value_coef * value_loss
-        else:
-            use_kl = cfg.method == "grpo" and cfg.kl_coef
-            loss = grpo_objective_loss(
-                log_probs,
-                m,
-                seq_advantages[idx],
-                old_log_probs=old_log_probs[idx],
-                clip_eps=cfg.clip_eps,
-                clip_eps_high=cfg.clip_eps_high,
-                ref_log_probs=ref_log_probs[idx] if use_kl else None,
-                kl_coef=cfg.kl_coef if use_kl else 0.0,
-                normalization=cfg.loss_normalization,
-            )
         mean_entropy = entropy[m.bool()].mean()
         if cfg.entropy_coef:
             loss = loss - cfg.entropy_coef * mean_entropy
@@ -590,6 +598,7 @@ def method_step(
     )
     metrics["loss"] = sum(losses) / len(losses)
     metrics["entropy"] = entropies[0]  # la de la política que muestreó
+    metrics["clip_fraction"] = sum(clipped) / len(clipped)
     if value_losses:
         metrics["value_loss"] = sum(value_losses) / len(value_losses)
     if ref_log_probs is not None:
@@ -743,8 +752,8 @@ def train_method(
       hasta entonces, por encima de la del inicio; ver ``MemoryMeter``);
     - en cada paso: ``step_samples``, ``reward`` (media con el verificador de
       entrenamiento), ``true_reward`` (con ``task.verify``), ``exploit``,
-      ``loss``, ``step_entropy``, ``kl_ref`` (si hay referencia) y, en PPO,
-      ``value_loss``;
+      ``loss``, ``step_entropy``, ``clip_fraction``, ``kl_ref`` (si hay
+      referencia) y, en PPO, ``value_loss`` y ``explained_variance``;
     - una vez: ``state_memory_mb`` (``state_memory_mb``: pesos, gradientes y
       Adam de lo que se entrena, y los pesos de la referencia).
     """
@@ -842,6 +851,7 @@ __all__ = [
     "ValueModel",
     "train_method",
     "buggy_verify",
+    "explained_variance",
     "exploit_flags",
     "pass_at_k_curve",
     "policy_entropy",

@@ -1,6 +1,7 @@
 """Módulo 08 · Un widget para comparar GRPO, RLOO y PPO en el modelo diminuto.
 
-- ``MethodCurves``: elige un método y una semilla y mira su precisión en
+- ``MethodCurves``: elige un método (una ejecución de
+  ``helpers.tinylm.compare.RUNS``) y una semilla y mira su precisión en
   evaluación y su entropía frente a las respuestas muestreadas, en color, sobre
   las demás ejecuciones (en gris).
 
@@ -26,7 +27,12 @@ from helpers.plotting import COLORS
 from helpers.widgets.view import WidgetView, course_style, figure_output
 
 #: Los nombres de los métodos, como se escriben en el cuaderno.
-LABELS = {"grpo": "GRPO", "rloo": "RLOO", "ppo": "PPO con crítico"}
+LABELS = {
+    "grpo": "GRPO con ÷σ",
+    "grpo_no_std": "GRPO sin ÷σ",
+    "rloo": "RLOO",
+    "ppo": "PPO con crítico",
+}
 
 
 class MethodCurves(WidgetView):

@@ -1,6 +1,6 @@
 """Banco de respuestas del módulo 08 · Más allá de GRPO."""
 
-from tests.banks import Answer
+from tests.banks import Answer, statements_right
 
 MODULE = "08_mas_alla"
 
@@ -402,6 +402,44 @@ def exploit_flags(texts, problems):
     ],
 }
 
+#: El grade_id de la celda de la respuesta del experimento (su celda de
+#: pruebas es ``clip_experiment_answer_test``), el de
+#: ``helpers.checks.mas_alla.EXPERIMENT_KEY``.
+EXPERIMENT = "clip_experiment_answer"
+
+WRONG[EXPERIMENT] = [
+    Answer(
+        "todas verdaderas",
+        'answer_experiment = {"a": True, "b": True, "c": True, "d": True}',
+        "b) es falsa",
+    ),
+    Answer(
+        "el recorte actúa siempre",
+        'answer_experiment = {"a": False, "b": False, "c": True, "d": False}',
+        "a) es verdadera",
+    ),
+    Answer(
+        "el crítico lo explica todo",
+        'answer_experiment = {"a": True, "b": False, "c": True, "d": True}',
+        "d) es falsa",
+    ),
+    Answer(
+        "el crítico no aprende nada",
+        'answer_experiment = {"a": True, "b": False, "c": False, "d": False}',
+        "c) es verdadera",
+    ),
+    Answer(
+        "sin marcar",
+        'answer_experiment = {"a": None, "b": None, "c": None, "d": None}',
+        "Todavía no has marcado la afirmación a)",
+    ),
+    Answer(
+        "marcas como texto",
+        'answer_experiment = {"a": "V", "b": "F", "c": "V", "d": "F"}',
+        "sin comillas",
+    ),
+]
+
 RIGHT: dict[str, list[Answer]] = {
     "rloo_advantages": [
         Answer(
@@ -556,3 +594,5 @@ def exploit_flags(texts, problems):
         ),
     ],
 }
+
+RIGHT[EXPERIMENT] = statements_right(MODULE, EXPERIMENT, "answer_experiment")
