@@ -572,7 +572,10 @@ def render(data: dict[str, Any]) -> str:
         "- PyTorch con 1 hilo en todos los entrenamientos.",
         *(
             f"- Medido de nuevo solo {', '.join(u['sections'])}: {u['date']} "
-            f"(carga media {u['load']})."
+            f"(carga media {u['load']}"
+            # Las medidas de antes no guardaban la CPU: la de la medida completa
+            + (f"; CPU {u['cpu']}" if u.get("cpu", m["cpu"]) != m["cpu"] else "")
+            + ")."
             for u in data.get("updates", [])
         ),
         "",
@@ -730,7 +733,12 @@ def measure_only(
     data.setdefault("section_minutes", {}).update(minutes)
     data["quick"] = quick
     data.setdefault("updates", []).append(
-        {"sections": sections, "date": current["date"], "load": current["load"]}
+        {
+            "sections": sections,
+            "date": current["date"],
+            "load": current["load"],
+            "cpu": current["cpu"],
+        }
     )
     return data
 
