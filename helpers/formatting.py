@@ -18,6 +18,19 @@ import numpy as np
 THIN_SPACE = "\u202f"
 
 
+def _float(x: float) -> float:
+    """``x`` como float de Python; un tensor que aún guarda su gradiente se lee
+    sin él (sin aviso de PyTorch)."""
+    return float(x.detach() if hasattr(x, "detach") else x)
+
+
+def _not_finite(x: float) -> str:
+    """Cómo se escribe un número que no es finito: «NaN», «∞» o «−∞»."""
+    if math.isnan(x):
+        return "NaN"
+    return "∞" if x > 0 else "−∞"
+
+
 def number(x: float, decimals: int = 2, *, sign: bool = False) -> str:
     """``x`` con ``decimals`` decimales, coma decimal y miles separados.
 
@@ -36,12 +49,9 @@ def number(x: float, decimals: int = 2, *, sign: bool = False) -> str:
         >>> number(25.9, 1, sign=True)
         '+25,9'
     """
-    # Un tensor que aún guarda su gradiente se lee sin él (sin aviso de PyTorch).
-    x = float(x.detach() if hasattr(x, "detach") else x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
+    x = _float(x)
+    if not math.isfinite(x):
+        return _not_finite(x)
     text = f"{abs(x):.{decimals}f}"
     whole, _, fraction = text.partition(".")
     if len(whole) > 4:
@@ -99,11 +109,9 @@ def significant(x: float, digits: int = 6) -> str:
         >>> significant(float("inf"))
         '∞'
     """
-    x = float(x.detach() if hasattr(x, "detach") else x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
+    x = _float(x)
+    if not math.isfinite(x):
+        return _not_finite(x)
     return f"{x:.{digits}g}".replace(".", ",").replace("-", "−")
 
 
@@ -124,11 +132,11 @@ def scientific(x: float, decimals: int = 1) -> str:
         >>> scientific(0.0)
         '0'
     """
-    x = float(x.detach() if hasattr(x, "detach") else x)
+    x = _float(x)
     if x == 0:
         return "0"
-    if math.isnan(x) or math.isinf(x):
-        return number(x)
+    if not math.isfinite(x):
+        return _not_finite(x)
     mantissa, _, exponent = f"{x:.{decimals}e}".partition("e")
     power = str(int(exponent)).translate(_SUPERSCRIPT)
     return f"{number(float(mantissa), decimals)}·10{power}"
