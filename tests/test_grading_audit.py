@@ -15,9 +15,11 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -25,7 +27,7 @@ from nbformat.v4 import new_code_cell
 
 from autograder import audit
 from autograder.preprocessors import RemoveGradingNotes
-from autograder.sandbox import Sandbox
+from autograder.sandbox import Sandbox, _font_cache
 from tests.notebooks import (
     REPO,
     course_path,
@@ -56,6 +58,16 @@ sys.stdout.write(os.read(read_fd, 1 << 20).decode())
 
 def _hooked(code: str, allowed, hidden="", readonly="") -> list[tuple[str, str]]:
     """Los registros ``(tipo, detalle)`` que deja ``code`` con el gancho puesto."""
+    # Como al calificar (autograder.sandbox.execute_notebook): $HOME es /tmp y
+    # matplotlib recibe hecha la caché de fuentes. Sin ella, la construiría
+    # llamando a fc-list (si la máquina tiene fontconfig), y eso es un proceso.
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": "/tmp"}
+    fonts = _font_cache()
+    if fonts is not None:
+        config = Path(allowed) / ".matplotlib"
+        config.mkdir(exist_ok=True)
+        shutil.copyfile(fonts, config / fonts.name)
+        env["MPLCONFIGDIR"] = str(config)
     completed = subprocess.run(
         [
             sys.executable,
@@ -71,8 +83,7 @@ def _hooked(code: str, allowed, hidden="", readonly="") -> list[tuple[str, str]]
         capture_output=True,
         text=True,
         timeout=120,
-        # Como al calificar: $HOME es /tmp (matplotlib guarda ahí su caché).
-        env={**os.environ, "PYTHONPATH": str(REPO), "HOME": "/tmp"},
+        env=env,
     )
     assert completed.returncode == 0, completed.stderr
     records = []
