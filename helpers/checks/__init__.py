@@ -186,9 +186,10 @@ def exercise(
             Durante la comprobación, la función del estudiante (el primer
             argumento) usa esas referencias: cada ejercicio se califica solo.
     """
-    info = Exercise(module, key, title)
-    # Varias comprobaciones (una por celda calificada) comparten la clave de
-    # su ejercicio; el resumen muestra el título de la primera.
+    # Varias comprobaciones (una por celda calificada) comparten la clave de su
+    # ejercicio y se titulan «Ejercicio · aspecto»; el resumen de progreso y el
+    # informe de parecidos nombran el ejercicio, sin el aspecto de la primera.
+    info = Exercise(module, key, title.split(" · ")[0])
     _EXERCISES.setdefault(module, {}).setdefault(key, info)
     references = dict(uses or {})
 
@@ -891,6 +892,16 @@ def _symptom(raw: Any, got: np.ndarray, want: np.ndarray) -> str | None:
     return None
 
 
+#: Lo que se le dice a quien combina dos tensores cuyas formas no se difunden.
+BROADCAST_HINT = (
+    "Dos tensores de formas que no encajan: PyTorch no puede difundir uno sobre "
+    "el otro (broadcasting). Si restas o divides por un resumen de cada fila "
+    "(una media, una desviación, un máximo), pide que conserve su eje con "
+    "keepdim=True: x.mean(dim=-1, keepdim=True) tiene forma (P, 1) y se "
+    "difunde sobre las columnas de cada fila."
+)
+
+
 def check_cases(
     function: Callable[..., Any],
     name: str,
@@ -979,6 +990,8 @@ def check_cases(
     if best is not None:
         fail(f"{intro}\n{best}")
     # 3. Un síntoma general.
+    if isinstance(got, RuntimeError) and "must match the size" in str(got):
+        fail(f"{intro}\n{BROADCAST_HINT}")
     if not isinstance(got, BaseException):
         if np.isnan(got).any() and not np.isnan(want).any():
             fail(

@@ -268,6 +268,17 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
             fails=("group_advantages_std",),
         ),
         Answer(
+            "sin keepdim",
+            """
+def group_advantages(rewards, std_normalize=False, eps=1e-6):
+    centred = rewards - rewards.mean(dim=-1)
+    if std_normalize:
+        centred = centred / (rewards.std(dim=-1, unbiased=False) + eps)
+    return centred
+""",
+            "keepdim=True",
+        ),
+        Answer(
             "el signo",
             """
 def group_advantages(rewards, std_normalize=False, eps=1e-6):
