@@ -157,7 +157,7 @@ GRPO_VARIANTS: list[tuple[str, str, dict[str, Any]]] = [
     ("grpo_norm", "÷ \\|o_i\\| (normalización «grpo»)", {"loss_normalization": "grpo"}),
     (
         "deepseekmath",
-        "÷ σ y ÷ \\|o_i\\| (el GRPO de DeepSeekMath)",
+        "÷ σ y ÷ \\|o_i\\| (las normalizaciones de DeepSeekMath, sin KL)",
         {"loss_normalization": "grpo", "std_normalize": True},
     ),
 ]

@@ -53,13 +53,41 @@ def test_baseline_is_the_mean_of_previous_rewards():
     for _ in range(8):
         theta = stepper.theta.copy()
         sample = stepper.sample()
-        b = float(np.mean(rewards)) if rewards else 0.0
+        # R̄₁ = R₁: en la primera tirada la línea base es la propia recompensa.
+        b = float(np.mean(rewards)) if rewards else sample.reward
         assert sample.baseline == pytest.approx(b)
         stepper.apply()
         expected = gradient_bandit_update(theta, sample.action, sample.reward, b, 0.3)
         np.testing.assert_allclose(stepper.theta, expected)
         rewards.append(sample.reward)
     assert stepper.mean_reward == pytest.approx(np.mean(rewards))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_first_step_with_baseline_uses_its_own_reward(seed):
+    # Como el algoritmo del cuaderno (``b = rewards if t == 0``) y el bandido de
+    # gradiente del módulo 01: R̄₁ = R₁, así que la primera actualización no
+    # mueve θ, salga R = 0 o R = 1.
+    stepper = ReinforceStepper(seed=seed, baseline=True)
+    sample = stepper.sample()
+    assert sample.baseline == sample.reward
+    assert "primera tirada" in stepper.explanation()
+    np.testing.assert_allclose(stepper.gradient(), np.zeros(3))
+    stepper.apply()
+    np.testing.assert_allclose(stepper.theta, np.zeros(3))
+    # La segunda ya resta la media de las anteriores (aquí, la primera R).
+    assert stepper.sample().baseline == sample.reward
+
+
+def test_switching_the_baseline_on_before_the_first_update():
+    stepper = ReinforceStepper(seed=0)
+    sample = stepper.sample()
+    assert sample.baseline == 0.0
+    stepper.set_baseline(True)
+    assert stepper.pending.baseline == sample.reward
+    assert "b = " in _html(stepper)
+    stepper.set_baseline(False)
+    assert stepper.pending.baseline == 0.0
 
 
 def test_zero_weight_moves_nothing():

@@ -37,7 +37,8 @@ class Sample:
         reward: la recompensa del verificador (1 si el desarrollo llega a 408).
         text: el desarrollo escrito por la estrategia.
         probabilities: ``π`` en el momento de muestrear.
-        ``baseline``: la línea base ``b`` de este paso (0 si no se usa).
+        ``baseline``: la línea base ``b`` de este paso (0 si no se usa; en la
+            primera actualización, la propia ``reward``: ``R̄₁ = R₁``).
     """
 
     action: int
@@ -54,6 +55,9 @@ class ReinforceStepper(WidgetView):
         seed: semilla del muestreo y de las recompensas.
         learning_rate: el paso ``α``.
         ``baseline``: restar la media de las recompensas anteriores (módulo 04).
+            En la primera actualización no hay ninguna y se resta la propia
+            recompensa (``R̄₁ = R₁``), como el algoritmo del cuaderno y el
+            bandido de gradiente del módulo 01: ese primer paso no mueve nada.
     """
 
     def __init__(
@@ -88,6 +92,16 @@ class ReinforceStepper(WidgetView):
         """La media de las recompensas de las actualizaciones hechas (0 si no hay)."""
         return float(np.mean(self.rewards)) if self.rewards else 0.0
 
+    def baseline_for(self, reward: float) -> float:
+        """La ``b`` que toca a una muestra de recompensa ``reward``.
+
+        0 sin línea base; con ella, la media de las recompensas anteriores o,
+        en la primera actualización, la propia ``reward`` (``R̄₁ = R₁``).
+        """
+        if not self.baseline:
+            return 0.0
+        return self.mean_reward if self.rewards else float(reward)
+
     def reset(self) -> None:
         """Vuelve a ``θ = 0`` (π uniforme) con la misma semilla."""
         self.rng = np.random.default_rng(self.seed)
@@ -114,7 +128,7 @@ class ReinforceStepper(WidgetView):
                 self.pending.reward,
                 self.pending.text,
                 self.pending.probabilities,
-                self.mean_reward if self.baseline else 0.0,
+                self.baseline_for(self.pending.reward),
             )
         self._changed()
 
@@ -126,7 +140,7 @@ class ReinforceStepper(WidgetView):
         pi = self.probabilities
         action = int(self.rng.choice(len(ARMS), p=pi))
         reward, text = self.bandit.pull(ARMS[action], self.rng)
-        b = self.mean_reward if self.baseline else 0.0
+        b = self.baseline_for(reward)
         self.pending = Sample(action, float(reward), text, pi, b)
         self._changed()
         return self.pending
@@ -175,6 +189,11 @@ class ReinforceStepper(WidgetView):
                 effect = f"«{name}» subirá y las otras bajarán"
             elif weight < 0:
                 effect = f"«{name}» bajará y las otras subirán"
+            elif self.baseline and not self.rewards:
+                effect = (
+                    "nada se moverá: en la primera tirada la línea base es la "
+                    "propia R (R̄₁ = R₁), así que el peso es 0"
+                )
             else:
                 effect = "nada se moverá: con peso 0 no hay gradiente"
             return (
@@ -309,7 +328,14 @@ class ReinforceStepper(WidgetView):
                 f"actualización α·(R − b)·∇log π = "
                 f"{numbers(self.learning_rate * grad)}"
             )
-        b = f" · b = {number(self.mean_reward)}" if self.baseline else ""
+        b = ""
+        if self.baseline and self.pending is not None:
+            pending_b = self.pending.baseline
+            b = f" · b = {number(pending_b)}"
+        elif self.baseline and self.rewards:
+            b = f" · b = {number(self.mean_reward)}"
+        elif self.baseline:
+            b = " · b = la primera R (R̄₁ = R₁)"
         lines.append(
             f"<small>Actualizaciones: {len(self.rewards)} · θ = {numbers(self.theta)}"
             f"{b} · q* (oculto al algoritmo) = {numbers(self.q_star)}</small>"
