@@ -1,7 +1,7 @@
 """Módulo 02 · Un mundo de rejilla pequeño y Q-learning tabular.
 
 El mundo es un tablero de casillas: el agente empieza en ``S``, cobra +1 al
-llegar a la meta ``G`` y −1 si cae en la trampa ``T`` (las dos terminan el
+llegar a la meta ``M`` y −1 si cae en la trampa ``T`` (las dos terminan el
 episodio); ``#`` es una pared. Los movimientos son deterministas y chocar con
 una pared o con el borde deja al agente donde estaba. Tras ``max_steps`` pasos
 el episodio queda **truncado** (``truncated``): se acabó el tiempo, pero el
@@ -22,7 +22,7 @@ from helpers.bandits import epsilon_greedy
 from helpers.plotting import COLORS
 
 LAYOUT: tuple[str, ...] = (
-    "....G",
+    "....M",
     ".##.T",
     ".....",
     "S.#..",
@@ -40,7 +40,7 @@ class GridWorld:
 
     Args:
         layout: una cadena por fila; ``.`` libre, ``#`` pared, ``S`` salida,
-            ``G`` meta (+1, termina), ``T`` trampa (−1, termina).
+            ``M`` meta (+1, termina), ``T`` trampa (−1, termina).
         max_steps: pasos tras los que el episodio queda truncado (``truncated``).
         step_reward: recompensa de cada paso que no acaba en meta ni trampa.
     """
@@ -55,17 +55,17 @@ class GridWorld:
         if len(widths) != 1:
             raise ValueError("Todas las filas del tablero deben tener el mismo largo.")
         text = "".join(layout)
-        for symbol in "SG":
+        for symbol in "SM":
             if text.count(symbol) != 1:
                 raise ValueError(f"El tablero necesita exactamente una «{symbol}».")
-        if set(text) - set(".#SGT"):
-            raise ValueError("Símbolos permitidos en el tablero: . # S G T")
+        if set(text) - set(".#SMT"):
+            raise ValueError("Símbolos permitidos en el tablero: . # S M T")
         self.layout = tuple(layout)
         self.n_rows, self.n_cols = len(layout), widths.pop()
         self.n_states, self.n_actions = self.n_rows * self.n_cols, len(ACTIONS)
         self.max_steps, self.step_reward = max_steps, step_reward
         self.start = text.index("S")
-        self.goal = text.index("G")
+        self.goal = text.index("M")
         self.traps = frozenset(i for i, c in enumerate(text) if c == "T")
         self.walls = frozenset(i for i, c in enumerate(text) if c == "#")
         self.state, self.steps = self.start, 0
@@ -313,14 +313,14 @@ def run_q_learning(
 
 
 def _cell_labels(env: GridWorld, ax: Axes) -> None:
-    """Paredes en gris y las letras S, G, T en su casilla."""
+    """Paredes en gris y las letras S, M, T en su casilla."""
     for s in env.walls:
         row, col = env.position(s)
         ax.add_patch(_square(row, col, "#555555"))
     for s, color in [(env.goal, COLORS[2])] + [(t, COLORS[3]) for t in env.traps]:
         row, col = env.position(s)
         ax.add_patch(_square(row, col, color, alpha=0.45))
-    for s, label in [(env.start, "S"), (env.goal, "G")] + [(t, "T") for t in env.traps]:
+    for s, label in [(env.start, "S"), (env.goal, "M")] + [(t, "T") for t in env.traps]:
         row, col = env.position(s)
         ax.text(col - 0.38, row - 0.3, label, fontsize=9, fontweight="bold")
 

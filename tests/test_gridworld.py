@@ -73,7 +73,7 @@ def test_invalid_layouts_and_actions():
     with pytest.raises(ValueError, match="exactamente una"):
         GridWorld(("S..", "..."))
     with pytest.raises(ValueError, match="Símbolos"):
-        GridWorld(("S.X", "..G"))
+        GridWorld(("S.X", "..M"))
     env = GridWorld()
     env.reset()
     with pytest.raises(ValueError, match="acción"):
@@ -114,7 +114,7 @@ def test_shortest_distances_and_paths_of_the_course_board():
 
 
 def test_shortest_paths_when_the_goal_is_unreachable():
-    env = GridWorld(layout=("S#G",))
+    env = GridWorld(layout=("S#M",))
     assert gridworld.shortest_paths(env) == []
     assert gridworld.shortest_distances(env) == {env.goal: 0}
 
