@@ -41,7 +41,7 @@ def test_references_are_complete_and_used():
     for ref in refs.values():
         assert STABLE.match(ref.url), f"{ref.key}: enlace no estable {ref.url}"
         assert ref.title or ref.note, f"{ref.key}: sin título ni nota"
-        assert 1950 <= ref.year <= 2026, ref.key
+        assert 1900 <= ref.year <= 2026, ref.key
 
 
 @pytest.mark.parametrize("module_id", module_ids())

@@ -39,7 +39,7 @@ _NAME = r"(?:(?:van|de|von) )?[A-ZÁÉÍÓÚÜ][\w\-]+"
 CITATION = re.compile(
     rf"(?P<names>{_NAME}(?:(?:,\s+|\s+y\s+){_NAME})*)"
     r"(?:\s+et\s+al\.,?\s+\(?|,\s+|\s+\()"
-    r"(?P<year>19[5-9]\d|20[0-2]\d)\b"
+    r"(?P<year>19\d\d|20[0-2]\d)\b"
 )
 
 
