@@ -4,7 +4,7 @@ Entrenar los métodos con varias semillas tarda minutos: demasiado para un
 cuaderno. Por eso las curvas se calculan una vez con ``train_method`` y se
 guardan en ``helpers/data/method_curves.json``. Cada ejecución de ``RUNS``
 (GRPO dividiendo por σ y sin dividir, RLOO y PPO con crítico) cambia solo lo
-que dice su entrada; todas comparten ``CURVE_OVERRIDES`` (varias pasadas de
+que dice su entrada; todas comparten ``CURVE_OVERRIDES`` (varias épocas de
 varios minilotes por lote, para que el recorte actúe en todas). La forma::
 
     {"config": {cómo se hicieron: orden, configuración, versiones, fecha...},
@@ -80,7 +80,7 @@ RUNS: dict[str, dict[str, Any]] = {
     "rloo": {"method": "rloo"},
     "ppo": {"method": "ppo"},
 }
-#: Cambios sobre ``MethodConfig()`` comunes a todas las curvas: dos pasadas
+#: Cambios sobre ``MethodConfig()`` comunes a todas las curvas: dos épocas
 #: de dos minilotes por lote (cuatro pasos de gradiente), para que el cociente
 #: se aleje de 1 y el recorte actúe, como en el PPO de InstructGPT o de TRL.
 CURVE_OVERRIDES: dict[str, Any] = {"epochs": 2, "minibatches": 2}

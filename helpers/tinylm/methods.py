@@ -299,8 +299,8 @@ class MethodConfig:
     clip_eps: float = 0.2  # ε del recorte (con epochs > 1 o varios minilotes)
     clip_eps_high: float | None = None  # tope de arriba («clip-higher»)
     entropy_coef: float = 0.0  # premio a la entropía de la política
-    epochs: int = 1  # pasadas por cada lote de respuestas
-    minibatches: int = 1  # minilotes por pasada
+    epochs: int = 1  # épocas: pasadas por cada lote de respuestas
+    minibatches: int = 1  # minilotes por época
     loss_normalization: str = "dr_grpo"  # GRPO y RLOO (ver grpo.normalize_loss)
     max_grad_norm: float = 1.0  # recorte de la norma del gradiente
     eval_every_samples: int = 1_280  # evaluar cada tantas respuestas (5 pasos)
@@ -471,7 +471,7 @@ def method_step(
          recompensa (Ahmadian et al., 2024);
        - PPO: recompensa por token (``token_level_rewards``), valores del
          crítico y GAE token a token, normalizadas en el lote.
-    3. ``cfg.epochs`` pasadas de ``cfg.minibatches`` minilotes con la misma
+    3. ``cfg.epochs`` épocas de ``cfg.minibatches`` minilotes con la misma
        pérdida recortada para los tres (``grpo_objective_loss``, con los
        tokens agregados según ``cfg.loss_normalization``) y, en PPO, la del
        crítico. Solo cambian las ventajas: una por respuesta en GRPO y RLOO,
@@ -553,7 +553,7 @@ def method_step(
             model, sequences, P, cfg.temperature
         )
         # Antes del paso: ¿qué fracción de tokens tiene el cociente fuera de
-        # [1 − ε, 1 + ε]? En el primer minilote de la primera pasada, ninguno
+        # [1 − ε, 1 + ε]? En el primer minilote de la primera época, ninguno
         ratio = torch.exp(log_probs.detach() - old_log_probs[idx])[m.bool()]
         outside = (ratio < 1 - cfg.clip_eps) | (ratio > 1 + high)
         clipped.append(outside.float().mean().item())
