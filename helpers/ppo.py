@@ -143,9 +143,20 @@ def kl_estimators(
     return k1, k3
 
 
-def clip_fraction(ratio: torch.Tensor, clip_eps: float = 0.2) -> torch.Tensor:
-    """La fracción de muestras con ``|r − 1| > ε``: donde el recorte actuó."""
-    return ((ratio - 1.0).abs() > clip_eps).float().mean()
+def clip_fraction(
+    ratio: torch.Tensor, clip_eps: float = 0.2, clip_eps_high: float | None = None
+) -> torch.Tensor:
+    """La fracción de muestras con el cociente fuera de ``[1 − ε, 1 + ε_alto]``
+    (``|r − 1| > ε`` si el recorte es simétrico): donde el recorte actuó.
+
+    ``clip_eps_high``: el radio de arriba si es distinto (el «clip-higher» de
+    DAPO), como en :func:`clipped_surrogate`; ``None``: el mismo ``ε``. La
+    usan también GRPO (``helpers.tinylm.grpo``) y los métodos de 08.
+    """
+    high = clip_eps if clip_eps_high is None else clip_eps_high
+    # r − 1 y 1 − r son exactos y opuestos: con ε_alto = ε, es |r − 1| > ε
+    outside = (ratio - 1.0 > high) | (1.0 - ratio > clip_eps)
+    return outside.float().mean()
 
 
 def minibatch_indices(

@@ -78,6 +78,14 @@ def test_at_the_old_policy_the_clipped_gradient_is_the_policy_gradient():
 def test_clip_fraction():
     ratio = _t([0.5, 0.85, 1.0, 1.19, 1.21, 2.0])
     assert ppo.clip_fraction(ratio, 0.2).item() == pytest.approx(3 / 6)
+    # El tope de arriba de DAPO: 1,21 ya no sale de [0,8; 1,28]
+    assert ppo.clip_fraction(ratio, 0.2, 0.28).item() == pytest.approx(2 / 6)
+    # Simétrico, es exactamente |r − 1| > ε, también justo en la frontera
+    many = torch.exp(torch.randn(10_000, generator=torch.Generator().manual_seed(0)))
+    many = torch.cat([many, torch.tensor([0.8, 1.2]), 1 + torch.tensor([-0.2, 0.2])])
+    assert torch.equal(
+        ppo.clip_fraction(many, 0.2), ((many - 1).abs() > 0.2).float().mean()
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from typing import Literal
 import torch
 from tqdm.auto import tqdm
 
-from ..ppo import clipped_surrogate
+from ..ppo import clip_fraction, clipped_surrogate
 from .checkpoint import load_pretrained
 from .evaluate import correct_counts, heldout_accuracy, p_correct
 from .model import TinyLM
@@ -341,7 +341,6 @@ def grpo_step(
             ref_log_probs = token_log_probs(
                 reference, samples.sequences, samples.prompt_len, cfg.temperature
             )
-    high = cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high
     clip_fractions, old_kls = [], []
     for epoch in range(cfg.epochs):
         if epoch > 0:
@@ -351,9 +350,10 @@ def grpo_step(
         log_ratio = (log_probs.detach() - old_log_probs)[mask.bool()]
         old_kls.append((torch.exp(log_ratio) - 1 - log_ratio).mean().item())
         if cfg.clip_eps is not None:
-            ratio = torch.exp(log_ratio)
-            outside = (ratio < 1 - cfg.clip_eps) | (ratio > 1 + high)
-            clip_fractions.append(outside.float().mean().item())
+            fraction = clip_fraction(
+                torch.exp(log_ratio), cfg.clip_eps, cfg.clip_eps_high
+            )
+            clip_fractions.append(fraction.item())
         else:
             clip_fractions.append(0.0)
         if _is_plain(cfg):

@@ -37,7 +37,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..ppo import minibatch_indices
+from ..ppo import clip_fraction, minibatch_indices
 from ..rollouts import gae
 from .evaluate import estimate_pass_at_k
 from .grpo import group_advantages, grpo_objective_loss
@@ -546,7 +546,7 @@ def method_step(
     else:
         batches = [torch.arange(B)] * cfg.epochs
     losses, value_losses, entropies, clipped = [], [], [], []
-    high = cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high
+    use_kl = cfg.method == "grpo" and cfg.kl_coef
     for idx in batches:
         sequences, m = batch.sequences[idx], mask[idx]
         log_probs, entropy = _log_probs_and_entropy(
@@ -555,11 +555,9 @@ def method_step(
         # Antes del paso: ¿qué fracción de tokens tiene el cociente fuera de
         # [1 − ε, 1 + ε]? En el primer minilote de la primera época, ninguno
         ratio = torch.exp(log_probs.detach() - old_log_probs[idx])[m.bool()]
-        outside = (ratio < 1 - cfg.clip_eps) | (ratio > 1 + high)
-        clipped.append(outside.float().mean().item())
+        clipped.append(clip_fraction(ratio, cfg.clip_eps, cfg.clip_eps_high).item())
         # La misma pérdida recortada y la misma agregación de tokens para los
         # tres: solo cambian las ventajas (de secuencia o por token) y la KL
-        use_kl = cfg.method == "grpo" and cfg.kl_coef
         loss = grpo_objective_loss(
             log_probs,
             m,
