@@ -1,4 +1,4 @@
-"""Las tres reglas con que se compara una cifra guardada con la recalculada."""
+"""Las cuatro reglas con que se compara una cifra guardada con la recalculada."""
 
 from helpers import seeding
 
@@ -24,3 +24,12 @@ def test_a_trained_fraction_admits_its_margin_and_no_more():
     assert not seeding.same_trained_fraction(0.8, 0.8 + margin + 0.001)
     # y es más ancho que el de las respuestas muestreadas de un mismo modelo
     assert margin > seeding.SAMPLED_ANSWERS_MARGIN / 256
+
+
+def test_a_near_chance_fraction_admits_its_margin_and_no_more():
+    margin = seeding.NEAR_CHANCE_MARGIN
+    # lo medido con los núcleos genéricos en un Intel Xeon (33 de 512 pares)
+    assert seeding.same_near_chance_fraction(0.533203125, 0.59765625)
+    assert not seeding.same_near_chance_fraction(0.55, 0.55 + margin + 0.001)
+    # ese cambio no cabe en el margen de una cifra entrenada
+    assert not seeding.same_trained_fraction(0.533203125, 0.59765625)

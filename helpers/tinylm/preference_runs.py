@@ -52,7 +52,11 @@ import numpy as np
 import torch
 
 from .. import precomputed
-from ..seeding import same_sampled_fraction, same_trained_fraction
+from ..seeding import (
+    same_near_chance_fraction,
+    same_sampled_fraction,
+    same_trained_fraction,
+)
 from . import preferences as pref
 from .checkpoint import load_pretrained
 from .grpo import GRPOConfig, train_grpo
@@ -239,23 +243,13 @@ def load(path: Path | str = DATA_PATH) -> dict[str, Any]:
     return precomputed.load(path)
 
 
-#: Cuánto puede moverse la precisión del modelo de recompensa en enunciados
-#: nuevos al recalcularla en otra CPU. Ahí acierta poco más que al azar (lo que
-#: sostiene el texto del 10: no generaliza), así que sus pares están casi
-#: empatados y un cambio mínimo del entrenamiento voltea decenas de ellos:
-#: medido, 53,3 → 59,8 % (33 de 512 pares) con los núcleos genéricos
-#: (ATEN_CPU_CAPABILITY=default) en un Intel Xeon, frente a lo guardado en un
-#: AMD EPYC. En los pares de entrenamiento y de prueba, donde acierta un 80 %,
-#: basta ``same_trained_fraction``.
-HELDOUT_MARGIN = 0.1
-
-
 def compare(stored: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
     """Las diferencias entre una semilla guardada y otra recién calculada.
 
     Las precisiones por pares del modelo de recompensa salen de entrenarlo 4
     épocas: se comparan con ``same_trained_fraction``, salvo la de enunciados
-    nuevos, con ``HELDOUT_MARGIN`` (ver su comentario). Las utilidades medias
+    nuevos, donde acierta poco más que al azar, con
+    ``same_near_chance_fraction``. Las utilidades medias
     de cada paso de GRPO son de 32 × 8 respuestas con hasta 1,5 puntos
     (divididas por 1,5, una fracción): la del primer paso sale de muestrear el
     modelo SFT, y se compara con ``same_sampled_fraction``; las siguientes
@@ -266,11 +260,12 @@ def compare(stored: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
     problems = []
     for key in ("train_accuracy", "test_accuracy", "heldout_accuracy"):
         old, new = stored["reward_model"][key], fresh["reward_model"][key]
-        if key == "heldout_accuracy":
-            same = abs(old - new) <= HELDOUT_MARGIN
-        else:
-            same = same_trained_fraction(old, new)
-        if not same:
+        same = (
+            same_near_chance_fraction
+            if key == "heldout_accuracy"
+            else same_trained_fraction
+        )
+        if not same(old, new):
             problems.append(f"modelo de recompensa, {key}: {old!r} -> {new!r}")
     per_step = grpo_config(0, 0.0).prompts_per_step * grpo_config(0, 0.0).group_size
     top = pref.FINAL_POINTS + 2 * pref.PARTIAL_POINTS
