@@ -181,6 +181,23 @@ def _font_cache() -> Path | None:
     return path if path.exists() else None
 
 
+def provide_font_cache(workdir: Path) -> Path | None:
+    """Copia la caché de fuentes de matplotlib de este proceso a
+    ``workdir/.matplotlib`` y devuelve esa carpeta (``None`` si no hay caché).
+
+    Con ella, matplotlib no recorre las fuentes del sistema al importarse en
+    cada entrega, ni llama para eso a ``fc-list`` (un proceso, que el registro
+    de intentos anotaría).
+    """
+    fonts = _font_cache()
+    if fonts is None:
+        return None
+    config = workdir / ".matplotlib"
+    config.mkdir(exist_ok=True)
+    shutil.copyfile(fonts, config / fonts.name)
+    return config
+
+
 def _environment() -> dict[str, str]:
     """Variables de entorno limpias para la ejecución (sin secretos heredados)."""
     bin_dir = str(Path(sys.executable).parent)
@@ -255,16 +272,13 @@ def execute_notebook(
     else:
         cmd = inner
     env = _environment()
-    # La caché de fuentes de matplotlib, ya hecha: sin ella, cada entrega
-    # recorre las fuentes del sistema al importar matplotlib.
-    fonts = _font_cache()
+    # La caché de fuentes de matplotlib, ya hecha (provide_font_cache).
+    fonts = provide_font_cache(workdir)
     if fonts is not None:
-        (workdir / ".matplotlib").mkdir(exist_ok=True)
-        shutil.copyfile(fonts, workdir / ".matplotlib" / fonts.name)
         inside = INSIDE if sandbox is not None else str(workdir)
-        env["MPLCONFIGDIR"] = f"{inside}/.matplotlib"
+        env["MPLCONFIGDIR"] = f"{inside}/{fonts.name}"
         if sandbox is not None and os.geteuid() == 0:
-            os.chown(workdir / ".matplotlib", sandbox.uid(), sandbox.uid())
+            os.chown(fonts, sandbox.uid(), sandbox.uid())
     if sandbox is not None:
         # Leer o escribir ahí es un intento, aunque se trague el error.
         env[HIDDEN_ENV] = ":".join(

@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -27,7 +26,7 @@ from nbformat.v4 import new_code_cell
 
 from autograder import audit
 from autograder.preprocessors import RemoveGradingNotes
-from autograder.sandbox import Sandbox, _font_cache
+from autograder.sandbox import Sandbox, provide_font_cache
 from tests.notebooks import (
     REPO,
     course_path,
@@ -62,12 +61,9 @@ def _hooked(code: str, allowed, hidden="", readonly="") -> list[tuple[str, str]]
     # matplotlib recibe hecha la caché de fuentes. Sin ella, la construiría
     # llamando a fc-list (si la máquina tiene fontconfig), y eso es un proceso.
     env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": "/tmp"}
-    fonts = _font_cache()
+    fonts = provide_font_cache(Path(allowed))
     if fonts is not None:
-        config = Path(allowed) / ".matplotlib"
-        config.mkdir(exist_ok=True)
-        shutil.copyfile(fonts, config / fonts.name)
-        env["MPLCONFIGDIR"] = str(config)
+        env["MPLCONFIGDIR"] = str(fonts)
     completed = subprocess.run(
         [
             sys.executable,
