@@ -9,6 +9,7 @@ from helpers.tinylm.compare import (
     CRITIC_KEYS,
     CURVE_KEYS,
     CURVES_PATH,
+    EVAL_KEYS,
     RUNS,
     check_curve,
     compare_curve,
@@ -16,9 +17,6 @@ from helpers.tinylm.compare import (
     load_curves,
 )
 from helpers.tinylm.methods import MethodConfig
-
-#: Las claves que se miden en cada evaluación (las demás, en cada paso).
-EVAL_KEYS = ("samples", "train_seconds", "heldout_accuracy", "entropy")
 
 
 @pytest.fixture(scope="module")

@@ -55,14 +55,11 @@ from .methods import MethodConfig, train_method
 from .task import heldout_problems
 
 CURVES_PATH = Path(__file__).resolve().parent.parent / "data" / "method_curves.json"
-CURVE_KEYS: tuple[str, ...] = (
-    "samples",
-    "train_seconds",
-    "heldout_accuracy",
-    "entropy",
-    "step_samples",
-    "clip_fraction",
-)
+#: Lo que se mide en cada evaluación (al empezar, cada ``eval_every_samples``
+#: respuestas y al final) y lo que se anota en cada paso de entrenamiento.
+EVAL_KEYS: tuple[str, ...] = ("samples", "train_seconds", "heldout_accuracy", "entropy")
+STEP_KEYS: tuple[str, ...] = ("step_samples", "clip_fraction")
+CURVE_KEYS: tuple[str, ...] = EVAL_KEYS + STEP_KEYS
 #: Las métricas del crítico, solo en las curvas de PPO (una por paso).
 CRITIC_KEYS: tuple[str, ...] = ("value_loss", "explained_variance")
 #: Lo que debe coincidir al recalcular: ``samples`` exactamente (son
