@@ -26,10 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from helpers import bench_data  # noqa: E402
 
 # Un servidor de JupyterLab (jupyterhub-singleuser) sin kernel, en MB de RSS.
-# make test-hub lo mide recién arrancado (.artifacts/hub/memoria.json: unos
-# 148 MB) y falla si pasa de esta cifra; se redondea a 200 MB por lo que crece
-# con JupyterLab abierto en el navegador.
-SERVER_MB = 200
+# make test-hub lo mide tras el ciclo de la tarea (.artifacts/hub/memoria.json:
+# unos 150 MB; en un Intel Xeon con Debian 12, el de la estudiante que más
+# hizo llegó a 204 MB) y falla si pasa de esta cifra; se redondea a 250 MB por
+# lo que crece con JupyterLab abierto en el navegador.
+SERVER_MB = 250
 # Sistema, JupyterHub y configurable-http-proxy.
 RESERVED_MB = 1024
 
