@@ -431,8 +431,9 @@ class AuditChannel:
         self._buffer = b""
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        # El hilo lector arranca en :meth:`attach`: así un kernel bifurcado de
+        # este proceso (autograder/forkserver.py) nace de un proceso sin hilos.
         self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
 
     def environment(self) -> dict[str, str]:
         """La variable que le dice al kernel dónde escribir y qué se permite."""
@@ -444,11 +445,16 @@ class AuditChannel:
         """Engancha el canal a un ``NotebookClient`` de nbclient."""
         client.on_notebook_start = lambda notebook: self.kernel_started(client.km)
         client.on_cell_execute = self.cell_starts
+        self._thread.start()
 
     def kernel_started(self, kernel_manager) -> None:
         """El kernel ya tiene su extremo: este proceso cierra el suyo."""
         provisioner = getattr(kernel_manager, "provisioner", None)
-        self.kernel_pid = getattr(provisioner, "pid", None)
+        # En /proc: un kernel bifurcado en su propio espacio de procesos se ve
+        # ahí con otro número (``proc_pid``).
+        self.kernel_pid = getattr(provisioner, "proc_pid", None) or getattr(
+            provisioner, "pid", None
+        )
         if self.kernel_fd >= 0:
             os.close(self.kernel_fd)
             self.kernel_fd = -1
@@ -534,7 +540,8 @@ class AuditChannel:
         """Deja de leer y devuelve los intentos: ``cell`` (id), ``kind``,
         ``detail`` y ``count``."""
         self._stop.set()
-        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
         with self._lock:
             self._drain()
             if kernel_alive_to_the_end and self.kernel_pid is not None:

@@ -63,6 +63,78 @@ def record_reply_error(cell, cell_index, execute_reply) -> None:
     )
 
 
+def run(nb, notebook_dir: str, cell_timeout: int, hidden: list[str], fork_kernel=None):
+    """Ejecuta ``nb`` con un kernel nuevo y devuelve el cuaderno ejecutado.
+
+    Args:
+        nb: el cuaderno.
+        notebook_dir: su carpeta (la única en la que puede escribir, con /tmp).
+        cell_timeout: segundos por celda.
+        hidden: carpetas cuya lectura o escritura es un intento.
+        fork_kernel: ``None`` lanza el kernel como un proceso nuevo (lo normal);
+            si se da, una función ``(channel, arguments) -> km`` que lo bifurca
+            de este proceso ya cargado (ver :mod:`autograder.forkserver`).
+
+    El estado de la ejecución queda en ``nb.metadata["autograder_execution"]`` y
+    los intentos del registro en ``nb.metadata["autograder_audit"]``.
+    """
+    # nbclient directamente (lo mismo que hace el Execute de nbgrader, sin
+    # importar nbgrader entero en cada entrega: se nota en un lote de 100).
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
+    # Un error de protocolo con el kernel (p. ej. «Invalid Signature» con la
+    # máquina muy cargada) no es culpa de la entrega: se reintenta una vez con
+    # un kernel nuevo. Si vuelve a pasar, se informa.
+    original = nbformat.from_dict(nb)
+    # Lo que escribe fuera de su carpeta o sale a la red, aunque se trague el
+    # error: lo anota un gancho dentro del kernel (ver autograder/audit.py).
+    allowed = [notebook_dir, "/tmp"]
+    arguments = ["--HistoryManager.hist_file=:memory:", *audit.KERNEL_ARGUMENTS]
+    attempts: list[dict] = []
+    for attempt in range(2):
+        nb = nbformat.from_dict(original) if attempt else nb
+        channel = audit.AuditChannel(allowed, hidden, audit.read_only_roots())
+        km = fork_kernel(channel, arguments) if fork_kernel else None
+        if km is None:
+            os.environ.update(channel.environment())
+        client = NotebookClient(
+            nb,
+            km=km,
+            timeout=cell_timeout,
+            interrupt_on_timeout=True,
+            allow_errors=True,
+            raise_on_iopub_timeout=True,
+            error_on_timeout=TIMEOUT_ERROR,
+            kernel_name="python3",
+            extra_arguments=arguments,
+            on_cell_executed=record_reply_error,
+            # Las salidas ya están: no hace falta esperar a que el kernel se
+            # despida (unas décimas por entrega).
+            shutdown_kernel="immediate",
+            # Ninguna etiqueta salta una celda al calificar.
+            skip_cells_with_tag="",
+            resources={"metadata": {"path": notebook_dir}},
+        )
+        channel.attach(client)
+        status = "ok"
+        try:
+            client.execute(pass_fds=(channel.kernel_fd,))
+        except DeadKernelError:
+            status = "dead_kernel"
+        except Exception as error:  # el kernel no arrancó, mensajes corruptos...
+            status = f"error: {type(error).__name__}: {error}"[:300]
+        finally:
+            if km is not None:
+                km.kill_forked()
+        attempts += channel.finish(status == "ok")
+        if not status.startswith("error"):
+            break
+    nb.metadata["autograder_execution"] = status
+    nb.metadata["autograder_audit"] = attempts
+    return nb
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.execute")
     parser.add_argument("notebook")
@@ -79,60 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     audit.protect_process()
     nb = nbformat.read(args.notebook, as_version=4)
     set_limits(args.memory, args.processes, args.file_size)
-
-    # nbclient directamente (lo mismo que hace el Execute de nbgrader, sin
-    # importar nbgrader entero en cada entrega: se nota en un lote de 100).
-    from nbclient import NotebookClient
-    from nbclient.exceptions import DeadKernelError
-
-    # Un error de protocolo con el kernel (p. ej. «Invalid Signature» con la
-    # máquina muy cargada) no es culpa de la entrega: se reintenta una vez con
-    # un kernel nuevo. Si vuelve a pasar, se informa.
-    original = nbformat.from_dict(nb)
-    # Lo que escribe fuera de su carpeta o sale a la red, aunque se trague el
-    # error: lo anota un gancho dentro del kernel (ver autograder/audit.py).
-    allowed = [os.path.dirname(os.path.abspath(args.notebook)), "/tmp"]
     hidden = os.environ.pop(audit.HIDDEN_ENV, "").split(":")
-    attempts: list[dict] = []
-    for attempt in range(2):
-        nb = nbformat.from_dict(original) if attempt else nb
-        channel = audit.AuditChannel(allowed, hidden, audit.read_only_roots())
-        os.environ.update(channel.environment())
-        client = NotebookClient(
-            nb,
-            timeout=args.cell_timeout,
-            interrupt_on_timeout=True,
-            allow_errors=True,
-            raise_on_iopub_timeout=True,
-            error_on_timeout=TIMEOUT_ERROR,
-            kernel_name="python3",
-            extra_arguments=[
-                "--HistoryManager.hist_file=:memory:",
-                *audit.KERNEL_ARGUMENTS,
-            ],
-            on_cell_executed=record_reply_error,
-            # Las salidas ya están: no hace falta esperar a que el kernel se
-            # despida (unas décimas por entrega).
-            shutdown_kernel="immediate",
-            # Ninguna etiqueta salta una celda al calificar.
-            skip_cells_with_tag="",
-            resources={
-                "metadata": {"path": os.path.dirname(os.path.abspath(args.notebook))}
-            },
-        )
-        channel.attach(client)
-        status = "ok"
-        try:
-            client.execute(pass_fds=(channel.kernel_fd,))
-        except DeadKernelError:
-            status = "dead_kernel"
-        except Exception as error:  # el kernel no arrancó, mensajes corruptos...
-            status = f"error: {type(error).__name__}: {error}"[:300]
-        attempts += channel.finish(status == "ok")
-        if not status.startswith("error"):
-            break
-    nb.metadata["autograder_execution"] = status
-    nb.metadata["autograder_audit"] = attempts
+    notebook_dir = os.path.dirname(os.path.abspath(args.notebook))
+    nb = run(nb, notebook_dir, args.cell_timeout, hidden)
     out.write(nbformat.writes(nb))
     out.close()
     return 0

@@ -173,6 +173,9 @@ def grade_one(job: Job) -> Result:
     config.SandboxedExecute.workdir = str(own)
     config.SandboxedExecute.use_sandbox = job.use_sandbox
     config.SandboxedExecute.hide = job.hide
+    # Un servidor de kernels ya cargados por proceso de trabajo, que muere con él.
+    config.SandboxedExecute.warm_kernels = True
+    config.SandboxedExecute.server_root = str(Path(job.work) / "_servidores")
     if job.cell_timeout:
         config.SandboxedExecute.cell_timeout = job.cell_timeout
     if job.notebook_timeout:

@@ -11,6 +11,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
 from traitlets import Bool, Integer, List, Unicode
 
+from autograder import forkserver
 from autograder.audit import NOTES_CELL_ID, locate
 from autograder.course import (
     exercise_cells,
@@ -165,6 +166,16 @@ class SandboxedExecute(NbGraderPreprocessor):
     notebook_timeout = Integer(600, help="Segundos por cuaderno.").tag(config=True)
     memory_bytes = Integer(3 * 1024**3, help="Memoria del kernel.").tag(config=True)
     processes = Integer(256, help="Procesos e hilos.").tag(config=True)
+    warm_kernels = Bool(
+        False,
+        help="Bifurcar cada kernel de un servidor que ya cargó los módulos del "
+        "cuaderno (autograder/forkserver.py), con un sandbox propio por entrega. "
+        "Lo enciende `python -m autograder grade` para el lote; apagado (un "
+        "autograde suelto desde Formgrader) no queda ningún servidor vivo.",
+    ).tag(config=True)
+    server_root = Unicode("", help="Carpeta de los servidores de kernels.").tag(
+        config=True
+    )
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         workdir = Path(self.workdir or tempfile.mkdtemp(prefix="entrega-"))
@@ -185,7 +196,19 @@ class SandboxedExecute(NbGraderPreprocessor):
         status: dict = {"status": "ok", "reason": "", "incidents": []}
         attempts: list[dict] = []
         try:
-            executed = execute_notebook(nb, workdir / "sandbox", limits, sandbox)
+            preload = (
+                forkserver.preload_for(source)
+                if self.warm_kernels and source is not None
+                else ()
+            )
+            executed = execute_notebook(
+                nb,
+                workdir / "sandbox",
+                limits,
+                sandbox,
+                preload,
+                Path(self.server_root) if self.server_root else None,
+            )
             nb.cells = executed.cells
             attempts = executed.metadata.get("autograder_audit", [])
             state = executed.metadata.get("autograder_execution", "ok")

@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from autograder import forkserver
 from autograder.audit import HIDDEN_ENV
 
 # Usuarios sin privilegios para las entregas. El límite de procesos cuenta por
@@ -232,6 +234,8 @@ def execute_notebook(
     workdir: Path,
     limits: Limits,
     sandbox: Sandbox | None,
+    preload: tuple[str, ...] = (),
+    server_root: Path | None = None,
 ) -> NotebookNode:
     """Ejecuta ``nb`` con los límites y, si se da, dentro del sandbox.
 
@@ -240,6 +244,12 @@ def execute_notebook(
         workdir: su carpeta de trabajo (la única en la que puede escribir).
         limits: tiempos, memoria y procesos.
         sandbox: el aislamiento; ``None`` ejecuta sin aislar (solo límites).
+        preload: con sandbox, los módulos que un servidor de kernels carga una
+            vez para todas las entregas de este proceso (ver
+            :mod:`autograder.forkserver`); vacío, un kernel nuevo por entrega.
+            Si el sistema no deja usar el servidor, se hace lo segundo.
+        server_root: dónde guarda el servidor su registro (por defecto, una
+            carpeta temporal).
 
     Returns:
         El cuaderno con las salidas de cada celda.
@@ -249,6 +259,11 @@ def execute_notebook(
             murió sin devolver nada.
     """
     workdir.mkdir(parents=True, exist_ok=True)
+    if sandbox is not None and preload:
+        try:
+            return _execute_in_server(nb, limits, sandbox, preload, server_root)
+        except forkserver.UnavailableError as error:
+            _warn_once(str(error))
     source = workdir / "_a_ejecutar.ipynb"
     nbformat.write(nb, source)
     read_end, write_end = os.pipe()
@@ -320,6 +335,77 @@ def execute_notebook(
             f"La ejecución terminó sin devolver el cuaderno ({last[0][:200]}).",
         )
     return nbformat.reads("".join(output), as_version=4)
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(problem: str) -> None:
+    if problem not in _warned:
+        _warned.add(problem)
+        print(
+            "Aviso: sin servidor de kernels ya cargados (se lanza un kernel nuevo "
+            f"por entrega, más lento, igual de aislado): {problem}",
+            file=sys.stderr,
+        )
+
+
+def _start_server(
+    sandbox: Sandbox, limits: Limits, preload: tuple[str, ...], workdir: Path
+) -> forkserver.Server:
+    """Lanza, en el sandbox de siempre, un servidor que carga ``preload``."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = _environment()
+    fonts = provide_font_cache(workdir)
+    if fonts is not None:
+        env["MPLCONFIGDIR"] = f"{INSIDE}/{fonts.name}"
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    if os.geteuid() == 0:
+        uid = sandbox.uid()
+        for path in [workdir, *workdir.rglob("*")]:
+            os.chown(path, uid, uid)
+    inner = [sys.executable, "-m", "autograder.forkserver", *preload]
+    return forkserver.Server(sandbox.command(inner, workdir, limits), env, workdir)
+
+
+def _execute_in_server(
+    nb: NotebookNode,
+    limits: Limits,
+    sandbox: Sandbox,
+    preload: tuple[str, ...],
+    server_root: Path | None,
+) -> NotebookNode:
+    """Ejecuta ``nb`` en un sandbox propio bifurcado del servidor de kernels."""
+    root = server_root or Path(tempfile.gettempdir()) / "autograder-servidores"
+    workdir = root / f"servidor-{os.getpid()}"
+    key = (preload, tuple(map(str, sandbox.hide)), limits.tmp_bytes)
+    server = forkserver.server_for(
+        key, lambda: _start_server(sandbox, limits, preload, workdir)
+    )
+    request = {
+        "folder": INSIDE,
+        "name": "_a_ejecutar.ipynb",
+        "notebook": nbformat.writes(nb),
+        "cell_timeout": limits.cell_timeout,
+        "memory": limits.memory_bytes,
+        "processes": limits.processes,
+        "file_size": limits.file_bytes,
+        "tmp_bytes": limits.tmp_bytes,
+        "hidden": [str(Path(p).resolve()) for p in sandbox.hide if Path(p).exists()],
+    }
+    reply = server.run(request, timeout=limits.notebook_timeout)
+    if reply is None:
+        raise ExecutionError(
+            "timeout",
+            f"El cuaderno superó el límite total de {limits.notebook_timeout} s "
+            "y se detuvo.",
+        )
+    if "notebook" not in reply:
+        raise ExecutionError(
+            "error",
+            f"La ejecución terminó sin devolver el cuaderno ({reply['error']}).",
+        )
+    return nbformat.reads(reply["notebook"], as_version=4)
 
 
 def _kill(process: subprocess.Popen) -> None:

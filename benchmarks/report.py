@@ -511,7 +511,8 @@ def render_grading(r: dict[str, Any]) -> list[str]:
     lines = [
         f"Clases fabricadas (un tercio de entregas resueltas, un tercio a medias, "
         f"un tercio sin tocar), {r['jobs']} trabajos a la vez, cada entrega en su "
-        "sandbox de bubblewrap y con su kernel. Los módulos con menos de "
+        "sandbox y con su kernel, bifurcados de un servidor que ya cargó los "
+        "módulos del cuaderno (autograder/forkserver.py). Los módulos con menos de "
         f"{BUDGET_STUDENTS} entregas se proyectan a {BUDGET_STUDENTS} al mismo "
         "ritmo; la parte fija del lote (preparar el gradebook, escribir el "
         "informe) se reparte entonces entre menos entregas, así que la "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -279,3 +281,34 @@ def test_self_check_skips_demos_but_runs_what_the_solution_reads():
     assert sources["used"] == "scale = 2"
     assert sources["setup"] == "import matplotlib.pyplot as plt"
     assert sources["t"] == "assert f(1) == 2"
+
+
+STATE = """
+import random, numpy as np, torch
+def state():
+    return (str(torch.get_default_dtype()), torch.get_num_threads(),
+            torch.is_grad_enabled(), torch.are_deterministic_algorithms_enabled(),
+            torch.get_rng_state().tolist(), np.random.get_state()[1].tolist(),
+            random.getstate(), torch.get_float32_matmul_precision())
+before = state()
+import importlib
+for name in NAMES:
+    importlib.import_module(name)
+assert state() == before, "importar cambió el estado global"
+"""
+
+
+def test_harmless_imports_leave_the_global_state_alone():
+    """Saltar una demo que solo importa estos módulos no cambia lo que califica:
+    importarlos deja igual el estado global de PyTorch, NumPy y Python."""
+    from autograder.demos import HARMLESS_IMPORTS
+
+    code = f"NAMES = {list(HARMLESS_IMPORTS)!r}\n{STATE}"
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
