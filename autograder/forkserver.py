@@ -37,6 +37,7 @@ import ctypes
 import importlib
 import json
 import os
+import re
 import select
 import struct
 import subprocess
@@ -205,17 +206,53 @@ def _read_only(path: str) -> None:
     _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept)
 
 
+#: Lo que se monta nuevo y vacío para cada entrega.
+FRESH = ("/tmp", "/dev/shm")
+#: Montajes que no guardan archivos: no hace falta cerrarlos.
+_NOT_STORAGE = ("/proc", "/dev/pts", "/sys")
+
+
+def _unescape(text: str) -> str:
+    """Los nombres de /proc/self/mountinfo escriben «\\040» por un espacio."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
+
+
+def writable_mounts() -> list[str]:
+    """Los puntos de montaje (carpetas) montados con escritura."""
+    points = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        point, options = _unescape(fields[4]), fields[5].split(",")
+        if "rw" in options and os.path.isdir(point) and point not in points:
+            points.append(point)
+    return points
+
+
+def unsealed_mounts() -> list[str]:
+    """Los montajes con escritura que no son los nuevos de cada entrega
+    (:data:`FRESH`) ni de los que no guardan archivos: dentro del sandbox de
+    una entrega, ninguno."""
+    roots = FRESH + _NOT_STORAGE
+    return [
+        point
+        for point in writable_mounts()
+        if not any(point == root or point.startswith(root + "/") for root in roots)
+    ]
+
+
 def _fresh_filesystem(tmp_bytes: int) -> None:
-    """Lo escribible, nuevo y vacío (``/tmp``, ``/dev/shm``); lo demás que el
-    sandbox de fuera dejara escribir, en solo lectura."""
+    """``/tmp`` y ``/dev/shm``, nuevos y vacíos; todo lo demás que el sandbox
+    de fuera montara con escritura (sin root: ``/dev`` y el tmpfs que tapa
+    $HOME), en solo lectura. Así nada escrito por una entrega lo lee otra."""
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
-    for path in ("/tmp", "/dev/shm"):
+    for point in unsealed_mounts():
+        _read_only(point)
+    for path in FRESH:
         if os.path.isdir(path):
             options = f"size={tmp_bytes},mode=1777"
             _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, options)
-    for path in ("/dev", str(Path.home()), os.environ.get("HOME", "/")):
-        if os.path.isdir(path) and os.access(path, os.W_OK) and path != "/tmp":
-            _read_only(path)
+    if left := unsealed_mounts():
+        raise OSError(f"siguen con escritura: {', '.join(left)}")
 
 
 def _isolate(tmp_bytes: int) -> int:

@@ -104,10 +104,13 @@ for entry in os.listdir("/proc"):
             touched.append(entry)
         except OSError:
             pass
+from autograder import forkserver
+unsealed = forkserver.unsealed_mounts()
 status = open("/proc/self/status").read()
 capabilities = re.search(r"CapEff:\\s*(\\w+)", status).group(1)
 print(json.dumps({"found": found, "sleepers": sleepers, "servers": servers,
                   "touched": touched, "capabilities": capabilities,
+                  "unsealed": unsealed,
                   "uid": os.getuid(), "pid": os.getpid()}))
 """
 
@@ -126,6 +129,9 @@ def test_one_submission_leaves_nothing_for_the_next(tmp_path):
     assert second["found"] == [], "archivos de la entrega anterior"
     assert second["sleepers"] == [], "un proceso de la entrega anterior sigue vivo"
     assert second["touched"] == [], "la entrega pudo abrir la memoria del servidor"
+    # Sin root, bubblewrap deja con escritura /dev y el tmpfs que tapa $HOME:
+    # aquí ya no (y como root, igual: se vuelven a montar en solo lectura).
+    assert second["unsealed"] == []
     assert int(second["capabilities"], 16) == 0
     assert second["uid"] != 0
     # Cada entrega, en su propio espacio de procesos: su kernel es el 2.
