@@ -228,6 +228,20 @@ class ExecutionError(Exception):
         self.status = status
         self.reason = reason
 
+    @classmethod
+    def timeout(cls, limits: Limits) -> ExecutionError:
+        """El cuaderno entero superó ``limits.notebook_timeout``."""
+        return cls(
+            "timeout",
+            f"El cuaderno superó el límite total de {limits.notebook_timeout} s "
+            "y se detuvo.",
+        )
+
+    @classmethod
+    def no_notebook(cls, why: str) -> ExecutionError:
+        """El ejecutor terminó sin devolver el cuaderno (``why``: su último aviso)."""
+        return cls("error", f"La ejecución terminó sin devolver el cuaderno ({why}).")
+
 
 def execute_notebook(
     nb: NotebookNode,
@@ -321,19 +335,12 @@ def execute_notebook(
             _, stderr = process.communicate(timeout=limits.notebook_timeout)
         except subprocess.TimeoutExpired:
             _kill(process)
-            raise ExecutionError(
-                "timeout",
-                f"El cuaderno superó el límite total de {limits.notebook_timeout} s "
-                "y se detuvo.",
-            ) from None
+            raise ExecutionError.timeout(limits) from None
         finally:
             collector.join(timeout=30)
     if not "".join(output):
         last = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-        raise ExecutionError(
-            "error",
-            f"La ejecución terminó sin devolver el cuaderno ({last[0][:200]}).",
-        )
+        raise ExecutionError.no_notebook(last[0][:200])
     return nbformat.reads("".join(output), as_version=4)
 
 
@@ -395,16 +402,9 @@ def _execute_in_server(
     }
     reply = server.run(request, timeout=limits.notebook_timeout)
     if reply is None:
-        raise ExecutionError(
-            "timeout",
-            f"El cuaderno superó el límite total de {limits.notebook_timeout} s "
-            "y se detuvo.",
-        )
+        raise ExecutionError.timeout(limits)
     if "notebook" not in reply:
-        raise ExecutionError(
-            "error",
-            f"La ejecución terminó sin devolver el cuaderno ({reply['error']}).",
-        )
+        raise ExecutionError.no_notebook(reply["error"])
     return nbformat.reads(reply["notebook"], as_version=4)
 
 
