@@ -20,8 +20,8 @@ from helpers.checks import (
     check_cases,
     exercise,
     fail,
-    statements_check,
 )
+from helpers.checks.quiz import statements_check
 from helpers.tinylm.evaluate import estimate_pass_at_k as ref_pass_at_k
 from helpers.tinylm.methods import buggy_verify
 from helpers.tinylm.methods import exploit_flags as ref_exploit_flags

@@ -13,7 +13,6 @@ import numpy as np
 import torch
 
 from helpers import ppo
-from helpers.checks import STATEMENT_KEYS as STATEMENT_KEYS
 from helpers.checks import (
     CheckError,
     _differs,
@@ -25,8 +24,9 @@ from helpers.checks import (
     describe_difference,
     exercise,
     fail,
-    marked_statements,
 )
+from helpers.checks.quiz import STATEMENT_KEYS as STATEMENT_KEYS
+from helpers.checks.quiz import numbered_quiz
 from helpers.formatting import significant
 
 MODULE = "06_ppo"
@@ -909,15 +909,8 @@ def check_ppo_update_kl(
 
 
 # ---------------------------------------------------------------------------
-# Ejercicios 5–8 · el cuestionario
+# Ejercicios 5–8 · el cuestionario (helpers/checks/quiz.py)
 # ---------------------------------------------------------------------------
-#
-# Estas comprobaciones miran solo la FORMA de la respuesta: un número finito, o
-# las cuatro afirmaciones marcadas con True o False. No saben cuál es la buena, y
-# por eso no pueden revelarla: la clave y su explicación están solo en las pruebas
-# ocultas del cuaderno de soluciones, que no se publican. Así, probar respuestas
-# contra esta comprobación no enseña nada; la explicación llega con la
-# retroalimentación de la calificación.
 
 QUIZ_KINDS: dict[int, str] = {
     1: "number",
@@ -927,98 +920,4 @@ QUIZ_KINDS: dict[int, str] = {
 }
 """El tipo de respuesta de cada pregunta: un número o cuatro afirmaciones."""
 
-
-def quiz_number(answer: Any, number: int) -> float:
-    """La respuesta numérica ``answer`` de la pregunta ``number`` como ``float``.
-
-    Acepta un número de Python o de NumPy, o un tensor o array de un solo
-    elemento. Falla (con :func:`fail`) si no hay respuesta, si es un texto, un
-    booleano o varios números, o si no es finito. No dice nada de si es correcto.
-    """
-    name = f"answer_{number}"
-    if answer is None or answer is Ellipsis:
-        fail(
-            f"Todavía no has respondido la pregunta {number}: asigna un número a "
-            f"{name}, por ejemplo {name} = -1.25."
-        )
-    if isinstance(answer, str):
-        fail(
-            f"La respuesta de la pregunta {number} es un número, no un texto: "
-            "escríbelo sin comillas y con punto decimal, como en Python (-1.25, "
-            f'no "−1,25"). Recibí {answer!r}.'
-        )
-    if isinstance(answer, torch.Tensor | np.ndarray):
-        size = answer.numel() if isinstance(answer, torch.Tensor) else answer.size
-        if size != 1:
-            fail(
-                f"La respuesta de la pregunta {number} es un solo número, y "
-                f"{name} tiene {size} elementos."
-            )
-        answer = answer.item()
-    if isinstance(answer, np.generic):
-        answer = answer.item()
-    if isinstance(answer, bool):
-        fail(
-            f"La pregunta {number} pide un número, no True o False. Recibí {answer!r}."
-        )
-    if not isinstance(answer, numbers.Real):
-        fail(
-            f"La respuesta de la pregunta {number} debe ser un número (int o float); "
-            f"{name} es {type(answer).__name__}: {answer!r}."
-        )
-    value = float(answer)
-    if not math.isfinite(value):
-        fail(
-            f"La respuesta de la pregunta {number} debe ser un número finito; "
-            f"recibí {value}. ¿Dividiste por cero en algún paso?"
-        )
-    return value
-
-
-def quiz_statements(answer: Any, number: int) -> dict[str, bool]:
-    """Las cuatro afirmaciones marcadas de la pregunta ``number``, como ``bool``.
-
-    La respuesta es un diccionario con las claves ``"a"`` a ``"d"`` y un
-    ``True`` (verdadera) o ``False`` (falsa) en cada una. Falla (con
-    :func:`fail`) si falta alguna clave, sobra alguna o una afirmación está sin
-    marcar. No dice nada de si las marcas son correctas.
-    """
-    return marked_statements(answer, f"answer_{number}", f"la pregunta {number}")
-
-
-def _quiz_check(number: int) -> Callable[..., None]:
-    @exercise(MODULE, f"quiz_{number}", f"Cuestionario, pregunta {number}")
-    def check(answer: Any) -> None:
-        if QUIZ_KINDS[number] == "number":
-            quiz_number(answer, number)
-        else:
-            quiz_statements(answer, number)
-
-    return check
-
-
-_QUIZ_CHECKS = {number: _quiz_check(number) for number in QUIZ_KINDS}
-
-
-def check_quiz_answer(number: int, answer: Any, quiet: bool = False) -> None:
-    """Comprueba que la respuesta a la pregunta ``number`` (1–4) está bien escrita.
-
-    Solo mira la forma (un número finito, o las cuatro afirmaciones marcadas con
-    ``True``/``False``): cualquier respuesta bien escrita pasa, acierte o no, y
-    el mensaje es el mismo para todas. Se califica al corregir, con las pruebas
-    ocultas, que traen la explicación de la respuesta.
-    """
-    if number not in QUIZ_KINDS:
-        raise ValueError(f"Solo hay preguntas de la 1 a la {len(QUIZ_KINDS)}.")
-    _QUIZ_CHECKS[number](answer, quiet=True)
-    if not quiet:
-        what = (
-            "un número finito"
-            if QUIZ_KINDS[number] == "number"
-            else "las cuatro afirmaciones marcadas"
-        )
-        print(
-            f"✔ Pregunta {number}: respuesta bien escrita ({what}). Esta "
-            "comprobación no dice si aciertas: la pregunta se califica al corregir, "
-            "y entonces recibirás la explicación."
-        )
+check_quiz_answer = numbered_quiz(MODULE, QUIZ_KINDS)

@@ -37,8 +37,8 @@ from helpers.checks import (
     fail,
     python_number,
     same_parameters,
-    statements_check,
 )
+from helpers.checks.quiz import statements_check
 from helpers.formatting import significant
 from helpers.tinylm.model import TinyLM, TinyLMConfig
 from helpers.tinylm.preferences import PreferencePairs

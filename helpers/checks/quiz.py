@@ -1,0 +1,226 @@
+"""Las preguntas de cuestionario: un número o cuatro afirmaciones.
+
+Estas comprobaciones miran solo la **forma** de la respuesta: un número
+finito, o las cuatro afirmaciones marcadas con ``True`` o ``False``. No saben
+cuál es la buena y por eso no pueden revelarla: la clave y su explicación
+viven solo en las pruebas ocultas del cuaderno de soluciones, que no se
+publican. Probar respuestas contra ellas no enseña nada; la explicación llega
+con la retroalimentación de la calificación.
+
+- :func:`numbered_quiz`: un cuestionario de preguntas numeradas (06).
+- :func:`statements_check`: una pregunta suelta de afirmaciones sobre un
+  experimento (08, 10).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from helpers.checks import exercise, fail
+
+STATEMENT_KEYS = ("a", "b", "c", "d")
+"""Las claves del diccionario de una pregunta de afirmaciones."""
+
+_FORM_ONLY = (
+    "Esta comprobación no dice si aciertas: la pregunta se califica al "
+    "corregir, y entonces recibirás la explicación."
+)
+
+
+def number_answer(answer: Any, name: str, question: str) -> float:
+    """La respuesta numérica ``answer`` como ``float``.
+
+    Acepta un número de Python o de NumPy, o un tensor o array de un solo
+    elemento. Falla (con :func:`fail`) si no hay respuesta, si es un texto, un
+    booleano o varios números, o si no es finito. No dice nada de si es correcto.
+
+    Args:
+        answer: la respuesta del estudiante.
+        name: el nombre de su variable en el cuaderno (``"answer_1"``).
+        question: cómo se nombra la pregunta en una frase («la pregunta 1»).
+    """
+    if answer is None or answer is Ellipsis:
+        fail(
+            f"Todavía no has respondido {question}: asigna un número a "
+            f"{name}, por ejemplo {name} = -1.25."
+        )
+    if isinstance(answer, str):
+        fail(
+            f"La respuesta de {question} es un número, no un texto: "
+            "escríbelo sin comillas y con punto decimal, como en Python (-1.25, "
+            f'no "−1,25"). Recibí {answer!r}.'
+        )
+    if hasattr(answer, "numel") or isinstance(answer, np.ndarray):
+        size = answer.numel() if hasattr(answer, "numel") else answer.size
+        if size != 1:
+            fail(
+                f"La respuesta de {question} es un solo número, y "
+                f"{name} tiene {size} elementos."
+            )
+        answer = answer.item()
+    if isinstance(answer, np.generic):
+        answer = answer.item()
+    if isinstance(answer, bool):
+        fail(
+            f"{question.capitalize()} pide un número, no True o False. "
+            f"Recibí {answer!r}."
+        )
+    if not isinstance(answer, numbers.Real):
+        fail(
+            f"La respuesta de {question} debe ser un número (int o float); "
+            f"{name} es {type(answer).__name__}: {answer!r}."
+        )
+    value = float(answer)
+    if not math.isfinite(value):
+        fail(
+            f"La respuesta de {question} debe ser un número finito; "
+            f"recibí {value}. ¿Dividiste por cero en algún paso?"
+        )
+    return value
+
+
+def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
+    """Las cuatro afirmaciones marcadas de una pregunta, como ``bool``.
+
+    La respuesta es un diccionario con las claves ``"a"`` a ``"d"`` y un
+    ``True`` (verdadera) o ``False`` (falsa) en cada una. Falla (con
+    :func:`fail`) si falta alguna clave, sobra alguna o una afirmación está sin
+    marcar. No dice nada de si las marcas son correctas: la clave vive solo en
+    las pruebas ocultas.
+
+    Args:
+        answer: la respuesta del estudiante.
+        name: el nombre de su variable en el cuaderno (``"answer_2"``).
+        question: cómo se nombra la pregunta en una frase («la pregunta 2»).
+    """
+    example = '{"a": True, "b": False, ...}'
+    if answer is None or answer is Ellipsis:
+        fail(
+            f"Todavía no has respondido {question}: {name} es un "
+            f"diccionario con las cuatro afirmaciones, como {example}."
+        )
+    if not isinstance(answer, dict):
+        fail(
+            f"La respuesta de {question} es un diccionario con las "
+            f"claves a, b, c y d, como {example}; {name} es "
+            f"{type(answer).__name__}."
+        )
+    missing = [key for key in STATEMENT_KEYS if key not in answer]
+    extra = [repr(key) for key in answer if key not in STATEMENT_KEYS]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append("faltan " + ", ".join(missing))
+        if extra:
+            parts.append("sobran " + ", ".join(extra))
+        fail(
+            f"{name} debe tener exactamente las claves a, b, c y d (en minúscula): "
+            + " y ".join(parts)
+            + "."
+        )
+    marks = {}
+    for key in STATEMENT_KEYS:
+        value = answer[key]
+        if value is None or value is Ellipsis:
+            fail(
+                f"Todavía no has marcado la afirmación {key}) de {question}: "
+                "pon True si es verdadera o False si es falsa."
+            )
+        if not isinstance(value, bool | np.bool_):
+            fail(
+                f"La afirmación {key}) se marca con True o False, sin comillas; "
+                f"recibí {value!r}."
+            )
+        marks[key] = bool(value)
+    return marks
+
+
+def statements_check(
+    module: str, key: str, title: str, name: str, question: str
+) -> Callable[..., None]:
+    """La comprobación visible de una pregunta de cuatro afirmaciones.
+
+    Registra el ejercicio ``key`` de ``module`` y devuelve
+    ``check(answer, quiet=False)``, que solo mira la **forma** de la respuesta
+    (:func:`marked_statements`): cualquier respuesta bien escrita pasa, acierte
+    o no, con el mismo mensaje para todas. No sabe cuál es la buena y por eso
+    no puede revelarla: la clave y su explicación viven solo en las pruebas
+    ocultas del cuaderno de soluciones.
+
+    Args:
+        module, key, title: el módulo, la clave (el ``grade_id`` de la celda de
+            la respuesta) y el título del ejercicio.
+        name: el nombre de la variable en el cuaderno (``"answer_experiment"``).
+        question: cómo se nombra la pregunta en una frase («la pregunta del
+            experimento»).
+    """
+
+    @exercise(module, key, title)
+    def check_form(answer: Any) -> None:
+        marked_statements(answer, name, question)
+
+    def check(answer: Any, quiet: bool = False) -> None:
+        check_form(answer, quiet=True)
+        if not quiet:
+            print(
+                f"✔ {title}: respuesta bien escrita (las cuatro afirmaciones "
+                f"marcadas). {_FORM_ONLY}"
+            )
+
+    check.__name__ = check.__qualname__ = f"check_{key}"
+    check.__doc__ = (
+        f"Comprueba que ``{name}`` está bien escrita: un diccionario con las "
+        'claves ``"a"`` a ``"d"``, cada una ``True`` o ``False``. No dice '
+        "si acierta."
+    )
+    return check
+
+
+def numbered_quiz(module: str, kinds: dict[int, str]) -> Callable[..., None]:
+    """El cuestionario de ``module``: devuelve ``check_quiz_answer(number,
+    answer, quiet=False)``.
+
+    ``kinds`` dice de qué tipo es cada pregunta: ``"number"`` (un número
+    finito, :func:`number_answer`) o ``"statements"`` (cuatro afirmaciones,
+    :func:`marked_statements`). Cada pregunta se registra como el ejercicio
+    ``quiz_<n>`` de ``module``.
+    """
+
+    def form(number: int) -> Callable[..., None]:
+        @exercise(module, f"quiz_{number}", f"Cuestionario, pregunta {number}")
+        def check(answer: Any) -> None:
+            name, question = f"answer_{number}", f"la pregunta {number}"
+            if kinds[number] == "number":
+                number_answer(answer, name, question)
+            else:
+                marked_statements(answer, name, question)
+
+        return check
+
+    checks = {number: form(number) for number in kinds}
+
+    def check_quiz_answer(number: int, answer: Any, quiet: bool = False) -> None:
+        """Comprueba que la respuesta a la pregunta ``number`` está bien escrita.
+
+        Solo mira la forma (un número finito, o las cuatro afirmaciones
+        marcadas con ``True``/``False``): cualquier respuesta bien escrita
+        pasa, acierte o no, y el mensaje es el mismo para todas. Se califica
+        al corregir, con las pruebas ocultas, que traen la explicación.
+        """
+        if number not in kinds:
+            raise ValueError(f"Solo hay preguntas de la 1 a la {len(kinds)}.")
+        checks[number](answer, quiet=True)
+        if not quiet:
+            what = (
+                "un número finito"
+                if kinds[number] == "number"
+                else "las cuatro afirmaciones marcadas"
+            )
+            print(f"✔ Pregunta {number}: respuesta bien escrita ({what}). {_FORM_ONLY}")
+
+    return check_quiz_answer
