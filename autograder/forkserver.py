@@ -22,11 +22,12 @@ que ya los tiene cargados. El aislamiento no se comparte:
   espacio de procesos no puede nombrarlos para mandarles señales.
 
 Si el sistema no deja crear esos espacios dentro del sandbox (se prueba al
-arrancar), :func:`execute` lo dice con :class:`UnavailableError` y se califica como
+arrancar), el servidor lo dice (:class:`UnavailableError`) y se califica como
 antes: un sandbox de bubblewrap y un kernel nuevo por entrega.
 
-Del lado del calificador: ``execute(nb, limits, sandbox, preload)``. Dentro
-del sandbox: ``python -m autograder.forkserver MODULO ...``.
+Del lado del calificador: ``autograder.sandbox.execute_notebook(...,
+preload=preload_for(fuente))``, que usa :func:`server_for` y :class:`Server`.
+Dentro del sandbox: ``python -m autograder.forkserver MODULO ...``.
 """
 
 from __future__ import annotations
@@ -506,7 +507,8 @@ def _probe(tmp_bytes: int) -> str:
                 Path("/tmp/prueba").write_text("ok")
                 os._exit(0 if os.getpid() == 1 else 3)
             code = os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1])
-            os.write(write_end, b"" if code == 0 else b"el sandbox interior fallo")
+            if code != 0:
+                os.write(write_end, "el sandbox de la entrega falló".encode())
         except OSError as error:
             os.write(write_end, str(error).encode()[:300])
         finally:

@@ -10,6 +10,10 @@ El código de un estudiante se ejecuta con bubblewrap (``bwrap``):
 * como un usuario sin privilegios, con límites de memoria, de procesos y de
   tamaño de archivo, y con un límite de tiempo por celda y por cuaderno.
 
+Para un lote, ``execute_notebook`` puede bifurcar cada entrega de un servidor
+que ya cargó PyTorch y el curso, con un sandbox propio por entrega dentro del
+de bubblewrap (:mod:`autograder.forkserver`).
+
 Si no hay bubblewrap (otro sistema operativo, un contenedor sin espacios de
 nombres), se avisa bien alto y se aplican los límites que se puedan.
 """
