@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import os
 import threading
+from dataclasses import asdict
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder import forkserver
+from autograder.grade import grade
 from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
 
 needs_sandbox = pytest.mark.skipif(
@@ -105,6 +107,7 @@ for entry in os.listdir("/proc"):
         except OSError:
             pass
 from autograder import forkserver
+from autograder.grade import grade
 unsealed = forkserver.unsealed_mounts()
 status = open("/proc/self/status").read()
 capabilities = re.search(r"CapEff:\\s*(\\w+)", status).group(1)
@@ -170,3 +173,27 @@ def test_server_messages_roundtrip():
     os.close(write_end)
     assert forkserver._receive(read_end) is None
     os.close(read_end)
+
+
+@pytest.mark.grading
+@needs_sandbox
+def test_grading_gives_the_same_results_with_and_without_the_server(
+    tmp_path, monkeypatch
+):
+    """Una clase de 07 (PyTorch, torch._dynamo precargado), calificada con el
+    servidor y con un kernel nuevo por entrega: los mismos resultados, campo a
+    campo (notas, celdas, diagnósticos, incidencias, estado y motivo)."""
+    from benchmarks.grading import make_class
+
+    module_id = "07_grpo"
+    submissions = tmp_path / "entregas"
+    submissions.mkdir()
+    make_class(module_id, 3, submissions)  # resuelta, a medias, sin tocar
+    warm = grade(module_id, submissions, tmp_path / "con", jobs=2)
+    assert list((tmp_path / "con" / "_work" / "_servidores").glob("servidor-*"))
+    monkeypatch.setattr(forkserver, "preload_for", lambda source: ())
+    cold = grade(module_id, submissions, tmp_path / "sin", jobs=2)
+    assert not (tmp_path / "sin" / "_work" / "_servidores").exists()
+    assert [r.score for r in warm] == [r.score for r in cold]
+    assert [asdict(r) for r in warm] == [asdict(r) for r in cold]
+    assert warm[0].score > warm[1].score > warm[2].score == 0
