@@ -218,15 +218,45 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
 
 
+def _mount_points() -> list[tuple[str, list[str]]]:
+    """Cada montaje de /proc/self/mountinfo: su punto y sus opciones."""
+    rows = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        rows.append((_unescape(fields[4]), fields[5].split(",")))
+    return rows
+
+
 def writable_mounts() -> list[str]:
     """Los puntos de montaje (carpetas) montados con escritura."""
     points = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        fields = line.split()
-        point, options = _unescape(fields[4]), fields[5].split(",")
+    for point, options in _mount_points():
         if "rw" in options and os.path.isdir(point) and point not in points:
             points.append(point)
     return points
+
+
+def _under(point: str, root: str) -> bool:
+    return point == root or point.startswith(root + "/")
+
+
+def carried_over(root: str, skip: str) -> list[str]:
+    """Los montajes que cuelgan de ``root`` (salvo ``skip`` y lo suyo), sin
+    los que cuelgan de otro de la lista.
+
+    Son los de solo lectura que el sandbox de fuera puso en /tmp (Python o el
+    curso, si viven ahí, como un clon en /tmp): el /tmp nuevo de cada entrega
+    los vuelve a tener, con lo que tapan dentro (``solutions/``...).
+    """
+    points = sorted(
+        {p for p, _ in _mount_points() if p.startswith(root + "/")}
+        - {p for p, _ in _mount_points() if _under(p, skip)}
+    )
+    top: list[str] = []
+    for point in points:
+        if not any(_under(point, t) for t in top):
+            top.append(point)
+    return top
 
 
 def unsealed_mounts() -> list[str]:
@@ -237,7 +267,7 @@ def unsealed_mounts() -> list[str]:
     return [
         point
         for point in writable_mounts()
-        if not any(point == root or point.startswith(root + "/") for root in roots)
+        if not any(_under(point, root) for root in roots)
     ]
 
 
@@ -248,10 +278,17 @@ def _fresh_filesystem(tmp_bytes: int) -> None:
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
     for point in unsealed_mounts():
         _read_only(point)
+    # Lo que el sandbox de fuera montó en /tmp, salvo su carpeta (la de
+    # trabajo del servidor, donde está ahora): se guarda antes de taparlo.
+    carried = {p: os.open(p, os.O_PATH) for p in carried_over("/tmp", os.getcwd())}
     for path in FRESH:
         if os.path.isdir(path):
             options = f"size={tmp_bytes},mode=1777"
             _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for point, fd in carried.items():
+        os.makedirs(point, mode=0o755, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", point, None, MS_BIND | MS_REC)
+        os.close(fd)
     if left := unsealed_mounts():
         raise OSError(f"siguen con escritura: {', '.join(left)}")
 
@@ -505,7 +542,9 @@ def _probe(tmp_bytes: int) -> str:
             inner = _isolate(tmp_bytes)
             if inner == 0:
                 Path("/tmp/prueba").write_text("ok")
-                os._exit(0 if os.getpid() == 1 else 3)
+                # Python y el curso se siguen viendo (también si viven en /tmp).
+                seen = os.path.exists(sys.executable) and os.path.exists(__file__)
+                os._exit(0 if os.getpid() == 1 and seen else 3)
             code = os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1])
             if code != 0:
                 os.write(write_end, "el sandbox de la entrega falló".encode())
