@@ -99,7 +99,14 @@ def test_wrong_answer_is_diagnosed(nb, exercise, answer):
             )
     first_failure = next(o for o in outcomes if o.grade_id in must_fail)
     visible = str(first_failure.error)
-    assert answer.expect in visible, f"diagnóstico inesperado: {visible}"
+    if answer.mistake is not None:
+        diagnosed = getattr(first_failure.error, "mistake", None)
+        assert diagnosed == answer.mistake, (
+            f"se esperaba el error típico {answer.mistake!r} y se diagnosticó "
+            f"{diagnosed!r}: {visible}"
+        )
+    else:  # TRANSICIÓN: los bancos aún sin ids esperan un trozo del mensaje
+        assert answer.expect in visible, f"diagnóstico inesperado: {visible}"
 
 
 @pytest.mark.parametrize(("nb", "exercise", "answer"), _cases("RIGHT"))

@@ -79,8 +79,13 @@ class CheckError(AssertionError):
     traza completa.
     """
 
-    def __init__(self, message: str = "") -> None:
+    def __init__(self, message: str = "", mistake: str | None = None) -> None:
         super().__init__(_cap(plain_text(str(message))))
+        #: El id del error típico diagnosticado (una fila :class:`Mistake` o
+        #: uno de los diagnósticos comunes, como ``"modified_input"``); los
+        #: bancos de respuestas lo esperan. ``None``: un fallo sin diagnóstico
+        #: con nombre.
+        self.mistake = mistake
 
     def _render_traceback_(self) -> list[str]:
         """Lo que IPython muestra en lugar de la traza: el mensaje, en rojo."""
@@ -91,9 +96,31 @@ class CheckError(AssertionError):
         ]
 
 
-def fail(message: str) -> NoReturn:
-    """Lanza :class:`CheckError` con ``message``: la única forma de fallar."""
-    raise CheckError(message)
+def fail(message: str, mistake: str | None = None) -> NoReturn:
+    """Lanza :class:`CheckError` con ``message``: la única forma de fallar.
+
+    ``mistake`` es el id del diagnóstico (ver :attr:`CheckError.mistake`).
+    """
+    raise CheckError(message, mistake)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """Un error típico, como una fila de datos.
+
+    - ``id``: su nombre estable (inglés, ``snake_case``, único en su
+      ejercicio). Lo lleva el :class:`CheckError` que lo diagnostica, y es lo
+      que esperan los bancos de respuestas (``tests/banks``): reescribir el
+      mensaje no cambia qué se diagnostica.
+    - ``variant``: lo que lo reproduce. Casi siempre, la implementación
+      errónea (una función con la firma del ejercicio); en los ejercicios con
+      estado, lo que entienda su ``run`` (ver :func:`check_procedure`).
+    - ``message``: lo que se le dice al estudiante, en español.
+    """
+
+    id: str
+    variant: Any
+    message: str
 
 
 @dataclass(frozen=True)
@@ -323,7 +350,8 @@ def as_array(value: Any, what: str) -> np.ndarray:
     except (TypeError, ValueError):
         fail(
             f"{what} debería ser un número o un array de números, pero es "
-            f"{type(value).__name__}: {value!r}."
+            f"{type(value).__name__}: {value!r}.",
+            "not_a_number",
         )
     return array
 
@@ -357,7 +385,18 @@ def python_number(value: Any, what: str, kind: str = "float") -> None:
     else:
         what_it_is = f"{type(value).__name__} ({value!r})"
         fix = ""
-    fail(f"{what} es {what_it_is}, y el enunciado pide {shown} de Python.{fix}")
+    fail(
+        f"{what} es {what_it_is}, y el enunciado pide {shown} de Python.{fix}",
+        "not_python_number",
+    )
+
+
+def tensor(values: Any, dtype: Any = None) -> Any:
+    """``torch.tensor(values)`` en float32 (o ``dtype``): para escribir los
+    casos de las comprobaciones con listas. Importa PyTorch solo al usarse."""
+    import torch
+
+    return torch.tensor(values, dtype=torch.float32 if dtype is None else dtype)
 
 
 def as_int(value: Any, what: str) -> int:
@@ -365,7 +404,10 @@ def as_int(value: Any, what: str) -> int:
     if hasattr(value, "item"):
         value = value.item()
     if isinstance(value, bool) or not float(value).is_integer():
-        fail(f"{what} debería ser un entero (el índice de un brazo); es {value!r}.")
+        fail(
+            f"{what} debería ser un entero (el índice de un brazo); es {value!r}.",
+            "not_an_integer",
+        )
     return int(value)
 
 
@@ -610,7 +652,8 @@ def call(
             "volver, la entrada ya no era la que le pasamos (¿un +=, -=, *= o "
             "una asignación a una posición, como x[i] = ...?). Quien llama a tu "
             "función sigue usando ese dato. Calcula sobre una copia "
-            f"({fix}, o x = x + ... en vez de x += ...) y devuelve el resultado."
+            f"({fix}, o x = x + ... en vez de x += ...) y devuelve el resultado.",
+            "modified_input",
         )
     return result
 
@@ -725,24 +768,29 @@ def _outputs(
 # ---------------------------------------------------------------------------
 
 
-def _symptom(raw: Any, got: np.ndarray, want: np.ndarray) -> str | None:
-    """Un síntoma reconocible en un resultado que no coincide, o ``None``.
+def _symptom(raw: Any, got: np.ndarray, want: np.ndarray) -> tuple[str, str] | None:
+    """Un síntoma reconocible en un resultado que no coincide, como
+    ``(id, mensaje)``, o ``None``.
 
     Son errores de cualquier ejercicio: un signo cambiado, un redondeo o una
     acumulación en enteros, un factor de más o de menos, otra forma.
     """
     if got.shape != want.shape:
         if got.shape == want.shape[::-1] and got.ndim > 1:
-            return "Tiene la forma traspuesta: ¿intercambiaste dos ejes?"
+            return "transposed", "Tiene la forma traspuesta: ¿intercambiaste dos ejes?"
         if got.ndim > want.ndim and got.shape[-want.ndim or None :] == want.shape:
             return (
+                "extra_dimensions",
                 "Tiene más dimensiones de las debidas: ¿se mezclaron por "
-                "broadcasting un (n,) y un (n, 1)?"
+                "broadcasting un (n,) y un (n, 1)?",
             )
         if got.ndim == 0 and want.ndim > 0:
-            return "Devolviste un solo número: ¿sumaste o promediaste de más?"
+            return "scalar", "Devolviste un solo número: ¿sumaste o promediaste de más?"
         if got.size == want.size:
-            return "Tiene los valores que tocan pero otra forma: revisa el reshape."
+            return (
+                "reshaped",
+                "Tiene los valores que tocan pero otra forma: revisa el reshape.",
+            )
         return None
     torch = _torch()
     if want.size == 0 or not np.isfinite(want).all() or not np.isfinite(got).all():
@@ -756,22 +804,24 @@ def _symptom(raw: Any, got: np.ndarray, want: np.ndarray) -> str | None:
             integer_output = False
     if integer_output and not np.allclose(want, np.round(want)):
         return (
+            "integer_dtype",
             "Tu resultado es de enteros, y los decimales se pierden: ¿un array "
             "creado con np.zeros_like de una entrada entera, dtype=int o int()? "
-            "Acumula en floats."
+            "Acumula en floats.",
         )
     scale = float(np.abs(want).max())
     if scale > 0 and np.allclose(got, -want, atol=1e-6, rtol=1e-5):
-        return "Sale justo con el signo cambiado: ¿un signo al revés?"
+        return "sign", "Sale justo con el signo cambiado: ¿un signo al revés?"
     for decimals in (0, 1, 2, 3):
         scaled = got * 10.0**decimals
         on_grid = np.allclose(scaled, np.round(scaled), atol=1e-6)
         near = np.all(np.abs(got - want) <= 0.5 * 10.0**-decimals + 1e-9)
         if on_grid and near and not np.allclose(got, want, atol=1e-9):
             return (
+                "rounded",
                 f"Parece redondeado a {decimals} decimales: no redondees (round, "
                 "np.round, int) antes de devolver; la comprobación compara con "
-                "todas las cifras."
+                "todas las cifras.",
             )
     nonzero = np.abs(want) > 1e-9
     if nonzero.sum() >= 2 and np.allclose(got[~nonzero], 0.0, atol=1e-9):
@@ -783,9 +833,10 @@ def _symptom(raw: Any, got: np.ndarray, want: np.ndarray) -> str | None:
             and np.allclose(ratios, ratio, rtol=1e-4)
         ):
             return (
+                "proportional",
                 f"Sale proporcional al correcto (× {significant(ratio)} en todas las "
                 "posiciones): ¿falta o sobra un factor, o una media en vez de una "
-                "suma?"
+                "suma?",
             )
     return None
 
@@ -805,7 +856,7 @@ def check_cases(
     name: str,
     cases: Iterable[tuple[Any, ...]],
     reference: Callable[..., Any],
-    mistakes: Iterable[tuple[Callable[..., Any], str]] = (),
+    mistakes: Iterable[Mistake] = (),
     *,
     atol: float = 1e-6,
     may_modify: Iterable[int] = (),
@@ -830,7 +881,8 @@ def check_cases(
         name: su nombre, para los mensajes.
         cases: tuplas de argumentos posicionales (no se modifican).
         reference: la implementación correcta.
-        mistakes: pares ``(implementación_errónea, mensaje)``.
+        mistakes: los errores típicos (:class:`Mistake`), cada uno con la
+            implementación errónea como ``variant``.
         atol: tolerancia absoluta de la comparación.
         may_modify: posiciones de argumentos que el enunciado deja modificar.
         returns: ``"float"`` o ``"int"`` si el enunciado promete un número de
@@ -869,37 +921,92 @@ def check_cases(
         )
     else:
         intro = f"{call_text} {describe_difference(got, want, atol=atol)}"
-    mistakes = list(mistakes)
-    fingerprints = [_outputs(mistake, cases) for mistake, _ in mistakes]
-    # 1. Idéntico a un error típico en todos los casos.
-    for (_, message), fingerprint in zip(mistakes, fingerprints, strict=True):
-        if all(_same(o, f, atol) for o, f in zip(outputs, fingerprint, strict=True)):
-            fail(f"{intro}\n{message}")
-    # 2. El mismo síntoma: igual en el caso que falla y en la mayoría de los que
-    #    fallan (con una tolerancia algo más ancha).
-    best, best_score = None, 0
-    for (_, message), fingerprint in zip(mistakes, fingerprints, strict=True):
-        agree = [_same(outputs[i], fingerprint[i], 1e-4, 1e-3) for i in failing]
-        if not agree[0] or isinstance(outputs[index], BaseException):
-            continue
-        score = sum(agree)
-        if 2 * score > len(failing) and score > best_score:
-            best, best_score = message, score
-    if best is not None:
-        fail(f"{intro}\n{best}")
-    # 3. Un síntoma general.
+    rows = [m if isinstance(m, Mistake) else Mistake("", *m) for m in mistakes]
+    mistake = _matching_mistake(outputs, rows, cases, failing, atol)
+    if mistake is not None:
+        fail(f"{intro}\n{mistake.message}", mistake.id)
+    # Un síntoma general.
     if isinstance(got, RuntimeError) and "must match the size" in str(got):
-        fail(f"{intro}\n{BROADCAST_HINT}")
-    if not isinstance(got, BaseException):
-        if np.isnan(got).any() and not np.isnan(want).any():
-            fail(
-                f"{intro}\nAparece NaN: busca una división por cero o un exp que "
-                "desborda."
-            )
-        symptom = _symptom(raw_outputs[index], got, want)
-        if symptom is not None:
-            fail(f"{intro}\n{symptom}")
-    fail(intro)
+        fail(f"{intro}\n{BROADCAST_HINT}", "broadcast")
+    if isinstance(got, BaseException):
+        fail(intro, "raised")
+    if np.isnan(got).any() and not np.isnan(want).any():
+        fail(
+            f"{intro}\nAparece NaN: busca una división por cero o un exp que desborda.",
+            "nan",
+        )
+    symptom = _symptom(raw_outputs[index], got, want)
+    if symptom is not None:
+        fail(f"{intro}\n{symptom[1]}", symptom[0])
+    fail(intro, "wrong_value")
+
+
+def _matching_mistake(
+    outputs: list[Any],
+    mistakes: list[Mistake],
+    cases: list[tuple[Any, ...]],
+    failing: list[int],
+    atol: float,
+) -> Mistake | None:
+    """El error típico que explica ``outputs`` (las salidas del estudiante en
+    ``cases``; ``failing``: los casos que no coinciden con la referencia).
+
+    1. El que da lo mismo en todos los casos.
+    2. Si no, el que da lo mismo en el primer caso que falla y en la mayoría
+       de los que fallan (con una tolerancia algo más ancha).
+    """
+    fingerprints = [_outputs(mistake.variant, cases) for mistake in mistakes]
+    for mistake, fingerprint in zip(mistakes, fingerprints, strict=True):
+        if all(_same(o, f, atol) for o, f in zip(outputs, fingerprint, strict=True)):
+            return mistake
+    if isinstance(outputs[failing[0]], BaseException):
+        return None
+    best, best_score = None, 0
+    for mistake, fingerprint in zip(mistakes, fingerprints, strict=True):
+        agree = [_same(outputs[i], fingerprint[i], 1e-4, 1e-3) for i in failing]
+        score = sum(agree)
+        if agree[0] and 2 * score > len(failing) and score > best_score:
+            best, best_score = mistake, score
+    return best
+
+
+def check_procedure(
+    student: Callable[..., Any],
+    reference: Callable[..., Any],
+    mistakes: Iterable[Mistake],
+    *,
+    run: Callable[[Any], Any],
+    same: Callable[[Any, Any], bool],
+    describe: Callable[[Any, Any], str],
+    same_as_mistake: Callable[[Any, Any], bool] | None = None,
+) -> Any:
+    """El procedimiento común de los ejercicios con estado (una actualización,
+    un episodio, un bucle de entrenamiento): ejecutar, comparar, y si no
+    coincide, buscar el error típico que lo explica.
+
+    - ``run(implementation)`` ejecuta una implementación (la del estudiante,
+      la de referencia o el ``variant`` de un :class:`Mistake`) sobre el
+      mismo caso, desde el mismo estado, y devuelve lo que se compara.
+    - ``same(got, want)`` dice si dos resultados son iguales;
+      ``same_as_mistake`` (por defecto, ``same``) si el del estudiante es el
+      de un error típico (puede mirar más cosas: la norma del gradiente que
+      queda, por ejemplo).
+    - ``describe(got, want)`` dice en español dónde difieren (puede fallar
+      ella misma con un mensaje más preciso).
+
+    Si coincide, devuelve el resultado del estudiante (para comprobaciones
+    extra, como el tipo de lo que devuelve). Si no, falla con la descripción
+    y el mensaje del primer error típico que da lo mismo que el estudiante
+    (con su id), o con la descripción sola (``"wrong_result"``).
+    """
+    got, want = run(student), run(reference)
+    if same(got, want):
+        return got
+    matches = same_as_mistake or same
+    for mistake in mistakes:
+        if matches(got, run(mistake.variant)):
+            fail(f"{describe(got, want)}\n{mistake.message}", mistake.id)
+    fail(describe(got, want), "wrong_result")
 
 
 def _call(name: str, args: tuple[Any, ...]) -> str:

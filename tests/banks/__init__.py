@@ -23,12 +23,16 @@ class Answer:
             aspecto (valor, forma, gradiente...), los ``grade_id`` de las
             celdas de pruebas que deben fallar; las demás deben pasar, y así
             se comprueba el crédito parcial. ``None``: deben fallar todas.
+        mistake: en las erróneas, el id del error típico que debe
+            diagnosticarse (``CheckError.mistake``; ver
+            ``helpers.checks.Mistake``).
     """
 
     name: str
     source: str
     expect: str | None = None
     fails: tuple[str, ...] | None = None
+    mistake: str | None = None
 
 
 def bank(module_id: str):
