@@ -30,8 +30,7 @@ import symtable
 from nbformat.notebooknode import NotebookNode
 
 from autograder.course import nbgrader_meta
-from autograder.sources import SLOW_TAG
-from autograder.sources import without_magics as _without_magics
+from autograder.sources import SLOW_TAG, parse_code
 
 
 def _root(node: ast.AST) -> str | None:
@@ -142,9 +141,8 @@ def _module_names(cells: list[NotebookNode]) -> set[str]:
     """Nombres que llamar a sus funciones no modifica: módulos y ``demo``."""
     names: set[str] = set()
     for cell in cells:
-        try:
-            tree = ast.parse(_without_magics(cell.source))
-        except SyntaxError:
+        tree = parse_code(cell.source)
+        if tree is None:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):
@@ -187,10 +185,7 @@ def demo_cell_ids(source_nb: NotebookNode) -> set[str]:
     for cell in reversed(cells):
         if SLOW_TAG in cell.metadata.get("tags", []):
             continue  # no se ejecuta al calificar: lo que lee no cuenta
-        try:
-            tree = ast.parse(_without_magics(cell.source))
-        except SyntaxError:
-            tree = None
+        tree = parse_code(cell.source)
         if tree is None:
             # Sin poder leerla, se ejecuta y se supone que lo necesita todo.
             needed |= {"*"}

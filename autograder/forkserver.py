@@ -107,15 +107,14 @@ def preload_for(source_nb) -> tuple[str, ...]:
     Se leen con ``ast`` de las celdas de código (las líneas mágicas fuera);
     ``from a.b import c`` carga ``a.b`` y, si existe, el submódulo ``a.b.c``.
     """
-    from autograder.sources import without_magics
+    from autograder.sources import parse_code
 
     names: list[str] = []
     for cell in source_nb.cells:
         if cell.cell_type != "code":
             continue
-        try:
-            tree = ast.parse(without_magics(cell.source))
-        except SyntaxError:
+        tree = parse_code(cell.source)
+        if tree is None:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

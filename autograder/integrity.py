@@ -55,7 +55,7 @@ from autograder.course import (
 )
 from autograder.guard import unwrap as _unwrap
 from autograder.similarity import is_reference_copy, normalize, size
-from autograder.sources import without_magics as _without_magics
+from autograder.sources import parse_code
 
 # Raíces de paquetes que un estudiante nunca debe modificar. Escribir en
 # cualquier otro módulo importado también es sospechoso, salvo estos ajustes
@@ -566,9 +566,8 @@ def inspect_submission(
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        try:
-            tree = ast.parse(_without_magics(cell.source))
-        except SyntaxError:
+        tree = parse_code(cell.source)
+        if tree is None:
             continue
         scope.bind(tree)
         if id(cell) not in student:
@@ -682,9 +681,8 @@ def setup_imports(source_nb: NotebookNode) -> str:
         meta = nbgrader_meta(cell)
         if cell.cell_type != "code" or not meta.get("locked") or meta.get("grade"):
             continue
-        try:
-            tree = ast.parse(_without_magics(cell.source))
-        except SyntaxError:
+        tree = parse_code(cell.source)
+        if tree is None:
             continue
         lines += [
             ast.unparse(node)

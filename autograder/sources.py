@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 SOLUTION_REGION = re.compile(
@@ -31,3 +32,12 @@ def without_magics(source: str) -> str:
         "" if line.lstrip().startswith(("%", "!")) else line
         for line in source.splitlines()
     )
+
+
+def parse_code(source: str) -> ast.Module | None:
+    """El código de una celda, sin sus líneas mágicas (:func:`without_magics`),
+    leído con ``ast``; ``None`` si no compila."""
+    try:
+        return ast.parse(without_magics(source))
+    except SyntaxError:
+        return None
