@@ -516,7 +516,7 @@ def _handle(request: dict, fonts: dict[str, bytes]) -> dict:
             if inner == 0:
                 _run_submission(request, write_end, fonts)
             os.close(write_end)
-            _, status = os.waitpid(inner, 0)
+            os.waitpid(inner, 0)
         finally:
             os._exit(0)
     os.close(write_end)
@@ -613,7 +613,6 @@ class Server:
             self.close()
             reason = (hello or {}).get("problem") or "el servidor no arrancó"
             raise UnavailableError(reason)
-        self.loaded: list[str] = hello["loaded"]
 
     def run(self, request: dict, timeout: float) -> dict | None:
         """La respuesta del servidor, o ``None`` si superó ``timeout``."""
