@@ -51,6 +51,34 @@ def test_load_skips_names_that_are_not_modules_and_broken_imports():
     assert loaded == ["json"]
 
 
+def test_carried_over_keeps_the_outer_mounts_under_tmp(monkeypatch):
+    # Un /proc/self/mountinfo inventado, desordenado y con un punto repetido.
+    mounts = [
+        "/",
+        "/home/ana/.venv",  # fuera de /tmp: no se toca
+        "/tmp",  # el propio /tmp no: se monta nuevo
+        "/tmp/clon/.venv",  # dentro de /tmp/clon: viaja con él (MS_REC)
+        "/tmp/clon",
+        "/tmp/clon",
+        "/tmp/clon-2",  # empieza igual que /tmp/clon, pero no cuelga de él
+        "/tmp/entrega",  # la carpeta del servidor
+        "/tmp/entrega/datos",  # y lo que cuelga de ella
+        "/tmp/entrega2",  # empieza igual que la del servidor, pero es otra
+        "/tmpx/otro",  # no está bajo /tmp
+    ]
+    monkeypatch.setattr(
+        forkserver, "_mount_points", lambda: [(p, ["ro"]) for p in mounts]
+    )
+    assert forkserver.carried_over("/tmp", "/tmp/entrega") == [
+        "/tmp/clon",
+        "/tmp/clon-2",
+        "/tmp/entrega2",
+    ]
+    # Sin nada montado bajo /tmp, no hay nada que volver a montar.
+    monkeypatch.setattr(forkserver, "_mount_points", lambda: [("/", ["rw"])])
+    assert forkserver.carried_over("/tmp", "/tmp/entrega") == []
+
+
 def _run(cells: list[str], tmp_path, limits: Limits | None = None):
     nb = new_notebook(cells=[new_code_cell(source) for source in cells])
     return execute_notebook(
