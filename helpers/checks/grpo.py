@@ -11,8 +11,11 @@ import numpy as np
 import torch
 
 from helpers.checks import (
+    CheckError,
+    Mistake,
     as_array,
     check_cases,
+    check_procedure,
     close,
     compare_parameters,
     describe_difference,
@@ -20,6 +23,7 @@ from helpers.checks import (
     fail,
     python_number,
     same_parameters,
+    tensor,
 )
 from helpers.tinylm.grpo import group_advantages as ref_group_advantages
 from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
@@ -108,36 +112,41 @@ _HALF_MESSAGE = (
     "largo se acumula. Usa float32 o float64."
 )
 
-_PATH_MISTAKES = [
-    (
+_PATH_MISTAKES: list[Mistake] = [
+    Mistake(
+        "path_log_of_product",
         _log_of_product_math,
         "Multiplicaste y después tomaste el logaritmo: donde el producto se queda "
         "en 0 (un camino largo), log(0) no existe. Toma el logaritmo de cada paso "
         "y súmalos: así nunca se calcula el número diminuto.",
     ),
-    (
+    Mistake(
+        "path_log_of_product_numpy",
         _log_of_product_numpy,
         "Multiplicaste y después tomaste el logaritmo: donde el producto se queda "
         "en 0 (un camino largo), log(0) = −∞. Toma el logaritmo de cada paso y "
         "súmalos: así nunca se calcula el número diminuto.",
     ),
-    (
+    Mistake(
+        "path_probability",
         lambda p: float(np.prod(np.asarray(p, dtype=float))),
         "Devolviste la probabilidad (el producto): el ejercicio pide su "
         "logaritmo, la log-probabilidad del camino.",
     ),
-    (
+    Mistake(
+        "path_log10",
         lambda p: float(np.sum(np.log10(np.asarray(p, dtype=float)))),
         "Usaste log10: la log-probabilidad de los modelos (y la de la pérdida) "
         "usa el logaritmo natural.",
     ),
-    (
+    Mistake(
+        "path_mean_of_logs",
         lambda p: float(np.mean(np.log(np.asarray(p, dtype=float)))),
         "Promediaste los logaritmos: el de un producto es la **suma** de los "
         "logaritmos de sus factores.",
     ),
-    (_in_half_precision(torch.float16), _HALF_MESSAGE),
-    (_in_half_precision(torch.bfloat16), _HALF_MESSAGE),
+    Mistake("path_float16", _in_half_precision(torch.float16), _HALF_MESSAGE),
+    Mistake("path_bfloat16", _in_half_precision(torch.bfloat16), _HALF_MESSAGE),
 ]
 
 #: Casos visibles: un camino corto, uno de 26 pasos en float32 (como los del
@@ -169,29 +178,34 @@ def check_path_log_probability(
     )
 
 
-_LOG10_MISTAKES = [
-    (
+_LOG10_MISTAKES: list[Mistake] = [
+    Mistake(
+        "count_natural_log",
         lambda v, n: n * math.log(v),
         "Usaste el logaritmo natural (math.log): el exponente de 10 pide el "
         "logaritmo en base 10.",
     ),
-    (
+    Mistake(
+        "count_reversed",
         lambda v, n: v * math.log10(n),
         "Lo calculaste al revés: hay vocab_size opciones en cada una de las "
         "length posiciones, vocab_size ** length, no length ** vocab_size.",
     ),
-    (
+    Mistake(
+        "count_product",
         lambda v, n: math.log10(v * n),
         "Multiplicaste vocab_size × length: las opciones de cada posición se "
         "multiplican entre sí (una potencia), no por la longitud.",
     ),
-    (
+    Mistake(
+        "count_float_overflow",
         lambda v, n: math.log10(float(v) ** n),
         "float(vocab_size) ** length desborda (OverflowError): el número tiene "
         "cientos de cifras. El logaritmo de una potencia se puede calcular sin "
         "calcular la potencia.",
     ),
-    (
+    Mistake(
+        "count_digits",
         lambda v, n: len(str(v**n)) - 1,
         "Contaste las cifras de la potencia: eso es el exponente redondeado hacia "
         "abajo (solo coincide cuando vocab_size es 10, 100...). El ejercicio pide "
@@ -273,55 +287,64 @@ def _isdigit_verify(text: str, a: int, b: int) -> int:
     return int(final.isdigit() and int(final) == a * b)
 
 
-_VERIFY_MISTAKES = [
-    (
+_VERIFY_MISTAKES: list[Mistake] = [
+    Mistake(
+        "verify_keeps_dot",
         _keeps_dot_verify,
         "Te quedaste con el punto final pegado al número («408.»), y eso ya no es "
         "un número: la respuesta final va entre el último «=» y el punto.",
     ),
-    (
+    Mistake(
+        "verify_first_equals",
         _first_equals_verify,
         "Miras el número tras el primer «=»; la respuesta final es la que "
         "sigue al último.",
     ),
-    (
+    Mistake(
+        "verify_find_without_check",
         _find_without_check_verify,
         'Cortaste en text.find(".") sin mirar si había punto: sin punto, find '
         "devuelve −1 y text[:−1] se come el último carácter («…=4080» pasa a "
         "«…=408»). Una respuesta sin punto final está cortada y vale 0.",
     ),
-    (
+    Mistake(
+        "verify_requires_final_dot",
         _ends_with_dot_verify,
         "La respuesta acaba en el **primer** punto (el token de fin) y lo que "
         "venga detrás no cuenta: «…=408.+7» vale 1, aunque el texto no acabe en "
         "«.». Corta el texto en ese punto y busca el último «=» antes de él.",
     ),
-    (
+    Mistake(
+        "verify_isdigit",
         _isdigit_verify,
         "isdigit() también dice que sí a cifras como «²», que int() no sabe "
         "leer: «…=408².» lanza ValueError. Comprueba que son las cifras 0–9 "
         "(isascii() y isdigit(), o una expresión regular), o convierte dentro "
         "de un try/except ValueError.",
     ),
-    (
+    Mistake(
+        "verify_no_end_check",
         _no_end_verify,
         "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
         "vale 0 aunque los dígitos coincidan. Comprueba que hay un «.» antes de "
         "leer el número.",
     ),
-    (
+    Mistake(
+        "verify_strips_end",
         _strip_end_verify,
         "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
         "vale 0 aunque los dígitos coincidan. Comprueba que hay un «.» antes de "
         "leer el número.",
     ),
-    (
+    Mistake(
+        "verify_substring",
         _substring_verify,
         "Buscas el producto en cualquier parte del texto: una respuesta que "
         "escribe 408 por el camino y acaba en 398 no es correcta. Mira solo el "
         "número tras el último «=».",
     ),
-    (
+    Mistake(
+        "verify_raises",
         _raising_verify,
         "El verificador nunca debe lanzar una excepción: una respuesta mal "
         "formada (sin «=», o con algo que no es un número al final) vale 0.",
@@ -422,28 +445,33 @@ _PUSH_CASES = [
     (torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0]), 4, 0.5),
 ]
 
-_PUSH_MISTAKES = [
-    (
+_PUSH_MISTAKES: list[Mistake] = [
+    Mistake(
+        "push_sign",
         _push_sign,
         "El signo: con ventaja positiva el logit del token elegido **sube** "
         "(A · (1 − p)) y los demás bajan (−A · p).",
     ),
-    (
+    Mistake(
+        "push_own_only",
         _push_own_only,
         "Solo moviste el logit del token elegido: los demás también se mueven, "
         "cada uno baja A · p_otro (el gradiente de la softmax los toca a todos).",
     ),
-    (
+    Mistake(
+        "push_no_advantage",
         _push_no_advantage,
         "Olvidaste la ventaja: todo el empujón se multiplica por A (con A < 0 el "
         "token baja).",
     ),
-    (
+    Mistake(
+        "push_probability_gradient",
         _push_prob_grad,
         "Derivaste la probabilidad p y no su logaritmo: la pérdida usa log π, "
         "y el gradiente de log softmax es one_hot − p, sin el factor p delante.",
     ),
-    (
+    Mistake(
+        "push_p_not_one_minus_p",
         _push_p_not_one_minus_p,
         "El logit propio sube A · (1 − p), lo que le faltaba al modelo para estar "
         "seguro, no A · p.",
@@ -464,7 +492,10 @@ def check_logit_push(logit_push: Callable[..., Any], cases: list | None = None) 
     (-advantage * torch.log_softmax(z, -1)[token]).backward()
     got = as_array(logit_push(logits.clone(), token, advantage), "logit_push")
     if not close(got, -z.grad.numpy(), atol=1e-5):
-        fail("Tu empujón no coincide con el que calcula autograd (−z.grad).")
+        fail(
+            "Tu empujón no coincide con el que calcula autograd (−z.grad).",
+            "push_differs_from_autograd",
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -472,19 +503,15 @@ def check_logit_push(logit_push: Callable[..., Any], cases: list | None = None) 
 # ---------------------------------------------------------------------------
 
 
-def _t(rows: list[list[float]]) -> torch.Tensor:
-    return torch.tensor(rows, dtype=torch.float32)
-
-
 _GROUP_CASES = [
-    (_t([[0, 1, 1, 0]]), False),
-    (_t([[1, 1, 1, 1], [0, 0, 0, 0]]), False),
-    (_t([[1, 1, 0, 1]]), False),
-    (_t([[0, 1, 1], [1, 0, 0]]), False),
-    (_t([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), False),
-    (_t([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), True),
-    (_t([[1, 1, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]]), True),
-    (_t([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0]]), True),
+    (tensor([[0, 1, 1, 0]]), False),
+    (tensor([[1, 1, 1, 1], [0, 0, 0, 0]]), False),
+    (tensor([[1, 1, 0, 1]]), False),
+    (tensor([[0, 1, 1], [1, 0, 0]]), False),
+    (tensor([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), False),
+    (tensor([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), True),
+    (tensor([[1, 1, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]]), True),
+    (tensor([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0]]), True),
 ]
 
 
@@ -545,39 +572,46 @@ def _always_std(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
     return ref_group_advantages(rewards, True, eps)
 
 
-_GROUP_MISTAKES = [
-    (
+_GROUP_MISTAKES: list[Mistake] = [
+    Mistake(
+        "advantages_batch_mean",
         _batch_mean,
         "Restaste la media de **todo el lote**: la línea base de GRPO es la "
         "media de cada grupo (cada fila, un enunciado), rewards.mean(dim=-1, "
         "keepdim=True).",
     ),
-    (
+    Mistake(
+        "advantages_no_eps",
         _no_eps,
         "Dividiste por una desviación típica que vale 0 en los grupos todo "
         "aciertos o todo fallos: 0/0 = NaN. Suma eps a la desviación.",
     ),
-    (
+    Mistake(
+        "advantages_no_eps_unbiased",
         _no_eps_unbiased,
         "Dividiste por una desviación típica que vale 0 en los grupos todo "
         "aciertos o todo fallos: 0/0 = NaN. Suma eps a la desviación.",
     ),
-    (
+    Mistake(
+        "advantages_sign",
         _sign,
         "El signo está al revés: ventaja = recompensa − media (los aciertos "
         "deben salir positivos).",
     ),
-    (
+    Mistake(
+        "advantages_wrong_axis",
         _wrong_axis,
         "Promediaste sobre el eje equivocado (dim=0, entre grupos): cada "
         "grupo es una fila, la media va por filas (dim=-1).",
     ),
-    (
+    Mistake(
+        "advantages_never_std",
         _never_std,
         "Con std_normalize=True hay que dividir además por la desviación "
         "típica del grupo (más eps).",
     ),
-    (
+    Mistake(
+        "advantages_always_std",
         _always_std,
         "Con std_normalize=False no se divide por la desviación (Dr. GRPO): "
         "solo se resta la media.",
@@ -671,33 +705,39 @@ def _ref_loss(log_probs, mask, advantages):
     return ref_grpo_loss(log_probs, mask, advantages)
 
 
-_LOSS_MISTAKES = [
-    (
+_LOSS_MISTAKES: list[Mistake] = [
+    Mistake(
+        "loss_no_mask",
         lambda lp, m, a: -(a * lp.sum(dim=-1)).mean(),
         "Contaste los tokens de relleno: multiplica las log-probabilidades por "
         "la máscara antes de sumar (el relleno no es parte de la respuesta).",
     ),
-    (
+    Mistake(
+        "loss_sign",
         lambda lp, m, a: (a * (lp * m).sum(dim=-1)).mean(),
         "El signo: el optimizador minimiza, así que la pérdida es "
         "−media(A · Σ log π). Sin el menos, los aciertos bajarían.",
     ),
-    (
+    Mistake(
+        "loss_wrong_axis",
         lambda lp, m, a: -(a * (lp * m).sum(dim=0)).mean(),
         "Sumaste las log-probabilidades sobre el eje equivocado (dim=0, entre "
         "respuestas): cada respuesta es una fila; suma sobre sus tokens, dim=-1.",
     ),
-    (
+    Mistake(
+        "loss_per_token_mean",
         lambda lp, m, a: -(a * (lp * m).sum(dim=-1) / m.sum(dim=-1)).mean(),
         "Promediaste por token dentro de cada respuesta: el ejercicio pide la "
         "suma de sus log-probabilidades (la log-probabilidad de la respuesta).",
     ),
-    (
+    Mistake(
+        "loss_mean_over_cells",
         lambda lp, m, a: -(a[:, None] * lp * m).mean(),
         "Dividiste por B · T (todas las casillas, relleno incluido): suma "
         "sobre los tokens de cada respuesta y promedia sobre las B respuestas.",
     ),
-    (
+    Mistake(
+        "loss_sum_not_mean",
         lambda lp, m, a: -(a * (lp * m).sum(dim=-1)).sum(),
         "Sumaste sobre las respuestas en lugar de promediar: divide por B.",
     ),
@@ -720,7 +760,8 @@ def _call_with_gradient(function: Callable[..., Any], *args: Any) -> Any:
             )
         fail(
             "Con entradas que llevan gradiente, tu función lanzó RuntimeError: "
-            f"{error}.{hint}"
+            f"{error}.{hint}",
+            "raises_with_gradient",
         )
 
 
@@ -734,10 +775,14 @@ def _student_loss_with_gradient(grpo_loss, case, what="Tu pérdida"):
         fail(
             f"{what} no tiene gradiente respecto a log_probs (¿.item(), float() "
             "o detach?): devuelve un tensor de PyTorch para poder hacer "
-            "loss.backward()."
+            "loss.backward().",
+            "loss_without_gradient",
         )
     if loss.numel() != 1:
-        fail(f"La pérdida debe ser un escalar; tiene forma {tuple(loss.shape)}.")
+        fail(
+            f"La pérdida debe ser un escalar; tiene forma {tuple(loss.shape)}.",
+            "loss_not_scalar",
+        )
     return loss, log_probs, mask, advantages
 
 
@@ -769,7 +814,8 @@ def check_grpo_loss_gradient(
         if advantages.grad is not None and advantages.grad.abs().max() > 0:
             fail(
                 "La ventaja lleva gradiente: es un peso fijo, no algo que "
-                "optimizar. Que la pérdida la use como una constante."
+                "optimizar. Que la pérdida la use como una constante.",
+                "loss_advantage_has_gradient",
             )
         expected = -advantages.detach()[:, None] * mask / mask.shape[0]
         if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-6):
@@ -780,7 +826,8 @@ def check_grpo_loss_gradient(
                     log_probs.grad if log_probs.grad is not None else 0 * expected,
                     expected,
                     atol=1e-6,
-                )
+                ),
+                "loss_wrong_gradient",
             )
 
 
@@ -853,14 +900,16 @@ def _update_variant(
     return update
 
 
-_UPDATE_MISTAKES = [
-    (
+_UPDATE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "update_tiled_groups",
         _update_variant(tiled_prompts=True, tiled_problems=True),
         "Tus grupos mezclan enunciados: repetiste los enunciados en mosaico "
         "(1, 2, 3, 4, 1, 2...). Las G respuestas de cada enunciado deben ir "
         "seguidas, para que cada fila de rewards.view(-1, G) sea un grupo.",
     ),
-    (
+    Mistake(
+        "update_tiled_prompts",
         _update_variant(tiled_prompts=True),
         "Tus recompensas corrigen cada respuesta con otro problema: repetiste "
         "los enunciados en mosaico (.repeat: 1, 2, 3, 4, 1, 2...) pero la lista "
@@ -868,23 +917,27 @@ _UPDATE_MISTAKES = [
         "deben ir por bloques, como la lista: repeat_interleave(G, dim=0), o "
         "construye la lista de enunciados repitiendo cada problema G veces.",
     ),
-    (
+    Mistake(
+        "update_clipped_gradient",
         _update_variant(clip_norm=1.0),
         "Recortaste la norma del gradiente: en este ejercicio el paso va sin "
         "recortar (el enunciado lo fija, para que una respuesta correcta deje "
         "exactamente los mismos pesos). Quita el clip_grad_norm_.",
     ),
-    (
+    Mistake(
+        "update_no_zero_grad",
         _update_variant(zero_grad=False),
         "Los gradientes se acumulan de un paso a otro: PyTorch los suma en .grad "
         "hasta que alguien los pone a cero. Ponlos a cero antes de cada backward.",
     ),
-    (
+    Mistake(
+        "update_batch_mean",
         _update_variant(batch_mean=True),
         "Restaste la media de todo el lote: la línea base de GRPO es la media de "
         "cada grupo (las G respuestas del mismo enunciado).",
     ),
-    (
+    Mistake(
+        "update_sampled_per_problem",
         _update_variant(per_problem=True),
         "Muestreaste enunciado a enunciado: el enunciado pide una sola llamada a "
         "tl.sample con todo el lote. Con otro orden, el generador reparte sus "
@@ -913,16 +966,19 @@ def _run_updates(update, steps: int, seed: int):
                 fail(
                     "grpo_update modificó su argumento problems: al volver, la "
                     "lista ya no era la que le pasamos. Quien llama la sigue "
-                    "usando; construye listas nuevas en vez de cambiarla."
+                    "usando; construye listas nuevas en vez de cambiarla.",
+                    "update_modifies_problems",
                 )
     finally:
         torch.set_num_threads(previous_threads)
     return model.state_dict(), rewards
 
 
-def _check_update(grpo_update, steps: int, seed: int) -> None:
+def _run_diagnosed(update, steps: int, seed: int):
+    """:func:`_run_updates`, con los RuntimeError de un paso mal montado
+    convertidos en diagnóstico."""
     try:
-        got, rewards = _run_updates(grpo_update, steps, seed)
+        return _run_updates(update, steps, seed)
     except RuntimeError as error:
         text = str(error)
         if "does not require grad" in text:
@@ -930,35 +986,67 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
                 "Tu pérdida no tiene gradiente: las log-probabilidades que trae "
                 "tl.sample se calculan sin gradiente (son las del muestreo). "
                 "Vuelve a calcularlas con el modelo que entrenas "
-                "(tl.token_log_probs)."
+                "(tl.token_log_probs).",
+                "update_log_probs_without_gradient",
             )
         if "dtype" in text:
             fail(
                 f"Tu paso lanzó RuntimeError: {text}. ¿Recompensas de enteros? "
-                "La media de un grupo necesita floats."
+                "La media de un grupo necesita floats.",
+                "update_integer_rewards",
             )
         raise
-    want, want_rewards = _run_updates(ref_grpo_update, steps, seed)
+
+
+def _check_update(grpo_update, steps: int, seed: int) -> None:
     what = (
         f"la red tras {steps} actualizaciones"
         if steps > 1
         else ("la red tras una actualización")
     )
-    if not same_parameters(got, want):
-        for mistake, message in _UPDATE_MISTAKES:
-            if same_parameters(_run_updates(mistake, steps, seed)[0], got):
-                fail(
-                    f"Los parámetros de {what} no son los de la referencia.\n" + message
-                )
-        compare_parameters(got, want, what=what)
+    reference_rewards: list[Any] = []
+    recognized = False
+
+    def run(update):
+        state, rewards = _run_diagnosed(update, steps, seed)
+        if update is ref_grpo_update:
+            reference_rewards[:] = rewards
+        return state, rewards
+
+    def same_as_mistake(got, mistake):
+        nonlocal recognized
+        recognized = same_parameters(mistake[0], got[0])
+        return recognized
+
+    def describe(got, want):
+        # Con un error típico reconocido, su mensaje dice qué pasó; si no, se
+        # dice qué parámetro difiere primero y dónde.
+        if not recognized:
+            try:
+                compare_parameters(got[0], want[0], what=what)
+            except CheckError as error:
+                error.mistake = "update_wrong_parameters"
+                raise
+        return f"Los parámetros de {what} no son los de la referencia."
+
+    _, rewards = check_procedure(
+        grpo_update,
+        ref_grpo_update,
+        _UPDATE_MISTAKES,
+        run=run,
+        same=lambda got, want: same_parameters(got[0], want[0]),
+        describe=describe,
+        same_as_mistake=same_as_mistake,
+    )
     for reward in rewards:
         python_number(reward, "Lo que devuelve grpo_update (la recompensa media)")
     got_rewards = np.array([float(r) for r in rewards])
-    if not close(got_rewards, np.array(want_rewards), atol=1e-6):
+    if not close(got_rewards, np.array(reference_rewards), atol=1e-6):
         fail(
             "Los parámetros coinciden, pero lo que devuelves no es la recompensa "
             f"media del lote: devolviste {got_rewards.tolist()} y era "
-            f"{want_rewards}."
+            f"{reference_rewards}.",
+            "update_wrong_reward",
         )
 
 
@@ -1021,33 +1109,39 @@ def _tis_mistake(fn):
     return wrapped
 
 
-_TIS_MISTAKES = [
-    (
+_TIS_MISTAKES: list[Mistake] = [
+    Mistake(
+        "tis_ratio_inverted",
         _tis_mistake(lambda t, s, m, c: torch.exp(s - t).clamp(max=c) * m),
         "El cociente está al revés: el peso es π_entrenador / π_muestreador, "
         "exp(trainer_log_probs − sampler_log_probs).",
     ),
-    (
+    Mistake(
+        "tis_not_truncated",
         _tis_mistake(lambda t, s, m, c: torch.exp(t - s) * m),
         "No truncaste: el peso debe ser min(cociente, cap), para que un token "
         "raro del muestreador no domine la pérdida.",
     ),
-    (
+    Mistake(
+        "tis_clamped_below",
         _tis_mistake(lambda t, s, m, c: torch.exp(t - s).clamp(1 / c, c) * m),
         "Solo se trunca por arriba (min con cap): los pesos pequeños son la "
         "corrección de los tokens que el muestreador sobrevaloró.",
     ),
-    (
+    Mistake(
+        "tis_no_mask",
         _tis_mistake(lambda t, s, m, c: torch.exp(t - s).clamp(max=c)),
         "El relleno no es parte de la respuesta: multiplica por la máscara (su "
         "peso debe ser 0).",
     ),
-    (
+    Mistake(
+        "tis_integer_cap",
         _tis_mistake(lambda t, s, m, c: torch.exp(t - s).clamp(max=int(c)) * m),
         "El tope es un número real (1,5; 2,5...): al convertirlo a entero lo "
         "truncaste. Úsalo tal como llega.",
     ),
-    (
+    Mistake(
+        "tis_log_ratio",
         _tis_mistake(lambda t, s, m, c: (t - s).clamp(max=c) * m),
         "Eso es el log-cociente: el peso es su exponencial, exp(t − s).",
     ),
@@ -1090,7 +1184,8 @@ def check_truncated_importance_weights_gradient(
             fail(
                 "Los pesos llevan gradiente: son una corrección de *qué* se "
                 "muestreó, una constante para la pérdida. Córtales el gradiente "
-                "a las dos log-probabilidades."
+                "a las dos log-probabilidades.",
+                "tis_weights_have_gradient",
             )
 
 
@@ -1145,34 +1240,40 @@ def _kl_mistake(k3_of_log_rho, masked: bool = True, flip: bool = False):
     return wrapped
 
 
-_KL_MISTAKES = [
-    (
+_KL_MISTAKES: list[Mistake] = [
+    Mistake(
+        "kl_ratio_inverted",
         _kl_mistake(lambda x: torch.exp(x) - x - 1, flip=True),
         "El cociente va al revés: las respuestas salen de π_θ, así que "
         "ρ = π_ref / π_θ, log ρ = ref_log_probs − log_probs.",
     ),
-    (
+    Mistake(
+        "kl_k1",
         _kl_mistake(lambda x: -x),
         "Eso es k1 = log π_θ − log π_ref: también estima la KL, pero cada token "
         "puede ser negativo y es muy ruidoso. GRPO usa k3 = ρ − log ρ − 1.",
     ),
-    (
+    Mistake(
+        "kl_missing_minus_one",
         _kl_mistake(lambda x: torch.exp(x) - x),
         "Te falta el −1: k3 = ρ − log ρ − 1 vale 0 cuando las dos políticas "
         "coinciden (ρ = 1).",
     ),
-    (
+    Mistake(
+        "kl_log_added",
         _kl_mistake(lambda x: torch.exp(x) + x - 1),
         "El logaritmo se resta: k3 = ρ − log ρ − 1, que nunca es negativo "
         "porque log ρ ≤ ρ − 1.",
     ),
-    (
+    Mistake(
+        "kl_no_mask",
         _kl_mistake(lambda x: torch.exp(x) - x - 1, masked=False),
         "El relleno no es parte de la respuesta: su penalización debe ser 0, "
         "haya lo que haya en esas casillas: multiplica por la máscara (o elige "
         "con torch.where).",
     ),
-    (
+    Mistake(
+        "kl_k2",
         _kl_mistake(lambda x: 0.5 * x**2),
         "Eso es k2 = ½ (log ρ)²: el estimador que usa GRPO es k3 = ρ − log ρ − 1.",
     ),
@@ -1204,21 +1305,24 @@ def check_kl_penalty_gradient(
             fail(
                 "Tu penalización no tiene gradiente respecto a log_probs "
                 "(¿.item(), float() o detach?): es un término de la pérdida, así "
-                "que debe poder hacer backward hasta π_θ."
+                "que debe poder hacer backward hasta π_θ.",
+                "kl_without_gradient",
             )
         penalty.sum().backward()
         if ref_log_probs.grad is not None and ref_log_probs.grad.abs().max() > 0:
             fail(
                 "Llega gradiente a ref_log_probs: el modelo de referencia está "
                 "congelado, es el ancla. Que la penalización lo use como una "
-                "constante."
+                "constante.",
+                "kl_gradient_to_reference",
             )
         rho = torch.exp(ref_log_probs.detach() - log_probs.detach())
         expected = (1 - rho) * mask  # d k3 / d log π_θ
         if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-5):
             fail(
                 "El gradiente respecto a log_probs debería ser (1 − ρ) en la "
-                "respuesta y 0 en el relleno."
+                "respuesta y 0 en el relleno.",
+                "kl_wrong_gradient",
             )
 
 
@@ -1286,46 +1390,54 @@ def _swap(per_token, mask, normalization):
     return ref_normalize_loss(per_token, mask, swapped)
 
 
-_NORM_MISTAKES = [
-    (
+_NORM_MISTAKES: list[Mistake] = [
+    Mistake(
+        "norm_grpo_padded_length",
         _norm_with("grpo", lambda x, m: (_masked(x, m).sum(-1) / m.shape[-1]).mean()),
         "Con «grpo» dividiste entre T, la longitud con relleno: cada respuesta "
         "se divide entre **su** longitud, |o_i| = mask.sum(dim=-1).",
     ),
-    (
+    Mistake(
+        "norm_grpo_counts_padding",
         _norm_with("grpo", lambda x, m: x.mean(dim=-1).mean()),
         "Con «grpo» contaste el relleno (x.mean(dim=-1)): multiplica por la "
         "máscara y divide entre |o_i| = mask.sum(dim=-1).",
     ),
-    (
+    Mistake(
+        "norm_dr_grpo_divides_by_length",
         _norm_with("dr_grpo", _per_response_mean),
         "Con «dr_grpo» no se divide entre la longitud de cada respuesta: ese es "
         "justo el sesgo que quita Dr. GRPO. Suma los tokens de cada respuesta y "
         "promedia sobre las B respuestas.",
     ),
-    (
+    Mistake(
+        "norm_dr_grpo_sum",
         _norm_with("dr_grpo", lambda x, m: _masked(x, m).sum()),
         "Con «dr_grpo» sumaste todo sin dividir: el normalizador es una "
         "constante, aquí el número B de respuestas (la media sobre ellas).",
     ),
-    (
+    Mistake(
+        "norm_token_per_response",
         _norm_with("token", _per_response_mean),
         "Con «token» (DAPO) todos los tokens del lote pesan igual: divide la "
         "suma total entre el total de tokens, no respuesta a respuesta.",
     ),
-    (
+    Mistake(
+        "norm_token_floor_division",
         _norm_with("token", lambda x, m: _masked(x, m).sum() // m.sum()),
         "Con «token» usaste la división entera (//): redondea hacia abajo. La "
         "pérdida es un número real; divide con /.",
     ),
-    (
+    Mistake(
+        "norm_token_counts_padding",
         _norm_with("token", lambda x, m: x.mean()),
         "Con «token» contaste el relleno (x.mean()): divide la suma con máscara "
         "entre mask.sum(), el número de tokens de verdad.",
     ),
     # El último: en una celda de una sola normalización, el error concreto de
     # esa rama dice más que «cambiados»
-    (
+    Mistake(
+        "norm_swapped",
         _swap,
         "Tienes «grpo» y «dr_grpo» cambiados: «grpo» divide la suma de cada "
         "respuesta entre su longitud |o_i|; «dr_grpo» no divide entre la "
@@ -1357,5 +1469,6 @@ def check_normalize_loss(
     if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
         fail(
             "Tu pérdida no tiene gradiente (¿.item(), float() o detach?): "
-            "devuelve un tensor de PyTorch para poder hacer loss.backward()."
+            "devuelve un tensor de PyTorch para poder hacer loss.backward().",
+            "normalize_without_gradient",
         )

@@ -37,7 +37,7 @@ def path_log_probability(step_probs):
 def log10_num_responses(vocab_size, length):
     return length * math.log(vocab_size)
 """,
-            "Devolviste la probabilidad",
+            mistake="path_probability",
         ),
         Answer(
             "logaritmo del producto",
@@ -46,7 +46,7 @@ def path_log_probability(step_probs):
     return math.log(math.prod(float(p) for p in step_probs))
 """
             + _COUNT_OK,
-            "Multiplicaste y después tomaste el logaritmo",
+            mistake="path_log_of_product",
             fails=_PATH_CELL,
         ),
         Answer(
@@ -58,7 +58,7 @@ def path_log_probability(step_probs):
     return float(sum(step_probs))
 """
             + _COUNT_OK,
-            "modificó su argumento",
+            mistake="modified_input",
             fails=_PATH_CELL,
         ),
         Answer(
@@ -69,7 +69,7 @@ def path_log_probability(step_probs):
     return float(steps.log().sum())
 """
             + _COUNT_OK,
-            "media precisión",
+            mistake="path_float16",
             fails=_PATH_CELL,
         ),
         Answer(
@@ -79,7 +79,7 @@ def path_log_probability(step_probs):
     return float(np.prod(np.asarray(step_probs, dtype=float)))
 """
             + _COUNT_OK,
-            "Devolviste la probabilidad",
+            mistake="path_probability",
             fails=_PATH_CELL,
         ),
         Answer(
@@ -89,7 +89,7 @@ def path_log_probability(step_probs):
     return float(np.sum(np.log10(np.asarray(step_probs, dtype=float))))
 """
             + _COUNT_OK,
-            "Usaste log10",
+            mistake="path_log10",
             fails=_PATH_CELL,
         ),
         Answer(
@@ -99,7 +99,7 @@ def path_log_probability(step_probs):
 def log10_num_responses(vocab_size, length):
     return len(str(vocab_size**length)) - 1
 """,
-            "Contaste las cifras",
+            mistake="count_digits",
             fails=_COUNT_CELL,
         ),
         Answer(
@@ -109,7 +109,7 @@ def log10_num_responses(vocab_size, length):
 def log10_num_responses(vocab_size, length):
     return round(length * math.log10(vocab_size), 1)
 """,
-            "redondeado",
+            mistake="rounded",
             fails=_COUNT_CELL,
         ),
         Answer(
@@ -119,7 +119,7 @@ def log10_num_responses(vocab_size, length):
 def log10_num_responses(vocab_size, length):
     return length * math.log(vocab_size)
 """,
-            "logaritmo natural",
+            mistake="count_natural_log",
             fails=_COUNT_CELL,
         ),
         Answer(
@@ -129,7 +129,7 @@ def log10_num_responses(vocab_size, length):
 def log10_num_responses(vocab_size, length):
     return math.log10(float(vocab_size) ** length)
 """,
-            "desborda",
+            mistake="count_float_overflow",
             fails=_COUNT_CELL,
         ),
     ],
@@ -140,7 +140,7 @@ def log10_num_responses(vocab_size, length):
 def verify(text, a, b):
     return int(str(a * b) in text)
 """,
-            "en cualquier parte",
+            mistake="verify_substring",
         ),
         Answer(
             "acepta respuestas cortadas",
@@ -149,7 +149,7 @@ def verify(text, a, b):
     final = text.replace(".", "").rsplit("=", 1)[-1]
     return int(final.isdigit() and int(final) == a * b)
 """,
-            "lo que venga detrás no cuenta",
+            mistake="verify_requires_final_dot",
         ),
         Answer(
             "lanza excepciones",
@@ -158,7 +158,7 @@ def verify(text, a, b):
     body = text.split(".")[0]
     return int(int(body.rsplit("=", 1)[1]) == a * b)
 """,
-            "nunca debe lanzar",
+            mistake="verify_raises",
             fails=("verify_test_malformed",),
         ),
         Answer(
@@ -170,7 +170,7 @@ def verify(text, a, b):
     first = text.split(".")[0].split("=")[1].split("+")[0]
     return int(first.isdigit() and int(first) == a * b)
 """,
-            "primer «=»",
+            mistake="verify_first_equals",
             fails=("verify_test",),
         ),
         Answer(
@@ -180,7 +180,7 @@ def verify(text, a, b):
     final = text.rsplit("=", 1)[-1]
     return int(final.isdigit() and int(final) == a * b)
 """,
-            "punto final pegado",
+            mistake="verify_keeps_dot",
         ),
         Answer(
             "corta en text.find('.') sin mirar si hay punto",
@@ -192,7 +192,9 @@ def verify(text, a, b):
     final = body.rsplit("=", 1)[1]
     return int(final.isascii() and final.isdigit() and int(final) == a * b)
 """,
-            "sin mirar si había punto",
+            # La frase la lee test_visible_check_warns (aviso visible).
+            expect="sin mirar si había punto",
+            mistake="verify_find_without_check",
             fails=("verify_test_malformed",),
         ),
         Answer(
@@ -205,7 +207,9 @@ def verify(text, a, b):
     final = text[:end].rsplit("=", 1)[1]
     return int(final.isdigit() and int(final) == a * b)
 """,
-            "«²»",
+            # La frase la lee test_visible_check_warns (aviso visible).
+            expect="«²»",
+            mistake="verify_isdigit",
             fails=("verify_test_malformed",),
         ),
         Answer(
@@ -217,7 +221,9 @@ def verify(text, a, b):
     final = text[:-1].rsplit("=", 1)[1]
     return int(final.isascii() and final.isdigit() and int(final) == a * b)
 """,
-            "lo que venga detrás no cuenta",
+            # La frase la lee test_visible_check_warns (aviso visible).
+            expect="lo que venga detrás no cuenta",
+            mistake="verify_requires_final_dot",
             fails=("verify_test",),
         ),
         Answer(
@@ -227,7 +233,7 @@ def verify(text, a, b):
     final = text.rsplit("=", 1)[-1].rstrip(".")
     return int(final.isascii() and final.isdigit() and int(final) == a * b)
 """,
-            "lo que venga detrás no cuenta",
+            mistake="verify_requires_final_dot",
         ),
         Answer(
             "el trozo tras el primer «=», hasta el punto",
@@ -239,7 +245,7 @@ def verify(text, a, b):
     final = text[:end].split("=")[1]
     return int(final.isascii() and final.isdigit() and int(final) == a * b)
 """,
-            "primer «=»",
+            mistake="verify_first_equals",
             fails=("verify_test",),
         ),
     ],
@@ -253,7 +259,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
         advantages = advantages / (rewards.std(unbiased=False) + eps)
     return advantages
 """,
-            "todo el lote",
+            mistake="advantages_batch_mean",
         ),
         Answer(
             "división por una desviación nula",
@@ -264,7 +270,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
         advantages = advantages / rewards.std(dim=-1, unbiased=False, keepdim=True)
     return advantages
 """,
-            "0/0",
+            mistake="advantages_no_eps",
             fails=("group_advantages_std",),
         ),
         Answer(
@@ -276,7 +282,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
         centred = centred / (rewards.std(dim=-1, unbiased=False) + eps)
     return centred
 """,
-            "keepdim=True",
+            mistake="broadcast",
         ),
         Answer(
             "el signo",
@@ -288,7 +294,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
         advantages = advantages / (std + eps)
     return advantages
 """,
-            "signo",
+            mistake="advantages_sign",
         ),
         Answer(
             "media sobre el eje equivocado",
@@ -300,7 +306,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
         advantages = advantages / (std + eps)
     return advantages
 """,
-            "eje equivocado",
+            mistake="advantages_wrong_axis",
         ),
         Answer(
             "desviación muestral sin eps",
@@ -313,7 +319,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
 """,
             # Los números del mensaje son los de su convención (la muestral):
             # solo falla el grupo unánime, no parece que falle la desviación.
-            "debía ser 0 y es NaN.\nDividiste por una desviación típica",
+            mistake="advantages_no_eps_unbiased",
             fails=("group_advantages_std",),
         ),
         Answer(
@@ -326,7 +332,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
         return rewards / (std + eps)
     return rewards
 """,
-            "modificó su argumento",
+            mistake="modified_input",
         ),
         Answer(
             "redondea a dos decimales (coincide en la tabla de 4)",
@@ -338,7 +344,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
         advantages = advantages / (std + eps)
     return torch.round(advantages, decimals=2)
 """,
-            "redondeado",
+            mistake="rounded",
         ),
         Answer(
             "nunca divide por la desviación",
@@ -346,7 +352,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
 def group_advantages(rewards, std_normalize=False, eps=1e-6):
     return rewards - rewards.mean(dim=-1, keepdim=True)
 """,
-            "hay que dividir además",
+            mistake="advantages_never_std",
             fails=("group_advantages_std",),
         ),
         Answer(
@@ -356,7 +362,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
     std = rewards.std(dim=-1, unbiased=False, keepdim=True)
     return (rewards - rewards.mean(dim=-1, keepdim=True)) / (std + eps)
 """,
-            "no se divide por la desviación",
+            mistake="advantages_always_std",
             fails=("group_advantages_pencil",),
         ),
     ],
@@ -367,7 +373,7 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
 def grpo_loss(log_probs, mask, advantages):
     return -(advantages.detach() * log_probs.sum(dim=-1)).mean()
 """,
-            "relleno",
+            mistake="loss_no_mask",
         ),
         Answer(
             "sin el signo menos",
@@ -375,7 +381,7 @@ def grpo_loss(log_probs, mask, advantages):
 def grpo_loss(log_probs, mask, advantages):
     return (advantages.detach() * (log_probs * mask).sum(dim=-1)).mean()
 """,
-            "signo",
+            mistake="loss_sign",
         ),
         Answer(
             "suma sobre el eje equivocado",
@@ -383,7 +389,7 @@ def grpo_loss(log_probs, mask, advantages):
 def grpo_loss(log_probs, mask, advantages):
     return -(advantages.detach() * (log_probs * mask).sum(dim=0)).mean()
 """,
-            "eje equivocado",
+            mistake="loss_wrong_axis",
         ),
         Answer(
             "la ventaja lleva gradiente",
@@ -391,7 +397,7 @@ def grpo_loss(log_probs, mask, advantages):
 def grpo_loss(log_probs, mask, advantages):
     return -(advantages * (log_probs * mask).sum(dim=-1)).mean()
 """,
-            "La ventaja lleva gradiente",
+            mistake="loss_advantage_has_gradient",
             fails=("grpo_loss_test_grad",),
         ),
         Answer(
@@ -400,7 +406,7 @@ def grpo_loss(log_probs, mask, advantages):
 def grpo_loss(log_probs, mask, advantages):
     return -(advantages * (log_probs * mask).sum(dim=-1)).mean().item()
 """,
-            "no tiene gradiente",
+            mistake="loss_without_gradient",
             fails=("grpo_loss_test_grad",),
         ),
         Answer(
@@ -410,7 +416,7 @@ def grpo_loss(log_probs, mask, advantages):
     log_probs[mask == 0] = 0.0
     return -(advantages.detach() * log_probs.sum(dim=-1)).mean()
 """,
-            "modificó su argumento",
+            mistake="modified_input",
         ),
     ],
     "logit_push": [
@@ -423,7 +429,7 @@ def logit_push(logits, token, advantage=1.0):
     one_hot[token] = 1.0
     return advantage * (probs - one_hot)
 """,
-            "El signo",
+            mistake="push_sign",
         ),
         Answer(
             "solo el logit propio",
@@ -434,7 +440,7 @@ def logit_push(logits, token, advantage=1.0):
     push[token] = advantage * (1 - probs[token])
     return push
 """,
-            "Solo moviste el logit",
+            mistake="push_own_only",
         ),
         Answer(
             "sin la ventaja",
@@ -445,7 +451,7 @@ def logit_push(logits, token, advantage=1.0):
     one_hot[token] = 1.0
     return one_hot - probs
 """,
-            "Olvidaste la ventaja",
+            mistake="push_no_advantage",
         ),
         Answer(
             "estabiliza restando el máximo en su sitio",
@@ -457,7 +463,7 @@ def logit_push(logits, token, advantage=1.0):
     one_hot[token] = 1.0
     return advantage * (one_hot - probs)
 """,
-            "modificó su argumento",
+            mistake="modified_input",
         ),
         Answer(
             "redondea a dos decimales",
@@ -468,7 +474,7 @@ def logit_push(logits, token, advantage=1.0):
     one_hot[token] = 1.0
     return torch.round(advantage * (one_hot - probs), decimals=2)
 """,
-            "redondeado",
+            mistake="rounded",
         ),
     ],
     "grpo_update": [
@@ -488,7 +494,7 @@ def grpo_update(model, optimizer, problems, group_size, generator):
     optimizer.step()
     return rewards.mean().item()
 """,
-            "corrigen cada respuesta con otro problema",
+            mistake="update_tiled_prompts",
         ),
         Answer(
             "recorta la norma del gradiente",
@@ -507,7 +513,7 @@ def grpo_update(model, optimizer, problems, group_size, generator):
     optimizer.step()
     return rewards.mean().item()
 """,
-            "Recortaste la norma del gradiente",
+            mistake="update_clipped_gradient",
         ),
         Answer(
             "devuelve un tensor de 0 dimensiones, no un float",
@@ -525,7 +531,9 @@ def grpo_update(model, optimizer, problems, group_size, generator):
     optimizer.step()
     return rewards.mean()
 """,
-            "el enunciado pide un `float` de Python",
+            # La frase la lee test_visible_check_warns (aviso visible).
+            expect="el enunciado pide un `float` de Python",
+            mistake="not_python_number",
         ),
         Answer(
             "copias en mosaico (coincide si todos los problemas son iguales)",
@@ -542,7 +550,7 @@ def grpo_update(model, optimizer, problems, group_size, generator):
     optimizer.step()
     return rewards.mean().item()
 """,
-            "mezclan enunciados",
+            mistake="update_tiled_groups",
         ),
         Answer(
             "sin poner los gradientes a cero (la primera vez coincide)",
@@ -558,7 +566,7 @@ def grpo_update(model, optimizer, problems, group_size, generator):
     optimizer.step()
     return rewards.mean().item()
 """,
-            "se acumulan",
+            mistake="update_no_zero_grad",
             fails=("grpo_update_test_steps",),
         ),
         Answer(
@@ -576,7 +584,7 @@ def grpo_update(model, optimizer, problems, group_size, generator):
     optimizer.step()
     return rewards.mean().item()
 """,
-            "no tiene gradiente",
+            mistake="update_log_probs_without_gradient",
         ),
         Answer(
             "media de todo el lote",
@@ -594,7 +602,7 @@ def grpo_update(model, optimizer, problems, group_size, generator):
     optimizer.step()
     return rewards.mean().item()
 """,
-            "todo el lote",
+            mistake="update_batch_mean",
         ),
         Answer(
             "muestrea problema a problema",
@@ -617,7 +625,7 @@ def grpo_update(model, optimizer, problems, group_size, generator):
     optimizer.step()
     return rewards.mean().item()
 """,
-            "una sola llamada",
+            mistake="update_sampled_per_problem",
         ),
         Answer(
             "reescribe la lista de problemas",
@@ -635,7 +643,7 @@ def grpo_update(model, optimizer, problems, group_size, generator):
     optimizer.step()
     return rewards.mean().item()
 """,
-            "modificó su argumento problems",
+            mistake="update_modifies_problems",
         ),
         Answer(
             "recompensas de enteros",
@@ -654,7 +662,7 @@ def grpo_update(model, optimizer, problems, group_size, generator):
     optimizer.step()
     return rewards.float().mean().item()
 """,
-            "Recompensas de enteros",
+            mistake="update_integer_rewards",
         ),
     ],
     "truncated_importance_weights": [
@@ -664,7 +672,7 @@ def grpo_update(model, optimizer, problems, group_size, generator):
 def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap):
     return torch.exp(sampler_log_probs - trainer_log_probs).clamp(max=cap) * mask
 """,
-            "al revés",
+            mistake="tis_ratio_inverted",
         ),
         Answer(
             "cociente invertido",
@@ -673,7 +681,7 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
     log_ratio = sampler_log_probs.detach() - trainer_log_probs.detach()
     return torch.exp(log_ratio).clamp(max=cap) * mask
 """,
-            "al revés",
+            mistake="tis_ratio_inverted",
             fails=("truncated_importance_weights_test",),
         ),
         Answer(
@@ -683,7 +691,7 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
     log_ratio = trainer_log_probs.detach() - sampler_log_probs.detach()
     return torch.exp(log_ratio) * mask
 """,
-            "No truncaste",
+            mistake="tis_not_truncated",
             fails=("truncated_importance_weights_test",),
         ),
         Answer(
@@ -693,7 +701,7 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
     log_ratio = trainer_log_probs.detach() - sampler_log_probs.detach()
     return torch.exp(log_ratio).clamp(max=cap)
 """,
-            "relleno",
+            mistake="tis_no_mask",
             fails=("truncated_importance_weights_test",),
         ),
         Answer(
@@ -702,7 +710,7 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
 def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap):
     return torch.exp(trainer_log_probs - sampler_log_probs).clamp(max=cap) * mask
 """,
-            "llevan gradiente",
+            mistake="tis_weights_have_gradient",
             fails=("truncated_importance_weights_test_grad",),
         ),
         Answer(
@@ -713,7 +721,7 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
     mask *= ratio.clamp(max=cap)
     return mask
 """,
-            "modificó su argumento",
+            mistake="modified_input",
             fails=("truncated_importance_weights_test",),
         ),
         Answer(
@@ -723,7 +731,7 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
     ratio = torch.exp(trainer_log_probs.detach() - sampler_log_probs.detach())
     return ratio.clamp(max=int(cap)) * mask
 """,
-            "lo truncaste",
+            mistake="tis_integer_cap",
             fails=("truncated_importance_weights_test",),
         ),
     ],
@@ -735,7 +743,7 @@ def kl_penalty(log_probs, ref_log_probs, mask):
     log_rho = log_probs - ref_log_probs.detach()
     return (torch.exp(log_rho) - log_rho - 1) * mask
 """,
-            "al revés",
+            mistake="kl_ratio_inverted",
         ),
         Answer(
             "k1 en lugar de k3",
@@ -743,7 +751,7 @@ def kl_penalty(log_probs, ref_log_probs, mask):
 def kl_penalty(log_probs, ref_log_probs, mask):
     return (log_probs - ref_log_probs.detach()) * mask
 """,
-            "Eso es k1",
+            mistake="kl_k1",
         ),
         Answer(
             "sin el −1",
@@ -752,7 +760,7 @@ def kl_penalty(log_probs, ref_log_probs, mask):
     log_rho = ref_log_probs.detach() - log_probs
     return (torch.exp(log_rho) - log_rho) * mask
 """,
-            "Te falta el −1",
+            mistake="kl_missing_minus_one",
             fails=("kl_penalty_test",),
         ),
         Answer(
@@ -762,7 +770,7 @@ def kl_penalty(log_probs, ref_log_probs, mask):
     log_rho = ref_log_probs.detach() - log_probs
     return torch.exp(log_rho) - log_rho - 1
 """,
-            "El relleno no es parte",
+            mistake="kl_no_mask",
         ),
         Answer(
             "gradiente hacia la referencia",
@@ -771,7 +779,7 @@ def kl_penalty(log_probs, ref_log_probs, mask):
     log_rho = ref_log_probs - log_probs
     return (torch.exp(log_rho) - log_rho - 1) * mask
 """,
-            "congelado",
+            mistake="kl_gradient_to_reference",
             fails=("kl_penalty_test_grad",),
         ),
         Answer(
@@ -781,7 +789,7 @@ def kl_penalty(log_probs, ref_log_probs, mask):
     log_rho = ref_log_probs.detach() - log_probs.detach()
     return (torch.exp(log_rho) - log_rho - 1) * mask
 """,
-            "no tiene gradiente",
+            mistake="kl_without_gradient",
             fails=("kl_penalty_test_grad",),
         ),
         Answer(
@@ -793,7 +801,7 @@ def kl_penalty(log_probs, ref_log_probs, mask):
     log_rho = ref_log_probs.detach() - log_probs
     return torch.exp(log_rho) - log_rho - 1
 """,
-            "modificó su argumento",
+            mistake="modified_input",
         ),
     ],
     "normalize_loss": [
@@ -808,7 +816,7 @@ def normalize_loss(per_token_loss, mask, normalization):
         return per_token_loss.sum(dim=-1).mean()
     return per_token_loss.sum() / mask.sum()
 """,
-            "modificó su argumento",
+            mistake="modified_input",
         ),
         Answer(
             "grpo y dr_grpo cambiados",
@@ -821,7 +829,7 @@ def normalize_loss(per_token_loss, mask, normalization):
         return (masked.sum(dim=-1) / mask.sum(dim=-1)).mean()
     return masked.sum() / mask.sum()
 """,
-            "cambiados",
+            mistake="norm_swapped",
             fails=("normalize_loss_test", "normalize_loss_test_dr_grpo"),
         ),
         Answer(
@@ -835,7 +843,7 @@ def normalize_loss(per_token_loss, mask, normalization):
         return masked.sum(dim=-1).mean()
     return masked.sum() / mask.sum()
 """,
-            "dividiste entre T",
+            mistake="norm_grpo_padded_length",
             fails=("normalize_loss_test",),
         ),
         Answer(
@@ -847,7 +855,7 @@ def normalize_loss(per_token_loss, mask, normalization):
         return (masked.sum(dim=-1) / mask.sum(dim=-1)).mean()
     return masked.sum() / mask.sum()
 """,
-            "no se divide entre la longitud",
+            mistake="norm_dr_grpo_divides_by_length",
             fails=("normalize_loss_test_dr_grpo",),
         ),
         Answer(
@@ -859,7 +867,7 @@ def normalize_loss(per_token_loss, mask, normalization):
         return masked.sum(dim=-1).mean()
     return (masked.sum(dim=-1) / mask.sum(dim=-1)).mean()
 """,
-            "todos los tokens del lote pesan igual",
+            mistake="norm_token_per_response",
             fails=("normalize_loss_test_token",),
         ),
         Answer(
@@ -872,7 +880,7 @@ def normalize_loss(per_token_loss, mask, normalization):
         return (per_token_loss * mask).sum(dim=-1).mean()
     return (per_token_loss * mask).sum() / mask.sum()
 """,
-            "contaste el relleno",
+            mistake="norm_grpo_counts_padding",
             fails=("normalize_loss_test",),
         ),
         Answer(
@@ -886,7 +894,7 @@ def normalize_loss(per_token_loss, mask, normalization):
         return masked.sum(dim=-1).mean()
     return masked.sum() // mask.sum()
 """,
-            "división entera",
+            mistake="norm_token_floor_division",
             fails=("normalize_loss_test_token",),
         ),
     ],
