@@ -15,11 +15,14 @@ from typing import Any
 import torch
 
 from helpers.checks import (
+    Mistake,
     as_array,
     call,
     check_cases,
+    check_procedure,
     exercise,
     fail,
+    tensor,
 )
 from helpers.checks.quiz import statements_check
 from helpers.tinylm.evaluate import estimate_pass_at_k as ref_pass_at_k
@@ -38,23 +41,19 @@ MODULE = "08_mas_alla"
 # ---------------------------------------------------------------------------
 
 
-def _t(rows: Any, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    return torch.tensor(rows, dtype=dtype)
-
-
 _RLOO_CASES = [
-    (_t([[0, 1, 1, 0]]),),
-    (_t([[1, 1, 1, 1], [0, 0, 0, 0]]),),
-    (_t([[1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1, 0]]),),
-    (_t([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0], [0.0, 1.0, 0.25]]),),
-    (_t([[1, 0], [0, 1], [1, 1]]),),
+    (tensor([[0, 1, 1, 0]]),),
+    (tensor([[1, 1, 1, 1], [0, 0, 0, 0]]),),
+    (tensor([[1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1, 0]]),),
+    (tensor([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0], [0.0, 1.0, 0.25]]),),
+    (tensor([[1, 0], [0, 1], [1, 1]]),),
 ]
 
 _RLOO_1D_CASES = [
-    (_t([0, 1, 1, 0]),),
-    (_t([1, 0, 0, 0, 0, 0]),),
-    (_t([1, 0, 0, 1], torch.long),),
-    (_t([[1, 0, 0], [1, 1, 0]], torch.long),),
+    (tensor([0, 1, 1, 0]),),
+    (tensor([1, 0, 0, 0, 0, 0]),),
+    (tensor([1, 0, 0, 1], torch.long),),
+    (tensor([[1, 0, 0], [1, 1, 0]], torch.long),),
 ]
 
 
@@ -102,39 +101,46 @@ def _rloo_integer(rewards):
     return out
 
 
-_RLOO_MISTAKES = [
-    (
+_RLOO_MISTAKES: list[Mistake] = [
+    Mistake(
+        "rloo_group_mean",
         _rloo_group_mean,
         "Restaste la media del grupo entero, con la propia respuesta dentro: eso "
         "es la línea base de GRPO. La de RLOO deja fuera a la respuesta i: la "
         "media de las otras G − 1.",
     ),
-    (
+    Mistake(
+        "rloo_divide_by_g",
         _rloo_divide_by_g,
         "Sumaste las otras G − 1 recompensas pero dividiste entre G: su media se "
         "divide entre G − 1, las que has sumado.",
     ),
-    (
+    Mistake(
+        "rloo_sum_of_others",
         _rloo_sum_of_others,
         "Restaste la suma de las demás recompensas: la línea base es su media "
         "(divide entre G − 1).",
     ),
-    (
+    Mistake(
+        "rloo_sign",
         _rloo_sign,
         "El signo está al revés: ventaja = recompensa − media de las demás (un "
         "acierto en un grupo con fallos debe salir positivo).",
     ),
-    (
+    Mistake(
+        "rloo_wrong_axis",
         _rloo_wrong_axis,
         "Sumaste sobre el eje equivocado (dim=0, entre enunciados): cada grupo es "
         "una fila, y las «demás» son las de su fila (dim=-1).",
     ),
-    (
+    Mistake(
+        "rloo_dim1",
         _rloo_dim1,
         "Fijaste dim=1: con un solo grupo de forma (G,) ese eje no existe. Usa "
         "dim=-1 y rewards.shape[-1], que valen para (G,) y para (P, G).",
     ),
-    (
+    Mistake(
+        "rloo_integer",
         _rloo_integer,
         "Con recompensas enteras (0 y 1 de tipo long) tu resultado sale en "
         "enteros y pierde los decimales (¿torch.zeros_like de la entrada?). "
@@ -177,7 +183,8 @@ def check_rloo_advantages_1d(
         if isinstance(got, torch.Tensor) and not got.is_floating_point():
             fail(
                 f"rloo_advantages devolvió un tensor de tipo {got.dtype}: las "
-                "ventajas son números reales (±2/3 con G = 4). Devuelve floats."
+                "ventajas son números reales (±2/3 con G = 4). Devuelve floats.",
+                "rloo_returns_integer",
             )
 
 
@@ -276,40 +283,47 @@ def _score_after_last(s, lp, ref, m, c):
     return out[:, :-1]
 
 
-_TOKEN_MISTAKES = [
-    (
+_TOKEN_MISTAKES: list[Mistake] = [
+    Mistake(
+        "token_last_column",
         _token_mistake(_last_column),
         "Pusiste la nota en la última columna del tensor: en las respuestas "
         "cortas esa casilla es relleno. Va en el último token válido de cada "
         "fila (el de la máscara), que cambia de una fila a otra.",
     ),
-    (
+    Mistake(
+        "token_first_token",
         _token_mistake(_first_token),
         "Pusiste la nota en el primer token: el verificador puntúa al final, "
         "cuando la respuesta termina; va en el último token válido de cada fila.",
     ),
-    (
+    Mistake(
+        "token_every_token",
         _token_mistake(_every_token),
         "Sumaste la nota a todos los tokens: es una sola recompensa por "
         "respuesta, en su último token. El crítico y GAE se encargan de "
         "repartir el mérito hacia atrás.",
     ),
-    (
+    Mistake(
+        "token_kl_sign",
         _token_mistake(_kl_sign),
         "El signo de la KL: la penalización resta, −kl_coef · (log π − log π_ref). "
         "Un token que la política hace más probable que la referencia cuesta.",
     ),
-    (
+    Mistake(
+        "token_kl_unmasked",
         _token_mistake(_kl_unmasked),
         "El relleno no es parte de la respuesta: su recompensa debe ser 0, haya "
         "lo que haya en log_probs y ref_log_probs en esas casillas.",
     ),
-    (
+    Mistake(
+        "token_no_kl",
         _token_mistake(_no_kl),
         "Falta la penalización KL por token, −kl_coef · (log π − log π_ref), en "
         "cada token válido.",
     ),
-    (
+    Mistake(
+        "token_score_after_last",
         _token_mistake(_score_after_last),
         "La nota cae una casilla tarde: el último token válido de una fila con n "
         "tokens está en la posición n − 1, no en n.",
@@ -357,14 +371,16 @@ def check_token_level_rewards_grad(
             fail(
                 "token_level_rewards modificó log_probs en su sitio (un -=, *= "
                 "o .sub_()): es el tensor del que sale el gradiente de la "
-                "política. Calcula sobre un resultado nuevo."
+                "política. Calcula sobre un resultado nuevo.",
+                "token_rewards_in_place",
             )
         if isinstance(rewards, torch.Tensor) and rewards.requires_grad:
             fail(
                 "La recompensa lleva gradiente hacia log_probs: para PPO es un "
                 "dato fijo (como la nota del verificador), no algo que "
                 "optimizar. Calcula la KL con log_probs.detach() o dentro de "
-                "torch.no_grad()."
+                "torch.no_grad().",
+                "token_rewards_with_grad",
             )
         as_array(rewards, "La recompensa por token")
 
@@ -468,33 +484,39 @@ def _gae_td(r, v, m, g, lam):
     return ref_token_gae(r, v, m, g, 0.0)
 
 
-_GAE_MISTAKES = [
-    (
+_GAE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "gae_bootstrap_pad",
         _gae_mistake(_gae_bootstrap_pad),
         "Tras el último token usaste el valor de la casilla de relleno como "
         "V(s_{t+1}): la respuesta terminó (el punto final), así que ese valor "
         "es 0, sin bootstrap.",
     ),
-    (
+    Mistake(
+        "gae_no_mask",
         _gae_mistake(_gae_no_mask),
         "Recorriste también el relleno: GAE debe empezar en el último token "
         "válido de cada fila (con A y V siguientes a 0) y dejar 0 en el relleno.",
     ),
-    (
+    Mistake(
+        "gae_forward",
         _gae_mistake(_gae_forward),
         "Recorriste la respuesta hacia delante: GAE se acumula desde el final, "
         "A_t = δ_t + γλ·A_{t+1}, así que el bucle va de t = T − 1 a 0.",
     ),
-    (
+    Mistake(
+        "gae_lambda_only",
         _gae_mistake(_gae_lambda_only),
         "El factor de la recursión es γ·λ, no solo λ: A_t = δ_t + γλ·A_{t+1}.",
     ),
-    (
+    Mistake(
+        "gae_returns",
         _gae_mistake(_gae_returns),
         "Devolviste los retornos (A + V), lo que persigue el crítico: el "
         "ejercicio pide las ventajas A.",
     ),
-    (
+    Mistake(
+        "gae_td",
         _gae_mistake(_gae_td),
         "Devolviste solo δ_t (TD de un paso, λ = 0): falta acumular "
         "γλ·A_{t+1} hacia atrás.",
@@ -530,13 +552,15 @@ def check_token_gae_grad(
                 raise
             fail(
                 "token_gae modificó values en su sitio: son las predicciones del "
-                "crítico. Escribe las ventajas en un tensor nuevo."
+                "crítico. Escribe las ventajas en un tensor nuevo.",
+                "gae_in_place",
             )
         if isinstance(advantages, torch.Tensor) and advantages.requires_grad:
             fail(
                 "Las ventajas llevan gradiente hacia values: son un peso fijo "
                 "para la pérdida de la política, y el crítico aprende con su "
-                "propia pérdida. Usa values.detach() (o torch.no_grad())."
+                "propia pérdida. Usa values.detach() (o torch.no_grad()).",
+                "gae_with_grad",
             )
         as_array(advantages, "Las ventajas")
 
@@ -615,40 +639,47 @@ def _pass_k_over_n(n, c, k):
     return min(1.0, c * k / n)
 
 
-_PASS_MISTAKES = [
-    (
+_PASS_MISTAKES: list[Mistake] = [
+    Mistake(
+        "pass_biased",
         _pass_biased,
         "Eso es 1 − (1 − c/n)^k: sacar k respuestas con reemplazo, como si la "
         "precisión fuera exactamente c/n. El estimador sin sesgo elige k de las n "
         "sin reemplazo: 1 − C(n − c, k) / C(n, k).",
     ),
-    (
+    Mistake(
+        "pass_no_complement",
         _pass_no_complement,
         "C(n − c, k) / C(n, k) es la probabilidad de que las k elegidas fallen "
         "todas; pass@k es lo contrario: 1 menos eso.",
     ),
-    (
+    Mistake(
+        "pass_rate",
         _pass_rate,
         "Devolviste c/n, la precisión de una sola respuesta (pass@1): con k > 1 "
         "basta con que acierte una de las k.",
     ),
-    (
+    Mistake(
+        "pass_off_by_one",
         _pass_off_by_one,
         "El producto va desde i = n − c + 1 hasta n (c factores): empezaste uno antes.",
     ),
-    (
+    Mistake(
+        "pass_early_return_at_equal",
         _pass_early_return_at_equal,
         "Con n − c = k, pass@k aún no es 1: las k elegidas pueden ser justo los "
         "n − c fallos (una de las C(n, k) maneras de elegir). El atajo «vale 1» "
         "es solo para n − c < k, cuando no hay fallos suficientes para llenar "
         "las k.",
     ),
-    (
+    Mistake(
+        "pass_k_over_n",
         _pass_k_over_n,
         "Multiplicaste la precisión por k: las k respuestas no suman sus "
         "aciertos, y un problema cuenta una vez si acierta alguna.",
     ),
-    (
+    Mistake(
+        "pass_float_comb",
         _pass_float_comb,
         "Con n grande, C(n, k) tiene cientos de cifras y float() desborda "
         "(OverflowError). Deja que Python divida los enteros (la división de "
@@ -740,25 +771,29 @@ def _flags(rule: Callable[[str, int, int], bool]):
     return flags
 
 
-_EXPLOIT_MISTAKES = [
-    (
+_EXPLOIT_MISTAKES: list[Mistake] = [
+    Mistake(
+        "exploit_buggy_rewarded",
         _flags(lambda t, a, b: buggy_verify(t, a, b) == 1),
         "Marcaste todo lo que premia el verificador con el error, también las "
         "respuestas correctas. Un exploit es lo que premia y el verificador "
         "correcto (tl.verify) no.",
     ),
-    (
+    Mistake(
+        "exploit_all_incorrect",
         _flags(lambda t, a, b: verify(t, a, b) == 0),
         "Marcaste todas las respuestas incorrectas: la mayoría son fallos "
         "normales, que el verificador con el error también suspende. Un exploit "
         "es un fallo que además cobra recompensa.",
     ),
-    (
+    Mistake(
+        "exploit_verifiers_swapped",
         _flags(lambda t, a, b: verify(t, a, b) == 1 and buggy_verify(t, a, b) == 0),
         "Tienes los dos verificadores al revés: el exploit es 1 para el que tiene "
         "el error y 0 para el correcto.",
     ),
-    (
+    Mistake(
+        "exploit_first_problem",
         lambda texts, problems: [
             bool(buggy_verify(t, *problems[0])) and not verify(t, *problems[0])
             for t in texts
@@ -776,20 +811,54 @@ def _as_flags(value: Any, size: int) -> list[bool]:
     except TypeError:
         fail(
             f"exploit_flags debe devolver una lista de booleanos, una por "
-            f"respuesta; devolvió {type(value).__name__}."
+            f"respuesta; devolvió {type(value).__name__}.",
+            "exploit_not_a_list",
         )
     if len(items) != size:
         fail(
             f"exploit_flags devolvió {len(items)} marcas para {size} respuestas: "
-            "va una por respuesta, en el mismo orden."
+            "va una por respuesta, en el mismo orden.",
+            "exploit_wrong_length",
         )
     flags = []
     for item in items:
         item = item.item() if hasattr(item, "item") else item
         if item not in (0, 1, True, False):
-            fail(f"Cada marca debe ser True o False; hay una que vale {item!r}.")
+            fail(
+                f"Cada marca debe ser True o False; hay una que vale {item!r}.",
+                "exploit_not_bool",
+            )
         flags.append(bool(item))
     return flags
+
+
+def _check_exploit_case(
+    exploit_flags: Callable[..., Any], texts: list[str], problems: list[Any]
+) -> None:
+    """Un caso de :func:`check_exploit_flags`, con el procedimiento común."""
+
+    def run(flags: Callable[..., Any]) -> list[bool]:
+        out = call(flags, "exploit_flags", list(texts), list(problems))
+        return _as_flags(out, len(texts))
+
+    def describe(got: list[bool], want: list[bool]) -> str:
+        pairs = enumerate(zip(got, want, strict=True))
+        first = next(i for i, (g, w) in pairs if g != w)
+        text, (a, b) = texts[first], problems[first]
+        return (
+            f"En la respuesta «{text}» a {a} × {b}, tu marca es {got[first]} y "
+            f"debía ser {want[first]} (verificador con el error: "
+            f"{buggy_verify(text, a, b)}; correcto: {verify(text, a, b)})."
+        )
+
+    check_procedure(
+        exploit_flags,
+        ref_exploit_flags,
+        _EXPLOIT_MISTAKES,
+        run=run,
+        same=lambda got, want: got == want,
+        describe=describe,
+    )
 
 
 @exercise(MODULE, "exploit_flags", "Cazar el exploit en un lote de respuestas")
@@ -798,23 +867,4 @@ def check_exploit_flags(
 ) -> None:
     """Comprueba ``exploit_flags(texts, problems)`` contra la referencia."""
     for texts, problems in cases or _EXPLOIT_CASES:
-        got = _as_flags(
-            call(exploit_flags, "exploit_flags", list(texts), list(problems)),
-            len(texts),
-        )
-        want = ref_exploit_flags(list(texts), list(problems))
-        if got == [bool(w) for w in want]:
-            continue
-        first = next(
-            i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != bool(w)
-        )
-        text, (a, b) = texts[first], problems[first]
-        intro = (
-            f"En la respuesta «{text}» a {a} × {b}, tu marca es {got[first]} y "
-            f"debía ser {bool(want[first])} (verificador con el error: "
-            f"{buggy_verify(text, a, b)}; correcto: {verify(text, a, b)})."
-        )
-        for mistake, message in _EXPLOIT_MISTAKES:
-            if [bool(x) for x in mistake(list(texts), list(problems))] == got:
-                fail(f"{intro}\n{message}")
-        fail(intro)
+        _check_exploit_case(exploit_flags, texts, problems)

@@ -22,7 +22,7 @@ def rloo_advantages(rewards):
     rewards = torch.as_tensor(rewards, dtype=torch.float32)
     return rewards - rewards.mean(dim=-1, keepdim=True)
 """,
-            "propia respuesta dentro",
+            mistake="rloo_group_mean",
         ),
         Answer(
             "divide la suma de las demás entre G",
@@ -32,7 +32,7 @@ def rloo_advantages(rewards):
     G = rewards.shape[-1]
     return rewards - (rewards.sum(dim=-1, keepdim=True) - rewards) / G
 """,
-            "dividiste entre G",
+            mistake="rloo_divide_by_g",
         ),
         Answer(
             "modifica la entrada",
@@ -43,7 +43,7 @@ def rloo_advantages(rewards):
     rewards -= (total - rewards) / (G - 1)
     return rewards
 """,
-            "modificó su argumento",
+            mistake="modified_input",
         ),
         Answer(
             "el eje de los enunciados",
@@ -53,7 +53,7 @@ def rloo_advantages(rewards):
     others = rewards.sum(dim=0, keepdim=True) - rewards
     return rewards - others / (rewards.shape[0] - 1)
 """,
-            "eje equivocado",
+            mistake="rloo_wrong_axis",
         ),
         Answer(
             "dim=1 fijo (falla con un solo grupo)",
@@ -63,7 +63,7 @@ def rloo_advantages(rewards):
     G = rewards.shape[1]
     return rewards - (rewards.sum(dim=1, keepdim=True) - rewards) / (G - 1)
 """,
-            "Fijaste dim=1",
+            mistake="rloo_dim1",
             fails=(_RLOO_1D,),
         ),
         Answer(
@@ -78,7 +78,7 @@ def rloo_advantages(rewards):
         advantages[..., i] = rewards[..., i] - others
     return advantages
 """,
-            "enteros",
+            mistake="rloo_integer",
             fails=(_RLOO_1D,),
         ),
     ],
@@ -93,7 +93,7 @@ def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
         rewards[:, -1] += scores
     return rewards
 """,
-            "última columna",
+            mistake="token_last_column",
             fails=(_TOKEN,),
         ),
         Answer(
@@ -107,7 +107,7 @@ def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
         rewards[torch.arange(len(scores)), last] += scores
     return rewards
 """,
-            "signo de la KL",
+            mistake="token_kl_sign",
             fails=(_TOKEN,),
         ),
         Answer(
@@ -120,7 +120,7 @@ def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
         rewards[torch.arange(len(scores)), last] += scores
     return rewards
 """,
-            "relleno",
+            mistake="token_kl_unmasked",
             fails=(_TOKEN,),
         ),
         Answer(
@@ -133,7 +133,7 @@ def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
     bonus[torch.arange(len(scores)), last] = scores
     return rewards + bonus
 """,
-            "lleva gradiente",
+            mistake="token_rewards_with_grad",
             fails=(_TOKEN_GRAD,),
         ),
         Answer(
@@ -148,7 +148,7 @@ def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
         rewards[i, n - 1] = rewards[i, n - 1] + float(scores[i])
     return rewards
 """,
-            "enteros",
+            mistake="integer_dtype",
             fails=(_TOKEN,),
         ),
         Answer(
@@ -162,7 +162,7 @@ def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
     rewards[torch.arange(len(scores)), last] += scores
     return rewards
 """,
-            "modificó su argumento",
+            mistake="modified_input",
         ),
     ],
     "token_gae": [
@@ -183,7 +183,7 @@ def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
             advantages[i, t] = running
     return advantages
 """,
-            "casilla de relleno",
+            mistake="gae_bootstrap_pad",
             fails=(_GAE,),
         ),
         Answer(
@@ -202,7 +202,7 @@ def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
         next_value = values[:, t]
     return advantages
 """,
-            "Recorriste también el relleno",
+            mistake="gae_no_mask",
             fails=(_GAE,),
         ),
         Answer(
@@ -222,7 +222,7 @@ def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
             next_value = float(values[i, t])
     return advantages
 """,
-            "γ·λ",
+            mistake="gae_lambda_only",
             fails=(_GAE,),
         ),
         Answer(
@@ -241,7 +241,7 @@ def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
         columns[t] = running
     return torch.stack(columns, dim=1)
 """,
-            "llevan gradiente",
+            mistake="gae_with_grad",
             fails=(_GAE_GRAD,),
         ),
         Answer(
@@ -261,7 +261,7 @@ def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
             next_value = float(values[i, t])
     return returns
 """,
-            "retornos",
+            mistake="gae_returns",
             fails=(_GAE,),
         ),
         Answer(
@@ -279,7 +279,7 @@ def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
         advantages[:, t] = running
     return advantages.detach()
 """,
-            "modificó su argumento",
+            mistake="modified_input",
         ),
     ],
     "estimate_pass_at_k": [
@@ -289,7 +289,7 @@ def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
 def estimate_pass_at_k(n, c, k):
     return 1.0 - (1.0 - c / n) ** k
 """,
-            "con reemplazo",
+            mistake="pass_biased",
         ),
         Answer(
             "sin el complemento",
@@ -297,7 +297,7 @@ def estimate_pass_at_k(n, c, k):
 def estimate_pass_at_k(n, c, k):
     return math.comb(n - c, k) / math.comb(n, k)
 """,
-            "lo contrario",
+            mistake="pass_no_complement",
         ),
         Answer(
             "atajo pass@k = 1 también con n − c = k",
@@ -308,6 +308,7 @@ def estimate_pass_at_k(n, c, k):
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 """,
             "aún no es 1",
+            mistake="pass_early_return_at_equal",
             fails=("estimate_pass_at_k_test",),
         ),
         Answer(
@@ -319,7 +320,7 @@ def estimate_pass_at_k(n, c, k):
     fails = math.comb(n - c, k) / math.comb(n, k)
     return 1.0 - torch.tensor(fails, dtype=torch.float64)
 """,
-            "el enunciado pide un `float` de Python",
+            mistake="not_python_number",
         ),
         Answer(
             "el producto empieza uno antes",
@@ -329,7 +330,7 @@ def estimate_pass_at_k(n, c, k):
         return 1.0
     return 1.0 - math.prod(1.0 - k / i for i in range(n - c, n))
 """,
-            "empezaste uno",
+            mistake="pass_off_by_one",
         ),
         Answer(
             "float() de números combinatorios enormes",
@@ -337,7 +338,7 @@ def estimate_pass_at_k(n, c, k):
 def estimate_pass_at_k(n, c, k):
     return 1.0 - float(math.comb(n - c, k)) / float(math.comb(n, k))
 """,
-            "desborda",
+            mistake="pass_float_comb",
             fails=(_PASS_EDGES,),
         ),
         Answer(
@@ -346,7 +347,7 @@ def estimate_pass_at_k(n, c, k):
 def estimate_pass_at_k(n, c, k):
     return round(1 - math.comb(n - c, k) / math.comb(n, k), 2)
 """,
-            "redondeado",
+            mistake="rounded",
         ),
     ],
     "exploit_flags": [
@@ -356,7 +357,7 @@ def estimate_pass_at_k(n, c, k):
 def exploit_flags(texts, problems):
     return [buggy_verify(t, a, b) == 1 for t, (a, b) in zip(texts, problems)]
 """,
-            "también las respuestas correctas",
+            mistake="exploit_buggy_rewarded",
         ),
         Answer(
             "todas las incorrectas",
@@ -364,7 +365,7 @@ def exploit_flags(texts, problems):
 def exploit_flags(texts, problems):
     return [tl.verify(t, a, b) == 0 for t, (a, b) in zip(texts, problems)]
 """,
-            "todas las respuestas incorrectas",
+            mistake="exploit_all_incorrect",
         ),
         Answer(
             "los verificadores al revés",
@@ -375,7 +376,7 @@ def exploit_flags(texts, problems):
         flags.append(tl.verify(text, a, b) == 1 and buggy_verify(text, a, b) == 0)
     return flags
 """,
-            "al revés",
+            mistake="exploit_verifiers_swapped",
         ),
         Answer(
             "el primer problema para todas",
@@ -384,7 +385,7 @@ def exploit_flags(texts, problems):
     a, b = problems[0]
     return [bool(buggy_verify(t, a, b)) and not tl.verify(t, a, b) for t in texts]
 """,
-            "mismo problema",
+            mistake="exploit_first_problem",
         ),
         Answer(
             "vacía la lista de respuestas",
@@ -397,7 +398,7 @@ def exploit_flags(texts, problems):
         flags.append(bool(buggy_verify(text, a, b)) and not tl.verify(text, a, b))
     return flags
 """,
-            "modificó su argumento",
+            mistake="modified_input",
         ),
     ],
 }
