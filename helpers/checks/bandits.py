@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from helpers import bandits
 from helpers.checks import (
+    Mistake,
     as_array,
     as_int,
     call,
     check_cases,
+    check_procedure,
     close,
     describe_difference,
     exercise,
@@ -22,6 +24,49 @@ from helpers.checks import (
 from helpers.formatting import number, numbers, percent
 
 MODULE = "01_bandidos"
+
+
+def _procedure(
+    student: Any,
+    reference: Any,
+    mistakes: Iterable[Mistake],
+    *,
+    run: Callable[[Any], Any],
+    same: Callable[[Any, Any], bool],
+    describe: Callable[[Any, Any], str],
+    otherwise: Callable[[Any, Any], NoReturn],
+) -> Any:
+    """:func:`~helpers.checks.check_procedure`, con una última pista propia.
+
+    Si ningún error típico explica el resultado del estudiante, en lugar de
+    fallar con la descripción sola (``"wrong_result"``), ``otherwise(got,
+    want)`` falla con la pista del ejercicio: la de algún detector que no es
+    una variante (un redondeo, brazos que no debían cambiar...) o la general,
+    cada una con su id.
+    """
+    explained = False
+
+    def same_as_mistake(got: Any, variant: Any) -> bool:
+        nonlocal explained
+        explained = same(got, variant)
+        return explained
+
+    def described(got: Any, want: Any) -> str:
+        # check_procedure describe la diferencia justo después de encontrar el
+        # error típico que la explica, o al final si no hay ninguno.
+        if not explained:
+            otherwise(got, want)
+        return describe(got, want)
+
+    return check_procedure(
+        student,
+        reference,
+        mistakes,
+        run=run,
+        same=same,
+        describe=described,
+        same_as_mistake=same_as_mistake,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -38,6 +83,41 @@ INCREMENTAL_MEAN_CASES = [
 ]
 
 
+INCREMENTAL_MEAN_MISTAKES: list[Mistake] = [
+    Mistake(
+        "mean_not_divided",
+        lambda q, r, n: r,
+        "¿Olvidaste dividir por count? Así la estimación es solo la última recompensa.",
+    ),
+    Mistake(
+        "mean_count_minus_one",
+        lambda q, r, n: q + (r - q) / (n - 1),
+        "¿Dividiste entre count − 1? count ya cuenta la recompensa nueva.",
+    ),
+    Mistake(
+        "mean_count_plus_one",
+        lambda q, r, n: q + (r - q) / (n + 1),
+        "¿Dividiste entre count + 1? count ya cuenta la recompensa nueva.",
+    ),
+    Mistake(
+        "mean_sign",
+        lambda q, r, n: q - (r - q) / n,
+        "¿El signo? La estimación debe moverse hacia la recompensa: Q + (R − Q)/n.",
+    ),
+    Mistake(
+        "mean_of_two",
+        lambda q, r, n: (q + r) / 2,
+        "Eso es la media entre la estimación y "
+        "la recompensa: la recompensa nueva pesa 1/count, no 1/2.",
+    ),
+    Mistake(
+        "mean_times_count",
+        lambda q, r, n: q + (r - q) * n,
+        "¿Multiplicaste por count en vez de dividir?",
+    ),
+]
+
+
 @exercise(MODULE, "incremental_mean", "Media incremental")
 def check_incremental_mean(
     incremental_mean: Callable[..., Any],
@@ -49,35 +129,7 @@ def check_incremental_mean(
         "incremental_mean",
         cases,
         bandits.incremental_mean,
-        [
-            (
-                lambda q, r, n: r,
-                "¿Olvidaste dividir por count? Así la estimación "
-                "es solo la última recompensa.",
-            ),
-            (
-                lambda q, r, n: q + (r - q) / (n - 1),
-                "¿Dividiste entre count − 1? count ya cuenta la recompensa nueva.",
-            ),
-            (
-                lambda q, r, n: q + (r - q) / (n + 1),
-                "¿Dividiste entre count + 1? count ya cuenta la recompensa nueva.",
-            ),
-            (
-                lambda q, r, n: q - (r - q) / n,
-                "¿El signo? La estimación debe "
-                "moverse hacia la recompensa: Q + (R − Q)/n.",
-            ),
-            (
-                lambda q, r, n: (q + r) / 2,
-                "Eso es la media entre la estimación y "
-                "la recompensa: la recompensa nueva pesa 1/count, no 1/2.",
-            ),
-            (
-                lambda q, r, n: q + (r - q) * n,
-                "¿Multiplicaste por count en vez de dividir?",
-            ),
-        ],
+        INCREMENTAL_MEAN_MISTAKES,
     )
     # Aplicada una y otra vez tiene que dar la media de todas las recompensas.
     rewards = [1.0, 3.0, 5.0, 7.0, -2.0]
@@ -87,7 +139,8 @@ def check_incremental_mean(
     if not np.isclose(estimate, np.mean(rewards)):
         fail(
             f"Al encadenar incremental_mean sobre {numbers(rewards, 0)} sale "
-            f"{number(estimate, 4)}, pero la media es {number(np.mean(rewards), 4)}."
+            f"{number(estimate, 4)}, pero la media es {number(np.mean(rewards), 4)}.",
+            "mean_chain",
         )
 
 
@@ -119,7 +172,8 @@ def _frequencies(
         if not 0 <= action < k:
             fail(
                 f"epsilon_greedy devolvió {action}, que no es un brazo válido (0 a "
-                f"{k - 1}). ¿Devolviste el valor Q en lugar del índice del brazo?"
+                f"{k - 1}). ¿Devolviste el valor Q en lugar del índice del brazo?",
+                "not_an_arm",
             )
         counts[action] += 1
     return counts / n
@@ -153,7 +207,8 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     if runs[0] != runs[1]:
         fail(
             "Con el mismo rng (misma semilla) tu función eligió brazos distintos. "
-            "¿Usaste np.random o random en lugar del rng que recibes como argumento?"
+            "¿Usaste np.random o random en lugar del rng que recibes como argumento?",
+            "global_random",
         )
     # 2. Sin exploración elige el mejor brazo, no el peor.
     greedy = _frequencies(epsilon_greedy, [1.0, 5.0, 2.0], 0.0, 200, seed)
@@ -161,18 +216,21 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
         fail(
             "Con ε = 0 no debías explorar nunca, pero elegiste brazos al azar "
             f"(frecuencias: {numbers(greedy, 2)}). ¿Comparas al revés? Explora "
-            "solo cuando rng.random() < ε."
+            "solo cuando rng.random() < ε.",
+            "explores_when_greedy",
         )
     if greedy[0] == 1.0 or greedy[2] == 1.0:
         fail(
             "Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1 y elegiste "
             f"otro. ¿Usaste argmin en vez de argmax? Frecuencias: "
-            f"{numbers(greedy, 2)}."
+            f"{numbers(greedy, 2)}.",
+            "argmin",
         )
     if greedy[1] != 1.0:
         fail(
             f"Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1; "
-            f"frecuencias: {numbers(greedy, 2)}."
+            f"frecuencias: {numbers(greedy, 2)}.",
+            "greedy_wrong_arm",
         )
     # 3. Los empates se deshacen al azar.
     # Tamaños elegidos para ≥ 4 errores típicos de margen en cada tolerancia (y
@@ -182,12 +240,14 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
         fail(
             "Con ε = 0 y Q = [3, 1, 3, 3] elegiste siempre el brazo 0. np.argmax "
             "devuelve siempre el primer máximo: desempata al azar entre los brazos "
-            "empatados (por ejemplo con np.flatnonzero(q == q.max()) y rng.choice)."
+            "empatados (por ejemplo con np.flatnonzero(q == q.max()) y rng.choice).",
+            "ties_first_max",
         )
     if ties[1] > 0 or np.abs(ties[[0, 2, 3]] - 1 / 3).max() > 0.05:
         fail(
             "Con ε = 0 y Q = [3, 1, 3, 3] los brazos 0, 2 y 3 deberían salir cada uno "
-            f"≈ 1/3 de las veces y el 1 nunca. Frecuencias: {numbers(ties, 3)}."
+            f"≈ 1/3 de las veces y el 1 nunca. Frecuencias: {numbers(ties, 3)}.",
+            "ties_not_uniform",
         )
     # 4. Con ε = 1 explora siempre, entre TODOS los brazos.
     explore = _frequencies(
@@ -196,29 +256,34 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     if explore[1] > 0.9:
         fail(
             "Con ε = 1 debías explorar siempre, pero casi siempre elegiste el mejor "
-            "brazo. ¿Comparas al revés? Explora cuando rng.random() < ε."
+            "brazo. ¿Comparas al revés? Explora cuando rng.random() < ε.",
+            "epsilon_inverted",
         )
     if explore[1] < 0.05:
         fail(
             "Con ε = 1 nunca elegiste el mejor brazo. Al explorar, elige uniforme "
-            "entre todos los brazos, también el mejor."
+            "entre todos los brazos, también el mejor.",
+            "explore_excludes_best",
         )
     if np.abs(explore - 0.2).max() > 0.03:
         fail(
             "Con ε = 1 y 5 brazos cada brazo debería salir ≈ 20 % de las veces. "
-            f"Frecuencias: {numbers(explore, 3)}."
+            f"Frecuencias: {numbers(explore, 3)}.",
+            "explore_not_uniform",
         )
     # 5. Con ε = 0,2 y 4 brazos: P(mejor) = 1 − ε + ε/k = 0,85.
     mixed = _frequencies(epsilon_greedy, [0.0, 0.0, 1.0, 0.0], 0.2, 5000, seed + 3)
     if abs(mixed[2] - 0.4) < 0.03:
         fail(
             "Con ε = 0,2 elegiste el mejor brazo ≈ 40 % de las veces: exploras con "
-            "probabilidad 1 − ε. Explora cuando rng.random() < ε."
+            "probabilidad 1 − ε. Explora cuando rng.random() < ε.",
+            "explores_one_minus_epsilon",
         )
     if abs(mixed[2] - 0.85) > 0.02:
         fail(
             "Con ε = 0,2 y 4 brazos, el mejor debería salir 1 − ε + ε/4 = 85 % de "
-            f"las veces; salió {percent(mixed[2], 1)}."
+            f"las veces; salió {percent(mixed[2], 1)}.",
+            "wrong_best_frequency",
         )
 
 
@@ -259,13 +324,15 @@ def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
             "testbed_step debe devolver cuatro cosas, en este orden: "
             "(actions, rewards, new_q, new_counts). Devolvió "
             f"{type(result).__name__}"
-            + (f" de longitud {len(result)}." if hasattr(result, "__len__") else ".")
+            + (f" de longitud {len(result)}." if hasattr(result, "__len__") else "."),
+            "step_not_four",
         )
     actions = as_array(result[0], "actions")
     if actions.shape != (n,):
         fail(
             f"actions tiene forma {actions.shape} y debía tener forma ({n},): "
-            "una acción por ejecución. ¿Elegiste con argmax sin axis=1?"
+            "una acción por ejecución. ¿Elegiste con argmax sin axis=1?",
+            "actions_shape",
         )
     if not np.all(actions == np.round(actions)) or (
         actions.size and (actions.min() < 0 or actions.max() >= k)
@@ -273,7 +340,8 @@ def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
         fail(
             f"actions debe tener índices de brazo enteros, de 0 a {k - 1}; "
             f"devolviste {numbers(actions, 2)}. ¿Devolviste valores Q en vez de "
-            "índices?"
+            "índices?",
+            "actions_not_indices",
         )
     rewards, new_q, new_counts = (
         as_array(result[i], name)
@@ -312,34 +380,57 @@ def _rows_actions(
     return np.where(explore, arms, np.argmax(noise * ties_of(q), axis=1))
 
 
-_ACTION_MISTAKES: list[tuple[dict[str, Any], str]] = [
-    (
+#: Los errores típicos al elegir: cada variante son los parámetros con que
+#: :func:`_rows_actions` la reproduce.
+ACTION_MISTAKES: list[Mistake] = [
+    Mistake(
+        "step_ties_first_max",
         {"order": "no-noise"},
         "Cuando una fila tiene varios brazos empatados en el máximo, np.argmax se "
         "queda siempre con el primero. Desempata con el ruido del paso 3: entre "
         "los empatados, el de mayor ruido.",
     ),
-    (
+    Mistake(
+        "step_ties_whole_matrix",
         {"ties_of": lambda v: v == v.max()},
         "Los empatados son los que alcanzan el máximo de su propia fila, no el "
         "máximo de toda la matriz: cada ejecución es un bandido distinto (piensa "
         "en axis=1 y keepdims=True).",
     ),
-    (
+    Mistake(
+        "step_epsilon_inverted",
         {"explore_if": lambda u, e: u >= e},
         "¿Comparas al revés? La ejecución i explora cuando su número es < ε.",
     ),
-    (
+    Mistake(
+        "step_arms_only_explorers",
         {"order": "arms-only-explorers"},
         "Saca los brazos al azar para todas las ejecuciones (size=n), también "
         "para las que no exploran: así los números aleatorios salen en el orden "
         "del enunciado y tu resultado se puede comparar.",
     ),
-    (
+    Mistake(
+        "step_noise_before_arms",
         {"order": "coin-noise-arms"},
         "Sacaste el ruido de desempate antes que los brazos al azar. El orden del "
         "enunciado es: la moneda, los brazos al azar, el ruido de desempate y el "
         "ruido de las recompensas.",
+    ),
+]
+
+#: Los errores típicos al cobrar, por su nombre (lo que entiende
+#: :func:`_check_rewards`): la recompensa sin ruido, o de las estimaciones q.
+REWARD_MISTAKES: list[Mistake] = [
+    Mistake(
+        "reward_without_noise",
+        "without_noise",
+        "Falta el ruido: R_i = q*(i, A_i) + un número normal estándar (el paso 4).",
+    ),
+    Mistake(
+        "reward_from_estimates",
+        "from_estimates",
+        "La recompensa sale de los valores verdaderos q_star, no de tus "
+        "estimaciones q.",
     ),
 ]
 
@@ -362,6 +453,15 @@ def _student_step(
     return _unpack_step(result, *q.shape)
 
 
+def _first_difference(got: list[Any], want: list[Any]) -> int:
+    """El primer caso en que ``got`` y ``want`` no son iguales."""
+    return next(
+        i
+        for i, (g, w) in enumerate(zip(got, want, strict=True))
+        if not np.array_equal(g, w)
+    )
+
+
 @exercise(MODULE, "testbed_step", TESTBED_TITLE)
 def check_testbed_step(
     testbed_step: Callable[..., Any],
@@ -370,73 +470,112 @@ def check_testbed_step(
     """Comprueba las acciones y las recompensas de ``testbed_step``."""
     cases = list(cases)
     results = [_student_step(testbed_step, case, watch_inputs=False) for case in cases]
+
     # 1. Las acciones, en todos los casos.
-    for index, (case, result) in enumerate(zip(cases, results, strict=True)):
-        q, _, _, epsilon, seed = case
-        want = _reference_step(case)[0]
-        got = result[0]
-        if np.array_equal(got, want):
-            continue
-        intro = (
+    def run(variant: Any) -> list[np.ndarray]:
+        """Las acciones de cada caso: las tuyas (``"yours"``), las de la
+        referencia (``"reference"``) o las de una variante de ACTION_MISTAKES."""
+        if variant == "yours":
+            return [result[0] for result in results]
+        if variant == "reference":
+            return [_reference_step(case)[0] for case in cases]
+        return [
+            _rows_actions(c[0], np.random.default_rng(c[4]), c[3], **variant)
+            for c in cases
+        ]
+
+    def describe(got: list[np.ndarray], want: list[np.ndarray]) -> str:
+        index = _first_difference(got, want)
+        q, epsilon = cases[index][0], cases[index][3]
+        return (
             f"En el caso {index + 1} (n = {q.shape[0]}, k = {q.shape[1]}, ε = "
-            f"{number(epsilon, 2)}) tus acciones son {numbers(got, 0)} y debían "
-            f"ser {numbers(want, 0)}."
+            f"{number(epsilon, 2)}) tus acciones son {numbers(got[index], 0)} y "
+            f"debían ser {numbers(want[index], 0)}."
         )
-        for variant, message in _ACTION_MISTAKES:
-            if all(
-                np.array_equal(
-                    r[0],
-                    _rows_actions(c[0], np.random.default_rng(c[4]), c[3], **variant),
-                )
-                for c, r in zip(cases, results, strict=True)
-            ):
-                fail(f"{intro}\n{message}")
+
+    def otherwise(got: list[np.ndarray], want: list[np.ndarray]) -> NoReturn:
+        index = _first_difference(got, want)
+        q, epsilon = cases[index][0], cases[index][3]
+        intro = describe(got, want)
         if epsilon == 0.0:
             best = q == q.max(axis=1, keepdims=True)
-            wrong = [i for i, a in enumerate(got) if not best[i, a]]
+            wrong = [i for i, a in enumerate(got[index]) if not best[i, a]]
             if wrong:
                 fail(
                     f"{intro}\nCon ε = 0 nadie explora, y la ejecución {wrong[0]} "
-                    f"eligió el brazo {got[wrong[0]]}, que no es de valor máximo en "
-                    "su fila."
+                    f"eligió el brazo {got[index][wrong[0]]}, que no es de valor "
+                    "máximo en su fila.",
+                    "step_greedy_not_max",
                 )
         fail(
             f"{intro}\nRevisa el orden de los números aleatorios: la moneda "
             "rng.random(n), los brazos al azar rng.integers(k, size=n), el ruido "
             "de desempate rng.random((n, k)) y, al final, el de las recompensas; "
-            "cada uno para todas las ejecuciones a la vez."
+            "cada uno para todas las ejecuciones a la vez.",
+            "step_random_order",
         )
+
+    _procedure(
+        "yours",
+        "reference",
+        ACTION_MISTAKES,
+        run=run,
+        same=lambda got, want: all(map(np.array_equal, got, want)),
+        describe=describe,
+        otherwise=otherwise,
+    )
     # 2. Las recompensas.
     for index, (case, result) in enumerate(zip(cases, results, strict=True)):
-        q, _, q_star, _, _ = case
-        rows = np.arange(q.shape[0])
-        actions, rewards = result[0], result[1]
-        want = _reference_step(case)[1]
-        if rewards.shape != want.shape:
-            fail(
-                f"En el caso {index + 1}, rewards tiene forma {rewards.shape} y "
-                f"debía tener forma {want.shape}: una recompensa por ejecución. "
-                "¿Indexaste con q_star[:, actions]? Eso da una matriz; cada "
-                "ejecución i cobra solo su casilla (i, A_i)."
-            )
-        if close(rewards, want):
-            continue
-        intro = f"En el caso {index + 1}, rewards " + describe_difference(rewards, want)
-        if close(rewards, q_star[rows, actions]):
-            fail(
-                f"{intro}\nFalta el ruido: R_i = q*(i, A_i) + un número normal "
-                "estándar (el paso 4)."
-            )
-        if close(rewards - want, q[rows, actions] - q_star[rows, actions]):
-            fail(
-                f"{intro}\nLa recompensa sale de los valores verdaderos q_star, no "
-                "de tus estimaciones q."
-            )
-        _rounded(rewards, want, intro)
+        _check_rewards(index, case, result)
+
+
+def _check_rewards(
+    index: int, case: tuple[Any, ...], result: tuple[np.ndarray, ...]
+) -> None:
+    """Las recompensas del caso ``index`` (con las acciones del estudiante)."""
+    q, _, q_star, _, _ = case
+    rows = np.arange(q.shape[0])
+    actions, rewards = result[0], result[1]
+    want = _reference_step(case)[1]
+    if rewards.shape != want.shape:
+        fail(
+            f"En el caso {index + 1}, rewards tiene forma {rewards.shape} y "
+            f"debía tener forma {want.shape}: una recompensa por ejecución. "
+            "¿Indexaste con q_star[:, actions]? Eso da una matriz; cada "
+            "ejecución i cobra solo su casilla (i, A_i).",
+            "rewards_matrix",
+        )
+
+    def run(variant: str) -> np.ndarray:
+        """Las recompensas tuyas, de la referencia o de un error típico."""
+        return {
+            "yours": rewards,
+            "reference": want,
+            "without_noise": q_star[rows, actions],
+            "from_estimates": want + q[rows, actions] - q_star[rows, actions],
+        }[variant]
+
+    def describe(got: np.ndarray, want: np.ndarray) -> str:
+        return f"En el caso {index + 1}, rewards " + describe_difference(got, want)
+
+    def otherwise(got: np.ndarray, want: np.ndarray) -> NoReturn:
+        intro = describe(got, want)
+        _rounded(got, want, intro)
         fail(
             f"{intro}\nEl ruido de las recompensas es rng.standard_normal(n), "
-            "sacado después de los otros tres: R_i = q*(i, A_i) + ruido_i."
+            "sacado después de los otros tres: R_i = q*(i, A_i) + ruido_i.",
+            "reward_noise",
         )
+
+    _procedure(
+        "yours",
+        "reference",
+        REWARD_MISTAKES,
+        run=run,
+        same=close,
+        describe=describe,
+        otherwise=otherwise,
+    )
 
 
 def _rounded(got: np.ndarray, want: np.ndarray, intro: str) -> None:
@@ -445,7 +584,8 @@ def _rounded(got: np.ndarray, want: np.ndarray, intro: str) -> None:
         if close(got, np.round(want, decimals), atol=1e-9):
             fail(
                 f"{intro}\nParece redondeado a {decimals} decimales: no redondees "
-                "antes de devolver; la comprobación compara con todas las cifras."
+                "antes de devolver; la comprobación compara con todas las cifras.",
+                "rounded",
             )
 
 
@@ -467,6 +607,50 @@ def _update(q, counts, actions, rewards, *, rows_of=None, divide_by="new"):
     return new_q, new_counts
 
 
+#: Los errores típicos al actualizar N: cada variante son los parámetros de
+#: :func:`_update` que lo reproducen, o ``"unchanged"`` (devolver la entrada).
+COUNTS_MISTAKES: list[Mistake] = [
+    Mistake(
+        "counts_unchanged",
+        "unchanged",
+        "N no cambió: suma 1 al brazo elegido de cada fila.",
+    ),
+    Mistake(
+        "counts_whole_columns",
+        {"rows_of": 1},
+        "Con [:, actions] sumas en columnas enteras, en todas las filas. Cada "
+        "ejecución i solo toca su casilla (i, A_i): indexa con un array de filas "
+        "y otro de columnas.",
+    ),
+]
+
+#: Los errores típicos al actualizar Q, como :data:`COUNTS_MISTAKES`.
+Q_MISTAKES: list[Mistake] = [
+    Mistake(
+        "q_divides_by_old_count",
+        {"divide_by": "old"},
+        "Divide entre N contando ya la recompensa nueva (después de sumarle 1): "
+        "con la N de antes, un brazo sin probar da una división por cero.",
+    ),
+    Mistake(
+        "q_not_divided",
+        {"divide_by": "none"},
+        "¿Olvidaste dividir entre N? Así Q pasa a ser la última recompensa.",
+    ),
+    Mistake(
+        "q_whole_columns",
+        {"rows_of": 1},
+        "Con [:, actions] actualizas columnas enteras, en todas las filas. Cada "
+        "ejecución i solo toca su casilla (i, A_i).",
+    ),
+    Mistake(
+        "q_unchanged",
+        "unchanged",
+        "new_q es la Q de entrada: falta la actualización.",
+    ),
+]
+
+
 @exercise(MODULE, "testbed_step", TESTBED_TITLE)
 def check_testbed_step_update(
     testbed_step: Callable[..., Any],
@@ -475,77 +659,98 @@ def check_testbed_step_update(
     """Comprueba ``new_q`` y ``new_counts`` de ``testbed_step`` con sus propias
     acciones y recompensas (así un error al elegir no cuenta aquí otra vez)."""
     for index, case in enumerate(cases):
-        q, counts = case[0], case[1]
-        n, k = q.shape
-        rows = np.arange(n)
-        actions, rewards, new_q, new_counts = _student_step(
-            testbed_step, case, watch_inputs=True
+        _check_update(index, case, _student_step(testbed_step, case, watch_inputs=True))
+
+
+def _check_update(
+    index: int, case: tuple[Any, ...], result: tuple[np.ndarray, ...]
+) -> None:
+    """``new_counts`` y ``new_q`` del caso ``index``, con las acciones y las
+    recompensas del propio estudiante."""
+    q, counts = case[0], case[1]
+    n, k = q.shape
+    rows = np.arange(n)
+    actions, rewards, new_q, new_counts = result
+    if rewards.shape != (n,):
+        fail(
+            f"rewards tiene forma {rewards.shape} y debía tener forma ({n},): "
+            "una recompensa por ejecución.",
+            "update_rewards_shape",
         )
-        if rewards.shape != (n,):
+    want_q, want_counts = _update(q, counts, actions, rewards)
+    where = f"En el caso {index + 1} (n = {n}, k = {k})"
+    for name, got, want in (
+        ("new_counts", new_counts, want_counts),
+        ("new_q", new_q, want_q),
+    ):
+        if got.shape != want.shape:
             fail(
-                f"rewards tiene forma {rewards.shape} y debía tener forma ({n},): "
-                "una recompensa por ejecución."
+                f"{where}, {name} tiene forma {got.shape} y debía tener la de "
+                f"la entrada, {want.shape}.",
+                "update_shape",
             )
-        want_q, want_counts = _update(q, counts, actions, rewards)
-        where = f"En el caso {index + 1} (n = {n}, k = {k})"
-        for name, got, want in (
-            ("new_counts", new_counts, want_counts),
-            ("new_q", new_q, want_q),
-        ):
-            if got.shape != want.shape:
-                fail(
-                    f"{where}, {name} tiene forma {got.shape} y debía tener la de "
-                    f"la entrada, {want.shape}."
-                )
-        if not close(new_counts, want_counts):
-            intro = f"{where}, new_counts " + describe_difference(
-                new_counts, want_counts
-            )
-            if close(new_counts, counts):
-                fail(f"{intro}\nN no cambió: suma 1 al brazo elegido de cada fila.")
-            if close(new_counts, _update(q, counts, actions, rewards, rows_of=1)[1]):
-                fail(
-                    f"{intro}\nCon [:, actions] sumas en columnas enteras, en todas "
-                    "las filas. Cada ejecución i solo toca su casilla (i, A_i): "
-                    "indexa con un array de filas y otro de columnas."
-                )
-            fail(f"{intro}\nSolo cambia N(i, A_i), y en 1, en cada fila i.")
-        if close(new_q, want_q):
-            continue
-        intro = f"{where}, new_q " + describe_difference(new_q, want_q)
+
+    def run(variant: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(new_q, new_counts)``: los tuyos (``"yours"``), la entrada sin
+        actualizar (``"unchanged"``) o los de :func:`_update` con los
+        parámetros de la variante (``{}``: la referencia)."""
+        if variant == "yours":
+            return new_q, new_counts
+        if variant == "unchanged":
+            return q, counts
+        return _update(q, counts, actions, rewards, **variant)
+
+    # 1. N, que no depende de Q.
+    def describe_counts(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
+        return f"{where}, new_counts " + describe_difference(got[1], want[1])
+
+    def otherwise_counts(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
+        fail(
+            f"{describe_counts(got, want)}\nSolo cambia N(i, A_i), y en 1, en "
+            "cada fila i.",
+            "counts_wrong",
+        )
+
+    _procedure(
+        "yours",
+        {},
+        COUNTS_MISTAKES,
+        run=run,
+        same=lambda got, want: close(got[1], want[1]),
+        describe=describe_counts,
+        otherwise=otherwise_counts,
+    )
+
+    # 2. Q.
+    def describe_q(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
+        return f"{where}, new_q " + describe_difference(got[0], want[0])
+
+    def otherwise_q(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
+        intro = describe_q(got, want)
         untouched = np.ones((n, k), dtype=bool)
         untouched[rows, actions] = False
-        variants = [
-            (
-                _update(q, counts, actions, rewards, divide_by="old")[0],
-                "Divide entre N contando ya la recompensa nueva (después de "
-                "sumarle 1): con la N de antes, un brazo sin probar da una "
-                "división por cero.",
-            ),
-            (
-                _update(q, counts, actions, rewards, divide_by="none")[0],
-                "¿Olvidaste dividir entre N? Así Q pasa a ser la última recompensa.",
-            ),
-            (
-                _update(q, counts, actions, rewards, rows_of=1)[0],
-                "Con [:, actions] actualizas columnas enteras, en todas las filas. "
-                "Cada ejecución i solo toca su casilla (i, A_i).",
-            ),
-            (q, "new_q es la Q de entrada: falta la actualización."),
-        ]
-        for variant, message in variants:
-            if close(new_q, variant):
-                fail(f"{intro}\n{message}")
-        if not close(new_q[untouched], q[untouched]):
+        if not close(got[0][untouched], q[untouched]):
             fail(
                 f"{intro}\nCambiaste Q de brazos que no se eligieron: en cada fila "
-                "solo se actualiza el brazo elegido."
+                "solo se actualiza el brazo elegido.",
+                "q_other_arms_changed",
             )
-        _rounded(new_q, want_q, intro)
+        _rounded(got[0], want[0], intro)
         fail(
             f"{intro}\nEs la media incremental del brazo elegido: "
-            "Q + (R − Q) / N, con la N nueva."
+            "Q + (R − Q) / N, con la N nueva.",
+            "q_wrong",
         )
+
+    _procedure(
+        "yours",
+        {},
+        Q_MISTAKES,
+        run=run,
+        same=lambda got, want: close(got[0], want[0]),
+        describe=describe_q,
+        otherwise=otherwise_q,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -596,6 +801,70 @@ def _ucb_last_untried(q, counts, t, c):
     return bandits.ucb_action(q, counts, t, c)
 
 
+UCB_MISTAKES: list[Mistake] = [
+    Mistake(
+        "ucb_plus_one",
+        _ucb_plus_one,
+        "Los brazos sin probar (N(a) = 0) van primero. "
+        "¿Sumaste 1 a N(a) para no dividir por cero? Eso cambia la fórmula.",
+    ),
+    Mistake(
+        "ucb_last_untried",
+        _ucb_last_untried,
+        "Si hay varios brazos sin probar, devuelve el de menor índice.",
+    ),
+    Mistake(
+        "ucb_no_bonus",
+        _ucb_formula(lambda n, t, c: 0.0 * n),
+        "Falta el bono de incertidumbre "
+        "c·sqrt(ln t / N(a)): así es una elección voraz.",
+    ),
+    Mistake(
+        "ucb_no_sqrt",
+        _ucb_formula(lambda n, t, c: c * np.log(t) / n),
+        "¿Olvidaste la raíz cuadrada? El bono es c·sqrt(ln t / N(a)).",
+    ),
+    Mistake(
+        "ucb_c_inside_sqrt",
+        _ucb_formula(lambda n, t, c: np.sqrt(c * np.log(t) / n)),
+        "c multiplica a la raíz, no va dentro: c·sqrt(ln t / N(a)).",
+    ),
+    Mistake(
+        "ucb_no_log",
+        _ucb_formula(lambda n, t, c: c * np.sqrt(t / n)),
+        "¿Olvidaste el logaritmo? El bono es c·sqrt(ln t / N(a)).",
+    ),
+    Mistake(
+        "ucb_log2",
+        _ucb_formula(lambda n, t, c: c * np.sqrt(np.log2(t) / n)),
+        "El logaritmo del bono es el natural, ln t (np.log), no log2.",
+    ),
+    Mistake(
+        "ucb_log10",
+        _ucb_formula(lambda n, t, c: c * np.sqrt(np.log10(t) / n)),
+        "El logaritmo del bono es el natural, ln t (np.log), no log10.",
+    ),
+    Mistake(
+        "ucb_log_t_plus_one",
+        _ucb_formula(lambda n, t, c: c * np.sqrt(np.log(t + 1) / n)),
+        "El bono usa ln t, no ln(t + 1): t ya empieza en 1, así que no "
+        "hay logaritmo de cero que evitar.",
+    ),
+    Mistake(
+        "ucb_sum_of_counts",
+        _ucb_formula(lambda n, t, c: c * np.sqrt(np.log(n.sum()) / n)),
+        "En el bono va t, el paso que recibes como argumento, no la suma "
+        "de counts: usa el argumento t.",
+    ),
+    Mistake(
+        "ucb_bonus_subtracted",
+        _ucb_formula(lambda n, t, c: -c * np.sqrt(np.log(t) / n)),
+        "¿El signo? El bono de incertidumbre se suma: favorece a los "
+        "brazos poco probados.",
+    ),
+]
+
+
 @exercise(MODULE, "ucb_action", "UCB con los brazos sin probar primero")
 def check_ucb_action(
     ucb_action: Callable[..., Any],
@@ -607,57 +876,7 @@ def check_ucb_action(
         "ucb_action",
         cases,
         bandits.ucb_action,
-        [
-            (
-                _ucb_plus_one,
-                "Los brazos sin probar (N(a) = 0) van primero. "
-                "¿Sumaste 1 a N(a) para no dividir por cero? Eso cambia la fórmula.",
-            ),
-            (
-                _ucb_last_untried,
-                "Si hay varios brazos sin probar, devuelve el de menor índice.",
-            ),
-            (
-                _ucb_formula(lambda n, t, c: 0.0 * n),
-                "Falta el bono de incertidumbre "
-                "c·sqrt(ln t / N(a)): así es una elección voraz.",
-            ),
-            (
-                _ucb_formula(lambda n, t, c: c * np.log(t) / n),
-                "¿Olvidaste la raíz cuadrada? El bono es c·sqrt(ln t / N(a)).",
-            ),
-            (
-                _ucb_formula(lambda n, t, c: np.sqrt(c * np.log(t) / n)),
-                "c multiplica a la raíz, no va dentro: c·sqrt(ln t / N(a)).",
-            ),
-            (
-                _ucb_formula(lambda n, t, c: c * np.sqrt(t / n)),
-                "¿Olvidaste el logaritmo? El bono es c·sqrt(ln t / N(a)).",
-            ),
-            (
-                _ucb_formula(lambda n, t, c: c * np.sqrt(np.log2(t) / n)),
-                "El logaritmo del bono es el natural, ln t (np.log), no log2.",
-            ),
-            (
-                _ucb_formula(lambda n, t, c: c * np.sqrt(np.log10(t) / n)),
-                "El logaritmo del bono es el natural, ln t (np.log), no log10.",
-            ),
-            (
-                _ucb_formula(lambda n, t, c: c * np.sqrt(np.log(t + 1) / n)),
-                "El bono usa ln t, no ln(t + 1): t ya empieza en 1, así que no "
-                "hay logaritmo de cero que evitar.",
-            ),
-            (
-                _ucb_formula(lambda n, t, c: c * np.sqrt(np.log(n.sum()) / n)),
-                "En el bono va t, el paso que recibes como argumento, no la suma "
-                "de counts: usa el argumento t.",
-            ),
-            (
-                _ucb_formula(lambda n, t, c: -c * np.sqrt(np.log(t) / n)),
-                "¿El signo? El bono de incertidumbre se suma: favorece a los "
-                "brazos poco probados.",
-            ),
-        ],
+        UCB_MISTAKES,
         returns="int",
     )
 
@@ -681,6 +900,38 @@ def _softmax_naive(h):
     return z / z.sum()
 
 
+SOFTMAX_MISTAKES: list[Mistake] = [
+    Mistake(
+        "softmax_overflow",
+        _softmax_naive,
+        "Con preferencias grandes exp(H) desborda (inf/inf = NaN) o se "
+        "anula (0/0). Resta el máximo de H antes de exp: el resultado no "
+        "cambia y no desborda.",
+    ),
+    Mistake(
+        "softmax_minus_min",
+        lambda h: _softmax_naive(np.asarray(h) - np.min(h)),
+        "Resta el máximo, no el mínimo: con H − min(H) los exponentes "
+        "pueden ser enormes y exp desborda.",
+    ),
+    Mistake(
+        "softmax_not_normalized",
+        lambda h: np.exp(h - np.max(h)),
+        "¿Olvidaste dividir por la suma? Las probabilidades deben sumar 1.",
+    ),
+    Mistake(
+        "softmax_no_exp",
+        lambda h: np.asarray(h) / np.sum(h),
+        "Softmax usa exponenciales: exp(H(a)) / Σ exp(H(b)), no H(a) / Σ H(b).",
+    ),
+    Mistake(
+        "softmax_sign",
+        lambda h: bandits.softmax(-np.asarray(h, dtype=float)),
+        "¿El signo? Una preferencia mayor debe dar una probabilidad mayor.",
+    ),
+]
+
+
 @exercise(MODULE, "softmax", "Softmax estable")
 def check_softmax(
     softmax: Callable[..., Any],
@@ -692,31 +943,7 @@ def check_softmax(
         "softmax",
         cases,
         bandits.softmax,
-        [
-            (
-                _softmax_naive,
-                "Con preferencias grandes exp(H) desborda (inf/inf = NaN) o se "
-                "anula (0/0). Resta el máximo de H antes de exp: el resultado no "
-                "cambia y no desborda.",
-            ),
-            (
-                lambda h: _softmax_naive(np.asarray(h) - np.min(h)),
-                "Resta el máximo, no el mínimo: con H − min(H) los exponentes "
-                "pueden ser enormes y exp desborda.",
-            ),
-            (
-                lambda h: np.exp(h - np.max(h)),
-                "¿Olvidaste dividir por la suma? Las probabilidades deben sumar 1.",
-            ),
-            (
-                lambda h: np.asarray(h) / np.sum(h),
-                "Softmax usa exponenciales: exp(H(a)) / Σ exp(H(b)), no H(a) / Σ H(b).",
-            ),
-            (
-                lambda h: bandits.softmax(-np.asarray(h, dtype=float)),
-                "¿El signo? Una preferencia mayor debe dar una probabilidad mayor.",
-            ),
-        ],
+        SOFTMAX_MISTAKES,
     )
 
 
@@ -751,6 +978,33 @@ def _without_alpha(h, a, r, b, alpha):
     return _gradient_rule(lambda r, b: r - b)(h, a, r, b, 1.0)
 
 
+GRADIENT_MISTAKES: list[Mistake] = [
+    Mistake(
+        "gradient_no_baseline",
+        _gradient_rule(lambda r, b: r),
+        "¿Olvidaste restar la línea base? La señal es (R − b), no R.",
+    ),
+    Mistake(
+        "gradient_baseline_added",
+        _gradient_rule(lambda r, b: r + b),
+        "La línea base se resta: (R − b).",
+    ),
+    Mistake(
+        "gradient_sign",
+        # (b − R)(1{a=A} − π) y (R − b)(π − 1{a=A}) son el mismo error.
+        _gradient_rule(lambda r, b: b - r),
+        "¿Un signo al revés? Es (R − b)(1{a = A} − π(a)): si la recompensa "
+        "supera la línea base, el brazo elegido debe subir.",
+    ),
+    Mistake(
+        "gradient_chosen_only",
+        _gradient_rule(lambda r, b: r - b, chosen_only=True),
+        "También se mueven los brazos no elegidos: bajan en α(R − b)π(a).",
+    ),
+    Mistake("gradient_no_alpha", _without_alpha, "¿Olvidaste multiplicar por α?"),
+]
+
+
 @exercise(
     MODULE,
     "gradient_bandit_update",
@@ -770,24 +1024,7 @@ def check_gradient_bandit_update(
         "gradient_bandit_update",
         cases,
         bandits.gradient_bandit_update,
-        [
-            (
-                _gradient_rule(lambda r, b: r),
-                "¿Olvidaste restar la línea base? La señal es (R − b), no R.",
-            ),
-            (_gradient_rule(lambda r, b: r + b), "La línea base se resta: (R − b)."),
-            (
-                # (b − R)(1{a=A} − π) y (R − b)(π − 1{a=A}) son el mismo error.
-                _gradient_rule(lambda r, b: b - r),
-                "¿Un signo al revés? Es (R − b)(1{a = A} − π(a)): si la recompensa "
-                "supera la línea base, el brazo elegido debe subir.",
-            ),
-            (
-                _gradient_rule(lambda r, b: r - b, chosen_only=True),
-                "También se mueven los brazos no elegidos: bajan en α(R − b)π(a).",
-            ),
-            (_without_alpha, "¿Olvidaste multiplicar por α?"),
-        ],
+        GRADIENT_MISTAKES,
     )
 
 
@@ -855,30 +1092,37 @@ def _train_variant(
     return preferences, actions
 
 
-_TRAIN_MISTAKES: list[tuple[dict[str, Any], str]] = [
-    (
+#: Los errores típicos del bucle: cada variante son los parámetros con que
+#: :func:`_train_variant` lo reproduce.
+TRAIN_MISTAKES: list[Mistake] = [
+    Mistake(
+        "train_returns_pi",
         {"return_pi": True},
         "Devolviste π = softmax(H), las probabilidades de la política: el "
         "ejercicio pide las preferencias H, lo que se actualiza en cada paso "
         "(π sale de ellas).",
     ),
-    (
+    Mistake(
+        "train_mean_first",
         {"mean_first": True},
         "La línea base del paso t es la media de las recompensas anteriores: "
         "actualiza la media después de usarla (etapa 6), no antes. Con R_t dentro, "
         "la señal R − R̄ se encoge y el método aprende más despacio.",
     ),
-    (
+    Mistake(
+        "train_no_baseline",
         {"baseline_of": lambda reward, mean, t: 0.0},
         "Falta la línea base: la señal es R − R̄, no R.",
     ),
-    (
+    Mistake(
+        "train_first_baseline_zero",
         {"baseline_of": lambda reward, mean, t: mean},
         "En el primer paso todavía no hay recompensas anteriores: el enunciado "
         "usa R̄_1 = R_1 (la primera actualización no mueve nada), no una media "
         "de 0.",
     ),
-    (
+    Mistake(
+        "train_greedy",
         {"greedy": True},
         "La acción se muestrea de π con rng.choice(k, p=π); el argmax de π es "
         "una política voraz y deja de explorar.",
@@ -920,58 +1164,80 @@ def check_gradient_bandit_train(
         if not isinstance(result, tuple | list) or len(result) != 2:
             fail(
                 "gradient_bandit_train debe devolver dos cosas: (preferences, "
-                "actions), las preferencias finales y la lista de brazos elegidos."
+                "actions), las preferencias finales y la lista de brazos elegidos.",
+                "train_not_a_pair",
             )
         preferences = as_array(result[0], "preferences")
         actions = [as_int(a, "Cada acción") for a in list(result[1])]
         results.append((preferences, actions))
 
-    def matches(variant: dict[str, Any]) -> bool:
-        for (pull, k, n_steps, alpha, seed), (got_h, got_a) in zip(
-            cases, results, strict=True
-        ):
-            want_h, want_a = _train_variant(
+    def run(variant: Any) -> list[tuple[np.ndarray, list[int]]]:
+        """``(preferencias, acciones)`` de cada caso: las tuyas (``"yours"``)
+        o las de :func:`_train_variant` con los parámetros de la variante
+        (``{}``: la referencia)."""
+        if variant == "yours":
+            return results
+        return [
+            _train_variant(
                 pull, k, n_steps, alpha, np.random.default_rng(seed), **variant
             )
-            if got_a != want_a or not close(got_h, want_h):
-                return False
-        return True
+            for pull, k, n_steps, alpha, seed in cases
+        ]
 
-    for (pull, k, n_steps, alpha, seed), (got_h, got_a) in zip(
-        cases, results, strict=True
-    ):
-        want_h, want_a = _train_variant(
-            pull, k, n_steps, alpha, np.random.default_rng(seed)
+    def same(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
+        return all(
+            got_a == want_a and close(got_h, want_h)
+            for (got_h, got_a), (want_h, want_a) in zip(got, want, strict=True)
         )
-        where = f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}"
-        if len(got_a) != n_steps:
+
+    def first_difference(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]):
+        """El primer caso que no coincide, con su descripción."""
+        index = next(i for i in range(len(cases)) if not same([got[i]], [want[i]]))
+        _, k, n_steps, alpha, _ = cases[index]
+        return index, f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}"
+
+    def describe(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> str:
+        index, where = first_difference(got, want)
+        (got_h, got_a), (want_h, want_a) = got[index], want[index]
+        if len(got_a) != len(want_a):
             fail(
                 f"{where}: devolviste {len(got_a)} acciones y debían ser "
-                f"{n_steps}, una por paso."
+                f"{len(want_a)}, una por paso.",
+                "train_wrong_number_of_actions",
             )
-        if got_a == want_a and close(got_h, want_h):
-            continue
         if got_a != want_a:
             pairs = enumerate(zip(got_a, want_a, strict=True))
             step = next(i for i, (g, w) in pairs if g != w)
-            intro = (
+            return (
                 f"{where}: en el paso {step + 1} elegiste el brazo {got_a[step]} y "
                 f"la referencia, con la misma semilla, el {want_a[step]}."
             )
-        else:
-            intro = (
-                f"{where}: eliges los mismos brazos, pero tus preferencias "
-                "finales no son las de la referencia: tu función "
-                + describe_difference(got_h, want_h)
-            )
-        for variant, message in _TRAIN_MISTAKES:
-            if matches(variant):
-                fail(f"{intro}\n{message}")
+        return (
+            f"{where}: eliges los mismos brazos, pero tus preferencias "
+            "finales no son las de la referencia: tu función "
+            + describe_difference(got_h, want_h)
+        )
+
+    def otherwise(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]):
+        index, _ = first_difference(got, want)
+        intro = describe(got, want)
+        (got_h, got_a), (want_h, want_a) = got[index], want[index]
         if got_a == want_a:
             _rounded(got_h, want_h, intro)
         fail(
             f"{intro}\nSigue las etapas en orden y usa el generador solo en dos "
             "sitios: rng.choice(k, p=π) para elegir y pull(A, rng) para cobrar. "
             "Si algo cambia de paso en paso, revisa qué línea base usas en el "
-            "paso t."
+            "paso t.",
+            "train_wrong",
         )
+
+    _procedure(
+        "yours",
+        {},
+        TRAIN_MISTAKES,
+        run=run,
+        same=same,
+        describe=describe,
+        otherwise=otherwise,
+    )

@@ -12,7 +12,7 @@ WRONG: dict[str, list[Answer]] = {
 def incremental_mean(estimate, reward, count):
     return estimate + (reward - estimate)
 """,
-            "Olvidaste dividir por count",
+            mistake="mean_not_divided",
         ),
         Answer(
             "divide entre n − 1",
@@ -20,7 +20,7 @@ def incremental_mean(estimate, reward, count):
 def incremental_mean(estimate, reward, count):
     return estimate + (reward - estimate) / (count - 1)
 """,
-            "count − 1",
+            mistake="mean_count_minus_one",
         ),
         Answer(
             "divide entre n + 1",
@@ -28,7 +28,7 @@ def incremental_mean(estimate, reward, count):
 def incremental_mean(estimate, reward, count):
     return estimate + (reward - estimate) / (count + 1)
 """,
-            "count + 1",
+            mistake="mean_count_plus_one",
         ),
         Answer(
             "signo cambiado",
@@ -36,7 +36,7 @@ def incremental_mean(estimate, reward, count):
 def incremental_mean(estimate, reward, count):
     return estimate - (reward - estimate) / count
 """,
-            "El signo",
+            mistake="mean_sign",
         ),
         Answer(
             "media de dos",
@@ -44,7 +44,7 @@ def incremental_mean(estimate, reward, count):
 def incremental_mean(estimate, reward, count):
     return (estimate + reward) / 2
 """,
-            "media entre la estimación y la recompensa",
+            mistake="mean_of_two",
         ),
         Answer(
             "multiplica por n",
@@ -52,7 +52,7 @@ def incremental_mean(estimate, reward, count):
 def incremental_mean(estimate, reward, count):
     return estimate + (reward - estimate) * count
 """,
-            "Multiplicaste por count",
+            mistake="mean_times_count",
         ),
     ],
     "epsilon_greedy": [
@@ -64,7 +64,7 @@ def epsilon_greedy(q_values, epsilon, rng):
         return int(rng.integers(len(q_values)))
     return int(np.argmax(q_values))
 """,
-            "np.argmax devuelve siempre el primer máximo",
+            mistake="ties_first_max",
         ),
         Answer(
             "usa np.random global",
@@ -75,7 +75,7 @@ def epsilon_greedy(q_values, epsilon, rng):
         return int(np.random.randint(len(q_values)))
     return int(np.random.choice(np.flatnonzero(q_values == q_values.max())))
 """,
-            "Usaste np.random o random",
+            mistake="global_random",
         ),
         Answer(
             "explora solo entre los no voraces",
@@ -89,7 +89,7 @@ def epsilon_greedy(q_values, epsilon, rng):
         return int(rng.choice(others))
     return greedy
 """,
-            "también el mejor",
+            mistake="explore_excludes_best",
         ),
         Answer(
             "ε al revés",
@@ -100,7 +100,7 @@ def epsilon_greedy(q_values, epsilon, rng):
         return int(rng.integers(len(q_values)))
     return int(rng.choice(np.flatnonzero(q_values == q_values.max())))
 """,
-            "Comparas al revés",
+            mistake="explores_when_greedy",
         ),
         Answer(
             "argmin",
@@ -111,7 +111,7 @@ def epsilon_greedy(q_values, epsilon, rng):
         return int(rng.integers(len(q_values)))
     return int(rng.choice(np.flatnonzero(q_values == q_values.min())))
 """,
-            "argmin",
+            mistake="argmin",
         ),
         Answer(
             "devuelve el valor y no el índice",
@@ -122,7 +122,7 @@ def epsilon_greedy(q_values, epsilon, rng):
         return int(rng.integers(len(q_values)))
     return q_values.max()
 """,
-            "valor Q en lugar del índice",
+            mistake="not_an_arm",
         ),
     ],
     "ucb_action": [
@@ -132,7 +132,7 @@ def epsilon_greedy(q_values, epsilon, rng):
 def ucb_action(q_values, counts, t, c):
     return int(np.argmax(q_values + c * np.sqrt(np.log(t) / (counts + 1))))
 """,
-            "Sumaste 1 a N(a)",
+            mistake="ucb_plus_one",
         ),
         Answer(
             "último brazo sin probar",
@@ -143,7 +143,7 @@ def ucb_action(q_values, counts, t, c):
         return int(untried[-1])
     return int(np.argmax(q_values + c * np.sqrt(np.log(t) / counts)))
 """,
-            "menor índice",
+            mistake="ucb_last_untried",
         ),
         Answer(
             "sin bono",
@@ -154,7 +154,7 @@ def ucb_action(q_values, counts, t, c):
         return int(untried[0])
     return int(np.argmax(q_values))
 """,
-            "Falta el bono",
+            mistake="ucb_no_bonus",
         ),
         Answer(
             "sin raíz",
@@ -165,7 +165,7 @@ def ucb_action(q_values, counts, t, c):
         return int(untried[0])
     return int(np.argmax(q_values + c * np.log(t) / counts))
 """,
-            "raíz cuadrada",
+            mistake="ucb_no_sqrt",
         ),
         Answer(
             "c dentro de la raíz",
@@ -176,7 +176,7 @@ def ucb_action(q_values, counts, t, c):
         return int(untried[0])
     return int(np.argmax(q_values + np.sqrt(c * np.log(t) / counts)))
 """,
-            "no va dentro",
+            mistake="ucb_c_inside_sqrt",
         ),
         Answer(
             "sin logaritmo",
@@ -187,7 +187,7 @@ def ucb_action(q_values, counts, t, c):
         return int(untried[0])
     return int(np.argmax(q_values + c * np.sqrt(t / counts)))
 """,
-            "logaritmo",
+            mistake="ucb_no_log",
         ),
         Answer(
             "bono restado",
@@ -198,7 +198,7 @@ def ucb_action(q_values, counts, t, c):
         return int(untried[0])
     return int(np.argmax(q_values - c * np.sqrt(np.log(t) / counts)))
 """,
-            "se suma",
+            mistake="ucb_bonus_subtracted",
         ),
     ],
     "softmax": [
@@ -209,7 +209,7 @@ def softmax(preferences):
     z = np.exp(preferences)
     return z / z.sum()
 """,
-            "Resta el máximo de H antes de exp",
+            mistake="softmax_overflow",
         ),
         Answer(
             "resta el mínimo",
@@ -218,7 +218,7 @@ def softmax(preferences):
     z = np.exp(preferences - np.min(preferences))
     return z / z.sum()
 """,
-            "no el mínimo",
+            mistake="softmax_minus_min",
         ),
         Answer(
             "sin normalizar",
@@ -226,7 +226,7 @@ def softmax(preferences):
 def softmax(preferences):
     return np.exp(preferences - np.max(preferences))
 """,
-            "dividir por la suma",
+            mistake="softmax_not_normalized",
         ),
         Answer(
             "sin exponencial",
@@ -234,7 +234,7 @@ def softmax(preferences):
 def softmax(preferences):
     return preferences / np.sum(preferences)
 """,
-            "exponenciales",
+            mistake="softmax_no_exp",
         ),
         Answer(
             "signo cambiado",
@@ -243,7 +243,7 @@ def softmax(preferences):
     z = np.exp(-(preferences - np.min(preferences)))
     return z / z.sum()
 """,
-            "El signo",
+            mistake="softmax_sign",
         ),
     ],
     "gradient_bandit_update": [
@@ -254,7 +254,7 @@ def gradient_bandit_update(preferences, action, reward, baseline, alpha):
     one_hot = np.eye(len(preferences))[action]
     return preferences + alpha * reward * (one_hot - softmax(preferences))
 """,
-            "restar la línea base",
+            mistake="gradient_no_baseline",
         ),
         Answer(
             "línea base sumada",
@@ -263,7 +263,7 @@ def gradient_bandit_update(preferences, action, reward, baseline, alpha):
     one_hot = np.eye(len(preferences))[action]
     return preferences + alpha * (reward + baseline) * (one_hot - softmax(preferences))
 """,
-            "se resta",
+            mistake="gradient_baseline_added",
         ),
         Answer(
             "signo del indicador",
@@ -272,7 +272,7 @@ def gradient_bandit_update(preferences, action, reward, baseline, alpha):
     one_hot = np.eye(len(preferences))[action]
     return preferences + alpha * (reward - baseline) * (softmax(preferences) - one_hot)
 """,
-            "signo al revés",
+            mistake="gradient_sign",
         ),
         Answer(
             "solo el brazo elegido",
@@ -283,7 +283,7 @@ def gradient_bandit_update(preferences, action, reward, baseline, alpha):
     new[action] += alpha * (reward - baseline) * (1 - pi[action])
     return new
 """,
-            "no elegidos",
+            mistake="gradient_chosen_only",
         ),
         Answer(
             "sin α",
@@ -292,7 +292,7 @@ def gradient_bandit_update(preferences, action, reward, baseline, alpha):
     one_hot = np.eye(len(preferences))[action]
     return preferences + (reward - baseline) * (one_hot - softmax(preferences))
 """,
-            "multiplicar por α",
+            mistake="gradient_no_alpha",
         ),
         Answer(
             "modifica la entrada",
@@ -302,7 +302,7 @@ def gradient_bandit_update(preferences, action, reward, baseline, alpha):
     preferences += alpha * (reward - baseline) * (one_hot - softmax(preferences))
     return preferences
 """,
-            "modificó su argumento «preferences»",
+            mistake="modified_input",
         ),
     ],
 }
@@ -465,7 +465,7 @@ WRONG["incremental_mean"] += [
 def incremental_mean(estimate, reward, count):
     return round(estimate + (reward - estimate) / count, 2)
 """,
-        "redondeado a 2 decimales",
+        mistake="rounded",
     ),
     Answer(
         "convierte a entero",
@@ -473,7 +473,7 @@ def incremental_mean(estimate, reward, count):
 def incremental_mean(estimate, reward, count):
     return int(estimate + (reward - estimate) / count)
 """,
-        "devolvió",
+        mistake="integer_dtype",
     ),
 ]
 WRONG["epsilon_greedy"] += [
@@ -486,7 +486,7 @@ def epsilon_greedy(q_values, epsilon, rng):
     q_values += rng.random(len(q_values)) * 1e-9
     return int(np.argmax(q_values))
 """,
-        "modificó su argumento «q_values»",
+        mistake="modified_input",
     ),
 ]
 WRONG["ucb_action"] += [
@@ -500,7 +500,7 @@ def ucb_action(q_values, counts, t, c):
         return int(untried[0])
     return int(np.argmax(q_values + c * np.sqrt(np.log2(t) / counts)))
 """,
-        "no log2",
+        mistake="ucb_log2",
     ),
     Answer(
         "log(t + 1)",
@@ -512,7 +512,7 @@ def ucb_action(q_values, counts, t, c):
         return int(untried[0])
     return int(np.argmax(q_values + c * np.sqrt(np.log(t + 1) / counts)))
 """,
-        "no ln(t + 1)",
+        mistake="ucb_log_t_plus_one",
     ),
     Answer(
         "Σ N en lugar de t",
@@ -524,7 +524,7 @@ def ucb_action(q_values, counts, t, c):
         return int(untried[0])
     return int(np.argmax(q_values + c * np.sqrt(np.log(counts.sum()) / counts)))
 """,
-        "no la suma de counts",
+        mistake="ucb_sum_of_counts",
     ),
     Answer(
         "suma el bono sobre la entrada",
@@ -536,7 +536,7 @@ def ucb_action(q_values, counts, t, c):
     q_values += c * np.sqrt(np.log(t) / counts)
     return int(np.argmax(q_values))
 """,
-        "modificó su argumento «q_values»",
+        mistake="modified_input",
     ),
 ]
 WRONG["softmax"] += [
@@ -548,7 +548,7 @@ def softmax(preferences):
     z = np.exp(preferences)
     return z / z.sum()
 """,
-        "modificó su argumento «preferences»",
+        mistake="modified_input",
     ),
     Answer(
         "redondea a dos decimales",
@@ -557,7 +557,7 @@ def softmax(preferences):
     z = np.exp(preferences - np.max(preferences))
     return np.round(z / z.sum(), 2)
 """,
-        "redondeado a 2 decimales",
+        mistake="rounded",
     ),
 ]
 WRONG["gradient_bandit_update"] += [
@@ -569,7 +569,7 @@ def gradient_bandit_update(preferences, action, reward, baseline, alpha):
     new = preferences + alpha * (reward - baseline) * (one_hot - softmax(preferences))
     return np.round(new, 2)
 """,
-        "redondeado a 2 decimales",
+        mistake="rounded",
     ),
 ]
 RIGHT["gradient_bandit_update"] += [
@@ -637,7 +637,7 @@ WRONG["testbed_step"] = [
     q[rows, actions] += (rewards - q[rows, actions]) / counts[rows, actions]
     new_q, new_counts = q, counts""",
         ),
-        "np.argmax se queda siempre con el primero",
+        mistake="step_ties_first_max",
     ),
     Answer(
         "np.argmax sin desempate",
@@ -648,7 +648,7 @@ WRONG["testbed_step"] = [
             _REWARD,
             _UPDATE_OK,
         ),
-        "np.argmax se queda siempre con el primero",
+        mistake="step_ties_first_max",
         fails=_CHOICE,
     ),
     Answer(
@@ -658,7 +658,7 @@ WRONG["testbed_step"] = [
             _REWARD,
             _UPDATE_OK,
         ),
-        "no el máximo de toda la matriz",
+        mistake="step_ties_whole_matrix",
         fails=_CHOICE,
     ),
     Answer(
@@ -668,7 +668,7 @@ WRONG["testbed_step"] = [
             _REWARD,
             _UPDATE_OK,
         ),
-        "Comparas al revés",
+        mistake="step_epsilon_inverted",
         fails=_CHOICE,
     ),
     Answer(
@@ -684,7 +684,7 @@ WRONG["testbed_step"] = [
             _REWARD,
             _UPDATE_OK,
         ),
-        "para todas las ejecuciones (size=n)",
+        mistake="step_arms_only_explorers",
         fails=_CHOICE,
     ),
     Answer(
@@ -698,13 +698,13 @@ WRONG["testbed_step"] = [
             _REWARD,
             _UPDATE_OK,
         ),
-        "Sacaste el ruido de desempate antes",
+        mistake="step_noise_before_arms",
         fails=_CHOICE,
     ),
     Answer(
         "recompensa sin ruido",
         _testbed(_CHOOSE, "    rewards = q_star[rows, actions]", _UPDATE_OK),
-        "Falta el ruido",
+        mistake="reward_without_noise",
         fails=_CHOICE,
     ),
     Answer(
@@ -714,7 +714,7 @@ WRONG["testbed_step"] = [
             "    rewards = q[rows, actions] + rng.standard_normal(n)",
             _UPDATE_OK,
         ),
-        "no de tus estimaciones",
+        mistake="reward_from_estimates",
         fails=_CHOICE,
     ),
     Answer(
@@ -724,7 +724,7 @@ WRONG["testbed_step"] = [
             "    rewards = np.round(q_star[rows, actions] + rng.standard_normal(n), 2)",
             _UPDATE_OK,
         ),
-        "redondeado a 2 decimales",
+        mistake="rounded",
         fails=_CHOICE,
     ),
     Answer(
@@ -736,7 +736,7 @@ WRONG["testbed_step"] = [
     q[rows, actions] += (rewards - q[rows, actions]) / counts[rows, actions]
     new_q, new_counts = q, counts""",
         ),
-        "modificó su argumento «",
+        mistake="modified_input",
         fails=_UPDATE,
     ),
     Answer(
@@ -749,7 +749,7 @@ WRONG["testbed_step"] = [
     new_q = q.copy()
     new_q[:, actions] += (rewards - q[:, actions]) / new_counts[:, actions]""",
         ),
-        "columnas enteras",
+        mistake="counts_whole_columns",
         fails=_UPDATE,
     ),
     Answer(
@@ -762,7 +762,7 @@ WRONG["testbed_step"] = [
     new_counts = np.array(counts, dtype=float)
     new_counts[rows, actions] += 1""",
         ),
-        "contando ya la recompensa nueva",
+        mistake="q_divides_by_old_count",
         fails=_UPDATE,
     ),
     Answer(
@@ -774,7 +774,7 @@ WRONG["testbed_step"] = [
     new_counts[rows, actions] += 1
     new_q = q + (rewards[:, None] - q) / new_counts""",
         ),
-        "brazos que no se eligieron",
+        mistake="q_other_arms_changed",
         fails=_UPDATE,
     ),
     Answer(
@@ -788,7 +788,7 @@ WRONG["testbed_step"] = [
     new_q = q.copy()
     new_q[rows, actions] = np.round(mean, 2)""",
         ),
-        "redondeado a 2 decimales",
+        mistake="rounded",
         fails=_UPDATE,
     ),
 ]
@@ -859,7 +859,7 @@ def gradient_bandit_train(pull, k, n_steps, alpha, rng):
         actions.append(action)
     return preferences, actions
 """,
-        "actualiza la media después de usarla",
+        mistake="train_mean_first",
     ),
     Answer(
         "sin línea base",
@@ -873,7 +873,7 @@ def gradient_bandit_train(pull, k, n_steps, alpha, rng):
         H = gradient_bandit_update(H, a, pull(a, rng), 0.0, alpha)
     return H, chosen
 """,
-        "Falta la línea base",
+        mistake="train_no_baseline",
     ),
     Answer(
         "en el primer paso, línea base 0",
@@ -889,7 +889,7 @@ def gradient_bandit_train(pull, k, n_steps, alpha, rng):
         actions.append(int(a))
     return preferences, actions
 """,
-        "R̄_1 = R_1",
+        mistake="train_first_baseline_zero",
     ),
     Answer(
         "argmax de π en vez de muestrear",
@@ -909,7 +909,7 @@ def gradient_bandit_train(pull, k, n_steps, alpha, rng):
         actions.append(action)
     return preferences, actions
 """,
-        "se muestrea de π",
+        mistake="train_greedy",
     ),
     Answer(
         "redondea las preferencias a dos decimales",
@@ -927,7 +927,7 @@ def gradient_bandit_train(pull, k, n_steps, alpha, rng):
         picks.append(arm)
     return np.round(prefs, 2), picks
 """,
-        "redondeado a 2 decimales",
+        mistake="rounded",
     ),
     Answer(
         "devuelve π en lugar de las preferencias",
@@ -947,6 +947,7 @@ def gradient_bandit_train(pull, k, n_steps, alpha, rng):
     return softmax(prefs), picks
 """,
         "Devolviste π = softmax(H)",
+        mistake="train_returns_pi",
     ),
 ]
 
