@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,9 @@ import torch.nn.functional as F
 from helpers import bandits, dqn, gridworld
 from helpers.checks import (
     CheckError,
+    Mistake,
     check_cases,
+    check_procedure,
     compare_parameters,
     describe_difference,
     exercise,
@@ -68,6 +71,63 @@ def _q_rule(
     return update
 
 
+Q_LEARNING_MISTAKES: list[Mistake] = [
+    Mistake(
+        "q_bootstraps_terminal",
+        _q_rule(target=lambda q, s, a, r, s2, d, g: r + g * q[s2].max()),
+        "¿Te apoyas en Q(s') aunque s' sea terminal? Si terminated es True, "
+        "s' no tiene futuro: el objetivo es solo r, sin γ · max Q(s', a').",
+    ),
+    Mistake(
+        "q_max_whole_table",
+        _q_rule(lambda q, s, a, s2: q.max()),
+        "max_a' Q(s', a') es el máximo de la fila de s' (q_table[next_state]"
+        ".max()), no el de toda la tabla.",
+    ),
+    Mistake(
+        "q_max_wrong_axis",
+        _q_rule(lambda q, s, a, s2: q.max(axis=0)[s2]),
+        "¿max sobre el eje equivocado? q_table[next_state] es la fila de "
+        "s', de forma (n_actions,): su máximo es max_a' Q(s', a').",
+    ),
+    Mistake(
+        "q_current_state",
+        _q_rule(lambda q, s, a, s2: q[s].max()),
+        "El objetivo mira el estado siguiente: max_a' Q(s', a') con "
+        "s' = next_state, no el estado actual.",
+    ),
+    Mistake(
+        "q_same_action",
+        _q_rule(lambda q, s, a, s2: q[s2, a]),
+        "Q-learning usa el máximo sobre todas las acciones de s' "
+        "(max_a' Q(s', a')), no Q(s', a) con la misma acción.",
+    ),
+    Mistake(
+        "q_mean_not_max",
+        _q_rule(lambda q, s, a, s2: q[s2].mean()),
+        "Q-learning usa el máximo de Q(s', ·), no la media.",
+    ),
+    Mistake(
+        "q_no_alpha",
+        _q_rule(step=lambda old, y, alpha: y),
+        "¿Olvidaste α? Q(s, a) se mueve una fracción α hacia el objetivo: "
+        "Q + α · (y − Q).",
+    ),
+    Mistake(
+        "q_gamma_on_reward",
+        _q_rule(
+            target=lambda q, s, a, r, s2, d, g: g * r if d else g * (r + q[s2].max())
+        ),
+        "γ descuenta solo el futuro: y = r + γ · max Q(s', a'), sin γ delante de r.",
+    ),
+    Mistake(
+        "q_step_sign",
+        _q_rule(step=lambda old, y, alpha: old + alpha * (old - y)),
+        "¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).",
+    ),
+]
+
+
 @exercise(MODULE, "q_learning_update", "Actualización de Q-learning")
 def check_q_learning_update(
     q_learning_update: Callable[..., Any],
@@ -85,62 +145,15 @@ def check_q_learning_update(
     if first is None:
         fail(
             "q_learning_update no devuelve nada. Actualiza la tabla y termina con "
-            "`return q_table`."
+            "`return q_table`.",
+            "returns_none",
         )
     check_cases(
         q_learning_update,
         "q_learning_update",
         cases,
         gridworld.q_learning_update,
-        [
-            (
-                _q_rule(target=lambda q, s, a, r, s2, d, g: r + g * q[s2].max()),
-                "¿Te apoyas en Q(s') aunque s' sea terminal? Si terminated es True, "
-                "s' no tiene futuro: el objetivo es solo r, sin γ · max Q(s', a').",
-            ),
-            (
-                _q_rule(lambda q, s, a, s2: q.max()),
-                "max_a' Q(s', a') es el máximo de la fila de s' (q_table[next_state]"
-                ".max()), no el de toda la tabla.",
-            ),
-            (
-                _q_rule(lambda q, s, a, s2: q.max(axis=0)[s2]),
-                "¿max sobre el eje equivocado? q_table[next_state] es la fila de "
-                "s', de forma (n_actions,): su máximo es max_a' Q(s', a').",
-            ),
-            (
-                _q_rule(lambda q, s, a, s2: q[s].max()),
-                "El objetivo mira el estado siguiente: max_a' Q(s', a') con "
-                "s' = next_state, no el estado actual.",
-            ),
-            (
-                _q_rule(lambda q, s, a, s2: q[s2, a]),
-                "Q-learning usa el máximo sobre todas las acciones de s' "
-                "(max_a' Q(s', a')), no Q(s', a) con la misma acción.",
-            ),
-            (
-                _q_rule(lambda q, s, a, s2: q[s2].mean()),
-                "Q-learning usa el máximo de Q(s', ·), no la media.",
-            ),
-            (
-                _q_rule(step=lambda old, y, alpha: y),
-                "¿Olvidaste α? Q(s, a) se mueve una fracción α hacia el objetivo: "
-                "Q + α · (y − Q).",
-            ),
-            (
-                _q_rule(
-                    target=lambda q, s, a, r, s2, d, g: (
-                        g * r if d else g * (r + q[s2].max())
-                    )
-                ),
-                "γ descuenta solo el futuro: y = r + γ · max Q(s', a'), sin γ "
-                "delante de r.",
-            ),
-            (
-                _q_rule(step=lambda old, y, alpha: old + alpha * (old - y)),
-                "¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).",
-            ),
-        ],
+        Q_LEARNING_MISTAKES,
         # El enunciado deja actualizar la tabla recibida y devolverla.
         may_modify=(0,),
     )
@@ -172,13 +185,15 @@ class WatchedGridWorld(gridworld.GridWorld):
         if self.ended and not self.reset_done:
             fail(
                 "Tu episodio dio un paso sin llamar antes a env.reset(): cada "
-                "episodio empieza en la salida, con state, _ = env.reset()."
+                "episodio empieza en la salida, con state, _ = env.reset().",
+                "episode_no_reset",
             )
         if self.ended:
             fail(
                 "Tu episodio siguió dando pasos después de acabar. El episodio "
                 "acaba cuando terminated o truncated es True (cualquiera de los "
-                "dos): ahí hay que parar y devolver."
+                "dos): ahí hay que parar y devolver.",
+                "episode_steps_after_end",
             )
         result = super().step(int(action))
         self.ended = bool(result[2] or result[3])
@@ -214,7 +229,8 @@ def _play(
         if not isinstance(out, tuple) or len(out) != 3:
             fail(
                 "q_learning_episode debe devolver una tupla (q_table, "
-                f"episode_return, length); devolvió {type(out).__name__}."
+                f"episode_return, length); devolvió {type(out).__name__}.",
+                "episode_not_tuple",
             )
         q_table, episode_return, length = out
         q_table = np.asarray(q_table, dtype=float)
@@ -265,25 +281,61 @@ def _episode_mistake(
     return episode
 
 
-EPISODE_MISTAKES = [
-    (
+@dataclass(frozen=True)
+class _Symptom:
+    """Un error reconocido por su síntoma y no por una variante que lo
+    reproduzca: ``test(got, want)`` dice si el resultado del estudiante lo
+    tiene. Es el ``variant`` de algunas filas :class:`Mistake` de los
+    ejercicios con estado."""
+
+    test: Callable[[Any, Any], bool]
+
+
+def _table_differs(got: Any, want: Any) -> bool:
+    """¿Los episodios coinciden en duración y retorno, y difiere la tabla?"""
+    return "tu función devuelve" in (_compare_episodes(got, want, "") or "")
+
+
+EPISODE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "episode_update_ignored",
         _episode_mistake(ignore_update=True),
         "Tu tabla no cambia: llamas a q_learning_update pero no guardas lo que "
         "devuelve. El enunciado deja que la actualización trabaje sobre una "
         "copia, así que la tabla nueva es la que devuelve: "
         "q_table = q_learning_update(q_table, ...).",
     ),
-    (
+    Mistake(
+        "episode_greedy",
         _episode_mistake(greedy=True),
         "Tu agente no explora: elige siempre la acción de mayor Q. Cada acción "
         "sale de epsilon_greedy(q_table[state], epsilon, rng), con el rng que "
         "recibes (explora con probabilidad ε y desempata al azar).",
     ),
-    (
+    Mistake(
+        "episode_updates_next_state",
         _episode_mistake(late_state=True),
         "Actualizas Q(s', a) en lugar de Q(s, a): la transición es (s, a, r, s') "
         "y se actualiza la casilla desde la que se actuó. Cambia de estado "
         "después de actualizar.",
+    ),
+    # Sin una variante que lo explique: misma duración y retorno, otra tabla.
+    Mistake(
+        "episode_wrong_order",
+        _Symptom(_table_differs),
+        "Repasa el orden: reset, y en cada paso elegir con "
+        "epsilon_greedy(q_table[state], epsilon, rng), env.step, actualizar "
+        "Q(s, a) y pasar al estado siguiente.",
+    ),
+]
+TRUNCATED_MISTAKES: list[Mistake] = [
+    Mistake(
+        "episode_truncated_as_terminal",
+        _episode_mistake(done=True),
+        "En el último paso, truncado por límite de tiempo, s' "
+        "es un estado normal, con futuro: la actualización se apoya en "
+        "Q(s'). Pasa a q_learning_update terminated, no terminated or "
+        "truncated (truncated solo sirve para parar).",
     ),
 ]
 
@@ -344,33 +396,49 @@ def check_q_learning_episode(
     for case in cases:
         shape = (20, 4)
         start = np.zeros(shape) if zero_table else _episode_table(case[0], *shape)
-        env = WatchedGridWorld(max_steps=LONG_EPISODES)
-        got = _play(q_learning_episode, env, start, case)
-        want = _play(
-            gridworld.q_learning_episode,
-            gridworld.GridWorld(max_steps=LONG_EPISODES),
-            start,
-            case,
-        )
         seed, n_episodes, alpha, gamma, epsilon = case
         described = (
             f"Con rng = np.random.default_rng({seed}), α = {significant(alpha)}, "
             f"γ = {significant(gamma)} y ε = {significant(epsilon)}"
         )
-        problem = _compare_episodes(got, want, described)
-        if problem is None:
-            continue
-        for mistake, message in EPISODE_MISTAKES:
-            env = gridworld.GridWorld(max_steps=LONG_EPISODES)
-            if _compare_episodes(got, _play(mistake, env, start, case), "") is None:
-                fail(f"{problem}\n{message}")
-        if "tu función devuelve" not in problem:
-            fail(problem)
-        fail(
-            f"{problem}\nRepasa el orden: reset, y en cada paso elegir con "
-            "epsilon_greedy(q_table[state], epsilon, rng), env.step, actualizar "
-            "Q(s, a) y pasar al estado siguiente."
+        _check_episodes(
+            q_learning_episode, EPISODE_MISTAKES, start, case, LONG_EPISODES, described
         )
+
+
+def _check_episodes(
+    student: Callable[..., Any],
+    mistakes: list[Mistake],
+    start: np.ndarray,
+    case: tuple[Any, ...],
+    max_steps: int,
+    described: str,
+) -> None:
+    """Juega los episodios de ``case`` con la función del estudiante (en un
+    tablero vigilado), la de referencia y cada error típico, y los compara."""
+
+    def run(function: Any) -> Any:
+        if isinstance(function, _Symptom):
+            return function
+        watched = function is student
+        env_class = WatchedGridWorld if watched else gridworld.GridWorld
+        return _play(function, env_class(max_steps=max_steps), start, case)
+
+    def same_as_mistake(got: Any, mistaken: Any) -> bool:
+        if isinstance(mistaken, _Symptom):
+            return mistaken.test(got, want)
+        return _compare_episodes(got, mistaken, "") is None
+
+    want = run(gridworld.q_learning_episode)
+    check_procedure(
+        student,
+        gridworld.q_learning_episode,
+        mistakes,
+        run=run,
+        same=lambda got, want: _compare_episodes(got, want, "") is None,
+        same_as_mistake=same_as_mistake,
+        describe=lambda got, want: _compare_episodes(got, want, described) or "",
+    )
 
 
 TRUNCATED_CASES = [
@@ -399,26 +467,13 @@ def check_q_learning_episode_truncated(
     truncado; debe parar ahí y su último paso sí se apoya en ``Q(s')``."""
     for case in cases:
         start = _episode_table(case[0], 20, 4)
-        env = WatchedGridWorld(max_steps=max_steps)
-        got = _play(q_learning_episode, env, start, case)
-        reference_env = gridworld.GridWorld(max_steps=max_steps)
-        want = _play(gridworld.q_learning_episode, reference_env, start, case)
         described = (
             f"Con un límite de {max_steps} pasos (el episodio queda truncado) y "
             f"rng = np.random.default_rng({case[0]})"
         )
-        problem = _compare_episodes(got, want, described)
-        if problem is None:
-            continue
-        with_done = _play(_episode_mistake(done=True), reference_env, start, case)
-        if _compare_episodes(got, with_done, "") is None:
-            fail(
-                f"{problem}\nEn el último paso, truncado por límite de tiempo, s' "
-                "es un estado normal, con futuro: la actualización se apoya en "
-                "Q(s'). Pasa a q_learning_update terminated, no terminated or "
-                "truncated (truncated solo sirve para parar)."
-            )
-        fail(problem)
+        _check_episodes(
+            q_learning_episode, TRUNCATED_MISTAKES, start, case, max_steps, described
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -441,6 +496,40 @@ def _no_clip(step, start, end, duration):
     return start + step / duration * (end - start)
 
 
+EPSILON_MISTAKES: list[Mistake] = [
+    Mistake(
+        "epsilon_no_clip",
+        _no_clip,
+        "Pasado el paso duration, ε debe quedarse en end; tu ε sigue "
+        "bajando (y acaba negativo). Limita la fracción: min(step / "
+        "duration, 1).",
+    ),
+    Mistake(
+        "epsilon_off_by_one_end",
+        lambda t, s, e, d: s + min(t / (d - 1), 1.0) * (e - s),
+        "Error de uno: tu ε llega a end en el paso duration − 1; debe "
+        "llegar justo en el paso duration (fracción step / duration).",
+    ),
+    Mistake(
+        "epsilon_off_by_one_start",
+        lambda t, s, e, d: s + min((t + 1) / d, 1.0) * (e - s),
+        "Error de uno: en el paso 0 ε debe valer start; tu ε ya ha bajado "
+        "un paso (¿usaste step + 1?).",
+    ),
+    Mistake(
+        "epsilon_reversed",
+        lambda t, s, e, d: e + min(t / d, 1.0) * (s - e),
+        "¿Al revés? ε empieza en start (mucha exploración) y baja hacia end.",
+    ),
+    Mistake(
+        "epsilon_integer_division",
+        lambda t, s, e, d: s + min(t // d, 1) * (e - s),
+        "¿División entera? step // duration vale 0 hasta el final: usa "
+        "step / duration.",
+    ),
+]
+
+
 @exercise(MODULE, "linear_epsilon", "Calendario lineal de ε")
 def check_linear_epsilon(
     linear_epsilon: Callable[..., Any],
@@ -452,38 +541,12 @@ def check_linear_epsilon(
         "linear_epsilon",
         cases,
         dqn.linear_epsilon,
-        [
-            (
-                _no_clip,
-                "Pasado el paso duration, ε debe quedarse en end; tu ε sigue "
-                "bajando (y acaba negativo). Limita la fracción: min(step / "
-                "duration, 1).",
-            ),
-            (
-                lambda t, s, e, d: s + min(t / (d - 1), 1.0) * (e - s),
-                "Error de uno: tu ε llega a end en el paso duration − 1; debe "
-                "llegar justo en el paso duration (fracción step / duration).",
-            ),
-            (
-                lambda t, s, e, d: s + min((t + 1) / d, 1.0) * (e - s),
-                "Error de uno: en el paso 0 ε debe valer start; tu ε ya ha bajado "
-                "un paso (¿usaste step + 1?).",
-            ),
-            (
-                lambda t, s, e, d: e + min(t / d, 1.0) * (s - e),
-                "¿Al revés? ε empieza en start (mucha exploración) y baja hacia end.",
-            ),
-            (
-                lambda t, s, e, d: s + min(t // d, 1) * (e - s),
-                "¿División entera? step // duration vale 0 hasta el final: usa "
-                "step / duration.",
-            ),
-        ],
+        EPSILON_MISTAKES,
         returns="float",
     )
     values = [float(linear_epsilon(t, 1.0, 0.05, 1000)) for t in range(0, 1201, 50)]
     if any(b > a + 1e-12 for a, b in zip(values, values[1:], strict=False)):
-        fail("ε no debería subir nunca con start > end.")
+        fail("ε no debería subir nunca con start > end.", "epsilon_increases")
 
 
 # ---------------------------------------------------------------------------
@@ -533,6 +596,51 @@ def _max(q: torch.Tensor) -> torch.Tensor:
     return q.max(dim=1).values
 
 
+TD_MISTAKES: list[Mistake] = [
+    Mistake(
+        "td_no_mask",
+        _td_rule(_max, lambda r, f, d, g: r + g * f),
+        "Sumas el futuro de estados terminales: si terminated = 1, s' no "
+        "tiene futuro y el objetivo es solo r. Multiplica el término del "
+        "futuro por (1 − terminated).",
+    ),
+    Mistake(
+        "td_mask_on_reward",
+        _td_rule(_max, lambda r, f, d, g: (r + g * f) * (1 - d)),
+        "La máscara solo anula el futuro: en un paso terminal la "
+        "recompensa r sí cuenta. y = r + γ · (1 − terminated) · max Q(s', ·).",
+    ),
+    Mistake(
+        "td_mask_reversed",
+        _td_rule(_max, lambda r, f, d, g: r + g * d * f),
+        "¿La máscara al revés? El futuro se anula cuando terminated = 1: "
+        "multiplica por (1 − terminated), no por terminated.",
+    ),
+    Mistake(
+        "td_max_wrong_dim",
+        _td_rule(lambda q: q.max(dim=0).values),
+        "¿max sobre el eje equivocado? next_q_values tiene forma "
+        "(B, n_actions): el máximo sobre las acciones es max(dim=1).",
+    ),
+    Mistake(
+        "td_mean_not_max",
+        _td_rule(lambda q: q.mean(dim=1)),
+        "Q-learning usa el máximo sobre las acciones de s', no la media.",
+    ),
+    Mistake(
+        "td_no_gamma",
+        _td_rule(_max, lambda r, f, d, g: r + (1 - d) * f),
+        "¿Olvidaste multiplicar el futuro por γ?",
+    ),
+    Mistake(
+        "td_gamma_on_reward",
+        _td_rule(_max, lambda r, f, d, g: g * (r + (1 - d) * f)),
+        "γ descuenta solo el futuro: y = r + γ · (1 − terminated) · max "
+        "Q(s', ·), sin γ delante de r.",
+    ),
+]
+
+
 @exercise(MODULE, "td_targets", "Objetivos TD con estados terminales")
 def check_td_targets(
     td_targets: Callable[..., Any],
@@ -549,55 +657,22 @@ def check_td_targets(
     if not isinstance(first, torch.Tensor):
         fail(
             "td_targets debe devolver un tensor de PyTorch (la pérdida lo combina "
-            f"con la salida de la red), no {type(first).__name__}."
+            f"con la salida de la red), no {type(first).__name__}.",
+            "td_not_tensor",
         )
     if first.ndim == 2:
         fail(
             f"td_targets devolvió forma {tuple(first.shape)}; debía ser "
             f"({len(cases[0][0])},). ¿Usaste keepdim=True en el max? Con "
-            "(B, 1) + (B,) PyTorch difunde a (B, B)."
+            "(B, 1) + (B,) PyTorch difunde a (B, B).",
+            "td_keepdim",
         )
     check_cases(
         td_targets,
         "td_targets",
         cases,
         dqn.td_targets,
-        [
-            (
-                _td_rule(_max, lambda r, f, d, g: r + g * f),
-                "Sumas el futuro de estados terminales: si terminated = 1, s' no "
-                "tiene futuro y el objetivo es solo r. Multiplica el término del "
-                "futuro por (1 − terminated).",
-            ),
-            (
-                _td_rule(_max, lambda r, f, d, g: (r + g * f) * (1 - d)),
-                "La máscara solo anula el futuro: en un paso terminal la "
-                "recompensa r sí cuenta. y = r + γ · (1 − terminated) · max Q(s', ·).",
-            ),
-            (
-                _td_rule(_max, lambda r, f, d, g: r + g * d * f),
-                "¿La máscara al revés? El futuro se anula cuando terminated = 1: "
-                "multiplica por (1 − terminated), no por terminated.",
-            ),
-            (
-                _td_rule(lambda q: q.max(dim=0).values),
-                "¿max sobre el eje equivocado? next_q_values tiene forma "
-                "(B, n_actions): el máximo sobre las acciones es max(dim=1).",
-            ),
-            (
-                _td_rule(lambda q: q.mean(dim=1)),
-                "Q-learning usa el máximo sobre las acciones de s', no la media.",
-            ),
-            (
-                _td_rule(_max, lambda r, f, d, g: r + (1 - d) * f),
-                "¿Olvidaste multiplicar el futuro por γ?",
-            ),
-            (
-                _td_rule(_max, lambda r, f, d, g: g * (r + (1 - d) * f)),
-                "γ descuenta solo el futuro: y = r + γ · (1 − terminated) · max "
-                "Q(s', ·), sin γ delante de r.",
-            ),
-        ],
+        TD_MISTAKES,
     )
 
 
@@ -637,16 +712,20 @@ def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
     if not isinstance(batch, dict):
         fail(
             "sample_batch debe devolver un diccionario con las claves "
-            f"{', '.join(BATCH_KEYS)}; devolvió {type(batch).__name__}."
+            f"{', '.join(BATCH_KEYS)}; devolvió {type(batch).__name__}.",
+            "batch_not_dict",
         )
     missing = [k for k in BATCH_KEYS if k not in batch]
     if missing:
-        fail(f"Al lote le faltan las claves: {', '.join(missing)}.")
+        fail(
+            f"Al lote le faltan las claves: {', '.join(missing)}.", "batch_missing_keys"
+        )
     for key in BATCH_KEYS:
         if not isinstance(batch[key], torch.Tensor):
             fail(
                 f"batch['{key}'] es {type(batch[key]).__name__}; debe ser un tensor "
-                "de PyTorch (por ejemplo torch.as_tensor(...))."
+                "de PyTorch (por ejemplo torch.as_tensor(...)).",
+                "batch_not_tensor",
             )
     shapes = {
         "observations": (batch_size, obs_dim),
@@ -659,18 +738,21 @@ def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
         if tuple(batch[key].shape) != shape:
             fail(
                 f"batch['{key}'] tiene forma {tuple(batch[key].shape)}; debía ser "
-                f"{shape} (batch_size = {batch_size}, obs_dim = {obs_dim})."
+                f"{shape} (batch_size = {batch_size}, obs_dim = {obs_dim}).",
+                "batch_wrong_shape",
             )
     if batch["actions"].dtype != torch.int64:
         fail(
             f"batch['actions'] es {batch['actions'].dtype}; debe ser torch.int64: "
-            "gather solo acepta índices enteros int64."
+            "gather solo acepta índices enteros int64.",
+            "batch_actions_not_int64",
         )
     for key in ("observations", "rewards", "next_observations", "terminated"):
         if batch[key].dtype != torch.float32:
             fail(
                 f"batch['{key}'] es {batch[key].dtype}; debe ser torch.float32, el "
-                "tipo de los pesos de la red (float64 daría un error al mezclarlos)."
+                "tipo de los pesos de la red (float64 daría un error al mezclarlos).",
+                "batch_not_float32",
             )
 
 
@@ -682,7 +764,8 @@ def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
         fail(
             "El lote trae casillas vacías del búfer (transiciones a cero que nunca "
             "se escribieron). Muestrea solo entre las `buffer.size` casillas "
-            "llenas, no entre las `buffer.capacity`."
+            "llenas, no entre las `buffer.capacity`.",
+            "batch_empty_slots",
         )
     index = slots.astype(int)
     aligned = (
@@ -697,7 +780,8 @@ def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
         fail(
             "Las transiciones del lote están desalineadas: la acción, la recompensa "
             "o s' de la fila i no son los de la observación de la fila i. Usa los "
-            "mismos índices para todos los campos."
+            "mismos índices para todos los campos.",
+            "batch_misaligned",
         )
     return index
 
@@ -722,13 +806,16 @@ def check_sample_batch(
         for k, v in buffer.__dict__.items()
     )
     if not unchanged:
-        fail("sample_batch modificó el búfer: solo debe leerlo.")
+        fail(
+            "sample_batch modificó el búfer: solo debe leerlo.", "batch_modifies_buffer"
+        )
     # El mismo rng da el mismo lote; llamadas seguidas dan lotes distintos.
     again = sample_batch(buffer, 5, np.random.default_rng(seed))
     if not torch.equal(batch["observations"], again["observations"]):
         fail(
             "Con el mismo rng (misma semilla) salieron lotes distintos. Usa el rng "
-            "que recibes (rng.integers o rng.choice), no np.random ni torch.randint."
+            "que recibes (rng.integers o rng.choice), no np.random ni torch.randint.",
+            "batch_ignores_rng",
         )
     rng = np.random.default_rng(seed + 1)
     counts = np.zeros(size)
@@ -739,16 +826,21 @@ def check_sample_batch(
     if counts[-1] == 0:
         fail(
             "La última transición guardada no sale nunca. rng.integers(0, n) ya "
-            "excluye n: el límite es `buffer.size`, no `buffer.size − 1`."
+            "excluye n: el límite es `buffer.size`, no `buffer.size − 1`.",
+            "batch_skips_last",
         )
     if counts[0] == 0:
-        fail("La primera transición del búfer no sale nunca: ¿empiezas en 1?")
+        fail(
+            "La primera transición del búfer no sale nunca: ¿empiezas en 1?",
+            "batch_skips_first",
+        )
     frequencies = counts / counts.sum()
     if np.abs(frequencies - 1 / size).max() > 0.04:
         fail(
             "El muestreo no es uniforme entre las casillas llenas. Frecuencias: "
             f"{numbers(np.round(frequencies, 3), 3)} (cada una "
-            f"debería ser ≈ {significant(round(1 / size, 3))})."
+            f"debería ser ≈ {significant(round(1 / size, 3))}).",
+            "batch_not_uniform",
         )
     # Con el búfer lleno y dado la vuelta, todas las casillas cuentan.
     full = tagged_buffer(capacity, capacity + 3, obs_dim, n_actions)
@@ -758,7 +850,8 @@ def check_sample_batch(
     if seen != set(range(capacity)):
         fail(
             "Con el búfer lleno deben poder salir todas las casillas; salieron "
-            f"solo {sorted(seen)}. ¿Usas `buffer.position` como límite?"
+            f"solo {sorted(seen)}. ¿Usas `buffer.position` como límite?",
+            "batch_full_buffer_position",
         )
 
 
@@ -844,38 +937,45 @@ def _loss_mistake(
     return dqn_loss
 
 
-LOSS_MISTAKES = [
-    (
+LOSS_MISTAKES: list[Mistake] = [
+    Mistake(
+        "loss_mse",
         _loss_mistake(loss=F.mse_loss),
         "¿Error cuadrático en lugar de Huber? DQN usa la pérdida de Huber "
         "(F.smooth_l1_loss): con errores TD grandes el gradiente no explota.",
     ),
-    (
+    Mistake(
+        "loss_sum",
         _loss_mistake(loss=lambda q, y: F.smooth_l1_loss(q, y, reduction="sum")),
         "¿Sumaste en lugar de promediar? La pérdida es la media sobre el lote "
         "(así el paso no depende del tamaño del lote).",
     ),
-    (
+    Mistake(
+        "loss_no_mask",
         _loss_mistake(target="nomask"),
         "Sumas el futuro de estados terminales: el objetivo debe multiplicar el "
         "futuro por (1 − terminated). Usa tu td_targets.",
     ),
-    (
+    Mistake(
+        "loss_online_target",
         _loss_mistake(target="online"),
         "El objetivo se calcula con target_network, no con q_network: esa es la "
         "gracia de la red objetivo (un blanco que no se mueve en cada paso).",
     ),
-    (
+    Mistake(
+        "loss_max_not_gather",
         _loss_mistake(gather="max"),
         "Usa Q(s, a) de la acción tomada (batch['actions']) con gather, no "
         "max_a Q(s, a): la pérdida corrige solo el valor de lo que se hizo.",
     ),
-    (
+    Mistake(
+        "loss_gather_wrong_dim",
         _loss_mistake(gather="dim0"),
         "¿gather sobre el eje equivocado? q_values tiene forma (B, n_actions) y "
         "las acciones eligen columnas: q_values.gather(1, actions.unsqueeze(1)).",
     ),
-    (
+    Mistake(
+        "loss_no_squeeze",
         _loss_mistake(gather="nosqueeze"),
         "¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetivo (B,): "
         "PyTorch los difunde a (B, B) y compara cada Q con todos los objetivos.",
@@ -923,37 +1023,50 @@ def check_dqn_loss(
     :func:`_reference_td_targets`).
     """
     cases = list(cases)
-    with _reference_td_targets(dqn_loss):
-        outputs = [_loss_value(dqn_loss, case) for case in cases]
-        for case, got in zip(cases, outputs, strict=True):
-            want = _as_float(_loss_value(dqn.dqn_loss, case))
+
+    def run(function: Callable[..., Any]) -> list[Any]:
+        return [_loss_value(function, case) for case in cases]
+
+    def fits(got: Any, want: Any) -> bool:
+        value = None if isinstance(got, BaseException) else _as_float(got)
+        return value is not None and bool(
+            np.isclose(value, _as_float(want), atol=1e-5, rtol=1e-4)
+        )
+
+    def describe(outputs: list[Any], expected: list[Any]) -> str:
+        """El primer lote de prueba en el que la pérdida no es la debida."""
+        for case, got, want in zip(cases, outputs, expected, strict=True):
             described = (
                 f"Con el lote de prueba {case[0]} ({case[1]} transiciones, "
                 f"{case[3]} acciones, γ = {significant(case[4])})"
             )
             if isinstance(got, BaseException):
-                intro = f"{described} tu dqn_loss lanzó {type(got).__name__}: {got}"
-            else:
-                value = _as_float(got)
-                if value is None:
-                    fail(
-                        f"{described} dqn_loss devolvió {type(got).__name__} "
-                        f"{getattr(got, 'shape', '')}; debe devolver un tensor "
-                        "escalar (un solo número)."
-                    )
-                if np.isclose(value, want, atol=1e-5, rtol=1e-4):
-                    continue
-                intro = (
-                    f"{described} la pérdida vale {significant(value)} y debía valer "
-                    f"{significant(want)}."
+                return f"{described} tu dqn_loss lanzó {type(got).__name__}: {got}"
+            value = _as_float(got)
+            if value is None:
+                fail(
+                    f"{described} dqn_loss devolvió {type(got).__name__} "
+                    f"{getattr(got, 'shape', '')}; debe devolver un tensor "
+                    "escalar (un solo número).",
+                    "loss_not_scalar",
                 )
-            for mistake, message in LOSS_MISTAKES:
-                fingerprint = [_loss_value(mistake, c) for c in cases]
-                if all(
-                    _same_loss(o, f) for o, f in zip(outputs, fingerprint, strict=True)
-                ):
-                    fail(f"{intro}\n{message}")
-            fail(intro)
+            if not fits(got, want):
+                return (
+                    f"{described} la pérdida vale {significant(value)} y debía valer "
+                    f"{significant(_as_float(want))}."
+                )
+        return ""
+
+    with _reference_td_targets(dqn_loss):
+        check_procedure(
+            dqn_loss,
+            dqn.dqn_loss,
+            LOSS_MISTAKES,
+            run=run,
+            same=lambda got, want: all(map(fits, got, want)),
+            same_as_mistake=lambda got, mistaken: all(map(_same_loss, got, mistaken)),
+            describe=describe,
+        )
 
 
 @exercise(
@@ -979,12 +1092,14 @@ def check_dqn_loss_gradients(
             fail(
                 "La pérdida no tiene gradiente: no la conviertas a float (.item()) "
                 "ni uses torch.no_grad() o .detach() sobre Q(s, a). Solo el "
-                "objetivo va sin gradiente."
+                "objetivo va sin gradiente.",
+                "loss_no_grad",
             )
         if loss.numel() != 1:
             fail(
                 f"dqn_loss devolvió un tensor de forma {tuple(loss.shape)}; para "
-                "mirar sus gradientes hace falta un escalar (la media del lote)."
+                "mirar sus gradientes hace falta un escalar (la media del lote).",
+                "loss_grad_not_scalar",
             )
         loss.backward()
         leaked = [p for p in target_network.parameters() if p.grad is not None]
@@ -992,7 +1107,8 @@ def check_dqn_loss_gradients(
             fail(
                 "El gradiente fluye hacia target_network: el objetivo TD debe ser "
                 "una constante. Calcula target_network(...) dentro de `with "
-                "torch.no_grad():` (o usa .detach())."
+                "torch.no_grad():` (o usa .detach()).",
+                "loss_grad_into_target",
             )
         reference_q, reference_target, reference_batch = loss_problem(
             seed, batch_size, obs_dim, n_actions
@@ -1006,7 +1122,8 @@ def check_dqn_loss_gradients(
                 fail(
                     "Los gradientes de tu pérdida respecto a q_network no son los "
                     "de la pérdida de DQN. ¿Cortaste el gradiente en alguna parte "
-                    "de Q(s, a), o la pérdida no es la media de la Huber?"
+                    "de Q(s, a), o la pérdida no es la media de la Huber?",
+                    "loss_wrong_gradients",
                 )
 
 
@@ -1116,33 +1233,38 @@ def _update_mistake(
     return update
 
 
-UPDATE_MISTAKES = [
-    (
+UPDATE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "update_no_zero_grad",
         _update_mistake(zero_grad=False),
         "¿Borras los gradientes viejos? La red llega con los de la actualización "
         "anterior, y backward los suma a los nuevos: optimizer.zero_grad() va "
         "antes de loss.backward().",
     ),
-    (
+    Mistake(
+        "update_step_before_backward",
         _update_mistake(order="step_first"),
         "¿optimizer.step() antes de loss.backward()? El optimizador mueve los "
         "pesos con los gradientes que hay en ese momento: primero backward, "
         "después step.",
     ),
 ]
-CLIP_MISTAKES = [
-    (
+CLIP_MISTAKES: list[Mistake] = [
+    Mistake(
+        "update_no_clip",
         _update_mistake(clip="none"),
         "¿Recortas el gradiente? Con max_grad_norm = {norm} la norma del gradiente "
         "de este lote lo supera, y tu paso es el del gradiente entero. Recorta la "
         "norma de todos los gradientes de q_network juntos entre backward y step.",
     ),
-    (
+    Mistake(
+        "update_clip_after_step",
         _update_mistake(clip="after"),
         "Recortas después de optimizer.step(): el paso ya se dio con el gradiente "
         "entero. El recorte va entre backward y step.",
     ),
-    (
+    Mistake(
+        "update_clip_value",
         _update_mistake(clip="value"),
         "Recortas cada componente del gradiente por separado (clip_grad_value_); "
         "DQN recorta la norma del gradiente entero (clip_grad_norm_), que conserva "
@@ -1209,49 +1331,95 @@ def _check_update_against_reference(
     cases: Iterable[tuple[Any, ...]],
     config: dqn.DQNConfig,
     stale_gradients: bool,
-    mistakes: list[tuple[Callable[..., Any], str]],
+    mistakes: list[Mistake],
     what: str,
     check_loss: bool = True,
 ) -> None:
+    # Los mensajes pueden nombrar el max_grad_norm de la prueba.
+    norm = significant(config.max_grad_norm)
+    mistakes = [Mistake(m.id, m.variant, m.message.format(norm=norm)) for m in mistakes]
     for case in cases:
-        loss, state = _one_update(dqn_update, case, config, stale_gradients)
-        if isinstance(loss, BaseException):
+        _check_update_case(
+            dqn_update, case, config, stale_gradients, mistakes, what, check_loss
+        )
+
+
+def _check_update_case(
+    dqn_update: Callable[..., Any],
+    case: tuple[Any, ...],
+    config: dqn.DQNConfig,
+    stale_gradients: bool,
+    mistakes: list[Mistake],
+    what: str,
+    check_loss: bool,
+) -> None:
+    """Una actualización desde el estado de ``case``, comparada con la de
+    referencia y, si no coincide, con cada error típico."""
+    ran: dict[Callable[..., Any], tuple[Any, dict[str, torch.Tensor]]] = {}
+
+    def run(function: Callable[..., Any]) -> tuple[Any, dict[str, torch.Tensor]]:
+        loss, state = _one_update(function, case, config, stale_gradients)
+        if function is dqn_update and isinstance(loss, BaseException):
             raise loss
-        reference_loss, reference_state = _one_update(
-            dqn.dqn_update, case, config, stale_gradients
+        ran[function] = loss, state
+        return loss, state
+
+    try:
+        loss, _ = check_procedure(
+            dqn_update,
+            dqn.dqn_update,
+            mistakes,
+            run=run,
+            same=lambda got, want: _same_state(got[1], want[1]),
+            same_as_mistake=lambda got, mistaken: _same_state(
+                got[1], mistaken[1], gradients=True
+            ),
+            describe=lambda got, want: f"La red Q no queda como debía tras {what}.",
         )
-        if _same_state(state, reference_state):
-            if not check_loss:
-                continue
-            if isinstance(loss, torch.Tensor) or not isinstance(
-                loss, float | int | np.floating
-            ):
-                fail(
-                    "dqn_update debe devolver el valor de la pérdida como un float "
-                    f"de Python (loss.item()), no {type(loss).__name__}: así el "
-                    "bucle lo guarda sin retener el grafo de gradientes."
-                )
-            if not np.isclose(float(loss), reference_loss, atol=1e-6, rtol=1e-5):
-                fail(
-                    "La red queda bien, pero devolviste "
-                    f"{significant(float(loss))} y la "
-                    f"pérdida del lote era {significant(reference_loss)}. Devuelve la "
-                    "pérdida que usaste para el paso."
-                )
-            continue
-        for mistake, message in mistakes:
-            _, mistaken = _one_update(mistake, case, config, stale_gradients)
-            if _same_state(state, mistaken, gradients=True):
-                fail(
-                    f"La red Q no queda como debía tras {what}.\n"
-                    + message.format(norm=significant(config.max_grad_norm))
-                )
-        seed, kind, step = case
-        compare_parameters(
-            _weights(state),
-            _weights(reference_state),
-            what=f"la red Q tras {what} (semilla {seed}, {kind.upper()})",
+    except CheckError as error:
+        if error.mistake != "wrong_result":
+            raise
+        # Ningún error típico lo explica: se dice qué parámetro difiere.
+        seed, kind, _ = case
+        with _diagnosed_as("update_wrong_weights"):
+            compare_parameters(
+                _weights(ran[dqn_update][1]),
+                _weights(ran[dqn.dqn_update][1]),
+                what=f"la red Q tras {what} (semilla {seed}, {kind.upper()})",
+            )
+        return
+    if not check_loss:
+        return
+    if isinstance(loss, torch.Tensor) or not isinstance(
+        loss, float | int | np.floating
+    ):
+        fail(
+            "dqn_update debe devolver el valor de la pérdida como un float "
+            f"de Python (loss.item()), no {type(loss).__name__}: así el "
+            "bucle lo guarda sin retener el grafo de gradientes.",
+            "update_loss_not_float",
         )
+    reference_loss = ran[dqn.dqn_update][0]
+    if not np.isclose(float(loss), reference_loss, atol=1e-6, rtol=1e-5):
+        fail(
+            "La red queda bien, pero devolviste "
+            f"{significant(float(loss))} y la "
+            f"pérdida del lote era {significant(reference_loss)}. Devuelve la "
+            "pérdida que usaste para el paso.",
+            "update_wrong_loss",
+        )
+
+
+@contextmanager
+def _diagnosed_as(mistake: str) -> Iterator[None]:
+    """Da el id ``mistake`` a un fallo sin id del bloque (``compare_parameters``
+    aún no recibe uno)."""
+    try:
+        yield
+    except CheckError as error:
+        if error.mistake is None:
+            error.mistake = mistake
+        raise
 
 
 @exercise(
@@ -1345,7 +1513,8 @@ def check_dqn_update_target(
                 "La red objetivo comparte la memoria de sus pesos con la red Q: se "
                 "movería con cada paso de gradiente. Copia los valores "
                 "(target_network.load_state_dict(q_network.state_dict())), no los "
-                "tensores."
+                "tensores.",
+                "target_shares_memory",
             )
         if step % target_every == 0:
             expected, synced_at = after, step
@@ -1356,24 +1525,28 @@ def check_dqn_update_target(
                 fail(
                     f"En el paso {step} (múltiplo de target_every = {target_every}) "
                     "copiaste la red Q de antes del paso de gradiente. La copia va "
-                    "al final, con los pesos ya actualizados."
+                    "al final, con los pesos ya actualizados.",
+                    "target_copied_before_step",
                 )
             if _same_state(target, previous_target):
                 fail(
                     f"En el paso {step}, múltiplo de target_every = {target_every}, "
                     "la red objetivo no cambió: ahí hay que copiar en ella los pesos "
                     "de la red Q. (Ojo: target_network = q_network solo cambia un "
-                    "nombre dentro de tu función; no copia nada.)"
+                    "nombre dentro de tu función; no copia nada.)",
+                    "target_not_copied",
                 )
         elif _same_state(target, after):
             since = f"desde el paso {synced_at}" if synced_at else "desde el principio"
             fail(
                 f"En el paso {step}, que no es múltiplo de target_every = "
                 f"{target_every}, la red objetivo se copió de la red Q; debía "
-                f"seguir igual {since}. Copia solo cuando step % target_every == 0."
+                f"seguir igual {since}. Copia solo cuando step % target_every == 0.",
+                "target_copied_off_schedule",
             )
         fail(
             f"Tras el paso {step}, la red objetivo no es ni la red objetivo "
             "anterior ni una copia de la red Q. Solo cambia copiando la red Q, "
-            "y solo en los pasos múltiplos de target_every."
+            "y solo en los pasos múltiplos de target_every.",
+            "target_wrong",
         )

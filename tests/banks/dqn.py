@@ -15,7 +15,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
     q_table[state, action] += alpha * (target - q_table[state, action])
     return q_table
 """,
-            "aunque s' sea terminal",
+            mistake="q_bootstraps_terminal",
         ),
         Answer(
             "máximo de toda la tabla",
@@ -26,7 +26,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
     q_table[state, action] += alpha * (target - q_table[state, action])
     return q_table
 """,
-            "no el de toda la tabla",
+            mistake="q_max_whole_table",
         ),
         Answer(
             "máximo sobre el eje equivocado",
@@ -40,7 +40,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
     q_table[state, action] += alpha * (target - q_table[state, action])
     return q_table
 """,
-            "eje equivocado",
+            mistake="q_max_wrong_axis",
         ),
         Answer(
             "mira el estado actual",
@@ -51,7 +51,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
     q_table[state, action] += alpha * (target - q_table[state, action])
     return q_table
 """,
-            "mira el estado siguiente",
+            mistake="q_current_state",
         ),
         Answer(
             "la misma acción en s'",
@@ -63,7 +63,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
     q_table[state, action] += alpha * (target - q_table[state, action])
     return q_table
 """,
-            "no Q(s', a)",
+            mistake="q_same_action",
         ),
         Answer(
             "sin α",
@@ -74,7 +74,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
     q_table[state, action] = target
     return q_table
 """,
-            "Olvidaste α",
+            mistake="q_no_alpha",
         ),
         Answer(
             "γ delante de r",
@@ -86,7 +86,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
     q_table[state, action] += alpha * (target - q_table[state, action])
     return q_table
 """,
-            "sin γ delante de r",
+            mistake="q_gamma_on_reward",
         ),
         Answer(
             "no devuelve la tabla",
@@ -96,7 +96,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
     target = reward if terminated else reward + gamma * q_table[next_state].max()
     q_table[state, action] += alpha * (target - q_table[state, action])
 """,
-            "no devuelve nada",
+            mistake="returns_none",
         ),
     ],
     "linear_epsilon": [
@@ -106,7 +106,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
 def linear_epsilon(step, start, end, duration):
     return start + step / duration * (end - start)
 """,
-            "debe quedarse en end",
+            mistake="epsilon_no_clip",
         ),
         Answer(
             "llega un paso antes",
@@ -114,7 +114,7 @@ def linear_epsilon(step, start, end, duration):
 def linear_epsilon(step, start, end, duration):
     return start + min(step / (duration - 1), 1.0) * (end - start)
 """,
-            "duration − 1",
+            mistake="epsilon_off_by_one_end",
         ),
         Answer(
             "empieza un paso tarde",
@@ -122,7 +122,7 @@ def linear_epsilon(step, start, end, duration):
 def linear_epsilon(step, start, end, duration):
     return start + min((step + 1) / duration, 1.0) * (end - start)
 """,
-            "step + 1",
+            mistake="epsilon_off_by_one_start",
         ),
         Answer(
             "al revés",
@@ -130,7 +130,7 @@ def linear_epsilon(step, start, end, duration):
 def linear_epsilon(step, start, end, duration):
     return end + min(step / duration, 1.0) * (start - end)
 """,
-            "Al revés",
+            mistake="epsilon_reversed",
         ),
         Answer(
             "división entera",
@@ -138,7 +138,7 @@ def linear_epsilon(step, start, end, duration):
 def linear_epsilon(step, start, end, duration):
     return start + min(step // duration, 1) * (end - start)
 """,
-            "División entera",
+            mistake="epsilon_integer_division",
         ),
     ],
     "td_targets": [
@@ -148,7 +148,7 @@ def linear_epsilon(step, start, end, duration):
 def td_targets(rewards, next_q_values, terminated, gamma):
     return rewards + gamma * next_q_values.max(dim=1).values
 """,
-            "Sumas el futuro de estados terminales",
+            mistake="td_no_mask",
         ),
         Answer(
             "máscara también sobre r",
@@ -156,7 +156,7 @@ def td_targets(rewards, next_q_values, terminated, gamma):
 def td_targets(rewards, next_q_values, terminated, gamma):
     return (rewards + gamma * next_q_values.max(dim=1).values) * (1 - terminated)
 """,
-            "La máscara solo anula el futuro",
+            mistake="td_mask_on_reward",
         ),
         Answer(
             "máscara al revés",
@@ -164,7 +164,7 @@ def td_targets(rewards, next_q_values, terminated, gamma):
 def td_targets(rewards, next_q_values, terminated, gamma):
     return rewards + gamma * terminated * next_q_values.max(dim=1).values
 """,
-            "La máscara al revés",
+            mistake="td_mask_reversed",
         ),
         Answer(
             "max sobre el eje del lote",
@@ -172,7 +172,7 @@ def td_targets(rewards, next_q_values, terminated, gamma):
 def td_targets(rewards, next_q_values, terminated, gamma):
     return rewards + gamma * (1 - terminated) * next_q_values.max(dim=0).values
 """,
-            "eje equivocado",
+            mistake="td_max_wrong_dim",
         ),
         Answer(
             "media en lugar de máximo",
@@ -180,7 +180,7 @@ def td_targets(rewards, next_q_values, terminated, gamma):
 def td_targets(rewards, next_q_values, terminated, gamma):
     return rewards + gamma * (1 - terminated) * next_q_values.mean(dim=1)
 """,
-            "no la media",
+            mistake="td_mean_not_max",
         ),
         Answer(
             "keepdim",
@@ -189,7 +189,7 @@ def td_targets(rewards, next_q_values, terminated, gamma):
     best = next_q_values.max(dim=1, keepdim=True).values
     return rewards + gamma * (1 - terminated) * best
 """,
-            "keepdim",
+            mistake="td_keepdim",
         ),
         Answer(
             "sin γ",
@@ -197,7 +197,7 @@ def td_targets(rewards, next_q_values, terminated, gamma):
 def td_targets(rewards, next_q_values, terminated, gamma):
     return rewards + (1 - terminated) * next_q_values.max(dim=1).values
 """,
-            "multiplicar el futuro por γ",
+            mistake="td_no_gamma",
         ),
     ],
     "sample_batch": [
@@ -214,7 +214,7 @@ def sample_batch(buffer, batch_size, rng):
         "terminated": torch.as_tensor(buffer.terminated[i]),
     }
 """,
-            "casillas vacías",
+            mistake="batch_empty_slots",
         ),
         Answer(
             "índices distintos por campo",
@@ -230,7 +230,7 @@ def sample_batch(buffer, batch_size, rng):
         "terminated": pick(buffer.terminated),
     }
 """,
-            "desalineadas",
+            mistake="batch_misaligned",
         ),
         Answer(
             "acciones como float",
@@ -245,7 +245,7 @@ def sample_batch(buffer, batch_size, rng):
         "terminated": torch.as_tensor(buffer.terminated[i]),
     }
 """,
-            "int64",
+            mistake="batch_actions_not_int64",
         ),
         Answer(
             "arrays de NumPy",
@@ -260,7 +260,7 @@ def sample_batch(buffer, batch_size, rng):
         "terminated": buffer.terminated[i],
     }
 """,
-            "tensor de PyTorch",
+            mistake="batch_not_tensor",
         ),
         Answer(
             "np.random global",
@@ -275,7 +275,7 @@ def sample_batch(buffer, batch_size, rng):
         "terminated": torch.as_tensor(buffer.terminated[i]),
     }
 """,
-            "Usa el rng",
+            mistake="batch_ignores_rng",
         ),
         Answer(
             "nunca la última",
@@ -290,7 +290,7 @@ def sample_batch(buffer, batch_size, rng):
         "terminated": torch.as_tensor(buffer.terminated[i]),
     }
 """,
-            "La última transición",
+            mistake="batch_skips_last",
         ),
         Answer(
             "float64",
@@ -306,7 +306,7 @@ def sample_batch(buffer, batch_size, rng):
         "terminated": as64(buffer.terminated[i]),
     }
 """,
-            "float32",
+            mistake="batch_not_float32",
         ),
     ],
     "dqn_loss": [
@@ -320,7 +320,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
     targets = td_targets(batch["rewards"], next_q_values, batch["terminated"], gamma)
     return F.smooth_l1_loss(q_taken, targets)
 """,
-            "El gradiente fluye hacia target_network",
+            mistake="loss_grad_into_target",
             # El valor es el correcto: pierde solo la celda del gradiente.
             fails=("dqn_loss_test_grad",),
         ),
@@ -336,7 +336,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
                              gamma)
     return F.mse_loss(q_taken, targets)
 """,
-            "Error cuadrático en lugar de Huber",
+            mistake="loss_mse",
         ),
         Answer(
             "gather sobre el eje del lote",
@@ -350,7 +350,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
                              gamma)
     return F.smooth_l1_loss(q_taken, targets)
 """,
-            "eje equivocado",
+            mistake="loss_gather_wrong_dim",
         ),
         Answer(
             "max en lugar de la acción tomada",
@@ -363,7 +363,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
                              gamma)
     return F.smooth_l1_loss(q_taken, targets)
 """,
-            "de la acción tomada",
+            mistake="loss_max_not_gather",
         ),
         Answer(
             "objetivo con la red Q",
@@ -377,7 +377,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
                              gamma)
     return F.smooth_l1_loss(q_taken, targets)
 """,
-            "no con q_network",
+            mistake="loss_online_target",
         ),
         Answer(
             "sin squeeze",
@@ -391,7 +391,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
                              gamma)
     return F.smooth_l1_loss(q_taken, targets)
 """,
-            "Falta .squeeze(1)",
+            mistake="loss_no_squeeze",
         ),
         Answer(
             "suma en lugar de media",
@@ -405,7 +405,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
                              gamma)
     return F.smooth_l1_loss(q_taken, targets, reduction="sum")
 """,
-            "Sumaste en lugar de promediar",
+            mistake="loss_sum",
         ),
         Answer(
             "objetivo sin máscara, escrito a mano",
@@ -418,7 +418,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
         targets = batch["rewards"] + gamma * best_next
     return F.smooth_l1_loss(q_taken, targets)
 """,
-            "Sumas el futuro de estados terminales",
+            mistake="loss_no_mask",
         ),
         Answer(
             "devuelve un float",
@@ -432,7 +432,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
                              gamma)
     return F.smooth_l1_loss(q_taken, targets).item()
 """,
-            "no la conviertas a float",
+            mistake="loss_no_grad",
             fails=("dqn_loss_test_grad",),
         ),
     ],
@@ -610,7 +610,7 @@ def q_learning_update(q_table, state, action, reward, next_state, terminated,
     q_table[state, action] += alpha * (target - q_table[state, action])
     return np.round(q_table, 2)
 """,
-        "redondeado a 2 decimales",
+        mistake="rounded",
     ),
 ]
 WRONG["linear_epsilon"] += [
@@ -620,7 +620,7 @@ WRONG["linear_epsilon"] += [
 def linear_epsilon(step, start, end, duration):
     return round(start + min(step / duration, 1.0) * (end - start), 2)
 """,
-        "redondeado a 2 decimales",
+        mistake="rounded",
     ),
 ]
 WRONG["td_targets"] += [
@@ -631,7 +631,7 @@ def td_targets(rewards, next_q_values, terminated, gamma):
     rewards += gamma * (1.0 - terminated) * next_q_values.max(dim=1).values
     return rewards
 """,
-        "modificó su argumento «rewards»",
+        mistake="modified_input",
     ),
     Answer(
         "redondea a dos decimales",
@@ -640,7 +640,7 @@ def td_targets(rewards, next_q_values, terminated, gamma):
     y = rewards + gamma * (1.0 - terminated) * next_q_values.max(dim=1).values
     return torch.round(y, decimals=2)
 """,
-        "redondeado a 2 decimales",
+        mistake="rounded",
     ),
 ]
 RIGHT["dqn_loss"] += [
@@ -677,7 +677,7 @@ def dqn_loss(q_network, target_network, batch, gamma):
                              gamma)
     return F.smooth_l1_loss(q_taken, targets)
 """,
-        "La pérdida no tiene gradiente",
+        mistake="loss_no_grad",
         fails=("dqn_loss_test_grad",),
     ),
 ]
@@ -704,7 +704,9 @@ def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
         state = next_state
     return q_table, episode_return, length
 """,
+        # TRANSICIÓN: test_visible_check_warns aún mira esta frase (expect).
         "no guardas lo que devuelve",
+        mistake="episode_update_ignored",
     ),
     Answer(
         "el truncado como final",
@@ -723,7 +725,7 @@ def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
         state = next_state
     return q_table, episode_return, length
 """,
-        "no terminated or truncated",
+        mistake="episode_truncated_as_terminal",
         # Sin límite de tiempo que corte el episodio, juega bien.
         fails=("q_learning_episode_test_truncated",),
     ),
@@ -743,7 +745,7 @@ def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
         state = next_state
     return q_table, episode_return, length
 """,
-        "siguió dando pasos después de acabar",
+        mistake="episode_steps_after_end",
         fails=("q_learning_episode_test_truncated",),
     ),
     Answer(
@@ -762,7 +764,7 @@ def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
         done = terminated or truncated
     return q_table, episode_return, length
 """,
-        "Actualizas Q(s', a) en lugar de Q(s, a)",
+        mistake="episode_updates_next_state",
     ),
     Answer(
         "siempre voraz, sin el rng",
@@ -781,7 +783,7 @@ def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
         done = terminated or truncated
     return q_table, episode_return, length
 """,
-        "no explora",
+        mistake="episode_greedy",
     ),
     Answer(
         "retorno descontado",
@@ -800,7 +802,7 @@ def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
         done = terminated or truncated
     return q_table, episode_return, length
 """,
-        "la suma de las recompensas del episodio",
+        mistake="wrong_result",
         # Los episodios truncados del tablero no cobran nada: ahí no se nota.
         fails=("q_learning_episode_test",),
     ),
@@ -822,7 +824,7 @@ def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
             length += 1
     return q_table, episode_return, length + 1
 """,
-        "length cuenta los env.step del episodio",
+        mistake="wrong_result",
     ),
     Answer(
         "tabla de enteros",
@@ -842,7 +844,7 @@ def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
         done = terminated or truncated
     return q_table, episode_return, length
 """,
-        "tu función devuelve un array que difiere",
+        mistake="episode_update_ignored",
     ),
 ]
 RIGHT["q_learning_episode"] = [
@@ -921,7 +923,7 @@ WRONG["dqn_update"] = [
     nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)
     optimizer.step()"""
         ),
-        "Borras los gradientes viejos",
+        mistake="update_no_zero_grad",
         # El recorte y la red objetivo, bien: esas celdas puntúan.
         fails=("dqn_update_test",),
     ),
@@ -933,7 +935,7 @@ WRONG["dqn_update"] = [
     loss.backward()
     nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)"""
         ),
-        "optimizer.step() antes de loss.backward()",
+        mistake="update_step_before_backward",
         fails=("dqn_update_test", "dqn_update_test_clip"),
     ),
     Answer(
@@ -943,7 +945,7 @@ WRONG["dqn_update"] = [
     loss.backward()
     optimizer.step()"""
         ),
-        "Recortas el gradiente?",
+        mistake="update_no_clip",
         fails=("dqn_update_test_clip",),
     ),
     Answer(
@@ -954,7 +956,7 @@ WRONG["dqn_update"] = [
     optimizer.step()
     nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)"""
         ),
-        "Recortas después de optimizer.step()",
+        mistake="update_clip_after_step",
         fails=("dqn_update_test_clip",),
     ),
     Answer(
@@ -965,7 +967,7 @@ WRONG["dqn_update"] = [
     nn.utils.clip_grad_value_(q_network.parameters(), config.max_grad_norm)
     optimizer.step()"""
         ),
-        "clip_grad_value_",
+        mistake="update_clip_value",
         fails=("dqn_update_test_clip",),
     ),
     Answer(
@@ -982,7 +984,7 @@ def dqn_update(q_network, target_network, optimizer, buffer, rng, step, config):
     optimizer.step()
     return loss.item()
 """,
-        "de antes del paso de gradiente",
+        mistake="target_copied_before_step",
         fails=("dqn_update_test_target",),
     ),
     Answer(
@@ -991,13 +993,13 @@ def dqn_update(q_network, target_network, optimizer, buffer, rng, step, config):
             sync="""    if step % config.target_every == 0:
         target_network = q_network"""
         ),
-        "solo cambia un nombre",
+        mistake="target_not_copied",
         fails=("dqn_update_test_target",),
     ),
     Answer(
         "copia en cada paso",
         _update(sync="""    target_network.load_state_dict(q_network.state_dict())"""),
-        "que no es múltiplo",
+        mistake="target_copied_off_schedule",
         fails=("dqn_update_test_target",),
     ),
     Answer(
@@ -1007,13 +1009,13 @@ def dqn_update(q_network, target_network, optimizer, buffer, rng, step, config):
         for target_p, p in zip(target_network.parameters(), q_network.parameters()):
             target_p.data = p.data"""
         ),
-        "comparte la memoria",
+        mistake="target_shares_memory",
         fails=("dqn_update_test_target",),
     ),
     Answer(
         "devuelve el tensor",
         _update(result="loss"),
-        "float de Python",
+        mistake="update_loss_not_float",
         fails=("dqn_update_test",),
     ),
 ]
@@ -1080,7 +1082,7 @@ WRONG["dqn_update"].insert(
     optimizer.step()""",
             sync="",
         ),
-        "Borras los gradientes viejos",
+        mistake="update_no_zero_grad",
     ),
 )
 _first("q_learning_episode", "actualiza la casilla siguiente")
