@@ -999,6 +999,9 @@ def _run_diagnosed(update, steps: int, seed: int):
 
 
 def _check_update(grpo_update, steps: int, seed: int) -> None:
+    """``steps`` pasos del estudiante frente a la referencia, con el
+    procedimiento común (:func:`check_procedure`): los parámetros que quedan,
+    el error típico que los explica y, si coinciden, la recompensa devuelta."""
     what = (
         f"la red tras {steps} actualizaciones"
         if steps > 1
