@@ -12,6 +12,7 @@ import torch
 from helpers import baselines
 from helpers.checks import (
     CheckError,
+    Mistake,
     as_array,
     call,
     check_cases,
@@ -66,36 +67,6 @@ def _grad_log(one_hot, pi, actions):
     return one_hot - pi
 
 
-SCORE_MISTAKES = [
-    (
-        _score(lambda r, b: b - r, _grad_log),
-        "El signo está al revés: el peso es (R − b), no (b − R), y "
-        "∇log π(a) = one_hot(a) − π. Con el signo cambiado, lo que sale mejor "
-        "que la línea base se vuelve menos probable.",
-    ),
-    (
-        _score(lambda r, b: r + b, _grad_log),
-        "Sumaste la línea base: el peso es R − b.",
-    ),
-    (
-        _score(lambda r, b: r + 0 * b, _grad_log),
-        "No restaste la línea base: el peso de cada muestra es R_i − b_i.",
-    ),
-    (
-        _score(lambda r, b: r - b, lambda e, pi, a: e),
-        "Falta restar π: ∇_θ log softmax(θ)[a] = one_hot(a) − π.",
-    ),
-    (
-        _score(lambda r, b: r - b, lambda e, pi, a: pi[a][:, None] * (e - pi)),
-        "Eso es ∇π(a), no ∇log π(a) = one_hot(a) − π: no multipliques por π(a).",
-    ),
-    (
-        _score(lambda r, b: np.full_like(r, np.mean(r - b)), _grad_log),
-        "Cada muestra lleva su propio peso R_i − b_i, no la media de los pesos.",
-    ),
-]
-
-
 def _unstable_score(theta, actions, rewards, baseline):
     theta = np.asarray(theta, dtype=float)
     with np.errstate(all="ignore"):
@@ -104,14 +75,48 @@ def _unstable_score(theta, actions, rewards, baseline):
     return w[:, None] * (np.eye(len(theta))[np.asarray(actions, dtype=int)] - pi)
 
 
-SCORE_MISTAKES.append(
-    (
+SCORE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "score_sign",
+        _score(lambda r, b: b - r, _grad_log),
+        "El signo está al revés: el peso es (R − b), no (b − R), y "
+        "∇log π(a) = one_hot(a) − π. Con el signo cambiado, lo que sale mejor "
+        "que la línea base se vuelve menos probable.",
+    ),
+    Mistake(
+        "score_baseline_added",
+        _score(lambda r, b: r + b, _grad_log),
+        "Sumaste la línea base: el peso es R − b.",
+    ),
+    Mistake(
+        "score_no_baseline",
+        _score(lambda r, b: r + 0 * b, _grad_log),
+        "No restaste la línea base: el peso de cada muestra es R_i − b_i.",
+    ),
+    Mistake(
+        "score_no_minus_pi",
+        _score(lambda r, b: r - b, lambda e, pi, a: e),
+        "Falta restar π: ∇_θ log softmax(θ)[a] = one_hot(a) − π.",
+    ),
+    Mistake(
+        "score_grad_pi",
+        _score(lambda r, b: r - b, lambda e, pi, a: pi[a][:, None] * (e - pi)),
+        "Eso es ∇π(a), no ∇log π(a) = one_hot(a) − π: no multipliques por π(a).",
+    ),
+    Mistake(
+        "score_mean_weight",
+        _score(lambda r, b: np.full_like(r, np.mean(r - b)), _grad_log),
+        "Cada muestra lleva su propio peso R_i − b_i, no la media de los pesos.",
+    ),
+    Mistake(
+        "score_overflow",
         _unstable_score,
         "Con logits grandes, exp(θ) desborda (exp(710) ya es inf) y inf/inf da "
         "NaN. Restar a θ una misma constante no cambia la softmax: réstale su "
         "máximo antes de exp.",
-    )
-)
+    ),
+]
+
 
 #: Logits grandes: la softmax ingenua desborda (``exp(710) = inf``).
 SCORE_STABLE_CASES = [
@@ -133,7 +138,8 @@ def _check_score_gradients(score_gradients, cases) -> None:
         fail(
             f"Devolviste un vector de forma {out.shape}: parece la media de las "
             "estimaciones. Queremos una fila por muestra, forma (N, A), para poder "
-            "medir su varianza."
+            "medir su varianza.",
+            "score_returns_mean",
         )
     check_cases(
         score_gradients,
@@ -205,7 +211,8 @@ def _pair_of_numbers(out: Any) -> tuple[float, float]:
         fail(
             "estimator_variances debe devolver dos números, (varianza con el "
             "retorno entero, varianza con la recompensa futura); devolvió "
-            f"{type(out).__name__}."
+            f"{type(out).__name__}.",
+            "variances_not_a_pair",
         )
     values = []
     for name, value in zip(("la primera", "la segunda"), out, strict=True):
@@ -215,7 +222,8 @@ def _pair_of_numbers(out: Any) -> tuple[float, float]:
             fail(
                 f"{name} varianza tiene forma {array.shape}: cada varianza es un "
                 "solo número, la suma de las varianzas de las componentes de las "
-                "N estimaciones (una por episodio)."
+                "N estimaciones (una por episodio).",
+                "variance_not_a_number",
             )
         values.append(float(array.reshape(())))
     return values[0], values[1]
@@ -257,60 +265,70 @@ def _ddof1(g):
     return float(np.var(g, axis=0, ddof=1).sum())
 
 
-CAUSAL_MISTAKES = [
-    (
+CAUSAL_MISTAKES: list[Mistake] = [
+    Mistake(
+        "to_go_past",
         _variances(lambda r: (np.full(len(r), r.sum()), np.cumsum(r))),
         "En el segundo estimador sumaste las recompensas hasta t (el pasado, "
         "np.cumsum hacia delante). La recompensa futura es Σ_{k≥t} r_k: suma "
         "desde el final del episodio hacia atrás.",
     ),
-    (
+    Mistake(
+        "to_go_without_own_reward",
         _variances(lambda r: (np.full(len(r), r.sum()), _future(r) - r)),
         "Dejaste fuera la recompensa del propio paso: la acción a_t sí causa r_t, "
         "así que la recompensa futura de t es Σ_{k≥t} r_k, con r_t incluida.",
     ),
-    (
+    Mistake(
+        "to_go_reversed",
         _variances(lambda r: (np.full(len(r), r.sum()), _future(r)[::-1])),
         "Las sumas de la recompensa futura están en el orden al revés: tras sumar "
         "desde el final, vuelve a darles la vuelta para que la de t vaya con el "
         "paso t.",
     ),
-    (
+    Mistake(
+        "full_uses_to_go",
         _variances(lambda r: (_future(r), _future(r))),
         "El primer estimador es el de REINFORCE sin más: cada ∇log π del episodio "
         "pesado con el retorno entero Σ_k r_k, el mismo para todos los pasos.",
     ),
-    (
+    Mistake(
+        "full_first_step_only",
         _variances(
             lambda r: (np.eye(len(r))[0] * r.sum(), _future(r)),
         ),
         "En el primer estimador solo pesaste el primer paso: el retorno entero "
         "multiplica a la suma de los ∇log π de todos los pasos del episodio.",
     ),
-    (
+    Mistake(
+        "full_mean_reward",
         _variances(lambda r: (np.full(len(r), r.sum() / len(r)), _future(r))),
         "En el primer estimador usaste la recompensa media del episodio; el peso "
         "es el retorno entero, la suma Σ_k r_k.",
     ),
-    (
+    Mistake(
+        "variance_ddof1",
         _variances(_right_weights, _ddof1),
         "Dividiste por N − 1; el enunciado pide la varianza total dividiendo por "
         "N, (1/N) Σ_i ‖g_i − ḡ‖².",
     ),
-    (
+    Mistake(
+        "variance_not_centered",
         _variances(
             _right_weights, lambda g: float((np.asarray(g) ** 2).sum(axis=1).mean())
         ),
         "No restaste la media ḡ de las estimaciones: eso es E[‖g‖²]. La varianza "
         "mide la dispersión alrededor de la media: (1/N) Σ_i ‖g_i − ḡ‖².",
     ),
-    (
+    Mistake(
+        "variance_flattened",
         _variances(_right_weights, lambda g: float(np.var(np.asarray(g)))),
         "np.var sin axis aplana las estimaciones y usa una sola media para todas "
         "las componentes. Es la varianza de cada componente (sobre los "
         "episodios), sumada.",
     ),
-    (
+    Mistake(
+        "variance_mean_of_components",
         _variances(_right_weights, lambda g: float(np.var(g, axis=0).mean())),
         "Promediaste las varianzas de las componentes; se suman (la traza de la "
         "covarianza).",
@@ -327,10 +345,10 @@ def _check_causal(estimator_variances, cases, index: int, name: str) -> None:
     # Solo los errores típicos que tocan esta varianza: uno que solo cambia la
     # otra da aquí lo mismo que la referencia y no explica ningún fallo.
     mistakes = [
-        (_part(m, index), message)
-        for m, message in CAUSAL_MISTAKES
+        Mistake(m.id, _part(m.variant, index), m.message)
+        for m in CAUSAL_MISTAKES
         if not all(
-            np.isclose(_part(m, index)(r, s), w, atol=1e-9)
+            np.isclose(_part(m.variant, index)(r, s), w, atol=1e-9)
             for (r, s), w in zip(cases, want, strict=True)
         )
     ]
@@ -400,29 +418,34 @@ def _unsafe(ddof):
     return normalize
 
 
-NORMALIZE_MISTAKES = [
-    (
+NORMALIZE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "zero_std_nan",
         _unsafe(0),
         "Con todos los retornos iguales la desviación es 0 y 0/0 da NaN, que "
         "contagia la pérdida, los pesos de la red y todo lo demás. Si la "
         "desviación es (casi) cero, devuelve ceros (o suma un ε pequeño, 1e-8, "
         "a la desviación).",
     ),
-    (
+    Mistake(
+        "zero_std_nan_unbiased",
         _unsafe(1),
         "Con todos los retornos iguales la desviación es 0 y 0/0 da NaN. Si la "
         "desviación es (casi) cero, devuelve ceros (o suma un ε pequeño, 1e-8, "
         "a la desviación).",
     ),
-    (
+    Mistake(
+        "normalize_only_centered",
         lambda r: np.asarray(r, dtype=float) - np.mean(r),
         "Solo centraste: falta dividir por la desviación típica.",
     ),
-    (
+    Mistake(
+        "normalize_only_scaled",
         lambda r: np.asarray(r, dtype=float) / (np.std(r) + 1e-8),
         "Solo dividiste: falta restar la media (lo que borra el pedestal).",
     ),
-    (
+    Mistake(
+        "normalize_by_variance",
         lambda r: (np.asarray(r, dtype=float) - np.mean(r)) / (np.var(r) + 1e-8),
         "Dividiste por la varianza; se divide por la desviación típica (su raíz).",
     ),
@@ -518,25 +541,29 @@ def _loo_nan(ids, rewards):
     return out
 
 
-LOO_MISTAKES = [
-    (
+LOO_MISTAKES: list[Mistake] = [
+    Mistake(
+        "loo_includes_own",
         _group_mean,
         "Incluiste la propia recompensa R_i en la media de su pregunta: entonces "
         "b_i depende de la acción a_i y el gradiente ya no es insesgado (se "
         "encoge por (n − 1)/n). Usa solo las otras muestras de la pregunta.",
     ),
-    (
+    Mistake(
+        "loo_batch_mean",
         lambda ids, r: np.full(len(r), np.mean(r)),
         "Usaste la media de todo el lote: mezcla preguntas fáciles y difíciles. "
         "La línea base de cada muestra es la media de las otras muestras de su "
         "misma pregunta.",
     ),
-    (
+    Mistake(
+        "loo_batch_leave_one_out",
         _batch_leave_one_out,
         "Dejaste fuera la propia muestra, bien, pero promediaste el lote entero: "
         "solo cuentan las muestras de la misma pregunta.",
     ),
-    (
+    Mistake(
+        "loo_single_nan",
         _loo_nan,
         "Una pregunta con una sola muestra no tiene «otras»: 0/0 = NaN. En ese "
         "caso la línea base es 0.",
@@ -606,7 +633,8 @@ def _pair(out: Any) -> tuple[Any, Any]:
     if not isinstance(out, tuple | list) or len(out) != 2:
         fail(
             "baseline_losses debe devolver dos cosas, (policy_loss, value_loss); "
-            f"devolvió {type(out).__name__}."
+            f"devolvió {type(out).__name__}.",
+            "losses_not_a_pair",
         )
     return out[0], out[1]
 
@@ -624,48 +652,57 @@ def _value_part(fn: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
-POLICY_MISTAKES = [
-    (
+POLICY_MISTAKES: list[Mistake] = [
+    Mistake(
+        "policy_sign",
         lambda lp, v, g, n: float(-(lp * (v - g)).sum() / n),
         "La ventaja es A = G − V(s): restaste al revés (o falta el signo menos de "
         "la pérdida). Con el signo cambiado, lo que sale mejor de lo esperado se "
         "vuelve menos probable.",
     ),
-    (
+    Mistake(
+        "policy_no_baseline",
         lambda lp, v, g, n: float(-(lp * g).sum() / n),
         "No restaste la línea base: la pérdida de la política usa A = G − V(s), no G.",
     ),
-    (
+    Mistake(
+        "policy_value_added",
         lambda lp, v, g, n: float(-(lp * (g + v)).sum() / n),
         "Sumaste V(s): la ventaja es G − V(s).",
     ),
-    (
+    Mistake(
+        "policy_mean_over_steps",
         lambda lp, v, g, n: float(-(lp * (g - v)).mean()),
         "Promediaste sobre los pasos; la pérdida de la política divide por N, el "
         "número de episodios (como en el módulo 03).",
     ),
-    (
+    Mistake(
+        "policy_not_divided",
         lambda lp, v, g, n: float(-(lp * (g - v)).sum()),
         "¿Olvidaste dividir por n_episodes?",
     ),
 ]
 
-VALUE_MISTAKES = [
-    (
+VALUE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "value_sum",
         lambda lp, v, g, n: float(((v - g) ** 2).sum()),
         "La pérdida del valor es la media de (V(s_t) − G_t)² sobre los pasos, no "
         "la suma.",
     ),
-    (
+    Mistake(
+        "value_divided_by_episodes",
         lambda lp, v, g, n: float(((v - g) ** 2).sum() / n),
         "La pérdida del valor es la media sobre los M pasos, no sobre los N "
         "episodios: (1/M) Σ (V(s_t) − G_t)².",
     ),
-    (
+    Mistake(
+        "value_absolute",
         lambda lp, v, g, n: float((v - g).abs().mean()),
         "Eso es el error absoluto medio; se pide el cuadrático, (V − G)².",
     ),
-    (
+    Mistake(
+        "value_square_of_mean",
         lambda lp, v, g, n: float((v - g).mean() ** 2),
         "Elevaste al cuadrado la media de los errores; es la media de los "
         "cuadrados: errores de signo opuesto no se cancelan.",
@@ -723,37 +760,46 @@ def check_baseline_losses_grad(
             ):
                 fail(
                     "value_loss no llega a V(s): ¿separaste values con detach()? La "
-                    "red de valor solo aprende por esta pérdida."
+                    "red de valor solo aprende por esta pérdida.",
+                    "values_detached",
                 )
             if not isinstance(loss, torch.Tensor) or loss.grad_fn is None:
                 fail(
                     f"{name} debe ser un tensor de PyTorch conectado al grafo (para "
-                    "poder llamar a backward()); no uses .item(), float() ni NumPy."
+                    "poder llamar a backward()); no uses .item(), float() ni NumPy.",
+                    "loss_not_connected",
                 )
             if loss.numel() != 1:
-                fail(f"{name} debe ser un escalar; tiene forma {tuple(loss.shape)}.")
+                fail(
+                    f"{name} debe ser un escalar; tiene forma {tuple(loss.shape)}.",
+                    "loss_not_scalar",
+                )
         policy_loss.reshape(()).backward(retain_graph=True)
         if v.grad is not None and v.grad.abs().max() > 0:
             fail(
                 "La ventaja no está separada del grafo: policy_loss.backward() llega "
                 "hasta V(s). Entonces la política «entrena» al crítico para hacer "
                 "grande su pérdida en vez de ajustarlo a G. Usa la ventaja como un "
-                "peso fijo, sin gradiente."
+                "peso fijo, sin gradiente.",
+                "advantage_not_detached",
             )
         if lp.grad is None or lp.grad.abs().max() == 0:
             fail(
                 "policy_loss no llega a log_probs: la pérdida de la política es la "
-                "que mueve la política. No separes log_probs del grafo."
+                "que mueve la política. No separes log_probs del grafo.",
+                "log_probs_detached",
             )
         lp.grad = None
         value_loss.reshape(()).backward()
         if v.grad is None or v.grad.abs().max() == 0:
             fail(
                 "value_loss no llega a V(s): ¿separaste values con detach()? La red "
-                "de valor solo aprende por esta pérdida."
+                "de valor solo aprende por esta pérdida.",
+                "values_detached",
             )
         if lp.grad is not None and lp.grad.abs().max() > 0:
             fail(
                 "value_loss llega a log_probs: la pérdida del valor solo debe mover "
-                "la red de valor."
+                "la red de valor.",
+                "value_loss_reaches_log_probs",
             )

@@ -15,7 +15,7 @@ def score_gradients(theta, actions, rewards, baseline):
     weights = np.asarray(baseline, dtype=float) - np.asarray(rewards, dtype=float)
     return weights[:, None] * (np.eye(len(theta))[actions] - pi)
 """,
-            "El signo está al revés",
+            mistake="score_sign",
         ),
         Answer(
             "sin restar la línea base",
@@ -26,7 +26,7 @@ def score_gradients(theta, actions, rewards, baseline):
     weights = np.asarray(rewards, dtype=float)
     return weights[:, None] * (np.eye(len(theta))[actions] - pi)
 """,
-            "No restaste la línea base",
+            mistake="score_no_baseline",
         ),
         Answer(
             "sin restar π",
@@ -35,7 +35,7 @@ def score_gradients(theta, actions, rewards, baseline):
     weights = np.asarray(rewards, dtype=float) - baseline
     return weights[:, None] * np.eye(len(theta))[actions]
 """,
-            "Falta restar π",
+            mistake="score_no_minus_pi",
         ),
         Answer(
             "devuelve la media",
@@ -46,7 +46,7 @@ def score_gradients(theta, actions, rewards, baseline):
     weights = np.asarray(rewards, dtype=float) - baseline
     return (weights[:, None] * (np.eye(len(theta))[actions] - pi)).mean(axis=0)
 """,
-            "parece la media de las estimaciones",
+            mistake="score_returns_mean",
         ),
         Answer(
             "∇π en lugar de ∇log π",
@@ -57,7 +57,7 @@ def score_gradients(theta, actions, rewards, baseline):
     weights = (np.asarray(rewards, dtype=float) - baseline) * pi[actions]
     return weights[:, None] * (np.eye(len(theta))[actions] - pi)
 """,
-            "no multipliques por π(a)",
+            mistake="score_grad_pi",
         ),
     ],
     "estimator_variances": [
@@ -73,7 +73,7 @@ def estimator_variances(episode_rewards, episode_scores):
     return (float(full.var(axis=0, ddof=1).sum()),
             float(to_go.var(axis=0, ddof=1).sum()))
 """,
-            "Dividiste por N − 1",
+            mistake="variance_ddof1",
         ),
         Answer(
             "recompensa futura hacia delante (el pasado)",
@@ -86,7 +86,7 @@ def estimator_variances(episode_rewards, episode_scores):
     full, to_go = np.array(full), np.array(to_go)
     return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
 """,
-            "hasta t (el pasado",
+            mistake="to_go_past",
             fails=("estimator_variances_test_to_go",),
         ),
         Answer(
@@ -101,7 +101,7 @@ def estimator_variances(episode_rewards, episode_scores):
     full, to_go = np.array(full), np.array(to_go)
     return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
 """,
-            "recompensa del propio paso",
+            mistake="to_go_without_own_reward",
             fails=("estimator_variances_test_to_go",),
         ),
         Answer(
@@ -115,7 +115,7 @@ def estimator_variances(episode_rewards, episode_scores):
     full, to_go = np.array(full), np.array(to_go)
     return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
 """,
-            "orden al revés",
+            mistake="to_go_reversed",
             fails=("estimator_variances_test_to_go",),
         ),
         Answer(
@@ -129,7 +129,7 @@ def estimator_variances(episode_rewards, episode_scores):
     full, to_go = np.array(full), np.array(to_go)
     return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
 """,
-            "solo pesaste el primer paso",
+            mistake="full_first_step_only",
             fails=("estimator_variances_test",),
         ),
         Answer(
@@ -143,7 +143,7 @@ def estimator_variances(episode_rewards, episode_scores):
     v = float(g.var(axis=0).sum())
     return v, v
 """,
-            "pesado con el retorno entero",
+            mistake="full_uses_to_go",
             fails=("estimator_variances_test",),
         ),
         Answer(
@@ -157,7 +157,7 @@ def estimator_variances(episode_rewards, episode_scores):
     full, to_go = np.array(full), np.array(to_go)
     return float(full.var(axis=0).mean()), float(to_go.var(axis=0).mean())
 """,
-            "Promediaste las varianzas",
+            mistake="variance_mean_of_components",
         ),
         Answer(
             "acumula la recompensa futura sobre la entrada",
@@ -172,7 +172,7 @@ def estimator_variances(episode_rewards, episode_scores):
     full, to_go = np.array(full), np.array(to_go)
     return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
 """,
-            "modificó su argumento «episode_rewards»",
+            mistake="modified_input",
         ),
         Answer(
             "redondea a dos decimales",
@@ -186,7 +186,7 @@ def estimator_variances(episode_rewards, episode_scores):
     return (round(float(full.var(axis=0).sum()), 2),
             round(float(to_go.var(axis=0).sum()), 2))
 """,
-            "redondeado a 2 decimales",
+            mistake="rounded",
         ),
     ],
     "normalize_returns": [
@@ -196,7 +196,7 @@ def estimator_variances(episode_rewards, episode_scores):
 def normalize_returns(returns):
     return np.asarray(returns, dtype=float) - np.mean(returns)
 """,
-            "Solo centraste",
+            mistake="normalize_only_centered",
         ),
         Answer(
             "desviación cero: NaN",
@@ -205,7 +205,7 @@ def normalize_returns(returns):
     returns = np.asarray(returns, dtype=float)
     return (returns - returns.mean()) / returns.std()
 """,
-            "0/0 da NaN",
+            mistake="zero_std_nan",
             fails=("normalize_returns_test_constant",),
         ),
         Answer(
@@ -215,7 +215,7 @@ def normalize_returns(returns):
     g = torch.as_tensor(returns, dtype=torch.float64)
     return ((g - g.mean()) / g.std()).numpy()
 """,
-            "0/0 da NaN",
+            mistake="zero_std_nan_unbiased",
             fails=("normalize_returns_test_constant",),
         ),
         Answer(
@@ -225,7 +225,7 @@ def normalize_returns(returns):
     returns = np.asarray(returns, dtype=float)
     return (returns - returns.mean()) / (returns.var() + 1e-8)
 """,
-            "Dividiste por la varianza",
+            mistake="normalize_by_variance",
         ),
     ],
     "leave_one_out_baseline": [
@@ -236,7 +236,7 @@ def leave_one_out_baseline(question_ids, rewards):
     ids, rewards = np.asarray(question_ids), np.asarray(rewards, dtype=float)
     return np.array([rewards[ids == q].mean() for q in ids])
 """,
-            "b_i depende de la acción a_i",
+            mistake="loo_includes_own",
         ),
         Answer(
             "media global",
@@ -244,7 +244,7 @@ def leave_one_out_baseline(question_ids, rewards):
 def leave_one_out_baseline(question_ids, rewards):
     return np.full(len(rewards), np.mean(rewards))
 """,
-            "media de todo el lote",
+            mistake="loo_batch_mean",
         ),
         Answer(
             "pregunta con una sola muestra: NaN",
@@ -257,7 +257,7 @@ def leave_one_out_baseline(question_ids, rewards):
         out[i] = (rewards[same].sum() - rewards[i]) / (same.sum() - 1)
     return out
 """,
-            "0/0 = NaN",
+            mistake="loo_single_nan",
             fails=("leave_one_out_baseline_test_single",),
         ),
         Answer(
@@ -267,7 +267,7 @@ def leave_one_out_baseline(question_ids, rewards):
     rewards = np.asarray(rewards, dtype=float)
     return (rewards.sum() - rewards) / (len(rewards) - 1)
 """,
-            "promediaste el lote entero",
+            mistake="loo_batch_leave_one_out",
         ),
     ],
     "baseline_losses": [
@@ -279,7 +279,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     policy_loss = -(log_probs * advantages).sum() / n_episodes
     return policy_loss + ((values - returns) ** 2).mean()
 """,
-            "debe devolver dos cosas",
+            mistake="losses_not_a_pair",
         ),
         Answer(
             "ventaja sin separar del grafo",
@@ -289,7 +289,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     value_loss = ((values - returns) ** 2).mean()
     return policy_loss, value_loss
 """,
-            "La ventaja no está separada del grafo",
+            mistake="advantage_not_detached",
             fails=("baseline_losses_test_grad",),
         ),
         Answer(
@@ -300,7 +300,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     policy_loss = -(log_probs * advantages).sum() / n_episodes
     return policy_loss, ((values - returns) ** 2).mean()
 """,
-            "restaste al revés",
+            mistake="policy_sign",
             fails=("baseline_losses_test",),
         ),
         Answer(
@@ -311,7 +311,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     policy_loss = -(log_probs * (returns - values)).sum() / n_episodes
     return policy_loss, ((values - returns) ** 2).mean()
 """,
-            "value_loss no llega a V(s)",
+            mistake="values_detached",
             fails=("baseline_losses_test_grad",),
         ),
         Answer(
@@ -322,7 +322,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     policy_loss = -(log_probs * advantages).sum() / n_episodes
     return policy_loss, ((values - returns) ** 2).sum()
 """,
-            "no la suma",
+            mistake="value_sum",
             fails=("baseline_losses_test",),
         ),
         Answer(
@@ -332,7 +332,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     policy_loss = -(log_probs * returns).sum() / n_episodes
     return policy_loss, ((values - returns) ** 2).mean()
 """,
-            "No restaste la línea base",
+            mistake="policy_no_baseline",
             fails=("baseline_losses_test",),
         ),
         Answer(
@@ -344,7 +344,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     value_loss = ((values - returns) ** 2).mean()
     return policy_loss.item(), value_loss.item()
 """,
-            "debe ser un tensor de PyTorch conectado al grafo",
+            mistake="loss_not_connected",
             fails=("baseline_losses_test_grad",),
         ),
         Answer(
@@ -355,7 +355,7 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     policy_loss = -(log_probs.detach() * weights).sum() / n_episodes
     return policy_loss + 0 * values.sum(), ((values - returns) ** 2).mean()
 """,
-            "policy_loss no llega a log_probs",
+            mistake="log_probs_detached",
             fails=("baseline_losses_test_grad",),
         ),
     ],
@@ -554,7 +554,7 @@ def score_gradients(theta, actions, rewards, baseline):
     weights = np.asarray(rewards, dtype=float) - np.asarray(baseline, dtype=float)
     return weights[:, None] * (np.eye(len(theta))[actions] - pi)
 """,
-        "desborda",
+        mistake="score_overflow",
         fails=("score_gradients_test_stable",),
     ),
     Answer(
@@ -566,7 +566,7 @@ def score_gradients(theta, actions, rewards, baseline):
     weights = np.asarray(rewards, dtype=float) - baseline
     return weights[:, None] * (np.eye(len(theta))[actions] - pi)
 """,
-        "modificó su argumento «theta»",
+        mistake="modified_input",
     ),
 ]
 WRONG["normalize_returns"] += [
@@ -581,7 +581,7 @@ def normalize_returns(returns):
     returns /= std
     return returns
 """,
-        "modificó su argumento «returns»",
+        mistake="modified_input",
     ),
 ]
 WRONG["leave_one_out_baseline"] += [
@@ -598,6 +598,6 @@ def leave_one_out_baseline(question_ids, rewards):
             out[members] = rewards[members]
     return out
 """,
-        "modificó su argumento «rewards»",
+        mistake="modified_input",
     ),
 ]
