@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,8 @@ import torch
 
 from helpers import reinforce
 from helpers.checks import (
+    CheckError,
+    Mistake,
     as_array,
     check_cases,
     close,
@@ -36,7 +38,8 @@ def _split_pair(out: Any, call: str) -> tuple[Any, Any]:
     if not isinstance(out, tuple | list) or len(out) != 2:
         fail(
             f"{call} debe devolver dos cosas, (acción, log-probabilidad), y devolvió "
-            f"{type(out).__name__}."
+            f"{type(out).__name__}.",
+            "returns_not_pair",
         )
     return out[0], out[1]
 
@@ -46,67 +49,105 @@ def _actions_array(actions: Any, n: int, n_actions: int) -> np.ndarray:
     if values.size != n and n == 1:
         fail(
             f"Con logits de forma ({n_actions},), un solo estado, hace falta una sola "
-            f"acción y devolviste algo de forma {values.shape}."
+            f"acción y devolviste algo de forma {values.shape}.",
+            "action_not_single",
         )
     if values.size != n:
         fail(
             f"Con logits de forma ({n}, {n_actions}) hacían falta {n} acciones (una "
-            f"por fila) y devolviste algo de forma {values.shape}."
+            f"por fila) y devolviste algo de forma {values.shape}.",
+            "actions_wrong_count",
         )
     values = values.reshape(-1)
     if not np.all(values == np.round(values)) or values.min() < 0:
         fail(
             "Las acciones deben ser índices enteros 0, 1, …, A − 1. ¿Devolviste "
-            "probabilidades o logits en lugar del índice elegido?"
+            "probabilidades o logits en lugar del índice elegido?",
+            "action_not_index",
         )
     if values.max() >= n_actions:
         fail(
             f"Hay acciones ≥ {n_actions}: solo existen los índices 0 a {n_actions - 1} "
             "(si el redondeo deja la suma de probabilidades por debajo de u, toca la "
-            "última acción)."
+            "última acción).",
+            "action_out_of_range",
         )
     return values.astype(int)
 
 
-def _diagnose_log_prob(got: float, logits: torch.Tensor, action: int) -> str:
-    """Un mensaje que explica una log-probabilidad equivocada de una acción."""
+def _isclose(atol: float) -> Callable[[float, float], bool]:
+    return lambda got, value: math.isclose(got, value, abs_tol=atol)
+
+
+#: Los errores típicos de la log-probabilidad de una acción. Cada ``variant``
+#: es su detector: ``(devuelto, logits en float64, acción, log π(a)) → bool``.
+LOG_PROB_MISTAKES: list[Mistake] = [
+    Mistake(
+        "log_prob_overflow",
+        lambda got, logits, action, want: not math.isfinite(got),
+        "Con logits grandes, exp desborda (inf / inf = nan): resta el máximo "
+        "antes de exponenciar, o usa torch.log_softmax.",
+    ),
+    Mistake(
+        "log_prob_log_of_softmax",
+        lambda got, logits, action, want: (
+            _isclose(1e-6)(
+                got, float(torch.log(torch.softmax(logits.float(), -1))[action])
+            )
+            and abs(got - want) > 1e-4
+        ),
+        "Calculaste log(softmax(logits)): una probabilidad diminuta (e^−100) "
+        "ya sale imprecisa o 0 de la softmax, y el logaritmo no lo arregla. "
+        "Normaliza en escala logarítmica, con torch.log_softmax.",
+    ),
+    Mistake(
+        "log_prob_is_prob",
+        lambda got, logits, action, want: _isclose(1e-5)(got, math.exp(want)),
+        "Eso es π(a), la probabilidad: falta el logaritmo.",
+    ),
+    Mistake(
+        "log_prob_unnormalized",
+        lambda got, logits, action, want: _isclose(1e-5)(got, float(logits[action])),
+        "Eso es el logit sin normalizar: log π(a) = logit(a) − log Σ_b exp(logit(b)).",
+    ),
+    Mistake(
+        "log_prob_of_argmax",
+        lambda got, logits, action, want: _isclose(1e-5)(
+            got, float(torch.log_softmax(logits, -1).max())
+        ),
+        "Es la log-probabilidad de la acción más probable: debe ser la de la "
+        "acción que elegiste.",
+    ),
+    Mistake(
+        "log_prob_sign",
+        lambda got, logits, action, want: _isclose(1e-5)(
+            got, float(torch.log_softmax(-logits, -1)[action])
+        ),
+        "¿El signo? La softmax es de los logits, no de −logits.",
+    ),
+    Mistake(
+        "log_prob_rounded",
+        lambda got, logits, action, want: _isclose(1e-6)(got, round(want, 2)),
+        "Está redondeado: no redondees la log-probabilidad.",
+    ),
+]
+
+
+def _diagnose_log_prob(
+    got: float, logits: torch.Tensor, action: int
+) -> tuple[str, str]:
+    """``(mensaje, id)`` que explican una log-probabilidad equivocada de una
+    acción: el primer detector de :data:`LOG_PROB_MISTAKES` que la reconoce."""
     logits = logits.detach().double()
-    log_pi = torch.log_softmax(logits, dim=-1)
-    want = float(log_pi[action])
+    want = float(torch.log_softmax(logits, dim=-1)[action])
     intro = (
         f"Para logits {numbers(logits, 3)} y la acción elegida {action}, "
         f"log π(a) = {number(want, 4)}, pero devolviste {number(got, 4)}."
     )
-    if not math.isfinite(got):
-        return intro + (
-            " Con logits grandes, exp desborda (inf / inf = nan): resta el máximo "
-            "antes de exponenciar, o usa torch.log_softmax."
-        )
-    as_float32 = logits.float()
-    log_of_softmax = float(torch.log(torch.softmax(as_float32, -1))[action])
-    if math.isclose(got, log_of_softmax, abs_tol=1e-6) and abs(got - want) > 1e-4:
-        return intro + (
-            " Calculaste log(softmax(logits)): una probabilidad diminuta (e^−100) "
-            "ya sale imprecisa o 0 de la softmax, y el logaritmo no lo arregla. "
-            "Normaliza en escala logarítmica, con torch.log_softmax."
-        )
-    if math.isclose(got, math.exp(want), abs_tol=1e-5):
-        return intro + " Eso es π(a), la probabilidad: falta el logaritmo."
-    if math.isclose(got, float(logits[action]), abs_tol=1e-5):
-        return intro + (
-            " Eso es el logit sin normalizar: log π(a) = logit(a) − log Σ_b "
-            "exp(logit(b))."
-        )
-    if math.isclose(got, float(log_pi.max()), abs_tol=1e-5):
-        return intro + (
-            " Es la log-probabilidad de la acción más probable: debe ser la de la "
-            "acción que elegiste."
-        )
-    if math.isclose(got, float(torch.log_softmax(-logits, -1)[action]), abs_tol=1e-5):
-        return intro + " ¿El signo? La softmax es de los logits, no de −logits."
-    if math.isclose(got, round(want, 2), abs_tol=1e-6):
-        return intro + " Está redondeado: no redondees la log-probabilidad."
-    return intro
+    for mistake in LOG_PROB_MISTAKES:
+        if mistake.variant(got, logits, action, want):
+            return f"{intro} {mistake.message}", mistake.id
+    return intro, "log_prob_wrong_value"
 
 
 def _t(values: Any) -> torch.Tensor:
@@ -173,37 +214,43 @@ _NO_LAST_FALLBACK = (
     "y el enunciado pide la última acción. Limita el índice a A − 1."
 )
 
-SAMPLE_MISTAKES = [
-    (
+SAMPLE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "sample_strictly_below",
         lambda logits, u: _with_log(_strictly_below(logits, u), logits),
         "Con «<» te quedas con la acción cuya acumulada vale justo u: la acción es "
         "la primera cuya acumulada **supera** u, así que los tramos que cuentan "
         "son los de acumulada ≤ u.",
     ),
-    (
+    Mistake(
+        "sample_no_last_fallback",
         lambda logits, u: _with_log(_first_above_or_zero(logits, u), logits),
         _NO_LAST_FALLBACK,
     ),
-    (
+    Mistake(
+        "sample_no_clamp",
         lambda logits, u: _with_log(
             (torch.softmax(logits, -1).cumsum(-1) <= u.unsqueeze(-1)).sum(-1), logits
         ),
         _NO_LAST_FALLBACK,
     ),
-    (
+    Mistake(
+        "sample_argmax",
         lambda logits, u: _with_log(logits.argmax(-1), logits),
         "No usas u: eliges siempre la acción más probable (argmax), y así la "
         "política no explora. La acción es la primera cuya probabilidad acumulada "
         "supera u.",
     ),
-    (
+    Mistake(
+        "sample_uniform_bins",
         lambda logits, u: _with_log(
             (u * logits.shape[-1]).long().clamp(max=logits.shape[-1] - 1), logits
         ),
         "Repartiste u en A tramos iguales: eso elige todas las acciones con la misma "
         "probabilidad. Los tramos deben medir π(0), π(1), …: acumula softmax(logits).",
     ),
-    (
+    Mistake(
+        "sample_cumsum_logits",
         lambda logits, u: _with_log(
             (logits.cumsum(-1) <= u.unsqueeze(-1))
             .sum(-1)
@@ -213,7 +260,8 @@ SAMPLE_MISTAKES = [
         "Acumulaste los logits; lo que se acumula son las probabilidades "
         "softmax(logits), que suman 1.",
     ),
-    (
+    Mistake(
+        "sample_one_before",
         lambda logits, u: _with_log(
             ((torch.softmax(logits, -1).cumsum(-1) <= u.unsqueeze(-1)).sum(-1) - 1)
             .clamp(min=0)
@@ -223,13 +271,15 @@ SAMPLE_MISTAKES = [
         "Te quedas una acción antes: tomaste la última cuya probabilidad acumulada no "
         "llega a u. Es la primera que la supera.",
     ),
-    (
+    Mistake(
+        "sample_sign",
         lambda logits, u: _with_log(
             _first_above(torch.softmax(-logits, -1), u), logits
         ),
         "¿El signo? Las probabilidades son softmax(logits), no softmax(−logits).",
     ),
-    (
+    Mistake(
+        "sample_reversed_cumsum",
         lambda logits, u: _with_log(
             _first_above(torch.softmax(logits, -1).flip(-1), u).neg()
             + logits.shape[-1]
@@ -239,7 +289,8 @@ SAMPLE_MISTAKES = [
         "Acumulaste las probabilidades desde la última acción: se acumulan en orden, "
         "π(0), π(0) + π(1), …",
     ),
-    (
+    Mistake(
+        "sample_softmax_overflow",
         lambda logits, u: _with_log(_first_above(_manual_softmax(logits), u), logits),
         "Con logits enormes, exp(1000) desborda (inf / inf = nan) y la acción sale "
         "mal. Resta el máximo antes de exponenciar, o usa torch.softmax.",
@@ -272,7 +323,7 @@ def check_sample_action(
         "sample_action",
         list(cases),
         _sampled_actions(reinforce.sample_action),
-        [(_sampled_actions(m), message) for m, message in SAMPLE_MISTAKES],
+        [replace(m, variant=_sampled_actions(m.variant)) for m in SAMPLE_MISTAKES],
     )
 
 
@@ -296,7 +347,8 @@ def check_sample_action_log_prob(
                 raise
             fail(
                 f"sample_action({numbers(logits, 1)}, u = {numbers(u, 8)}) lanzó "
-                f"{type(error).__name__}: {error}. {_NO_LAST_FALLBACK}"
+                f"{type(error).__name__}: {error}. {_NO_LAST_FALLBACK}",
+                "sample_index_out_of_range",
             )
         action, log_prob = _split_pair(out, "sample_action(logits, u)")
         actions = _actions_array(action, n, n_actions)
@@ -304,13 +356,15 @@ def check_sample_action_log_prob(
             fail(
                 "La log-probabilidad debe ser un tensor de PyTorch con gradiente (la "
                 f"devolviste como {type(log_prob).__name__}): REINFORCE necesita "
-                "derivarla. No uses .item(), float() ni NumPy."
+                "derivarla. No uses .item(), float() ni NumPy.",
+                "log_prob_not_tensor",
             )
         if log_prob.numel() != n:
             fail(
                 f"Con logits de forma {tuple(logits.shape)} hacen falta {n} "
                 f"log-probabilidades, una por estado; tiene forma "
-                f"{tuple(log_prob.shape)}."
+                f"{tuple(log_prob.shape)}.",
+                "log_prob_wrong_count",
             )
         got = log_prob.detach().double().reshape(-1).numpy()
         rows = logits.reshape(n, n_actions)
@@ -318,7 +372,7 @@ def check_sample_action_log_prob(
         if not close(got, want, atol=1e-4):
             wrong = int(np.argmax(np.nan_to_num(np.abs(got - want), nan=np.inf)))
             fail(
-                _diagnose_log_prob(float(got[wrong]), rows[wrong], int(actions[wrong]))
+                *_diagnose_log_prob(float(got[wrong]), rows[wrong], int(actions[wrong]))
             )
     # El gradiente: ∇ log π(a) = one_hot(a) − π, y solo eso.
     logits = torch.tensor([[0.3, -1.2, 1.7], [1.0, 0.0, -1.0]], requires_grad=True)
@@ -329,7 +383,8 @@ def check_sample_action_log_prob(
         fail(
             "Tu log-probabilidad no tiene gradiente respecto a los logits (¿detach, "
             ".item() o un tensor nuevo con torch.tensor(...)?). Sin él, "
-            "loss.backward() no puede mover la política."
+            "loss.backward() no puede mover la política.",
+            "log_prob_no_grad",
         )
     log_prob.sum().backward()
     expected = -torch.softmax(logits.detach(), -1)
@@ -337,7 +392,8 @@ def check_sample_action_log_prob(
     if logits.grad is None or not close(logits.grad, expected, atol=1e-5):
         fail(
             "El gradiente de tu log-probabilidad respecto a los logits debería ser "
-            f"one_hot(a) − π = {numbers(expected, 4)}, fila a fila."
+            f"one_hot(a) − π = {numbers(expected, 4)}, fila a fila.",
+            "log_prob_wrong_grad",
         )
 
 
@@ -379,14 +435,16 @@ def _gaussian_naive(actions, mean, log_std):
     return torch.log(density).sum(-1)
 
 
-GAUSSIAN_MISTAKES = [
-    (
+GAUSSIAN_MISTAKES: list[Mistake] = [
+    Mistake(
+        "gaussian_log_std_as_std",
         _gaussian(
             lambda a, m, s: -0.5 * ((a - m) / s) ** 2 - torch.log(s) - 0.5 * _LOG_2PI
         ),
         "¿Usaste log_std como si fuera σ? Es su logaritmo: σ = exp(log_std).",
     ),
-    (
+    Mistake(
+        "gaussian_log_std_as_log_var",
         _gaussian(
             lambda a, m, s: (
                 -0.5 * (a - m) ** 2 / torch.exp(s) - 0.5 * s - 0.5 * _LOG_2PI
@@ -394,29 +452,34 @@ GAUSSIAN_MISTAKES = [
         ),
         "¿Tomaste log_std como log σ²? Es log σ: la varianza es exp(2·log_std).",
     ),
-    (
+    Mistake(
+        "gaussian_no_log_std",
         _gaussian(
             lambda a, m, s: -0.5 * ((a - m) * torch.exp(-s)) ** 2 - 0.5 * _LOG_2PI
         ),
         "Falta el término −log σ (la normalización de la densidad por su anchura).",
     ),
-    (
+    Mistake(
+        "gaussian_no_constant",
         _gaussian(lambda a, m, s: -0.5 * ((a - m) * torch.exp(-s)) ** 2 - s),
         "Falta la constante −½·log(2π) en cada dimensión.",
     ),
-    (
+    Mistake(
+        "gaussian_divide_by_std",
         _gaussian(
             lambda a, m, s: -0.5 * (a - m) ** 2 * torch.exp(-s) - s - 0.5 * _LOG_2PI
         ),
         "En el término cuadrático se divide por σ², no por σ: −(a − μ)² / (2σ²).",
     ),
-    (
+    Mistake(
+        "gaussian_no_half",
         _gaussian(
             lambda a, m, s: -(((a - m) * torch.exp(-s)) ** 2) - s - 0.5 * _LOG_2PI
         ),
         "Falta el ½ del término cuadrático: −(a − μ)² / (2σ²).",
     ),
-    (
+    Mistake(
+        "gaussian_mean_dims",
         _gaussian(
             lambda a, m, s: -0.5 * ((a - m) * torch.exp(-s)) ** 2 - s - 0.5 * _LOG_2PI,
             reduce="mean",
@@ -424,7 +487,8 @@ GAUSSIAN_MISTAKES = [
         "Promediaste las dimensiones: las d dimensiones son independientes, así que "
         "sus log-densidades se suman.",
     ),
-    (
+    Mistake(
+        "gaussian_density_then_log",
         _gaussian_naive,
         "Calculaste la densidad y luego su logaritmo: para una acción lejana "
         "exp(−z²/2) se redondea a 0 y log(0) = −inf. Escribe la fórmula "
@@ -476,14 +540,15 @@ def check_gaussian_log_prob(
     if shape == tuple(wide.actions.shape):
         fail(
             f"Devolviste una log-densidad por dimensión, forma {shape}: suma sobre la "
-            "última dimensión para tener una por acción, forma (N,)."
+            "última dimensión para tener una por acción, forma (N,).",
+            "gaussian_per_dimension",
         )
     check_cases(
         _on_case(gaussian_log_prob),
         "gaussian_log_prob",
         [(case,) for case in cases],
         _on_case(reinforce.gaussian_log_prob),
-        [(_on_case(mistake), message) for mistake, message in GAUSSIAN_MISTAKES],
+        [replace(m, variant=_on_case(m.variant)) for m in GAUSSIAN_MISTAKES],
     )
 
 
@@ -504,7 +569,8 @@ def check_gaussian_log_prob_grad(
         fail(
             "Tu log-densidad no tiene gradiente respecto a mean y log_std: usa "
             "operaciones de torch (torch.exp, **, .sum), no NumPy ni math, para que "
-            "REINFORCE pueda mover μ y σ."
+            "REINFORCE pueda mover μ y σ.",
+            "gaussian_no_grad",
         )
     out.sum().backward()
     mean_ref = case.mean.clone().requires_grad_(True)
@@ -514,7 +580,8 @@ def check_gaussian_log_prob_grad(
     if not (close(mean.grad, mean_ref.grad) and close(log_std.grad, log_std_ref.grad)):
         fail(
             "El gradiente respecto a mean o log_std no coincide con el de "
-            "torch.distributions.Normal."
+            "torch.distributions.Normal.",
+            "gaussian_wrong_grad",
         )
 
 
@@ -567,34 +634,40 @@ def _returns_not_reversed(rewards, gamma):
     return reinforce.discounted_returns(rewards, gamma)[::-1]
 
 
-RETURNS_MISTAKES = [
-    (
+RETURNS_MISTAKES: list[Mistake] = [
+    Mistake(
+        "returns_forward",
         _returns_forward,
         "Acumulaste hacia delante (lo cobrado hasta t). G_t mira al futuro: recorre "
         "el episodio hacia atrás, G_t = r_t + γ·G_{t+1}.",
     ),
-    (
+    Mistake(
+        "returns_gamma_outside",
         lambda rewards, gamma: _returns_loop(
             rewards, gamma, lambda r, g, y: y * (r + g)
         ),
         "γ multiplica en el paso equivocado: r_t no se descuenta, solo el futuro. "
         "Es G_t = r_t + γ·G_{t+1}, no γ·(r_t + G_{t+1}).",
     ),
-    (
+    Mistake(
+        "returns_absolute_discount",
         _returns_absolute,
         "El descuento cuenta desde t, no desde el inicio del episodio: "
         "G_t = Σ_k γ^(k−t)·r_k.",
     ),
-    (
+    Mistake(
+        "returns_total",
         _returns_total,
         "Diste a todos los pasos el retorno del episodio entero (G_0). Cada paso "
         "recibe lo que viene desde él: G_t = r_t + γ·G_{t+1}.",
     ),
-    (
+    Mistake(
+        "returns_immediate",
         lambda rewards, gamma: np.asarray(rewards, dtype=float),
         "Devolviste las recompensas inmediatas: falta sumar el futuro descontado.",
     ),
-    (
+    Mistake(
+        "returns_not_reversed",
         _returns_not_reversed,
         "Los valores están bien pero al revés: si los calculas hacia atrás, dale la "
         "vuelta a la lista al final (o escribe en returns[t]).",
@@ -663,37 +736,44 @@ def _score(weight: Callable, scale: str = "episodes", chosen_only: bool = False)
     return estimate
 
 
-SCORE_MISTAKES = [
-    (
+SCORE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "score_no_divide",
         _score(lambda g, e, pi, a: g * (e - pi), scale="sum"),
         "¿Olvidaste dividir por N, el número de episodios? Es una media sobre "
         "episodios: (1/N) Σ_i Σ_t …",
     ),
-    (
+    Mistake(
+        "score_divide_by_steps",
         _score(lambda g, e, pi, a: g * (e - pi), scale="steps"),
         "Dividiste por el número total de pasos; se divide por N, el número de "
         "episodios (dentro de cada episodio los pasos se suman).",
     ),
-    (
+    Mistake(
+        "score_grad_of_prob",
         _score(lambda g, e, pi, a: g * pi[a] * (e - pi)),
         "Eso es ∇π(a), el gradiente de la probabilidad. El truco usa "
         "∇log π(a) = ∇π(a) / π(a) = one_hot(a) − π: no multipliques por π(a).",
     ),
-    (
+    Mistake(
+        "score_sign",
         _score(lambda g, e, pi, a: g * (pi - e)),
         "¿El signo? ∇log π(a) = one_hot(a) − π: la acción tomada sube y las demás "
         "bajan.",
     ),
-    (
+    Mistake(
+        "score_chosen_only",
         _score(lambda g, e, pi, a: g * (e - pi), chosen_only=True),
         "También cambian los logits de las acciones no tomadas: ∇log π(a) tiene "
         "−π(b) en cada componente b ≠ a.",
     ),
-    (
+    Mistake(
+        "score_no_minus_pi",
         _score(lambda g, e, pi, a: g * e),
         "Falta restar π: ∇_θ log softmax(θ)[a] = one_hot(a) − π.",
     ),
-    (
+    Mistake(
+        "score_no_return",
         _score(lambda g, e, pi, a: e - pi),
         "Falta multiplicar cada término por su retorno G_t: así solo sube lo que se "
         "eligió, sin importar si salió bien o mal.",
@@ -730,27 +810,32 @@ LOSS_CASES = [
     ),
 ]
 
-LOSS_MISTAKES = [
-    (
+LOSS_MISTAKES: list[Mistake] = [
+    Mistake(
+        "loss_no_minus",
         lambda lp, g, n: (lp * g).sum() / n,
         "Falta el signo menos: el optimizador minimiza, y sin él subes la "
         "probabilidad de lo que salió peor. Es −(1/N) Σ log π · G.",
     ),
-    (
+    Mistake(
+        "loss_mean_over_steps",
         lambda lp, g, n: -(lp * g).mean(),
         "Promediaste sobre los pasos; el enunciado divide por N, el número de "
         "episodios. Con la media por pasos los episodios largos pesan menos y la "
         "escala del gradiente cambia.",
     ),
-    (
+    Mistake(
+        "loss_no_divide",
         lambda lp, g, n: -(lp * g).sum(),
         "¿Olvidaste dividir por n_episodes? Es una media sobre los N episodios.",
     ),
-    (
+    Mistake(
+        "loss_prob",
         lambda lp, g, n: -(lp.exp() * g).sum() / n,
         "La pérdida usa log π(a_t|s_t), no la probabilidad π = exp(log π).",
     ),
-    (
+    Mistake(
+        "loss_sum_times_sum",
         lambda lp, g, n: -(lp.sum() * g.sum()) / n,
         "Cada log π(a_t|s_t) se multiplica por su propio G_t (producto elemento a "
         "elemento), no la suma de unos por la suma de otros.",
@@ -788,22 +873,28 @@ def check_reinforce_loss_grad(
         if not isinstance(loss, torch.Tensor) or loss.grad_fn is None:
             fail(
                 "La pérdida debe ser un tensor de PyTorch conectado a log_probs (para "
-                "poder llamar a loss.backward()); no uses .item(), float() ni NumPy."
+                "poder llamar a loss.backward()); no uses .item(), float() ni NumPy.",
+                "loss_not_tensor",
             )
         if loss.numel() != 1:
-            fail(f"La pérdida debe ser un escalar; tiene forma {tuple(loss.shape)}.")
+            fail(
+                f"La pérdida debe ser un escalar; tiene forma {tuple(loss.shape)}.",
+                "loss_not_scalar",
+            )
         loss.reshape(()).backward()
         if weights.grad is not None and weights.grad.abs().max() > 0:
             fail(
                 "El retorno arrastra gradiente: loss.backward() llegó hasta returns. "
                 "G_t es un peso constante, no algo que optimizar: usa "
-                "returns.detach(). Si no, estás optimizando otra cosa."
+                "returns.detach(). Si no, estás optimizando otra cosa.",
+                "loss_returns_grad",
             )
         expected = -returns / n
         if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-6):
             fail(
                 "El gradiente de la pérdida respecto a log_probs debería ser −G_t / N "
-                f"= {numbers(expected, 4)}."
+                f"= {numbers(expected, 4)}.",
+                "loss_wrong_grad",
             )
 
 
@@ -971,7 +1062,8 @@ def check_reinforce_updates(
         fail(
             f"Con {n_updates} actualizaciones de {setup.n_episodes} episodios hacían "
             f"falta {n_total} episodios (un env.reset por episodio) y jugaste "
-            f"{len(got.env.seeds)}."
+            f"{len(got.env.seeds)}.",
+            "loop_wrong_episode_count",
         )
     if got.env.seeds != want.env.seeds:
         first = next(
@@ -989,18 +1081,21 @@ def check_reinforce_updates(
             )
         fail(
             f"El episodio {first} empezó con reset(seed={got.env.seeds[first]}) y "
-            f"debía empezar con seed={want.env.seeds[first]}: {hint}."
+            f"debía empezar con seed={want.env.seeds[first]}: {hint}.",
+            "loop_wrong_seeds",
         )
     if got.env.after_end:
         fail(
             "Seguiste llamando a env.step después de que el episodio acabara: acaba "
-            "en cuanto terminated o truncated valen True."
+            "en cuanto terminated o truncated valen True.",
+            "loop_step_after_end",
         )
     if got.generator_draws == 0:
         fail(
             "No sacaste ningún número de generator: en cada paso, "
             "u = torch.rand((), generator=generator), y la acción es "
-            "sample_action(logits, u)."
+            "sample_action(logits, u).",
+            "loop_no_generator_draws",
         )
     for episode, (mine, theirs) in enumerate(
         zip(got.env.actions, want.env.actions, strict=True)
@@ -1018,7 +1113,8 @@ def check_reinforce_updates(
                 fail(
                     f"El episodio {episode} duró {len(mine)} pasos y debía durar "
                     f"{len(theirs)}: un episodio acaba cuando terminated o truncated "
-                    "vale True, ni antes ni después."
+                    "vale True, ni antes ni después.",
+                    "loop_wrong_episode_length",
                 )
             draws = (
                 f" (sacaste {got.generator_draws} uniformes y hacían falta "
@@ -1030,83 +1126,111 @@ def check_reinforce_updates(
                 f"En el paso {step} del episodio {episode} tu acción fue "
                 f"{mine[step]} y debía ser {theirs[step]}{draws}. En cada paso, "
                 "justo antes de elegir: u = torch.rand((), generator=generator), y "
-                "sample_action(policy(obs), u), con obs como tensor float32."
+                "sample_action(policy(obs), u), con obs como tensor float32.",
+                "loop_wrong_action",
             )
     returned = as_array(got.returned, "Lo que devuelve reinforce_updates")
     expected = np.asarray(want.returned, dtype=float)
     if returned.shape != expected.shape:
         fail(
             f"reinforce_updates debe devolver una lista con el retorno medio de cada "
-            f"actualización ({n_updates} números) y devolvió forma {returned.shape}."
+            f"actualización ({n_updates} números) y devolvió forma {returned.shape}.",
+            "loop_returned_wrong_shape",
         )
     if not close(returned, expected, atol=1e-5):
         lengths = np.array(_episode_lengths(want.env), dtype=float)
-        hint = ""
+        hint, mistake = "", "loop_returned_wrong_value"
         if close(returned, lengths.reshape(n_updates, -1).sum(1), atol=1e-5):
             hint = " Sumaste los episodios: es la media sobre los N de cada una."
+            mistake = "loop_returned_sum"
         fail(
             "Lo que devuelves no es el retorno medio (la suma de recompensas, sin "
             f"descontar, de cada episodio, promediada) de cada actualización: "
             f"devolviste {numbers(returned, 2)} y debía ser {numbers(expected, 2)}."
-            + hint
+            + hint,
+            mistake,
         )
 
 
-def _gradient_variants(case: LoopCase) -> list[tuple[list[torch.Tensor], str]]:
-    """Los gradientes de errores típicos del bucle, para reconocerlos."""
+@dataclass(frozen=True)
+class _LoopVariant:
+    """Un bucle de REINFORCE con los retornos mal calculados: ``returns(rewards,
+    gamma)`` da los pesos de unas recompensas; con ``split=False``, de las de
+    todo el lote seguido, en vez de episodio a episodio."""
 
-    def run(returns_fn: Callable[..., Any], split: bool = True) -> list[torch.Tensor]:
-        policy = case.make_policy()
-        env = case.make_env()
-        generator = torch.Generator().manual_seed(case.seed)
-        log_probs, rewards_all, returns = [], [], []
-        for episode in range(case.n_episodes):
-            obs, _ = env.reset(seed=case.seed + episode)
-            rewards, done = [], False
-            while not done:
-                u = torch.rand((), generator=generator)
-                logits = policy(torch.as_tensor(obs, dtype=torch.float32))
-                action, log_prob = reinforce.sample_action(logits, u)
-                obs, reward, terminated, truncated, _ = env.step(int(action))
-                rewards.append(float(reward))
-                log_probs.append(log_prob)
-                done = bool(terminated or truncated)
-            rewards_all += rewards
-            if split:
-                returns.append(np.asarray(returns_fn(rewards), dtype=float))
-        if not split:
-            returns = [np.asarray(returns_fn(rewards_all), dtype=float)]
-        weights = torch.as_tensor(np.concatenate(returns), dtype=torch.float32)
-        loss = reinforce.reinforce_loss(
-            torch.stack(log_probs), weights, case.n_episodes
-        )
-        loss.backward()
-        return [p.grad.detach().clone() for p in policy.parameters()]
+    returns: Callable[[list[float], float], Any]
+    split: bool = True
 
-    gamma = case.gamma
-    return [
-        (
-            run(lambda r: reinforce.discounted_returns(r, gamma), split=False),
-            "Calculaste los retornos sobre todo el lote seguido: así el final de un "
-            "episodio cobra lo que pasó en el siguiente. Los retornos se calculan "
-            "episodio a episodio.",
+
+#: Los errores típicos del bucle que se reconocen por su gradiente.
+LOOP_GRADIENT_MISTAKES: list[Mistake] = [
+    Mistake(
+        "loop_returns_across_batch",
+        _LoopVariant(reinforce.discounted_returns, split=False),
+        "Calculaste los retornos sobre todo el lote seguido: así el final de un "
+        "episodio cobra lo que pasó en el siguiente. Los retornos se calculan "
+        "episodio a episodio.",
+    ),
+    Mistake(
+        "loop_returns_no_gamma",
+        _LoopVariant(lambda r, gamma: reinforce.discounted_returns(r, 1.0)),
+        "Tus retornos no usan gamma: G_t = r_t + γ·G_{t+1}, con el gamma que "
+        "recibe la función.",
+    ),
+    Mistake(
+        "loop_returns_total",
+        _LoopVariant(
+            lambda r, gamma: np.full(len(r), reinforce.discounted_returns(r, gamma)[0])
         ),
-        (
-            run(lambda r: reinforce.discounted_returns(r, 1.0)),
-            "Tus retornos no usan gamma: G_t = r_t + γ·G_{t+1}, con el gamma que "
-            "recibe la función.",
-        ),
-        (
-            run(lambda r: np.full(len(r), reinforce.discounted_returns(r, gamma)[0])),
-            "Diste a cada paso el retorno del episodio entero (G_0): cada paso pesa "
-            "con lo que vino después de él, G_t.",
-        ),
-        (
-            run(lambda r: np.asarray(r, dtype=float)),
-            "Pesaste cada paso con su recompensa inmediata r_t: el peso es el "
-            "retorno G_t.",
-        ),
-    ]
+        "Diste a cada paso el retorno del episodio entero (G_0): cada paso pesa "
+        "con lo que vino después de él, G_t.",
+    ),
+    Mistake(
+        "loop_returns_immediate",
+        _LoopVariant(lambda r, gamma: np.asarray(r, dtype=float)),
+        "Pesaste cada paso con su recompensa inmediata r_t: el peso es el retorno G_t.",
+    ),
+]
+
+
+def _variant_gradients(case: LoopCase, variant: _LoopVariant) -> list[torch.Tensor]:
+    """El gradiente del primer paso del bucle con los retornos de ``variant``."""
+    policy = case.make_policy()
+    env = case.make_env()
+    generator = torch.Generator().manual_seed(case.seed)
+    log_probs, rewards_all, returns = [], [], []
+    for episode in range(case.n_episodes):
+        obs, _ = env.reset(seed=case.seed + episode)
+        rewards, done = [], False
+        while not done:
+            u = torch.rand((), generator=generator)
+            logits = policy(torch.as_tensor(obs, dtype=torch.float32))
+            action, log_prob = reinforce.sample_action(logits, u)
+            obs, reward, terminated, truncated, _ = env.step(int(action))
+            rewards.append(float(reward))
+            log_probs.append(log_prob)
+            done = bool(terminated or truncated)
+        rewards_all += rewards
+        if variant.split:
+            returns.append(
+                np.asarray(variant.returns(rewards, case.gamma), dtype=float)
+            )
+    if not variant.split:
+        returns = [np.asarray(variant.returns(rewards_all, case.gamma), dtype=float)]
+    weights = torch.as_tensor(np.concatenate(returns), dtype=torch.float32)
+    loss = reinforce.reinforce_loss(torch.stack(log_probs), weights, case.n_episodes)
+    loss.backward()
+    return [p.grad.detach().clone() for p in policy.parameters()]
+
+
+def _compare_parameters(got: Any, want: Any, *, what: str, mistake: str) -> None:
+    """:func:`helpers.checks.compare_parameters`, con el id ``mistake`` en su
+    fallo (la del núcleo no lo lleva)."""
+    try:
+        compare_parameters(got, want, what=what)
+    except CheckError as error:
+        error.mistake = mistake
+        raise
 
 
 def _flat(gradients: list[torch.Tensor | None]) -> np.ndarray:
@@ -1139,36 +1263,44 @@ def check_reinforce_updates_grad(
     if steps != 1:
         fail(
             f"En una actualización diste {steps} pasos del optimizador; es uno por "
-            "actualización, con la pérdida de los N episodios juntos."
+            "actualización, con la pérdida de los N episodios juntos.",
+            "loop_steps_per_update",
         )
     mine, theirs = got.optimizer.gradients[0], want.optimizer.gradients[0]
     if any(g is None for g in mine) or not np.any(_flat(mine)):
         fail(
             "Cuando llamaste a optimizer.step() los parámetros no tenían gradiente: "
-            "hace falta loss.backward() antes del paso."
+            "hace falta loss.backward() antes del paso.",
+            "loop_no_backward",
         )
     got_flat, want_flat = _flat(mine), _flat(theirs)
     if close(got_flat, want_flat, atol=1e-5, rtol=1e-4):
         return
-    for variant, message in _gradient_variants(setup):
-        if close(got_flat, _flat(variant), atol=1e-5, rtol=1e-4):
-            fail(message)
+    # Aquí el mensaje del error típico va solo, sin describir antes la
+    # diferencia: por eso no se usa check_procedure.
+    for mistake in LOOP_GRADIENT_MISTAKES:
+        variant = _flat(_variant_gradients(setup, mistake.variant))
+        if close(got_flat, variant, atol=1e-5, rtol=1e-4):
+            fail(mistake.message, mistake.id)
     ratio = got_flat @ want_flat / max(want_flat @ want_flat, 1e-12)
     if close(got_flat, ratio * want_flat, atol=1e-5, rtol=1e-4):
         if abs(ratio + 1) < 1e-3:
             fail(
                 "Tu gradiente es el de referencia cambiado de signo: la pérdida ya "
-                "lleva su menos; el optimizador la minimiza."
+                "lleva su menos; el optimizador la minimiza.",
+                "loop_grad_sign",
             )
         fail(
             f"Tu gradiente es el de referencia por {number(ratio, 3)}: la pérdida "
-            "se divide por N, el número de episodios de la actualización."
+            "se divide por N, el número de episodios de la actualización.",
+            "loop_grad_scale",
         )
     names = [name for name, _ in got.policy.named_parameters()]
-    compare_parameters(
+    _compare_parameters(
         dict(zip(names, mine, strict=True)),
         dict(zip(names, theirs, strict=True)),
         what="el gradiente del primer paso",
+        mistake="loop_wrong_gradient",
     )
 
 
@@ -1192,7 +1324,8 @@ def check_reinforce_updates_params(
     if steps != n_updates:
         fail(
             f"En {n_updates} actualizaciones diste {steps} pasos del optimizador; es "
-            "uno por actualización."
+            "uno por actualización.",
+            "loop_wrong_step_count",
         )
     if len(got.env.seeds) == len(want.env.seeds):
         for k in range(1, n_updates):
@@ -1204,12 +1337,14 @@ def check_reinforce_updates_params(
                 fail(
                     f"En la actualización {k + 1} el gradiente arrastra el de la "
                     "anterior: falta optimizer.zero_grad() en cada actualización "
-                    "(PyTorch suma los gradientes de cada backward)."
+                    "(PyTorch suma los gradientes de cada backward).",
+                    "loop_no_zero_grad",
                 )
-    compare_parameters(
+    _compare_parameters(
         got.policy.state_dict(),
         want.policy.state_dict(),
         what=f"la red tras {n_updates} actualizaciones",
+        mistake="loop_wrong_parameters",
     )
 
 
@@ -1260,7 +1395,8 @@ def _estimator(function: Callable[..., Any], index: int) -> Callable[..., Any]:
             fail(
                 "gradient_estimators debe devolver dos cosas, (score, pathwise): "
                 f"la estimación por función de puntuación y la de reparametrización; "
-                f"devolvió {type(out).__name__}."
+                f"devolvió {type(out).__name__}.",
+                "estimators_not_pair",
             )
         value = out[index]
         if isinstance(value, torch.Tensor) and value.requires_grad:
@@ -1268,7 +1404,8 @@ def _estimator(function: Callable[..., Any], index: int) -> Callable[..., Any]:
             fail(
                 f"La estimación {which} todavía lleva gradiente: es un número, no "
                 "algo que derivar. Devuélvela sin él (torch.autograd.grad ya lo da "
-                "así; si usaste .backward(), toma .grad o haz .detach())."
+                "así; si usaste .backward(), toma .grad o haz .detach()).",
+                "estimate_with_grad",
             )
         return torch.as_tensor(value, dtype=torch.float64).reshape(-1)
 
@@ -1316,58 +1453,73 @@ def _score_without_minus_one(f, mean, log_std, noise):
     return score + torch.stack([torch.zeros(()), weights.mean()]).to(score), pathwise
 
 
-def _estimator_mistakes(index: int) -> list[tuple[Callable[..., Any], str]]:
-    swapped = (
-        lambda *a: _by_hand(*a)[::-1],
-        "Devolviste las dos estimaciones en el orden cambiado: primero va la de "
-        "función de puntuación (score) y después la de reparametrización (pathwise).",
-    )
-    summed = (
-        lambda *a: _by_hand(*a, reduce="sum"),
-        "Cada estimación es una media sobre las N muestras, no una suma: con una "
-        "suma, el gradiente crece con N.",
-    )
-    wrt_std = (
-        lambda *a: _by_hand(*a, wrt_std=True),
-        "La segunda componente es la derivada respecto a log σ, no respecto a σ: "
-        "pon log σ en el tensor que derivas y calcula σ = exp(log σ) dentro (la "
-        "regla de la cadena multiplica por σ).",
-    )
-    if index == 0:
-        return [
-            swapped,
-            (
-                lambda *a: _by_hand(*a, detach_x=False),
-                "En la función de puntuación las muestras x son fijas: sepáralas del "
-                "grafo (x.detach()) antes de evaluar log N(x; μ, σ²). Si no, la "
-                "derivada de log N pasa también a través de x = μ + σ·ε, y eso ya no "
-                "es la función de puntuación.",
-            ),
-            (
-                lambda *a: _by_hand(*a, constant_weight=False),
-                "En la función de puntuación el peso f(x) es una constante, como el "
-                "retorno en REINFORCE: evalúa f en las muestras separadas del grafo "
-                "(o haz .detach()). Si no, se cuela la derivada de f.",
-            ),
-            (
-                _score_without_minus_one,
-                "La derivada de log N(x; μ, σ²) respecto a log σ es z² − 1, con "
-                "z = (x − μ)/σ: te falta el −1, que viene del término −log σ.",
-            ),
-            summed,
-            wrt_std,
-        ]
-    return [
-        swapped,
-        (
-            lambda *a: _by_hand(*a, pathwise_through_x=False),
-            "En la reparametrización el gradiente tiene que pasar por la muestra: "
-            "x = μ + σ·ε con μ y log σ en el grafo, y deriva la media de f(x) sin "
-            "separar x del grafo.",
-        ),
-        summed,
-        wrt_std,
-    ]
+_ESTIMATORS_SWAPPED = Mistake(
+    "estimators_swapped",
+    lambda *a: _by_hand(*a)[::-1],
+    "Devolviste las dos estimaciones en el orden cambiado: primero va la de "
+    "función de puntuación (score) y después la de reparametrización (pathwise).",
+)
+_ESTIMATORS_SUMMED = Mistake(
+    "estimators_summed",
+    lambda *a: _by_hand(*a, reduce="sum"),
+    "Cada estimación es una media sobre las N muestras, no una suma: con una "
+    "suma, el gradiente crece con N.",
+)
+_ESTIMATORS_WRT_STD = Mistake(
+    "estimators_wrt_std",
+    lambda *a: _by_hand(*a, wrt_std=True),
+    "La segunda componente es la derivada respecto a log σ, no respecto a σ: "
+    "pon log σ en el tensor que derivas y calcula σ = exp(log σ) dentro (la "
+    "regla de la cadena multiplica por σ).",
+)
+
+#: Los errores típicos de la estimación por función de puntuación.
+SCORE_ESTIMATOR_MISTAKES: list[Mistake] = [
+    _ESTIMATORS_SWAPPED,
+    Mistake(
+        "score_estimate_x_attached",
+        lambda *a: _by_hand(*a, detach_x=False),
+        "En la función de puntuación las muestras x son fijas: sepáralas del "
+        "grafo (x.detach()) antes de evaluar log N(x; μ, σ²). Si no, la "
+        "derivada de log N pasa también a través de x = μ + σ·ε, y eso ya no "
+        "es la función de puntuación.",
+    ),
+    Mistake(
+        "score_estimate_weight_grad",
+        lambda *a: _by_hand(*a, constant_weight=False),
+        "En la función de puntuación el peso f(x) es una constante, como el "
+        "retorno en REINFORCE: evalúa f en las muestras separadas del grafo "
+        "(o haz .detach()). Si no, se cuela la derivada de f.",
+    ),
+    Mistake(
+        "score_estimate_no_minus_one",
+        _score_without_minus_one,
+        "La derivada de log N(x; μ, σ²) respecto a log σ es z² − 1, con "
+        "z = (x − μ)/σ: te falta el −1, que viene del término −log σ.",
+    ),
+    _ESTIMATORS_SUMMED,
+    _ESTIMATORS_WRT_STD,
+]
+
+#: Los errores típicos de la estimación por reparametrización.
+PATHWISE_ESTIMATOR_MISTAKES: list[Mistake] = [
+    _ESTIMATORS_SWAPPED,
+    Mistake(
+        "pathwise_estimate_detached",
+        lambda *a: _by_hand(*a, pathwise_through_x=False),
+        "En la reparametrización el gradiente tiene que pasar por la muestra: "
+        "x = μ + σ·ε con μ y log σ en el grafo, y deriva la media de f(x) sin "
+        "separar x del grafo.",
+    ),
+    _ESTIMATORS_SUMMED,
+    _ESTIMATORS_WRT_STD,
+]
+
+
+def _estimator_mistakes(index: int) -> list[Mistake]:
+    """Los errores típicos de la estimación ``index``, sobre esa estimación."""
+    rows = SCORE_ESTIMATOR_MISTAKES if index == 0 else PATHWISE_ESTIMATOR_MISTAKES
+    return [replace(m, variant=_estimator(m.variant, index)) for m in rows]
 
 
 @exercise(
@@ -1386,7 +1538,7 @@ def check_gradient_estimators_score(
         "gradient_estimators",
         cases,
         _estimator(reinforce.gradient_estimators, 0),
-        [(_estimator(m, 0), message) for m, message in _estimator_mistakes(0)],
+        _estimator_mistakes(0),
         atol=1e-5,
     )
 
@@ -1407,6 +1559,6 @@ def check_gradient_estimators_pathwise(
         "gradient_estimators",
         cases,
         _estimator(reinforce.gradient_estimators, 1),
-        [(_estimator(m, 1), message) for m, message in _estimator_mistakes(1)],
+        _estimator_mistakes(1),
         atol=1e-5,
     )

@@ -19,7 +19,7 @@ def sample_action(logits, u):
     actions = actions.clamp(max=logits.shape[-1] - 1)
     return actions, torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1))
 """,
-            "exp(1000) desborda",
+            mistake="sample_softmax_overflow",
         ),
         Answer(
             "argmax: ignora u",
@@ -29,7 +29,7 @@ def sample_action(logits, u):
     log_pi = torch.log_softmax(logits, dim=-1)
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "No usas u",
+            mistake="sample_argmax",
             fails=("sample_action_test",),
         ),
         Answer(
@@ -41,7 +41,7 @@ def sample_action(logits, u):
     actions = actions.clamp(max=logits.shape[-1] - 1)
     return actions, probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "Eso es π(a), la probabilidad",
+            mistake="log_prob_is_prob",
             fails=("sample_action_test_log_prob",),
         ),
         Answer(
@@ -53,7 +53,7 @@ def sample_action(logits, u):
     actions = actions.clamp(max=logits.shape[-1] - 1)
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "no tiene gradiente",
+            mistake="log_prob_no_grad",
             fails=("sample_action_test_log_prob",),
         ),
         Answer(
@@ -65,7 +65,7 @@ def sample_action(logits, u):
     log_pi = torch.log_softmax(logits, dim=-1)
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "misma probabilidad",
+            mistake="sample_uniform_bins",
             fails=("sample_action_test",),
         ),
         Answer(
@@ -77,7 +77,7 @@ def sample_action(logits, u):
     actions = actions.clamp(max=logits.shape[-1] - 1)
     return actions, logits.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "logit sin normalizar",
+            mistake="log_prob_unnormalized",
             fails=("sample_action_test_log_prob",),
         ),
         Answer(
@@ -89,7 +89,7 @@ def sample_action(logits, u):
     log_pi = torch.log_softmax(logits, dim=-1)
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "Acumulaste los logits",
+            mistake="sample_cumsum_logits",
             fails=("sample_action_test",),
         ),
         Answer(
@@ -101,7 +101,7 @@ def sample_action(logits, u):
     log_pi = torch.log_softmax(logits, dim=-1)
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "Te quedas una acción antes",
+            mistake="sample_one_before",
             fails=("sample_action_test",),
         ),
         Answer(
@@ -114,7 +114,7 @@ def sample_action(logits, u):
     actions = actions.clamp(max=logits.shape[-1] - 1)
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "modificó su argumento «logits»",
+            mistake="modified_input",
         ),
         Answer(
             "«<» en lugar de «≤»: la acción cuya acumulada vale justo u",
@@ -126,6 +126,7 @@ def sample_action(logits, u):
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
             "supera u",
+            mistake="sample_strictly_below",
             fails=("sample_action_test",),
         ),
         Answer(
@@ -137,6 +138,7 @@ def sample_action(logits, u):
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
             "Limita el índice a A − 1",
+            mistake="sample_no_clamp",
         ),
         Answer(
             "argmax de «acumulada > u»: la acción 0 si ninguna supera u",
@@ -147,7 +149,7 @@ def sample_action(logits, u):
     actions = above.int().argmax(dim=-1)
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "Limita el índice a A − 1",
+            mistake="sample_no_last_fallback",
             fails=("sample_action_test",),
         ),
         Answer(
@@ -160,6 +162,7 @@ def sample_action(logits, u):
     return actions, torch.log(probs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
             "torch.log_softmax",
+            mistake="log_prob_log_of_softmax",
             fails=("sample_action_test_log_prob",),
         ),
         Answer(
@@ -172,7 +175,7 @@ def sample_action(logits, u):
     chosen = log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
     return actions, torch.round(chosen, decimals=2)
 """,
-            "Está redondeado",
+            mistake="log_prob_rounded",
             fails=("sample_action_test_log_prob",),
         ),
     ],
@@ -189,7 +192,7 @@ def gradient_estimators(f, mean, log_std, noise):
     (score,) = torch.autograd.grad((f(x.detach()) * log_prob).mean(), params)
     return pathwise, score
 """,
-            "orden cambiado",
+            mistake="estimators_swapped",
         ),
         Answer(
             "función de puntuación sin separar x",
@@ -203,7 +206,7 @@ def gradient_estimators(f, mean, log_std, noise):
     (score,) = torch.autograd.grad((f(x.detach()) * log_prob).mean(), params)
     return score, pathwise
 """,
-            "las muestras x son fijas",
+            mistake="score_estimate_x_attached",
             fails=("gradient_estimators_test",),
         ),
         Answer(
@@ -218,7 +221,7 @@ def gradient_estimators(f, mean, log_std, noise):
     (score,) = torch.autograd.grad((f(x) * log_prob).mean(), params)
     return score, pathwise
 """,
-            "el peso f(x) es una constante",
+            mistake="score_estimate_weight_grad",
             fails=("gradient_estimators_test",),
         ),
         Answer(
@@ -233,7 +236,7 @@ def gradient_estimators(f, mean, log_std, noise):
     (score,) = torch.autograd.grad((f(x) * log_prob).mean(), params)
     return score, pathwise
 """,
-            "tiene que pasar por la muestra",
+            mistake="pathwise_estimate_detached",
             fails=("gradient_estimators_test_pathwise",),
         ),
         Answer(
@@ -248,7 +251,7 @@ def gradient_estimators(f, mean, log_std, noise):
     (score,) = torch.autograd.grad((f(x.detach()) * log_prob).sum(), params)
     return score, pathwise
 """,
-            "media sobre las N muestras",
+            mistake="estimators_summed",
         ),
         Answer(
             "derivada respecto a σ, no a log σ",
@@ -263,7 +266,7 @@ def gradient_estimators(f, mean, log_std, noise):
     (score,) = torch.autograd.grad((f(x.detach()) * log_prob).mean(), params)
     return score, pathwise
 """,
-            "respecto a log σ, no respecto a σ",
+            mistake="estimators_wrt_std",
         ),
         Answer(
             "a mano, sin el −1 de −log σ",
@@ -279,7 +282,7 @@ def gradient_estimators(f, mean, log_std, noise):
     (pathwise,) = torch.autograd.grad(f(y).mean(), params)
     return score.detach(), pathwise
 """,
-            "te falta el −1",
+            mistake="score_estimate_no_minus_one",
             fails=("gradient_estimators_test",),
         ),
         Answer(
@@ -295,7 +298,7 @@ def gradient_estimators(f, mean, log_std, noise):
                                    create_graph=True)
     return score, pathwise
 """,
-            "todavía lleva gradiente",
+            mistake="estimate_with_grad",
         ),
     ],
     "gaussian_log_prob": [
@@ -306,7 +309,7 @@ def gaussian_log_prob(actions, mean, log_std):
     z = (actions - mean) / log_std
     return (-0.5 * z**2 - torch.log(log_std) - 0.5 * math.log(2 * math.pi)).sum(-1)
 """,
-            "Usaste log_std como si fuera σ",
+            mistake="gaussian_log_std_as_std",
         ),
         Answer(
             "sin −log σ",
@@ -315,7 +318,7 @@ def gaussian_log_prob(actions, mean, log_std):
     z = (actions - mean) / torch.exp(log_std)
     return (-0.5 * z**2 - 0.5 * math.log(2 * math.pi)).sum(-1)
 """,
-            "Falta el término −log σ",
+            mistake="gaussian_no_log_std",
         ),
         Answer(
             "sin la constante",
@@ -324,7 +327,7 @@ def gaussian_log_prob(actions, mean, log_std):
     z = (actions - mean) / torch.exp(log_std)
     return (-0.5 * z**2 - log_std).sum(-1)
 """,
-            "Falta la constante",
+            mistake="gaussian_no_constant",
             fails=("gaussian_log_prob_test",),
         ),
         Answer(
@@ -335,7 +338,7 @@ def gaussian_log_prob(actions, mean, log_std):
     return (-((actions - mean) ** 2) / (2 * std) - log_std
             - 0.5 * math.log(2 * math.pi)).sum(-1)
 """,
-            "se divide por σ², no por σ",
+            mistake="gaussian_divide_by_std",
         ),
         Answer(
             "log_std tomado como log σ²",
@@ -345,7 +348,7 @@ def gaussian_log_prob(actions, mean, log_std):
     return (-((actions - mean) ** 2) / (2 * var) - 0.5 * log_std
             - 0.5 * math.log(2 * math.pi)).sum(-1)
 """,
-            "Es log σ: la varianza es exp(2·log_std)",
+            mistake="gaussian_log_std_as_log_var",
         ),
         Answer(
             "media de las dimensiones",
@@ -354,7 +357,7 @@ def gaussian_log_prob(actions, mean, log_std):
     z = (actions - mean) / torch.exp(log_std)
     return (-0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)).mean(-1)
 """,
-            "se suman",
+            mistake="gaussian_mean_dims",
         ),
         Answer(
             "densidad y luego logaritmo",
@@ -365,7 +368,7 @@ def gaussian_log_prob(actions, mean, log_std):
     density = density / (std * math.sqrt(2 * math.pi))
     return torch.log(density).sum(-1)
 """,
-            "escala logarítmica",
+            mistake="gaussian_density_then_log",
             fails=("gaussian_log_prob_test",),
         ),
         Answer(
@@ -375,7 +378,7 @@ def gaussian_log_prob(actions, mean, log_std):
     z = (actions - mean) / torch.exp(log_std)
     return -0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)
 """,
-            "suma sobre la última dimensión",
+            mistake="gaussian_per_dimension",
             fails=("gaussian_log_prob_test",),
         ),
         Answer(
@@ -386,7 +389,7 @@ def gaussian_log_prob(actions, mean, log_std):
     z = (a - m) / np.exp(s)
     return torch.as_tensor((-0.5 * z**2 - s - 0.5 * np.log(2 * np.pi)).sum(-1))
 """,
-            "no tiene gradiente",
+            mistake="gaussian_no_grad",
             fails=("gaussian_log_prob_test_grad",),
         ),
     ],
@@ -401,7 +404,7 @@ def discounted_returns(rewards, gamma):
         returns.append(running)
     return np.array(returns)
 """,
-            "Acumulaste hacia delante",
+            mistake="returns_forward",
         ),
         Answer(
             "γ en el paso equivocado",
@@ -413,7 +416,7 @@ def discounted_returns(rewards, gamma):
         returns[t] = future
     return returns
 """,
-            "γ multiplica en el paso equivocado",
+            mistake="returns_gamma_outside",
         ),
         Answer(
             "descuento desde el inicio del episodio",
@@ -424,7 +427,7 @@ def discounted_returns(rewards, gamma):
         sum(gamma**k * rewards[k] for k in range(t, T)) for t in range(T)
     ])
 """,
-            "El descuento cuenta desde t",
+            mistake="returns_absolute_discount",
         ),
         Answer(
             "el retorno total en todos los pasos",
@@ -433,7 +436,7 @@ def discounted_returns(rewards, gamma):
     total = sum(gamma**k * r for k, r in enumerate(rewards))
     return np.full(len(rewards), total)
 """,
-            "retorno del episodio entero",
+            mistake="returns_total",
         ),
         Answer(
             "recompensas inmediatas",
@@ -441,7 +444,7 @@ def discounted_returns(rewards, gamma):
 def discounted_returns(rewards, gamma):
     return np.array(rewards, dtype=float)
 """,
-            "recompensas inmediatas",
+            mistake="returns_immediate",
         ),
         Answer(
             "sin dar la vuelta",
@@ -453,7 +456,7 @@ def discounted_returns(rewards, gamma):
         returns.append(future)
     return np.array(returns)
 """,
-            "al revés",
+            mistake="returns_not_reversed",
         ),
     ],
     "score_function_gradient": [
@@ -468,7 +471,7 @@ def score_function_gradient(theta, actions, returns):
             gradient += g * (np.eye(len(pi))[a] - pi)
     return gradient
 """,
-            "Olvidaste dividir por N",
+            mistake="score_no_divide",
         ),
         Answer(
             "divide por el número de pasos",
@@ -478,7 +481,7 @@ def score_function_gradient(theta, actions, returns):
     a, g = np.concatenate(actions), np.concatenate(returns)
     return (g[:, None] * (np.eye(len(pi))[a] - pi)).mean(axis=0)
 """,
-            "número total de pasos",
+            mistake="score_divide_by_steps",
         ),
         Answer(
             "∇π en lugar de ∇log π",
@@ -491,7 +494,7 @@ def score_function_gradient(theta, actions, returns):
             gradient += g * pi[a] * (np.eye(len(pi))[a] - pi)
     return gradient / len(actions)
 """,
-            "Eso es ∇π(a)",
+            mistake="score_grad_of_prob",
         ),
         Answer(
             "signo cambiado",
@@ -504,7 +507,7 @@ def score_function_gradient(theta, actions, returns):
             gradient += g * (pi - np.eye(len(pi))[a])
     return gradient / len(actions)
 """,
-            "El signo",
+            mistake="score_sign",
         ),
         Answer(
             "solo la acción tomada",
@@ -517,7 +520,7 @@ def score_function_gradient(theta, actions, returns):
             gradient[a] += g * (1 - pi[a])
     return gradient / len(actions)
 """,
-            "acciones no tomadas",
+            mistake="score_chosen_only",
         ),
         Answer(
             "sin restar π",
@@ -529,7 +532,7 @@ def score_function_gradient(theta, actions, returns):
             gradient[a] += g
     return gradient / len(actions)
 """,
-            "Falta restar π",
+            mistake="score_no_minus_pi",
         ),
         Answer(
             "sin el retorno",
@@ -542,7 +545,7 @@ def score_function_gradient(theta, actions, returns):
             gradient += np.eye(len(pi))[a] - pi
     return gradient / len(actions)
 """,
-            "Falta multiplicar cada término por su retorno",
+            mistake="score_no_return",
         ),
     ],
     "reinforce_loss": [
@@ -552,7 +555,7 @@ def score_function_gradient(theta, actions, returns):
 def reinforce_loss(log_probs, returns, n_episodes):
     return (log_probs * returns.detach()).sum() / n_episodes
 """,
-            "Falta el signo menos",
+            mistake="loss_no_minus",
         ),
         Answer(
             "media sobre los pasos",
@@ -560,7 +563,7 @@ def reinforce_loss(log_probs, returns, n_episodes):
 def reinforce_loss(log_probs, returns, n_episodes):
     return -(log_probs * returns.detach()).mean()
 """,
-            "Promediaste sobre los pasos",
+            mistake="loss_mean_over_steps",
         ),
         Answer(
             "sin dividir por N",
@@ -568,7 +571,7 @@ def reinforce_loss(log_probs, returns, n_episodes):
 def reinforce_loss(log_probs, returns, n_episodes):
     return -(log_probs * returns.detach()).sum()
 """,
-            "Olvidaste dividir por n_episodes",
+            mistake="loss_no_divide",
         ),
         Answer(
             "el retorno arrastra gradiente",
@@ -576,7 +579,7 @@ def reinforce_loss(log_probs, returns, n_episodes):
 def reinforce_loss(log_probs, returns, n_episodes):
     return -(log_probs * returns).sum() / n_episodes
 """,
-            "El retorno arrastra gradiente",
+            mistake="loss_returns_grad",
             fails=("reinforce_loss_test_grad",),
         ),
         Answer(
@@ -585,7 +588,7 @@ def reinforce_loss(log_probs, returns, n_episodes):
 def reinforce_loss(log_probs, returns, n_episodes):
     return -(log_probs * returns.detach()).sum().item() / n_episodes
 """,
-            "tensor de PyTorch conectado a log_probs",
+            mistake="loss_not_tensor",
             fails=("reinforce_loss_test_grad",),
         ),
         Answer(
@@ -594,7 +597,7 @@ def reinforce_loss(log_probs, returns, n_episodes):
 def reinforce_loss(log_probs, returns, n_episodes):
     return -(log_probs.exp() * returns.detach()).sum() / n_episodes
 """,
-            "no la probabilidad",
+            mistake="loss_prob",
         ),
         Answer(
             "suma por suma",
@@ -602,7 +605,7 @@ def reinforce_loss(log_probs, returns, n_episodes):
 def reinforce_loss(log_probs, returns, n_episodes):
     return -log_probs.sum() * returns.detach().sum() / n_episodes
 """,
-            "elemento a",
+            mistake="loss_sum_times_sum",
         ),
     ],
 }
@@ -839,7 +842,7 @@ def gaussian_log_prob(actions, mean, log_std):
     z = actions / torch.exp(log_std)
     return (-0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)).sum(dim=-1)
 """,
-        "modificó su argumento «actions»",
+        mistake="modified_input",
         fails=("gaussian_log_prob_test",),
     ),
 ]
@@ -856,7 +859,7 @@ def discounted_returns(rewards, gamma):
         returns[t] = future
     return returns
 """,
-        "de enteros",
+        mistake="integer_dtype",
     ),
     Answer(
         "acumula sobre la entrada",
@@ -867,7 +870,7 @@ def discounted_returns(rewards, gamma):
         returns[t] += gamma * returns[t + 1]
     return returns
 """,
-        "modificó su argumento «rewards»",
+        mistake="modified_input",
     ),
     Answer(
         "redondea a dos decimales",
@@ -880,7 +883,7 @@ def discounted_returns(rewards, gamma):
         returns[t] = future
     return np.round(returns, 2)
 """,
-        "redondeado a 2 decimales",
+        mistake="rounded",
     ),
 ]
 WRONG["score_function_gradient"] += [
@@ -896,7 +899,7 @@ def score_function_gradient(theta, actions, returns):
             gradient += g * (np.eye(len(pi))[a] - pi)
     return gradient / len(actions)
 """,
-        "modificó su argumento «theta»",
+        mistake="modified_input",
     ),
 ]
 
@@ -959,28 +962,28 @@ WRONG["reinforce_updates"] = [
     Answer(
         "la misma semilla en todos los episodios",
         _loop(seed_expr="seed"),
-        "todos tus episodios empiezan igual",
+        mistake="loop_wrong_seeds",
     ),
     Answer(
         "las semillas vuelven a empezar en cada actualización",
         _loop(seed_expr="seed + len(totals)"),
-        "vuelven a empezar en cada actualización",
+        mistake="loop_wrong_seeds",
         fails=("reinforce_updates_test", "reinforce_updates_test_params"),
     ),
     Answer(
         "muestrea con el generador global",
         _loop(draw="torch.rand(())"),
-        "No sacaste ningún número de generator",
+        mistake="loop_no_generator_draws",
     ),
     Answer(
         "sigue jugando tras el truncado",
         _loop(done="terminated"),
-        "Seguiste llamando a env.step",
+        mistake="loop_step_after_end",
     ),
     Answer(
         "devuelve la suma, no la media",
         _loop(summary="sum(totals)"),
-        "Sumaste los episodios",
+        mistake="loop_returned_sum",
         fails=("reinforce_updates_test",),
     ),
     Answer(
@@ -994,7 +997,7 @@ WRONG["reinforce_updates"] = [
                 " dtype=torch.float32)]\n        "
             ),
         ),
-        "sobre todo el lote seguido",
+        mistake="loop_returns_across_batch",
         fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
     ),
     Answer(
@@ -1005,7 +1008,7 @@ WRONG["reinforce_updates"] = [
                 " dtype=torch.float32).long())"
             )
         ),
-        "el gradiente del primer paso",
+        mistake="loop_wrong_gradient",
         fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
     ),
     Answer(
@@ -1037,13 +1040,13 @@ def reinforce_updates(policy, optimizer, env, n_updates, n_episodes, gamma, seed
         mean_returns.append(sum(totals) / n_episodes)
     return mean_returns
 """,
-        "pasos del optimizador",
+        mistake="loop_steps_per_update",
         fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
     ),
     Answer(
         "sin zero_grad",
         _loop(zero_grad=""),
-        "falta optimizer.zero_grad()",
+        mistake="loop_no_zero_grad",
         fails=("reinforce_updates_test_params",),
     ),
 ]
