@@ -76,6 +76,7 @@ def _actions_array(actions: Any, n: int, n_actions: int) -> np.ndarray:
 
 
 def _isclose(atol: float) -> Callable[[float, float], bool]:
+    """¿Dos números iguales, con tolerancia absoluta ``atol``?"""
     return lambda got, value: math.isclose(got, value, abs_tol=atol)
 
 
