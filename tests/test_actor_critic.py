@@ -298,17 +298,18 @@ def test_check_variants_without_mistakes_are_the_references():
             )
 
 
-def _diagnoses(check, answer) -> str | None:
+def _diagnoses(check, answer) -> AssertionError | None:
     try:
         check(answer, quiet=True)
     except AssertionError as error:
-        return str(error)
+        return error
     return None
 
 
 def test_every_mistake_is_told_apart_by_the_visible_cases():
     """Cada error típico falla alguna comprobación visible de su ejercicio (una
-    por aspecto) con su propio mensaje, y la primera que falla lo nombra."""
+    por aspecto) con su propio mensaje, y la primera que falla lo nombra (con
+    su id)."""
     groups = [
         ([checks.check_td_errors], checks.TD_MISTAKES),
         (
@@ -325,15 +326,16 @@ def test_every_mistake_is_told_apart_by_the_visible_cases():
         ),
         (
             [checks.check_actor_critic_loss, checks.check_actor_critic_loss_grad],
-            [(checks._loss_mistake(k), m) for k, m in checks.LOSS_MISTAKES],
+            checks.LOSS_MISTAKES,
         ),
     ]
     for group, mistakes in groups:
-        for mistake, message in mistakes:
-            outcomes = [_diagnoses(check, mistake) for check in group]
-            failed = [text for text in outcomes if text is not None]
-            assert failed, message
-            assert message in failed[0], (message, failed[0])
+        for mistake in mistakes:
+            outcomes = [_diagnoses(check, mistake.variant) for check in group]
+            failed = [error for error in outcomes if error is not None]
+            assert failed, mistake.id
+            assert mistake.message in str(failed[0]), (mistake.message, failed[0])
+            assert failed[0].mistake == mistake.id, (mistake.id, failed[0].mistake)
 
 
 def test_each_aspect_check_passes_what_it_does_not_look_at():

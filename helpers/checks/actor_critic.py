@@ -9,16 +9,20 @@ import numpy as np
 import torch
 
 from helpers import actor_critic
-from helpers.checks import check_cases, close, exercise, fail
+from helpers.checks import (
+    Mistake,
+    check_cases,
+    check_procedure,
+    close,
+    exercise,
+    fail,
+    tensor,
+)
 from helpers.formatting import number
 
 MODULE = "05_actor_critico"
 
 Case = tuple[Any, ...]
-
-
-def _t(values: Any) -> torch.Tensor:
-    return torch.as_tensor(np.asarray(values, dtype=np.float32))
 
 
 def make_batch(
@@ -46,11 +50,11 @@ def make_batch(
         flags[t, i] = 1.0
         next_values[t, i] = np.round(rng.uniform(0.5, 2.0), 1)
     return {
-        "rewards": _t(rewards),
-        "values": _t(values),
-        "next_values": _t(next_values),
-        "terminated": _t(terminated),
-        "truncated": _t(truncated),
+        "rewards": tensor(rewards),
+        "values": tensor(values),
+        "next_values": tensor(next_values),
+        "terminated": tensor(terminated),
+        "truncated": tensor(truncated),
     }
 
 
@@ -80,10 +84,8 @@ TRUNCATED_BATCHES = [
 
 
 def relevant_mistakes(
-    mistakes: list[tuple[Callable[..., Any], str]],
-    cases: list,
-    reference: Callable[..., Any],
-) -> list[tuple[Callable[..., Any], str]]:
+    mistakes: list[Mistake], cases: list, reference: Callable[..., Any]
+) -> list[Mistake]:
     """Los errores típicos que dan otra cosa que la referencia en ``cases``.
 
     Una celda que mira un solo aspecto (p. ej. los bloques sin finales de
@@ -92,10 +94,10 @@ def relevant_mistakes(
     """
     want = [np.asarray(reference(*c), dtype=float) for c in cases]
     kept = []
-    for mistake, message in mistakes:
-        got = [np.asarray(mistake(*c), dtype=float) for c in cases]
+    for mistake in mistakes:
+        got = [np.asarray(mistake.variant(*c), dtype=float) for c in cases]
         if not all(close(g, w, atol=1e-6) for g, w in zip(got, want, strict=True)):
-            kept.append((mistake, message))
+            kept.append(mistake)
     return kept
 
 
@@ -111,33 +113,39 @@ def _td_cases(batches: list[dict[str, torch.Tensor]], gammas: list[float]) -> li
     ]
 
 
-TD_MISTAKES: list[tuple[Callable[..., Any], str]] = [
-    (
+TD_MISTAKES: list[Mistake] = [
+    Mistake(
+        "td_bootstraps_terminal",
         lambda r, v, nv, term, g: r + g * nv - v,
         "Haces bootstrap también tras un estado terminal: si terminated_t = 1 no "
         "hay nada que cobrar después, el término γ·V(s_{t+1}) debe multiplicarse "
         "por (1 − terminated_t).",
     ),
-    (
+    Mistake(
+        "td_mask_reversed",
         lambda r, v, nv, term, g: r + g * term * nv - v,
         "Multiplicas por terminated en lugar de por (1 − terminated): así solo "
         "haces bootstrap justo donde no debes.",
     ),
-    (
+    Mistake(
+        "td_sign",
         lambda r, v, nv, term, g: v - (r + g * (1 - term) * nv),
         "El signo está al revés: δ_t = r_t + γ·V(s_{t+1}) − V(s_t) (lo obtenido "
         "menos lo esperado), no al contrario.",
     ),
-    (
+    Mistake(
+        "td_no_gamma",
         lambda r, v, nv, term, g: r + (1 - term) * nv - v,
         "Falta el descuento γ delante de V(s_{t+1}).",
     ),
-    (
+    Mistake(
+        "td_values_not_next",
         lambda r, v, nv, term, g: r + g * (1 - term) * v - v,
         "Usas V(s_t) donde va V(s_{t+1}): el bootstrap es con el valor del estado "
         "siguiente, next_values.",
     ),
-    (
+    Mistake(
+        "td_target_not_error",
         lambda r, v, nv, term, g: r + g * (1 - term) * nv,
         "Falta restar V(s_t): eso es el objetivo TD r + γ·V(s_{t+1}), no el error.",
     ),
@@ -197,29 +205,34 @@ def _n_step_variant(
     return returns_fn
 
 
-N_STEP_MISTAKES: list[tuple[Callable[..., Any], str]] = [
-    (
+N_STEP_MISTAKES: list[Mistake] = [
+    Mistake(
+        "n_step_leaks",
         _n_step_variant(leak=True),
         "La suma sigue después de un final de episodio: las recompensas del "
         "episodio siguiente (la misma columna, tras terminated o truncated) no son "
         "tuyas. Corta la suma en el primer paso con terminated o truncated.",
     ),
-    (
+    Mistake(
+        "n_step_bootstraps_terminal",
         _n_step_variant(boot_terminal=True),
         "Haces bootstrap tras un estado terminal: si el episodio termina "
         "(terminated = 1) el valor de cola es 0, no next_values.",
     ),
-    (
+    Mistake(
+        "n_step_truncated_as_terminal",
         _n_step_variant(cut_truncated=True),
         "Tratas truncated como terminated: si el episodio se cortó por tiempo, el "
         "estado final valía algo y hay que sumar γ^m·next_values de ese paso.",
     ),
-    (
+    Mistake(
+        "n_step_tail_power",
         _n_step_variant(tail_power=-1),
         "El valor de cola va descontado con γ^m (m = número de recompensas "
         "sumadas), no con γ^(m−1).",
     ),
-    (
+    Mistake(
+        "n_step_ignores_n",
         _n_step_variant(ignore_n=True),
         "No paras a los n pasos: eso es el retorno hasta el final del bloque. Tras "
         "n recompensas, suma γ^n·V(s_{t+n}) y para.",
@@ -332,46 +345,54 @@ def _gae_variant(
     return gae_fn
 
 
-GAE_MISTAKES: list[tuple[Callable[..., Any], str]] = [
-    (
+GAE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "gae_leaks",
         _gae_variant(leak=True),
         "La ventaja se filtra entre episodios: al recorrer hacia atrás, la suma "
         "debe reiniciarse tras cada final (multiplica el término γλ·Â_{t+1} por "
         "1 − done_t, con done_t = terminated_t o truncated_t).",
     ),
-    (
+    Mistake(
+        "gae_truncation_leaks",
         _gae_variant(trunc_leaks=True),
         "Solo cortas la recursión con terminated: un truncamiento también cierra "
         "el episodio, y la ventaja del siguiente no debe sumarse a la de este.",
     ),
-    (
+    Mistake(
+        "gae_bootstraps_terminal",
         _gae_variant(boot_terminal=True),
         "Haces bootstrap tras un estado terminal: en δ_t, γ·V(s_{t+1}) va "
         "multiplicado por (1 − terminated_t).",
     ),
-    (
+    Mistake(
+        "gae_no_bootstrap_truncated",
         _gae_variant(cut_truncated=True),
         "No haces bootstrap tras un truncamiento: si el episodio se cortó por "
         "tiempo, δ_t = r_t + γ·V(s_{t+1}) − V(s_t) con el valor de la observación "
         "final (next_values). Solo terminated anula ese término.",
     ),
-    (
+    Mistake(
+        "gae_swapped",
         _gae_variant(swap=True),
         "Has cambiado γ por λ: el error TD se descuenta con γ, "
         "δ_t = r_t + γ·V(s_{t+1}) − V(s_t), y la suma con γ·λ.",
     ),
-    (
+    Mistake(
+        "gae_forward",
         _gae_variant(forward=True),
         "Recorres el tiempo en la dirección equivocada: Â_t depende de los pasos "
         "futuros, Â_t = δ_t + γλ·Â_{t+1}; empieza por el último paso "
         "(reversed(range(T))).",
     ),
-    (
+    Mistake(
+        "gae_no_lambda",
         _gae_variant(no_lam=True),
         "Falta λ en la recursión: Â_t = δ_t + γ·λ·Â_{t+1}. Sin λ calculas "
         "siempre el caso λ = 1.",
     ),
-    (
+    Mistake(
+        "gae_no_gamma",
         _gae_variant(no_gamma=True),
         "Falta γ en la recursión: Â_t = δ_t + γ·λ·Â_{t+1}, no δ_t + λ·Â_{t+1}.",
     ),
@@ -394,9 +415,7 @@ def _gae_cases(batches, gammas, lams) -> list:
 
 
 def _check_gae(
-    gae: Callable[..., Any],
-    cases: list,
-    mistakes: list[tuple[Callable[..., Any], str]] = GAE_MISTAKES,
+    gae: Callable[..., Any], cases: list, mistakes: list[Mistake] = GAE_MISTAKES
 ) -> None:
     reference = actor_critic.gae
     mistakes = relevant_mistakes(mistakes, cases, reference)
@@ -474,39 +493,56 @@ def _loss_mistake(kind: str) -> Callable[..., torch.Tensor]:
     return loss_fn
 
 
-LOSS_MISTAKES: list[tuple[str, str]] = [
-    (
-        "attached",
+LOSS_MISTAKES: list[Mistake] = [
+    Mistake(
+        "loss_advantage_attached",
+        _loss_mistake("attached"),
         "La ventaja no está separada del grafo: Â = R − V(s) depende del crítico, "
         "y sin .detach() el término del actor empuja también a V (el gradiente de "
         "values no es solo el de la regresión). Usa advantages.detach().",
     ),
-    (
-        "policy_sign",
+    Mistake(
+        "loss_policy_sign",
+        _loss_mistake("policy_sign"),
         "El signo del término del actor: la pérdida es −mean(log π·Â) (el "
         "optimizador minimiza; queremos subir log π donde Â > 0).",
     ),
-    (
-        "entropy_sign",
+    Mistake(
+        "loss_entropy_sign",
+        _loss_mistake("entropy_sign"),
         "El premio a la entropía va con signo menos en la pérdida (− c_H·H): al "
         "minimizar, la entropía debe subir, no bajar.",
     ),
-    (
-        "no_value_coef",
+    Mistake(
+        "loss_no_value_coef",
+        _loss_mistake("no_value_coef"),
         "Falta el coeficiente value_coef delante de la pérdida del crítico.",
     ),
-    (
-        "sum",
+    Mistake(
+        "loss_sum",
+        _loss_mistake("sum"),
         "Sumas en lugar de promediar: usa .mean() en los tres términos, para que "
         "la escala no dependa del tamaño del bloque.",
     ),
-    (
-        "value_abs",
+    Mistake(
+        "loss_value_abs",
+        _loss_mistake("value_abs"),
         "La pérdida del crítico es el error cuadrático medio, mean((V − R)²), no "
         "el error absoluto.",
     ),
-    ("no_entropy", "Falta el premio a la entropía: − entropy_coef · mean(entropy)."),
+    Mistake(
+        "loss_no_entropy",
+        _loss_mistake("no_entropy"),
+        "Falta el premio a la entropía: − entropy_coef · mean(entropy).",
+    ),
 ]
+#: Sin un error típico que lo explique, lo que se le recuerda al estudiante.
+#: Su ``variant`` (``None``) explica cualquier valor: va siempre la última.
+LOSS_REMINDER = Mistake(
+    "loss_wrong_value",
+    None,
+    "Recuerda: −mean(log π·Â) + value_coef·mean((V − R)²) − entropy_coef·mean(H).",
+)
 
 
 def _loss_probe(loss_fn: Callable[..., Any], case: dict[str, Any]) -> tuple:
@@ -579,31 +615,46 @@ def check_actor_critic_loss(
         if size is None:
             fail(
                 "La pérdida debe ser un número (un tensor escalar); es "
-                f"{type(loss).__name__}."
+                f"{type(loss).__name__}.",
+                "loss_not_number",
             )
         if size != 1:
             fail(
                 "La pérdida debe ser un escalar (un solo número); tiene forma "
-                f"{tuple(torch.as_tensor(loss).shape)}. ¿Falta un promedio?"
+                f"{tuple(torch.as_tensor(loss).shape)}. ¿Falta un promedio?",
+                "loss_not_scalar",
             )
-    got = [_loss_value(actor_critic_loss, c) for c in cases]
-    want = [_loss_value(actor_critic.actor_critic_loss, c) for c in cases]
-    if all(abs(g - w) <= 1e-5 for g, w in zip(got, want, strict=True)):
-        return
-    first = next(i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w)
-    intro = (
-        f"En un bloque de prueba la pérdida vale {number(want[first], 5)} y la tuya "
-        f"{number(got[first], 5)}."
-    )
-    for kind, message in LOSS_MISTAKES:
-        fingerprint = [_loss_value(_loss_mistake(kind), c) for c in cases]
-        if fingerprint == want:
-            continue  # ese error no cambia el valor: no lo explica
-        if all(abs(g - f) <= 1e-5 for g, f in zip(got, fingerprint, strict=True)):
-            fail(f"{intro}\n{message}")
-    fail(
-        intro + "\nRecuerda: −mean(log π·Â) + value_coef·mean((V − R)²) − "
-        "entropy_coef·mean(H)."
+
+    def run(loss_fn: Callable[..., Any] | None) -> list[float] | None:
+        if loss_fn is None:  # LOSS_REMINDER
+            return None
+        return [_loss_value(loss_fn, c) for c in cases]
+
+    def same(got: list[float], want: list[float]) -> bool:
+        return all(abs(g - w) <= 1e-5 for g, w in zip(got, want, strict=True))
+
+    def same_as_mistake(got: list[float], mistaken: list[float] | None) -> bool:
+        # Un error que no cambia el valor no explica un valor equivocado.
+        return mistaken is None or (mistaken != want and same(got, mistaken))
+
+    def describe(got: list[float], want: list[float]) -> str:
+        first = next(
+            i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w
+        )
+        return (
+            f"En un bloque de prueba la pérdida vale {number(want[first], 5)} y la "
+            f"tuya {number(got[first], 5)}."
+        )
+
+    want = run(actor_critic.actor_critic_loss)
+    check_procedure(
+        actor_critic_loss,
+        actor_critic.actor_critic_loss,
+        [*LOSS_MISTAKES, LOSS_REMINDER],
+        run=run,
+        same=same,
+        same_as_mistake=same_as_mistake,
+        describe=describe,
     )
 
 
@@ -648,17 +699,20 @@ def _loss_gradients(
     if not isinstance(loss, torch.Tensor):
         fail(
             "La pérdida debe ser un tensor de PyTorch con gradiente (es "
-            f"{type(loss).__name__}): no uses .item(), float() ni NumPy."
+            f"{type(loss).__name__}): no uses .item(), float() ni NumPy.",
+            "loss_not_tensor",
         )
     if loss.numel() != 1:
         fail(
             "La pérdida debe ser un escalar (un solo número); tiene forma "
-            f"{tuple(loss.shape)}. ¿Falta un promedio?"
+            f"{tuple(loss.shape)}. ¿Falta un promedio?",
+            "loss_not_scalar",
         )
     if not loss.requires_grad:
         fail(
             "Tu pérdida no tiene gradiente: ¿separaste log_probs, values o entropy "
-            "del grafo? Solo la ventaja y los retornos son constantes."
+            "del grafo? Solo la ventaja y los retornos son constantes.",
+            "loss_no_grad",
         )
     grads = torch.autograd.grad(
         loss.reshape(()), (logits, critic, entropy), allow_unused=True
@@ -668,6 +722,25 @@ def _loss_gradients(
         for g, x in zip(grads, (logits, critic, entropy), strict=True)
     )
     return loss, *filled
+
+
+#: Lo que la pérdida no debe derivar: si llega calculado con el crítico
+#: (``variant``: qué llega así, ver :func:`_loss_gradients`), los gradientes
+#: deben ser los mismos que si llega separado.
+ATTACHED_MISTAKES: list[Mistake] = [
+    Mistake(
+        "loss_advantage_attached",
+        "advantages",
+        next(m.message for m in LOSS_MISTAKES if m.id == "loss_advantage_attached"),
+    ),
+    Mistake(
+        "loss_returns_attached",
+        "returns",
+        "Los objetivos del crítico no están separados del grafo: cuando "
+        "llegan calculados con el crítico (R = Â + V), la regresión "
+        "persigue un blanco que se mueve con V. Trátalos como constantes.",
+    ),
+]
 
 
 @exercise(
@@ -687,31 +760,26 @@ def check_actor_critic_loss_grad(
         if g_logits.abs().max() == 0:
             fail(
                 "La pérdida no llega a la política: ¿separaste log_probs del grafo? "
-                "El término del actor es el que la mueve."
+                "El término del actor es el que la mueve.",
+                "loss_policy_detached",
             )
         if g_values.abs().max() == 0:
             fail(
                 "La pérdida no llega al crítico: ¿separaste values del grafo? El "
-                "crítico solo aprende por la regresión a los objetivos."
+                "crítico solo aprende por la regresión a los objetivos.",
+                "loss_critic_detached",
             )
         if case["entropy_coef"] and g_entropy.abs().max() == 0:
             fail(
                 "El premio a la entropía no tiene gradiente: ¿separaste entropy del "
-                "grafo, o falta el término?"
+                "grafo, o falta el término?",
+                "loss_entropy_detached",
             )
-        messages = {
-            "advantages": dict(LOSS_MISTAKES)["attached"],
-            "returns": (
-                "Los objetivos del crítico no están separados del grafo: cuando "
-                "llegan calculados con el crítico (R = Â + V), la regresión "
-                "persigue un blanco que se mueve con V. Trátalos como constantes."
-            ),
-        }
-        for attached, message in messages.items():
+        for mistake in ATTACHED_MISTAKES:
             _, a_logits, a_values, _ = _loss_gradients(
-                actor_critic_loss, case, attached=attached
+                actor_critic_loss, case, attached=mistake.variant
             )
             if not close(a_logits, g_logits, atol=1e-6) or not close(
                 a_values, g_values, atol=1e-6
             ):
-                fail(message)
+                fail(mistake.message, mistake.id)

@@ -12,7 +12,7 @@ WRONG: dict[str, list[Answer]] = {
 def td_errors(rewards, values, next_values, terminated, gamma):
     return rewards + gamma * next_values - values
 """,
-            "Haces bootstrap también tras un estado terminal",
+            mistake="td_bootstraps_terminal",
         ),
         Answer(
             "signo al revés",
@@ -20,7 +20,7 @@ def td_errors(rewards, values, next_values, terminated, gamma):
 def td_errors(rewards, values, next_values, terminated, gamma):
     return values - rewards - gamma * (1 - terminated) * next_values
 """,
-            "El signo está al revés",
+            mistake="td_sign",
         ),
         Answer(
             "V(s_t) en lugar de V(s_{t+1})",
@@ -28,7 +28,7 @@ def td_errors(rewards, values, next_values, terminated, gamma):
 def td_errors(rewards, values, next_values, terminated, gamma):
     return rewards + gamma * (1 - terminated) * values - values
 """,
-            "Usas V(s_t) donde va V(s_{t+1})",
+            mistake="td_values_not_next",
         ),
         Answer(
             "sin γ",
@@ -36,7 +36,7 @@ def td_errors(rewards, values, next_values, terminated, gamma):
 def td_errors(rewards, values, next_values, terminated, gamma):
     return rewards + (1 - terminated) * next_values - values
 """,
-            "Falta el descuento γ",
+            mistake="td_no_gamma",
         ),
         Answer(
             "objetivo TD sin restar V",
@@ -44,7 +44,7 @@ def td_errors(rewards, values, next_values, terminated, gamma):
 def td_errors(rewards, values, next_values, terminated, gamma):
     return rewards + gamma * (1 - terminated) * next_values
 """,
-            "Falta restar V(s_t)",
+            mistake="td_target_not_error",
         ),
     ],
     "n_step_returns": [
@@ -67,7 +67,7 @@ def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
         returns[t] = total
     return returns
 """,
-            "γ^m (m = número de recompensas sumadas), no con γ^(m−1)",
+            mistake="n_step_tail_power",
         ),
         Answer(
             "la suma se filtra al episodio siguiente",
@@ -85,7 +85,7 @@ def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
         returns[t] = total
     return returns
 """,
-            "La suma sigue después de un final de episodio",
+            mistake="n_step_leaks",
             fails=("n_step_returns_test_terminated", "n_step_returns_test_truncated"),
         ),
         Answer(
@@ -106,7 +106,7 @@ def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
         returns[t] = total
     return returns
 """,
-            "Haces bootstrap tras un estado terminal",
+            mistake="n_step_bootstraps_terminal",
             fails=("n_step_returns_test_terminated",),
         ),
         Answer(
@@ -128,7 +128,7 @@ def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
         returns[t] = total
     return returns
 """,
-            "Tratas truncated como terminated",
+            mistake="n_step_truncated_as_terminal",
             fails=("n_step_returns_test_truncated",),
         ),
         Answer(
@@ -146,7 +146,7 @@ def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
         returns[t] = running
     return returns
 """,
-            "No paras a los n pasos",
+            mistake="n_step_ignores_n",
         ),
     ],
     "gae": [
@@ -163,7 +163,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
         advantages[t] = running
     return advantages
 """,
-            "Has cambiado γ por λ",
+            mistake="gae_swapped",
         ),
         Answer(
             "la ventaja se filtra entre episodios",
@@ -177,7 +177,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
         advantages[t] = running
     return advantages
 """,
-            "La ventaja se filtra entre episodios",
+            mistake="gae_leaks",
             fails=("gae_test_terminated", "gae_test_truncated"),
         ),
         Answer(
@@ -193,7 +193,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
         advantages[t] = running
     return advantages
 """,
-            "Haces bootstrap tras un estado terminal",
+            mistake="gae_bootstraps_terminal",
             fails=("gae_test_terminated",),
         ),
         Answer(
@@ -209,7 +209,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
         advantages[t] = running
     return advantages
 """,
-            "No haces bootstrap tras un truncamiento",
+            mistake="gae_no_bootstrap_truncated",
             fails=("gae_test_truncated",),
         ),
         Answer(
@@ -226,7 +226,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
         advantages[t] = running
     return advantages
 """,
-            "Recorres el tiempo en la dirección equivocada",
+            mistake="gae_forward",
         ),
         Answer(
             "solo terminated corta la recursión",
@@ -240,7 +240,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
         advantages[t] = running
     return advantages
 """,
-            "Solo cortas la recursión con terminated",
+            mistake="gae_truncation_leaks",
             fails=("gae_test_truncated",),
         ),
         Answer(
@@ -256,7 +256,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
         advantages[t] = running
     return advantages
 """,
-            "Falta λ en la recursión",
+            mistake="gae_no_lambda",
         ),
     ],
     "actor_critic_loss": [
@@ -269,7 +269,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     value_loss = ((values - returns.detach()) ** 2).mean()
     return policy_loss, value_coef * value_loss, -entropy_coef * entropy.mean()
 """,
-            "debe ser un escalar",
+            mistake="loss_not_scalar",
         ),
         Answer(
             "ventaja sin separar del grafo",
@@ -280,7 +280,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     value_loss = ((values - returns.detach()) ** 2).mean()
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
 """,
-            "La ventaja no está separada del grafo",
+            mistake="loss_advantage_attached",
             fails=("actor_critic_loss_test_grad",),
         ),
         Answer(
@@ -292,7 +292,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     value_loss = ((values - returns.detach()) ** 2).mean()
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
 """,
-            "El signo del término del actor",
+            mistake="loss_policy_sign",
             fails=("actor_critic_loss_test",),
         ),
         Answer(
@@ -304,7 +304,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     value_loss = ((values - returns.detach()) ** 2).mean()
     return policy_loss + value_coef * value_loss + entropy_coef * entropy.mean()
 """,
-            "El premio a la entropía va con signo menos",
+            mistake="loss_entropy_sign",
             fails=("actor_critic_loss_test",),
         ),
         Answer(
@@ -316,7 +316,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     value_loss = ((values - returns.detach()) ** 2).mean()
     return policy_loss + value_loss - entropy_coef * entropy.mean()
 """,
-            "Falta el coeficiente value_coef",
+            mistake="loss_no_value_coef",
             fails=("actor_critic_loss_test",),
         ),
         Answer(
@@ -328,7 +328,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     value_loss = ((values - returns.detach()) ** 2).sum()
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.sum()
 """,
-            "Sumas en lugar de promediar",
+            mistake="loss_sum",
             fails=("actor_critic_loss_test",),
         ),
         Answer(
@@ -341,7 +341,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     total = policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
     return total.item()
 """,
-            "debe ser un tensor de PyTorch con gradiente",
+            mistake="loss_not_tensor",
             fails=("actor_critic_loss_test_grad",),
         ),
     ],
@@ -490,7 +490,7 @@ def td_errors(rewards, values, next_values, terminated, gamma):
     rewards += gamma * (1 - terminated) * next_values - values
     return rewards
 """,
-        "modificó su argumento «rewards»",
+        mistake="modified_input",
     ),
     Answer(
         "redondea a dos decimales",
@@ -499,7 +499,7 @@ def td_errors(rewards, values, next_values, terminated, gamma):
     delta = rewards + gamma * (1 - terminated) * next_values - values
     return torch.round(delta, decimals=2)
 """,
-        "redondeado a 2 decimales",
+        mistake="rounded",
     ),
 ]
 WRONG["gae"] += [
@@ -513,7 +513,7 @@ def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
         rewards[t] += gamma * lam * not_done[t] * rewards[t + 1]
     return rewards
 """,
-        "modificó su argumento «rewards»",
+        mistake="modified_input",
     ),
 ]
 WRONG["n_step_returns"] += [
@@ -536,7 +536,7 @@ def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
         next_values[t] = 0.0
     return out
 """,
-        "modificó su argumento «next_values»",
+        mistake="modified_input",
     ),
     Answer(
         "acumula en un tensor de enteros",
@@ -557,7 +557,7 @@ def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
         out[t] = total
     return out
 """,
-        "enteros",
+        mistake="integer_dtype",
     ),
 ]
 WRONG["actor_critic_loss"] += [
@@ -570,7 +570,7 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     value_loss = ((values - returns) ** 2).mean()
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
 """,
-        "Los objetivos del crítico no están separados del grafo",
+        mistake="loss_returns_attached",
         fails=("actor_critic_loss_test_grad",),
     ),
 ]
