@@ -66,6 +66,7 @@ notebooks: $(STAMP)
 	$(PY) -m tools.bibliography
 	$(PY) -m tools.study_time
 	$(PY) -m tools.notebook_text
+	$(PY) -m tools.exercise_titles
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

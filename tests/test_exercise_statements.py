@@ -162,3 +162,30 @@ def test_padding_promises_say_finite(module_id):
                 " promete cualquier valor en el relleno; las pruebas usan valores "
                 "finitos: di «cualquier valor finito»"
             )
+
+
+def test_exercise_titles_for_the_checks_are_current():
+    # Las comprobaciones nombran cada ejercicio con su encabezado del
+    # cuaderno, leído de helpers/data/exercise_titles.json: al día con
+    # solutions/ (make notebooks lo reescribe).
+    from helpers.checks import TITLES
+    from tools import exercise_titles
+
+    assert TITLES.read_text(encoding="utf-8") == exercise_titles.render(), (
+        "helpers/data/exercise_titles.json no está al día: make notebooks"
+    )
+
+
+@pytest.mark.parametrize("module_id", module_ids())
+def test_every_check_names_an_exercise_of_its_notebook(module_id):
+    from helpers import checks
+
+    titles = checks._titles()[module_id]
+    registered = checks.exercises(module_id)
+    assert registered, f"{module_id} no registra comprobaciones"
+    unknown = [ex.key for ex in registered if ex.key not in titles]
+    assert not unknown, f"claves sin ejercicio en el cuaderno: {unknown}"
+    assert [ex.title for ex in registered] == [titles[ex.key] for ex in registered]
+    assert [ex.key for ex in registered] == [
+        k for k in titles if k in {ex.key for ex in registered}
+    ]

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import helpers
-from helpers.checks import CheckError, check_cases, exercise
+from helpers.checks import CheckError, Mistake, check_cases, exercise
 from tests.notebooks import module_ids, read, setup_source, solution_path
 
 
@@ -60,26 +60,38 @@ def test_course_style_sets_readable_defaults():
     assert mpl.rcParams["figure.figsize"] == [8.0, 4.5]
 
 
-@exercise("test_module", "double", "Doblar un número")
+@exercise("test_module", "double", "el doble")
 def _check_double(function):
     check_cases(
         function,
         "double",
         [(1.0,), (2.5,), (-3.0,)],
         lambda x: 2 * x,
-        [(lambda x: x**2, "¿Elevaste al cuadrado en vez de doblar?")],
+        [Mistake("squared", lambda x: x**2, "¿Elevaste al cuadrado en vez de doblar?")],
     )
 
 
 def test_check_passes_and_prints(capsys):
+    # Sin ejercicio en ningún cuaderno, el título es la clave; el aspecto va
+    # entre paréntesis
     _check_double(lambda x: x + x)
-    assert "✔ Doblar un número" in capsys.readouterr().out
+    assert "✔ double (el doble): ¡correcto!" in capsys.readouterr().out
+
+
+def test_checks_take_the_exercise_title_from_the_notebook(capsys):
+    from helpers.checks import exercise_title
+
+    title = exercise_title("01_bandidos", "incremental_mean")
+    assert title == "Ejercicio 1 · La media incremental"
+    helpers.progress_summary("01_bandidos")
+    assert f"·  {title}: sin comprobar todavía" in capsys.readouterr().out
 
 
 def test_check_names_the_mistake():
     with pytest.raises(CheckError, match="cuadrado") as caught:
         _check_double(lambda x: x * x)
     assert isinstance(caught.value, AssertionError)
+    assert caught.value.mistake == "squared"
     assert "double(1.0) devolvió 1, pero debía ser 2." in str(caught.value)
 
 

@@ -29,6 +29,7 @@ import functools
 import importlib
 import inspect
 import io
+import json
 import os
 import pkgutil
 import re
@@ -192,32 +193,55 @@ def _on_copies(reference: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
+#: Los títulos de los ejercicios, leídos de los cuadernos de ``solutions/``
+#: por ``tools.exercise_titles`` (con ``make notebooks``).
+TITLES = Path(__file__).resolve().parent.parent / "data" / "exercise_titles.json"
+
+
+@functools.cache
+def _titles() -> dict[str, dict[str, str]]:
+    """Módulo → (clave del ejercicio → su título en el cuaderno), en orden."""
+    return json.loads(TITLES.read_text(encoding="utf-8"))
+
+
+def exercise_title(module: str, key: str) -> str:
+    """El título del ejercicio ``key`` en el cuaderno de ``module``
+    («Ejercicio 3 · GAE(γ, λ) hacia atrás sobre un bloque»); la clave, si el
+    cuaderno no lo tiene."""
+    return _titles().get(module, {}).get(key, key)
+
+
 def exercise(
     module: str,
     key: str,
-    title: str,
+    aspect: str | None = None,
     *,
     uses: Mapping[str, Callable[..., Any]] | None = None,
 ) -> Callable[[F], F]:
     """Registra una comprobación y anota si pasa, para el resumen de progreso.
 
-    La comprobación decorada imprime «✔ ...» si todo va bien. Los avisos
-    (``RuntimeWarning`` de NumPy, etc.) y lo que el código del estudiante
-    escriba en stderr se silencian: nbgrader contaría cualquier texto en
-    stderr como un fallo de la celda de pruebas.
+    La comprobación decorada imprime «✔ <título>: ¡correcto!» si todo va
+    bien; el título es el del ejercicio en el cuaderno
+    (:func:`exercise_title`). Los avisos (``RuntimeWarning`` de NumPy, etc.) y
+    lo que el código del estudiante escriba en stderr se silencian: nbgrader
+    contaría cualquier texto en stderr como un fallo de la celda de pruebas.
 
     Args:
-        module, key, title: el módulo, la clave y el título del ejercicio.
+        module, key: el módulo y la clave del ejercicio (el ``grade_id`` de su
+            celda de solución).
+        aspect: lo que mira esta comprobación, si el ejercicio tiene una por
+            celda calificada («el valor», «los gradientes»); sale entre
+            paréntesis tras el título.
         uses: las funciones de otros ejercicios que la del estudiante puede
             llamar, con su referencia (``{"softmax": bandits.softmax}``).
             Durante la comprobación, la función del estudiante (el primer
             argumento) usa esas referencias: cada ejercicio se califica solo.
     """
-    # Varias comprobaciones (una por celda calificada) comparten la clave de su
-    # ejercicio y se titulan «Ejercicio · aspecto»; el resumen de progreso y el
-    # informe de parecidos nombran el ejercicio, sin el aspecto de la primera.
-    info = Exercise(module, key, title.split(" · ")[0])
-    _EXERCISES.setdefault(module, {}).setdefault(key, info)
+    exercise_name = exercise_title(module, key)
+    title = f"{exercise_name} ({aspect})" if aspect else exercise_name
+    _EXERCISES.setdefault(module, {}).setdefault(
+        key, Exercise(module, key, exercise_name)
+    )
     references = dict(uses or {})
 
     def decorate(check: F) -> F:
@@ -274,7 +298,12 @@ def exercises(module: str) -> list[Exercise]:
         if path.exists() and f'"{module}"' not in path.read_text(encoding="utf-8"):
             continue
         importlib.import_module(f"{__name__}.{info.name}")
-    return list(_EXERCISES.get(module, {}).values())
+    registered = _EXERCISES.get(module, {})
+    order = list(_titles().get(module, {}))
+    return sorted(
+        registered.values(),
+        key=lambda ex: order.index(ex.key) if ex.key in order else len(order),
+    )
 
 
 class Progress(dict):
@@ -303,7 +332,7 @@ def progress_summary(module: str) -> dict[str, bool | None]:
         print(f"{module} no tiene ejercicios con comprobación visible.")
         return summary
     print(f"Tu progreso en {module} (comprobaciones visibles de esta sesión):")
-    for number, ex in enumerate(exercises(module), start=1):
+    for ex in exercises(module):
         # Un ejercicio con una celda calificada por aspecto pasa solo si pasan
         # todas sus comprobaciones, no la última que se ejecutó.
         names = _CHECKS.get((module, ex.key), [])
@@ -316,19 +345,19 @@ def progress_summary(module: str) -> dict[str, bool | None]:
         if errors:
             summary[ex.key] = False
             first_line = errors[0].splitlines()[0]
-            print(f"  ✘  {number}. {ex.title}: {first_line}")
+            print(f"  ✘  {ex.title}: {first_line}")
         elif not ran:
             summary[ex.key] = None
-            print(f"  ·  {number}. {ex.title}: sin comprobar todavía")
+            print(f"  ·  {ex.title}: sin comprobar todavía")
         elif len(ran) < len(names):
             summary[ex.key] = None
             print(
-                f"  ·  {number}. {ex.title}: pasan {len(ran)} de {len(names)} "
+                f"  ·  {ex.title}: pasan {len(ran)} de {len(names)} "
                 "comprobaciones; ejecuta las demás celdas de comprobación"
             )
         else:
             summary[ex.key] = True
-            print(f"  ✔  {number}. {ex.title}")
+            print(f"  ✔  {ex.title}")
     passed = sum(1 for ok in summary.values() if ok)
     print(f"{passed} de {len(summary)} ejercicios pasan su comprobación visible.")
     if passed == len(summary):
