@@ -505,6 +505,7 @@ def compare_parameters(
     what: str,
     atol: float = 1e-5,
     rtol: float = 1e-4,
+    mistake: str = "wrong_parameters",
 ) -> None:
     """Falla si dos juegos de parámetros (``state_dict`` o diccionarios de
     arrays) no coinciden, diciendo cuál difiere primero y dónde.
@@ -513,18 +514,20 @@ def compare_parameters(
     se ejecutan unas actualizaciones con la misma semilla que la referencia y
     se comparan los parámetros que quedan, de forma exacta (con la tolerancia
     del float32), no «¿ha aprendido?». ``what`` dice qué se comparó («la red
-    tras 3 actualizaciones»).
+    tras 3 actualizaciones»); ``mistake``, el id del fallo
+    (:attr:`CheckError.mistake`).
     """
     missing = sorted(set(want) - set(got))
     if missing:
-        fail(f"A {what} le faltan parámetros: {', '.join(missing)}.")
+        fail(f"A {what} le faltan parámetros: {', '.join(missing)}.", mistake)
     for name, reference in want.items():
         value = as_array(got[name], name)
         expected = as_array(reference, name)
         if value.shape != expected.shape:
             fail(
                 f"En {what}, «{name}» tiene forma {value.shape} y debía tener "
-                f"{expected.shape}."
+                f"{expected.shape}.",
+                mistake,
             )
         if not np.allclose(value, expected, atol=atol, rtol=rtol, equal_nan=True):
             # «El parámetro devuelve un array que difiere» no se lee bien: un
@@ -533,7 +536,7 @@ def compare_parameters(
             difference = difference.replace(
                 "devuelve un array que difiere", "difiere", 1
             ).replace("devolvió ", "vale ", 1)
-            fail(f"En {what}, el parámetro «{name}» {difference}")
+            fail(f"En {what}, el parámetro «{name}» {difference}", mistake)
 
 
 def same_parameters(
