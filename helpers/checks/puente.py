@@ -18,14 +18,18 @@ import torch
 from torch.nn import functional as F
 
 from helpers.checks import (
+    CheckError,
+    Mistake,
     call,
     check_cases,
+    check_procedure,
     close,
     compare_parameters,
     describe_difference,
     exercise,
     fail,
     python_number,
+    tensor,
 )
 from helpers.puente.losses import response_log_probs as ref_response_log_probs
 from helpers.puente.plumbing import accumulate_gradients as ref_accumulate
@@ -104,35 +108,41 @@ def _lp_wrong_dim(logits, input_ids, prompt_len, mask):
     return log_p.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1) * mask
 
 
-_LOG_PROBS_MISTAKES = [
-    (
+_LOG_PROBS_MISTAKES: list[Mistake] = [
+    Mistake(
+        "lp_no_shift",
         _lp_no_shift,
         "Falta el desplazamiento: los logits de la posición t predicen el token "
         "t + 1. El token de la respuesta en la posición P + j se lee en los "
         "logits de la posición P + j − 1: logits[:, P − 1 : −1].",
     ),
-    (
+    Mistake(
+        "lp_labels_shifted_too",
         _lp_labels_shifted_too,
         "Desplazaste los logits y también los tokens: así cada logit «predice» "
         "el token que ya tenía delante. Los logits van de P − 1 a −1 y los "
         "tokens que se leen son los de la respuesta, input_ids[:, P:].",
     ),
-    (
+    Mistake(
+        "lp_raw_logits",
         _lp_raw_logits,
         "Devuelves el logit del token, no su log-probabilidad: pasa los logits "
         "por log_softmax sobre el vocabulario (el último eje) antes de elegir.",
     ),
-    (
+    Mistake(
+        "lp_probabilities",
         _lp_probabilities,
         "Devuelves probabilidades (softmax), no log-probabilidades: usa "
         "log_softmax (más estable que log(softmax(...))).",
     ),
-    (
+    Mistake(
+        "lp_unmasked",
         _lp_unmasked,
         "En el relleno debe salir 0: multiplica por la máscara o usa "
         "torch.where(mask.bool(), ..., 0).",
     ),
-    (
+    Mistake(
+        "lp_wrong_dim",
         _lp_wrong_dim,
         "El log_softmax va sobre el vocabulario, el último eje (dim=-1): sobre "
         "otro eje reparte la probabilidad entre posiciones, no entre tokens.",
@@ -175,19 +185,22 @@ def check_response_log_probs_shape(
         if not isinstance(got, torch.Tensor):
             fail(
                 "response_log_probs debe devolver un tensor de PyTorch (B, T); "
-                f"devolvió {type(got).__name__}."
+                f"devolvió {type(got).__name__}.",
+                "lp_not_a_tensor",
             )
         if tuple(got.shape) != tuple(mask.shape):
             fail(
                 f"response_log_probs devolvió forma {tuple(got.shape)}; debía ser "
                 f"(B, T) = {tuple(mask.shape)}, una columna por token de la "
-                "respuesta (input_ids[:, P:]), no por toda la secuencia."
+                "respuesta (input_ids[:, P:]), no por toda la secuencia.",
+                "lp_wrong_shape",
             )
         if (got.detach()[pad] != 0).any():
             fail(
                 "En el relleno (mask = 0) debe salir exactamente 0, sea cual sea "
                 "el id que haya en input_ids: multiplica por la máscara o usa "
-                "torch.where(mask.bool(), ..., 0)."
+                "torch.where(mask.bool(), ..., 0).",
+                "lp_padding_not_zero",
             )
 
 
@@ -201,7 +214,8 @@ def check_response_log_probs_gradient(response_log_probs: Callable[..., Any]) ->
         fail(
             "Tu resultado no tiene gradiente respecto a los logits (¿detach, "
             ".item(), .numpy() o torch.no_grad?): la pérdida se deriva a través "
-            "de estas log-probabilidades."
+            "de estas log-probabilidades.",
+            "lp_no_gradient",
         )
     got.sum().backward()
     want_logits = logits.detach().clone().requires_grad_(True)
@@ -213,7 +227,8 @@ def check_response_log_probs_gradient(response_log_probs: Callable[..., Any]) ->
                 logits.grad if logits.grad is not None else 0 * want_logits.grad,
                 want_logits.grad,
                 atol=1e-5,
-            )
+            ),
+            "lp_wrong_gradient",
         )
 
 
@@ -275,25 +290,29 @@ def _mm_multiplies(values, mask, dim=None):
     return (values * mask).sum(dim=dim) / mask.sum(dim=dim)
 
 
-_MASKED_MISTAKES = [
-    (
+_MASKED_MISTAKES: list[Mistake] = [
+    Mistake(
+        "mm_counts_padding",
         _mm_counts_padding,
         "Contaste el relleno: values.mean() promedia todas las casillas. Solo "
         "cuentan las de mask = 1.",
     ),
-    (
+    Mistake(
+        "mm_divides_by_all",
         _mm_divides_by_all,
         "Sumaste solo lo válido pero dividiste entre todas las casillas (con el "
         "relleno): divide entre el número de casillas válidas, mask.sum().",
     ),
-    (
+    Mistake(
+        "mm_ignores_dim",
         _mm_ignores_dim,
         "Ignoras dim: con dim=None es la media de todo lo válido (un escalar); "
         "con un eje, la media a lo largo de ese eje (una por fila con dim=-1).",
     ),
 ]
-_NONFINITE_MISTAKES = [
-    (
+_NONFINITE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "mm_multiplies_mask",
         _mm_multiplies,
         "Multiplicas por la máscara: 0 · nan = nan y 0 · inf = nan, así que un "
         "relleno no finito lo estropea todo. Elige con "
@@ -375,42 +394,49 @@ def _norm_multiplies(per_token, mask, kind, max_completion_length):
     return kept.sum() / (per_token.shape[0] * max_completion_length)
 
 
-_NORMALIZE_MISTAKES = [
-    (
+_NORMALIZE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "norm_multiplies_mask",
         _norm_multiplies,
         "Multiplicas por la máscara: con nan o inf en el relleno, 0 · nan = nan "
         "y la pérdida entera sale nan. Elige con torch.where(mask.bool(), "
         "per_token, 0) (o usa tu masked_mean).",
     ),
-    (
+    Mistake(
+        "grpo_mean_of_tokens",
         _norm_with("grpo", lambda x, m, L: ref_masked_mean(x, m)),
         "Con «grpo» hiciste la media de todos los tokens del lote (eso es "
         "«bnpo»): primero la media de cada respuesta (dim=-1) y después la "
         "media de esas B medias.",
     ),
-    (
+    Mistake(
+        "grpo_divides_by_width",
         _norm_with("grpo", lambda x, m, L: (_kept(x, m).sum(-1) / x.shape[-1]).mean()),
         "Con «grpo» dividiste cada respuesta entre T, el ancho del lote con "
         "relleno: cada una se divide entre su longitud, mask.sum(dim=-1).",
     ),
-    (
+    Mistake(
+        "bnpo_mean_of_means",
         _norm_with("bnpo", lambda x, m, L: ref_masked_mean(x, m, -1).mean()),
         "Con «bnpo» hiciste la media de cada respuesta y luego la de las "
         "respuestas (eso es «grpo»): en «bnpo» todos los tokens del lote pesan "
         "igual, la suma entre mask.sum().",
     ),
-    (
+    Mistake(
+        "dr_grpo_divides_by_batch",
         _norm_with("dr_grpo", lambda x, m, L: _kept(x, m).sum() / x.shape[0]),
         "Con «dr_grpo» dividiste solo entre B: TRL divide entre "
         "B · max_completion_length.",
     ),
-    (
+    Mistake(
+        "dr_grpo_divides_by_width",
         _norm_with("dr_grpo", lambda x, m, L: _kept(x, m).sum() / x.numel()),
         "Con «dr_grpo» dividiste entre B · T, el ancho de este lote: TRL divide "
         "entre B · max_completion_length, una constante que no depende de lo "
         "largas que salieran las respuestas del lote.",
     ),
-    (
+    Mistake(
+        "dr_grpo_divides_by_tokens",
         _norm_with("dr_grpo", lambda x, m, L: ref_masked_mean(x, m)),
         "Con «dr_grpo» dividiste entre el número de tokens válidos (eso es "
         "«bnpo»): el divisor es la constante B · max_completion_length.",
@@ -441,7 +467,8 @@ def check_trl_normalize(
     if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
         fail(
             "Tu pérdida no tiene gradiente (¿.item(), float() o detach?): "
-            "devuelve un tensor de PyTorch para poder hacer loss.backward()."
+            "devuelve un tensor de PyTorch para poder hacer loss.backward().",
+            "norm_no_gradient",
         )
 
 
@@ -529,8 +556,9 @@ def _accumulate_variant(
     return accumulate
 
 
-_ACCUMULATE_MISTAKES = [
-    (
+_ACCUMULATE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "acc_mean_of_means",
         _accumulate_variant(local_tokens=True, mean_of_means=True),
         "Cada micro-lote se normaliza entre sus propios tokens y luego divides "
         "entre k: es la media de k medias, que solo coincide con la del lote "
@@ -538,27 +566,32 @@ _ACCUMULATE_MISTAKES = [
         "de acumulación que transformers corrigió en 2024). Divide cada trozo "
         "entre los tokens de todo el lote, mask.sum().",
     ),
-    (
+    Mistake(
+        "acc_local_tokens",
         _accumulate_variant(local_tokens=True),
         "Cada micro-lote se normaliza entre sus propios tokens: así la suma "
         "pesa k veces más y los trozos con menos tokens pesan más por token. "
         "Divide cada trozo entre los tokens de todo el lote, mask.sum().",
     ),
-    (
+    Mistake(
+        "acc_zero_grad_inside",
         _accumulate_variant(zero_each=True),
         "Pones los gradientes a 0 dentro del bucle: solo sobrevive el último "
         "micro-lote. backward() suma en .grad; deja que sume.",
     ),
-    (
+    Mistake(
+        "acc_counts_padding",
         _accumulate_variant(no_mask=True),
         "Cuentas los tokens de relleno: multiplica por la máscara (y normaliza "
         "entre los tokens de verdad).",
     ),
-    (
+    Mistake(
+        "acc_sign",
         _accumulate_variant(sign=-1.0),
         "El signo: la pérdida es −Σ A · log π / N (el optimizador minimiza).",
     ),
-    (
+    Mistake(
+        "acc_no_divisor",
         _accumulate_variant(no_norm=True),
         "Falta el divisor: la pérdida es la suma entre el número de tokens de "
         "todo el lote, mask.sum().",
@@ -606,7 +639,8 @@ def _run_accumulate(accumulate, k: int, preset: bool = False):
         if not torch.equal(before, after):
             fail(
                 f"accumulate_gradients modificó su argumento {name}: quien la "
-                "llama lo sigue usando. Calcula sobre valores nuevos."
+                "llama lo sigue usando. Calcula sobre valores nuevos.",
+                "modified_input",
             )
     grads = {
         name: (p.grad.clone() if p.grad is not None else torch.zeros_like(p))
@@ -619,6 +653,43 @@ def _same_grads(a, b) -> bool:
     return all(torch.allclose(a[n], b[n], atol=1e-7, rtol=1e-4) for n in b)
 
 
+def _whole_batch(model, input_ids, prompt_len, mask, advantages, num_microbatches):
+    """La referencia con el lote entero (k = 1), se pida el k que se pida: sus
+    gradientes son los que debe dar cualquier número de micro-lotes."""
+    return ref_accumulate(model, input_ids, prompt_len, mask, advantages, 1)
+
+
+def _check_gradients(accumulate_gradients: Callable[..., Any], k: int) -> None:
+    """:func:`check_procedure` con los gradientes que deja una llamada con
+    ``k`` micro-lotes. Si un error típico los explica, lo dice; si ninguno,
+    :func:`compare_parameters` dice qué gradiente difiere primero y dónde."""
+    what = f"el gradiente con k = {k} micro-lotes"
+    explained = False
+
+    def same_as_mistake(got, wrong) -> bool:
+        nonlocal explained
+        explained = _same_grads(wrong, got)
+        return explained
+
+    def describe(got, want) -> str:
+        if not explained:
+            try:
+                compare_parameters(got, want, what=what, atol=1e-7)
+            except CheckError as error:
+                raise CheckError(str(error), "acc_wrong_gradients") from None
+        return f"Con k = {k} micro-lotes, los gradientes no son los del lote entero."
+
+    check_procedure(
+        accumulate_gradients,
+        _whole_batch,
+        _ACCUMULATE_MISTAKES,
+        run=lambda accumulate: _run_accumulate(accumulate, k)[0],
+        same=_same_grads,
+        describe=describe,
+        same_as_mistake=same_as_mistake,
+    )
+
+
 @exercise(
     MODULE,
     "accumulate_gradients",
@@ -627,20 +698,8 @@ def _same_grads(a, b) -> bool:
 )
 def check_accumulate_gradients(accumulate_gradients: Callable[..., Any]) -> None:
     """Los **gradientes** con k = 1, 2 y 4 micro-lotes son los del lote entero."""
-    want, _, _ = _run_accumulate(ref_accumulate, 1)
     for k in (1, 2, 4):
-        got, _, sizes = _run_accumulate(accumulate_gradients, k)
-        if _same_grads(got, want):
-            continue
-        for mistake, message in _ACCUMULATE_MISTAKES:
-            if _same_grads(_run_accumulate(mistake, k)[0], got):
-                fail(
-                    f"Con k = {k} micro-lotes, los gradientes no son los del lote "
-                    f"entero.\n{message}"
-                )
-        compare_parameters(
-            got, want, what=f"el gradiente con k = {k} micro-lotes", atol=1e-7
-        )
+        _check_gradients(accumulate_gradients, k)
 
 
 @exercise(
@@ -662,7 +721,8 @@ def check_accumulate_gradients_microbatches(
             fail(
                 f"Con k = {k}, el modelo recibió forward de {sizes} filas; debían "
                 f"ser {k} forward de B/k = {batch // k} filas seguidas (un forward "
-                "y un backward por micro-lote, nunca el lote entero a la vez)."
+                "y un backward por micro-lote, nunca el lote entero a la vez).",
+                "acc_forward_sizes",
             )
         python_number(value, "Lo que devuelve accumulate_gradients (la pérdida L)")
         _, want_value, _ = _run_accumulate(ref_accumulate, k)
@@ -670,7 +730,8 @@ def check_accumulate_gradients_microbatches(
             fail(
                 f"Con k = {k}, devolviste L = {float(value):.6g} y era "
                 f"{want_value:.6g}: devuelve la suma de las pérdidas de los "
-                "micro-lotes (cada una ya dividida entre los tokens del lote)."
+                "micro-lotes (cada una ya dividida entre los tokens del lote).",
+                "acc_wrong_value",
             )
     got, _, _ = _run_accumulate(accumulate_gradients, 2, preset=True)
     want, _, _ = _run_accumulate(ref_accumulate, 2, preset=True)
@@ -678,7 +739,8 @@ def check_accumulate_gradients_microbatches(
         fail(
             "Con gradientes de antes en .grad, los tuyos no son los de antes más "
             "los del lote: accumulate_gradients no debe poner .grad a 0 (ni "
-            "antes ni dentro del bucle); quien la llama decide cuándo."
+            "antes ni dentro del bucle); quien la llama decide cuándo.",
+            "acc_resets_grad",
         )
 
 
@@ -689,16 +751,12 @@ def check_accumulate_gradients_microbatches(
 INFORMATIVE_TITLE = "Los grupos con señal"
 
 
-def _r(values: list[float]) -> torch.Tensor:
-    return torch.tensor(values, dtype=torch.float32)
-
-
 _INFORMATIVE_CASES = [
-    (_r([0, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0]), 4),
-    (_r([1, 0, 0, 0, 0, 0]), 2),
-    (_r([0.5, 0.5, 0.5, 2.0, 2.0, 1.0, 0.25, 0.25, 0.25]), 3),
-    (_r([1, 1, 1, 1, 0, 0, 0, 1]), 4),
-    (_r([3.0, 3.0, 3.0, 3.0]), 4),
+    (tensor([0, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0]), 4),
+    (tensor([1, 0, 0, 0, 0, 0]), 2),
+    (tensor([0.5, 0.5, 0.5, 2.0, 2.0, 1.0, 0.25, 0.25, 0.25]), 3),
+    (tensor([1, 1, 1, 1, 0, 0, 0, 1]), 4),
+    (tensor([3.0, 3.0, 3.0, 3.0]), 4),
 ]
 
 
@@ -726,29 +784,34 @@ def _ig_batch_std(rewards, group_size):
     return torch.full_like(rewards, bool(rewards.std() > 0), dtype=torch.bool)
 
 
-_INFORMATIVE_MISTAKES = [
-    (
+_INFORMATIVE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "ig_mixed_binary",
         _ig_mixed_binary,
         "Miras si la media del grupo está entre 0 y 1: vale para recompensas 0/1, "
         "pero no para otras (un grupo [0,5; 0,5; 0,5] no tiene señal y uno "
         "[2; 2; 1] sí). Un grupo no aporta si todas sus recompensas son iguales.",
     ),
-    (
+    Mistake(
+        "ig_per_group",
         _ig_per_group,
         "Devuelves un valor por grupo: el resultado es uno por respuesta, (B,), "
         "repetido G veces dentro de cada grupo (repeat_interleave).",
     ),
-    (
+    Mistake(
+        "ig_tiled",
         _ig_tiled,
         "Los grupos son G respuestas seguidas (las del primer enunciado, luego "
         "las del segundo...): reshape(-1, G), no reshape(G, -1).",
     ),
-    (
+    Mistake(
+        "ig_inverse",
         _ig_inverse,
         "Está al revés: True en los grupos con recompensas distintas (los que "
         "tienen señal), False en los de todo iguales.",
     ),
-    (
+    Mistake(
+        "ig_batch_std",
         _ig_batch_std,
         "Miras la variación del lote entero: lo que cuenta es la de cada grupo.",
     ),
@@ -776,5 +839,6 @@ def check_informative_groups(
             "informative_groups debe devolver un tensor booleano (para indexar "
             f"el lote con él); devolvió {type(got).__name__}"
             + (f" de {got.dtype}" if isinstance(got, torch.Tensor) else "")
-            + ". Una comparación (!=, >) ya da booleanos."
+            + ". Una comparación (!=, >) ya da booleanos.",
+            "ig_not_bool",
         )

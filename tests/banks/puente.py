@@ -22,7 +22,7 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
     chosen = log_p.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1)
     return chosen * mask
 """,
-            "Falta el desplazamiento",
+            mistake="lp_no_shift",
             fails=(_LP, _LP_GRAD),
         ),
         Answer(
@@ -33,7 +33,7 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
     chosen = log_p.gather(-1, input_ids[:, prompt_len - 1:-1, None]).squeeze(-1)
     return chosen * mask
 """,
-            "también los tokens",
+            mistake="lp_labels_shifted_too",
             fails=(_LP, _LP_GRAD),
         ),
         Answer(
@@ -44,7 +44,7 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
         -1, input_ids[:, prompt_len:].unsqueeze(-1)).squeeze(-1)
     return chosen * mask
 """,
-            "log_softmax sobre el vocabulario",
+            mistake="lp_raw_logits",
             fails=(_LP, _LP_GRAD),
         ),
         Answer(
@@ -54,7 +54,7 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
     log_p = torch.log_softmax(logits[:, prompt_len - 1:-1], dim=-1)
     return log_p.gather(-1, input_ids[:, prompt_len:].unsqueeze(-1)).squeeze(-1)
 """,
-            "En el relleno debe salir 0",
+            mistake="lp_unmasked",
         ),
         Answer(
             "log_softmax sobre las posiciones",
@@ -64,7 +64,7 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
     chosen = log_p.gather(-1, input_ids[:, prompt_len:].unsqueeze(-1)).squeeze(-1)
     return chosen * mask
 """,
-            "el último eje",
+            mistake="lp_wrong_dim",
             fails=(_LP, _LP_GRAD),
         ),
         Answer(
@@ -75,7 +75,7 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
     chosen = log_p.gather(-1, input_ids[:, prompt_len:].unsqueeze(-1)).squeeze(-1)
     return chosen * mask
 """,
-            "no tiene gradiente",
+            mistake="lp_no_gradient",
             fails=(_LP_GRAD,),
         ),
     ],
@@ -86,7 +86,7 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
 def masked_mean(values, mask, dim=None):
     return values.mean() if dim is None else values.mean(dim=dim)
 """,
-            "Contaste el relleno",
+            mistake="mm_counts_padding",
         ),
         Answer(
             "divide entre todas las casillas",
@@ -97,7 +97,7 @@ def masked_mean(values, mask, dim=None):
         return kept.sum() / mask.numel()
     return kept.sum(dim=dim) / mask.shape[dim]
 """,
-            "dividiste entre todas las casillas",
+            mistake="mm_divides_by_all",
         ),
         Answer(
             "multiplica por la máscara (nan en el relleno)",
@@ -107,7 +107,7 @@ def masked_mean(values, mask, dim=None):
         return (values * mask).sum() / mask.sum()
     return (values * mask).sum(dim=dim) / mask.sum(dim=dim)
 """,
-            "Multiplicas por la máscara",
+            mistake="mm_multiplies_mask",
             fails=(_MM_NONFINITE,),
         ),
         Answer(
@@ -117,7 +117,7 @@ def masked_mean(values, mask, dim=None):
     keep = mask.bool()
     return torch.where(keep, values, torch.zeros_like(values)).sum() / keep.sum()
 """,
-            "Ignoras dim",
+            mistake="mm_ignores_dim",
         ),
         Answer(
             "modifica la entrada",
@@ -128,7 +128,7 @@ def masked_mean(values, mask, dim=None):
         return values.sum() / mask.sum()
     return values.sum(dim=dim) / mask.sum(dim=dim)
 """,
-            "modificó su argumento",
+            mistake="modified_input",
         ),
     ],
     "trl_normalize": [
@@ -143,7 +143,7 @@ def trl_normalize(per_token, mask, loss_type, max_completion_length):
         return kept.sum() / mask.sum()
     return kept.sum() / (per_token.shape[0] * max_completion_length)
 """,
-            "«grpo» hiciste la media de todos los tokens",
+            mistake="grpo_mean_of_tokens",
             fails=("trl_normalize_test_grpo", "trl_normalize_test_bnpo"),
         ),
         Answer(
@@ -157,7 +157,7 @@ def trl_normalize(per_token, mask, loss_type, max_completion_length):
         return kept.sum() / mask.sum()
     return kept.sum() / per_token.shape[0]
 """,
-            "dividiste solo entre B",
+            mistake="dr_grpo_divides_by_batch",
             fails=("trl_normalize_test_dr_grpo",),
         ),
         Answer(
@@ -171,7 +171,7 @@ def trl_normalize(per_token, mask, loss_type, max_completion_length):
         return kept.sum() / mask.sum()
     return kept.sum() / kept.numel()
 """,
-            "el ancho de este lote",
+            mistake="dr_grpo_divides_by_width",
             fails=("trl_normalize_test_dr_grpo",),
         ),
         Answer(
@@ -185,7 +185,7 @@ def trl_normalize(per_token, mask, loss_type, max_completion_length):
         return kept.sum() / mask.sum()
     return kept.sum() / (per_token.shape[0] * max_completion_length)
 """,
-            "dividiste cada respuesta entre T",
+            mistake="grpo_divides_by_width",
             fails=("trl_normalize_test_grpo",),
         ),
         Answer(
@@ -199,7 +199,7 @@ def trl_normalize(per_token, mask, loss_type, max_completion_length):
         return kept.sum() / mask.sum()
     return kept.sum() / (per_token.shape[0] * max_completion_length)
 """,
-            "Multiplicas por la máscara",
+            mistake="norm_multiplies_mask",
         ),
     ],
     "accumulate_gradients": [
@@ -219,7 +219,7 @@ def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
         total += loss.item()
     return total
 """,
-            "media de k medias",
+            mistake="acc_mean_of_means",
             fails=(_ACC, _ACC_MICRO),
         ),
         Answer(
@@ -238,7 +238,7 @@ def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
         total += loss.item()
     return total
 """,
-            "solo sobrevive el último",
+            mistake="acc_zero_grad_inside",
             fails=(_ACC, _ACC_MICRO),
         ),
         Answer(
@@ -251,7 +251,7 @@ def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
     loss.backward()
     return loss.item()
 """,
-            "un forward y un backward por micro-lote",
+            mistake="acc_forward_sizes",
             fails=(_ACC_MICRO,),
         ),
         Answer(
@@ -269,7 +269,7 @@ def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
         total = total + loss.detach()
     return total
 """,
-            "float",
+            mistake="not_python_number",
             fails=(_ACC_MICRO,),
         ),
         Answer(
@@ -287,7 +287,7 @@ def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
         total += loss.item()
     return total
 """,
-            "El signo",
+            mistake="acc_sign",
         ),
     ],
     "informative_groups": [
@@ -298,7 +298,7 @@ def informative_groups(rewards, group_size):
     means = rewards.view(-1, group_size).mean(dim=1)
     return ((means > 0) & (means < 1)).repeat_interleave(group_size)
 """,
-            "vale para recompensas 0/1",
+            mistake="ig_mixed_binary",
         ),
         Answer(
             "uno por grupo",
@@ -306,7 +306,7 @@ def informative_groups(rewards, group_size):
 def informative_groups(rewards, group_size):
     return rewards.view(-1, group_size).std(dim=1) > 0
 """,
-            "un valor por grupo",
+            mistake="ig_per_group",
         ),
         Answer(
             "grupos en mosaico",
@@ -315,7 +315,7 @@ def informative_groups(rewards, group_size):
     groups = rewards.reshape(group_size, -1).T
     return (groups.max(dim=1).values > groups.min(dim=1).values).repeat(group_size)
 """,
-            "reshape(-1, G)",
+            mistake="ig_tiled",
         ),
         Answer(
             "al revés",
@@ -325,7 +325,7 @@ def informative_groups(rewards, group_size):
     same = (groups == groups[:, :1]).all(dim=1)
     return same.repeat_interleave(group_size)
 """,
-            "Está al revés",
+            mistake="ig_inverse",
         ),
         Answer(
             "floats en vez de booleanos",
@@ -335,7 +335,7 @@ def informative_groups(rewards, group_size):
     varied = (groups.max(dim=1).values - groups.min(dim=1).values > 0).float()
     return varied.repeat_interleave(group_size)
 """,
-            "booleano",
+            mistake="ig_not_bool",
         ),
     ],
 }
