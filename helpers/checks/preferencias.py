@@ -28,8 +28,11 @@ import torch
 from torch.nn import functional as F
 
 from helpers.checks import (
+    CheckError,
+    Mistake,
     call,
     check_cases,
+    check_procedure,
     close,
     compare_parameters,
     describe_difference,
@@ -37,6 +40,7 @@ from helpers.checks import (
     fail,
     python_number,
     same_parameters,
+    tensor,
 )
 from helpers.checks.quiz import statements_check
 from helpers.formatting import significant
@@ -62,23 +66,21 @@ def _eighths(x: torch.Tensor) -> torch.Tensor:
     return torch.round(8 * x) / 8
 
 
-def _t(values: Sequence[float]) -> torch.Tensor:
-    return torch.tensor(values, dtype=torch.float32)
-
-
 def _scalar(out: Any, call_text: str) -> torch.Tensor:
     """El resultado como tensor escalar, o un diagnóstico si no lo es."""
     if not isinstance(out, torch.Tensor):
         fail(
             f"{call_text} debe devolver un tensor de PyTorch (para poder llamar a "
             f"loss.backward()); devolvió {type(out).__name__}. No uses .item(), "
-            "float() ni NumPy: sin tensor no hay gradiente y el modelo no aprende."
+            "float() ni NumPy: sin tensor no hay gradiente y el modelo no aprende.",
+            "loss_not_a_tensor",
         )
     if out.numel() != 1:
         fail(
             f"{call_text} debe devolver un escalar (la media del lote) y devolvió "
             f"algo de forma {tuple(out.shape)}: promedia sobre los pares con "
-            ".mean()."
+            ".mean().",
+            "loss_not_a_scalar",
         )
     return out.reshape(())
 
@@ -108,7 +110,8 @@ def _compare_gradients(
         fail(
             f"El resultado de {call_text} no tiene gradiente (¿.item(), float(), "
             "NumPy, .detach() o torch.no_grad()?): la pérdida se deriva para "
-            "entrenar, y tiene que seguir en el grafo de PyTorch."
+            "entrenar, y tiene que seguir en el grafo de PyTorch.",
+            "loss_no_gradient",
         )
     out.backward()
     reference(*wanted).backward()
@@ -116,18 +119,22 @@ def _compare_gradients(
         got, want = _grad_or_zero(given[index]), wanted[index].grad
         if not torch.isfinite(got).all():
             fail(
-                f"El gradiente respecto a {name} sale inf o nan en {call_text}. " + hint
+                f"El gradiente respecto a {name} sale inf o nan en {call_text}. "
+                + hint,
+                "gradient_not_finite",
             )
         if given[index].grad is None and want.abs().max() > 0:
             fail(
                 f"El gradiente no llega a {name} (¿un .detach() o un número de "
                 f"Python por el camino?): la pérdida depende de {name} y tiene "
-                "que derivarse respecto a él."
+                "que derivarse respecto a él.",
+                "gradient_not_reaching_input",
             )
         if not close(got, want, atol=1e-5):
             fail(
                 f"El gradiente respecto a {name} en {call_text} no es el de la "
-                "referencia: " + describe_difference(got, want, atol=1e-5)
+                "referencia: " + describe_difference(got, want, atol=1e-5),
+                "wrong_gradient",
             )
 
 
@@ -150,7 +157,7 @@ def bt_case(seed: int, size: int, scale: float = 1.0) -> tuple[torch.Tensor, ...
 
 #: Diferencias moderadas (la sigmoide no satura), con un empate y un lote de 1.
 BT_CASES = [
-    (_t([2.0, 0.0, -1.0]), _t([0.0, 0.0, 1.0])),
+    (tensor([2.0, 0.0, -1.0]), tensor([0.0, 0.0, 1.0])),
     bt_case(0, 6, 1.0),
     bt_case(1, 9, 3.0),
     bt_case(2, 1, 2.0),
@@ -158,9 +165,9 @@ BT_CASES = [
 
 #: Diferencias de ±50 a ±300: en float32, σ(x) redondea a 0 para x < −88.
 BT_STABLE_CASES = [
-    (_t([-100.0, 50.0, 0.0, 3.0]), _t([100.0, -150.0, 0.0, -2.0])),
-    (_t([-60.0]), _t([60.0])),
-    (_t([200.0, -200.0, 1.0]), _t([-0.5, 0.5, -1.0])),
+    (tensor([-100.0, 50.0, 0.0, 3.0]), tensor([100.0, -150.0, 0.0, -2.0])),
+    (tensor([-60.0]), tensor([60.0])),
+    (tensor([200.0, -200.0, 1.0]), tensor([-0.5, 0.5, -1.0])),
 ]
 
 
@@ -217,45 +224,53 @@ def _bt_epsilon(eps: float, clamp: bool) -> Callable[..., torch.Tensor]:
     return loss
 
 
-BT_MISTAKES = [
-    (
+BT_MISTAKES: list[Mistake] = [
+    Mistake(
+        "bt_swapped",
         _bt_swapped,
         "La diferencia va al revés: es r_elegida − r_rechazada (chosen − "
         "rejected). Con la resta cambiada, la pérdida baja cuando el modelo "
         "puntúa más a la rechazada.",
     ),
-    (
+    Mistake(
+        "bt_sum",
         _bt_sum,
         "Sumaste sobre el lote: la pérdida es la media de los B pares (.mean()), "
         "para que su escala no dependa del tamaño del lote.",
     ),
-    (
+    Mistake(
+        "bt_no_minus",
         _bt_no_minus,
         "Falta el signo menos: la pérdida es −log σ(r_elegida − r_rechazada), "
         "que es positiva y baja cuando la elegida puntúa más. Sin el menos, "
         "minimizarla empuja al revés.",
     ),
-    (
+    Mistake(
+        "bt_no_log",
         _bt_no_log,
         "Falta el logaritmo: −σ(d) no es la pérdida de Bradley–Terry. Es "
         "−log σ(d), menos la log-probabilidad de la preferencia observada.",
     ),
-    (
+    Mistake(
+        "bt_one_minus_sigmoid",
         _bt_one_minus_sigmoid,
         "Devuelves 1 − σ(d), no −log σ(d): falta el logaritmo. Sin él, un par "
         "muy mal ordenado cuesta como mucho 1 y apenas empuja.",
     ),
-    (
+    Mistake(
+        "bt_per_pair",
         _bt_per_pair,
         "Devuelves la pérdida de cada par: falta promediar sobre el lote "
         "(.mean()) para tener un escalar al que llamar .backward().",
     ),
-    (
+    Mistake(
+        "bt_separately",
         _bt_separately,
         "Aplicaste log σ a cada recompensa por separado: Bradley–Terry solo "
         "mira la diferencia, −log σ(r_elegida − r_rechazada).",
     ),
-    (
+    Mistake(
+        "bt_means_inside",
         _bt_means_inside,
         "Restaste las medias del lote dentro de σ: la pérdida es la media de "
         "−log σ(·) de cada par, no −log σ de la diferencia de medias.",
@@ -269,11 +284,12 @@ _UNSTABLE = (
     "sin pasar por σ."
 )
 
-BT_STABLE_MISTAKES = [
-    (_bt_unstable, _UNSTABLE),
-    (_bt_log1p_exp, _UNSTABLE),
+BT_STABLE_MISTAKES: list[Mistake] = [
+    Mistake("bt_log_of_sigmoid", _bt_unstable, _UNSTABLE),
+    Mistake("bt_log1p_exp", _bt_log1p_exp, _UNSTABLE),
     *[
-        (
+        Mistake(
+            f"bt_epsilon_{'clamp' if clamp else 'add'}_{round(-np.log10(eps))}",
             _bt_epsilon(eps, clamp),
             "Recortaste σ(d) con un ε antes del logaritmo: ya no sale ∞, pero con "
             "diferencias grandes la pérdida queda topada en −log ε y el gradiente "
@@ -330,7 +346,8 @@ def check_bradley_terry_loss_stable(
             shown = "; ".join(significant(d) for d in differences[:6])
             fail(
                 f"Con diferencias r_elegida − r_rechazada = [{shown}], tu pérdida "
-                f"sale {significant(out.detach().reshape(-1)[0])}.\n{_UNSTABLE}"
+                f"sale {significant(out.detach().reshape(-1)[0])}.\n{_UNSTABLE}",
+                "bt_overflow",
             )
     check_cases(
         bradley_terry_loss,
@@ -362,12 +379,12 @@ ACCURACY_TITLE = "La precisión por pares"
 
 #: Con empates (exactos) y sin ellos, y un lote de empates solo.
 ACCURACY_CASES = [
-    (_t([1.0, 2.0, 0.0, 5.0, 3.0]), _t([0.0, 3.0, 0.0, 1.0, 3.0])),
+    (tensor([1.0, 2.0, 0.0, 5.0, 3.0]), tensor([0.0, 3.0, 0.0, 1.0, 3.0])),
     (
-        _t([0.5, -1.0, 2.0, 2.0, 0.25, 7.0, 1.0, 1.0]),
-        _t([0.25, -1.0, 3.0, 2.0, 0.5, -7.0, 1.0, 0.0]),
+        tensor([0.5, -1.0, 2.0, 2.0, 0.25, 7.0, 1.0, 1.0]),
+        tensor([0.25, -1.0, 3.0, 2.0, 0.5, -7.0, 1.0, 0.0]),
     ),
-    (_t([3.0, 1.0, 4.0]), _t([1.0, 5.0, 9.0])),
+    (tensor([3.0, 1.0, 4.0]), tensor([1.0, 5.0, 9.0])),
     (torch.zeros(4), torch.zeros(4)),
 ]
 
@@ -405,35 +422,41 @@ def _acc_ties_excluded(chosen, rejected):
     return (chosen[decided] > rejected[decided]).float().mean().item()
 
 
-ACCURACY_MISTAKES = [
-    (
+ACCURACY_MISTAKES: list[Mistake] = [
+    Mistake(
+        "acc_ties_zero",
         _acc_ties_zero,
         "Los empates cuentan como fallo: un empate es medio acierto (0,5). Un "
         "modelo que da a todo la misma nota debe sacar 0,5, como una moneda, "
         "no 0.",
     ),
-    (
+    Mistake(
+        "acc_ties_one",
         _acc_ties_one,
         "Con ≥ los empates cuentan como acierto entero: la elegida tiene que "
         "puntuar más (>), y un empate vale 0,5. Si no, un modelo que da a todo "
         "la misma nota sacaría un 100 %.",
     ),
-    (
+    Mistake(
+        "acc_counts",
         _acc_counts,
         "Devuelves cuántos aciertos hay, no la fracción: divide entre el número "
         "de pares (o usa .mean()).",
     ),
-    (
+    Mistake(
+        "acc_reversed",
         _acc_reversed,
         "Está al revés: cuentas los pares en que la rechazada puntúa más. "
         "Acierta el par en que chosen_rewards > rejected_rewards.",
     ),
-    (
+    Mistake(
+        "acc_means",
         _acc_means,
         "Comparas las medias del lote: la precisión se cuenta par a par (la "
         "fracción de filas en que la elegida puntúa más).",
     ),
-    (
+    Mistake(
+        "acc_ties_excluded",
         _acc_ties_excluded,
         "Quitaste los empates del recuento: se quedan, y cuentan medio acierto "
         "cada uno (la fracción es sobre todos los pares).",
@@ -505,7 +528,13 @@ DPO_CASES = [
     dpo_case(0, 4, 0.1),
     dpo_case(1, 6, 0.5),
     dpo_case(2, 3, 2.0, 5.0),
-    (_t([-5.0, -400.0]), _t([-400.0, -5.0]), _t([-200.0] * 2), _t([-200.0] * 2), 0.5),
+    (
+        tensor([-5.0, -400.0]),
+        tensor([-400.0, -5.0]),
+        tensor([-200.0] * 2),
+        tensor([-200.0] * 2),
+        0.5,
+    ),
 ]
 #: h de unidades (IPO usa medias por token), con β ≠ 1 (donde 1/(2β) = β/2).
 IPO_CASES = [
@@ -546,28 +575,37 @@ _SIGN = (
     "y la elegida menos la rechazada. Al revés, DPO sube la rechazada."
 )
 
-DPO_MISTAKES = [
-    (_dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(-b * h).mean()), _SIGN),
-    (
+DPO_MISTAKES: list[Mistake] = [
+    Mistake(
+        "dpo_sign",
+        _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(-b * h).mean()),
+        _SIGN,
+    ),
+    Mistake(
+        "dpo_beta_outside",
         _dpo_variant(sigmoid=lambda h, b, *_: -b * F.logsigmoid(h).mean()),
         "β va dentro de la sigmoide: −log σ(β·h), no −β·log σ(h). Fuera, solo "
         "escala la pérdida; dentro, decide cuánto se puede alejar la política "
         "de la referencia.",
     ),
-    (
+    Mistake(
+        "dpo_no_beta",
         _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(h).mean()),
         "Falta β: la pérdida es −log σ(β·h). β es el peso de la KL implícita, "
         "cuánto se deja alejar la política de la referencia.",
     ),
-    (
+    Mistake(
+        "dpo_sum",
         _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(b * h).sum()),
         "Sumaste sobre el lote: la pérdida es la media de los pares (.mean()).",
     ),
-    (
+    Mistake(
+        "dpo_per_pair",
         _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(b * h)),
         "Devuelves la pérdida de cada par: falta la media del lote (.mean()).",
     ),
-    (
+    Mistake(
+        "dpo_no_reference",
         _dpo_variant(
             sigmoid=lambda h, b, pc, pr, rc, rr: -F.logsigmoid(b * (pc - pr)).mean()
         ),
@@ -576,7 +614,8 @@ DPO_MISTAKES = [
         "log π_ref,rechazada). Sin ella, nada ata la política a su punto de "
         "partida.",
     ),
-    (
+    Mistake(
+        "dpo_ratios",
         _dpo_variant(
             sigmoid=lambda h, b, pc, pr, rc, rr: (
                 -F.logsigmoid(b * ((pc - rc).exp() - (pr - rr).exp())).mean()
@@ -585,7 +624,8 @@ DPO_MISTAKES = [
         "Usaste los cocientes π/π_ref (con exp) en vez de sus logaritmos: h "
         "es una resta de log-cocientes, log π − log π_ref, sin exponenciales.",
     ),
-    (
+    Mistake(
+        "dpo_log_of_sigmoid",
         _dpo_variant(sigmoid=lambda h, b, *_: -torch.log(torch.sigmoid(b * h)).mean()),
         "log(σ(β·h)) en dos pasos se desborda: en float32, σ redondea a 0 "
         "cuando β·h < −88, y log(0) = −∞. Usa F.logsigmoid(beta * h), que lo "
@@ -593,40 +633,48 @@ DPO_MISTAKES = [
     ),
 ]
 
-IPO_MISTAKES = [
-    (
+IPO_MISTAKES: list[Mistake] = [
+    Mistake(
+        "ipo_target_one_over_beta",
         _dpo_variant(ipo=lambda h, b, *_: ((h - 1 / b) ** 2).mean()),
         "El objetivo de IPO es 1/(2β), no 1/β: (h − 1/(2β))².",
     ),
-    (
+    Mistake(
+        "ipo_precedence",
         _dpo_variant(ipo=lambda h, b, *_: ((h - b / 2) ** 2).mean()),
         "En Python, 1 / 2 * beta es β/2, no 1/(2β): la multiplicación y la "
         "división van de izquierda a derecha. Escribe 1 / (2 * beta).",
     ),
-    (
+    Mistake(
+        "ipo_beta_times_h_half",
         _dpo_variant(ipo=lambda h, b, *_: ((b * h - 0.5) ** 2).mean()),
         "β no multiplica a h en IPO: la pérdida es (h − 1/(2β))², con β solo en "
         "el objetivo. (β·h − 1/2)² es β² veces eso.",
     ),
-    (
+    Mistake(
+        "ipo_beta_times_h",
         _dpo_variant(ipo=lambda h, b, *_: ((b * h - 1 / (2 * b)) ** 2).mean()),
         "β no multiplica a h en IPO: la pérdida es (h − 1/(2β))², con β solo en "
         "el objetivo.",
     ),
-    (
+    Mistake(
+        "ipo_sign",
         _dpo_variant(ipo=lambda h, b, *_: ((h + 1 / (2 * b)) ** 2).mean()),
         _SIGN.replace("DPO sube", "IPO sube") + " (O el objetivo va con signo "
         "menos: es h − 1/(2β).)",
     ),
-    (
+    Mistake(
+        "ipo_sum",
         _dpo_variant(ipo=lambda h, b, *_: ((h - 1 / (2 * b)) ** 2).sum()),
         "Sumaste sobre el lote: la pérdida es la media de los pares (.mean()).",
     ),
-    (
+    Mistake(
+        "ipo_abs",
         _dpo_variant(ipo=lambda h, b, *_: (h - 1 / (2 * b)).abs().mean()),
         "Usaste el valor absoluto: IPO es un cuadrado, (h − 1/(2β))².",
     ),
-    (
+    Mistake(
+        "ipo_returns_dpo",
         _dpo_variant(ipo=lambda h, b, *_: -F.logsigmoid(b * h).mean()),
         'Con loss_type="ipo" devolviste la pérdida de DPO: mira loss_type y, '
         'si es "ipo", devuelve (h − 1/(2β))².',
@@ -683,7 +731,8 @@ def check_dpo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> N
     ):
         fail(
             "Sin loss_type, dpo_loss debe calcular la pérdida de DPO: el valor "
-            'por defecto de la firma es loss_type="sigmoid".'
+            'por defecto de la firma es loss_type="sigmoid".',
+            "dpo_default_loss_type",
         )
 
 
@@ -814,39 +863,46 @@ _AVERAGED = (
     "de la respuesta (sin el relleno)."
 )
 
-IMPLICIT_MISTAKES = [
-    (_ir_mean, _AVERAGED),
-    (
+IMPLICIT_MISTAKES: list[Mistake] = [
+    Mistake("ir_mean", _ir_mean, _AVERAGED),
+    Mistake(
+        "ir_mean_with_padding",
         _ir_mean_with_padding,
         _AVERAGED + " Además, la media de las T columnas cuenta el relleno.",
     ),
-    (
+    Mistake(
+        "ir_swapped",
         _ir_swapped,
         "Política y referencia cambiadas: es β (log π − log π_ref), la política "
         "menos la referencia. Al revés, la recompensa sube cuando la política "
         "le quita probabilidad a la respuesta.",
     ),
-    (
+    Mistake(
+        "ir_no_beta",
         _ir_no_beta,
         "Falta β: la recompensa implícita es β (log π − log π_ref).",
     ),
-    (
+    Mistake(
+        "ir_beta_on_policy",
         _ir_beta_on_policy,
         "β multiplica a la diferencia entera: β (log π − log π_ref), no "
         "β log π − log π_ref.",
     ),
-    (
+    Mistake(
+        "ir_prompt_tokens",
         _ir_prompt_tokens,
         "Cuentas también los tokens del enunciado: prompt_len es la longitud "
         "del enunciado (`prompts.shape[1]`), para que solo se sumen los de la "
         "respuesta.",
     ),
-    (
+    Mistake(
+        "ir_per_token",
         _ir_per_token,
         "Devuelves un valor por token (B, T): falta sumar sobre los tokens de "
         "cada respuesta (.sum(dim=-1)) para tener uno por respuesta, (B,).",
     ),
-    (
+    Mistake(
+        "ir_policy_only",
         _ir_policy_only,
         "Falta la referencia: β (log π − log π_ref). La recompensa implícita "
         "mide cuánto ha subido la política la respuesta respecto al punto de "
@@ -885,8 +941,25 @@ def _fail_if_reference_has_gradient(reference: TinyLM) -> None:
             f"ejemplo a «{leaked[0]}»): calcula sus log-probabilidades dentro "
             "de «with torch.no_grad():» (o con .detach()). La referencia es "
             "el punto fijo con el que se compara la política; no se entrena, "
-            "y su grafo solo gasta memoria."
+            "y su grafo solo gasta memoria.",
+            "reference_has_gradient",
         )
+
+
+def _compare_parameters(
+    got: dict[str, torch.Tensor],
+    want: dict[str, torch.Tensor],
+    *,
+    what: str,
+    atol: float,
+    mistake: str,
+) -> None:
+    """:func:`compare_parameters`, con el id ``mistake`` en su fallo (la del
+    núcleo falla sin id)."""
+    try:
+        compare_parameters(got, want, what=what, atol=atol)
+    except CheckError as error:
+        raise CheckError(str(error), mistake) from None
 
 
 def _weights(seed: int, size: int) -> torch.Tensor:
@@ -915,12 +988,14 @@ def check_implicit_rewards_grad(
                 "El resultado de implicit_rewards no tiene gradiente (¿todo "
                 "dentro de torch.no_grad(), un .detach() o .item()?): DPO "
                 "entrena la política a través de estas recompensas. Solo la "
-                "parte de la referencia va sin gradiente."
+                "parte de la referencia va sin gradiente.",
+                "ir_no_gradient",
             )
         if tuple(out.shape) != (prompts.shape[0],):
             fail(
                 f"implicit_rewards devolvió forma {tuple(out.shape)}; debe ser "
-                f"(B,) = ({prompts.shape[0]},), una recompensa por respuesta."
+                f"(B,) = ({prompts.shape[0]},), una recompensa por respuesta.",
+                "ir_wrong_shape",
             )
         (_weights(seed, len(out)) * out).sum().backward()
         _fail_if_reference_has_gradient(reference)
@@ -933,10 +1008,15 @@ def check_implicit_rewards_grad(
             fail(
                 "El gradiente no llega a los parámetros de la política: la "
                 "parte de la política (log π) debe calcularse con gradiente; "
-                "solo la de la referencia va en torch.no_grad()."
+                "solo la de la referencia va en torch.no_grad().",
+                "ir_no_policy_gradient",
             )
-        compare_parameters(
-            got, want, what="el gradiente respecto a la política", atol=1e-5
+        _compare_parameters(
+            got,
+            want,
+            what="el gradiente respecto a la política",
+            atol=1e-5,
+            mistake="ir_wrong_gradient",
         )
 
 
@@ -1043,40 +1123,50 @@ _SUMMED = (
     "tokens, sin el relleno (como en implicit_rewards), no la media."
 )
 
-STEP_MISTAKES = [
-    (
+STEP_MISTAKES: list[Mistake] = [
+    Mistake(
+        "step_no_zero_grad",
         _step_variant(zero_grad=False),
         "Los gradientes se acumulan de un paso a otro: PyTorch los suma en .grad "
         "hasta que alguien los pone a cero. Llama a optimizer.zero_grad() antes "
         "de loss.backward().",
     ),
-    (
+    Mistake(
+        "step_swapped",
         _step_variant(swapped=True),
         "Elegida y rechazada cambiadas: la pérdida es −log σ(r̂_w − r̂_l), la "
         "recompensa implícita de la elegida menos la de la rechazada. Al revés, "
         "el paso enseña a preferir la rechazada.",
     ),
-    (
+    Mistake(
+        "step_beta_twice",
         _step_variant(twice_beta=True),
         "β aparece dos veces: la recompensa implícita ya lleva β, así que la "
         "pérdida es −log σ(r̂_w − r̂_l), sin otro β. Si usas dpo_loss, pásale "
         "log-probabilidades (con la β del paso), no recompensas implícitas.",
     ),
-    (
+    Mistake(
+        "step_no_beta",
         _step_variant(no_beta=True),
         "Falta β: la pérdida de DPO es −log σ(β h), con h la diferencia de los "
         "log-cocientes entre política y referencia.",
     ),
-    (_step_variant(average=True), "Promediaste por token. " + _SUMMED),
-    (
+    Mistake(
+        "step_token_average",
+        _step_variant(average=True),
+        "Promediaste por token. " + _SUMMED,
+    ),
+    Mistake(
+        "step_sum",
         _step_variant(total=True),
         "Sumaste la pérdida sobre el lote: es la media de los pares (.mean()), "
         "para que el paso no dependa del tamaño del lote.",
     ),
 ]
 
-CLIP_MISTAKES = [
-    (
+CLIP_MISTAKES: list[Mistake] = [
+    Mistake(
+        "step_no_clip",
         _step_variant(clip=False),
         "Falta recortar la norma del gradiente a max_grad_norm, entre "
         "loss.backward() y optimizer.step(): "
@@ -1085,24 +1175,28 @@ CLIP_MISTAKES = [
     ),
 ]
 
-RETURN_MISTAKES = [
-    (
+RETURN_MISTAKES: list[Mistake] = [
+    Mistake(
+        "step_loss_after",
         _step_variant(loss_after=True),
         "La pérdida que devuelves es la de después del paso: devuelve la que "
         "derivaste (loss.item() de la que pasó por backward).",
     ),
-    (
+    Mistake(
+        "step_accuracy_policy",
         _step_variant(accuracy="policy"),
         "La precisión compara log π de la política sin restar la referencia: es "
         "la de la recompensa implícita, β (log π − log π_ref), la elegida por "
         "encima de la rechazada.",
     ),
-    (
+    Mistake(
+        "step_accuracy_reversed",
         _step_variant(accuracy="reversed"),
         "La precisión va al revés: cuenta los pares en que la recompensa "
         "implícita de la elegida supera a la de la rechazada.",
     ),
-    (
+    Mistake(
+        "step_accuracy_percent",
         _step_variant(accuracy="percent"),
         "La precisión es una fracción entre 0 y 1, no un porcentaje.",
     ),
@@ -1136,32 +1230,59 @@ def _check_step_parameters(
     seed: int,
     steps: int,
     max_grad_norm: float,
-    mistakes: list,
+    mistakes: list[Mistake],
 ) -> None:
-    got, reference, _ = _run_steps(dpo_step, seed, steps, max_grad_norm)
-    _fail_if_reference_has_gradient(reference)
+    """:func:`check_procedure` con los parámetros de la política tras ``steps``
+    pasos. Si un error típico los explica, lo dice; si ninguno,
+    :func:`compare_parameters` dice qué parámetro difiere primero y dónde."""
     start, untouched, *_ = step_case(seed)
-    if not same_parameters(reference.state_dict(), untouched.state_dict()):
-        fail(
-            "dpo_step cambió los pesos de la referencia: debe quedar congelada. "
-            "Solo se actualiza la política, con el optimizador que recibes."
-        )
-    if same_parameters(got, start.state_dict()):
-        fail(
-            "Los parámetros de la política no cambiaron: ¿falta optimizer.step(), "
-            "o llamas a optimizer.zero_grad() entre loss.backward() y step()?"
-        )
-    want = _run_steps(_ref_dpo_step, seed, steps, max_grad_norm)[0]
     what = (
         f"la política tras {steps} pasos" if steps > 1 else "la política tras un paso"
     )
-    if not same_parameters(got, want):
-        for mistake, message in mistakes:
-            if same_parameters(_run_steps(mistake, seed, steps, max_grad_norm)[0], got):
-                fail(
-                    f"Los parámetros de {what} no son los de la referencia.\n{message}"
-                )
-        compare_parameters(got, want, what=what)
+
+    def run(step: Callable[..., Any]) -> dict[str, torch.Tensor]:
+        # La referencia intacta y la política cambiada valen para cualquier
+        # implementación; la del estudiante se ejecuta primero, y solo ella
+        # puede fallar aquí.
+        got, reference, _ = _run_steps(step, seed, steps, max_grad_norm)
+        _fail_if_reference_has_gradient(reference)
+        if not same_parameters(reference.state_dict(), untouched.state_dict()):
+            fail(
+                "dpo_step cambió los pesos de la referencia: debe quedar congelada. "
+                "Solo se actualiza la política, con el optimizador que recibes.",
+                "step_changes_reference",
+            )
+        if same_parameters(got, start.state_dict()):
+            fail(
+                "Los parámetros de la política no cambiaron: ¿falta optimizer.step(), "
+                "o llamas a optimizer.zero_grad() entre loss.backward() y step()?",
+                "step_parameters_unchanged",
+            )
+        return got
+
+    explained = False
+
+    def same_as_mistake(got, wrong) -> bool:
+        nonlocal explained
+        explained = same_parameters(wrong, got)
+        return explained
+
+    def describe(got, want) -> str:
+        if not explained:
+            _compare_parameters(
+                got, want, what=what, atol=1e-5, mistake="step_wrong_parameters"
+            )
+        return f"Los parámetros de {what} no son los de la referencia."
+
+    check_procedure(
+        dpo_step,
+        _ref_dpo_step,
+        mistakes,
+        run=run,
+        same=same_parameters,
+        describe=describe,
+        same_as_mistake=same_as_mistake,
+    )
 
 
 _STEP_USES = {
@@ -1204,33 +1325,49 @@ def check_dpo_step_returns(
     recompensa implícita en el lote. Con un solo paso, un error en la
     actualización no cuesta aquí."""
     for seed in seeds:
-        returned = _run_steps(dpo_step, seed, 1, NO_CLIP)[2]
-        for value in returned:
-            if not isinstance(value, tuple | list) or len(value) != 2:
-                fail(
-                    "dpo_step debe devolver dos números, (pérdida, precisión); "
-                    f"devolvió {type(value).__name__}"
-                    + (
-                        f" de {len(value)} elementos."
-                        if hasattr(value, "__len__")
-                        else "."
-                    )
-                )
-            python_number(value[0], "La pérdida que devuelve dpo_step")
-            python_number(value[1], "La precisión que devuelve dpo_step")
-        want = _run_steps(_ref_dpo_step, seed, 1, NO_CLIP)[2]
-        got = [(float(a), float(b)) for a, b in returned]
-        if close(np.array(got), np.array(want), atol=1e-5):
-            continue
-        for mistake, message in RETURN_MISTAKES:
-            wrong = _run_steps(mistake, seed, 1, NO_CLIP)[2]
-            if close(np.array(got), np.array(wrong), atol=1e-5):
-                fail(message)
-        shown = [
-            [(round(a, 5), round(b, 3)) for a, b in pairs] for pairs in (got, want)
-        ]
-        fail(
-            f"dpo_step devolvió {shown[0][0]} y la referencia, "
-            f"{shown[1][0]}: la pérdida de antes del paso y la fracción de pares "
-            "con r̂(elegida) > r̂(rechazada)."
-        )
+        try:
+            check_procedure(
+                dpo_step,
+                _ref_dpo_step,
+                RETURN_MISTAKES,
+                run=lambda step, seed=seed: _step_returns(step, seed),
+                same=lambda got, want: close(np.array(got), np.array(want), atol=1e-5),
+                describe=_describe_returns,
+            )
+        except CheckError as error:
+            row = next((m for m in RETURN_MISTAKES if m.id == error.mistake), None)
+            if row is None:
+                raise
+            # Un error típico de lo devuelto se dice solo, sin los números: su
+            # mensaje ya explica qué devolver.
+            raise CheckError(row.message, row.id) from None
+
+
+def _step_returns(step: Callable[..., Any], seed: int) -> list[tuple[float, float]]:
+    """Lo que devuelve un paso de ``step`` en el caso ``seed``, como floats;
+    falla si no son dos números de Python."""
+    returned = _run_steps(step, seed, 1, NO_CLIP)[2]
+    for value in returned:
+        if not isinstance(value, tuple | list) or len(value) != 2:
+            fail(
+                "dpo_step debe devolver dos números, (pérdida, precisión); "
+                f"devolvió {type(value).__name__}"
+                + (
+                    f" de {len(value)} elementos." if hasattr(value, "__len__") else "."
+                ),
+                "step_returns_not_pair",
+            )
+        python_number(value[0], "La pérdida que devuelve dpo_step")
+        python_number(value[1], "La precisión que devuelve dpo_step")
+    return [(float(a), float(b)) for a, b in returned]
+
+
+def _describe_returns(
+    got: list[tuple[float, float]], want: list[tuple[float, float]]
+) -> str:
+    shown = [[(round(a, 5), round(b, 3)) for a, b in pairs] for pairs in (got, want)]
+    return (
+        f"dpo_step devolvió {shown[0][0]} y la referencia, "
+        f"{shown[1][0]}: la pérdida de antes del paso y la fracción de pares "
+        "con r̂(elegida) > r̂(rechazada)."
+    )

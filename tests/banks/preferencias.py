@@ -29,7 +29,7 @@ WRONG: dict[str, list[Answer]] = {
 def bradley_terry_loss(chosen_rewards, rejected_rewards):
     return -F.logsigmoid(rejected_rewards - chosen_rewards).mean()
 """,
-            "La diferencia va al revés",
+            mistake="bt_swapped",
         ),
         Answer(
             "suma en vez de media",
@@ -37,7 +37,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
 def bradley_terry_loss(chosen_rewards, rejected_rewards):
     return -F.logsigmoid(chosen_rewards - rejected_rewards).sum()
 """,
-            "Sumaste sobre el lote",
+            mistake="bt_sum",
         ),
         Answer(
             "sin el signo menos",
@@ -45,7 +45,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
 def bradley_terry_loss(chosen_rewards, rejected_rewards):
     return F.logsigmoid(chosen_rewards - rejected_rewards).mean()
 """,
-            "Falta el signo menos",
+            mistake="bt_no_minus",
         ),
         Answer(
             "σ sin logaritmo",
@@ -53,7 +53,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
 def bradley_terry_loss(chosen_rewards, rejected_rewards):
     return -torch.sigmoid(chosen_rewards - rejected_rewards).mean()
 """,
-            "Falta el logaritmo",
+            mistake="bt_no_log",
         ),
         Answer(
             "log(sigmoid) en dos pasos",
@@ -61,7 +61,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
 def bradley_terry_loss(chosen_rewards, rejected_rewards):
     return -torch.log(torch.sigmoid(chosen_rewards - rejected_rewards)).mean()
 """,
-            "se desborda",
+            mistake="bt_overflow",
             fails=(_BT_STABLE,),
         ),
         Answer(
@@ -71,7 +71,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
     d = chosen_rewards - rejected_rewards
     return torch.log(1 + torch.exp(-d)).mean()
 """,
-            "se desborda",
+            mistake="bt_overflow",
             fails=(_BT_STABLE,),
         ),
         Answer(
@@ -81,7 +81,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
     p = torch.sigmoid(chosen_rewards - rejected_rewards)
     return -torch.log(p.clamp(min=1e-7)).mean()
 """,
-            "Recortaste σ(d) con un ε",
+            mistake="bt_epsilon_clamp_7",
             fails=(_BT_STABLE,),
         ),
         Answer(
@@ -93,7 +93,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
                            -d - torch.log(torch.sigmoid(-d)))
     return per_pair.mean()
 """,
-            "inf o nan",
+            mistake="gradient_not_finite",
             fails=(_BT_STABLE,),
         ),
         Answer(
@@ -102,7 +102,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
 def bradley_terry_loss(chosen_rewards, rejected_rewards):
     return -F.logsigmoid(chosen_rewards - rejected_rewards).mean().item()
 """,
-            "debe devolver un tensor",
+            mistake="loss_not_a_tensor",
         ),
         Answer(
             "sin gradiente hacia la rechazada",
@@ -110,7 +110,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
 def bradley_terry_loss(chosen_rewards, rejected_rewards):
     return -F.logsigmoid(chosen_rewards - rejected_rewards.detach()).mean()
 """,
-            "no llega a rejected_rewards",
+            mistake="gradient_not_reaching_input",
         ),
         Answer(
             "modifica la entrada",
@@ -119,7 +119,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
     chosen_rewards -= rejected_rewards
     return -F.logsigmoid(chosen_rewards).mean()
 """,
-            "modificó su argumento «chosen_rewards»",
+            mistake="modified_input",
         ),
     ],
     "pairwise_accuracy": [
@@ -129,7 +129,7 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
 def pairwise_accuracy(chosen_rewards, rejected_rewards):
     return (chosen_rewards > rejected_rewards).float().mean().item()
 """,
-            "Los empates cuentan como fallo",
+            mistake="acc_ties_zero",
         ),
         Answer(
             "≥ en vez de >",
@@ -137,7 +137,7 @@ def pairwise_accuracy(chosen_rewards, rejected_rewards):
 def pairwise_accuracy(chosen_rewards, rejected_rewards):
     return (chosen_rewards >= rejected_rewards).float().mean().item()
 """,
-            "Con ≥ los empates",
+            mistake="acc_ties_one",
         ),
         Answer(
             "cuenta en vez de fracción",
@@ -147,7 +147,7 @@ def pairwise_accuracy(chosen_rewards, rejected_rewards):
     ties = (chosen_rewards == rejected_rewards).float()
     return (wins + 0.5 * ties).sum().item()
 """,
-            "no la fracción",
+            mistake="acc_counts",
         ),
         Answer(
             "al revés",
@@ -157,7 +157,7 @@ def pairwise_accuracy(chosen_rewards, rejected_rewards):
     ties = (chosen_rewards == rejected_rewards).float()
     return (wins + 0.5 * ties).mean().item()
 """,
-            "Está al revés",
+            mistake="acc_reversed",
         ),
         Answer(
             "devuelve un tensor de 0 dimensiones",
@@ -167,7 +167,7 @@ def pairwise_accuracy(chosen_rewards, rejected_rewards):
     ties = (chosen_rewards == rejected_rewards).float()
     return (wins + 0.5 * ties).mean()
 """,
-            "Conviértelo con .item()",
+            mistake="not_python_number",
         ),
         Answer(
             "redondea a dos decimales",
@@ -177,7 +177,7 @@ def pairwise_accuracy(chosen_rewards, rejected_rewards):
     ties = (chosen_rewards == rejected_rewards).float()
     return round((wins + 0.5 * ties).mean().item(), 2)
 """,
-            "redondeado",
+            mistake="rounded",
         ),
         Answer(
             "modifica la entrada",
@@ -188,7 +188,7 @@ def pairwise_accuracy(chosen_rewards, rejected_rewards):
     ties = (chosen_rewards == 0).float()
     return (wins + 0.5 * ties).mean().item()
 """,
-            "modificó su argumento «chosen_rewards»",
+            mistake="modified_input",
         ),
     ],
     "dpo_loss": [
@@ -202,7 +202,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
         return ((h - 1 / (2 * beta)) ** 2).mean()
     return -F.logsigmoid(beta * h).mean()
 """,
-            "signo cambiado",
+            mistake="dpo_sign",
         ),
         Answer(
             "β fuera de la sigmoide",
@@ -214,7 +214,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
         return ((h - 1 / (2 * beta)) ** 2).mean()
     return -beta * F.logsigmoid(h).mean()
 """,
-            "β va dentro de la sigmoide",
+            mistake="dpo_beta_outside",
             fails=(_DPO,),
         ),
         Answer(
@@ -227,7 +227,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
         return ((h - 1 / (2 * beta)) ** 2).mean()
     return -F.logsigmoid(h).mean()
 """,
-            "Falta β",
+            mistake="dpo_no_beta",
             fails=(_DPO,),
         ),
         Answer(
@@ -240,7 +240,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
         return ((h - 1 / (2 * beta)) ** 2).mean()
     return -torch.log(torch.sigmoid(beta * h)).mean()
 """,
-            "se desborda",
+            mistake="dpo_log_of_sigmoid",
             fails=(_DPO,),
         ),
         Answer(
@@ -253,7 +253,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
         return ((h - 1 / beta) ** 2).mean()
     return -F.logsigmoid(beta * h).mean()
 """,
-            "no 1/β",
+            mistake="ipo_target_one_over_beta",
             fails=(_IPO,),
         ),
         Answer(
@@ -266,7 +266,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
         return ((h - 1 / 2 * beta) ** 2).mean()
     return -F.logsigmoid(beta * h).mean()
 """,
-            "1 / 2 * beta es β/2",
+            mistake="ipo_precedence",
             fails=(_IPO,),
         ),
         Answer(
@@ -279,7 +279,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
         return ((beta * h - 0.5) ** 2).mean()
     return -F.logsigmoid(beta * h).mean()
 """,
-            "β no multiplica a h",
+            mistake="ipo_beta_times_h_half",
             fails=(_IPO,),
         ),
         Answer(
@@ -291,7 +291,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
     rejected_ratio = policy_rejected - reference_rejected
     return F.softplus(beta * (rejected_ratio - chosen_ratio)).mean()
 """,
-            "devolviste la pérdida de DPO",
+            mistake="ipo_returns_dpo",
             fails=(_IPO,),
         ),
         Answer(
@@ -304,7 +304,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
         return ((h - 1 / (2 * beta)) ** 2).sum()
     return -F.logsigmoid(beta * h).sum()
 """,
-            "Sumaste sobre el lote",
+            mistake="dpo_sum",
         ),
         Answer(
             "un float de Python (.item())",
@@ -316,7 +316,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
         return ((h - 1 / (2 * beta)) ** 2).mean().item()
     return -F.logsigmoid(beta * h).mean().item()
 """,
-            "debe devolver un tensor",
+            mistake="loss_not_a_tensor",
         ),
         Answer(
             "modifica la entrada",
@@ -330,7 +330,7 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
         return ((h - 1 / (2 * beta)) ** 2).mean()
     return -F.logsigmoid(beta * h).mean()
 """,
-            "modificó su argumento «policy_chosen»",
+            mistake="modified_input",
         ),
     ],
     "implicit_rewards": [
@@ -345,7 +345,7 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
     pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
     return beta * (pol - ref) / lengths
 """,
-            "sumar, no promediar",
+            mistake="ir_mean",
         ),
         Answer(
             "política y referencia cambiadas",
@@ -357,7 +357,7 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
     pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
     return beta * (ref - pol)
 """,
-            "Política y referencia cambiadas",
+            mistake="ir_swapped",
         ),
         Answer(
             "sin β",
@@ -369,7 +369,7 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
     pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
     return pol - ref
 """,
-            "Falta β",
+            mistake="ir_no_beta",
         ),
         Answer(
             "cuenta los tokens del enunciado",
@@ -381,7 +381,7 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
     pol = tl.token_log_probs(policy, sequences, 1).sum(-1)
     return beta * (pol - ref)
 """,
-            "tokens del enunciado",
+            mistake="ir_prompt_tokens",
         ),
         Answer(
             "un valor por token",
@@ -393,7 +393,7 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
     pol = tl.token_log_probs(policy, sequences, prompts.shape[1])
     return beta * (pol - ref)
 """,
-            "un valor por token",
+            mistake="ir_per_token",
         ),
         Answer(
             "la referencia con gradiente",
@@ -404,7 +404,7 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
     pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
     return beta * (pol - ref)
 """,
-            "llega a los parámetros de la referencia",
+            mistake="reference_has_gradient",
             fails=(_IR_GRAD,),
         ),
         Answer(
@@ -417,7 +417,7 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
         pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
     return beta * (pol - ref)
 """,
-            "no tiene gradiente",
+            mistake="ir_no_gradient",
             fails=(_IR_GRAD,),
         ),
     ],
@@ -434,7 +434,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     optimizer.step()
     return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
 """,
-            "Los gradientes se acumulan",
+            mistake="step_no_zero_grad",
             fails=(_STEP,),
         ),
         Answer(
@@ -450,7 +450,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     optimizer.step()
     return float(loss), pairwise_accuracy(chosen.detach(), rejected.detach())
 """,
-            "no cambiaron",
+            mistake="step_parameters_unchanged",
             fails=(_STEP, _STEP_CLIP),
         ),
         Answer(
@@ -466,7 +466,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     optimizer.step()
     return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
 """,
-            "Falta recortar",
+            mistake="step_no_clip",
             fails=(_STEP_CLIP,),
         ),
         Answer(
@@ -482,7 +482,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
     return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
 """,
-            "Falta recortar",
+            mistake="step_no_clip",
             fails=(_STEP_CLIP,),
         ),
         Answer(
@@ -499,7 +499,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     optimizer.step()
     return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
 """,
-            "β aparece dos veces",
+            mistake="step_beta_twice",
             fails=(_STEP, _STEP_CLIP, _STEP_RETURNS),
         ),
         Answer(
@@ -515,7 +515,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     optimizer.step()
     return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
 """,
-            "Elegida y rechazada cambiadas",
+            mistake="step_swapped",
         ),
         Answer(
             "la pérdida de después del paso",
@@ -535,7 +535,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     return (-F.logsigmoid(after).mean()).item(), pairwise_accuracy(
         chosen.detach(), rejected.detach())
 """,
-            "la de después del paso",
+            mistake="step_loss_after",
             fails=(_STEP_RETURNS,),
         ),
         Answer(
@@ -551,7 +551,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     optimizer.step()
     return loss.detach(), pairwise_accuracy(chosen.detach(), rejected.detach())
 """,
-            "Conviértelo con .item()",
+            mistake="not_python_number",
             fails=(_STEP_RETURNS,),
         ),
         Answer(
@@ -573,7 +573,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     optimizer.step()
     return loss.item(), pairwise_accuracy(policy_w.detach(), policy_l.detach())
 """,
-            "sin restar la referencia",
+            mistake="step_accuracy_policy",
             fails=(_STEP_RETURNS,),
         ),
         Answer(
@@ -593,7 +593,7 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     optimizer.step()
     return loss.item(), 0.5
 """,
-            "llega a los parámetros de la referencia",
+            mistake="reference_has_gradient",
             fails=(_STEP, _STEP_CLIP, _STEP_RETURNS),
         ),
     ],
