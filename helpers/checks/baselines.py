@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -345,7 +346,7 @@ def _check_causal(estimator_variances, cases, index: int, name: str) -> None:
     # Solo los errores típicos que tocan esta varianza: uno que solo cambia la
     # otra da aquí lo mismo que la referencia y no explica ningún fallo.
     mistakes = [
-        Mistake(m.id, _part(m.variant, index), m.message)
+        dataclasses.replace(m, variant=_part(m.variant, index))
         for m in CAUSAL_MISTAKES
         if not all(
             np.isclose(_part(m.variant, index)(r, s), w, atol=1e-9)
