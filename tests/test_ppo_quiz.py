@@ -439,7 +439,7 @@ def test_typical_mistakes_are_named():
     # Los errores típicos se distinguen entre sí y de la clave.
     for number in NUMBERS:
         ns = _key(number)
-        values = [ns[f"q{number}_key"], *(v for v, _ in ns[f"q{number}_typical"])]
+        values = [ns[f"q{number}_key"], *(m.variant for m in ns[f"q{number}_typical"])]
         gaps = [abs(x - y) for x, y in itertools.combinations(values, 2)]
         assert min(gaps) > 2 * TOLERANCE
 
@@ -466,7 +466,7 @@ def test_the_key_ships_only_in_the_hidden_tests():
     for number in STATEMENTS:
         secrets += [why[:40] for _, why in _key(number)[f"q{number}_key"].values()]
     for number in NUMBERS:
-        secrets += [why[:30] for _, why in _key(number)[f"q{number}_typical"]]
+        secrets += [m.message[:30] for m in _key(number)[f"q{number}_typical"]]
     secrets += [f"q{number}_key" for number in QUIZ]
     for path, text in _shipped_texts().items():
         leaked = [s for s in secrets if s in text]

@@ -15,6 +15,7 @@ import torch
 from helpers import ppo
 from helpers.checks import (
     CheckError,
+    Mistake,
     _differs,
     as_array,
     call,
@@ -42,13 +43,15 @@ def _scalar(out: Any, call: str) -> torch.Tensor:
         fail(
             f"{call} debe devolver un tensor de PyTorch (para poder llamar a "
             f"loss.backward()); devolvió {type(out).__name__}. No uses .item(), "
-            "float() ni NumPy."
+            "float() ni NumPy.",
+            "not_a_tensor",
         )
     if out.numel() != 1:
         fail(
             f"{call} debe devolver un escalar y devolvió algo de forma "
             f"{tuple(out.shape)}. ¿Promediaste sobre un solo eje (p. ej. "
-            ".mean(dim=0))? Promedia sobre todos los elementos con .mean()."
+            ".mean(dim=0))? Promedia sobre todos los elementos con .mean().",
+            "not_a_scalar",
         )
     return out.reshape(())
 
@@ -68,7 +71,8 @@ def _no_gradient_to_old(
     if not isinstance(out, torch.Tensor) or not out.requires_grad:
         fail(
             f"El resultado de {name} no tiene gradiente respecto a log_probs (¿usaste "
-            ".detach(), .item(), NumPy o un tensor nuevo?). PPO necesita derivarlo."
+            ".detach(), .item(), NumPy o un tensor nuevo?). PPO necesita derivarlo.",
+            "no_gradient",
         )
     out.sum().backward()
     grad_old = args[old_index].grad
@@ -78,9 +82,38 @@ def _no_gradient_to_old(
             "referencia fijo, usa old_log_probs.detach(). (Si los log π viejos "
             "arrastran gradiente, el paso mueve también la referencia; y si salen "
             "del θ actual, el cociente vale 1 con derivada nula y el recorte no "
-            "hace nada.)"
+            "hace nada.)",
+            "gradient_to_old_log_probs",
         )
     return args[0].grad
+
+
+def _check_procedure(
+    student: Callable[..., Any],
+    reference: Callable[..., Any],
+    mistakes: Iterable[Mistake],
+    *,
+    run: Callable[[Any], Any],
+    same: Callable[[Any, Any], bool],
+    describe: Callable[[Any, Any], str],
+    same_as_mistake: Callable[[Any, Any], bool] | None = None,
+) -> Any:
+    """:func:`helpers.checks.check_procedure`, con una diferencia: un error
+    típico reconocido se dice con su mensaje solo.
+
+    En este módulo, el mensaje de cada error típico ya dice todo lo que hay
+    que mirar, y el estudiante lo ha leído siempre así; la descripción de la
+    diferencia (``describe``, que puede fallar ella misma con su id) queda
+    para cuando ningún error típico explica el resultado.
+    """
+    got, want = run(student), run(reference)
+    if same(got, want):
+        return got
+    matches = same_as_mistake or same
+    for mistake in mistakes:
+        if matches(got, run(mistake.variant)):
+            fail(mistake.message, mistake.id)
+    fail(describe(got, want), "wrong_result")
 
 
 # ---------------------------------------------------------------------------
@@ -133,40 +166,47 @@ def _clip(r, eps):
     return torch.clamp(r, 1 - eps, 1 + eps)
 
 
-CLIP_MISTAKES = [
-    (
+CLIP_MISTAKES: list[Mistake] = [
+    Mistake(
+        "max_instead_of_min",
         _surrogate(lambda r, a, e: torch.max(r * a, _clip(r, e) * a)),
         "Usaste max en lugar de min: el objetivo de PPO es la cota pesimista, "
         "min(r·A, clip(r)·A). Con max, el cociente nunca deja de empujar.",
     ),
-    (
+    Mistake(
+        "clip_without_min",
         _surrogate(lambda r, a, e: _clip(r, e) * a),
         "Recortaste sin el min: solo clip(r)·A. Fuera del intervalo el gradiente "
         "se anula también cuando el paso estaba «deshaciendo» un error (p. ej. "
         "A > 0 y r < 1 − ε). Toma min(r·A, clip(r)·A).",
     ),
-    (
+    Mistake(
+        "clip_upper_only",
         _surrogate(lambda r, a, e: torch.clamp(r, max=1 + e) * a),
         "Solo recortaste por arriba (min(r, 1 + ε)·A): con ventajas negativas el "
         "min queda del lado equivocado. Usa min(r·A, clip(r, 1 − ε, 1 + ε)·A), "
         "que funciona para los dos signos de A.",
     ),
-    (
+    Mistake(
+        "no_clip",
         _surrogate(lambda r, a, e: r * a),
         "No hay recorte: −mean(r·A) es el gradiente de política sin freno. Falta "
         "el término clip(r, 1 − ε, 1 + ε)·A y el min.",
     ),
-    (
+    Mistake(
+        "missing_minus_sign",
         _surrogate(lambda r, a, e: torch.min(r * a, _clip(r, e) * a), sign=1.0),
         "Falta el signo menos: L^CLIP se maximiza y el optimizador minimiza; la "
         "pérdida es −mean(min(...)).",
     ),
-    (
+    Mistake(
+        "sum_instead_of_mean",
         _surrogate(lambda r, a, e: torch.min(r * a, _clip(r, e) * a), reduce="sum"),
         "Sumaste en lugar de promediar: la pérdida es una media sobre las "
         "muestras (si no, su escala depende del tamaño del lote).",
     ),
-    (
+    Mistake(
+        "inverted_ratio",
         lambda lp, old, adv, eps: (
             -torch.min(
                 torch.exp(old - lp) * adv, _clip(torch.exp(old - lp), eps) * adv
@@ -175,7 +215,8 @@ CLIP_MISTAKES = [
         "El cociente está invertido: r = π_θ / π_θold = exp(log_probs − "
         "old_log_probs), la política nueva en el numerador.",
     ),
-    (
+    Mistake(
+        "ratio_of_exponentials",
         lambda lp, old, adv, eps: (
             -torch.min(
                 torch.exp(lp) / torch.exp(old) * adv,
@@ -188,7 +229,8 @@ CLIP_MISTAKES = [
         "resultado es 0/0 = nan. Resta primero en escala logarítmica y "
         "exponencia una sola vez.",
     ),
-    (
+    Mistake(
+        "missing_exp",
         lambda lp, old, adv, eps: (
             -torch.min((lp - old) * adv, _clip(lp - old, eps) * adv).mean()
         ),
@@ -244,14 +286,16 @@ def check_clipped_surrogate_loss_grad(
                 fail(
                     "El gradiente sale nan: con log-probabilidades muy negativas "
                     "(log π ≈ −1000), exp(log_probs) y exp(old_log_probs) dan 0. "
-                    "Calcula el cociente restando primero en escala logarítmica."
+                    "Calcula el cociente restando primero en escala logarítmica.",
+                    "gradient_nan",
                 )
             fail(
                 "El gradiente respecto a log_probs no es el de "
                 "−mean(min(r·A, clip(r, 1 − ε, 1 + ε)·A)): "
                 + describe_difference(grad, log_probs.grad)
                 + " Dentro del intervalo vale −r·A/B; fuera, en el lado que "
-                "recorta, exactamente cero."
+                "recorta, exactamente cero.",
+                "clip_wrong_gradient",
             )
 
 
@@ -287,27 +331,32 @@ def _as_pair(function: Callable) -> Callable:
     return pair
 
 
-KL_MISTAKES = [
-    (
+KL_MISTAKES: list[Mistake] = [
+    Mistake(
+        "k1_sign",
         _kl(lambda lr: lr, lambda lr: torch.exp(lr) - 1 - lr),
         "k1 tiene el signo cambiado: con log ρ = log p − log q, k1 = −log ρ = "
         "log q − log p (log_probs − other_log_probs).",
     ),
-    (
+    Mistake(
+        "inverted_rho",
         _kl(lambda lr: lr, lambda lr: torch.exp(-lr) - 1 + lr),
         "Invertiste ρ: es ρ = p(x)/q(x), log ρ = other_log_probs − log_probs (las "
         "muestras vienen de q, la primera distribución).",
     ),
-    (
+    Mistake(
+        "k3_missing_minus_one",
         _kl(lambda lr: -lr, lambda lr: torch.exp(lr) - lr),
         "A k3 le falta el −1: k3 = (ρ − 1) − log ρ. Sin él no es insesgado (y no "
         "vale 0 cuando las dos distribuciones coinciden).",
     ),
-    (
+    Mistake(
+        "k2_instead_of_k3",
         _kl(lambda lr: -lr, lambda lr: 0.5 * lr**2),
         "Eso es k2 = ½·(log ρ)², no k3: k3 = (ρ − 1) − log ρ, con ρ = exp(log ρ).",
     ),
-    (
+    Mistake(
+        "k3_last_term_sign",
         _kl(lambda lr: -lr, lambda lr: (torch.exp(lr) - 1) + lr),
         "El signo del último término de k3: es (ρ − 1) − log ρ, que nunca es "
         "negativo porque log ρ ≤ ρ − 1.",
@@ -327,7 +376,8 @@ def check_kl_estimators(
         if not isinstance(out, tuple | list) or len(out) != 2:
             fail(
                 "kl_estimators debe devolver dos cosas, (k1, k3); devolvió "
-                f"{type(out).__name__}."
+                f"{type(out).__name__}.",
+                "kl_not_a_pair",
             )
         for name, value in zip(("k1", "k3"), out, strict=True):
             shape = as_array(value, name).shape
@@ -335,14 +385,15 @@ def check_kl_estimators(
                 fail(
                     f"{name} debe ser un escalar (la media sobre todas las "
                     f"muestras), pero tiene forma {shape}. ¿Olvidaste el .mean() o "
-                    "promediaste sobre un solo eje?"
+                    "promediaste sobre un solo eje?",
+                    "kl_not_scalar",
                 )
     check_cases(
         _as_pair(kl_estimators),
         "kl_estimators",
         cases,
         _as_pair(ppo.kl_estimators),
-        [(_as_pair(m), message) for m, message in KL_MISTAKES],
+        [Mistake(m.id, _as_pair(m.variant), m.message) for m in KL_MISTAKES],
     )
 
 
@@ -417,43 +468,51 @@ def _minibatch_loss(
     return loss
 
 
-MINIBATCH_LOSS_MISTAKES = [
-    (
+MINIBATCH_LOSS_MISTAKES: list[Mistake] = [
+    Mistake(
+        "advantages_not_normalized",
         _minibatch_loss(normalize="none"),
         "Falta normalizar las ventajas del minilote: (Â − media) / (desviación "
         "típica + 1e-8), con la media y la desviación de ese minilote.",
     ),
-    (
+    Mistake(
+        "biased_std",
         _minibatch_loss(unbiased=False),
         "Normalizaste con la desviación típica sesgada (unbiased=False o "
         "correction=0): el enunciado fija la de torch.std por defecto, la "
         "insesgada, que divide por n − 1.",
     ),
-    (
+    Mistake(
+        "normalized_with_whole_batch",
         _minibatch_loss(normalize="batch"),
         "Normalizaste con la media y la desviación de todo el lote: aquí se "
         "normaliza cada minilote con las suyas.",
     ),
-    (
+    Mistake(
+        "logits_as_log_probs",
         _minibatch_loss(log_probs_from="logits"),
         "Tomaste los logits de la acción como si fueran log π(a|s): antes hay "
         "que pasarlos por log_softmax (si no, no son log-probabilidades).",
     ),
-    (
+    Mistake(
+        "entropy_sign",
         _minibatch_loss(ent_sign=1.0),
         "El premio a la entropía va con signo menos: queremos subir la entropía "
         "(explorar) y el optimizador minimiza. loss = … − c_H·mean(entropía).",
     ),
-    (
+    Mistake(
+        "missing_vf_coef",
         _minibatch_loss(use_vf_coef=False),
         "Falta multiplicar la pérdida del crítico por vf_coef (c_V).",
     ),
-    (
+    Mistake(
+        "absolute_value_error",
         _minibatch_loss(value_term="abs"),
         "La pérdida del crítico es el error cuadrático medio, mean((V − R)²), no "
         "el valor absoluto.",
     ),
-    (
+    Mistake(
+        "half_value_error",
         _minibatch_loss(value_term="half"),
         "Sobra el ½ en la pérdida del crítico: aquí es mean((V − R)²) y el peso "
         "lo pone solo vf_coef.",
@@ -486,31 +545,45 @@ def check_ppo_minibatch_loss(
     """Comprueba el valor de ``ppo_minibatch_loss(agent, batch, indices, ...)``."""
     cases = list(cases)
     prepared = [_minibatch_args(case) for case in cases]
-    got = []
-    for args in prepared:
-        out = call(ppo_minibatch_loss, "ppo_minibatch_loss", *args)
-        got.append(float(_scalar(out, "ppo_minibatch_loss(...)").detach()))
-    want = [float(ppo.ppo_minibatch_loss(*args).detach()) for args in prepared]
-    wrong = [
-        i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not close(g, w)
-    ]
-    if not wrong:
-        return
-    for mistake, message in MINIBATCH_LOSS_MISTAKES:
-        outputs = [float(mistake(*copy.deepcopy(args)).detach()) for args in prepared]
-        if close(outputs, got):
-            fail(message)
-    seed, indices, clip_eps, vf_coef, ent_coef = cases[wrong[0]]
-    shown = ", ".join(str(i) for i in indices[:6]) + (", …" if len(indices) > 6 else "")
-    fail(
-        f"En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] "
-        f"({len(indices)} muestras), ε = {significant(clip_eps)}, "
-        f"c_V = {significant(vf_coef)} y c_H = {significant(ent_coef)}, la pérdida "
-        f"vale {significant(got[wrong[0]])} y debía "
-        f"valer {significant(want[wrong[0]])}. Repasa cada pieza: log π_θ de las "
-        "acciones que se tomaron, la entropía de π_θ(·|s), las ventajas "
-        "normalizadas con la media y la desviación típica del minilote (en coma "
-        "flotante), y los pesos c_V y c_H."
+
+    def run(function: Callable[..., Any]) -> list[float]:
+        """La pérdida de ``function`` en cada caso (la del estudiante, con
+        :func:`call`: falla si modifica sus entradas)."""
+        if function is not ppo_minibatch_loss:
+            return [float(function(*copy.deepcopy(a)).detach()) for a in prepared]
+        losses = []
+        for args in prepared:
+            out = call(function, "ppo_minibatch_loss", *args)
+            losses.append(float(_scalar(out, "ppo_minibatch_loss(...)").detach()))
+        return losses
+
+    def describe(got: list[float], want: list[float]) -> str:
+        index = next(
+            i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not close(g, w)
+        )
+        seed, indices, clip_eps, vf_coef, ent_coef = cases[index]
+        shown = ", ".join(str(i) for i in indices[:6])
+        shown += ", …" if len(indices) > 6 else ""
+        fail(
+            f"En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] "
+            f"({len(indices)} muestras), ε = {significant(clip_eps)}, "
+            f"c_V = {significant(vf_coef)} y c_H = {significant(ent_coef)}, la "
+            f"pérdida vale {significant(got[index])} y debía "
+            f"valer {significant(want[index])}. Repasa cada pieza: log π_θ de las "
+            "acciones que se tomaron, la entropía de π_θ(·|s), las ventajas "
+            "normalizadas con la media y la desviación típica del minilote (en "
+            "coma flotante), y los pesos c_V y c_H.",
+            "wrong_loss",
+        )
+
+    _check_procedure(
+        ppo_minibatch_loss,
+        ppo.ppo_minibatch_loss,
+        MINIBATCH_LOSS_MISTAKES,
+        run=run,
+        same=close,
+        same_as_mistake=lambda got, output: close(output, got),
+        describe=describe,
     )
 
 
@@ -522,13 +595,26 @@ def _gradients(function: Callable[..., Any], args: tuple[Any, ...]) -> dict:
     if not out.requires_grad:
         fail(
             "La pérdida no tiene gradiente respecto a la red (¿usaste .detach(), "
-            ".item(), NumPy o torch.no_grad()?): el optimizador no podría moverla."
+            ".item(), NumPy o torch.no_grad()?): el optimizador no podría moverla.",
+            "loss_without_gradient",
         )
     out.backward()
     return {
         name: (p.grad if p.grad is not None else torch.zeros_like(p))
         for name, p in agent.named_parameters()
     }
+
+
+#: Los errores típicos que solo se ven en el gradiente (el valor es el bueno).
+MINIBATCH_GRAD_MISTAKES: list[Mistake] = [
+    Mistake(
+        "entropy_detached",
+        _minibatch_loss(ent_sign=0.0),  # la pérdida sin el premio a la entropía
+        "El gradiente es el de la pérdida sin el premio a la entropía: "
+        "¿calculaste la entropía con .detach() o bajo torch.no_grad()? "
+        "También tiene que llegar al actor.",
+    ),
+]
 
 
 @exercise(
@@ -555,18 +641,18 @@ def check_ppo_minibatch_loss_grad(
                         "tiene que aprender."
                         if part == "critic"
                         else "log π(a|s) con .detach() o bajo torch.no_grad()?"
-                    )
+                    ),
+                    f"{part}_without_gradient",
                 )
-        entropy_only = _gradients(
-            _minibatch_loss(ent_sign=0.0), args
-        )  # la pérdida sin el premio a la entropía
-        if all(close(got[n], entropy_only[n], atol=1e-6) for n in want) and case[-1]:
-            fail(
-                "El gradiente es el de la pérdida sin el premio a la entropía: "
-                "¿calculaste la entropía con .detach() o bajo torch.no_grad()? "
-                "También tiene que llegar al actor."
-            )
-        compare_parameters(got, want, what="el gradiente de la pérdida")
+        for mistake in MINIBATCH_GRAD_MISTAKES:
+            wrong = _gradients(mistake.variant, args)
+            # Con c_H = 0 (case[-1]), la entropía no cambia el gradiente.
+            if all(close(got[n], wrong[n], atol=1e-6) for n in want) and case[-1]:
+                fail(mistake.message, mistake.id)
+        try:
+            compare_parameters(got, want, what="el gradiente de la pérdida")
+        except CheckError as error:
+            fail(str(error), "minibatch_wrong_gradient")
 
 
 # ---------------------------------------------------------------------------
@@ -671,68 +757,79 @@ def _update_variant(
     return update
 
 
-UPDATE_MISTAKES = [
-    (
+UPDATE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "shuffled_once",
         _update_variant(shuffle="once"),
         "Barajaste una sola vez y repetiste ese orden en todas las épocas: cada "
         "época empieza con una permutación nueva del lote (y así el generador "
         "se usa una vez por época).",
     ),
-    (
+    Mistake(
+        "not_shuffled",
         _update_variant(shuffle="none"),
         "Recorriste el lote en orden, sin barajar: cada época empieza con una "
         "permutación nueva del lote, con el generador que recibes.",
     ),
-    (
+    Mistake(
+        "dropped_last_minibatch",
         _update_variant(drop_last=True),
         "Te saltaste el último minilote de cada época, el más corto: cada "
         "muestra se usa una vez por época, aunque el lote no sea múltiplo del "
         "tamaño del minilote.",
     ),
-    (
+    Mistake(
+        "missing_zero_grad",
         _update_variant(zero_grad=False),
         "Falta poner los gradientes a cero antes de cada backward: sin "
         "optimizer.zero_grad(), PyTorch los suma a los del minilote anterior.",
     ),
 ]
 
-UPDATE_CLIP_MISTAKES = [
-    (
+UPDATE_CLIP_MISTAKES: list[Mistake] = [
+    Mistake(
+        "gradient_not_clipped",
         _update_variant(clip="none"),
         "Los gradientes no se recortan: antes de cada paso del optimizador, la "
         "norma del gradiente de todos los parámetros (actor y crítico juntos) "
         "se limita a max_grad_norm. Si recortas después de optimizer.step(), ya "
         "no sirve de nada.",
     ),
-    (
+    Mistake(
+        "clipped_actor_only",
         _update_variant(clip="actor"),
         "Recortaste solo el gradiente del actor: la norma que se limita es la de "
         "todos los parámetros juntos, agent.parameters().",
     ),
 ]
 
-UPDATE_KL_MISTAKES = [
-    (
+UPDATE_KL_MISTAKES: list[Mistake] = [
+    Mistake(
+        "kl_with_k1",
         _update_variant(kl="k1"),
         "Mediste la KL con k1: la parada temprana usa k3, que nunca es negativo.",
     ),
-    (
+    Mistake(
+        "kl_reversed",
         _update_variant(kl="reversed"),
         "Mediste la KL con los argumentos cambiados: las muestras vienen de la "
         "política vieja, así que es KL(π_θold ‖ π_θ), "
         "kl_estimators(batch.log_probs, log π_θ).",
     ),
-    (
+    Mistake(
+        "stopped_midway",
         _update_variant(kl="midway"),
         "Cortaste a mitad de una época: la KL se mide al acabar cada época, y "
         "las épocas se hacen enteras.",
     ),
-    (
+    Mistake(
+        "epoch_not_counted",
         _update_variant(count="before"),
         "Paraste bien, pero contaste mal: la época tras la que la KL pasó de "
         "target_kl se hizo entera y cuenta.",
     ),
-    (
+    Mistake(
+        "returned_n_epochs",
         _update_variant(count="all"),
         "Devuelves n_epochs aunque la KL haya cortado: devuelve cuántas épocas "
         "se hicieron de verdad.",
@@ -762,7 +859,8 @@ def _run_update(
             f"{name} modificó el lote (batch): al volver, sus tensores ya no eran "
             "los que le pasamos (¿normalizaste las ventajas en su sitio, con -=, "
             "/= o batch.advantages = ...?). El lote se reutiliza en cada época y "
-            "en cada minilote: calcula sobre copias."
+            "en cada minilote: calcula sobre copias.",
+            "modified_batch",
         )
     params = {k: v.detach().clone() for k, v in agent.state_dict().items()}
     return params, result
@@ -804,45 +902,70 @@ def _which_net(got: dict, want: dict) -> str:
 def _check_update(
     ppo_update: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]],
-    mistakes: list[tuple[Callable[..., Any], str]],
+    mistakes: list[Mistake],
     what: str,
     check_epochs: bool = False,
 ) -> None:
+    """Ejecuta ``ppo_update`` en cada caso y compara con la referencia: los
+    parámetros que quedan y, con ``check_epochs``, las épocas que devuelve."""
     for case in cases:
-        got, epochs = _run_update(ppo_update, case, "ppo_update")
-        want, want_epochs = _run_update(ppo.ppo_update, case)
+        _check_update_case(ppo_update, case, mistakes, what, check_epochs)
+
+
+def _check_update_case(
+    ppo_update: Callable[..., Any],
+    case: tuple[Any, ...],
+    mistakes: list[Mistake],
+    what: str,
+    check_epochs: bool,
+) -> None:
+    """Un caso de :func:`_check_update`."""
+
+    def run(function: Callable[..., Any]) -> tuple[dict[str, torch.Tensor], Any]:
+        if function is not ppo_update:
+            return _run_update(function, case)
+        params, epochs = _run_update(function, case, "ppo_update")
         if check_epochs:
             if isinstance(epochs, torch.Tensor) and epochs.numel() == 1:
                 epochs = epochs.item()
             if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral):
                 fail(
                     "ppo_update debe devolver cuántas épocas hizo, un entero; "
-                    f"devolvió {epochs!r}."
+                    f"devolvió {epochs!r}.",
+                    "epochs_not_an_integer",
                 )
-        matched = (not check_epochs or epochs == want_epochs) and _same_parameters(
-            got, want
-        )
-        if matched:
-            continue
-        for mistake, message in mistakes:
-            params, mistake_epochs = _run_update(mistake, case)
-            if _same_parameters(got, params) and (
-                not check_epochs or mistake_epochs == epochs
-            ):
-                fail(message)
-        if check_epochs and epochs != want_epochs:
+        return params, epochs
+
+    def same(got: tuple[dict, Any], want: tuple[dict, Any]) -> bool:
+        epochs_match = not check_epochs or got[1] == want[1]
+        return epochs_match and _same_parameters(got[0], want[0])
+
+    def describe(got: tuple[dict, Any], want: tuple[dict, Any]) -> str:
+        if check_epochs and got[1] != want[1]:
             fail(
-                f"ppo_update hizo {epochs} épocas y debían ser {want_epochs} de "
+                f"ppo_update hizo {got[1]} épocas y debían ser {want[1]} de "
                 f"{case[3].get('n_epochs')}: al acabar cada época se mide k3 "
-                "entre los log π_θold del lote y la política actual, sobre todo "
-                "el lote y sin gradiente, y si pasa de target_kl no se hacen más "
-                "épocas. (Si la primera celda de prueba tampoco pasa, arregla "
-                "antes eso: con otras actualizaciones, la KL también es otra.)"
+                "entre los log π_θold del lote y la política actual, sobre "
+                "todo el lote y sin gradiente, y si pasa de target_kl no se "
+                "hacen más épocas. (Si la primera celda de prueba tampoco "
+                "pasa, arregla antes eso: con otras actualizaciones, la KL "
+                "también es otra.)",
+                "wrong_epoch_count",
             )
         try:
-            compare_parameters(got, want, what=what)
+            compare_parameters(got[0], want[0], what=what)
         except CheckError as error:
-            fail(str(error) + _which_net(got, want))
+            fail(str(error) + _which_net(got[0], want[0]), "wrong_parameters")
+        return f"ppo_update no deja {what} como la referencia."
+
+    _check_procedure(
+        ppo_update,
+        ppo.ppo_update,
+        mistakes,
+        run=run,
+        same=same,
+        describe=describe,
+    )
 
 
 _UPDATE_USES = {

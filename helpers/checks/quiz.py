@@ -10,18 +10,20 @@ con la retroalimentación de la calificación.
 - :func:`numbered_quiz`: un cuestionario de preguntas numeradas (06).
 - :func:`statements_check`: una pregunta suelta de afirmaciones sobre un
   experimento (08, 10).
+- :func:`number_key` y :func:`statements_key`: la calificación con la clave,
+  que llaman las pruebas ocultas (la clave la ponen ellas).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from helpers.checks import exercise, fail
+from helpers.checks import Mistake, exercise, fail
 
 STATEMENT_KEYS = ("a", "b", "c", "d")
 """Las claves del diccionario de una pregunta de afirmaciones."""
@@ -47,20 +49,23 @@ def number_answer(answer: Any, name: str, question: str) -> float:
     if answer is None or answer is Ellipsis:
         fail(
             f"Todavía no has respondido {question}: asigna un número a "
-            f"{name}, por ejemplo {name} = -1.25."
+            f"{name}, por ejemplo {name} = -1.25.",
+            "quiz_unanswered",
         )
     if isinstance(answer, str):
         fail(
             f"La respuesta de {question} es un número, no un texto: "
             "escríbelo sin comillas y con punto decimal, como en Python (-1.25, "
-            f'no "−1,25"). Recibí {answer!r}.'
+            f'no "−1,25"). Recibí {answer!r}.',
+            "number_as_text",
         )
     if hasattr(answer, "numel") or isinstance(answer, np.ndarray):
         size = answer.numel() if hasattr(answer, "numel") else answer.size
         if size != 1:
             fail(
                 f"La respuesta de {question} es un solo número, y "
-                f"{name} tiene {size} elementos."
+                f"{name} tiene {size} elementos.",
+                "several_numbers",
             )
         answer = answer.item()
     if isinstance(answer, np.generic):
@@ -68,18 +73,21 @@ def number_answer(answer: Any, name: str, question: str) -> float:
     if isinstance(answer, bool):
         fail(
             f"{question.capitalize()} pide un número, no True o False. "
-            f"Recibí {answer!r}."
+            f"Recibí {answer!r}.",
+            "boolean_for_number",
         )
     if not isinstance(answer, numbers.Real):
         fail(
             f"La respuesta de {question} debe ser un número (int o float); "
-            f"{name} es {type(answer).__name__}: {answer!r}."
+            f"{name} es {type(answer).__name__}: {answer!r}.",
+            "not_a_real_number",
         )
     value = float(answer)
     if not math.isfinite(value):
         fail(
             f"La respuesta de {question} debe ser un número finito; "
-            f"recibí {value}. ¿Dividiste por cero en algún paso?"
+            f"recibí {value}. ¿Dividiste por cero en algún paso?",
+            "number_not_finite",
         )
     return value
 
@@ -102,13 +110,15 @@ def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
     if answer is None or answer is Ellipsis:
         fail(
             f"Todavía no has respondido {question}: {name} es un "
-            f"diccionario con las cuatro afirmaciones, como {example}."
+            f"diccionario con las cuatro afirmaciones, como {example}.",
+            "quiz_unanswered",
         )
     if not isinstance(answer, dict):
         fail(
             f"La respuesta de {question} es un diccionario con las "
             f"claves a, b, c y d, como {example}; {name} es "
-            f"{type(answer).__name__}."
+            f"{type(answer).__name__}.",
+            "statements_not_a_dict",
         )
     missing = [key for key in STATEMENT_KEYS if key not in answer]
     extra = [repr(key) for key in answer if key not in STATEMENT_KEYS]
@@ -121,7 +131,8 @@ def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
         fail(
             f"{name} debe tener exactamente las claves a, b, c y d (en minúscula): "
             + " y ".join(parts)
-            + "."
+            + ".",
+            "statements_wrong_keys",
         )
     marks = {}
     for key in STATEMENT_KEYS:
@@ -129,12 +140,14 @@ def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
         if value is None or value is Ellipsis:
             fail(
                 f"Todavía no has marcado la afirmación {key}) de {question}: "
-                "pon True si es verdadera o False si es falsa."
+                "pon True si es verdadera o False si es falsa.",
+                "statement_unmarked",
             )
         if not isinstance(value, bool | np.bool_):
             fail(
                 f"La afirmación {key}) se marca con True o False, sin comillas; "
-                f"recibí {value!r}."
+                f"recibí {value!r}.",
+                "statement_not_bool",
             )
         marks[key] = bool(value)
     return marks
@@ -224,3 +237,89 @@ def numbered_quiz(module: str, kinds: dict[int, str]) -> Callable[..., None]:
             print(f"✔ Pregunta {number}: respuesta bien escrita ({what}). {_FORM_ONLY}")
 
     return check_quiz_answer
+
+
+# ---------------------------------------------------------------------------
+# La calificación con la clave: solo en las pruebas ocultas
+# ---------------------------------------------------------------------------
+#
+# Estas funciones no saben la clave: la reciben de la prueba oculta que las
+# llama (en el cuaderno de soluciones, que no se publica), junto con la
+# explicación. Así el mismo procedimiento califica todas las preguntas, y cada
+# fallo lleva el id de lo que se diagnosticó.
+
+
+def number_key(
+    answer: Any,
+    key: float,
+    mistakes: Iterable[Mistake],
+    *,
+    explanation: str,
+    otherwise: str,
+    tolerance: float = 1e-3,
+) -> None:
+    """Califica una respuesta numérica con su clave; falla si no la acierta.
+
+    Args:
+        answer: la respuesta del estudiante (un número, o un tensor o array
+            de un elemento: se lee con ``float``).
+        key: el valor correcto.
+        mistakes: los errores típicos, uno por fila: ``Mistake(id, valor que
+            da, por qué)``.
+        explanation: el mensaje del fallo hasta el porqué, que se añade al
+            final con su punto: el del error típico cuyo valor da la
+            respuesta, o ``otherwise``.
+        otherwise: el porqué cuando ningún error típico da la respuesta (el
+            fallo lleva entonces el id ``"quiz_wrong_number"``).
+        tolerance: la distancia (estricta) a la que un valor cuenta como el
+            mismo.
+    """
+    got = float(answer)
+    if abs(got - key) < tolerance:
+        return
+    mistake = next((m for m in mistakes if abs(got - m.variant) < tolerance), None)
+    if mistake is None:
+        fail(f"{explanation}{otherwise}.", "quiz_wrong_number")
+    fail(f"{explanation}{mistake.message}.", mistake.id)
+
+
+def statements_key(
+    answer: Mapping[str, Any],
+    key: Mapping[str, tuple[bool, str]],
+    *,
+    question: str | None = None,
+) -> None:
+    """Califica cuatro afirmaciones marcadas con su clave: puntúan solo si las
+    cuatro están bien. Falla con el id ``statement_<letra>`` de la primera
+    afirmación mal marcada.
+
+    Args:
+        answer: las marcas del estudiante (``{"a": True, ...}``).
+        key: para cada afirmación, si es verdadera y por qué
+            (``{"a": (True, "porque...")}``).
+        question: cómo se nombra la pregunta al principio de la última línea
+            («Pregunta 2»). Con ella, el mensaje explica las cuatro
+            afirmaciones y acaba diciendo cuáles están mal marcadas; sin ella
+            (las preguntas de un experimento), explica solo las mal marcadas,
+            tras un «Revisa:».
+    """
+    wrong = [k for k, (true, _) in key.items() if bool(answer[k]) != true]
+    if not wrong:
+        return
+
+    def truth(value: bool) -> str:
+        return "verdadera" if value else "falsa"
+
+    if question is None:
+        message = "Revisa: " + " ".join(
+            f"{k}) es {truth(key[k][0])}: {key[k][1]}" for k in wrong
+        )
+    else:
+        message = "\n".join(
+            [f"{k}) {truth(value)}: {why}" for k, (value, why) in key.items()]
+            + [
+                f"{question}: mal marcadas {', '.join(wrong)}; solo puntúa con "
+                "las cuatro bien."
+            ]
+        )
+    fail(message, f"statement_{wrong[0]}")

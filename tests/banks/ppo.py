@@ -13,7 +13,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     ratio = ppo.probability_ratio(log_probs, old_log_probs)
     return -(torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantages).mean()
 """,
-            "Recortaste sin el min",
+            mistake="clip_without_min",
         ),
         Answer(
             "max en lugar de min",
@@ -23,7 +23,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
     return -torch.max(ratio * advantages, clipped * advantages).mean()
 """,
-            "Usaste max en lugar de min",
+            mistake="max_instead_of_min",
         ),
         Answer(
             "el min del lado equivocado con ventajas negativas",
@@ -32,7 +32,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     ratio = ppo.probability_ratio(log_probs, old_log_probs)
     return -(torch.clamp(ratio, max=1 + clip_eps) * advantages).mean()
 """,
-            "Solo recortaste por arriba",
+            mistake="clip_upper_only",
         ),
         Answer(
             "sin el signo menos",
@@ -42,7 +42,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
     return torch.min(ratio * advantages, clipped * advantages).mean()
 """,
-            "Falta el signo menos",
+            mistake="missing_minus_sign",
         ),
         Answer(
             "media sobre un solo eje",
@@ -52,7 +52,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
     return -torch.min(ratio * advantages, clipped * advantages).mean(dim=0)
 """,
-            "Promediaste sobre un solo eje",
+            mistake="not_a_scalar",
         ),
         Answer(
             "suma en lugar de media",
@@ -62,7 +62,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
     return -torch.min(ratio * advantages, clipped * advantages).sum()
 """,
-            "Sumaste en lugar de promediar",
+            mistake="sum_instead_of_mean",
         ),
         Answer(
             "sin recorte",
@@ -70,7 +70,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
 def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     return -(torch.exp(log_probs - old_log_probs.detach()) * advantages).mean()
 """,
-            "No hay recorte",
+            mistake="no_clip",
         ),
         Answer(
             "los log π viejos arrastran gradiente",
@@ -80,7 +80,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
     return -torch.min(ratio * advantages, clipped * advantages).mean()
 """,
-            "El gradiente llega a old_log_probs",
+            mistake="gradient_to_old_log_probs",
             fails=("clipped_surrogate_loss_test_grad",),
         ),
     ],
@@ -92,7 +92,7 @@ def kl_estimators(log_probs, other_log_probs):
     log_rho = log_probs - other_log_probs
     return (-log_rho).mean(), (torch.exp(log_rho) - 1 - log_rho).mean()
 """,
-            "Invertiste ρ",
+            mistake="inverted_rho",
         ),
         Answer(
             "k3 sin el −1",
@@ -101,7 +101,7 @@ def kl_estimators(log_probs, other_log_probs):
     log_rho = other_log_probs - log_probs
     return (-log_rho).mean(), (torch.exp(log_rho) - log_rho).mean()
 """,
-            "le falta el −1",
+            mistake="k3_missing_minus_one",
         ),
         Answer(
             "k2 en lugar de k3",
@@ -110,7 +110,7 @@ def kl_estimators(log_probs, other_log_probs):
     log_rho = other_log_probs - log_probs
     return (-log_rho).mean(), (0.5 * log_rho**2).mean()
 """,
-            "Eso es k2",
+            mistake="k2_instead_of_k3",
         ),
         Answer(
             "k1 con el signo cambiado",
@@ -119,7 +119,7 @@ def kl_estimators(log_probs, other_log_probs):
     log_rho = other_log_probs - log_probs
     return log_rho.mean(), (torch.exp(log_rho) - 1 - log_rho).mean()
 """,
-            "k1 tiene el signo cambiado",
+            mistake="k1_sign",
         ),
         Answer(
             "sin promediar",
@@ -128,7 +128,7 @@ def kl_estimators(log_probs, other_log_probs):
     log_rho = other_log_probs - log_probs
     return -log_rho, torch.exp(log_rho) - 1 - log_rho
 """,
-            "debe ser un escalar",
+            mistake="kl_not_scalar",
         ),
     ],
     "ppo_minibatch_loss": [
@@ -145,7 +145,7 @@ def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
     value = ((values - batch.returns[indices]) ** 2).mean()
     return policy + vf_coef * value - ent_coef * dist.entropy().mean()
 """,
-            "Falta normalizar las ventajas",
+            mistake="advantages_not_normalized",
         ),
         Answer(
             "desviación típica sesgada",
@@ -161,7 +161,7 @@ def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
     value = ((values - batch.returns[indices]) ** 2).mean()
     return policy + vf_coef * value - ent_coef * dist.entropy().mean()
 """,
-            "desviación típica sesgada",
+            mistake="biased_std",
         ),
         Answer(
             "normaliza con las cifras de todo el lote",
@@ -178,7 +178,7 @@ def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
     value = ((values - batch.returns[indices]) ** 2).mean()
     return policy + vf_coef * value - ent_coef * dist.entropy().mean()
 """,
-            "de todo el lote",
+            mistake="normalized_with_whole_batch",
         ),
         Answer(
             "los logits como log-probabilidades",
@@ -195,7 +195,7 @@ def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
     value = ((values - batch.returns[indices]) ** 2).mean()
     return policy + vf_coef * value - ent_coef * entropy.mean()
 """,
-            "log_softmax",
+            mistake="logits_as_log_probs",
         ),
         Answer(
             "el premio a la entropía sumando",
@@ -211,7 +211,7 @@ def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
     value = ((values - batch.returns[indices]) ** 2).mean()
     return policy + vf_coef * value + ent_coef * dist.entropy().mean()
 """,
-            "va con signo menos",
+            mistake="entropy_sign",
         ),
         Answer(
             # El valor es el bueno: solo falla la celda del gradiente.
@@ -228,7 +228,7 @@ def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
     value = ((values.detach() - batch.returns[indices]) ** 2).mean()
     return policy + vf_coef * value - ent_coef * dist.entropy().mean()
 """,
-            "Los parámetros del crítico no reciben gradiente",
+            mistake="critic_without_gradient",
             fails=("ppo_minibatch_loss_test_grad",),
         ),
         Answer(
@@ -247,7 +247,7 @@ def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
     value = ((values - batch.returns[indices]) ** 2).mean()
     return policy + vf_coef * value - ent_coef * entropy
 """,
-            "sin el premio a la entropía",
+            mistake="entropy_detached",
             fails=("ppo_minibatch_loss_test_grad",),
         ),
         Answer(
@@ -267,7 +267,7 @@ def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
     value = ((values - batch.returns[indices]) ** 2).mean()
     return policy + vf_coef * value - ent_coef * dist.entropy().mean()
 """,
-            "modificó su argumento «batch»",
+            mistake="modified_input",
             fails=("ppo_minibatch_loss_test",),
         ),
         Answer(
@@ -285,7 +285,7 @@ def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
     value = ((values - batch.returns[indices]) ** 2).mean()
     return policy + vf_coef * value - ent_coef * dist.entropy().mean()
 """,
-            "en coma flotante",
+            mistake="wrong_loss",
         ),
     ],
     "ppo_update": [
@@ -307,7 +307,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             return epoch + 1
     return n_epochs
 """,
-            "Barajaste una sola vez",
+            mistake="shuffled_once",
         ),
         Answer(
             "sin barajar",
@@ -326,7 +326,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             return epoch + 1
     return n_epochs
 """,
-            "sin barajar",
+            mistake="not_shuffled",
         ),
         Answer(
             "pierde el minilote corto",
@@ -347,7 +347,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             return epoch + 1
     return n_epochs
 """,
-            "el más corto",
+            mistake="dropped_last_minibatch",
         ),
         Answer(
             "sin zero_grad",
@@ -366,7 +366,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             return epoch + 1
     return n_epochs
 """,
-            "zero_grad",
+            mistake="missing_zero_grad",
         ),
         Answer(
             "baraja con la semilla global",
@@ -386,7 +386,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             return epoch + 1
     return n_epochs
 """,
-            "con el generador que recibes",
+            mistake="wrong_parameters",
         ),
         Answer(
             "normaliza las ventajas del lote en su sitio",
@@ -407,7 +407,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             return epoch + 1
     return n_epochs
 """,
-            "modificó el lote",
+            mistake="modified_batch",
         ),
         Answer(
             "sin recortar el gradiente",
@@ -426,7 +426,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             return epoch + 1
     return n_epochs
 """,
-            "no se recortan",
+            mistake="gradient_not_clipped",
             fails=("ppo_update_test_clip",),
         ),
         Answer(
@@ -447,7 +447,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             return epoch + 1
     return n_epochs
 """,
-            "después de optimizer.step()",
+            mistake="gradient_not_clipped",
             fails=("ppo_update_test_clip",),
         ),
         Answer(
@@ -468,7 +468,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             return epoch + 1
     return n_epochs
 """,
-            "solo el gradiente del actor",
+            mistake="clipped_actor_only",
             fails=("ppo_update_test_clip",),
         ),
         Answer(
@@ -493,7 +493,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
                 return epoch + 1
     return n_epochs
 """,
-            "Mediste la KL con k1",
+            mistake="kl_with_k1",
             fails=("ppo_update_test_kl",),
         ),
         Answer(
@@ -518,7 +518,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
                 return epoch + 1
     return n_epochs
 """,
-            "Mediste la KL con los argumentos cambiados",
+            mistake="kl_reversed",
             fails=("ppo_update_test_kl",),
         ),
         Answer(
@@ -539,7 +539,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
                 return epoch + 1
     return n_epochs
 """,
-            "Cortaste a mitad de una época",
+            mistake="stopped_midway",
             fails=("ppo_update_test_kl",),
         ),
         Answer(
@@ -560,7 +560,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             return epoch
     return n_epochs
 """,
-            "contaste mal",
+            mistake="epoch_not_counted",
             fails=("ppo_update_test_kl",),
         ),
         Answer(
@@ -583,7 +583,7 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
             break
     return done
 """,
-            "un entero",
+            mistake="epochs_not_an_integer",
             fails=("ppo_update_test_kl",),
         ),
     ],
@@ -594,84 +594,88 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
         Answer(
             "la acción no muestreada sin gradiente",
             "answer_1 = 0.0",
-            "también recibe gradiente",
+            mistake="unsampled_action_no_gradient",
         ),
         Answer(
             "la componente de la acción muestreada",
             "answer_1 = -0.3",
-            "esa es la componente de θ_1",
+            mistake="sampled_action_component",
         ),
-        Answer("el signo cambiado", "answer_1 = -0.12", "revisa el signo"),
-        Answer("sin la línea base", "answer_1 = 2 * -0.2", "falta la línea base"),
-        Answer("sin responder", "answer_1 = None", "Todavía no has respondido"),
-        Answer("con coma decimal, como texto", 'answer_1 = "0,12"', "no un texto"),
+        Answer("el signo cambiado", "answer_1 = -0.12", mistake="flipped_sign"),
+        Answer("sin la línea base", "answer_1 = 2 * -0.2", mistake="missing_baseline"),
+        Answer("sin responder", "answer_1 = None", mistake="quiz_unanswered"),
+        Answer(
+            "con coma decimal, como texto",
+            'answer_1 = "0,12"',
+            mistake="number_as_text",
+        ),
         Answer(
             "el gradiente entero",
             "answer_1 = torch.tensor([0.12, -0.3, 0.18])",
-            "un solo número",
+            mistake="several_numbers",
         ),
     ],
     "quiz_2": [
         Answer(
             "todas verdaderas",
             'answer_2 = {"a": True, "b": True, "c": True, "d": True}',
-            "Pregunta 2: mal marcadas b, c;",
+            mistake="statement_b",
         ),
         Answer(
             "la línea base que depende de la acción",
             'answer_2 = {"a": True, "b": False, "c": True, "d": True}',
-            "sesga el gradiente",
+            mistake="statement_c",
         ),
         Answer(
             "sin marcar",
             'answer_2 = {"a": None, "b": None, "c": None, "d": None}',
-            "Todavía no has marcado la afirmación a)",
+            mistake="statement_unmarked",
         ),
         Answer(
             "una lista en vez de un diccionario",
             "answer_2 = [True, False, False, True]",
-            "es un diccionario",
+            mistake="statements_not_a_dict",
         ),
     ],
     "quiz_3": [
         Answer(
             "la pérdida en vez del objetivo",
             "answer_3 = 2.2 / 3",
-            "es −L^CLIP, la pérdida",
+            mistake="loss_instead_of_objective",
         ),
         Answer(
             "sin recorte",
             "answer_3 = (1.3 * -2 + 1.5 * 1 + 0.7 * -1) / 3",
-            "falta el recorte",
+            mistake="missing_clip",
         ),
         Answer(
             "sin el min",
             "answer_3 = (1.2 * -2 + 1.2 * 1 + 0.8 * -1) / 3",
-            "sin el min, la muestra 1 no se corrige",
+            mistake="missing_min",
         ),
-        Answer("redondeado de más", "answer_3 = -0.7", "L^CLIP = −0,733"),
-        Answer("NaN", 'answer_3 = float("nan")', "finito"),
+        Answer("redondeado de más", "answer_3 = -0.7", mistake="quiz_wrong_number"),
+        Answer("NaN", 'answer_3 = float("nan")', mistake="number_not_finite"),
     ],
     "quiz_4": [
         Answer(
             "k3 negativo",
             'answer_4 = {"a": True, "b": True, "c": True, "d": False}',
-            "k3 ≥ 0 en cada muestra",
+            mistake="statement_a",
         ),
         Answer(
             "todas falsas",
             'answer_4 = {"a": False, "b": False, "c": False, "d": False}',
-            "Pregunta 4: mal marcadas b, c;",
+            mistake="statement_b",
         ),
         Answer(
             "marcas como texto",
             'answer_4 = {"a": "F", "b": "V", "c": "V", "d": "F"}',
-            "sin comillas",
+            mistake="statement_not_bool",
         ),
         Answer(
             "una clave en mayúscula",
             'answer_4 = {"A": False, "b": True, "c": True, "d": False}',
-            "faltan a",
+            mistake="statements_wrong_keys",
         ),
     ],
 }
@@ -940,7 +944,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     loss = -torch.min(ratio * advantages, clipped * advantages).mean()
     return torch.round(loss, decimals=2)
 """,
-        "redondeado a 2 decimales",
+        mistake="rounded",
     ),
     Answer(
         "cambia el signo de las ventajas en su sitio",
@@ -951,7 +955,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     advantages *= -1
     return torch.max(ratio * advantages, clipped * advantages).mean()
 """,
-        "modificó su argumento «advantages»",
+        mistake="modified_input",
     ),
     Answer(
         "cociente de exponenciales (se anula con log π ≈ −1000)",
@@ -961,7 +965,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
     return -torch.min(ratio * advantages, clipped * advantages).mean()
 """,
-        "Calculaste el cociente como exp(log_probs) / exp(old_log_probs)",
+        mistake="ratio_of_exponentials",
     ),
     Answer(
         "sin la exponencial",
@@ -971,7 +975,7 @@ def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
     clipped = torch.clamp(log_ratio, 1 - clip_eps, 1 + clip_eps)
     return -torch.min(log_ratio * advantages, clipped * advantages).mean()
 """,
-        "Falta la exponencial",
+        mistake="missing_exp",
     ),
 ]
 WRONG["kl_estimators"] += [
@@ -984,6 +988,6 @@ def kl_estimators(log_probs, other_log_probs):
     k3 = (torch.exp(other_log_probs) - 1 - other_log_probs).mean()
     return k1, k3
 """,
-        "modificó su argumento «other_log_probs»",
+        mistake="modified_input",
     ),
 ]
