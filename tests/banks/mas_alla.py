@@ -412,32 +412,32 @@ WRONG[EXPERIMENT] = [
     Answer(
         "todas verdaderas",
         'answer_experiment = {"a": True, "b": True, "c": True, "d": True}',
-        "b) es falsa",
+        mistake="statement_b",
     ),
     Answer(
         "el recorte actúa siempre",
         'answer_experiment = {"a": False, "b": False, "c": True, "d": False}',
-        "a) es verdadera",
+        mistake="statement_a",
     ),
     Answer(
         "el crítico lo explica todo",
         'answer_experiment = {"a": True, "b": False, "c": True, "d": True}',
-        "d) es falsa",
+        mistake="statement_d",
     ),
     Answer(
         "el crítico no aprende nada",
         'answer_experiment = {"a": True, "b": False, "c": False, "d": False}',
-        "c) es verdadera",
+        mistake="statement_c",
     ),
     Answer(
         "sin marcar",
         'answer_experiment = {"a": None, "b": None, "c": None, "d": None}',
-        "Todavía no has marcado la afirmación a)",
+        mistake="statement_unmarked",
     ),
     Answer(
         "marcas como texto",
         'answer_experiment = {"a": "V", "b": "F", "c": "V", "d": "F"}',
-        "sin comillas",
+        mistake="statement_not_bool",
     ),
 ]
 

@@ -604,37 +604,37 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
         Answer(
             "todas verdaderas",
             'answer_experiment = {"a": True, "b": True, "c": True, "d": True}',
-            "c) es falsa",
+            mistake="statement_c",
         ),
         Answer(
             "sin sobreoptimización",
             'answer_experiment = {"a": True, "b": False, "c": False, "d": True}',
-            "b) es verdadera",
+            mistake="statement_b",
         ),
         Answer(
             "la nota no sube",
             'answer_experiment = {"a": False, "b": True, "c": False, "d": False}',
-            "a) es verdadera",
+            mistake="statement_a",
         ),
         Answer(
             "sin marcar",
             'answer_experiment = {"a": None, "b": None, "c": None, "d": None}',
-            "Todavía no has marcado la afirmación a)",
+            mistake="statement_unmarked",
         ),
         Answer(
             "una lista en vez de un diccionario",
             "answer_experiment = [True, False, False, True]",
-            "es un diccionario",
+            mistake="statements_not_a_dict",
         ),
         Answer(
             "marcas como texto",
             'answer_experiment = {"a": "V", "b": "F", "c": "V", "d": "F"}',
-            "sin comillas",
+            mistake="statement_not_bool",
         ),
         Answer(
             "una clave en mayúscula",
             'answer_experiment = {"A": True, "b": False, "c": True, "d": False}',
-            "faltan a",
+            mistake="statements_wrong_keys",
         ),
     ],
 }
