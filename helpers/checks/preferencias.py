@@ -946,22 +946,6 @@ def _fail_if_reference_has_gradient(reference: TinyLM) -> None:
         )
 
 
-def _compare_parameters(
-    got: dict[str, torch.Tensor],
-    want: dict[str, torch.Tensor],
-    *,
-    what: str,
-    atol: float,
-    mistake: str,
-) -> None:
-    """:func:`compare_parameters`, con el id ``mistake`` en su fallo (la del
-    núcleo falla sin id)."""
-    try:
-        compare_parameters(got, want, what=what, atol=atol)
-    except CheckError as error:
-        raise CheckError(str(error), mistake) from None
-
-
 def _weights(seed: int, size: int) -> torch.Tensor:
     return torch.randn(size, generator=_generator(seed + 2000))
 
@@ -1011,7 +995,7 @@ def check_implicit_rewards_grad(
                 "solo la de la referencia va en torch.no_grad().",
                 "ir_no_policy_gradient",
             )
-        _compare_parameters(
+        compare_parameters(
             got,
             want,
             what="el gradiente respecto a la política",
@@ -1269,7 +1253,7 @@ def _check_step_parameters(
 
     def describe(got, want) -> str:
         if not explained:
-            _compare_parameters(
+            compare_parameters(
                 got, want, what=what, atol=1e-5, mistake="step_wrong_parameters"
             )
         return f"Los parámetros de {what} no son los de la referencia."

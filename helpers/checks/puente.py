@@ -18,7 +18,6 @@ import torch
 from torch.nn import functional as F
 
 from helpers.checks import (
-    CheckError,
     Mistake,
     call,
     check_cases,
@@ -673,10 +672,9 @@ def _check_gradients(accumulate_gradients: Callable[..., Any], k: int) -> None:
 
     def describe(got, want) -> str:
         if not explained:
-            try:
-                compare_parameters(got, want, what=what, atol=1e-7)
-            except CheckError as error:
-                raise CheckError(str(error), "acc_wrong_gradients") from None
+            compare_parameters(
+                got, want, what=what, atol=1e-7, mistake="acc_wrong_gradients"
+            )
         return f"Con k = {k} micro-lotes, los gradientes no son los del lote entero."
 
     check_procedure(
