@@ -605,6 +605,11 @@ def _gradients(function: Callable[..., Any], args: tuple[Any, ...]) -> dict:
     }
 
 
+def _without_gradient(gradients: dict, part: str) -> bool:
+    """¿Ningún parámetro de ``part`` (``"actor"`` o ``"critic"``) recibe gradiente?"""
+    return all(g.abs().max() == 0 for n, g in gradients.items() if n.startswith(part))
+
+
 #: Los errores típicos que solo se ven en el gradiente (el valor es el bueno).
 MINIBATCH_GRAD_MISTAKES: list[Mistake] = [
     Mistake(
@@ -632,18 +637,20 @@ def check_ppo_minibatch_loss_grad(
         args = _minibatch_args(case)
         got = _gradients(ppo_minibatch_loss, args)
         want = _gradients(ppo.ppo_minibatch_loss, args)
-        for part, what in (("critic", "del crítico"), ("actor", "del actor")):
-            if all(g.abs().max() == 0 for n, g in got.items() if n.startswith(part)):
-                fail(
-                    f"Los parámetros {what} no reciben gradiente: ¿calculaste "
-                    + (
-                        "V(s) con .detach() o bajo torch.no_grad()? El crítico "
-                        "tiene que aprender."
-                        if part == "critic"
-                        else "log π(a|s) con .detach() o bajo torch.no_grad()?"
-                    ),
-                    f"{part}_without_gradient",
-                )
+
+        if _without_gradient(got, "critic"):
+            fail(
+                "Los parámetros del crítico no reciben gradiente: ¿calculaste "
+                "V(s) con .detach() o bajo torch.no_grad()? El crítico tiene que "
+                "aprender.",
+                "critic_without_gradient",
+            )
+        if _without_gradient(got, "actor"):
+            fail(
+                "Los parámetros del actor no reciben gradiente: ¿calculaste "
+                "log π(a|s) con .detach() o bajo torch.no_grad()?",
+                "actor_without_gradient",
+            )
         for mistake in MINIBATCH_GRAD_MISTAKES:
             wrong = _gradients(mistake.variant, args)
             # Con c_H = 0 (case[-1]), la entropía no cambia el gradiente.
