@@ -152,7 +152,7 @@ TD_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "td_errors", "Errores TD de un bloque (T, N)")
+@exercise(MODULE, "td_errors")
 def check_td_errors(td_errors: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``td_errors(rewards, values, next_values, terminated, gamma)``."""
     cases = cases or _td_cases(BATCHES, [0.9, 0.5, 0.99])
@@ -259,7 +259,7 @@ def _check_n_step(n_step_returns: Callable[..., Any], cases: list) -> None:
     )
 
 
-@exercise(MODULE, "n_step_returns", "Retornos de n pasos: sin finales de episodio")
+@exercise(MODULE, "n_step_returns", "sin finales de episodio")
 def check_n_step_returns(
     n_step_returns: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -274,7 +274,7 @@ def check_n_step_returns(
 @exercise(
     MODULE,
     "n_step_returns",
-    "Retornos de n pasos: episodios que terminan",
+    "episodios que terminan",
 )
 def check_n_step_returns_terminated(
     n_step_returns: Callable[..., Any], cases: list | None = None
@@ -289,7 +289,7 @@ def check_n_step_returns_terminated(
 @exercise(
     MODULE,
     "n_step_returns",
-    "Retornos de n pasos: episodios truncados",
+    "episodios truncados",
 )
 def check_n_step_returns_truncated(
     n_step_returns: Callable[..., Any], cases: list | None = None
@@ -427,7 +427,7 @@ def _check_gae(
 USES_TD = {"td_errors": actor_critic.td_errors}
 
 
-@exercise(MODULE, "gae", "GAE(γ, λ): sin finales de episodio", uses=USES_TD)
+@exercise(MODULE, "gae", "sin finales de episodio", uses=USES_TD)
 def check_gae(gae: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``gae(rewards, values, next_values, terminated, truncated, gamma,
     lam)`` en bloques sin finales de episodio."""
@@ -439,7 +439,7 @@ def check_gae(gae: Callable[..., Any], cases: list | None = None) -> None:
     _check_gae(gae, cases)
 
 
-@exercise(MODULE, "gae", "GAE(γ, λ): episodios que terminan", uses=USES_TD)
+@exercise(MODULE, "gae", "episodios que terminan", uses=USES_TD)
 def check_gae_terminated(gae: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``gae`` en bloques con estados terminales."""
     cases = cases or _gae_cases(
@@ -450,7 +450,7 @@ def check_gae_terminated(gae: Callable[..., Any], cases: list | None = None) -> 
     _check_gae(gae, cases)
 
 
-@exercise(MODULE, "gae", "GAE(γ, λ): episodios truncados", uses=USES_TD)
+@exercise(MODULE, "gae", "episodios truncados", uses=USES_TD)
 def check_gae_truncated(gae: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``gae`` en bloques con truncamientos."""
     cases = cases or _gae_cases(
@@ -601,7 +601,7 @@ def _loss_value(loss_fn: Callable[..., Any], case: dict[str, Any]) -> float:
     return float(torch.as_tensor(loss).detach().reshape(-1)[0])
 
 
-@exercise(MODULE, "actor_critic_loss", "La pérdida del actor-crítico: su valor")
+@exercise(MODULE, "actor_critic_loss", "su valor")
 def check_actor_critic_loss(
     actor_critic_loss: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -746,7 +746,7 @@ ATTACHED_MISTAKES: list[Mistake] = [
 @exercise(
     MODULE,
     "actor_critic_loss",
-    "La pérdida del actor-crítico: por dónde pasa el gradiente",
+    "por dónde pasa el gradiente",
 )
 def check_actor_critic_loss_grad(
     actor_critic_loss: Callable[..., Any], cases: list | None = None

@@ -118,7 +118,7 @@ INCREMENTAL_MEAN_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "incremental_mean", "Media incremental")
+@exercise(MODULE, "incremental_mean")
 def check_incremental_mean(
     incremental_mean: Callable[..., Any],
     cases: Iterable[tuple[float, float, int]] = INCREMENTAL_MEAN_CASES,
@@ -190,7 +190,7 @@ def _action(value: Any) -> int:
     return as_int(value, "La acción")
 
 
-@exercise(MODULE, "epsilon_greedy", "ε-greedy con desempate al azar")
+@exercise(MODULE, "epsilon_greedy")
 def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> None:
     """Comprueba ``epsilon_greedy(q_values, epsilon, rng)`` con frecuencias."""
     # 1. Usa el rng que recibe: mismas semillas, mismas elecciones.
@@ -314,7 +314,6 @@ def testbed_cases(seed: int) -> list[tuple[Any, ...]]:
 
 TESTBED_CASES = testbed_cases(0)
 # Las dos celdas calificadas (elegir y cobrar; actualizar) son un solo ejercicio.
-TESTBED_TITLE = "Un paso del banco de pruebas"
 
 
 def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
@@ -462,7 +461,7 @@ def _first_difference(got: list[Any], want: list[Any]) -> int:
     )
 
 
-@exercise(MODULE, "testbed_step", TESTBED_TITLE)
+@exercise(MODULE, "testbed_step")
 def check_testbed_step(
     testbed_step: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = TESTBED_CASES,
@@ -651,7 +650,7 @@ Q_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "testbed_step", TESTBED_TITLE)
+@exercise(MODULE, "testbed_step")
 def check_testbed_step_update(
     testbed_step: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = TESTBED_CASES,
@@ -865,7 +864,7 @@ UCB_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "ucb_action", "UCB con los brazos sin probar primero")
+@exercise(MODULE, "ucb_action")
 def check_ucb_action(
     ucb_action: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = UCB_CASES,
@@ -932,7 +931,7 @@ SOFTMAX_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "softmax", "Softmax estable")
+@exercise(MODULE, "softmax")
 def check_softmax(
     softmax: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = SOFTMAX_CASES,
@@ -1008,7 +1007,6 @@ GRADIENT_MISTAKES: list[Mistake] = [
 @exercise(
     MODULE,
     "gradient_bandit_update",
-    "Actualización del bandido de gradiente",
     # Se califica con la softmax de referencia: un error en tu softmax ya
     # cuenta en su ejercicio y no debe costar puntos también aquí.
     uses={"softmax": bandits.softmax},
@@ -1133,7 +1131,6 @@ TRAIN_MISTAKES: list[Mistake] = [
 @exercise(
     MODULE,
     "gradient_bandit_train",
-    "El bucle del bandido de gradiente",
     # Se califica con las referencias de los ejercicios 1, 5 y 6: un error en
     # ellos ya cuenta en su ejercicio y no debe costar puntos también aquí.
     uses={

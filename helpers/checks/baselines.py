@@ -151,7 +151,7 @@ def _check_score_gradients(score_gradients, cases) -> None:
     )
 
 
-@exercise(MODULE, "score_gradients", "Estimaciones del gradiente por muestra")
+@exercise(MODULE, "score_gradients")
 def check_score_gradients(
     score_gradients: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = SCORE_CASES,
@@ -163,7 +163,7 @@ def check_score_gradients(
 @exercise(
     MODULE,
     "score_gradients",
-    "Estimaciones del gradiente por muestra: logits grandes",
+    "logits grandes",
 )
 def check_score_gradients_stable(
     score_gradients: Callable[..., Any],
@@ -359,7 +359,7 @@ def _check_causal(estimator_variances, cases, index: int, name: str) -> None:
 @exercise(
     MODULE,
     "estimator_variances",
-    "La causalidad, medida: el estimador con el retorno entero",
+    "el estimador con el retorno entero",
 )
 def check_estimator_variances(
     estimator_variances: Callable[..., Any],
@@ -372,7 +372,7 @@ def check_estimator_variances(
 @exercise(
     MODULE,
     "estimator_variances",
-    "La causalidad, medida: el estimador con la recompensa futura",
+    "el estimador con la recompensa futura",
 )
 def check_estimator_variances_to_go(
     estimator_variances: Callable[..., Any],
@@ -453,7 +453,7 @@ NORMALIZE_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "normalize_returns", "Normalizar los retornos")
+@exercise(MODULE, "normalize_returns")
 def check_normalize_returns(
     normalize_returns: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = NORMALIZE_CASES,
@@ -465,7 +465,7 @@ def check_normalize_returns(
 @exercise(
     MODULE,
     "normalize_returns",
-    "Normalizar los retornos: todos iguales, sin NaN",
+    "todos iguales, sin NaN",
 )
 def check_normalize_returns_constant(
     normalize_returns: Callable[..., Any],
@@ -572,7 +572,7 @@ LOO_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "leave_one_out_baseline", "La línea base de cada pregunta")
+@exercise(MODULE, "leave_one_out_baseline")
 def check_leave_one_out_baseline(
     leave_one_out_baseline: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = LOO_CASES,
@@ -584,7 +584,7 @@ def check_leave_one_out_baseline(
 @exercise(
     MODULE,
     "leave_one_out_baseline",
-    "La línea base de cada pregunta: preguntas con una sola muestra",
+    "preguntas con una sola muestra",
 )
 def check_leave_one_out_baseline_single(
     leave_one_out_baseline: Callable[..., Any],
@@ -711,7 +711,7 @@ VALUE_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "baseline_losses", "Las pérdidas de REINFORCE con V(s)")
+@exercise(MODULE, "baseline_losses")
 def check_baseline_losses(
     baseline_losses: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = LOSSES_CASES,
@@ -737,7 +737,7 @@ def check_baseline_losses(
 @exercise(
     MODULE,
     "baseline_losses",
-    "Las pérdidas de REINFORCE con V(s): por dónde pasa el gradiente",
+    "por dónde pasa el gradiente",
 )
 def check_baseline_losses_grad(
     baseline_losses: Callable[..., Any],

@@ -128,7 +128,7 @@ Q_LEARNING_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "q_learning_update", "Actualización de Q-learning")
+@exercise(MODULE, "q_learning_update")
 def check_q_learning_update(
     q_learning_update: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = Q_LEARNING_CASES,
@@ -379,7 +379,6 @@ def _compare_episodes(
 @exercise(
     MODULE,
     "q_learning_episode",
-    "Un episodio de Q-learning",
     uses={
         "q_learning_update": gridworld.q_learning_update,
         "epsilon_greedy": bandits.epsilon_greedy,
@@ -451,7 +450,6 @@ TRUNCATED_CASES = [
 @exercise(
     MODULE,
     "q_learning_episode",
-    "Un episodio de Q-learning",
     uses={
         "q_learning_update": gridworld.q_learning_update,
         "epsilon_greedy": bandits.epsilon_greedy,
@@ -530,7 +528,7 @@ EPSILON_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "linear_epsilon", "Calendario lineal de ε")
+@exercise(MODULE, "linear_epsilon")
 def check_linear_epsilon(
     linear_epsilon: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = EPSILON_CASES,
@@ -641,7 +639,7 @@ TD_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "td_targets", "Objetivos TD con estados terminales")
+@exercise(MODULE, "td_targets")
 def check_td_targets(
     td_targets: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = TD_CASES,
@@ -786,7 +784,7 @@ def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
     return index
 
 
-@exercise(MODULE, "sample_batch", "Un lote del búfer de repetición")
+@exercise(MODULE, "sample_batch")
 def check_sample_batch(
     sample_batch: Callable[..., Any],
     capacity: int = 10,
@@ -1008,7 +1006,6 @@ def _as_float(value: Any) -> float | None:
 @exercise(
     MODULE,
     "dqn_loss",
-    "La pérdida de DQN",
     # Con los objetivos TD de referencia: un error en td_targets ya cuenta en
     # su ejercicio y no debe costar puntos también aquí.
     uses={"td_targets": dqn.td_targets},
@@ -1072,7 +1069,6 @@ def check_dqn_loss(
 @exercise(
     MODULE,
     "dqn_loss",
-    "La pérdida de DQN",
     uses={"td_targets": dqn.td_targets},
 )
 def check_dqn_loss_gradients(
@@ -1425,7 +1421,6 @@ def _diagnosed_as(mistake: str) -> Iterator[None]:
 @exercise(
     MODULE,
     "dqn_update",
-    "Una actualización de DQN",
     uses={"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss},
 )
 def check_dqn_update(
@@ -1452,7 +1447,6 @@ CLIP_NORM = 0.1
 @exercise(
     MODULE,
     "dqn_update",
-    "Una actualización de DQN",
     uses={"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss},
 )
 def check_dqn_update_clipping(
@@ -1481,7 +1475,6 @@ def _snapshot(network: torch.nn.Module) -> dict[str, torch.Tensor]:
 @exercise(
     MODULE,
     "dqn_update",
-    "Una actualización de DQN",
     uses={"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss},
 )
 def check_dqn_update_target(

@@ -86,7 +86,6 @@ def matches_everywhere(
 # ---------------------------------------------------------------------------
 
 #: El título del ejercicio 1, para sus dos celdas calificadas.
-PATH_TITLE = "Un camino en escala logarítmica, y cuántos caminos hay"
 
 
 def _log_of_product_math(p):
@@ -159,7 +158,7 @@ PATH_CASES = [
 ]
 
 
-@exercise(MODULE, "path_log_probability", PATH_TITLE)
+@exercise(MODULE, "path_log_probability")
 def check_path_log_probability(
     path_log_probability: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -214,7 +213,7 @@ _LOG10_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "path_log_probability", PATH_TITLE)
+@exercise(MODULE, "path_log_probability")
 def check_log10_num_responses(
     log10_num_responses: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -375,10 +374,8 @@ VERIFY_MALFORMED_CASES = [
     ("", 17, 24),
 ]
 
-VERIFY_TITLE = "El verificador: 408 → 1, 398 → 0"
 
-
-@exercise(MODULE, "verify", VERIFY_TITLE)
+@exercise(MODULE, "verify")
 def check_verify(verify: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``verify(text, a, b)`` en respuestas bien formadas."""
     check_cases(
@@ -391,7 +388,7 @@ def check_verify(verify: Callable[..., Any], cases: list | None = None) -> None:
     )
 
 
-@exercise(MODULE, "verify", VERIFY_TITLE)
+@exercise(MODULE, "verify")
 def check_verify_malformed(
     verify: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -479,7 +476,7 @@ _PUSH_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "logit_push", "El empujón 1 − p sobre el logit propio")
+@exercise(MODULE, "logit_push")
 def check_logit_push(logit_push: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``logit_push(logits, token, advantage)`` contra autograd."""
     cases = cases or _PUSH_CASES
@@ -619,7 +616,7 @@ _GROUP_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "group_advantages", "Las ventajas de grupo de GRPO")
+@exercise(MODULE, "group_advantages")
 def check_group_advantages(
     group_advantages: Callable[..., Any],
     std_normalize: bool | None = None,
@@ -744,9 +741,6 @@ _LOSS_MISTAKES: list[Mistake] = [
 ]
 
 
-LOSS_TITLE = "La pérdida de GRPO con máscara"
-
-
 def _call_with_gradient(function: Callable[..., Any], *args: Any) -> Any:
     """Llama con entradas que piden gradiente; un RuntimeError pasa a diagnóstico."""
     try:
@@ -786,7 +780,7 @@ def _student_loss_with_gradient(grpo_loss, case, what="Tu pérdida"):
     return loss, log_probs, mask, advantages
 
 
-@exercise(MODULE, "grpo_loss", LOSS_TITLE)
+@exercise(MODULE, "grpo_loss")
 def check_grpo_loss(grpo_loss: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba el **valor** de ``grpo_loss(log_probs, mask, advantages)``."""
     check_cases(
@@ -799,7 +793,7 @@ def check_grpo_loss(grpo_loss: Callable[..., Any], cases: list | None = None) ->
     )
 
 
-@exercise(MODULE, "grpo_loss", LOSS_TITLE)
+@exercise(MODULE, "grpo_loss")
 def check_grpo_loss_gradient(
     grpo_loss: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -835,7 +829,6 @@ def check_grpo_loss_gradient(
 # Ejercicio 6 · un paso de GRPO
 # ---------------------------------------------------------------------------
 
-UPDATE_TITLE = "Un paso de GRPO, de principio a fin"
 
 #: El problema fijo de la comprobación: cuatro enunciados distintos (si fueran
 #: iguales, mezclar los grupos no se notaría), G = 4, SGD con tasa 0,05.
@@ -1056,7 +1049,6 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
 @exercise(
     MODULE,
     "grpo_update",
-    UPDATE_TITLE,
     uses={"group_advantages": ref_group_advantages, "grpo_loss": ref_grpo_loss},
 )
 def check_grpo_update(grpo_update: Callable[..., Any], seed: int = 0) -> None:
@@ -1071,7 +1063,6 @@ def check_grpo_update(grpo_update: Callable[..., Any], seed: int = 0) -> None:
 @exercise(
     MODULE,
     "grpo_update",
-    UPDATE_TITLE,
     uses={"group_advantages": ref_group_advantages, "grpo_loss": ref_grpo_loss},
 )
 def check_grpo_update_steps(
@@ -1151,10 +1142,7 @@ _TIS_MISTAKES: list[Mistake] = [
 ]
 
 
-TIS_TITLE = "El peso de importancia truncado"
-
-
-@exercise(MODULE, "truncated_importance_weights", TIS_TITLE)
+@exercise(MODULE, "truncated_importance_weights")
 def check_truncated_importance_weights(
     truncated_importance_weights: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -1169,7 +1157,7 @@ def check_truncated_importance_weights(
     )
 
 
-@exercise(MODULE, "truncated_importance_weights", TIS_TITLE)
+@exercise(MODULE, "truncated_importance_weights")
 def check_truncated_importance_weights_gradient(
     truncated_importance_weights: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -1283,10 +1271,7 @@ _KL_MISTAKES: list[Mistake] = [
 ]
 
 
-KL_TITLE = "La penalización KL k3 por token"
-
-
-@exercise(MODULE, "kl_penalty", KL_TITLE)
+@exercise(MODULE, "kl_penalty")
 def check_kl_penalty(kl_penalty: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba el **valor** de ``kl_penalty(log_probs, ref_log_probs, mask)``."""
     check_cases(
@@ -1294,7 +1279,7 @@ def check_kl_penalty(kl_penalty: Callable[..., Any], cases: list | None = None) 
     )
 
 
-@exercise(MODULE, "kl_penalty", KL_TITLE)
+@exercise(MODULE, "kl_penalty")
 def check_kl_penalty_gradient(
     kl_penalty: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -1449,7 +1434,7 @@ _NORM_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "normalize_loss", "Las normalizaciones por longitud")
+@exercise(MODULE, "normalize_loss")
 def check_normalize_loss(
     normalize_loss: Callable[..., Any],
     normalization: str = "grpo",

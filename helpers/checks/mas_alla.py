@@ -149,7 +149,7 @@ _RLOO_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "rloo_advantages", "Las ventajas de RLOO · los valores")
+@exercise(MODULE, "rloo_advantages", "los valores")
 def check_rloo_advantages(
     rloo_advantages: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -164,7 +164,7 @@ def check_rloo_advantages(
     )
 
 
-@exercise(MODULE, "rloo_advantages", "Las ventajas de RLOO · (G,) y enteros")
+@exercise(MODULE, "rloo_advantages", "(G,) y enteros")
 def check_rloo_advantages_1d(
     rloo_advantages: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -331,7 +331,7 @@ _TOKEN_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "token_level_rewards", "La recompensa por token · los valores")
+@exercise(MODULE, "token_level_rewards", "los valores")
 def check_token_level_rewards(
     token_level_rewards: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -347,7 +347,7 @@ def check_token_level_rewards(
     )
 
 
-@exercise(MODULE, "token_level_rewards", "La recompensa por token · sin gradiente")
+@exercise(MODULE, "token_level_rewards", "sin gradiente")
 def check_token_level_rewards_grad(
     token_level_rewards: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -524,7 +524,7 @@ _GAE_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "token_gae", "GAE por token · los valores")
+@exercise(MODULE, "token_gae", "los valores")
 def check_token_gae(token_gae: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``token_gae(rewards, values, mask, gamma, lam)``."""
     check_cases(
@@ -537,7 +537,7 @@ def check_token_gae(token_gae: Callable[..., Any], cases: list | None = None) ->
     )
 
 
-@exercise(MODULE, "token_gae", "GAE por token · sin gradiente")
+@exercise(MODULE, "token_gae", "sin gradiente")
 def check_token_gae_grad(
     token_gae: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -688,7 +688,7 @@ _PASS_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "estimate_pass_at_k", "pass@k sin sesgo · los valores")
+@exercise(MODULE, "estimate_pass_at_k", "los valores")
 def check_estimate_pass_at_k(
     estimate_pass_at_k: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -704,7 +704,7 @@ def check_estimate_pass_at_k(
     )
 
 
-@exercise(MODULE, "estimate_pass_at_k", "pass@k sin sesgo · n grandes")
+@exercise(MODULE, "estimate_pass_at_k", "n grandes")
 def check_estimate_pass_at_k_edges(
     estimate_pass_at_k: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -861,7 +861,7 @@ def _check_exploit_case(
     )
 
 
-@exercise(MODULE, "exploit_flags", "Cazar el exploit en un lote de respuestas")
+@exercise(MODULE, "exploit_flags")
 def check_exploit_flags(
     exploit_flags: Callable[..., Any], cases: list | None = None
 ) -> None:

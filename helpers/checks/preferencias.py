@@ -142,8 +142,6 @@ def _compare_gradients(
 # La pérdida de Bradley–Terry
 # ---------------------------------------------------------------------------
 
-BT_TITLE = "La pérdida de Bradley–Terry"
-
 
 def bt_case(seed: int, size: int, scale: float = 1.0) -> tuple[torch.Tensor, ...]:
     """``(chosen_rewards, rejected_rewards)``: dos tensores ``(size,)`` con
@@ -303,7 +301,7 @@ BT_STABLE_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "bradley_terry_loss", BT_TITLE)
+@exercise(MODULE, "bradley_terry_loss")
 def check_bradley_terry_loss(
     bradley_terry_loss: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -332,7 +330,7 @@ def check_bradley_terry_loss(
         )
 
 
-@exercise(MODULE, "bradley_terry_loss", BT_TITLE)
+@exercise(MODULE, "bradley_terry_loss")
 def check_bradley_terry_loss_stable(
     bradley_terry_loss: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -375,7 +373,6 @@ def check_bradley_terry_loss_stable(
 # La precisión por pares
 # ---------------------------------------------------------------------------
 
-ACCURACY_TITLE = "La precisión por pares"
 
 #: Con empates (exactos) y sin ellos, y un lote de empates solo.
 ACCURACY_CASES = [
@@ -464,7 +461,7 @@ ACCURACY_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "pairwise_accuracy", ACCURACY_TITLE)
+@exercise(MODULE, "pairwise_accuracy")
 def check_pairwise_accuracy(
     pairwise_accuracy: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -507,8 +504,6 @@ check_experiment_answer = statements_check(
 # ---------------------------------------------------------------------------
 # Las pérdidas de DPO e IPO
 # ---------------------------------------------------------------------------
-
-DPO_TITLE = "Las pérdidas de DPO e IPO"
 
 
 def dpo_case(seed: int, size: int, beta: float, scale: float = 20.0) -> tuple[Any, ...]:
@@ -711,7 +706,7 @@ def _check_dpo_family(
         )
 
 
-@exercise(MODULE, "dpo_loss", DPO_TITLE)
+@exercise(MODULE, "dpo_loss")
 def check_dpo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> None:
     """``dpo_loss(pc, pr, rc, rr, beta)`` con ``loss_type="sigmoid"`` (DPO):
     valores, gradiente respecto a las log-probabilidades de la política y el
@@ -736,7 +731,7 @@ def check_dpo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> N
         )
 
 
-@exercise(MODULE, "dpo_loss", DPO_TITLE)
+@exercise(MODULE, "dpo_loss")
 def check_ipo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> None:
     """``dpo_loss(pc, pr, rc, rr, beta, loss_type="ipo")``: valores y gradiente
     de (h − 1/(2β))², media del lote.
@@ -750,7 +745,6 @@ def check_ipo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> N
 # La recompensa implícita
 # ---------------------------------------------------------------------------
 
-IMPLICIT_TITLE = "La recompensa implícita de DPO"
 IMPLICIT_SEEDS = (0, 1, 2)
 _BETAS = (0.1, 0.5, 2.0)
 
@@ -911,7 +905,7 @@ IMPLICIT_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "implicit_rewards", IMPLICIT_TITLE)
+@exercise(MODULE, "implicit_rewards")
 def check_implicit_rewards(
     implicit_rewards: Callable[..., Any], seeds: Iterable[int] = IMPLICIT_SEEDS
 ) -> None:
@@ -957,7 +951,7 @@ def _gradients(model: TinyLM) -> dict[str, torch.Tensor]:
     }
 
 
-@exercise(MODULE, "implicit_rewards", IMPLICIT_TITLE)
+@exercise(MODULE, "implicit_rewards")
 def check_implicit_rewards_grad(
     implicit_rewards: Callable[..., Any], seeds: Iterable[int] = (3,)
 ) -> None:
@@ -1008,7 +1002,6 @@ def check_implicit_rewards_grad(
 # Un paso de DPO
 # ---------------------------------------------------------------------------
 
-STEP_TITLE = "Un paso de DPO"
 STEP_SEEDS = (0, 1)
 #: SGD con momento: un optimizador creado de nuevo en cada paso, o gradientes
 #: que se acumulan, dejan otros parámetros; con Adam, el primer paso apenas
@@ -1276,7 +1269,7 @@ _STEP_USES = {
 }
 
 
-@exercise(MODULE, "dpo_step", STEP_TITLE, uses=_STEP_USES)
+@exercise(MODULE, "dpo_step", uses=_STEP_USES)
 def check_dpo_step(
     dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
 ) -> None:
@@ -1289,7 +1282,7 @@ def check_dpo_step(
         _check_step_parameters(dpo_step, seed, 3, NO_CLIP, STEP_MISTAKES)
 
 
-@exercise(MODULE, "dpo_step", STEP_TITLE, uses=_STEP_USES)
+@exercise(MODULE, "dpo_step", uses=_STEP_USES)
 def check_dpo_step_clip(
     dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
 ) -> None:
@@ -1300,7 +1293,7 @@ def check_dpo_step_clip(
         )
 
 
-@exercise(MODULE, "dpo_step", STEP_TITLE, uses=_STEP_USES)
+@exercise(MODULE, "dpo_step", uses=_STEP_USES)
 def check_dpo_step_returns(
     dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
 ) -> None:

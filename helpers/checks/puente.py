@@ -49,8 +49,6 @@ def _generator(seed: int) -> torch.Generator:
 # Ejercicio 1 · log-probabilidades por token desde los logits de HF
 # ---------------------------------------------------------------------------
 
-LOG_PROBS_TITLE = "Log-probabilidades de la respuesta desde los logits de HF"
-
 
 def log_probs_case(
     seed: int, prompt_len: int, lengths: list[int], width: int
@@ -153,7 +151,7 @@ def _log_probs_ref(logits, input_ids, prompt_len, mask):
     return ref_response_log_probs(logits, input_ids, prompt_len, mask)
 
 
-@exercise(MODULE, "response_log_probs", LOG_PROBS_TITLE)
+@exercise(MODULE, "response_log_probs")
 def check_response_log_probs(
     response_log_probs: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -168,7 +166,7 @@ def check_response_log_probs(
     )
 
 
-@exercise(MODULE, "response_log_probs", LOG_PROBS_TITLE)
+@exercise(MODULE, "response_log_probs")
 def check_response_log_probs_shape(
     response_log_probs: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -203,7 +201,7 @@ def check_response_log_probs_shape(
             )
 
 
-@exercise(MODULE, "response_log_probs", LOG_PROBS_TITLE)
+@exercise(MODULE, "response_log_probs")
 def check_response_log_probs_gradient(response_log_probs: Callable[..., Any]) -> None:
     """El **gradiente** llega a los logits (nada de ``.item()``, ``detach`` o NumPy)."""
     logits, input_ids, prompt_len, mask = _LOG_PROBS_CASES[0]
@@ -234,8 +232,6 @@ def check_response_log_probs_gradient(response_log_probs: Callable[..., Any]) ->
 # ---------------------------------------------------------------------------
 # Ejercicio 2 · la media con máscara
 # ---------------------------------------------------------------------------
-
-MASKED_MEAN_TITLE = "La media con máscara"
 
 
 def _masked_case(seed: int, lengths: list[int], width: int, fill: float):
@@ -321,7 +317,7 @@ _NONFINITE_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "masked_mean", MASKED_MEAN_TITLE)
+@exercise(MODULE, "masked_mean")
 def check_masked_mean(
     masked_mean: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -336,7 +332,7 @@ def check_masked_mean(
     )
 
 
-@exercise(MODULE, "masked_mean", MASKED_MEAN_TITLE)
+@exercise(MODULE, "masked_mean")
 def check_masked_mean_nonfinite(
     masked_mean: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -355,7 +351,6 @@ def check_masked_mean_nonfinite(
 # Ejercicio 3 · las normalizaciones de TRL
 # ---------------------------------------------------------------------------
 
-NORMALIZE_TITLE = "Las tres normalizaciones de TRL"
 MAX_COMPLETION = 8  # > T en los casos: dr_grpo no divide entre el ancho del lote
 
 
@@ -443,7 +438,7 @@ _NORMALIZE_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "trl_normalize", NORMALIZE_TITLE, uses={"masked_mean": _mm_ref})
+@exercise(MODULE, "trl_normalize", uses={"masked_mean": _mm_ref})
 def check_trl_normalize(
     trl_normalize: Callable[..., Any],
     loss_type: str = "grpo",
@@ -475,7 +470,6 @@ def check_trl_normalize(
 # Ejercicio 4 · acumular el gradiente en micro-lotes
 # ---------------------------------------------------------------------------
 
-ACCUMULATE_TITLE = "Acumular el gradiente en micro-lotes"
 ACCUMULATE_PROMPT_LEN = 3
 
 
@@ -691,7 +685,6 @@ def _check_gradients(accumulate_gradients: Callable[..., Any], k: int) -> None:
 @exercise(
     MODULE,
     "accumulate_gradients",
-    ACCUMULATE_TITLE,
     uses={"response_log_probs": _log_probs_ref},
 )
 def check_accumulate_gradients(accumulate_gradients: Callable[..., Any]) -> None:
@@ -703,7 +696,6 @@ def check_accumulate_gradients(accumulate_gradients: Callable[..., Any]) -> None
 @exercise(
     MODULE,
     "accumulate_gradients",
-    ACCUMULATE_TITLE,
     uses={"response_log_probs": _log_probs_ref},
 )
 def check_accumulate_gradients_microbatches(
@@ -745,8 +737,6 @@ def check_accumulate_gradients_microbatches(
 # ---------------------------------------------------------------------------
 # Ejercicio 5 · saltarse los grupos sin señal
 # ---------------------------------------------------------------------------
-
-INFORMATIVE_TITLE = "Los grupos con señal"
 
 
 _INFORMATIVE_CASES = [
@@ -816,7 +806,7 @@ _INFORMATIVE_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "informative_groups", INFORMATIVE_TITLE)
+@exercise(MODULE, "informative_groups")
 def check_informative_groups(
     informative_groups: Callable[..., Any], cases: list | None = None
 ) -> None:

@@ -313,7 +313,7 @@ def _sampled_actions(sample_action: Callable[..., Any]) -> Callable[..., np.ndar
     return actions
 
 
-@exercise(MODULE, "sample_action", "Muestrear una acción · la acción")
+@exercise(MODULE, "sample_action", "la acción")
 def check_sample_action(
     sample_action: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = SAMPLE_CASES,
@@ -328,7 +328,7 @@ def check_sample_action(
     )
 
 
-@exercise(MODULE, "sample_action", "Muestrear una acción · su log-probabilidad")
+@exercise(MODULE, "sample_action", "su log-probabilidad")
 def check_sample_action_log_prob(
     sample_action: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = SAMPLE_CASES,
@@ -528,7 +528,7 @@ def _on_case(function: Callable[..., Any]) -> Callable[[_GaussianCase], Any]:
     return call
 
 
-@exercise(MODULE, "gaussian_log_prob", "Log-densidad gaussiana · el valor")
+@exercise(MODULE, "gaussian_log_prob", "el valor")
 def check_gaussian_log_prob(
     gaussian_log_prob: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = GAUSSIAN_CASES,
@@ -553,7 +553,7 @@ def check_gaussian_log_prob(
     )
 
 
-@exercise(MODULE, "gaussian_log_prob", "Log-densidad gaussiana · el gradiente")
+@exercise(MODULE, "gaussian_log_prob", "el gradiente")
 def check_gaussian_log_prob_grad(
     gaussian_log_prob: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = GAUSSIAN_CASES,
@@ -676,7 +676,7 @@ RETURNS_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "discounted_returns", "Retornos descontados, hacia atrás")
+@exercise(MODULE, "discounted_returns")
 def check_discounted_returns(
     discounted_returns: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = RETURNS_CASES,
@@ -782,7 +782,7 @@ SCORE_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "score_function_gradient", "El gradiente por función de puntuación")
+@exercise(MODULE, "score_function_gradient")
 def check_score_function_gradient(
     score_function_gradient: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = SCORE_CASES,
@@ -844,7 +844,7 @@ LOSS_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "reinforce_loss", "La pérdida de REINFORCE · el valor")
+@exercise(MODULE, "reinforce_loss", "el valor")
 def check_reinforce_loss(
     reinforce_loss: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
@@ -860,7 +860,7 @@ def check_reinforce_loss(
     )
 
 
-@exercise(MODULE, "reinforce_loss", "La pérdida de REINFORCE · el gradiente")
+@exercise(MODULE, "reinforce_loss", "el gradiente")
 def check_reinforce_loss_grad(
     reinforce_loss: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
@@ -1045,9 +1045,7 @@ def _episode_lengths(env: _RecordingEnv) -> list[int]:
     return [len(a) for a in env.actions]
 
 
-@exercise(
-    MODULE, "reinforce_updates", "El bucle de REINFORCE · el rollout", uses=_LOOP_USES
-)
+@exercise(MODULE, "reinforce_updates", "el rollout", uses=_LOOP_USES)
 def check_reinforce_updates(
     reinforce_updates: Callable[..., Any], case: str = "cartpole"
 ) -> None:
@@ -1246,7 +1244,7 @@ def _flat(gradients: list[torch.Tensor | None]) -> np.ndarray:
 @exercise(
     MODULE,
     "reinforce_updates",
-    "El bucle de REINFORCE · retornos y pérdida",
+    "retornos y pérdida",
     uses=_LOOP_USES,
 )
 def check_reinforce_updates_grad(
@@ -1308,7 +1306,7 @@ def check_reinforce_updates_grad(
 @exercise(
     MODULE,
     "reinforce_updates",
-    "El bucle de REINFORCE · varias actualizaciones",
+    "varias actualizaciones",
     uses=_LOOP_USES,
 )
 def check_reinforce_updates_params(
@@ -1526,7 +1524,6 @@ def _estimator_mistakes(index: int) -> list[Mistake]:
 @exercise(
     MODULE,
     "gradient_estimators",
-    "Dos estimadores del mismo gradiente",
     uses={"gaussian_log_prob": reinforce.gaussian_log_prob},
 )
 def check_gradient_estimators_score(
@@ -1547,7 +1544,6 @@ def check_gradient_estimators_score(
 @exercise(
     MODULE,
     "gradient_estimators",
-    "Dos estimadores del mismo gradiente",
     uses={"gaussian_log_prob": reinforce.gaussian_log_prob},
 )
 def check_gradient_estimators_pathwise(
