@@ -411,3 +411,65 @@ def test_progress_counts_every_graded_cell_of_an_exercise(capsys):
     # aspecto de su primera comprobación
     out = capsys.readouterr().out
     assert "✔  update\n" in out and "el valor" not in out
+
+
+def test_check_procedure_runs_reference_student_and_rows_from_the_same_state():
+    from helpers.checks import CheckError, Mistake, check_procedure
+
+    def run(step):  # una «actualización» con estado: parte siempre de 1.0
+        state = [1.0]
+        step(state)
+        return state[0]
+
+    def double(state):
+        state[0] *= 2
+
+    def add_two(state):
+        state[0] += 2
+
+    rows = [
+        Mistake("adds_one", lambda s: s.__setitem__(0, s[0] + 1), "Sumaste 1."),
+        Mistake("adds_two", add_two, "Sumaste 2 en vez de doblar."),
+    ]
+    same = float.__eq__
+    common = dict(run=run, same=same)
+
+    def describe(got, want):
+        return f"Quedó {got} y debía quedar {want}."
+
+    # Bien: devuelve el resultado del estudiante
+    assert check_procedure(double, double, rows, describe=describe, **common) == 2.0
+    # Add_two da 3 == 1 + 2: la fila que coincide, con su id y tras la descripción
+    with pytest.raises(CheckError) as caught:
+        check_procedure(
+            add_two, lambda s: s.__setitem__(0, 5.0), rows, describe=describe, **common
+        )
+    assert caught.value.mistake == "adds_two"
+    assert (
+        str(caught.value)
+        == "Quedó 3.0 y debía quedar 5.0.\nSumaste 2 en vez de doblar."
+    )
+    # Una descripción vacía deja el mensaje de la fila solo
+    with pytest.raises(CheckError) as caught:
+        check_procedure(add_two, double, rows, describe=lambda g, w: "", **common)
+    assert str(caught.value) == "Sumaste 2 en vez de doblar."
+
+    # Ninguna fila: el diagnóstico propio del ejercicio, o «wrong_result»
+    def negate(state):
+        state[0] = -state[0]
+
+    def unexplained(got, want):
+        if got == -want / 2:
+            fail("Cambiaste el signo.", "negated")
+
+    with pytest.raises(CheckError) as caught:
+        check_procedure(
+            negate, double, rows, describe=describe, unexplained=unexplained, **common
+        )
+    assert caught.value.mistake == "negated"
+    with pytest.raises(CheckError) as caught:
+        check_procedure(
+            negate, add_two, rows, describe=describe, unexplained=unexplained, **common
+        )
+    assert caught.value.mistake == "wrong_result"
+    assert str(caught.value) == "Quedó -1.0 y debía quedar 3.0."

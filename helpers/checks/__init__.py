@@ -1011,6 +1011,7 @@ def check_procedure(
     same: Callable[[Any, Any], bool],
     describe: Callable[[Any, Any], str],
     same_as_mistake: Callable[[Any, Any], bool] | None = None,
+    unexplained: Callable[[Any, Any], None] | None = None,
 ) -> Any:
     """El procedimiento común de los ejercicios con estado (una actualización,
     un episodio, un bucle de entrenamiento): ejecutar, comparar, y si no
@@ -1023,13 +1024,17 @@ def check_procedure(
       ``same_as_mistake`` (por defecto, ``same``) si el del estudiante es el
       de un error típico (puede mirar más cosas: la norma del gradiente que
       queda, por ejemplo).
-    - ``describe(got, want)`` dice en español dónde difieren (puede fallar
-      ella misma con un mensaje más preciso).
+    - ``describe(got, want)`` dice en español qué salió distinto; va delante
+      del mensaje del error típico (``""``: el mensaje solo).
+    - ``unexplained(got, want)``, si se da, falla cuando ningún error típico
+      coincide, con un diagnóstico propio del ejercicio (dónde difieren los
+      parámetros, un síntoma que solo se ve en este caso…). Si vuelve sin
+      fallar, o no se da, se falla con ``describe`` y el id
+      ``"wrong_result"``.
 
     Si coincide, devuelve el resultado del estudiante (para comprobaciones
-    extra, como el tipo de lo que devuelve). Si no, falla con la descripción
-    y el mensaje del primer error típico que da lo mismo que el estudiante
-    (con su id), o con la descripción sola (``"wrong_result"``).
+    extra, como el tipo de lo que devuelve). Si no, falla con el mensaje del
+    primer error típico que da lo mismo que el estudiante, y con su id.
     """
     got, want = run(student), run(reference)
     if same(got, want):
@@ -1037,8 +1042,14 @@ def check_procedure(
     matches = same_as_mistake or same
     for mistake in mistakes:
         if matches(got, run(mistake.variant)):
-            fail(f"{describe(got, want)}\n{mistake.message}", mistake.id)
-    fail(describe(got, want), "wrong_result")
+            header = describe(got, want)
+            message = f"{header}\n{mistake.message}" if header else mistake.message
+            fail(message, mistake.id)
+    if unexplained is not None:
+        unexplained(got, want)
+    fail(
+        describe(got, want) or "El resultado no es el de la referencia.", "wrong_result"
+    )
 
 
 def _call(name: str, args: tuple[Any, ...]) -> str:
