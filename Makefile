@@ -23,7 +23,8 @@ help:
 	@echo "make notebooks sincroniza cada solutions/NN_x/NN_x.ipynb con su texto NN_x.md"
 	@echo "make test      ejecuta todas las pruebas (salvo las de navegador): lo que corre CI"
 	@echo "make test-fast el bucle de quien mantiene (< 3 min): ruff y tests/ sin calificar"
-	@echo "               cuadernos de verdad (marca grading), sin nbval, navegador ni hub"
+	@echo "               cuadernos de verdad (marca grading), sin lo lento (marca slow),"
+	@echo "               sin nbval, navegador ni hub"
 	@echo "make test-browser   Binder simulado y JupyterLab en Chromium"
 	@echo "make hub       JupyterHub local para una clase (como root; ver CONTRIBUTING.md)"
 	@echo "make test-hub  el ciclo de una tarea en un JupyterHub de verdad (como root)"
@@ -87,7 +88,7 @@ test: $(BENCH_STAMP) lint
 # se salta. Antes de dar algo por terminado, `make test`.
 test-fast: lint
 	$(PY) -m pytest tests --ignore=tests/browser --ignore=tests/hub \
-		-m "not grading" -n 2 --dist loadfile
+		-m "not grading and not slow" -n 2 --dist loadfile
 
 BROWSER_STAMP := $(VENV)/.navegador
 $(BROWSER_STAMP): $(STAMP)

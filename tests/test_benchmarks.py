@@ -271,6 +271,7 @@ def _last_mark(steps):
     return steps // TINY_INTERVAL * TINY_INTERVAL
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["DQN", "REINFORCE + línea base", "A2C", "PPO"])
 def test_both_sides_evaluate_after_the_update_that_used_the_mark(name, monkeypatch):
     """A cada marca, el curso y SB3 evalúan con todas sus actualizaciones hechas.
@@ -413,6 +414,7 @@ def test_puente_goal_is_judged_on_the_means_without_margin():
     )
 
 
+@pytest.mark.slow
 def test_puente_bench_runs_in_quick_mode():
     """``--quick``: las tres ejecuciones de una semilla, cada una en un proceso
     nuevo, con el registro que lee la tabla."""
@@ -635,6 +637,7 @@ def test_preferencias_summary_keeps_peaks_and_best_epochs_without_curves():
     assert not any(isinstance(v, list) for v in grpo.values())
 
 
+@pytest.mark.slow
 def test_preferencias_bench_runs_in_quick_mode():
     """``--quick``: una semilla en miniatura por el mismo ``run_seed`` (con
     tamaños pequeños como argumentos), con todo lo que lee la tabla, sin tocar

@@ -121,6 +121,7 @@ def test_reference_passes_and_each_mistake_gets_its_own_message(
         )
 
 
+@pytest.mark.slow
 def test_dpo_step_reference_is_the_module_step_and_train_dpo():
     """La referencia de las comprobaciones es ``pref.dpo_step``, y tres pasos
     suyos son los tres primeros de ``pref.train_dpo`` (que calcula las

@@ -21,6 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 MARK = "@pytest.mark.stored_figures"
+#: Vuelve a ejecutar todas las cifras guardadas en otro proceso: make test-fast
+#: la salta (make test y la CI, no).
+pytestmark = pytest.mark.slow
 
 # En el proceso hijo: qué núcleos usa de verdad PyTorch, y después las pruebas
 _CHILD = (

@@ -222,6 +222,7 @@ def test_the_hook_cannot_be_changed(tmp_path):
     assert records.count(("manipulación", "cambiar el gancho del registro")) == 3
 
 
+@pytest.mark.slow
 def test_legitimate_code_leaves_no_record(tmp_path):
     code = """
     import tempfile, pathlib, shutil

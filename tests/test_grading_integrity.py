@@ -45,6 +45,7 @@ MODULE = "01_bandidos"
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module_id", module_ids())
 def test_no_honest_answer_or_course_demo_is_flagged(module_id):
     source = read(solution_path(module_id))

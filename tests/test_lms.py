@@ -364,6 +364,7 @@ def _grades(out: Path) -> dict[str, dict[str, str]]:
         return {row["student_id"]: row for row in csv.DictReader(handle)}
 
 
+@pytest.mark.slow
 def test_manual_marks_survive_regrading(tmp_path):
     max_score = sum(points for _, points in grade_cells(WRITTEN))
     first = _grade_synthetic(tmp_path)
@@ -405,6 +406,7 @@ def test_manual_marks_survive_regrading(tmp_path):
     assert (tmp_path / "nbgrader_config.py").exists()
 
 
+@pytest.mark.slow
 def test_manual_marks_refuse_unknown_students_cells_and_points(tmp_path):
     _grade_synthetic(tmp_path)
     before = (tmp_path / "grades.csv").read_text(encoding="utf-8")
@@ -436,6 +438,7 @@ def test_manual_marks_refuse_unknown_students_cells_and_points(tmp_path):
         assert grade.manual_score is None
 
 
+@pytest.mark.slow
 def test_a_module_that_changed_cells_keeps_its_gradebook(tmp_path, monkeypatch):
     from autograder import gradebook
 

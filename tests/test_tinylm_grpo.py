@@ -326,6 +326,7 @@ def test_stale_sampler_lags_behind(pretrained):
     assert gaps[2] > 10 * max(gaps[0], 1e-6)  # en el paso 3, dos pasos de retraso
 
 
+@pytest.mark.slow
 def test_short_grpo_run_raises_heldout_accuracy(pretrained):
     cfg = GRPOConfig(steps=30, eval_samples=4)
     history = train_grpo(pretrained, cfg, progress=False)

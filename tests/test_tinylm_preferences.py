@@ -243,6 +243,7 @@ def fresh_start():
     return runs.run_seed(0, steps=3, dpo=False)
 
 
+@pytest.mark.slow
 @pytest.mark.stored_figures
 def test_stored_runs_reproduce_their_start(stored, fresh_start):
     assert runs.compare(stored["seeds"]["0"], fresh_start) == []
