@@ -18,6 +18,7 @@ from helpers import selfcheck
 from helpers.checks import (
     MAX_MESSAGE,
     CheckError,
+    Mistake,
     call,
     check_cases,
     demo_functions,
@@ -280,7 +281,7 @@ def test_a_mistake_written_another_way_still_gets_its_hint():
             "f",
             cases,
             lambda x: x,
-            [(stored, "¿Sumaste 1?")],
+            [Mistake("plus_one", stored, "¿Sumaste 1?")],
         )
 
 

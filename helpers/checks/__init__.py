@@ -953,7 +953,7 @@ def check_cases(
         )
     else:
         intro = f"{call_text} {describe_difference(got, want, atol=atol)}"
-    rows = [m if isinstance(m, Mistake) else Mistake("", *m) for m in mistakes]
+    rows = list(mistakes)
     mistake = _matching_mistake(outputs, rows, cases, failing, atol)
     if mistake is not None:
         fail(f"{intro}\n{mistake.message}", mistake.id)
