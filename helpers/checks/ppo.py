@@ -20,6 +20,7 @@ from helpers.checks import (
     as_array,
     call,
     check_cases,
+    check_procedure,
     close,
     compare_parameters,
     describe_difference,
@@ -86,34 +87,6 @@ def _no_gradient_to_old(
             "gradient_to_old_log_probs",
         )
     return args[0].grad
-
-
-def _check_procedure(
-    student: Callable[..., Any],
-    reference: Callable[..., Any],
-    mistakes: Iterable[Mistake],
-    *,
-    run: Callable[[Any], Any],
-    same: Callable[[Any, Any], bool],
-    describe: Callable[[Any, Any], str],
-    same_as_mistake: Callable[[Any, Any], bool] | None = None,
-) -> Any:
-    """:func:`helpers.checks.check_procedure`, con una diferencia: un error
-    típico reconocido se dice con su mensaje solo.
-
-    En este módulo, el mensaje de cada error típico ya dice todo lo que hay
-    que mirar, y el estudiante lo ha leído siempre así; la descripción de la
-    diferencia (``describe``, que puede fallar ella misma con su id) queda
-    para cuando ningún error típico explica el resultado.
-    """
-    got, want = run(student), run(reference)
-    if same(got, want):
-        return got
-    matches = same_as_mistake or same
-    for mistake in mistakes:
-        if matches(got, run(mistake.variant)):
-            fail(mistake.message, mistake.id)
-    fail(describe(got, want), "wrong_result")
 
 
 # ---------------------------------------------------------------------------
@@ -557,7 +530,7 @@ def check_ppo_minibatch_loss(
             losses.append(float(_scalar(out, "ppo_minibatch_loss(...)").detach()))
         return losses
 
-    def describe(got: list[float], want: list[float]) -> str:
+    def unexplained(got: list[float], want: list[float]) -> None:
         index = next(
             i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not close(g, w)
         )
@@ -576,14 +549,17 @@ def check_ppo_minibatch_loss(
             "wrong_loss",
         )
 
-    _check_procedure(
+    # Un error típico reconocido se dice con su mensaje solo: ya dice todo lo
+    # que hay que mirar.
+    check_procedure(
         ppo_minibatch_loss,
         ppo.ppo_minibatch_loss,
         MINIBATCH_LOSS_MISTAKES,
         run=run,
         same=close,
         same_as_mistake=lambda got, output: close(output, got),
-        describe=describe,
+        describe=lambda got, want: "",
+        unexplained=unexplained,
     )
 
 
@@ -947,7 +923,7 @@ def _check_update_case(
         epochs_match = not check_epochs or got[1] == want[1]
         return epochs_match and _same_parameters(got[0], want[0])
 
-    def describe(got: tuple[dict, Any], want: tuple[dict, Any]) -> str:
+    def unexplained(got: tuple[dict, Any], want: tuple[dict, Any]) -> None:
         if check_epochs and got[1] != want[1]:
             fail(
                 f"ppo_update hizo {got[1]} épocas y debían ser {want[1]} de "
@@ -963,15 +939,18 @@ def _check_update_case(
             compare_parameters(got[0], want[0], what=what)
         except CheckError as error:
             fail(str(error) + _which_net(got[0], want[0]), "wrong_parameters")
-        return f"ppo_update no deja {what} como la referencia."
+        fail(f"ppo_update no deja {what} como la referencia.", "wrong_result")
 
-    _check_procedure(
+    # Un error típico reconocido se dice con su mensaje solo: ya dice todo lo
+    # que hay que mirar.
+    check_procedure(
         ppo_update,
         ppo.ppo_update,
         mistakes,
         run=run,
         same=same,
-        describe=describe,
+        describe=lambda got, want: "",
+        unexplained=unexplained,
     )
 
 
