@@ -26,49 +26,6 @@ from helpers.formatting import number, numbers, percent
 MODULE = "01_bandidos"
 
 
-def _procedure(
-    student: Any,
-    reference: Any,
-    mistakes: Iterable[Mistake],
-    *,
-    run: Callable[[Any], Any],
-    same: Callable[[Any, Any], bool],
-    describe: Callable[[Any, Any], str],
-    otherwise: Callable[[Any, Any], NoReturn],
-) -> Any:
-    """:func:`~helpers.checks.check_procedure`, con una última pista propia.
-
-    Si ningún error típico explica el resultado del estudiante, en lugar de
-    fallar con la descripción sola (``"wrong_result"``), ``otherwise(got,
-    want)`` falla con la pista del ejercicio: la de algún detector que no es
-    una variante (un redondeo, brazos que no debían cambiar...) o la general,
-    cada una con su id.
-    """
-    explained = False
-
-    def same_as_mistake(got: Any, variant: Any) -> bool:
-        nonlocal explained
-        explained = same(got, variant)
-        return explained
-
-    def described(got: Any, want: Any) -> str:
-        # check_procedure describe la diferencia justo después de encontrar el
-        # error típico que la explica, o al final si no hay ninguno.
-        if not explained:
-            otherwise(got, want)
-        return describe(got, want)
-
-    return check_procedure(
-        student,
-        reference,
-        mistakes,
-        run=run,
-        same=same,
-        describe=described,
-        same_as_mistake=same_as_mistake,
-    )
-
-
 # ---------------------------------------------------------------------------
 # Ejercicio 1 · media incremental
 # ---------------------------------------------------------------------------
@@ -492,7 +449,7 @@ def check_testbed_step(
             f"debían ser {numbers(want[index], 0)}."
         )
 
-    def otherwise(got: list[np.ndarray], want: list[np.ndarray]) -> NoReturn:
+    def unexplained(got: list[np.ndarray], want: list[np.ndarray]) -> NoReturn:
         index = _first_difference(got, want)
         q, epsilon = cases[index][0], cases[index][3]
         intro = describe(got, want)
@@ -514,14 +471,14 @@ def check_testbed_step(
             "step_random_order",
         )
 
-    _procedure(
+    check_procedure(
         "yours",
         "reference",
         ACTION_MISTAKES,
         run=run,
         same=lambda got, want: all(map(np.array_equal, got, want)),
         describe=describe,
-        otherwise=otherwise,
+        unexplained=unexplained,
     )
     # 2. Las recompensas.
     for index, (case, result) in enumerate(zip(cases, results, strict=True)):
@@ -557,7 +514,7 @@ def _check_rewards(
     def describe(got: np.ndarray, want: np.ndarray) -> str:
         return f"En el caso {index + 1}, rewards " + describe_difference(got, want)
 
-    def otherwise(got: np.ndarray, want: np.ndarray) -> NoReturn:
+    def unexplained(got: np.ndarray, want: np.ndarray) -> NoReturn:
         intro = describe(got, want)
         _rounded(got, want, intro)
         fail(
@@ -566,14 +523,14 @@ def _check_rewards(
             "reward_noise",
         )
 
-    _procedure(
+    check_procedure(
         "yours",
         "reference",
         REWARD_MISTAKES,
         run=run,
         same=close,
         describe=describe,
-        otherwise=otherwise,
+        unexplained=unexplained,
     )
 
 
@@ -703,28 +660,28 @@ def _check_update(
     def describe_counts(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
         return f"{where}, new_counts " + describe_difference(got[1], want[1])
 
-    def otherwise_counts(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
+    def unexplained_counts(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
         fail(
             f"{describe_counts(got, want)}\nSolo cambia N(i, A_i), y en 1, en "
             "cada fila i.",
             "counts_wrong",
         )
 
-    _procedure(
+    check_procedure(
         "yours",
         {},
         COUNTS_MISTAKES,
         run=run,
         same=lambda got, want: close(got[1], want[1]),
         describe=describe_counts,
-        otherwise=otherwise_counts,
+        unexplained=unexplained_counts,
     )
 
     # 2. Q.
     def describe_q(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
         return f"{where}, new_q " + describe_difference(got[0], want[0])
 
-    def otherwise_q(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
+    def unexplained_q(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
         intro = describe_q(got, want)
         untouched = np.ones((n, k), dtype=bool)
         untouched[rows, actions] = False
@@ -741,14 +698,14 @@ def _check_update(
             "q_wrong",
         )
 
-    _procedure(
+    check_procedure(
         "yours",
         {},
         Q_MISTAKES,
         run=run,
         same=lambda got, want: close(got[0], want[0]),
         describe=describe_q,
-        otherwise=otherwise_q,
+        unexplained=unexplained_q,
     )
 
 
@@ -1215,7 +1172,7 @@ def check_gradient_bandit_train(
             + describe_difference(got_h, want_h)
         )
 
-    def otherwise(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]):
+    def unexplained(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]):
         index, _ = first_difference(got, want)
         intro = describe(got, want)
         (got_h, got_a), (want_h, want_a) = got[index], want[index]
@@ -1229,12 +1186,12 @@ def check_gradient_bandit_train(
             "train_wrong",
         )
 
-    _procedure(
+    check_procedure(
         "yours",
         {},
         TRAIN_MISTAKES,
         run=run,
         same=same,
         describe=describe,
-        otherwise=otherwise,
+        unexplained=unexplained,
     )
