@@ -11,7 +11,6 @@ import numpy as np
 import torch
 
 from helpers.checks import (
-    CheckError,
     Mistake,
     as_array,
     check_cases,
@@ -1001,7 +1000,6 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
         else ("la red tras una actualización")
     )
     reference_rewards: list[Any] = []
-    recognized = False
 
     def run(update):
         state, rewards = _run_diagnosed(update, steps, seed)
@@ -1009,21 +1007,12 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
             reference_rewards[:] = rewards
         return state, rewards
 
-    def same_as_mistake(got, mistake):
-        nonlocal recognized
-        recognized = same_parameters(mistake[0], got[0])
-        return recognized
-
-    def describe(got, want):
-        # Con un error típico reconocido, su mensaje dice qué pasó; si no, se
-        # dice qué parámetro difiere primero y dónde.
-        if not recognized:
-            try:
-                compare_parameters(got[0], want[0], what=what)
-            except CheckError as error:
-                error.mistake = "update_wrong_parameters"
-                raise
-        return f"Los parámetros de {what} no son los de la referencia."
+    def unexplained(got, want):
+        # Sin error típico que lo explique, se dice qué parámetro difiere
+        # primero y dónde.
+        compare_parameters(
+            got[0], want[0], what=what, mistake="update_wrong_parameters"
+        )
 
     _, rewards = check_procedure(
         grpo_update,
@@ -1031,8 +1020,11 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
         _UPDATE_MISTAKES,
         run=run,
         same=lambda got, want: same_parameters(got[0], want[0]),
-        describe=describe,
-        same_as_mistake=same_as_mistake,
+        describe=lambda got, want: (
+            f"Los parámetros de {what} no son los de la referencia."
+        ),
+        same_as_mistake=lambda got, variant: same_parameters(variant[0], got[0]),
+        unexplained=unexplained,
     )
     for reward in rewards:
         python_number(reward, "Lo que devuelve grpo_update (la recompensa media)")
