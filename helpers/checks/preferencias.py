@@ -28,7 +28,6 @@ import torch
 from torch.nn import functional as F
 
 from helpers.checks import (
-    CheckError,
     Mistake,
     call,
     check_cases,
@@ -1237,19 +1236,10 @@ def _check_step_parameters(
             )
         return got
 
-    explained = False
-
-    def same_as_mistake(got, wrong) -> bool:
-        nonlocal explained
-        explained = same_parameters(wrong, got)
-        return explained
-
-    def describe(got, want) -> str:
-        if not explained:
-            compare_parameters(
-                got, want, what=what, atol=1e-5, mistake="step_wrong_parameters"
-            )
-        return f"Los parámetros de {what} no son los de la referencia."
+    def unexplained(got, want) -> None:
+        compare_parameters(
+            got, want, what=what, atol=1e-5, mistake="step_wrong_parameters"
+        )
 
     check_procedure(
         dpo_step,
@@ -1257,8 +1247,11 @@ def _check_step_parameters(
         mistakes,
         run=run,
         same=same_parameters,
-        describe=describe,
-        same_as_mistake=same_as_mistake,
+        describe=lambda got, want: (
+            f"Los parámetros de {what} no son los de la referencia."
+        ),
+        same_as_mistake=lambda got, wrong: same_parameters(wrong, got),
+        unexplained=unexplained,
     )
 
 
@@ -1302,22 +1295,19 @@ def check_dpo_step_returns(
     recompensa implícita en el lote. Con un solo paso, un error en la
     actualización no cuesta aquí."""
     for seed in seeds:
-        try:
-            check_procedure(
-                dpo_step,
-                _ref_dpo_step,
-                RETURN_MISTAKES,
-                run=lambda step, seed=seed: _step_returns(step, seed),
-                same=lambda got, want: close(np.array(got), np.array(want), atol=1e-5),
-                describe=_describe_returns,
-            )
-        except CheckError as error:
-            row = next((m for m in RETURN_MISTAKES if m.id == error.mistake), None)
-            if row is None:
-                raise
-            # Un error típico de lo devuelto se dice solo, sin los números: su
-            # mensaje ya explica qué devolver.
-            raise CheckError(row.message, row.id) from None
+        # Un error típico de lo devuelto se dice solo, sin los números: su
+        # mensaje ya explica qué devolver.
+        check_procedure(
+            dpo_step,
+            _ref_dpo_step,
+            RETURN_MISTAKES,
+            run=lambda step, seed=seed: _step_returns(step, seed),
+            same=lambda got, want: close(np.array(got), np.array(want), atol=1e-5),
+            describe=lambda got, want: "",
+            unexplained=lambda got, want: fail(
+                _describe_returns(got, want), "wrong_result"
+            ),
+        )
 
 
 def _step_returns(step: Callable[..., Any], seed: int) -> list[tuple[float, float]]:
