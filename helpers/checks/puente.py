@@ -657,19 +657,11 @@ def _check_gradients(accumulate_gradients: Callable[..., Any], k: int) -> None:
     ``k`` micro-lotes. Si un error típico los explica, lo dice; si ninguno,
     :func:`compare_parameters` dice qué gradiente difiere primero y dónde."""
     what = f"el gradiente con k = {k} micro-lotes"
-    explained = False
 
-    def same_as_mistake(got, wrong) -> bool:
-        nonlocal explained
-        explained = _same_grads(wrong, got)
-        return explained
-
-    def describe(got, want) -> str:
-        if not explained:
-            compare_parameters(
-                got, want, what=what, atol=1e-7, mistake="acc_wrong_gradients"
-            )
-        return f"Con k = {k} micro-lotes, los gradientes no son los del lote entero."
+    def unexplained(got, want) -> None:
+        compare_parameters(
+            got, want, what=what, atol=1e-7, mistake="acc_wrong_gradients"
+        )
 
     check_procedure(
         accumulate_gradients,
@@ -677,8 +669,11 @@ def _check_gradients(accumulate_gradients: Callable[..., Any], k: int) -> None:
         _ACCUMULATE_MISTAKES,
         run=lambda accumulate: _run_accumulate(accumulate, k)[0],
         same=_same_grads,
-        describe=describe,
-        same_as_mistake=same_as_mistake,
+        describe=lambda got, want: (
+            f"Con k = {k} micro-lotes, los gradientes no son los del lote entero."
+        ),
+        same_as_mistake=lambda got, wrong: _same_grads(wrong, got),
+        unexplained=unexplained,
     )
 
 
