@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -281,19 +280,27 @@ def _episode_mistake(
     return episode
 
 
-@dataclass(frozen=True)
-class _Symptom:
-    """Un error reconocido por su síntoma y no por una variante que lo
-    reproduzca: ``test(got, want)`` dice si el resultado del estudiante lo
-    tiene. Es el ``variant`` de algunas filas :class:`Mistake` de los
-    ejercicios con estado."""
-
-    test: Callable[[Any, Any], bool]
-
-
 def _table_differs(got: Any, want: Any) -> bool:
     """¿Los episodios coinciden en duración y retorno, y difiere la tabla?"""
     return "tu función devuelve" in (_compare_episodes(got, want, "") or "")
+
+
+def _wrong_order(described: str) -> Callable[[Any, Any], None]:
+    """El diagnóstico de un episodio que ningún error típico explica: si dura
+    lo mismo y cobra lo mismo pero deja otra tabla, falla con el orden de los
+    pasos (``"episode_wrong_order"``)."""
+
+    def unexplained(got: Any, want: Any) -> None:
+        if _table_differs(got, want):
+            fail(
+                f"{_compare_episodes(got, want, described)}\n"
+                "Repasa el orden: reset, y en cada paso elegir con "
+                "epsilon_greedy(q_table[state], epsilon, rng), env.step, "
+                "actualizar Q(s, a) y pasar al estado siguiente.",
+                "episode_wrong_order",
+            )
+
+    return unexplained
 
 
 EPISODE_MISTAKES: list[Mistake] = [
@@ -319,14 +326,8 @@ EPISODE_MISTAKES: list[Mistake] = [
         "y se actualiza la casilla desde la que se actuó. Cambia de estado "
         "después de actualizar.",
     ),
-    # Sin una variante que lo explique: misma duración y retorno, otra tabla.
-    Mistake(
-        "episode_wrong_order",
-        _Symptom(_table_differs),
-        "Repasa el orden: reset, y en cada paso elegir con "
-        "epsilon_greedy(q_table[state], epsilon, rng), env.step, actualizar "
-        "Q(s, a) y pasar al estado siguiente.",
-    ),
+    # Sin una variante que lo explique (misma duración y retorno, otra tabla):
+    # el síntoma lo mira _wrong_order, cuando ninguna fila coincide.
 ]
 TRUNCATED_MISTAKES: list[Mistake] = [
     Mistake(
@@ -401,7 +402,13 @@ def check_q_learning_episode(
             f"γ = {significant(gamma)} y ε = {significant(epsilon)}"
         )
         _check_episodes(
-            q_learning_episode, EPISODE_MISTAKES, start, case, LONG_EPISODES, described
+            q_learning_episode,
+            EPISODE_MISTAKES,
+            start,
+            case,
+            LONG_EPISODES,
+            described,
+            unexplained=_wrong_order(described),
         )
 
 
@@ -412,31 +419,25 @@ def _check_episodes(
     case: tuple[Any, ...],
     max_steps: int,
     described: str,
+    unexplained: Callable[[Any, Any], None] | None = None,
 ) -> None:
     """Juega los episodios de ``case`` con la función del estudiante (en un
-    tablero vigilado), la de referencia y cada error típico, y los compara."""
+    tablero vigilado), la de referencia y cada error típico, y los compara;
+    ``unexplained``, el diagnóstico propio si ningún error típico lo explica."""
 
     def run(function: Any) -> Any:
-        if isinstance(function, _Symptom):
-            return function
         watched = function is student
         env_class = WatchedGridWorld if watched else gridworld.GridWorld
         return _play(function, env_class(max_steps=max_steps), start, case)
 
-    def same_as_mistake(got: Any, mistaken: Any) -> bool:
-        if isinstance(mistaken, _Symptom):
-            return mistaken.test(got, want)
-        return _compare_episodes(got, mistaken, "") is None
-
-    want = run(gridworld.q_learning_episode)
     check_procedure(
         student,
         gridworld.q_learning_episode,
         mistakes,
         run=run,
         same=lambda got, want: _compare_episodes(got, want, "") is None,
-        same_as_mistake=same_as_mistake,
         describe=lambda got, want: _compare_episodes(got, want, described) or "",
+        unexplained=unexplained,
     )
 
 
@@ -1377,12 +1378,12 @@ def _check_update_case(
             raise
         # Ningún error típico lo explica: se dice qué parámetro difiere.
         seed, kind, _ = case
-        with _diagnosed_as("update_wrong_weights"):
-            compare_parameters(
-                _weights(ran[dqn_update][1]),
-                _weights(ran[dqn.dqn_update][1]),
-                what=f"la red Q tras {what} (semilla {seed}, {kind.upper()})",
-            )
+        compare_parameters(
+            _weights(ran[dqn_update][1]),
+            _weights(ran[dqn.dqn_update][1]),
+            what=f"la red Q tras {what} (semilla {seed}, {kind.upper()})",
+            mistake="update_wrong_weights",
+        )
         return
     if not check_loss:
         return
@@ -1404,18 +1405,6 @@ def _check_update_case(
             "pérdida que usaste para el paso.",
             "update_wrong_loss",
         )
-
-
-@contextmanager
-def _diagnosed_as(mistake: str) -> Iterator[None]:
-    """Da el id ``mistake`` a un fallo sin id del bloque (``compare_parameters``
-    aún no recibe uno)."""
-    try:
-        yield
-    except CheckError as error:
-        if error.mistake is None:
-            error.mistake = mistake
-        raise
 
 
 @exercise(
