@@ -12,10 +12,10 @@ import torch
 
 from helpers import reinforce
 from helpers.checks import (
-    CheckError,
     Mistake,
     as_array,
     check_cases,
+    check_procedure,
     close,
     compare_parameters,
     exercise,
@@ -1222,16 +1222,6 @@ def _variant_gradients(case: LoopCase, variant: _LoopVariant) -> list[torch.Tens
     return [p.grad.detach().clone() for p in policy.parameters()]
 
 
-def _compare_parameters(got: Any, want: Any, *, what: str, mistake: str) -> None:
-    """:func:`helpers.checks.compare_parameters`, con el id ``mistake`` en su
-    fallo (la del núcleo no lo lleva)."""
-    try:
-        compare_parameters(got, want, what=what)
-    except CheckError as error:
-        error.mistake = mistake
-        raise
-
-
 def _flat(gradients: list[torch.Tensor | None]) -> np.ndarray:
     return np.concatenate(
         [
@@ -1272,34 +1262,46 @@ def check_reinforce_updates_grad(
             "hace falta loss.backward() antes del paso.",
             "loop_no_backward",
         )
-    got_flat, want_flat = _flat(mine), _flat(theirs)
-    if close(got_flat, want_flat, atol=1e-5, rtol=1e-4):
-        return
-    # Aquí el mensaje del error típico va solo, sin describir antes la
-    # diferencia: por eso no se usa check_procedure.
-    for mistake in LOOP_GRADIENT_MISTAKES:
-        variant = _flat(_variant_gradients(setup, mistake.variant))
-        if close(got_flat, variant, atol=1e-5, rtol=1e-4):
-            fail(mistake.message, mistake.id)
-    ratio = got_flat @ want_flat / max(want_flat @ want_flat, 1e-12)
-    if close(got_flat, ratio * want_flat, atol=1e-5, rtol=1e-4):
-        if abs(ratio + 1) < 1e-3:
+    flat = {"yours": _flat(mine), "reference": _flat(theirs)}
+
+    def run(variant: str | _LoopVariant) -> np.ndarray:
+        """El gradiente aplanado tuyo, de la referencia o de un error típico."""
+        if isinstance(variant, str):
+            return flat[variant]
+        return _flat(_variant_gradients(setup, variant))
+
+    def unexplained(got_flat: np.ndarray, want_flat: np.ndarray) -> None:
+        ratio = got_flat @ want_flat / max(want_flat @ want_flat, 1e-12)
+        if close(got_flat, ratio * want_flat, atol=1e-5, rtol=1e-4):
+            if abs(ratio + 1) < 1e-3:
+                fail(
+                    "Tu gradiente es el de referencia cambiado de signo: la "
+                    "pérdida ya lleva su menos; el optimizador la minimiza.",
+                    "loop_grad_sign",
+                )
             fail(
-                "Tu gradiente es el de referencia cambiado de signo: la pérdida ya "
-                "lleva su menos; el optimizador la minimiza.",
-                "loop_grad_sign",
+                f"Tu gradiente es el de referencia por {number(ratio, 3)}: la "
+                "pérdida se divide por N, el número de episodios de la "
+                "actualización.",
+                "loop_grad_scale",
             )
-        fail(
-            f"Tu gradiente es el de referencia por {number(ratio, 3)}: la pérdida "
-            "se divide por N, el número de episodios de la actualización.",
-            "loop_grad_scale",
+        names = [name for name, _ in got.policy.named_parameters()]
+        compare_parameters(
+            dict(zip(names, mine, strict=True)),
+            dict(zip(names, theirs, strict=True)),
+            what="el gradiente del primer paso",
+            mistake="loop_wrong_gradient",
         )
-    names = [name for name, _ in got.policy.named_parameters()]
-    _compare_parameters(
-        dict(zip(names, mine, strict=True)),
-        dict(zip(names, theirs, strict=True)),
-        what="el gradiente del primer paso",
-        mistake="loop_wrong_gradient",
+
+    # El mensaje de un error típico va solo, sin describir antes la diferencia.
+    check_procedure(
+        "yours",
+        "reference",
+        LOOP_GRADIENT_MISTAKES,
+        run=run,
+        same=lambda got, want: close(got, want, atol=1e-5, rtol=1e-4),
+        describe=lambda got, want: "",
+        unexplained=unexplained,
     )
 
 
@@ -1339,7 +1341,7 @@ def check_reinforce_updates_params(
                     "(PyTorch suma los gradientes de cada backward).",
                     "loop_no_zero_grad",
                 )
-    _compare_parameters(
+    compare_parameters(
         got.policy.state_dict(),
         want.policy.state_dict(),
         what=f"la red tras {n_updates} actualizaciones",
