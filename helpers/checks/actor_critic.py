@@ -536,12 +536,10 @@ LOSS_MISTAKES: list[Mistake] = [
         "Falta el premio a la entropía: − entropy_coef · mean(entropy).",
     ),
 ]
-#: Sin un error típico que lo explique, lo que se le recuerda al estudiante.
-#: Su ``variant`` (``None``) explica cualquier valor: va siempre la última.
-LOSS_REMINDER = Mistake(
-    "loss_wrong_value",
-    None,
-    "Recuerda: −mean(log π·Â) + value_coef·mean((V − R)²) − entropy_coef·mean(H).",
+#: Sin un error típico que lo explique, lo que se le recuerda al estudiante
+#: (con el id ``"loss_wrong_value"``).
+LOSS_REMINDER = (
+    "Recuerda: −mean(log π·Â) + value_coef·mean((V − R)²) − entropy_coef·mean(H)."
 )
 
 
@@ -625,17 +623,15 @@ def check_actor_critic_loss(
                 "loss_not_scalar",
             )
 
-    def run(loss_fn: Callable[..., Any] | None) -> list[float] | None:
-        if loss_fn is None:  # LOSS_REMINDER
-            return None
+    def run(loss_fn: Callable[..., Any]) -> list[float]:
         return [_loss_value(loss_fn, c) for c in cases]
 
     def same(got: list[float], want: list[float]) -> bool:
         return all(abs(g - w) <= 1e-5 for g, w in zip(got, want, strict=True))
 
-    def same_as_mistake(got: list[float], mistaken: list[float] | None) -> bool:
+    def same_as_mistake(got: list[float], mistaken: list[float]) -> bool:
         # Un error que no cambia el valor no explica un valor equivocado.
-        return mistaken is None or (mistaken != want and same(got, mistaken))
+        return mistaken != want and same(got, mistaken)
 
     def describe(got: list[float], want: list[float]) -> str:
         first = next(
@@ -646,15 +642,19 @@ def check_actor_critic_loss(
             f"tuya {number(got[first], 5)}."
         )
 
+    def unexplained(got: list[float], want: list[float]) -> None:
+        fail(f"{describe(got, want)}\n{LOSS_REMINDER}", "loss_wrong_value")
+
     want = run(actor_critic.actor_critic_loss)
     check_procedure(
         actor_critic_loss,
         actor_critic.actor_critic_loss,
-        [*LOSS_MISTAKES, LOSS_REMINDER],
+        LOSS_MISTAKES,
         run=run,
         same=same,
         same_as_mistake=same_as_mistake,
         describe=describe,
+        unexplained=unexplained,
     )
 
 
