@@ -946,7 +946,6 @@ def gradient_bandit_train(pull, k, n_steps, alpha, rng):
         picks.append(arm)
     return softmax(prefs), picks
 """,
-        "Devolviste π = softmax(H)",
         mistake="train_returns_pi",
     ),
 ]

@@ -704,8 +704,6 @@ def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
         state = next_state
     return q_table, episode_return, length
 """,
-        # TRANSICIÓN: test_visible_check_warns aún mira esta frase (expect).
-        "no guardas lo que devuelve",
         mistake="episode_update_ignored",
     ),
     Answer(

@@ -307,7 +307,6 @@ def estimate_pass_at_k(n, c, k):
         return 1.0
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 """,
-            "aún no es 1",
             mistake="pass_early_return_at_equal",
             fails=("estimate_pass_at_k_test",),
         ),

@@ -125,7 +125,6 @@ def sample_action(logits, u):
     actions = actions.clamp(max=logits.shape[-1] - 1)
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "supera u",
             mistake="sample_strictly_below",
             fails=("sample_action_test",),
         ),
@@ -137,7 +136,6 @@ def sample_action(logits, u):
     actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
     return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "Limita el índice a A − 1",
             mistake="sample_no_clamp",
         ),
         Answer(
@@ -161,7 +159,6 @@ def sample_action(logits, u):
     actions = actions.clamp(max=logits.shape[-1] - 1)
     return actions, torch.log(probs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 """,
-            "torch.log_softmax",
             mistake="log_prob_log_of_softmax",
             fails=("sample_action_test_log_prob",),
         ),
