@@ -99,14 +99,11 @@ def test_wrong_answer_is_diagnosed(nb, exercise, answer):
             )
     first_failure = next(o for o in outcomes if o.grade_id in must_fail)
     visible = str(first_failure.error)
-    if answer.mistake is not None:
-        diagnosed = getattr(first_failure.error, "mistake", None)
-        assert diagnosed == answer.mistake, (
-            f"se esperaba el error típico {answer.mistake!r} y se diagnosticó "
-            f"{diagnosed!r}: {visible}"
-        )
-    else:  # TRANSICIÓN: los bancos aún sin ids esperan un trozo del mensaje
-        assert answer.expect in visible, f"diagnóstico inesperado: {visible}"
+    diagnosed = getattr(first_failure.error, "mistake", None)
+    assert diagnosed == answer.mistake, (
+        f"se esperaba el error típico {answer.mistake!r} y se diagnosticó "
+        f"{diagnosed!r}: {visible}"
+    )
 
 
 @pytest.mark.parametrize(("nb", "exercise", "answer"), _cases("RIGHT"))
@@ -150,8 +147,5 @@ def test_visible_check_warns(module_id, grade_id, name):
     outcomes = run_exercise(nb, exercise, answer.source, visible_only=True)
     failed = [o for o in outcomes if isinstance(o.error, AssertionError)]
     assert failed, f"{name}: la comprobación visible no avisa"
-    if answer.mistake is not None:
-        diagnosed = getattr(failed[0].error, "mistake", None)
-        assert diagnosed == answer.mistake, str(failed[0].error)
-    else:  # TRANSICIÓN: los bancos aún sin ids esperan un trozo del mensaje
-        assert answer.expect in str(failed[0].error), str(failed[0].error)
+    diagnosed = getattr(failed[0].error, "mistake", None)
+    assert diagnosed == answer.mistake, str(failed[0].error)

@@ -84,7 +84,8 @@ def test_checks_take_the_exercise_title_from_the_notebook(capsys):
     title = exercise_title("01_bandidos", "incremental_mean")
     assert title == "Ejercicio 1 · La media incremental"
     helpers.progress_summary("01_bandidos")
-    assert f"·  {title}: sin comprobar todavía" in capsys.readouterr().out
+    # (✔, ✘ o · según lo que otras pruebas de este proceso hayan ejecutado)
+    assert f"  {title}" in capsys.readouterr().out
 
 
 def test_check_names_the_mistake():

@@ -1011,7 +1011,7 @@ def check_procedure(
     same: Callable[[Any, Any], bool],
     describe: Callable[[Any, Any], str],
     same_as_mistake: Callable[[Any, Any], bool] | None = None,
-    unexplained: Callable[[Any, Any], None] | None = None,
+    unexplained: Callable[[Any, Any], bool | None] | None = None,
 ) -> Any:
     """El procedimiento común de los ejercicios con estado (una actualización,
     un episodio, un bucle de entrenamiento): ejecutar, comparar, y si no
@@ -1028,9 +1028,10 @@ def check_procedure(
       del mensaje del error típico (``""``: el mensaje solo).
     - ``unexplained(got, want)``, si se da, falla cuando ningún error típico
       coincide, con un diagnóstico propio del ejercicio (dónde difieren los
-      parámetros, un síntoma que solo se ve en este caso…). Si vuelve sin
-      fallar, o no se da, se falla con ``describe`` y el id
-      ``"wrong_result"``.
+      parámetros, un síntoma que solo se ve en este caso…). Si devuelve
+      ``True``, el resultado se da por bueno: su comparación, con su propia
+      tolerancia, no ve diferencia. Si vuelve sin más, o no se da, se falla
+      con ``describe`` y el id ``"wrong_result"``.
 
     Si coincide, devuelve el resultado del estudiante (para comprobaciones
     extra, como el tipo de lo que devuelve). Si no, falla con el mensaje del
@@ -1045,8 +1046,8 @@ def check_procedure(
             header = describe(got, want)
             message = f"{header}\n{mistake.message}" if header else mistake.message
             fail(message, mistake.id)
-    if unexplained is not None:
-        unexplained(got, want)
+    if unexplained is not None and unexplained(got, want):
+        return got
     fail(
         describe(got, want) or "El resultado no es el de la referencia.", "wrong_result"
     )

@@ -1,6 +1,6 @@
 """Bancos de respuestas por ejercicio: errores típicos y aciertos escritos de
-otra manera. Cada respuesta errónea dice qué frase debe aparecer en el
-diagnóstico; cada acierto debe pasar todas las pruebas, visibles y ocultas.
+otra manera. Cada respuesta errónea dice qué error típico (su id) debe
+diagnosticarse; cada acierto debe pasar todas las pruebas, visibles y ocultas.
 """
 
 from __future__ import annotations
@@ -17,22 +17,20 @@ class Answer:
     Attributes:
         name: qué representa («sin dividir por n», «con un bucle»...).
         source: el código de la celda de solución.
-        expect: en las erróneas, un trozo del diagnóstico esperado (en la
-            primera celda de pruebas que falla); ``None`` en las correctas.
+        mistake: en las erróneas, el id del error típico que debe
+            diagnosticarse en la primera celda de pruebas que falla
+            (``CheckError.mistake``; ver ``helpers.checks.Mistake``);
+            ``None`` en las correctas.
         fails: en las erróneas de un ejercicio con una celda calificada por
             aspecto (valor, forma, gradiente...), los ``grade_id`` de las
             celdas de pruebas que deben fallar; las demás deben pasar, y así
             se comprueba el crédito parcial. ``None``: deben fallar todas.
-        mistake: en las erróneas, el id del error típico que debe
-            diagnosticarse (``CheckError.mistake``; ver
-            ``helpers.checks.Mistake``).
     """
 
     name: str
     source: str
-    expect: str | None = None
-    fails: tuple[str, ...] | None = None
     mistake: str | None = None
+    fails: tuple[str, ...] | None = None
 
 
 def bank(module_id: str):
