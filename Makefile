@@ -88,7 +88,7 @@ test: $(BENCH_STAMP) lint
 # se salta. Antes de dar algo por terminado, `make test`.
 test-fast: lint
 	$(PY) -m pytest tests --ignore=tests/browser --ignore=tests/hub \
-		-m "not grading and not slow" -n 2 --dist loadfile
+		-m "not grading and not slow" -n 2 --dist worksteal
 
 BROWSER_STAMP := $(VENV)/.navegador
 $(BROWSER_STAMP): $(STAMP)

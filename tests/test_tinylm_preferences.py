@@ -243,12 +243,13 @@ def fresh_start():
     return runs.run_seed(0, steps=3, dpo=False)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # fresh_start entrena (≈ 1 min)
 @pytest.mark.stored_figures
 def test_stored_runs_reproduce_their_start(stored, fresh_start):
     assert runs.compare(stored["seeds"]["0"], fresh_start) == []
 
 
+@pytest.mark.slow  # comparte fresh_start, que entrena (≈ 1 min)
 def test_compare_finds_a_changed_figure(stored, fresh_start):
     import copy
 
