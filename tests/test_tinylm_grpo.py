@@ -200,6 +200,35 @@ def test_on_policy_objective_has_the_gradient_of_the_short_loss():
         assert torch.allclose(g_short, g_full, atol=1e-7)
 
 
+def test_without_clip_the_objective_has_the_exact_gradient_of_the_short_loss():
+    # El entrenador solo usa grpo_objective_loss: con μ = 1 y sin recorte, su
+    # gradiente es el de grpo_loss bit a bit, también con pesos de importancia
+    # (B = 3 y 5 respuestas, no potencias de 2: nada se redondea igual por azar)
+    generator = torch.Generator().manual_seed(3)
+    for B in (3, 5):
+        log_probs = (-torch.rand(B, 6, generator=generator)).requires_grad_(True)
+        sampler = log_probs.detach() - 0.3 * torch.rand(B, 6, generator=generator)
+        lengths = torch.randint(1, 7, (B, 1), generator=generator)
+        mask = (torch.arange(6)[None] < lengths).float()
+        advantages = torch.randn(B, generator=generator)
+        for cap in (None, 1.2):
+            log_probs_zeroed = torch.where(mask.bool(), log_probs, 0.0)
+            short = grpo_loss(log_probs_zeroed, mask, advantages, sampler, cap)
+            weights = torch.exp(log_probs.detach() - sampler)
+            if cap is not None:
+                weights = weights.clamp(max=cap)
+            full = grpo_objective_loss(
+                log_probs_zeroed,
+                mask,
+                advantages,
+                normalization="dr_grpo",
+                weights=weights,
+            )
+            (g_short,) = torch.autograd.grad(short, log_probs, retain_graph=True)
+            (g_full,) = torch.autograd.grad(full, log_probs)
+            assert torch.equal(g_short, g_full)
+
+
 def test_clip_stops_the_push_outside_the_interval():
     old = torch.log(torch.tensor([[0.5, 0.5, 0.5, 0.5]]))
     # r = 1,5 y 0,6 con ventaja +1 y con ventaja −1

@@ -217,11 +217,14 @@ def grpo_objective_loss(
     old = log_probs.detach() if old_log_probs is None else old_log_probs.detach()
     ratio = torch.exp(log_probs - old)  # r_it = π_θ / π_old
     if clip_eps is None:
-        surrogate = ratio * advantage
+        # r · w · A en este orden: con r = 1, el gradiente es, bit a bit, el de
+        # grpo_loss (−A/B · w en cada token)
+        weighted = ratio if weights is None else ratio * weights.detach()
+        surrogate = weighted * advantage
     else:  # la cota pesimista de PPO (helpers.ppo, módulo 06)
         surrogate = clipped_surrogate(ratio, advantage, clip_eps, clip_eps_high)
-    if weights is not None:
-        surrogate = surrogate * weights.detach()
+        if weights is not None:
+            surrogate = surrogate * weights.detach()
     per_token = -surrogate
     if kl_coef:
         if ref_log_probs is None:

@@ -158,6 +158,28 @@ def token_log_probs(
     return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
 
 
+def token_log_probs_and_entropy(
+    model: TinyLM, sequences: torch.Tensor, prompt_len: int, temperature: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Como ``token_log_probs``, y además la entropía de cada paso.
+
+    Devuelve dos ``(B, T)`` con 0 en el relleno, los dos con gradiente: la
+    log-probabilidad de cada token de la respuesta y la entropía (en nats)
+    del reparto del que salió.
+    """
+    logits = model(sequences[:, :-1])[:, prompt_len - 1 :]
+    log_p = next_token_log_probs(logits, temperature)  # (B, T, V)
+    completions = sequences[:, prompt_len:]
+    chosen = log_p.gather(-1, completions.unsqueeze(-1)).squeeze(-1)
+    # El relleno tiene log p = −∞: se cambia por 0 antes de multiplicar, para
+    # que ni el valor ni el gradiente den nan (0 · −∞)
+    finite = torch.where(torch.isinf(log_p), torch.zeros_like(log_p), log_p)
+    entropy = -(log_p.exp() * finite).sum(dim=-1)
+    valid = completions != tokenizer.pad_id
+    zeros = torch.zeros_like(chosen)
+    return torch.where(valid, chosen, zeros), torch.where(valid, entropy, zeros)
+
+
 @torch.no_grad()
 def next_token_probs(model: TinyLM, prefix_text: str) -> dict[str, float]:
     """Distribución del siguiente carácter tras ``prefix_text``.
