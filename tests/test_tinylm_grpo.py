@@ -398,6 +398,43 @@ def test_kl_coef_needs_a_reference_and_bad_settings_are_refused(pretrained):
             train_grpo(pretrained, bad, progress=False, evaluate=False)
 
 
+def test_threads_are_restored_even_if_training_fails(pretrained):
+    def broken(completions, problems):
+        raise RuntimeError("recompensa rota")
+
+    torch.set_num_threads(2)
+    try:
+        cfg = GRPOConfig(steps=1, prompts_per_step=2, num_threads=1)
+        with pytest.raises(RuntimeError, match="recompensa rota"):
+            train_grpo(
+                pretrained, cfg, progress=False, evaluate=False, reward_fn=broken
+            )
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(1)
+
+
+def test_minibatches_and_entropy_bonus_in_a_short_run(pretrained):
+    cfg = GRPOConfig(
+        steps=2,
+        prompts_per_step=4,
+        group_size=4,
+        epochs=2,
+        minibatches=2,
+        clip_eps=0.2,
+        entropy_coef=0.01,
+        lr=1e-3,
+    )
+    history = train_grpo(pretrained, cfg, progress=False, evaluate=False)
+    assert history["step"] == [1, 2]
+    # Cuatro pasos de gradiente por lote: desde el segundo, π_θ ≠ π_old
+    assert all(k > 0 for k in history["old_kl"])
+    with pytest.raises(ValueError, match="minilotes"):
+        train_grpo(
+            pretrained, GRPOConfig(minibatches=0), progress=False, evaluate=False
+        )
+
+
 def test_kl_to_reference_is_zero_for_the_same_model_and_grows_after_training(
     pretrained,
 ):

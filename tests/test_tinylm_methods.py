@@ -280,8 +280,11 @@ def test_gae_tokens_hand_computed():
 
 
 def test_log_probs_and_entropy_match_the_sampler_and_have_clean_gradients():
-    from helpers.tinylm.methods import _log_probs_and_entropy
-    from helpers.tinylm.sampling import sample, token_log_probs
+    from helpers.tinylm.sampling import (
+        sample,
+        token_log_probs,
+        token_log_probs_and_entropy,
+    )
     from helpers.tinylm.task import encode_prompts
 
     model = load_pretrained()
@@ -290,11 +293,11 @@ def test_log_probs_and_entropy_match_the_sampler_and_have_clean_gradients():
         encode_prompts([(17, 24)] * 4),
         generator=torch.Generator().manual_seed(1),
     )
-    log_probs, entropy = _log_probs_and_entropy(
+    log_probs, entropy = token_log_probs_and_entropy(
         model, batch.sequences, batch.prompt_len, 1.0
     )
     expected = token_log_probs(model, batch.sequences, batch.prompt_len)
-    assert torch.allclose(log_probs, expected, atol=1e-6)
+    assert torch.equal(log_probs, expected)  # las mismas operaciones, bit a bit
     assert entropy[batch.mask == 0].eq(0).all()
     (log_probs.sum() + entropy.sum()).backward()
     assert all(torch.isfinite(p.grad).all() for p in model.parameters())
@@ -407,6 +410,31 @@ def test_grpo_and_rloo_differ_only_by_the_advantage_scale():
     # Mismas respuestas (misma semilla); con G = 4, RLOO = GRPO · G / (G − 1)
     assert grads["grpo"].abs().sum() > 0
     assert torch.allclose(grads["rloo"], grads["grpo"] * 4 / 3, atol=1e-6)
+
+
+def test_method_step_with_grpo_is_grpo_step():
+    # train_method(method="grpo") da el paso de GRPO de train_grpo con
+    # cfg.grpo_config(): los mismos pesos, bit a bit
+    from helpers.tinylm.grpo import grpo_step
+    from helpers.tinylm.methods import method_step
+
+    cfg = _tiny("grpo", epochs=2, minibatches=2, entropy_coef=0.01)
+    weights, rewards = [], []
+    for step in ("method", "grpo"):
+        model = load_pretrained()
+        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        generator = torch.Generator().manual_seed(0)
+        problems = [(17, 24), (12, 34)]
+        if step == "method":
+            metrics = method_step(model, optimizer, problems, cfg, generator)
+        else:
+            metrics = grpo_step(
+                model, optimizer, problems, cfg.grpo_config(), generator
+            )
+        rewards.append(metrics["reward"])
+        weights.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
+    assert rewards[0] == rewards[1]
+    assert torch.equal(weights[0], weights[1])
 
 
 def test_buggy_verifier_rewards_at_least_the_correct_one():

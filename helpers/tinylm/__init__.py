@@ -17,8 +17,9 @@ Todo lo que necesita el módulo 07_grpo, sin descargar nada:
   longitud), y ``kl_to_reference`` para medir cuánto se alejó el modelo.
 - ``rloo_advantages``, ``token_level_rewards``, ``policy_entropy``,
   ``pass_at_k_curve``, ``buggy_verify``, ``exploit_flags`` y
-  ``train_method`` (GRPO, RLOO o PPO con crítico): el módulo 08_mas_alla
-  (``methods.py``; las curvas guardadas, en ``compare.py``).
+  ``train_method`` (GRPO, RLOO o PPO con crítico, con el mismo paso y el
+  mismo bucle que ``train_grpo``): el módulo 08_mas_alla (``methods.py``; las
+  curvas guardadas, en ``compare.py``).
 - ``python -m helpers.tinylm.bench`` mide los presupuestos de tiempo.
 
 Ejemplo::

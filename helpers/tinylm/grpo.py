@@ -12,8 +12,10 @@ Un paso de GRPO, en cuatro etapas::
 
 Por defecto (``GRPOConfig()``) es la versión más corta: un solo paso por lote
 (μ = 1), sin recorte, sin penalización KL (β = 0) y con la normalización de
-Dr. GRPO. El objetivo completo de DeepSeekMath, término a término, está en
-``grpo_objective_loss``:
+Dr. GRPO. El entrenador (``grpo_step``, ``train_grpo``) minimiza siempre el
+objetivo completo de DeepSeekMath, término a término, ``grpo_objective_loss``;
+con la configuración por defecto su gradiente es, bit a bit, el de la pérdida
+de la etapa 4 (``grpo_loss``, la del ejercicio), aunque su valor no:
 
     J = 1/G Σ_i 1/|o_i| Σ_t { min(r_it A_i, clip(r_it, 1 − ε, 1 + ε) A_i)
                                − β · k3(π_θ ‖ π_ref)_it }
@@ -48,13 +50,20 @@ from dataclasses import dataclass
 from typing import Literal
 
 import torch
+from torch import nn
 from tqdm.auto import tqdm
 
-from ..ppo import clip_fraction, clipped_surrogate
+from ..ppo import clip_fraction, clipped_surrogate, minibatch_indices
 from .checkpoint import load_pretrained
 from .evaluate import correct_counts, heldout_accuracy, p_correct
 from .model import TinyLM
-from .sampling import copy_model, sample, token_log_probs
+from .sampling import (
+    Samples,
+    copy_model,
+    sample,
+    token_log_probs,
+    token_log_probs_and_entropy,
+)
 from .task import (
     TARGET,
     Problem,
@@ -235,7 +244,7 @@ def grpo_objective_loss(
 
 @dataclass
 class GRPOConfig:
-    """Hiperparámetros de ``train_grpo``."""
+    """Hiperparámetros de ``train_grpo`` (y del bucle de ``methods.train_method``)."""
 
     seed: int = 0  # semilla de los enunciados y del muestreo
     steps: int = 100  # pasos de GRPO (~25-40 s con un hilo)
@@ -245,10 +254,12 @@ class GRPOConfig:
     temperature: float = 1.0  # temperatura del muestreo
     std_normalize: bool = False  # dividir las ventajas por la desviación del grupo
     loss_normalization: LossNormalization = "dr_grpo"  # "grpo", "dr_grpo", "token"
-    epochs: int = 1  # μ: pasos de gradiente con cada lote de respuestas
+    epochs: int = 1  # μ: pasadas por cada lote de respuestas
+    minibatches: int = 1  # minilotes por pasada (un paso de gradiente cada uno)
     clip_eps: float | None = None  # ε del recorte de PPO (None: sin recorte)
     clip_eps_high: float | None = None  # tope de arriba de DAPO (None: = clip_eps)
     kl_coef: float = 0.0  # β: penalización k3 contra una copia congelada inicial
+    entropy_coef: float = 0.0  # premio a la entropía de la política
     include_target: bool = True  # 17 × 24 es uno de los enunciados de cada paso
     max_grad_norm: float = 1.0  # recorte de la norma del gradiente
     eval_every: int = 0  # evaluar cada tantos pasos (0: solo al principio y al final)
@@ -261,19 +272,200 @@ class GRPOConfig:
     num_threads: int | None = 1  # hilos de PyTorch al entrenar (None: no tocar)
 
 
-def _is_plain(cfg: GRPOConfig) -> bool:
-    """¿Es la configuración corta (μ = 1, sin recorte, β = 0, Dr. GRPO)?
+def check_config(cfg: GRPOConfig) -> None:
+    """Lanza ``ValueError`` si ``cfg`` no tiene sentido (antes de entrenar)."""
+    if cfg.epochs < 1 or cfg.minibatches < 1:
+        raise ValueError(
+            "epochs (μ) y el número de minilotes deben ser al menos 1; son "
+            f"{cfg.epochs} y {cfg.minibatches}."
+        )
+    if cfg.loss_normalization not in LOSS_NORMALIZATIONS:
+        raise ValueError(
+            f"loss_normalization debe ser uno de {LOSS_NORMALIZATIONS}; "
+            f"es {cfg.loss_normalization!r}."
+        )
 
-    Entonces la pérdida es la de la sección 10 (``grpo_loss``), escrita tal
-    cual para que las cifras de entrenamiento por defecto no cambien; el
-    objetivo completo da el mismo gradiente (lo comprueba una prueba).
+
+# --- Un paso: muestrear y puntuar (etapas 1 y 2), actualizar (etapa 4) -------
+
+
+@dataclass
+class Rollout:
+    """Un lote de respuestas ya puntuadas, con lo que la actualización necesita.
+
+    - ``problems``: B enunciados, el de cada respuesta (G seguidas por grupo).
+    - ``samples``: secuencias, máscara y log-probabilidades del muestreador.
+    - ``rewards``: ``(B,)``, la recompensa de cada respuesta.
+    - ``old_log_probs``: ``(B, T)``, log π_old del modelo que se entrena,
+      antes de actualizarlo (sin gradiente).
+    - ``weights``: ``(B, T)``, pesos de muestreo por importancia
+      ``min(π_old / π_muestreador, is_cap)``, o ``None`` (w = 1).
+    - ``ref_log_probs``: ``(B, T)``, log π_ref del modelo de referencia, o
+      ``None`` si no hay.
+    - ``fresh``: las log-probabilidades y entropías de π_θ **con gradiente**
+      del lote entero, o ``None``. Con un solo minilote, el primer paso de
+      gradiente las reutiliza en vez de repetir la pasada hacia delante.
     """
-    return (
-        cfg.epochs == 1
-        and cfg.clip_eps is None
-        and not cfg.kl_coef
-        and cfg.loss_normalization == "dr_grpo"
+
+    problems: list[Problem]
+    samples: Samples
+    rewards: torch.Tensor
+    old_log_probs: torch.Tensor
+    weights: torch.Tensor | None
+    ref_log_probs: torch.Tensor | None
+    fresh: tuple[torch.Tensor, torch.Tensor] | None
+
+
+def collect_rollout(
+    model: TinyLM,
+    problems: list[Problem],
+    cfg: GRPOConfig,
+    generator: torch.Generator,
+    sampler: TinyLM | None = None,
+    reference: TinyLM | None = None,
+    reward_fn: RewardFn | None = None,
+) -> Rollout:
+    """Etapas 1 y 2: G respuestas por enunciado, puntuadas, y sus log π.
+
+    ``sampler`` genera las respuestas (por defecto, el propio ``model``);
+    ``reward_fn`` las puntúa (por defecto, el verificador: ``rewards_for``);
+    ``reference`` da log π_ref (hace falta si ``cfg.kl_coef > 0``).
+    """
+    if cfg.kl_coef and reference is None:
+        raise ValueError("Con kl_coef > 0, grpo_step necesita reference.")
+    G = cfg.group_size
+    prompts = encode_prompts(problems).repeat_interleave(G, dim=0)  # (B, P)
+    repeated = [p for p in problems for _ in range(G)]
+    sampler = model if sampler is None else sampler
+    samples = sample(sampler, prompts, temperature=cfg.temperature, generator=generator)
+    rewards = (reward_fn or rewards_for)(samples.completions, repeated)  # (B,)
+    P = samples.prompt_len
+    fresh = None
+    if cfg.minibatches == 1:
+        fresh = token_log_probs_and_entropy(
+            model, samples.sequences, P, cfg.temperature
+        )
+        old_log_probs = fresh[0].detach()
+    else:
+        with torch.no_grad():
+            old_log_probs, _ = token_log_probs_and_entropy(
+                model, samples.sequences, P, cfg.temperature
+            )
+    # Con ``cfg.correct_off_policy=False`` se ignora el desfase (w = 1), como
+    # si muestreador y entrenador fueran el mismo: el error que se corrige
+    weights = None
+    if sampler is not model and cfg.correct_off_policy:
+        # El peso corrige *qué* se muestreó; no es algo que haya que derivar
+        weights = torch.exp(old_log_probs - samples.log_probs)
+        if cfg.is_cap is not None:
+            weights = weights.clamp(max=cfg.is_cap)
+    ref_log_probs = None
+    if reference is not None:  # con β = 0 solo se mide la KL, no se penaliza
+        with torch.no_grad():
+            ref_log_probs = token_log_probs(
+                reference, samples.sequences, P, cfg.temperature
+            )
+    return Rollout(
+        repeated, samples, rewards, old_log_probs, weights, ref_log_probs, fresh
     )
+
+
+@dataclass
+class AuxiliaryLoss:
+    """Un término más de la pérdida, con su propio modelo y optimizador.
+
+    ``loss(idx)`` da el término (ya multiplicado por su peso) para las
+    respuestas ``idx`` del minilote; ``module`` y ``optimizer`` se actualizan
+    con él. Es el crítico de PPO (``methods.method_step``).
+    """
+
+    loss: Callable[[torch.Tensor], torch.Tensor]
+    module: nn.Module
+    optimizer: torch.optim.Optimizer
+
+
+def update_policy(
+    model: TinyLM,
+    optimizer: torch.optim.Optimizer,
+    rollout: Rollout,
+    advantages: torch.Tensor,
+    cfg: GRPOConfig,
+    generator: torch.Generator,
+    auxiliary: AuxiliaryLoss | None = None,
+) -> dict[str, list[float]]:
+    """Etapa 4: ``cfg.epochs`` pasadas de ``cfg.minibatches`` pasos de gradiente.
+
+    Cada paso minimiza ``grpo_objective_loss`` en su minilote: el cociente
+    r = π_θ / π_old (recortado si ``cfg.clip_eps``), los pesos de importancia
+    del lote, la penalización k3 con ``cfg.kl_coef`` y los tokens agregados
+    según ``cfg.loss_normalization``; menos ``cfg.entropy_coef`` por la
+    entropía media, más el término ``auxiliary`` si lo hay.
+
+    - ``advantages``: ``(B,)``, una por respuesta (GRPO, RLOO), o ``(B, T)``,
+      una por token (PPO con GAE). Es lo único que cambia entre métodos.
+
+    Devuelve una lista por métrica, un valor por paso de gradiente, medidos
+    antes de darlo: ``loss``, ``entropy`` (media por token), ``clip_fraction``
+    (tokens con r fuera de [1 − ε, 1 + ε]; 0 sin recorte) y ``old_kl`` (k3 de
+    KL(π_old ‖ π_θ)). En el primer paso, π_θ = π_old: r = 1 y KL 0.
+    """
+    B = len(rollout.problems)
+    if cfg.minibatches > 1:
+        size = math.ceil(B / cfg.minibatches)
+        batches = minibatch_indices(B, size, cfg.epochs, generator=generator)
+    else:
+        batches = [torch.arange(B)] * cfg.epochs
+    samples, weights, ref = rollout.samples, rollout.weights, rollout.ref_log_probs
+    stats: dict[str, list[float]] = defaultdict(list)
+    for i, idx in enumerate(batches):
+        if i == 0 and rollout.fresh is not None:
+            log_probs, entropy = rollout.fresh
+        else:
+            log_probs, entropy = token_log_probs_and_entropy(
+                model, samples.sequences[idx], samples.prompt_len, cfg.temperature
+            )
+        mask, old = samples.mask[idx], rollout.old_log_probs[idx]
+        valid = mask.bool()
+        log_ratio = (log_probs.detach() - old)[valid]
+        stats["old_kl"].append((torch.exp(log_ratio) - 1 - log_ratio).mean().item())
+        fraction = 0.0
+        if cfg.clip_eps is not None:
+            ratio = torch.exp(log_ratio)
+            fraction = clip_fraction(ratio, cfg.clip_eps, cfg.clip_eps_high).item()
+        stats["clip_fraction"].append(fraction)
+        loss = grpo_objective_loss(
+            log_probs,
+            mask,
+            advantages[idx],
+            old_log_probs=old,
+            clip_eps=cfg.clip_eps,
+            clip_eps_high=cfg.clip_eps_high,
+            ref_log_probs=None if ref is None else ref[idx],
+            kl_coef=cfg.kl_coef,
+            normalization=cfg.loss_normalization,
+            weights=None if weights is None else weights[idx],
+        )
+        if auxiliary is not None:
+            loss = loss + auxiliary.loss(idx)
+        mean_entropy = entropy[valid].mean()
+        if cfg.entropy_coef:
+            loss = loss - cfg.entropy_coef * mean_entropy
+        trained = [(model, optimizer)]
+        if auxiliary is not None:
+            trained.append((auxiliary.module, auxiliary.optimizer))
+        for _, opt in trained:
+            opt.zero_grad()
+        loss.backward()
+        for module, opt in trained:
+            torch.nn.utils.clip_grad_norm_(module.parameters(), cfg.max_grad_norm)
+            opt.step()
+        stats["loss"].append(loss.item())
+        stats["entropy"].append(mean_entropy.item())
+    return stats
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
 
 
 def grpo_step(
@@ -289,20 +481,27 @@ def grpo_step(
 ) -> dict[str, float]:
     """Un paso de GRPO sobre ``problems`` (un grupo de G respuestas por cada uno).
 
+    Es ``collect_rollout`` (etapas 1 y 2), ``group_advantages`` (etapa 3) y
+    ``update_policy`` (etapa 4): el mismo paso que da
+    ``methods.method_step`` con RLOO o PPO, salvo las ventajas.
+
     ``sampler`` es el modelo que genera las respuestas; si es ``None`` las
     genera el propio ``model``. Con un muestreador distinto, la pérdida usa
     sus log-probabilidades para la corrección por importancia. ``reference``
     es el modelo de referencia congelado de la penalización KL (hace falta si
-    ``cfg.kl_coef > 0``). Con ``cfg.epochs = μ``, el mismo lote da μ pasos de
-    gradiente, con el cociente r = π_θ / π_old (recortado si ``cfg.clip_eps``).
+    ``cfg.kl_coef > 0``). Con ``cfg.epochs = μ``, el mismo lote da μ pasadas,
+    con el cociente r = π_θ / π_old (recortado si ``cfg.clip_eps``).
 
-    Devuelve métricas del paso: recompensa media, pérdida (la del último
-    paso), fracción de grupos mixtos (ni todo aciertos ni todo fallos),
-    diferencia media de log-probabilidad entre entrenador y muestreador,
-    longitud media de las respuestas y de las incorrectas (``nan`` si no hay
-    ninguna), fracción de tokens recortados y KL(π_old ‖ π_θ) con k3 (medias
-    sobre las épocas, medidas antes de cada paso: 0 con μ = 1) y, si hay
-    ``reference``, ``kl_ref``: la KL k3 por token a la referencia.
+    Devuelve métricas del paso: recompensa media, pérdida (el valor de
+    ``grpo_objective_loss``, media de los pasos de gradiente; con μ = 1 y sin
+    KL, −Σ_i A_i · Σ_t w_it / B con Dr. GRPO: no es la de ``grpo_loss``,
+    aunque el gradiente sea el mismo), fracción de grupos mixtos (ni todo
+    aciertos ni todo fallos), diferencia media de log-probabilidad entre
+    entrenador y muestreador, longitud media de las respuestas y de las
+    incorrectas (``nan`` si no hay ninguna), fracción de tokens recortados y
+    KL(π_old ‖ π_θ) con k3 (medias sobre los pasos de gradiente, medidas
+    antes de cada uno: 0 con μ = 1) y, si hay ``reference``, ``kl_ref``: la
+    KL k3 por token a la referencia.
 
     ``reward_fn(completions, problems) -> (B,)`` puntúa las respuestas en vez
     del verificador (por ejemplo, un modelo de recompensa, módulo 10); cada
@@ -311,80 +510,17 @@ def grpo_step(
     modelo de recompensa solo aproxima, por ejemplo).
     """
     G = cfg.group_size
-    # Etapa 1: G respuestas por enunciado
-    prompts = encode_prompts(problems).repeat_interleave(G, dim=0)  # (B, P)
-    repeated = [p for p in problems for _ in range(G)]
-    sampler = model if sampler is None else sampler
-    samples = sample(sampler, prompts, temperature=cfg.temperature, generator=generator)
-    # Etapa 2: el verificador (o ``reward_fn``) puntúa
-    rewards = (reward_fn or rewards_for)(samples.completions, repeated)  # (B,)
-    # Etapa 3: ventajas de grupo
+    rollout = collect_rollout(
+        model, problems, cfg, generator, sampler, reference, reward_fn
+    )
+    rewards = rollout.rewards
     advantages = group_advantages(
         rewards.view(-1, G), std_normalize=cfg.std_normalize
     ).view(-1)
-    # Etapa 4: pérdida y pasos de gradiente (μ = cfg.epochs con el mismo lote)
-    mask = samples.mask
-    log_probs = token_log_probs(
-        model, samples.sequences, samples.prompt_len, cfg.temperature
-    )
-    old_log_probs = log_probs.detach()  # π_old: la política antes de este lote
-    # Con ``cfg.correct_off_policy=False`` se ignora el desfase (w = 1), como
-    # si muestreador y entrenador fueran el mismo: el error que se corrige
-    off_policy = sampler is not model and cfg.correct_off_policy
-    weights = None
-    if off_policy:
-        weights = torch.exp(old_log_probs - samples.log_probs)
-        if cfg.is_cap is not None:
-            weights = weights.clamp(max=cfg.is_cap)
-    ref_log_probs = None
-    if cfg.kl_coef and reference is None:
-        raise ValueError("Con kl_coef > 0, grpo_step necesita reference.")
-    if reference is not None:  # con β = 0 solo se mide la KL, no se penaliza
-        with torch.no_grad():
-            ref_log_probs = token_log_probs(
-                reference, samples.sequences, samples.prompt_len, cfg.temperature
-            )
-    clip_fractions, old_kls = [], []
-    for epoch in range(cfg.epochs):
-        if epoch > 0:
-            log_probs = token_log_probs(
-                model, samples.sequences, samples.prompt_len, cfg.temperature
-            )
-        log_ratio = (log_probs.detach() - old_log_probs)[mask.bool()]
-        old_kls.append((torch.exp(log_ratio) - 1 - log_ratio).mean().item())
-        if cfg.clip_eps is not None:
-            fraction = clip_fraction(
-                torch.exp(log_ratio), cfg.clip_eps, cfg.clip_eps_high
-            )
-            clip_fractions.append(fraction.item())
-        else:
-            clip_fractions.append(0.0)
-        if _is_plain(cfg):
-            loss = grpo_loss(
-                log_probs,
-                mask,
-                advantages,
-                sampler_log_probs=samples.log_probs if off_policy else None,
-                is_cap=cfg.is_cap,
-            )
-        else:
-            loss = grpo_objective_loss(
-                log_probs,
-                mask,
-                advantages,
-                old_log_probs=old_log_probs,
-                clip_eps=cfg.clip_eps,
-                clip_eps_high=cfg.clip_eps_high,
-                ref_log_probs=ref_log_probs,
-                kl_coef=cfg.kl_coef,
-                normalization=cfg.loss_normalization,
-                weights=weights,
-            )
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-        optimizer.step()
+    stats = update_policy(model, optimizer, rollout, advantages, cfg, generator)
 
+    samples, old_log_probs = rollout.samples, rollout.old_log_probs
+    mask = samples.mask
     group_means = rewards.view(-1, G).mean(dim=-1)
     mixed = ((group_means > 0) & (group_means < 1)).float().mean()
     gap = (old_log_probs - samples.log_probs).abs() * mask
@@ -392,20 +528,116 @@ def grpo_step(
     wrong = rewards == 0
     metrics = {
         "reward": rewards.mean().item(),
-        "loss": loss.item(),
+        "loss": _mean(stats["loss"]),
         "mixed_groups": mixed.item(),
         "logprob_gap": (gap.sum() / mask.sum()).item(),
         "length": lengths.mean().item(),
         "wrong_length": lengths[wrong].mean().item() if wrong.any() else math.nan,
-        "clip_fraction": sum(clip_fractions) / len(clip_fractions),
-        "old_kl": sum(old_kls) / len(old_kls),
+        "clip_fraction": _mean(stats["clip_fraction"]),
+        "old_kl": _mean(stats["old_kl"]),
     }
-    if ref_log_probs is not None:
-        kl = k3_kl(old_log_probs, ref_log_probs, mask)
+    if rollout.ref_log_probs is not None:
+        kl = k3_kl(old_log_probs, rollout.ref_log_probs, mask)
         metrics["kl_ref"] = (kl.sum() / mask.sum()).item()
     for name, score in (watch or {}).items():
-        metrics[name] = score(samples.completions, repeated).mean().item()
+        metrics[name] = score(samples.completions, rollout.problems).mean().item()
     return metrics
+
+
+# --- El bucle: el mismo para train_grpo y methods.train_method ---------------
+
+#: Un paso de entrenamiento: ``(optimizador, enunciados, generador,
+#: muestreador o None) -> métricas``.
+StepFn = Callable[
+    [torch.optim.Optimizer, list[Problem], torch.Generator, TinyLM | None],
+    dict[str, float],
+]
+
+
+class _StaleSampler:
+    """El muestreador de cada paso: ``None`` (el propio modelo) o una copia en
+    ``dtype`` y/o con los pesos de hace ``lag`` pasos."""
+
+    def __init__(self, dtype: torch.dtype | None, lag: int) -> None:
+        self.dtype, self.lag = dtype, lag
+        self.copies: list[TinyLM] = []
+
+    def __call__(self, model: TinyLM) -> TinyLM | None:
+        if self.dtype is None and self.lag == 0:
+            return None
+        self.copies.append(copy_model(model, self.dtype))
+        if len(self.copies) > self.lag + 1:
+            self.copies.pop(0)
+        return self.copies[0]
+
+
+def run_training(
+    model: TinyLM,
+    cfg: GRPOConfig,
+    step_fn: StepFn,
+    record_step: Callable[[int, float, dict[str, float]], dict[str, float]],
+    evaluate: Callable[[int, float], dict[str, float]],
+    pool: list[Problem],
+    desc: str = "GRPO",
+    progress: bool = True,
+) -> dict[str, list[float]]:
+    """El bucle de entrenamiento de ``train_grpo`` y de ``methods.train_method``.
+
+    Comprueba ``cfg`` (``check_config``), fija ``cfg.num_threads`` hilos (y
+    deja los de antes al terminar, también si algo falla) y da ``cfg.steps``
+    pasos (o hasta ``cfg.max_seconds`` de entrenamiento). En cada paso saca
+    ``cfg.prompts_per_step`` enunciados de ``pool`` (uno es 17 × 24 si
+    ``cfg.include_target``), elige el muestreador (``cfg.sampler_dtype``,
+    ``cfg.sampler_lag``) y llama a ``step_fn`` con el optimizador (Adam con
+    ``cfg.lr``) y el generador de la semilla ``cfg.seed``.
+
+    La historia la escriben los dos ganchos: ``record_step(paso, segundos,
+    métricas)`` da lo que se anota de cada paso, y ``evaluate(paso,
+    segundos)`` lo que se anota al evaluar: al principio (paso 0), cada
+    ``cfg.eval_every`` pasos (si no es 0) y al final. ``segundos`` es el
+    tiempo de entrenamiento acumulado, sin las evaluaciones.
+    """
+    check_config(cfg)
+    history: dict[str, list[float]] = defaultdict(list)
+
+    def log(values: dict[str, float]) -> None:
+        for name, value in values.items():
+            history[name].append(value)
+
+    # Con matrices tan pequeñas, un solo hilo es lo más rápido (ver train_grpo)
+    previous_threads = torch.get_num_threads()
+    if cfg.num_threads is not None:
+        torch.set_num_threads(cfg.num_threads)
+    try:
+        rng = random.Random(cfg.seed)
+        generator = torch.Generator().manual_seed(cfg.seed)
+        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        next_sampler = _StaleSampler(cfg.sampler_dtype, cfg.sampler_lag)
+        log(evaluate(0, 0.0))
+        train_seconds = 0.0
+        bar = tqdm(range(1, cfg.steps + 1), desc=desc, disable=not progress)
+        for step in bar:
+            start = time.perf_counter()
+            problems = rng.sample(pool, cfg.prompts_per_step - int(cfg.include_target))
+            if cfg.include_target:
+                problems.append(TARGET)
+            sampler = next_sampler(model)
+            metrics = step_fn(optimizer, problems, generator, sampler)
+            train_seconds += time.perf_counter() - start
+            log(record_step(step, train_seconds, metrics))
+            out_of_time = (
+                cfg.max_seconds is not None and train_seconds >= cfg.max_seconds
+            )
+            last = step == cfg.steps or out_of_time
+            if last or (cfg.eval_every and step % cfg.eval_every == 0):
+                log(evaluate(step, train_seconds))
+            bar.set_postfix(recompensa=f"{metrics['reward']:.2f}")
+            if out_of_time:
+                break
+        bar.close()
+    finally:
+        torch.set_num_threads(previous_threads)
+    return dict(history)
 
 
 def train_grpo(
@@ -419,6 +651,9 @@ def train_grpo(
     problems: list[Problem] | None = None,
 ) -> dict[str, list[float]]:
     """Entrena ``model`` con GRPO, en su sitio, y devuelve la historia.
+
+    Es ``run_training`` con ``grpo_step`` (el bucle y el paso que usa también
+    ``methods.train_method``), más la evaluación de este módulo.
 
     Los enunciados salen de ``rl_problems()`` (nunca de los de evaluación);
     con ``cfg.include_target`` uno de cada paso es 17 × 24.
@@ -451,63 +686,19 @@ def train_grpo(
     ``rl_problems()``).
     """
     cfg = cfg or GRPOConfig()
-    if cfg.epochs < 1:
-        raise ValueError(f"epochs (μ) debe ser al menos 1; es {cfg.epochs}.")
-    if cfg.loss_normalization not in LOSS_NORMALIZATIONS:
-        raise ValueError(
-            f"loss_normalization debe ser uno de {LOSS_NORMALIZATIONS}; "
-            f"es {cfg.loss_normalization!r}."
-        )
     if reference is None and cfg.kl_coef:
         reference = copy_model(model)
-    rng = random.Random(cfg.seed)
-    generator = torch.Generator().manual_seed(cfg.seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    pool = rl_problems() if problems is None else problems
-    stale: list[TinyLM] = []  # pesos antiguos para el muestreador con retraso
-    history: dict[str, list[float]] = defaultdict(list)
 
-    def run_evaluation(step: int) -> None:
-        if not evaluate:
-            return
-        history["eval_step"].append(step)
-        # Las mismas respuestas que heldout_accuracy(model, cfg.eval_samples):
-        # la precisión a T = 1 y, gratis, pass@k con k = cfg.eval_samples
-        counts = correct_counts(model, heldout_problems(), cfg.eval_samples)
-        history["heldout_accuracy"].append(
-            counts.sum().item() / (cfg.eval_samples * len(counts))
-        )
-        history["heldout_pass_at_k"].append((counts > 0).float().mean().item())
-        history["heldout_greedy_accuracy"].append(
-            heldout_accuracy(model, temperature=0)
-        )
-        history["p_correct"].append(p_correct(model))
-        history["p_correct_greedy"].append(p_correct(model, temperature=0))
-
-    previous_threads = torch.get_num_threads()
-    if cfg.num_threads is not None:
-        torch.set_num_threads(cfg.num_threads)
-    run_evaluation(0)
-    train_seconds = 0.0
-    bar = tqdm(range(1, cfg.steps + 1), desc="GRPO", disable=not progress)
-    for step in bar:
-        start = time.perf_counter()
-        n_random = cfg.prompts_per_step - int(cfg.include_target)
-        problems = rng.sample(pool, n_random)
-        if cfg.include_target:
-            problems.append(TARGET)
-        # El muestreador: el propio modelo, o una copia en otra precisión y/o
-        # con los pesos de hace ``sampler_lag`` pasos
-        sampler = None
-        if cfg.sampler_dtype is not None or cfg.sampler_lag > 0:
-            stale.append(copy_model(model, cfg.sampler_dtype))
-            if len(stale) > cfg.sampler_lag + 1:
-                stale.pop(0)
-            sampler = stale[0]
-        metrics = grpo_step(
+    def step_fn(
+        optimizer: torch.optim.Optimizer,
+        batch: list[Problem],
+        generator: torch.Generator,
+        sampler: TinyLM | None,
+    ) -> dict[str, float]:
+        return grpo_step(
             model,
             optimizer,
-            problems,
+            batch,
             cfg,
             generator,
             sampler,
@@ -515,22 +706,31 @@ def train_grpo(
             reward_fn,
             watch,
         )
-        train_seconds += time.perf_counter() - start
 
-        history["step"].append(step)
-        history["train_seconds"].append(train_seconds)
-        for name, value in metrics.items():
-            history[name].append(value)
-        out_of_time = cfg.max_seconds is not None and train_seconds >= cfg.max_seconds
-        last = step == cfg.steps or out_of_time
-        if last or (cfg.eval_every and step % cfg.eval_every == 0):
-            run_evaluation(step)
-        bar.set_postfix(recompensa=f"{metrics['reward']:.2f}")
-        if out_of_time:
-            break
-    bar.close()
-    torch.set_num_threads(previous_threads)
-    return dict(history)
+    def record_step(
+        step: int, seconds: float, metrics: dict[str, float]
+    ) -> dict[str, float]:
+        return {"step": step, "train_seconds": seconds, **metrics}
+
+    def run_evaluation(step: int, seconds: float) -> dict[str, float]:
+        if not evaluate:
+            return {}
+        # Las mismas respuestas que heldout_accuracy(model, cfg.eval_samples):
+        # la precisión a T = 1 y, gratis, pass@k con k = cfg.eval_samples
+        counts = correct_counts(model, heldout_problems(), cfg.eval_samples)
+        return {
+            "eval_step": step,
+            "heldout_accuracy": counts.sum().item() / (cfg.eval_samples * len(counts)),
+            "heldout_pass_at_k": (counts > 0).float().mean().item(),
+            "heldout_greedy_accuracy": heldout_accuracy(model, temperature=0),
+            "p_correct": p_correct(model),
+            "p_correct_greedy": p_correct(model, temperature=0),
+        }
+
+    pool = rl_problems() if problems is None else problems
+    return run_training(
+        model, cfg, step_fn, record_step, run_evaluation, pool, "GRPO", progress
+    )
 
 
 def _train_from_checkpoint(

@@ -17,30 +17,36 @@ multiplica (``helpers.tinylm``):
   fallo, y qué respuestas se cuelan por él (recompensa sin acertar).
 - ``MethodConfig`` y ``train_method``: GRPO, RLOO y PPO con cabeza de valor,
   entrenados con el mismo número de respuestas muestreadas para compararlos.
+  El paso y el bucle son los de ``grpo.py`` (``collect_rollout``,
+  ``update_policy``, ``run_training``): solo cambian la recompensa, las
+  ventajas, el crítico de PPO y lo que se evalúa.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-import random
 import re
 import resource
 import sys
-import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
-from ..ppo import clip_fraction, minibatch_indices
 from ..rollouts import gae
 from .evaluate import estimate_pass_at_k
-from .grpo import group_advantages, grpo_objective_loss
+from .grpo import (
+    AuxiliaryLoss,
+    GRPOConfig,
+    RewardFn,
+    collect_rollout,
+    group_advantages,
+    run_training,
+    update_policy,
+)
 from .model import TinyLM
 from .sampling import copy_model, next_token_log_probs, sample
 from .task import (
@@ -320,6 +326,38 @@ class MethodConfig:
         """Pasos de entrenamiento para llegar a ``total_samples``."""
         return math.ceil(self.total_samples / self.samples_per_step)
 
+    def grpo_config(self) -> GRPOConfig:
+        """La ``GRPOConfig`` del bucle y de la actualización, común a los tres.
+
+        La KL va en la pérdida solo en GRPO (RLOO y PPO la restan de la
+        recompensa). Se evalúa cada tantos pasos como hagan falta para
+        muestrear ``eval_every_samples`` respuestas (al menos cada paso).
+        """
+        return GRPOConfig(
+            seed=self.seed,
+            steps=self.steps,
+            prompts_per_step=self.prompts_per_step,
+            group_size=self.group_size,
+            lr=self.lr,
+            temperature=self.temperature,
+            std_normalize=self.std_normalize,
+            loss_normalization=self.loss_normalization,
+            epochs=self.epochs,
+            minibatches=self.minibatches,
+            clip_eps=self.clip_eps,
+            clip_eps_high=self.clip_eps_high,
+            kl_coef=self.kl_coef if self.method == "grpo" else 0.0,
+            entropy_coef=self.entropy_coef,
+            include_target=False,
+            max_grad_norm=self.max_grad_norm,
+            eval_every=max(
+                1, math.ceil(self.eval_every_samples / self.samples_per_step)
+            ),
+            eval_samples=self.eval_samples,
+            max_seconds=self.max_seconds,
+            num_threads=self.num_threads,
+        )
+
 
 def hidden_states(model: TinyLM, tokens: torch.Tensor) -> torch.Tensor:
     """El flujo residual final de ``model`` (tras la LayerNorm), sin los logits.
@@ -357,26 +395,6 @@ class ValueModel(nn.Module):
         """``(B, P + T)`` ids -> ``(B, T)``: V(s_t) antes de cada token t."""
         hidden = hidden_states(self.trunk, sequences[:, :-1])[:, prompt_len - 1 :]
         return self.head(hidden).squeeze(-1)
-
-
-def _log_probs_and_entropy(
-    model: TinyLM, sequences: torch.Tensor, prompt_len: int, temperature: float
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Log-probabilidad de cada token y entropía de cada paso, con gradiente.
-
-    Devuelve dos ``(B, T)`` con 0 en el relleno.
-    """
-    logits = model(sequences[:, :-1])[:, prompt_len - 1 :]
-    log_p = next_token_log_probs(logits, temperature)  # (B, T, V)
-    completions = sequences[:, prompt_len:]
-    chosen = log_p.gather(-1, completions.unsqueeze(-1)).squeeze(-1)
-    # El relleno tiene log p = −∞: se cambia por 0 antes de multiplicar, para
-    # que ni el valor ni el gradiente den nan (0 · −∞)
-    finite = torch.where(torch.isinf(log_p), torch.zeros_like(log_p), log_p)
-    entropy = -(log_p.exp() * finite).sum(dim=-1)
-    valid = completions != tokenizer.pad_id
-    zeros = torch.zeros_like(chosen)
-    return torch.where(valid, chosen, zeros), torch.where(valid, entropy, zeros)
 
 
 def token_gae(
@@ -447,6 +465,15 @@ def _scores(
     )
 
 
+def _verifier_rewards(verifier: Callable[[str, int, int], int]) -> RewardFn:
+    """La función de recompensa (``grpo.RewardFn``) que puntúa con ``verifier``."""
+
+    def rewards(completions: torch.Tensor, problems: list[Problem]) -> torch.Tensor:
+        return _scores(tokenizer.decode_batch(completions), problems, verifier)
+
+    return rewards
+
+
 def method_step(
     model: TinyLM,
     optimizer: torch.optim.Optimizer,
@@ -458,6 +485,9 @@ def method_step(
     critic_optimizer: torch.optim.Optimizer | None = None,
 ) -> dict[str, float]:
     """Un paso de ``cfg.method`` sobre ``problems`` (G respuestas por cada uno).
+
+    Es el paso de GRPO (``grpo.collect_rollout`` y ``grpo.update_policy``, con
+    ``cfg.grpo_config()``); solo cambian la recompensa y las ventajas:
 
     1. Muestrea G respuestas por enunciado y las puntúa con el verificador de
        ``cfg.verifier`` (y, para vigilar, con el correcto).
@@ -480,124 +510,85 @@ def method_step(
     Devuelve las métricas del paso: ``reward`` (con el verificador usado),
     ``true_reward`` (con el correcto), ``exploit`` (fracción que se cuela por
     el verificador con trampa), ``loss``, ``entropy`` (media por token de las
-    respuestas del lote), ``clip_fraction`` (la fracción de tokens con el
-    cociente fuera de [1 − ε, 1 + ε] antes de cada paso de gradiente, media
-    de los minilotes: 0 con un solo paso por lote), ``kl_ref`` (si hay
-    referencia) y, en PPO, ``value_loss`` y ``explained_variance`` (la del
-    crítico antes de actualizarlo, ``explained_variance``).
+    respuestas del primer minilote, las de la política que muestreó),
+    ``clip_fraction`` (la fracción de tokens con el cociente fuera de
+    [1 − ε, 1 + ε] antes de cada paso de gradiente, media de los minilotes:
+    0 con un solo paso por lote), ``kl_ref`` (si hay referencia) y, en PPO,
+    ``value_loss`` y ``explained_variance`` (la del crítico antes de
+    actualizarlo, ``explained_variance``).
     """
-    G = cfg.group_size
-    repeated = [p for p in problems for _ in range(G)]
-    prompts = encode_prompts(problems).repeat_interleave(G, dim=0)
-    batch = sample(model, prompts, temperature=cfg.temperature, generator=generator)
-    texts = tokenizer.decode_batch(batch.completions)
-    scores = _scores(texts, repeated, VERIFIERS[cfg.verifier])
-    true_scores = _scores(texts, repeated, verify)
-    buggy_scores = _scores(texts, repeated, buggy_verify)
-    mask = batch.mask
-    valid = mask.bool()
-    P = batch.prompt_len
-
-    with torch.no_grad():
-        old_log_probs, _ = _log_probs_and_entropy(
-            model, batch.sequences, P, cfg.temperature
-        )
-        ref_log_probs = None
-        if reference is not None:
-            ref_log_probs, _ = _log_probs_and_entropy(
-                reference, batch.sequences, P, cfg.temperature
-            )
-    if cfg.kl_coef and ref_log_probs is None:
+    if cfg.method not in METHODS:
+        raise ValueError(f"method debe ser uno de {METHODS}; es {cfg.method!r}.")
+    if cfg.kl_coef and reference is None:
         raise ValueError("Con kl_coef > 0 hace falta un modelo de referencia.")
+    if cfg.method == "ppo" and (critic is None or critic_optimizer is None):
+        raise ValueError("PPO necesita un crítico (ValueModel) y su optimizador.")
+    update = cfg.grpo_config()
+    verifier = VERIFIERS[cfg.verifier]
+    rollout = collect_rollout(
+        model,
+        problems,
+        update,
+        generator,
+        reference=reference,
+        reward_fn=_verifier_rewards(verifier),
+    )
+    scores, old_log_probs = rollout.rewards, rollout.old_log_probs
+    ref_log_probs = rollout.ref_log_probs
+    mask = rollout.samples.mask
+    valid = mask.bool()
+    P = rollout.samples.prompt_len
 
     metrics: dict[str, float] = {}
+    auxiliary = None
     if cfg.method == "ppo":
-        if critic is None or critic_optimizer is None:
-            raise ValueError("PPO necesita un crítico (ValueModel) y su optimizador.")
         reference_lp = old_log_probs if ref_log_probs is None else ref_log_probs
         rewards = token_level_rewards(
             scores, old_log_probs, reference_lp, valid, cfg.kl_coef
         )
         with torch.no_grad():
-            values = critic(batch.sequences, P) * mask
+            values = critic(rollout.samples.sequences, P) * mask
         advantages = token_gae(rewards, values, mask, cfg.gamma, cfg.gae_lambda)
         returns = advantages + values  # lo que persigue el crítico
         metrics["explained_variance"] = explained_variance(values, returns, valid)
         flat = advantages[valid]
         advantages = (advantages - flat.mean()) / (flat.std() + 1e-8) * mask
-    elif cfg.method in ("grpo", "rloo"):
-        if cfg.method == "grpo":
-            seq_advantages = group_advantages(
-                scores.view(-1, G), std_normalize=cfg.std_normalize
-            ).view(-1)
-        else:
-            seq_rewards = scores
-            if cfg.kl_coef:
-                kl = ((old_log_probs - ref_log_probs) * mask).sum(dim=-1)
-                seq_rewards = scores - cfg.kl_coef * kl
-            seq_advantages = rloo_advantages(seq_rewards.view(-1, G)).view(-1)
-    else:
-        raise ValueError(f"method debe ser uno de {METHODS}; es {cfg.method!r}.")
+        value_losses: list[float] = []
 
-    B = len(repeated)
-    if cfg.minibatches > 1:
-        size = math.ceil(B / cfg.minibatches)
-        batches = minibatch_indices(B, size, cfg.epochs, generator=generator)
-    else:
-        batches = [torch.arange(B)] * cfg.epochs
-    losses, value_losses, entropies, clipped = [], [], [], []
-    use_kl = cfg.method == "grpo" and cfg.kl_coef
-    for idx in batches:
-        sequences, m = batch.sequences[idx], mask[idx]
-        log_probs, entropy = _log_probs_and_entropy(
-            model, sequences, P, cfg.temperature
-        )
-        # Antes del paso: ¿qué fracción de tokens tiene el cociente fuera de
-        # [1 − ε, 1 + ε]? En el primer minilote de la primera época, ninguno
-        ratio = torch.exp(log_probs.detach() - old_log_probs[idx])[m.bool()]
-        clipped.append(clip_fraction(ratio, cfg.clip_eps, cfg.clip_eps_high).item())
-        # La misma pérdida recortada y la misma agregación de tokens para los
-        # tres: solo cambian las ventajas (de secuencia o por token) y la KL
-        loss = grpo_objective_loss(
-            log_probs,
-            m,
-            advantages[idx] if cfg.method == "ppo" else seq_advantages[idx],
-            old_log_probs=old_log_probs[idx],
-            clip_eps=cfg.clip_eps,
-            clip_eps_high=cfg.clip_eps_high,
-            ref_log_probs=ref_log_probs[idx] if use_kl else None,
-            kl_coef=cfg.kl_coef if use_kl else 0.0,
-            normalization=cfg.loss_normalization,
-        )
-        if cfg.method == "ppo":
-            new_values = critic(sequences, P)
-            value_loss = ((new_values - returns[idx]) ** 2)[m.bool()].mean()
+        def value_term(idx: torch.Tensor) -> torch.Tensor:
+            new_values = critic(rollout.samples.sequences[idx], P)
+            value_loss = ((new_values - returns[idx]) ** 2)[valid[idx]].mean()
             value_losses.append(value_loss.item())
-            loss = loss + cfg.value_coef * value_loss
-        mean_entropy = entropy[m.bool()].mean()
-        if cfg.entropy_coef:
-            loss = loss - cfg.entropy_coef * mean_entropy
-        optimizer.zero_grad()
-        if critic_optimizer is not None:
-            critic_optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-        optimizer.step()
-        if critic_optimizer is not None:
-            torch.nn.utils.clip_grad_norm_(critic.parameters(), cfg.max_grad_norm)
-            critic_optimizer.step()
-        losses.append(loss.item())
-        entropies.append(mean_entropy.item())
+            return cfg.value_coef * value_loss
 
+        auxiliary = AuxiliaryLoss(value_term, critic, critic_optimizer)
+    elif cfg.method == "grpo":
+        advantages = group_advantages(
+            scores.view(-1, cfg.group_size), std_normalize=cfg.std_normalize
+        ).view(-1)
+    else:  # RLOO, con la KL de toda la respuesta restada de la recompensa
+        seq_rewards = scores
+        if cfg.kl_coef:
+            kl = ((old_log_probs - ref_log_probs) * mask).sum(dim=-1)
+            seq_rewards = scores - cfg.kl_coef * kl
+        advantages = rloo_advantages(seq_rewards.view(-1, cfg.group_size)).view(-1)
+
+    stats = update_policy(
+        model, optimizer, rollout, advantages, update, generator, auxiliary
+    )
+
+    texts = tokenizer.decode_batch(rollout.samples.completions)
+    true_scores = _scores(texts, rollout.problems, verify)
+    buggy_scores = _scores(texts, rollout.problems, buggy_verify)
     metrics["reward"] = scores.mean().item()
     metrics["true_reward"] = true_scores.mean().item()
     metrics["exploit"] = (
         ((buggy_scores == 1) & (true_scores == 0)).float().mean().item()
     )
-    metrics["loss"] = sum(losses) / len(losses)
-    metrics["entropy"] = entropies[0]  # la de la política que muestreó
-    metrics["clip_fraction"] = sum(clipped) / len(clipped)
-    if value_losses:
+    metrics["loss"] = sum(stats["loss"]) / len(stats["loss"])
+    metrics["entropy"] = stats["entropy"][0]  # la de la política que muestreó
+    metrics["clip_fraction"] = sum(stats["clip_fraction"]) / len(stats["clip_fraction"])
+    if auxiliary is not None:
         metrics["value_loss"] = sum(value_losses) / len(value_losses)
     if ref_log_probs is not None:
         log_rho = (ref_log_probs - old_log_probs)[valid]
@@ -729,6 +720,8 @@ def train_method(
 ) -> dict[str, list[float]]:
     """Entrena ``model`` en su sitio con GRPO, RLOO o PPO y devuelve la historia.
 
+    Es el bucle de ``train_grpo`` (``grpo.run_training`` con
+    ``cfg.grpo_config()``) con ``method_step`` y la evaluación de este módulo.
     Los enunciados salen de ``rl_problems()`` (nunca de los de evaluación).
     Cada paso muestrea ``cfg.samples_per_step`` respuestas, hasta
     ``cfg.total_samples`` (o hasta ``cfg.max_seconds`` de entrenamiento).
@@ -762,59 +755,29 @@ def train_method(
         raise ValueError(
             f"verifier debe ser uno de {tuple(VERIFIERS)}; es {cfg.verifier!r}."
         )
-    if cfg.epochs < 1 or cfg.minibatches < 1:
-        raise ValueError("epochs y el número de minilotes deben ser al menos 1.")
     if cfg.method != "ppo" and cfg.group_size < 2:
         raise ValueError("GRPO y RLOO necesitan al menos 2 respuestas por enunciado.")
-    previous_threads = torch.get_num_threads()
-    if cfg.num_threads is not None:
-        torch.set_num_threads(cfg.num_threads)
-    try:
-        return _train(model, cfg, progress, reference)
-    finally:
-        torch.set_num_threads(previous_threads)
-
-
-def _train(
-    model: TinyLM, cfg: MethodConfig, progress: bool, reference: TinyLM | None
-) -> dict[str, list[float]]:
-    """El bucle de ``train_method`` (con los hilos ya fijados)."""
     if reference is None and cfg.kl_coef:
         reference = copy_model(model)
     model.train()
-    rng = random.Random(cfg.seed)
-    generator = torch.Generator().manual_seed(cfg.seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     critic = critic_optimizer = None
     if cfg.method == "ppo":
         critic = ValueModel(model)
         critic_optimizer = torch.optim.Adam(critic.parameters(), lr=cfg.critic_lr)
     trained = [model] if critic is None else [model, critic]
     frozen = [] if reference is None else [reference]
-    history: dict[str, list[float]] = defaultdict(list)
-    history["state_memory_mb"].append(
-        state_memory_mb(*trained, *frozen, trained=len(trained))
-    )
+    memory = state_memory_mb(*trained, *frozen, trained=len(trained))
     verifier = VERIFIERS[cfg.verifier]
-    pool = rl_problems()
-    # Después de crear modelos y optimizadores: se mide lo que añaden los pasos
+    # Después de crear los modelos: se mide lo que añaden los pasos
     meter = MemoryMeter()
 
-    def run_evaluation(samples: int, seconds: float) -> None:
-        history["peak_memory_mb"].append(meter.pause())  # solo los pasos
-        history["samples"].append(samples)
-        history["train_seconds"].append(seconds)
-        for name, value in _evaluate(model, cfg, verifier).items():
-            history[name].append(value)
-        meter.resume()
-
-    run_evaluation(0, 0.0)
-    samples_seen, train_seconds, last_eval = 0, 0.0, 0
-    bar = tqdm(range(cfg.steps), desc=cfg.method.upper(), disable=not progress)
-    for _ in bar:
-        start = time.perf_counter()
-        problems = rng.sample(pool, cfg.prompts_per_step)
-        metrics = method_step(
+    def step_fn(
+        optimizer: torch.optim.Optimizer,
+        problems: list[Problem],
+        generator: torch.Generator,
+        sampler: TinyLM | None,
+    ) -> dict[str, float]:
+        return method_step(
             model,
             optimizer,
             problems,
@@ -824,22 +787,38 @@ def _train(
             critic,
             critic_optimizer,
         )
-        train_seconds += time.perf_counter() - start
-        samples_seen += cfg.samples_per_step
-        history["step_samples"].append(samples_seen)
-        for name, value in metrics.items():
-            history["step_entropy" if name == "entropy" else name].append(value)
-        out_of_time = cfg.max_seconds is not None and train_seconds >= cfg.max_seconds
-        last = samples_seen >= cfg.total_samples or out_of_time
-        if last or samples_seen - last_eval >= cfg.eval_every_samples:
-            run_evaluation(samples_seen, train_seconds)
-            last_eval = samples_seen
-        bar.set_postfix(recompensa=f"{metrics['reward']:.2f}")
-        if out_of_time:
-            break
-    bar.close()
+
+    def record_step(
+        step: int, seconds: float, metrics: dict[str, float]
+    ) -> dict[str, float]:
+        renamed = {
+            "step_entropy" if k == "entropy" else k: v for k, v in metrics.items()
+        }
+        return {"step_samples": step * cfg.samples_per_step, **renamed}
+
+    def run_evaluation(step: int, seconds: float) -> dict[str, float]:
+        peak = meter.pause()  # solo los pasos
+        values = {
+            "peak_memory_mb": peak,
+            "samples": step * cfg.samples_per_step,
+            "train_seconds": seconds,
+            **_evaluate(model, cfg, verifier),
+        }
+        meter.resume()
+        return values
+
+    history = run_training(
+        model,
+        cfg.grpo_config(),
+        step_fn,
+        record_step,
+        run_evaluation,
+        rl_problems(),
+        cfg.method.upper(),
+        progress,
+    )
     model.eval()
-    return dict(history)
+    return {"state_memory_mb": [memory], **history}
 
 
 __all__ = [
