@@ -274,10 +274,11 @@ class GRPOConfig:
 
 def check_config(cfg: GRPOConfig) -> None:
     """Lanza ``ValueError`` si ``cfg`` no tiene sentido (antes de entrenar)."""
-    if cfg.epochs < 1 or cfg.minibatches < 1:
+    epochs, parts = cfg.epochs, cfg.minibatches
+    if epochs < 1 or parts < 1:
         raise ValueError(
             "epochs (μ) y el número de minilotes deben ser al menos 1; son "
-            f"{cfg.epochs} y {cfg.minibatches}."
+            f"{epochs} y {parts}."
         )
     if cfg.loss_normalization not in LOSS_NORMALIZATIONS:
         raise ValueError(
