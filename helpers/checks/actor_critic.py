@@ -564,18 +564,6 @@ def _loss_probe(loss_fn: Callable[..., Any], case: dict[str, Any]) -> tuple:
     return logits, critic, loss
 
 
-def _loss_fingerprint(loss_fn, case) -> np.ndarray:
-    logits, critic, loss = _loss_probe(loss_fn, case)
-    grads = torch.autograd.grad(loss, (logits, critic), allow_unused=True)
-    grad_logits, grad_values = (
-        torch.zeros_like(x) if g is None else g
-        for g, x in zip(grads, (logits, critic), strict=True)
-    )
-    return np.concatenate(
-        [[float(loss)], grad_logits.numpy().ravel(), grad_values.numpy().ravel()]
-    )
-
-
 def loss_case(
     seed: int, batch: int = 6, value_coef: float = 0.5, entropy_coef: float = 0.05
 ) -> dict[str, Any]:

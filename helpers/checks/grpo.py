@@ -1357,14 +1357,6 @@ def _per_response_mean(x, m):
     return (_masked(x, m).sum(-1) / m.sum(-1)).mean()
 
 
-def _per_response_sum(x, m):
-    return _masked(x, m).sum(-1).mean()
-
-
-def _all_tokens(x, m):
-    return _masked(x, m).sum() / m.sum()
-
-
 def _swap(per_token, mask, normalization):
     swapped = {"grpo": "dr_grpo", "dr_grpo": "grpo"}.get(normalization, normalization)
     return ref_normalize_loss(per_token, mask, swapped)
