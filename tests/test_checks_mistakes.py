@@ -52,13 +52,12 @@ def _constant_id(node: ast.expr) -> str | None:
     return None
 
 
-def declared_ids(source: str) -> set[str]:
+def declared_ids(tree: ast.AST) -> set[str]:
     """Los ids que declara un código de comprobaciones: el primer argumento
     de cada ``Mistake(...)``, el segundo (o ``mistake=``) de cada ``fail`` y
     ``CheckError``, lo que se asigna a una variable ``…mistake…`` y el primero
     de cada ``return ("id", mensaje)`` (los síntomas del núcleo)."""
     found: set[str] = set()
-    tree = ast.parse(source)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -135,13 +134,13 @@ def test_banks_expect_declared_mistake_ids(topic):
     assert module_bank is not None
     declared = set()
     for path in (CHECKS / f"{topic}.py", *(CHECKS / shared for shared in SHARED)):
-        declared |= declared_ids(path.read_text(encoding="utf-8"))
+        declared |= declared_ids(ast.parse(path.read_text(encoding="utf-8")))
     # Las pruebas ocultas de un cuestionario declaran sus filas (la clave no
     # viaja en helpers/, que tiene el estudiante)
     for cell in read(solution_path(module.MODULE)).cells:
         tree = parse_code(cell.source) if cell.cell_type == "code" else None
         if tree is not None:
-            declared |= declared_ids(ast.unparse(tree))
+            declared |= declared_ids(tree)
     for grade_id, answers in module_bank.WRONG.items():
         for answer in answers:
             where = f"{module.MODULE}:{grade_id}:{answer.name}"
@@ -160,7 +159,7 @@ def test_declared_ids_reads_rows_fails_and_prefixes():
         "hint, mistake = '', 'loop_sum'\n"
         "def symptom():\n    return 'sign', 'el signo'\n"
     )
-    declared = declared_ids(source)
+    declared = declared_ids(ast.parse(source))
     assert declared == {
         "no_mask",
         "returns_tensor",
