@@ -567,10 +567,10 @@ def serve(names: list[str]) -> int:
     config = Path(os.environ.get("MPLCONFIGDIR", "/nonexistent"))
     if config.is_dir():
         fonts = {p.name: p.read_bytes() for p in config.glob("fontlist-*.json")}
-    loaded = _load(names)
+    _load(names)
     audit.protect_process()
     problem = _probe(1024**2)
-    _send(replies, {"ready": not problem, "problem": problem, "loaded": loaded})
+    _send(replies, {"ready": not problem, "problem": problem})
     if problem:
         return 1
     while (request := _receive(0)) is not None:
