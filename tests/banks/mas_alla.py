@@ -81,6 +81,26 @@ def rloo_advantages(rewards):
             mistake="rloo_integer",
             fails=(_RLOO_1D,),
         ),
+        Answer(
+            "la media de las demás menos la propia",
+            """
+def rloo_advantages(rewards):
+    rewards = torch.as_tensor(rewards).float()
+    G = rewards.shape[-1]
+    others = (rewards.sum(dim=-1, keepdim=True) - rewards) / (G - 1)
+    return others - rewards
+""",
+            mistake="rloo_sign",
+        ),
+        Answer(
+            "resta la suma de las demás, sin dividir",
+            """
+def rloo_advantages(rewards):
+    rewards = torch.as_tensor(rewards).float()
+    return rewards - (rewards.sum(dim=-1, keepdim=True) - rewards)
+""",
+            mistake="rloo_sum_of_others",
+        ),
     ],
     "token_level_rewards": [
         Answer(
@@ -94,6 +114,57 @@ def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
     return rewards
 """,
             mistake="token_last_column",
+            fails=(_TOKEN,),
+        ),
+        Answer(
+            "la nota en el primer token",
+            """
+def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
+    with torch.no_grad():
+        kl = log_probs - ref_log_probs
+        rewards = torch.where(mask, -kl_coef * kl, torch.zeros_like(kl))
+        rewards[:, 0] += scores
+    return rewards
+""",
+            mistake="token_first_token",
+            fails=(_TOKEN,),
+        ),
+        Answer(
+            "la nota en todos los tokens",
+            """
+def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
+    with torch.no_grad():
+        kl = log_probs - ref_log_probs
+        per_token = -kl_coef * kl + scores[:, None]
+        return torch.where(mask, per_token, torch.zeros_like(kl))
+""",
+            mistake="token_every_token",
+            fails=(_TOKEN,),
+        ),
+        Answer(
+            "sin la penalización KL",
+            """
+def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
+    rewards = torch.zeros(log_probs.shape)
+    last = mask.long().sum(dim=-1) - 1
+    rewards[torch.arange(len(scores)), last] = scores.float()
+    return rewards
+""",
+            mistake="token_no_kl",
+            fails=(_TOKEN,),
+        ),
+        Answer(
+            "la nota en la posición n, no en n − 1",
+            """
+def token_level_rewards(scores, log_probs, ref_log_probs, mask, kl_coef):
+    with torch.no_grad():
+        kl = log_probs - ref_log_probs
+        positions = torch.arange(mask.shape[1])
+        lengths = mask.sum(dim=-1, keepdim=True)
+        rewards = torch.where(mask, -kl_coef * kl, torch.zeros_like(kl))
+        return rewards + torch.where(positions == lengths, scores[:, None], 0.0)
+""",
+            mistake="token_score_after_last",
             fails=(_TOKEN,),
         ),
         Answer(
@@ -226,6 +297,44 @@ def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
             fails=(_GAE,),
         ),
         Answer(
+            "acumula hacia delante",
+            """
+def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
+    rewards, values = rewards.detach(), values.detach()
+    B, T = rewards.shape
+    advantages = torch.zeros(B, T)
+    for i in range(B):
+        n = int(mask[i].sum())
+        running = 0.0
+        for t in range(n):
+            next_value = float(values[i, t + 1]) if t + 1 < n else 0.0
+            delta = float(rewards[i, t]) + gamma * next_value - float(values[i, t])
+            running = delta + gamma * lam * running
+            advantages[i, t] = running
+    return advantages
+""",
+            mistake="gae_forward",
+            fails=(_GAE,),
+        ),
+        Answer(
+            "solo δ_t, sin acumular",
+            """
+def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
+    rewards, values = rewards.detach(), values.detach()
+    B, T = rewards.shape
+    advantages = torch.zeros(B, T)
+    for i in range(B):
+        n = int(mask[i].sum())
+        for t in range(n):
+            next_value = float(values[i, t + 1]) if t + 1 < n else 0.0
+            delta = float(rewards[i, t]) + gamma * next_value - float(values[i, t])
+            advantages[i, t] = delta
+    return advantages
+""",
+            mistake="gae_td",
+            fails=(_GAE,),
+        ),
+        Answer(
             "con gradiente hacia el crítico (valores bien)",
             """
 def token_gae(rewards, values, mask, gamma=1.0, lam=0.95):
@@ -298,6 +407,22 @@ def estimate_pass_at_k(n, c, k):
     return math.comb(n - c, k) / math.comb(n, k)
 """,
             mistake="pass_no_complement",
+        ),
+        Answer(
+            "c/n, la de una sola respuesta",
+            """
+def estimate_pass_at_k(n, c, k):
+    return c / n
+""",
+            mistake="pass_rate",
+        ),
+        Answer(
+            "k veces la precisión, con tope 1",
+            """
+def estimate_pass_at_k(n, c, k):
+    return min(1.0, k * c / n)
+""",
+            mistake="pass_k_over_n",
         ),
         Answer(
             "atajo pass@k = 1 también con n − c = k",
@@ -385,6 +510,35 @@ def exploit_flags(texts, problems):
     return [bool(buggy_verify(t, a, b)) and not tl.verify(t, a, b) for t in texts]
 """,
             mistake="exploit_first_problem",
+        ),
+        Answer(
+            "sin return",
+            """
+def exploit_flags(texts, problems):
+    flags = []
+    for text, (a, b) in zip(texts, problems):
+        flags.append(buggy_verify(text, a, b) == 1 and tl.verify(text, a, b) == 0)
+""",
+            mistake="exploit_not_a_list",
+        ),
+        Answer(
+            "devuelve solo las respuestas que cuelan",
+            """
+def exploit_flags(texts, problems):
+    return [text for text, (a, b) in zip(texts, problems)
+            if buggy_verify(text, a, b) == 1 and tl.verify(text, a, b) == 0]
+""",
+            mistake="exploit_wrong_length",
+        ),
+        Answer(
+            "pares (respuesta, marca)",
+            """
+def exploit_flags(texts, problems):
+    flags = [buggy_verify(t, a, b) == 1 and tl.verify(t, a, b) == 0
+             for t, (a, b) in zip(texts, problems)]
+    return list(zip(texts, flags))
+""",
+            mistake="exploit_not_bool",
         ),
         Answer(
             "vacía la lista de respuestas",
