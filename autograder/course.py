@@ -3,8 +3,10 @@
 Es el único módulo de ``autograder`` que lee los metadatos de nbgrader de un
 cuaderno y sus encabezados. Los demás piden aquí lo que necesitan:
 
-* las rutas del repositorio (``SOLUTIONS``, ``COURSE``, ``GRADING``) y la de
-  cada cuaderno (:func:`source_path`, :func:`release_path`);
+* las rutas del repositorio (``REPO``, ``SOLUTIONS``, ``COURSE``, ``GRADING``)
+  y la de cada cuaderno (:func:`source_path`, :func:`text_path`,
+  :func:`release_path`): también las herramientas de ``tools/`` y
+  ``benchmarks/`` las piden aquí;
 * las celdas calificadas de un módulo, con sus puntos y su título
   (:class:`NotebookModel`, :func:`read_module`);
 * los ejercicios: las celdas de solución de código seguidas y las celdas de
@@ -48,9 +50,20 @@ def notebook_name(module_id: str) -> str:
     return f"{module_id}.ipynb"
 
 
+def text_name(module_id: str) -> str:
+    """El nombre del texto MyST de un módulo: ``07_grpo.md``."""
+    return f"{module_id}.md"
+
+
 def source_path(module_id: str) -> Path:
     """El cuaderno fuente (con soluciones) de un módulo, en ``solutions/``."""
     return SOLUTIONS / module_id / notebook_name(module_id)
+
+
+def text_path(module_id: str) -> Path:
+    """El texto MyST del cuaderno fuente, al lado (el que se edita: ver
+    :mod:`tools.notebook_text`)."""
+    return SOLUTIONS / module_id / text_name(module_id)
 
 
 def release_path(module_id: str) -> Path:
@@ -58,9 +71,11 @@ def release_path(module_id: str) -> Path:
     return COURSE / module_id / notebook_name(module_id)
 
 
-def module_ids() -> list[str]:
-    """Los ids de los módulos que hay en ``solutions/``, en orden."""
-    return sorted(p.name for p in SOLUTIONS.iterdir() if source_path(p.name).exists())
+def module_ids(*, text: bool = False) -> list[str]:
+    """Los ids de los módulos que hay en ``solutions/``, en orden: los que
+    tienen cuaderno o, con ``text``, los que tienen texto MyST."""
+    path = text_path if text else source_path
+    return sorted(p.name for p in SOLUTIONS.iterdir() if path(p.name).exists())
 
 
 # ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.course import COURSE
+from autograder.course import release_path
 from autograder.grade import grade
 
 BUDGET_SECONDS = 180
@@ -39,7 +39,7 @@ def make_class(module_id: str, students: int, folder: Path) -> None:
 
     solutions = honest_answers(module_id)
     half = dict(list(solutions.items())[: len(solutions) // 2])
-    released = COURSE / module_id / f"{module_id}.ipynb"
+    released = release_path(module_id)
     for index in range(students):
         nb = nbformat.read(released, as_version=4)
         answers = (solutions, half, {})[index % 3]

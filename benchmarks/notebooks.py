@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.course import SOLUTIONS
 from autograder.course import module_ids as modules
+from autograder.course import source_path
 
 NOTEBOOK_SECONDS = 90
 #: Los módulos con un presupuesto de tiempo propio.
@@ -64,7 +64,7 @@ def notebook_figures(module_id: str, path: Path | None = None) -> dict[str, floa
 
     ``path`` sustituye al cuaderno de ``solutions/`` (lo usa ``--quick``).
     """
-    path = path or SOLUTIONS / module_id / f"{module_id}.ipynb"
+    path = path or source_path(module_id)
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     completed = subprocess.run(
         [sys.executable, "-c", _RUN_ONE, str(path), str(path.parent)],

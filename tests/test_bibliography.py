@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from autograder.course import text_path
 from tests.notebooks import module_ids
 from tools import bibliography
 
@@ -25,8 +26,7 @@ STABLE = re.compile(
 
 
 def _text(module_id: str) -> str:
-    path = bibliography.SOLUTIONS / module_id / f"{module_id}.md"
-    return path.read_text(encoding="utf-8")
+    return text_path(module_id).read_text(encoding="utf-8")
 
 
 def test_references_are_complete_and_used():

@@ -9,14 +9,13 @@ import re
 import jupytext
 import pytest
 
+from autograder.course import text_path
 from tests.notebooks import module_ids
 from tools import study_time
 
 
 def _text(module_id: str) -> str:
-    return (study_time.SOLUTIONS / module_id / f"{module_id}.md").read_text(
-        encoding="utf-8"
-    )
+    return text_path(module_id).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("module_id", module_ids())

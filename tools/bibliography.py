@@ -21,13 +21,11 @@ import sys
 import tomllib
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
+from autograder.course import REPO
 from tools import generated
 
-REPO = Path(__file__).resolve().parent.parent
 REFERENCES = REPO / "helpers" / "references.toml"
-SOLUTIONS = REPO / "solutions"
 # La celda de la bibliografía: su cabecera («## 15. Bibliografía») y lo que la
 # sigue hasta la celda siguiente (``+++``) o el final.
 SECTION = re.compile(r"^(## \d+\. Bibliografía\n)(.*?)(?=^\+\+\+|\Z)", re.M | re.S)

@@ -22,13 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 import nbformat
 
-from autograder.course import exercise_cells
+from autograder.course import REPO, exercise_cells, module_ids, source_path
 
-REPO = Path(__file__).resolve().parent.parent
 #: Lo que se escribe en texto plano en lugar de la notación de los títulos.
 PLAIN = {
     "\\gamma": "γ",
@@ -41,7 +39,6 @@ PLAIN = {
     "_3": "₃",
     "$": "",
 }
-SOLUTIONS = REPO / "solutions"
 TITLES = REPO / "helpers" / "data" / "exercise_titles.json"
 
 
@@ -58,9 +55,9 @@ def plain(title: str) -> str:
 def titles() -> dict[str, dict[str, str]]:
     """Módulo → (``grade_id`` de solución → título del ejercicio), en orden."""
     found: dict[str, dict[str, str]] = {}
-    for path in sorted(SOLUTIONS.glob("[0-9][0-9]_*/[0-9][0-9]_*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        found[path.stem] = {
+    for module_id in module_ids():
+        nb = nbformat.read(source_path(module_id), as_version=4)
+        found[module_id] = {
             grade_id: plain(ex.title)
             for ex in exercise_cells(nb)
             for grade_id in ex.solution_ids

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+from autograder.course import text_path
 
 
 def rewrite(
@@ -33,7 +32,7 @@ def rewrite(
     """
     failed = False
     for module_id in module_ids:
-        path = SOLUTIONS / module_id / f"{module_id}.md"
+        path = text_path(module_id)
         if not path.exists():
             continue
         text = path.read_text(encoding="utf-8")

@@ -34,11 +34,10 @@ from pathlib import Path
 
 import jupytext
 
+from autograder.course import REPO, SOLUTIONS
 from tools import generated
 
-REPO = Path(__file__).resolve().parent.parent
 VOCABULARY = REPO / "helpers" / "vocabulary.toml"
-SOLUTIONS = REPO / "solutions"
 HEADER = "| español | inglés |\n| --- | --- |"
 # La tabla del glosario: la cabecera y sus filas, hasta la primera línea que no
 # empieza por «|».

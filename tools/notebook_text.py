@@ -37,8 +37,9 @@ import jupytext
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-REPO = Path(__file__).resolve().parent.parent
-SOLUTIONS = REPO / "solutions"
+from autograder.course import REPO, source_path, text_path
+from autograder.course import module_ids as all_modules
+
 FORMAT = "md:myst"
 # La cabecera del texto: formato y metadatos del cuaderno, sin la versión de
 # jupytext (cambiaría todos los archivos en cada actualización).
@@ -49,19 +50,7 @@ NOTEBOOK_METADATA_FILTER = (
 
 def module_ids() -> list[str]:
     """Los módulos de ``solutions/`` que tienen cuaderno o texto."""
-    return sorted(
-        p.name
-        for p in SOLUTIONS.iterdir()
-        if (p / f"{p.name}.ipynb").exists() or (p / f"{p.name}.md").exists()
-    )
-
-
-def notebook_path(module_id: str) -> Path:
-    return SOLUTIONS / module_id / f"{module_id}.ipynb"
-
-
-def text_path(module_id: str) -> Path:
-    return SOLUTIONS / module_id / f"{module_id}.md"
+    return sorted(set(all_modules()) | set(all_modules(text=True)))
 
 
 def to_text(nb: NotebookNode) -> str:
@@ -115,7 +104,7 @@ def notebook_bytes(nb: NotebookNode) -> str:
 
 def in_sync(module_id: str) -> bool:
     """¿Dicen lo mismo, byte a byte y en los dos sentidos, el .ipynb y el .md?"""
-    raw = notebook_path(module_id).read_text(encoding="utf-8")
+    raw = source_path(module_id).read_text(encoding="utf-8")
     text = text_path(module_id).read_text(encoding="utf-8")
     if to_text(nbformat.reads(raw, as_version=4)) != text:
         return False
@@ -155,7 +144,7 @@ def sync(module_id: str, source: str | None = None, check: bool = False) -> str:
     Raises:
         ValueError: con ``check``, si no coinciden.
     """
-    ipynb, md = notebook_path(module_id), text_path(module_id)
+    ipynb, md = source_path(module_id), text_path(module_id)
     if not md.exists():
         source = "ipynb"
     elif not ipynb.exists():

@@ -35,14 +35,13 @@ import math
 import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import jupytext
 
+from autograder.course import REPO, text_path
+from autograder.course import module_ids as all_modules
 from tools import generated
 
-REPO = Path(__file__).resolve().parent.parent
-SOLUTIONS = REPO / "solutions"
 BENCHMARKS = REPO / "helpers" / "data" / "benchmarks.json"
 
 # Las constantes, y por qué. Están calibradas para que los totales caigan en
@@ -243,11 +242,8 @@ def with_estimate(text: str, module_id: str) -> str:
 
 
 def module_ids() -> list[str]:
-    return sorted(p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.md").exists())
-
-
-def _path(module_id: str) -> Path:
-    return SOLUTIONS / module_id / f"{module_id}.md"
+    """Los módulos con texto MyST: los que llevan «Tiempo estimado»."""
+    return all_modules(text=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.report:
         for module_id in module_ids():
-            s = compute(_path(module_id).read_text(encoding="utf-8"), module_id)
+            s = compute(text_path(module_id).read_text(encoding="utf-8"), module_id)
             print(
                 f"{module_id}: ejercicios {s.exercise_minutes} min "
                 f"({', '.join(str(e.minutes) for e in s.exercises)}); "
