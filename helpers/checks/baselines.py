@@ -217,15 +217,17 @@ def _pair_of_numbers(out: Any) -> tuple[float, float]:
         )
     values = []
     for name, value in zip(("la primera", "la segunda"), out, strict=True):
-        python_number(value, f"{name.capitalize()} varianza")
+        # La forma antes que el tipo: a un array de P varianzas no le sirve
+        # float(...), le falta sumarlas.
         array = as_array(value, "El resultado")
         if array.size != 1:
             fail(
-                f"{name} varianza tiene forma {array.shape}: cada varianza es un "
-                "solo número, la suma de las varianzas de las componentes de las "
-                "N estimaciones (una por episodio).",
+                f"{name.capitalize()} varianza tiene forma {array.shape}: cada "
+                "varianza es un solo número, la suma de las varianzas de las P "
+                "componentes de las N estimaciones (una por episodio).",
                 "variance_not_a_number",
             )
+        python_number(value, f"{name.capitalize()} varianza")
         values.append(float(array.reshape(())))
     return values[0], values[1]
 
@@ -394,12 +396,15 @@ NORMALIZE_CASES = [
 ]
 
 #: Lotes en que todos los retornos son iguales (σ = 0), junto a uno normal:
-#: devolver ceros siempre no basta.
+#: devolver ceros siempre no basta. El 0,1 no es exacto en binario: la
+#: desviación de tres retornos de 0,1 sale minúscula, pero no 0, y ``std == 0``
+#: no la ve.
 NORMALIZE_CONSTANT_CASES = [
     (np.array([1.0, 1.0, 1.0, 1.0]),),
     (np.array([8.0, 2.0]),),
     (np.array([5.0, 5.0]),),
     (np.array([-3.0, -3.0, -3.0]),),
+    (np.array([0.1, 0.1, 0.1]),),
 ]
 
 
@@ -419,6 +424,13 @@ def _unsafe(ddof):
     return normalize
 
 
+def _exact_zero(returns):
+    returns = np.asarray(returns, dtype=float)
+    if returns.std() == 0:
+        return np.zeros_like(returns)
+    return (returns - returns.mean()) / returns.std()
+
+
 NORMALIZE_MISTAKES: list[Mistake] = [
     Mistake(
         "zero_std_nan",
@@ -434,6 +446,14 @@ NORMALIZE_MISTAKES: list[Mistake] = [
         "Con todos los retornos iguales la desviación es 0 y 0/0 da NaN. Si la "
         "desviación es (casi) cero, devuelve ceros (o suma un ε pequeño, 1e-8, "
         "a la desviación).",
+    ),
+    Mistake(
+        "zero_std_exact",
+        _exact_zero,
+        "Comparaste la desviación con == 0: en coma flotante, unos retornos "
+        "iguales pueden dar una desviación minúscula pero no nula (con tres "
+        "retornos de 0,1 pasa), y al dividir sale ±1 en lugar de 0. Usa un "
+        "umbral: si σ < 1e-8, devuelve ceros.",
     ),
     Mistake(
         "normalize_only_centered",
@@ -684,6 +704,14 @@ POLICY_MISTAKES: list[Mistake] = [
     ),
 ]
 
+#: La pérdida del valor que arrastra la de la política: se ve en su valor (la
+#: suma de las dos) y en su gradiente (llega a ``log_probs``).
+VALUE_REACHES_LOG_PROBS = (
+    "value_loss llega a log_probs: ¿devolviste como segunda pérdida la suma de "
+    "las dos? La pérdida del valor es solo (1/M) Σ (V(s_t) − G_t)², y solo debe "
+    "mover la red de valor."
+)
+
 VALUE_MISTAKES: list[Mistake] = [
     Mistake(
         "value_sum",
@@ -707,6 +735,11 @@ VALUE_MISTAKES: list[Mistake] = [
         lambda lp, v, g, n: float((v - g).mean() ** 2),
         "Elevaste al cuadrado la media de los errores; es la media de los "
         "cuadrados: errores de signo opuesto no se cancelan.",
+    ),
+    Mistake(
+        "value_loss_reaches_log_probs",
+        lambda lp, v, g, n: float(-(lp * (g - v)).sum() / n + ((v - g) ** 2).mean()),
+        VALUE_REACHES_LOG_PROBS,
     ),
 ]
 
@@ -799,8 +832,4 @@ def check_baseline_losses_grad(
                 "values_detached",
             )
         if lp.grad is not None and lp.grad.abs().max() > 0:
-            fail(
-                "value_loss llega a log_probs: la pérdida del valor solo debe mover "
-                "la red de valor.",
-                "value_loss_reaches_log_probs",
-            )
+            fail(VALUE_REACHES_LOG_PROBS, "value_loss_reaches_log_probs")

@@ -601,3 +601,210 @@ def leave_one_out_baseline(question_ids, rewards):
         mistake="modified_input",
     ),
 ]
+
+# ---------------------------------------------------------------------------
+# Un error típico por cada fila que ninguna respuesta provocaba (issue 48).
+# ---------------------------------------------------------------------------
+
+WRONG["score_gradients"] += [
+    Answer(
+        "suma la línea base",
+        """
+def score_gradients(theta, actions, rewards, baseline):
+    pi = np.exp(theta - theta.max())
+    pi /= pi.sum()
+    weights = np.asarray(rewards, dtype=float) + baseline
+    return weights[:, None] * (np.eye(len(theta))[actions] - pi)
+""",
+        mistake="score_baseline_added",
+    ),
+    Answer(
+        "el peso medio para todas las muestras",
+        """
+def score_gradients(theta, actions, rewards, baseline):
+    pi = np.exp(theta - theta.max())
+    pi /= pi.sum()
+    weights = np.asarray(rewards, dtype=float) - baseline
+    return weights.mean() * (np.eye(len(theta))[actions] - pi)
+""",
+        mistake="score_mean_weight",
+    ),
+]
+WRONG["estimator_variances"] += [
+    Answer(
+        "la recompensa media en el primer estimador",
+        """
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.mean() * s.sum(axis=0))
+        to_go.append(np.cumsum(r[::-1])[::-1] @ s)
+    full, to_go = np.array(full), np.array(to_go)
+    return float(full.var(axis=0).sum()), float(to_go.var(axis=0).sum())
+""",
+        mistake="full_mean_reward",
+        fails=("estimator_variances_test",),
+    ),
+    Answer(
+        "sin restar la media de las estimaciones",
+        """
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.sum() * s.sum(axis=0))
+        to_go.append(np.cumsum(r[::-1])[::-1] @ s)
+    full, to_go = np.array(full), np.array(to_go)
+    return (float((full**2).sum(axis=1).mean()),
+            float((to_go**2).sum(axis=1).mean()))
+""",
+        mistake="variance_not_centered",
+    ),
+    Answer(
+        "np.var sin axis",
+        """
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.sum() * s.sum(axis=0))
+        to_go.append(np.cumsum(r[::-1])[::-1] @ s)
+    return float(np.var(full)), float(np.var(to_go))
+""",
+        mistake="variance_flattened",
+    ),
+    Answer(
+        "las varianzas de las componentes, sin sumar",
+        """
+def estimator_variances(episode_rewards, episode_scores):
+    full, to_go = [], []
+    for r, s in zip(episode_rewards, episode_scores):
+        full.append(r.sum() * s.sum(axis=0))
+        to_go.append(np.cumsum(r[::-1])[::-1] @ s)
+    return np.array(full).var(axis=0), np.array(to_go).var(axis=0)
+""",
+        mistake="variance_not_a_number",
+    ),
+    Answer(
+        "solo la varianza de la recompensa futura",
+        """
+def estimator_variances(episode_rewards, episode_scores):
+    to_go = []
+    for r, s in zip(episode_rewards, episode_scores):
+        to_go.append(np.cumsum(r[::-1])[::-1] @ s)
+    return float(np.array(to_go).var(axis=0).sum())
+""",
+        mistake="variances_not_a_pair",
+    ),
+]
+WRONG["normalize_returns"] += [
+    Answer(
+        "solo divide por la desviación",
+        """
+def normalize_returns(returns):
+    returns = np.asarray(returns, dtype=float)
+    return returns / (returns.std() + 1e-8)
+""",
+        mistake="normalize_only_scaled",
+    ),
+    Answer(
+        "compara la desviación con == 0",
+        """
+def normalize_returns(returns):
+    returns = np.asarray(returns, dtype=float)
+    std = returns.std()
+    if std == 0:
+        return np.zeros_like(returns)
+    return (returns - returns.mean()) / std
+""",
+        mistake="zero_std_exact",
+        fails=("normalize_returns_test_constant",),
+    ),
+]
+WRONG["baseline_losses"] += [
+    Answer(
+        "la pérdida de la política sin sumar",
+        """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages) / n_episodes
+    return policy_loss, ((values - returns) ** 2).mean()
+""",
+        mistake="loss_not_scalar",
+        fails=("baseline_losses_test_grad",),
+    ),
+    Answer(
+        "la política promediada sobre los pasos",
+        """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages).mean()
+    return policy_loss, ((values - returns) ** 2).mean()
+""",
+        mistake="policy_mean_over_steps",
+        fails=("baseline_losses_test",),
+    ),
+    Answer(
+        "la política sin dividir por N",
+        """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages).sum()
+    return policy_loss, ((values - returns) ** 2).mean()
+""",
+        mistake="policy_not_divided",
+        fails=("baseline_losses_test",),
+    ),
+    Answer(
+        "suma V(s) en la ventaja",
+        """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns + values).detach()
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    return policy_loss, ((values - returns) ** 2).mean()
+""",
+        mistake="policy_value_added",
+        fails=("baseline_losses_test",),
+    ),
+    Answer(
+        "error absoluto en el valor",
+        """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    return policy_loss, (values - returns).abs().mean()
+""",
+        mistake="value_absolute",
+        fails=("baseline_losses_test",),
+    ),
+    Answer(
+        "el valor dividido por N episodios",
+        """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    return policy_loss, ((values - returns) ** 2).sum() / n_episodes
+""",
+        mistake="value_divided_by_episodes",
+        fails=("baseline_losses_test",),
+    ),
+    Answer(
+        "el cuadrado de la media de los errores",
+        """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    return policy_loss, (values - returns).mean() ** 2
+""",
+        mistake="value_square_of_mean",
+        fails=("baseline_losses_test",),
+    ),
+    Answer(
+        "devuelve la pérdida total como segunda",
+        """
+def baseline_losses(log_probs, values, returns, n_episodes):
+    advantages = (returns - values).detach()
+    policy_loss = -(log_probs * advantages).sum() / n_episodes
+    return policy_loss, policy_loss + ((values - returns) ** 2).mean()
+""",
+        mistake="value_loss_reaches_log_probs",
+    ),
+]
