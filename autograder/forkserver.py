@@ -17,6 +17,11 @@ que ya los tiene cargados. El aislamiento no se comparte:
   ejecutor (el proceso 1 de su espacio de procesos), el núcleo del sistema
   mata todo lo que quede dentro: nada pasa de una entrega a la siguiente.
 * Cada entrega tiene su kernel (IPython), bifurcado de su ejecutor.
+* El servidor nunca tiene en su memoria nada de una entrega: bifurca primero
+  y es el hijo quien lee la petición (el cuaderno entregado) y escribe la
+  respuesta (el cuaderno ejecutado). Así lo que bifurca para la entrega
+  siguiente es el servidor tal como quedó tras cargar los módulos, y ningún
+  kernel puede encontrar en su propia memoria el código de otra entrega.
 * Los procesos que un estudiante no debe tocar (el servidor, el ejecutor) no
   se dejan leer ni escribir por ``/proc`` (``PR_SET_DUMPABLE``), y desde su
   espacio de procesos no puede nombrarlos para mandarles señales.
@@ -89,6 +94,12 @@ ALWAYS = (
 #: PyTorch la primera vez que se crea un optimizador (más de un segundo).
 WITH_TORCH = ("torch._dynamo", "torch.optim")
 _HEADER = struct.Struct("!Q")
+#: El tamaño máximo de un cuaderno ejecutado. Una entrega que imprime sin fin
+#: se corta aquí: su ejecutor no guarda en memoria más que esto.
+MAX_NOTEBOOK_BYTES = 64 * 1024**2
+#: El código de salida del hijo que encontró cerrada la entrada: no hay más
+#: entregas y el servidor termina.
+_NO_MORE = 3
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -520,14 +531,28 @@ def _handle(request: dict, fonts: dict[str, bytes]) -> dict:
         finally:
             os._exit(0)
     os.close(write_end)
-    chunks = []
+    data = bytearray()
     while chunk := os.read(read_end, 1 << 20):
-        chunks.append(chunk)
+        data += chunk
+        if len(data) > MAX_NOTEBOOK_BYTES:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)  # el proceso 1 del sandbox: muere todo dentro
+            break
     os.close(read_end)
     os.waitpid(pid, 0)
-    if not chunks:
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        return {"error": too_large()}
+    if not data:
         return {"error": "el ejecutor de la entrega terminó sin devolver nada"}
-    return {"notebook": b"".join(chunks).decode("utf-8", "replace")}
+    return {"notebook": data.decode("utf-8", "replace")}
+
+
+def too_large() -> str:
+    """Por qué no vuelve un cuaderno que supera :data:`MAX_NOTEBOOK_BYTES`."""
+    return (
+        f"el cuaderno ejecutado ocupa más de {MAX_NOTEBOOK_BYTES // 1024**2} MiB "
+        "(¿una celda que imprime sin parar?)"
+    )
 
 
 def _probe(tmp_bytes: int) -> str:
@@ -569,12 +594,63 @@ def serve(names: list[str]) -> int:
         fonts = {p.name: p.read_bytes() for p in config.glob("fontlist-*.json")}
     _load(names)
     audit.protect_process()
-    problem = _probe(1024**2)
+    problem = _single_threaded() or _probe(1024**2)
     _send(replies, {"ready": not problem, "problem": problem})
     if problem:
         return 1
-    while (request := _receive(0)) is not None:
-        _send(replies, _handle(request, fonts))
+    return serve_requests(0, replies, fonts)
+
+
+def _single_threaded() -> str:
+    """``""`` si este proceso tiene un solo hilo; si no, cuáles hay.
+
+    ``fork`` copia solo el hilo que lo llama: un cerrojo que otro hilo tuviera
+    tomado quedaría tomado para siempre en el hijo. Lo que se carga no debe
+    dejar hilos vivos (el entorno del servidor fija ``OMP_NUM_THREADS=1`` y
+    ``OPENBLAS_NUM_THREADS=1``).
+    """
+    import threading
+
+    tasks = (
+        len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+    )
+    if threading.active_count() == 1 and tasks == 1:
+        return ""
+    names = ", ".join(t.name for t in threading.enumerate())
+    return f"tras cargar los módulos quedan {tasks} hilos vivos ({names})"
+
+
+def serve_requests(requests: int, replies: int, fonts: dict[str, bytes]) -> int:
+    """Una entrega por petición que llega por ``requests``, hasta que se cierre.
+
+    El servidor no lee la petición: espera a que haya algo que leer, se
+    bifurca, y el hijo lee la petición, la ejecuta (:func:`_handle`) y
+    escribe la respuesta en ``replies``. Nada de una entrega pasa nunca por la
+    memoria del servidor, de la que se bifurca la siguiente.
+
+    Devuelve 0 cuando se cierra la entrada, y 1 si un hijo muere sin
+    terminar su petición (lo que quedara de ella en el canal ya no se puede
+    separar de la siguiente: el calificador ve que el servidor terminó y
+    arranca otro).
+    """
+    while select.select([requests], [], [])[0]:
+        child = os.fork()
+        if child == 0:
+            code = 1
+            try:
+                request = _receive(requests)
+                if request is None:
+                    code = _NO_MORE
+                else:
+                    _send(replies, _handle(request, fonts))
+                    code = 0
+            finally:
+                os._exit(code)
+        code = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+        if code == _NO_MORE:
+            return 0
+        if code != 0:
+            return 1
     return 0
 
 

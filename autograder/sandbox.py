@@ -20,6 +20,7 @@ nombres), se avisa bien alto y se aplican los límites que se puedan.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -330,10 +331,20 @@ def execute_notebook(
         start_new_session=True,
     )
     os.close(write_end)
-    output: list[str] = []
-    with os.fdopen(read_end, encoding="utf-8") as reader:
+    output = bytearray()
+
+    def collect(reader) -> None:
+        # Como el servidor de kernels: no más de MAX_NOTEBOOK_BYTES en memoria.
+        while chunk := reader.read(1 << 20):
+            output.extend(chunk)
+            if len(output) > forkserver.MAX_NOTEBOOK_BYTES:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, 9)  # communicate() lo espera
+                return
+
+    with os.fdopen(read_end, "rb") as reader:
         # El resultado llega por el pipe; se lee en otro hilo mientras se espera.
-        collector = threading.Thread(target=lambda: output.append(reader.read()))
+        collector = threading.Thread(target=collect, args=(reader,))
         collector.start()
         try:
             _, stderr = process.communicate(timeout=limits.notebook_timeout)
@@ -342,10 +353,12 @@ def execute_notebook(
             raise ExecutionError.timeout(limits) from None
         finally:
             collector.join(timeout=30)
-    if not "".join(output):
+    if len(output) > forkserver.MAX_NOTEBOOK_BYTES:
+        raise ExecutionError.no_notebook(forkserver.too_large())
+    if not output:
         last = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         raise ExecutionError.no_notebook(last[0][:200])
-    return nbformat.reads("".join(output), as_version=4)
+    return nbformat.reads(output.decode("utf-8", "replace"), as_version=4)
 
 
 _warned: set[str] = set()
