@@ -474,3 +474,15 @@ def test_no_submission_finds_a_classmate(tmp_path):
         assert reports[student]["controls"] == [True, True], student
     leaks = {s: r["others"] for s, r in reports.items() if r["others"]}
     assert leaks == {}, f"entregas que vieron la marca de otra: {leaks}"
+
+
+def test_a_huge_executed_notebook_does_not_come_back(monkeypatch):
+    # Una entrega que imprime sin fin no llena la memoria de quien lee su
+    # cuaderno: pasado MAX_NOTEBOOK_BYTES se corta y se dice por qué.
+    monkeypatch.setattr(forkserver, "MAX_NOTEBOOK_BYTES", 1 << 20)
+    monkeypatch.setattr(forkserver, "_isolate", _fake_isolate)
+    monkeypatch.setattr(forkserver, "_run_submission", _fake_run)
+    request = {"name": "grande.ipynb", "notebook": "a" * (3 << 20), "tmp_bytes": 1}
+    assert forkserver._handle(request, {}) == {"error": forkserver.too_large()}
+    request["notebook"] = "a" * 1000
+    assert forkserver._handle(request, {}) == {"notebook": "a" * 1000}
