@@ -599,9 +599,10 @@ def check_actor_critic_loss(
         _, _, loss = _loss_probe(actor_critic_loss, case)
         size = torch.as_tensor(loss).numel() if _is_number(loss) else None
         if size is None:
+            forgot = " ¿Falta el return?" if loss is None else ""
             fail(
                 "La pérdida debe ser un número (un tensor escalar); es "
-                f"{type(loss).__name__}.",
+                f"{type(loss).__name__}.{forgot}",
                 "loss_not_number",
             )
         if size != 1:
@@ -656,8 +657,9 @@ def _is_number(value: Any) -> bool:
 
 def _loss_gradients(
     loss_fn: Callable[..., Any], case: dict[str, Any], *, attached: str = ""
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """La pérdida y sus gradientes respecto a logits, valores y entropía.
+) -> tuple[torch.Tensor, ...]:
+    """La pérdida y sus gradientes respecto a logits, valores, entropía y
+    ``log_probs`` (este, aparte: los logits también reciben el de la entropía).
 
     Con ``attached="advantages"`` la ventaja llega como en un bucle de verdad,
     calculada con el crítico (``Â = R − V``, con gradiente hacia V); con
@@ -702,12 +704,11 @@ def _loss_gradients(
             "del grafo? Solo la ventaja y los retornos son constantes.",
             "loss_no_grad",
         )
-    grads = torch.autograd.grad(
-        loss.reshape(()), (logits, critic, entropy), allow_unused=True
-    )
+    inputs = (logits, critic, entropy, log_probs)
+    grads = torch.autograd.grad(loss.reshape(()), inputs, allow_unused=True)
     filled = tuple(
         torch.zeros_like(x) if g is None else g
-        for g, x in zip(grads, (logits, critic, entropy), strict=True)
+        for g, x in zip(grads, inputs, strict=True)
     )
     return loss, *filled
 
@@ -744,8 +745,11 @@ def check_actor_critic_loss_grad(
     valor (lo mira :func:`check_actor_critic_loss`)."""
     cases = cases or LOSS_CASES
     for case in cases:
-        _, g_logits, g_values, g_entropy = _loss_gradients(actor_critic_loss, case)
-        if g_logits.abs().max() == 0:
+        _, g_logits, g_values, g_entropy, g_log_probs = _loss_gradients(
+            actor_critic_loss, case
+        )
+        # log_probs, no los logits: a estos les llega también la entropía.
+        if g_log_probs.abs().max() == 0:
             fail(
                 "La pérdida no llega a la política: ¿separaste log_probs del grafo? "
                 "El término del actor es el que la mueve.",
@@ -764,7 +768,7 @@ def check_actor_critic_loss_grad(
                 "loss_entropy_detached",
             )
         for mistake in ATTACHED_MISTAKES:
-            _, a_logits, a_values, _ = _loss_gradients(
+            _, a_logits, a_values, _, _ = _loss_gradients(
                 actor_critic_loss, case, attached=mistake.variant
             )
             if not close(a_logits, g_logits, atol=1e-6) or not close(

@@ -574,3 +574,133 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
         fails=("actor_critic_loss_test_grad",),
     ),
 ]
+
+# ---------------------------------------------------------------------------
+# Un error típico por cada fila que ninguna respuesta provocaba (issue 48).
+# ---------------------------------------------------------------------------
+
+WRONG["td_errors"] += [
+    Answer(
+        "multiplica por terminated en lugar de por 1 − terminated",
+        """
+def td_errors(rewards, values, next_values, terminated, gamma):
+    return rewards + gamma * terminated * next_values - values
+""",
+        mistake="td_mask_reversed",
+    ),
+]
+WRONG["gae"] += [
+    Answer(
+        "sin γ en la recursión",
+        """
+def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    deltas = rewards + gamma * (1 - terminated) * next_values - values
+    not_done = 1 - torch.maximum(terminated, truncated)
+    advantages = torch.zeros_like(deltas)
+    running = torch.zeros_like(deltas[0])
+    for t in reversed(range(len(deltas))):
+        running = deltas[t] + lam * not_done[t] * running
+        advantages[t] = running
+    return advantages
+""",
+        mistake="gae_no_gamma",
+    ),
+]
+WRONG["actor_critic_loss"] += [
+    Answer(
+        "olvida el return",
+        """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    loss = policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+""",
+        mistake="loss_not_number",
+    ),
+    Answer(
+        "sin el premio a la entropía",
+        """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    return policy_loss + value_coef * value_loss
+""",
+        mistake="loss_no_entropy",
+    ),
+    Answer(
+        "error absoluto en el crítico",
+        """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = (values - returns.detach()).abs().mean()
+    return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+""",
+        mistake="loss_value_abs",
+        fails=("actor_critic_loss_test",),
+    ),
+    Answer(
+        "un ½ de más en el crítico",
+        """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = 0.5 * ((values - returns.detach()) ** 2).mean()
+    return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+""",
+        mistake="loss_wrong_value",
+        fails=("actor_critic_loss_test",),
+    ),
+    Answer(
+        "log_probs separado del grafo",
+        """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs.detach() * advantages.detach()).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+""",
+        mistake="loss_policy_detached",
+        fails=("actor_critic_loss_test_grad",),
+    ),
+    Answer(
+        "values separado del grafo",
+        """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = ((values.detach() - returns.detach()) ** 2).mean()
+    return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+""",
+        mistake="loss_critic_detached",
+        fails=("actor_critic_loss_test_grad",),
+    ),
+    Answer(
+        "la entropía separada del grafo",
+        """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    policy_loss = -(log_probs * advantages.detach()).mean()
+    value_loss = ((values - returns.detach()) ** 2).mean()
+    bonus = entropy.detach().mean()
+    return policy_loss + value_coef * value_loss - entropy_coef * bonus
+""",
+        mistake="loss_entropy_detached",
+        fails=("actor_critic_loss_test_grad",),
+    ),
+    Answer(
+        "todo bajo torch.no_grad()",
+        """
+def actor_critic_loss(log_probs, values, advantages, returns, entropy,
+                      value_coef, entropy_coef):
+    with torch.no_grad():
+        policy_loss = -(log_probs * advantages).mean()
+        value_loss = ((values - returns) ** 2).mean()
+        return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
+""",
+        mistake="loss_no_grad",
+        fails=("actor_critic_loss_test_grad",),
+    ),
+]
