@@ -992,3 +992,346 @@ def gradient_bandit_train(pull, k, n_steps, alpha, rng):
 """,
     ),
 ]
+
+# ---------------------------------------------------------------------------
+# Un error por cada diagnóstico con nombre (issue 48): cada fila o fallo con
+# id de helpers/checks/bandits.py lo provoca alguna respuesta de aquí.
+# ---------------------------------------------------------------------------
+
+WRONG["epsilon_greedy"] += [
+    Answer(
+        "ε fijo a 0,1 en lugar del argumento",
+        """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    if rng.random() < 0.1:
+        return int(rng.integers(len(q_values)))
+    return int(rng.choice(np.flatnonzero(q_values == q_values.max())))
+""",
+        mistake="greedy_wrong_arm",
+    ),
+    Answer(
+        "desempata solo entre el primer y el último máximo",
+        """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    if rng.random() < epsilon:
+        return int(rng.integers(len(q_values)))
+    first = int(np.argmax(q_values))
+    last = len(q_values) - 1 - int(np.argmax(q_values[::-1]))
+    return int(rng.choice([first, last]))
+""",
+        mistake="ties_not_uniform",
+    ),
+    Answer(
+        "desempata sumando un ruido uniforme entre 0 y 1",
+        """
+def epsilon_greedy(q_values, epsilon, rng):
+    if rng.random() < epsilon:
+        return int(rng.integers(len(q_values)))
+    return int(np.argmax(q_values + rng.random(len(q_values))))
+""",
+        mistake="ties_noise_too_large",
+    ),
+    Answer(
+        "falta el else: la rama que explora no tiene efecto",
+        """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    if rng.random() < epsilon:
+        action = int(rng.integers(len(q_values)))
+    action = int(rng.choice(np.flatnonzero(q_values == q_values.max())))
+    return action
+""",
+        mistake="epsilon_inverted",
+    ),
+    Answer(
+        "al explorar, rng.integers(k − 1): nunca el último brazo",
+        """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    if rng.random() < epsilon:
+        return int(rng.integers(0, len(q_values) - 1))
+    return int(rng.choice(np.flatnonzero(q_values == q_values.max())))
+""",
+        mistake="explore_not_uniform",
+    ),
+    Answer(
+        "una moneda por brazo: explora si sale alguna",
+        """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    if (rng.random(len(q_values)) < epsilon).any():
+        return int(rng.integers(len(q_values)))
+    return int(rng.choice(np.flatnonzero(q_values == q_values.max())))
+""",
+        mistake="wrong_best_frequency",
+    ),
+    Answer(
+        "brazo al azar con rng.random() · k, sin pasarlo a entero",
+        """
+def epsilon_greedy(q_values, epsilon, rng):
+    q_values = np.asarray(q_values)
+    if rng.random() < epsilon:
+        return rng.random() * len(q_values)
+    return int(rng.choice(np.flatnonzero(q_values == q_values.max())))
+""",
+        mistake="not_an_integer",
+    ),
+]
+WRONG["ucb_action"] += [
+    Answer(
+        "logaritmo en base 10",
+        """
+def ucb_action(q_values, counts, t, c):
+    counts = np.asarray(counts, dtype=float)
+    untried = np.flatnonzero(counts == 0)
+    if untried.size:
+        return int(untried[0])
+    return int(np.argmax(q_values + c * np.sqrt(np.log10(t) / counts)))
+""",
+        mistake="ucb_log10",
+    ),
+]
+WRONG["softmax"] += [
+    Answer(
+        "resta el máximo solo en el numerador",
+        """
+def softmax(preferences):
+    return np.exp(preferences - np.max(preferences)) / np.sum(np.exp(preferences))
+""",
+        mistake="proportional",
+    ),
+    Answer(
+        "devuelve un generador, no una lista",
+        """
+import math
+
+def softmax(preferences):
+    m = max(preferences)
+    exps = [math.exp(h - m) for h in preferences]
+    total = sum(exps)
+    return (e / total for e in exps)
+""",
+        mistake="not_a_number",
+    ),
+]
+WRONG["testbed_step"] += [
+    Answer(
+        "devuelve tres cosas: olvida rewards",
+        _testbed(_CHOOSE, _REWARD, _UPDATE_OK).replace(
+            "return actions, rewards, new_q, new_counts",
+            "return actions, new_q, new_counts",
+        ),
+        mistake="step_not_four",
+    ),
+    Answer(
+        "la moneda como columna (n, 1): las acciones salen (n, n)",
+        _testbed(
+            _CHOOSE.replace("rng.random(n) < epsilon", "rng.random((n, 1)) < epsilon"),
+            _REWARD,
+            _UPDATE_OK,
+        ),
+        mistake="actions_shape",
+    ),
+    Answer(
+        "devuelve rewards y actions en el orden cambiado",
+        _testbed(_CHOOSE, _REWARD, _UPDATE_OK).replace(
+            "return actions, rewards, new_q, new_counts",
+            "return rewards, actions, new_q, new_counts",
+        ),
+        mistake="actions_not_indices",
+    ),
+    Answer(
+        "los empatados con el mínimo de la fila",
+        _testbed(
+            _CHOOSE.replace(
+                "q.max(axis=1, keepdims=True)", "q.min(axis=1, keepdims=True)"
+            ),
+            _REWARD,
+            _UPDATE_OK,
+        ),
+        mistake="step_greedy_not_max",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "los brazos al azar antes que la moneda",
+        _testbed(
+            """    arms = rng.integers(k, size=n)
+    explore = rng.random(n) < epsilon
+    noise = rng.random((n, k))
+    tied = q == q.max(axis=1, keepdims=True)
+    actions = np.where(explore, arms, np.argmax(noise * tied, axis=1))""",
+            _REWARD,
+            _UPDATE_OK,
+        ),
+        mistake="step_random_order",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "recompensas con q_star[:, actions]: una matriz",
+        _testbed(
+            _CHOOSE,
+            "    rewards = q_star[:, actions] + rng.standard_normal(n)",
+            """    new_counts = np.array(counts, dtype=float)
+    new_counts[rows, actions] += 1
+    new_q = q.copy()""",
+        ),
+        mistake="rewards_matrix",
+    ),
+    Answer(
+        "un solo ruido para todas las ejecuciones",
+        _testbed(
+            _CHOOSE,
+            "    rewards = q_star[rows, actions] + rng.standard_normal()",
+            _UPDATE_OK,
+        ),
+        mistake="reward_noise",
+        fails=_CHOICE,
+    ),
+    Answer(
+        "new_counts solo con las casillas elegidas",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_counts = counts[rows, actions] + 1
+    new_q = q.copy()
+    new_q[rows, actions] += (rewards - q[rows, actions]) / new_counts""",
+        ),
+        mistake="update_shape",
+        fails=_UPDATE,
+    ),
+    Answer(
+        "N sin actualizar (divide por N + 1)",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_counts = np.array(counts, dtype=float)
+    new_q = q.copy()
+    old = counts[rows, actions]
+    new_q[rows, actions] += (rewards - q[rows, actions]) / (old + 1)""",
+        ),
+        mistake="counts_unchanged",
+        fails=_UPDATE,
+    ),
+    Answer(
+        "N con new_counts[actions]: suma 1 a filas enteras",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_counts = np.array(counts, dtype=float)
+    new_counts[actions] += 1
+    new_q = q.copy()
+    old = counts[rows, actions]
+    new_q[rows, actions] += (rewards - q[rows, actions]) / (old + 1)""",
+        ),
+        mistake="counts_wrong",
+        fails=_UPDATE,
+    ),
+    Answer(
+        "Q sin actualizar",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_counts = np.array(counts, dtype=float)
+    new_counts[rows, actions] += 1
+    new_q = q.copy()""",
+        ),
+        mistake="q_unchanged",
+        fails=_UPDATE,
+    ),
+    Answer(
+        "Q sin dividir entre N",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_counts = np.array(counts, dtype=float)
+    new_counts[rows, actions] += 1
+    new_q = q.copy()
+    new_q[rows, actions] += rewards - q[rows, actions]""",
+        ),
+        mistake="q_not_divided",
+        fails=_UPDATE,
+    ),
+    Answer(
+        "Q con columnas enteras (N bien)",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_counts = np.array(counts, dtype=float)
+    new_counts[rows, actions] += 1
+    new_q = q.copy()
+    new_q[:, actions] += (rewards - q[:, actions]) / (counts[:, actions] + 1)""",
+        ),
+        mistake="q_whole_columns",
+        fails=_UPDATE,
+    ),
+    Answer(
+        "Q con un paso fijo α = 0,1",
+        _testbed(
+            _CHOOSE,
+            _REWARD,
+            """    new_counts = np.array(counts, dtype=float)
+    new_counts[rows, actions] += 1
+    new_q = q.copy()
+    new_q[rows, actions] += 0.1 * (rewards - q[rows, actions])""",
+        ),
+        mistake="q_wrong",
+        fails=_UPDATE,
+    ),
+]
+WRONG["gradient_bandit_train"] += [
+    Answer(
+        "devuelve solo las preferencias",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    preferences, mean_reward = np.zeros(k), 0.0
+    for t in range(1, n_steps + 1):
+        action = int(rng.choice(k, p=softmax(preferences)))
+        reward = pull(action, rng)
+        baseline = reward if t == 1 else mean_reward
+        preferences = gradient_bandit_update(
+            preferences, action, reward, baseline, alpha
+        )
+        mean_reward = incremental_mean(mean_reward, reward, t)
+    return preferences
+""",
+        mistake="train_not_a_pair",
+    ),
+    Answer(
+        "un paso de menos: range(1, n_steps)",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    preferences, mean_reward, actions = np.zeros(k), 0.0, []
+    for t in range(1, n_steps):
+        action = int(rng.choice(k, p=softmax(preferences)))
+        reward = pull(action, rng)
+        baseline = reward if t == 1 else mean_reward
+        preferences = gradient_bandit_update(
+            preferences, action, reward, baseline, alpha
+        )
+        mean_reward = incremental_mean(mean_reward, reward, t)
+        actions.append(action)
+    return preferences, actions
+""",
+        mistake="train_wrong_number_of_actions",
+    ),
+    Answer(
+        "la media cuenta una recompensa de más (t + 1)",
+        """
+def gradient_bandit_train(pull, k, n_steps, alpha, rng):
+    preferences, mean_reward, actions = np.zeros(k), 0.0, []
+    for t in range(1, n_steps + 1):
+        action = int(rng.choice(k, p=softmax(preferences)))
+        reward = pull(action, rng)
+        baseline = reward if t == 1 else mean_reward
+        preferences = gradient_bandit_update(
+            preferences, action, reward, baseline, alpha
+        )
+        mean_reward = incremental_mean(mean_reward, reward, t + 1)
+        actions.append(action)
+    return preferences, actions
+""",
+        mistake="train_wrong",
+    ),
+]
