@@ -139,6 +139,21 @@ def _clip(r, eps):
     return torch.clamp(r, 1 - eps, 1 + eps)
 
 
+RATIO_OF_EXPONENTIALS = Mistake(
+    "ratio_of_exponentials",
+    lambda lp, old, adv, eps: (
+        -torch.min(
+            torch.exp(lp) / torch.exp(old) * adv,
+            _clip(torch.exp(lp) / torch.exp(old), eps) * adv,
+        ).mean()
+    ),
+    "Calculaste el cociente como exp(log_probs) / exp(old_log_probs): es el "
+    "correcto en teoría, pero con log-probabilidades muy negativas (una "
+    "respuesta entera, log π ≈ −1000) las dos exponenciales dan 0 y el "
+    "resultado es 0/0 = nan. Resta primero en escala logarítmica y "
+    "exponencia una sola vez.",
+)
+
 CLIP_MISTAKES: list[Mistake] = [
     Mistake(
         "max_instead_of_min",
@@ -188,20 +203,7 @@ CLIP_MISTAKES: list[Mistake] = [
         "El cociente está invertido: r = π_θ / π_θold = exp(log_probs − "
         "old_log_probs), la política nueva en el numerador.",
     ),
-    Mistake(
-        "ratio_of_exponentials",
-        lambda lp, old, adv, eps: (
-            -torch.min(
-                torch.exp(lp) / torch.exp(old) * adv,
-                _clip(torch.exp(lp) / torch.exp(old), eps) * adv,
-            ).mean()
-        ),
-        "Calculaste el cociente como exp(log_probs) / exp(old_log_probs): es el "
-        "correcto en teoría, pero con log-probabilidades muy negativas (una "
-        "respuesta entera, log π ≈ −1000) las dos exponenciales dan 0 y el "
-        "resultado es 0/0 = nan. Resta primero en escala logarítmica y "
-        "exponencia una sola vez.",
-    ),
+    RATIO_OF_EXPONENTIALS,
     Mistake(
         "missing_exp",
         lambda lp, old, adv, eps: (
@@ -256,11 +258,10 @@ def check_clipped_surrogate_loss_grad(
         ppo.clipped_surrogate_loss(log_probs, *case[1:]).backward()
         if grad is None or not close(grad, log_probs.grad, atol=1e-6):
             if grad is not None and not torch.isfinite(grad).all():
+                # El mismo error que en la celda del valor, con su mensaje.
                 fail(
-                    "El gradiente sale nan: con log-probabilidades muy negativas "
-                    "(log π ≈ −1000), exp(log_probs) y exp(old_log_probs) dan 0. "
-                    "Calcula el cociente restando primero en escala logarítmica.",
-                    "gradient_nan",
+                    "El gradiente sale nan. " + RATIO_OF_EXPONENTIALS.message,
+                    RATIO_OF_EXPONENTIALS.id,
                 )
             fail(
                 "El gradiente respecto a log_probs no es el de "
@@ -670,6 +671,8 @@ UPDATE_KL_CASES = [
 def _update_variant(
     shuffle: str = "each",
     drop_last: bool = False,
+    strided: bool = False,
+    step_each: bool = True,
     zero_grad: bool = True,
     clip: str = "all",
     kl: str = "batch",
@@ -689,6 +692,10 @@ def _update_variant(
             chunks = list(torch.split(order, size))
             if drop_last and len(chunks[-1]) < size:
                 chunks = chunks[:-1]
+            if strided:
+                chunks = [order[k :: len(chunks)] for k in range(len(chunks))]
+            if not step_each:
+                optimizer.zero_grad()
             stop = False
             for indices in chunks:
                 loss = ppo.ppo_minibatch_loss(
@@ -699,9 +706,11 @@ def _update_variant(
                     settings["vf_coef"],
                     settings["ent_coef"],
                 )
-                if zero_grad:
+                if zero_grad and step_each:
                     optimizer.zero_grad()
                 loss.backward()
+                if not step_each:
+                    continue
                 if clip == "all":
                     torch.nn.utils.clip_grad_norm_(
                         agent.parameters(), settings["max_grad_norm"]
@@ -715,6 +724,11 @@ def _update_variant(
                     stop = ppo.batch_kl(agent, batch) > settings["target_kl"]
                     if stop:
                         break
+            if not step_each:
+                torch.nn.utils.clip_grad_norm_(
+                    agent.parameters(), settings["max_grad_norm"]
+                )
+                optimizer.step()
             epochs += 1
             target = settings["target_kl"]
             if target is None:
@@ -762,6 +776,20 @@ UPDATE_MISTAKES: list[Mistake] = [
         "Te saltaste el último minilote de cada época, el más corto: cada "
         "muestra se usa una vez por época, aunque el lote no sea múltiplo del "
         "tamaño del minilote.",
+    ),
+    Mistake(
+        "strided_minibatches",
+        _update_variant(strided=True),
+        "Tus minilotes salen de la permutación a saltos (order[k::n]): cada "
+        "minilote es un trozo seguido de la permutación, order[0:m], "
+        "order[m:2m]…, con m = minibatch_size, y en ese orden.",
+    ),
+    Mistake(
+        "one_step_per_epoch",
+        _update_variant(step_each=False),
+        "Diste un solo paso del optimizador por época, con los gradientes de "
+        "todos los minilotes sumados: PPO da un paso por minilote (zero_grad, "
+        "backward, recorte y step dentro del bucle de los minilotes).",
     ),
     Mistake(
         "missing_zero_grad",

@@ -991,3 +991,270 @@ def kl_estimators(log_probs, other_log_probs):
         mistake="modified_input",
     ),
 ]
+
+# ---------------------------------------------------------------------------
+# Un error típico por cada fila que ninguna respuesta provocaba, y los pasos
+# de la fase de actualización: minilotes seguidos, un paso por minilote
+# (issue 48).
+# ---------------------------------------------------------------------------
+
+WRONG["clipped_surrogate_loss"] += [
+    Answer(
+        "devuelve un número con .item()",
+        """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = torch.exp(log_probs - old_log_probs.detach())
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return -torch.min(ratio * advantages, clipped * advantages).mean().item()
+""",
+        mistake="not_a_tensor",
+    ),
+    Answer(
+        "el cociente invertido",
+        """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = torch.exp(old_log_probs.detach() - log_probs)
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return -torch.min(ratio * advantages, clipped * advantages).mean()
+""",
+        mistake="inverted_ratio",
+    ),
+    Answer(
+        "el cociente entero separado del grafo",
+        """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = torch.exp((log_probs - old_log_probs).detach())
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return -torch.min(ratio * advantages, clipped * advantages).mean()
+""",
+        mistake="no_gradient",
+        fails=("clipped_surrogate_loss_test_grad",),
+    ),
+    Answer(
+        "el término recortado separado del grafo",
+        """
+def clipped_surrogate_loss(log_probs, old_log_probs, advantages, clip_eps=0.2):
+    ratio = torch.exp(log_probs - old_log_probs.detach())
+    clipped = torch.clamp(ratio.detach(), 1 - clip_eps, 1 + clip_eps)
+    return -torch.min(ratio * advantages, clipped * advantages).mean()
+""",
+        mistake="clip_wrong_gradient",
+        fails=("clipped_surrogate_loss_test_grad",),
+    ),
+]
+WRONG["kl_estimators"] += [
+    Answer(
+        "el último término de k3 con el signo cambiado",
+        """
+def kl_estimators(log_probs, other_log_probs):
+    log_rho = other_log_probs - log_probs
+    return (-log_rho).mean(), (torch.exp(log_rho) - 1 + log_rho).mean()
+""",
+        mistake="k3_last_term_sign",
+    ),
+    Answer(
+        "devuelve también k2",
+        """
+def kl_estimators(log_probs, other_log_probs):
+    log_rho = other_log_probs - log_probs
+    k2 = (0.5 * log_rho**2).mean()
+    return (-log_rho).mean(), k2, (torch.exp(log_rho) - 1 - log_rho).mean()
+""",
+        mistake="kl_not_a_pair",
+    ),
+]
+WRONG["ppo_minibatch_loss"] += [
+    Answer(
+        "sin vf_coef",
+        """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices], adv, clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + value - ent_coef * dist.entropy().mean()
+""",
+        mistake="missing_vf_coef",
+    ),
+    Answer(
+        "error absoluto en el crítico",
+        """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices], adv, clip_eps)
+    value = (values - batch.returns[indices]).abs().mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+        mistake="absolute_value_error",
+    ),
+    Answer(
+        "un ½ de más en el crítico, como en CleanRL",
+        """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices], adv, clip_eps)
+    value = 0.5 * ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+        mistake="half_value_error",
+    ),
+    Answer(
+        "la política bajo torch.no_grad(), como al muestrear",
+        """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    with torch.no_grad():
+        dist = agent.distribution(batch.obs[indices])
+    values = agent.value(batch.obs[indices])
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                        batch.log_probs[indices], adv, clip_eps)
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+        mistake="actor_without_gradient",
+        fails=("ppo_minibatch_loss_test_grad",),
+    ),
+    Answer(
+        "todo bajo torch.no_grad()",
+        """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    with torch.no_grad():
+        logits, values = agent(batch.obs[indices])
+        dist = torch.distributions.Categorical(logits=logits)
+        adv = batch.advantages[indices]
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        policy = ppo.clipped_surrogate_loss(dist.log_prob(batch.actions[indices]),
+                                            batch.log_probs[indices], adv, clip_eps)
+        value = ((values - batch.returns[indices]) ** 2).mean()
+        return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+        mistake="loss_without_gradient",
+        fails=("ppo_minibatch_loss_test_grad",),
+    ),
+    Answer(
+        "todo en la celda, con el término recortado separado del grafo",
+        """
+def ppo_minibatch_loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5,
+                       ent_coef=0.01):
+    logits, values = agent(batch.obs[indices])
+    dist = torch.distributions.Categorical(logits=logits)
+    adv = batch.advantages[indices]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    ratio = torch.exp(dist.log_prob(batch.actions[indices]) - batch.log_probs[indices])
+    clipped = torch.clamp(ratio.detach(), 1 - clip_eps, 1 + clip_eps)
+    policy = -torch.min(ratio * adv, clipped * adv).mean()
+    value = ((values - batch.returns[indices]) ** 2).mean()
+    return policy + vf_coef * value - ent_coef * dist.entropy().mean()
+""",
+        mistake="minibatch_wrong_gradient",
+        fails=("ppo_minibatch_loss_test_grad",),
+    ),
+]
+WRONG["ppo_update"] += [
+    Answer(
+        "minilotes a saltos de la permutación",
+        """
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    n_minibatches = -(-len(batch) // minibatch_size)
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for k in range(n_minibatches):
+            indices = order[k::n_minibatches]
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
+""",
+        mistake="strided_minibatches",
+    ),
+    Answer(
+        "un solo paso por época, acumulando los minilotes",
+        """
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        optimizer.zero_grad()
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            loss.backward()
+        torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+        optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            return epoch + 1
+    return n_epochs
+""",
+        mistake="one_step_per_epoch",
+    ),
+    Answer(
+        "devuelve n_epochs aunque pare antes",
+        """
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None and ppo.batch_kl(agent, batch) > target_kl:
+            break
+    return n_epochs
+""",
+        mistake="returned_n_epochs",
+        fails=("ppo_update_test_kl",),
+    ),
+    Answer(
+        "la KL solo en el último minilote",
+        """
+def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
+               clip_eps, vf_coef, ent_coef, max_grad_norm, target_kl=None):
+    for epoch in range(n_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for indices in order.split(minibatch_size):
+            loss = ppo_minibatch_loss(agent, batch, indices, clip_eps, vf_coef,
+                                      ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+            optimizer.step()
+        if target_kl is not None:
+            with torch.no_grad():
+                obs, actions = batch.obs[indices], batch.actions[indices]
+                new = agent.distribution(obs).log_prob(actions)
+                _, k3 = kl_estimators(batch.log_probs[indices], new)
+            if k3 > target_kl:
+                return epoch + 1
+    return n_epochs
+""",
+        mistake="wrong_epoch_count",
+        fails=("ppo_update_test_kl",),
+    ),
+]
