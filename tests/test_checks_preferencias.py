@@ -179,7 +179,7 @@ def test_checks_accept_the_notebook_style_hidden_cases():
     checks.check_bradley_terry_loss(pref.bradley_terry_loss, cases=cases, quiet=True)
     with pytest.raises(CheckError, match="se desborda"):
         checks.check_bradley_terry_loss_stable(
-            checks._bt_unstable,
+            lambda c, r: -torch.log(torch.sigmoid(c - r)).mean(),
             cases=[(torch.tensor([-150.0, 3.0]), torch.tensor([150.0, -3.0]))],
         )
     five = [checks.dpo_case(9, 3, 0.1)[:5], checks.dpo_case(10, 2, 2.0)[:5]]

@@ -66,7 +66,8 @@ def _eighths(x: torch.Tensor) -> torch.Tensor:
 
 
 def _scalar(out: Any, call_text: str) -> torch.Tensor:
-    """El resultado como tensor escalar, o un diagnóstico si no lo es."""
+    """El resultado como tensor, o un diagnóstico si no lo es. Su forma ya la
+    ha mirado ``check_cases``: un escalar, como el de la referencia."""
     if not isinstance(out, torch.Tensor):
         fail(
             f"{call_text} debe devolver un tensor de PyTorch (para poder llamar a "
@@ -74,14 +75,7 @@ def _scalar(out: Any, call_text: str) -> torch.Tensor:
             "float() ni NumPy: sin tensor no hay gradiente y el modelo no aprende.",
             "loss_not_a_tensor",
         )
-    if out.numel() != 1:
-        fail(
-            f"{call_text} debe devolver un escalar (la media del lote) y devolvió "
-            f"algo de forma {tuple(out.shape)}: promedia sobre los pares con "
-            ".mean().",
-            "loss_not_a_scalar",
-        )
-    return out.reshape(())
+    return out
 
 
 def _grad_or_zero(tensor: torch.Tensor) -> torch.Tensor:
@@ -131,10 +125,21 @@ def _compare_gradients(
             )
         if not close(got, want, atol=1e-5):
             fail(
-                f"El gradiente respecto a {name} en {call_text} no es el de la "
-                "referencia: " + describe_difference(got, want, atol=1e-5),
+                f"El gradiente respecto a {name} en {call_text} no es el "
+                "esperado: "
+                + describe_difference(got, want, atol=1e-5)
+                + "\n"
+                + _CORNER,
                 "wrong_gradient",
             )
+
+
+_CORNER = (
+    "Si el valor sale bien y el gradiente no, busca una función con esquina "
+    "(abs, relu, max, clamp): en la esquina PyTorch elige una derivada, y en "
+    "un empate (d = 0; en DPO, h = 0 al empezar, cuando la política aún es la "
+    "referencia) la de tu fórmula sale 0. F.logsigmoid no tiene esquinas."
+)
 
 
 # ---------------------------------------------------------------------------
@@ -204,12 +209,9 @@ def _bt_means_inside(chosen, rejected):
     return -F.logsigmoid(chosen.mean() - rejected.mean())
 
 
-def _bt_unstable(chosen, rejected):
-    return -torch.log(torch.sigmoid(chosen - rejected)).mean()
-
-
-def _bt_log1p_exp(chosen, rejected):
-    return torch.log1p(torch.exp(-(chosen - rejected))).mean()
+def _bt_bce(chosen, rejected):
+    p = torch.sigmoid(chosen - rejected)
+    return F.binary_cross_entropy(p, torch.ones_like(p))
 
 
 def _bt_epsilon(eps: float, clamp: bool) -> Callable[..., torch.Tensor]:
@@ -281,9 +283,18 @@ _UNSTABLE = (
     "sin pasar por σ."
 )
 
+#: log(σ(d)) y log(1 + exp(−d)) dan ∞ en estos casos: los diagnostica
+#: ``bt_overflow`` antes de buscar en esta tabla.
 BT_STABLE_MISTAKES: list[Mistake] = [
-    Mistake("bt_log_of_sigmoid", _bt_unstable, _UNSTABLE),
-    Mistake("bt_log1p_exp", _bt_log1p_exp, _UNSTABLE),
+    Mistake(
+        "bt_bce",
+        _bt_bce,
+        "F.binary_cross_entropy(σ(d), 1) recorta el logaritmo en −100: con "
+        "diferencias grandes la pérdida de un par queda topada en 100 y su "
+        "gradiente se apaga justo en los pares peor ordenados. Usa "
+        "F.logsigmoid(d), o F.binary_cross_entropy_with_logits(d, unos), que "
+        "trabajan con d sin pasar por σ.",
+    ),
     *[
         Mistake(
             f"bt_epsilon_{'clamp' if clamp else 'add'}_{round(-np.log10(eps))}",
@@ -373,7 +384,8 @@ def check_bradley_terry_loss_stable(
 # ---------------------------------------------------------------------------
 
 
-#: Con empates (exactos) y sin ellos, y un lote de empates solo.
+#: Con empates (exactos) y sin ellos, un lote de empates solo, un par solo y
+#: notas que difieren en la última cifra de float32 (no son empates).
 ACCURACY_CASES = [
     (tensor([1.0, 2.0, 0.0, 5.0, 3.0]), tensor([0.0, 3.0, 0.0, 1.0, 3.0])),
     (
@@ -382,6 +394,8 @@ ACCURACY_CASES = [
     ),
     (tensor([3.0, 1.0, 4.0]), tensor([1.0, 5.0, 9.0])),
     (torch.zeros(4), torch.zeros(4)),
+    (tensor([-0.5]), tensor([0.5])),
+    (tensor([1.0000001, 0.25, -3.0]), tensor([1.0, 0.25, -3.0000002])),
 ]
 
 
@@ -409,6 +423,11 @@ def _acc_reversed(chosen, rejected):
 
 def _acc_means(chosen, rejected):
     return float(chosen.mean() > rejected.mean())
+
+
+def _acc_ties_close(chosen, rejected):
+    tie = torch.isclose(chosen, rejected)
+    return ((chosen > rejected) & ~tie).float().add(0.5 * tie.float()).mean().item()
 
 
 def _acc_ties_excluded(chosen, rejected):
@@ -450,6 +469,13 @@ ACCURACY_MISTAKES: list[Mistake] = [
         _acc_means,
         "Comparas las medias del lote: la precisión se cuenta par a par (la "
         "fracción de filas en que la elegida puntúa más).",
+    ),
+    Mistake(
+        "acc_ties_close",
+        _acc_ties_close,
+        "Un empate es una nota exactamente igual (==), no una parecida: con "
+        "torch.isclose o una tolerancia, dos notas que difieren en la última "
+        "cifra cuentan como empate, y el modelo sí ha puesto una por encima.",
     ),
     Mistake(
         "acc_ties_excluded",
@@ -517,11 +543,19 @@ def dpo_case(seed: int, size: int, beta: float, scale: float = 20.0) -> tuple[An
 
 
 #: h de decenas (como las sumas de log-probabilidades de respuestas enteras),
-#: β de 0,1 a 2, y un caso con β·h = ±195, donde log(σ(·)) desborda.
+#: β de 0,1 a 2, h = 0 (la política aún es la referencia, como en el primer
+#: paso) y un caso con β·h = ±195, donde log(σ(·)) desborda.
 DPO_CASES = [
     dpo_case(0, 4, 0.1),
     dpo_case(1, 6, 0.5),
     dpo_case(2, 3, 2.0, 5.0),
+    (
+        tensor([-3.0, -7.5]),
+        tensor([-4.0, -2.0]),
+        tensor([-3.0, -7.5]),
+        tensor([-4.0, -2.0]),
+        0.1,
+    ),
     (
         tensor([-5.0, -400.0]),
         tensor([-400.0, -5.0]),
@@ -968,32 +1002,28 @@ def check_implicit_rewards_grad(
                 "parte de la referencia va sin gradiente.",
                 "ir_no_gradient",
             )
-        if tuple(out.shape) != (prompts.shape[0],):
-            fail(
-                f"implicit_rewards devolvió forma {tuple(out.shape)}; debe ser "
-                f"(B,) = ({prompts.shape[0]},), una recompensa por respuesta.",
-                "ir_wrong_shape",
-            )
+        # Unos valores equivocados dan otro gradiente: se dice qué error
+        # típico explica los valores (o la forma), como en la otra celda
+        check_cases(
+            implicit_rewards,
+            "implicit_rewards",
+            [implicit_case(seed)],
+            _implicit_ref,
+            IMPLICIT_MISTAKES,
+            atol=1e-4,
+        )
         (_weights(seed, len(out)) * out).sum().backward()
         _fail_if_reference_has_gradient(reference)
         want_policy, want_reference, *rest = implicit_case(seed)
         (
             _weights(seed, len(out)) * _implicit_ref(want_policy, want_reference, *rest)
         ).sum().backward()
-        got, want = _gradients(policy), _gradients(want_policy)
-        if all(g.abs().max() == 0 for g in got.values()):
-            fail(
-                "El gradiente no llega a los parámetros de la política: la "
-                "parte de la política (log π) debe calcularse con gradiente; "
-                "solo la de la referencia va en torch.no_grad().",
-                "ir_no_policy_gradient",
-            )
         compare_parameters(
-            got,
-            want,
+            _gradients(policy),
+            _gradients(want_policy),
             what="el gradiente respecto a la política",
             atol=1e-5,
-            mistake="ir_wrong_gradient",
+            mistake="wrong_gradient",
         )
 
 
@@ -1011,9 +1041,13 @@ STEP_LR, STEP_MOMENTUM = 0.05, 0.9
 NO_CLIP, TIGHT_CLIP = 1e6, 0.05
 
 
-def step_case(seed: int) -> tuple[Any, ...]:
+def step_case(seed: int, tied: bool = False) -> tuple[Any, ...]:
     """``(policy, reference, batch, beta)``: dos modelos diminutos y un lote de
-    cuatro pares (``PreferencePairs``) con respuestas de longitudes distintas."""
+    cuatro pares (``PreferencePairs``) con respuestas de longitudes distintas.
+
+    Con ``tied``, la referencia es una copia exacta de la política, como en el
+    primer paso desde el SFT: todas las recompensas implícitas valen 0 y cada
+    par es un empate."""
     rng = random.Random(seed + 500)
     problems = [(rng.randint(10, 99), rng.randint(10, 99)) for _ in range(4)]
     chosen = [solution_text(a, b) for a, b in problems[:2]] + [
@@ -1023,6 +1057,8 @@ def step_case(seed: int) -> tuple[Any, ...]:
         solution_text(a, b)[: rng.randint(3, 9)] for a, b in problems[2:]
     ]
     policy, reference = tiny_models(seed + 20)
+    if tied:
+        reference = copy.deepcopy(policy)
     zeros = torch.zeros(len(problems))
     batch = PreferencePairs(
         encode_prompts(problems),
@@ -1047,6 +1083,7 @@ def _step_variant(
     total: bool = False,
     loss_after: bool = False,
     accuracy: str = "implicit",
+    ties: float = 0.5,
 ) -> Callable[..., tuple[float, float]]:
     """La referencia de ``dpo_step`` (todo por defecto) o uno de sus errores."""
 
@@ -1086,7 +1123,7 @@ def _step_variant(
         diff = chosen - rejected
         if accuracy == "reversed":
             diff = -diff
-        right = ((diff > 0).float() + 0.5 * (diff == 0).float()).mean().item()
+        right = ((diff > 0).float() + ties * (diff == 0).float()).mean().item()
         return loss.item(), 100 * right if accuracy == "percent" else right
 
     return step
@@ -1176,16 +1213,28 @@ RETURN_MISTAKES: list[Mistake] = [
         _step_variant(accuracy="percent"),
         "La precisión es una fracción entre 0 y 1, no un porcentaje.",
     ),
+    *[
+        Mistake(
+            "step_accuracy_ties",
+            _step_variant(ties=ties),
+            "En la precisión, un empate cuenta medio acierto, como en "
+            "pairwise_accuracy: en el primer paso desde el SFT la política aún "
+            "es la referencia, todas las recompensas implícitas valen 0 y la "
+            "precisión debe salir 0,5 (ni 0 con >, ni 1 con ≥).",
+        )
+        for ties in (0.0, 1.0)
+    ],
 ]
 
 
-def _run_steps(step, seed: int, steps: int, max_grad_norm: float):
-    """``steps`` pasos de ``step`` sobre el lote del caso ``seed``.
+def _run_steps(step, seed: int, steps: int, max_grad_norm: float, tied=False):
+    """``steps`` pasos de ``step`` sobre el lote del caso ``seed`` (``tied``:
+    ver :func:`step_case`).
 
     Devuelve los parámetros de la política, la referencia (para mirar si la
     tocó) y lo que devolvió cada paso.
     """
-    policy, reference, batch, beta = step_case(seed)
+    policy, reference, batch, beta = step_case(seed, tied)
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -1247,9 +1296,7 @@ def _check_step_parameters(
         mistakes,
         run=run,
         same=same_parameters,
-        describe=lambda got, want: (
-            f"Los parámetros de {what} no son los de la referencia."
-        ),
+        describe=lambda got, want: f"Los parámetros de {what} no son los esperados.",
         same_as_mistake=lambda got, wrong: same_parameters(wrong, got),
         unexplained=unexplained,
     )
@@ -1292,16 +1339,18 @@ def check_dpo_step_returns(
 ) -> None:
     """Lo que **devuelve** un paso: ``(pérdida, precisión)``, dos ``float``
     de Python, la pérdida de antes del paso y la precisión por pares de la
-    recompensa implícita en el lote. Con un solo paso, un error en la
+    recompensa implícita en el lote (un empate cuenta 0,5: se prueba también
+    con la referencia igual a la política). Con un solo paso, un error en la
     actualización no cuesta aquí."""
-    for seed in seeds:
+    seeds = list(seeds)
+    for seed, tied in [(seed, False) for seed in seeds] + [(seeds[0], True)]:
         # Un error típico de lo devuelto se dice solo, sin los números: su
         # mensaje ya explica qué devolver.
         check_procedure(
             dpo_step,
             _ref_dpo_step,
             RETURN_MISTAKES,
-            run=lambda step, seed=seed: _step_returns(step, seed),
+            run=lambda step, seed=seed, tied=tied: _step_returns(step, seed, tied),
             same=lambda got, want: close(np.array(got), np.array(want), atol=1e-5),
             describe=lambda got, want: "",
             unexplained=lambda got, want: fail(
@@ -1310,10 +1359,12 @@ def check_dpo_step_returns(
         )
 
 
-def _step_returns(step: Callable[..., Any], seed: int) -> list[tuple[float, float]]:
+def _step_returns(
+    step: Callable[..., Any], seed: int, tied: bool = False
+) -> list[tuple[float, float]]:
     """Lo que devuelve un paso de ``step`` en el caso ``seed``, como floats;
     falla si no son dos números de Python."""
-    returned = _run_steps(step, seed, 1, NO_CLIP)[2]
+    returned = _run_steps(step, seed, 1, NO_CLIP, tied)[2]
     for value in returned:
         if not isinstance(value, tuple | list) or len(value) != 2:
             fail(
@@ -1332,9 +1383,9 @@ def _step_returns(step: Callable[..., Any], seed: int) -> list[tuple[float, floa
 def _describe_returns(
     got: list[tuple[float, float]], want: list[tuple[float, float]]
 ) -> str:
-    shown = [[(round(a, 5), round(b, 3)) for a, b in pairs] for pairs in (got, want)]
+    shown = [f"({significant(a)}; {significant(b)})" for a, b in (got[0], want[0])]
     return (
-        f"dpo_step devolvió {shown[0][0]} y la referencia, "
-        f"{shown[1][0]}: la pérdida de antes del paso y la fracción de pares "
-        "con r̂(elegida) > r̂(rechazada)."
+        f"dpo_step devolvió {shown[0]} y se esperaba {shown[1]}: la pérdida de "
+        "antes del paso y la fracción de pares con r̂(elegida) > r̂(rechazada) "
+        "(un empate, medio acierto)."
     )

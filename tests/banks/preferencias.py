@@ -56,6 +56,65 @@ def bradley_terry_loss(chosen_rewards, rejected_rewards):
             mistake="bt_no_log",
         ),
         Answer(
+            "1 − σ(d)",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return (1 - torch.sigmoid(chosen_rewards - rejected_rewards)).mean()
+""",
+            mistake="bt_one_minus_sigmoid",
+        ),
+        Answer(
+            "sin la media del lote",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return -F.logsigmoid(chosen_rewards - rejected_rewards)
+""",
+            mistake="bt_per_pair",
+        ),
+        Answer(
+            "log σ de cada nota por separado",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return -(F.logsigmoid(chosen_rewards) + F.logsigmoid(-rejected_rewards)).mean()
+""",
+            mistake="bt_separately",
+        ),
+        Answer(
+            "la diferencia de las medias del lote",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return -F.logsigmoid(chosen_rewards.mean() - rejected_rewards.mean())
+""",
+            mistake="bt_means_inside",
+        ),
+        Answer(
+            "binary_cross_entropy de la sigmoide (topada en 100)",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    p = torch.sigmoid(chosen_rewards - rejected_rewards)
+    return F.binary_cross_entropy(p, torch.ones_like(p))
+""",
+            mistake="bt_bce",
+            fails=(_BT_STABLE,),
+        ),
+        Answer(
+            "estable a mano con abs (gradiente 0 en el empate)",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    d = chosen_rewards - rejected_rewards
+    return (torch.relu(-d) + torch.log1p(torch.exp(-d.abs()))).mean()
+""",
+            mistake="wrong_gradient",
+        ),
+        Answer(
+            "con .detach() al final",
+            """
+def bradley_terry_loss(chosen_rewards, rejected_rewards):
+    return -F.logsigmoid(chosen_rewards - rejected_rewards).mean().detach()
+""",
+            mistake="loss_no_gradient",
+        ),
+        Answer(
             "log(sigmoid) en dos pasos",
             """
 def bradley_terry_loss(chosen_rewards, rejected_rewards):
@@ -160,6 +219,33 @@ def pairwise_accuracy(chosen_rewards, rejected_rewards):
             mistake="acc_reversed",
         ),
         Answer(
+            "compara las medias del lote",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    return float(chosen_rewards.mean() > rejected_rewards.mean())
+""",
+            mistake="acc_means",
+        ),
+        Answer(
+            "quita los empates del recuento",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    decided = chosen_rewards != rejected_rewards
+    return (chosen_rewards[decided] > rejected_rewards[decided]).float().mean().item()
+""",
+            mistake="acc_ties_excluded",
+        ),
+        Answer(
+            "empates con torch.isclose",
+            """
+def pairwise_accuracy(chosen_rewards, rejected_rewards):
+    ties = torch.isclose(chosen_rewards, rejected_rewards)
+    wins = (chosen_rewards > rejected_rewards) & ~ties
+    return (wins.float() + 0.5 * ties.float()).mean().item()
+""",
+            mistake="acc_ties_close",
+        ),
+        Answer(
             "devuelve un tensor de 0 dimensiones",
             """
 def pairwise_accuracy(chosen_rewards, rejected_rewards):
@@ -244,6 +330,74 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
             fails=(_DPO,),
         ),
         Answer(
+            "loss_type=None por defecto",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type=None):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "sigmoid":
+        return -F.logsigmoid(beta * h).mean()
+    return ((h - 1 / (2 * beta)) ** 2).mean()
+""",
+            mistake="dpo_default_loss_type",
+            fails=(_DPO,),
+        ),
+        Answer(
+            "DPO sin la referencia",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    if loss_type == "ipo":
+        h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+        return ((h - 1 / (2 * beta)) ** 2).mean()
+    return -F.logsigmoid(beta * (policy_chosen - policy_rejected)).mean()
+""",
+            mistake="dpo_no_reference",
+            fails=(_DPO,),
+        ),
+        Answer(
+            "DPO sin la media del lote",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).mean()
+    return -F.logsigmoid(beta * h)
+""",
+            mistake="dpo_per_pair",
+            fails=(_DPO,),
+        ),
+        Answer(
+            "los cocientes con exp",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).mean()
+    chosen_ratio = (policy_chosen - reference_chosen).exp()
+    rejected_ratio = (policy_rejected - reference_rejected).exp()
+    return -F.logsigmoid(beta * (chosen_ratio - rejected_ratio)).mean()
+""",
+            mistake="dpo_ratios",
+            fails=(_DPO,),
+        ),
+        Answer(
+            "DPO estable a mano con abs (gradiente 0 con h = 0)",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).mean()
+    x = beta * h
+    return (torch.relu(-x) + torch.log1p(torch.exp(-x.abs()))).mean()
+""",
+            mistake="wrong_gradient",
+            fails=(_DPO,),
+        ),
+        Answer(
             "IPO con objetivo 1/β",
             """
 def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
@@ -280,6 +434,58 @@ def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejecte
     return -F.logsigmoid(beta * h).mean()
 """,
             mistake="ipo_beta_times_h_half",
+            fails=(_IPO,),
+        ),
+        Answer(
+            "IPO con valor absoluto",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return (h - 1 / (2 * beta)).abs().mean()
+    return -F.logsigmoid(beta * h).mean()
+""",
+            mistake="ipo_abs",
+            fails=(_IPO,),
+        ),
+        Answer(
+            "IPO con β·h",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((beta * h - 1 / (2 * beta)) ** 2).mean()
+    return -F.logsigmoid(beta * h).mean()
+""",
+            mistake="ipo_beta_times_h",
+            fails=(_IPO,),
+        ),
+        Answer(
+            "IPO con + 1/(2β)",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h + 1 / (2 * beta)) ** 2).mean()
+    return -F.logsigmoid(beta * h).mean()
+""",
+            mistake="ipo_sign",
+            fails=(_IPO,),
+        ),
+        Answer(
+            "IPO sumado",
+            """
+def dpo_loss(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
+             beta, loss_type="sigmoid"):
+    h = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+    if loss_type == "ipo":
+        return ((h - 1 / (2 * beta)) ** 2).sum()
+    return -F.logsigmoid(beta * h).mean()
+""",
+            mistake="ipo_sum",
             fails=(_IPO,),
         ),
         Answer(
@@ -394,6 +600,39 @@ def implicit_rewards(policy, reference, prompts, completions, beta):
     return beta * (pol - ref)
 """,
             mistake="ir_per_token",
+        ),
+        Answer(
+            "β solo en la política",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    with torch.no_grad():
+        ref = tl.token_log_probs(reference, sequences, prompts.shape[1]).sum(-1)
+    pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
+    return beta * pol - ref
+""",
+            mistake="ir_beta_on_policy",
+        ),
+        Answer(
+            "la media de las T columnas",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    with torch.no_grad():
+        ref = tl.token_log_probs(reference, sequences, prompts.shape[1]).mean(-1)
+    pol = tl.token_log_probs(policy, sequences, prompts.shape[1]).mean(-1)
+    return beta * (pol - ref)
+""",
+            mistake="ir_mean_with_padding",
+        ),
+        Answer(
+            "sin la referencia",
+            """
+def implicit_rewards(policy, reference, prompts, completions, beta):
+    sequences = torch.cat([prompts, completions], dim=1)
+    return beta * tl.token_log_probs(policy, sequences, prompts.shape[1]).sum(-1)
+""",
+            mistake="ir_policy_only",
         ),
         Answer(
             "la referencia con gradiente",
@@ -516,6 +755,176 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
 """,
             mistake="step_swapped",
+        ),
+        Answer(
+            "sin β",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, 1.0)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, 1.0)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            mistake="step_no_beta",
+        ),
+        Answer(
+            "suma la pérdida del lote",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            mistake="step_sum",
+            fails=(_STEP, _STEP_RETURNS),
+        ),
+        Answer(
+            "log-probabilidades medias por token",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    start = batch.prompts.shape[1]
+    def mean_log_probs(model, answers):
+        sequences = torch.cat([batch.prompts, answers], dim=1)
+        mask = tl.completion_mask(answers)
+        return tl.token_log_probs(model, sequences, start).sum(-1) / mask.sum(-1)
+    with torch.no_grad():
+        reference_w = mean_log_probs(reference, batch.chosen)
+        reference_l = mean_log_probs(reference, batch.rejected)
+    policy_w = mean_log_probs(policy, batch.chosen)
+    policy_l = mean_log_probs(policy, batch.rejected)
+    loss = dpo_loss(policy_w, policy_l, reference_w, reference_l, beta)
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    chosen, rejected = policy_w - reference_w, policy_l - reference_l
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            mistake="step_token_average",
+        ),
+        Answer(
+            "copia la política en la referencia",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    reference.load_state_dict(policy.state_dict())
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            mistake="step_changes_reference",
+        ),
+        Answer(
+            "clip_grad_value_ en vez de clip_grad_norm_",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_value_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            mistake="step_wrong_parameters",
+            fails=(_STEP_CLIP,),
+        ),
+        Answer(
+            "precisión en porcentaje",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), 100 * pairwise_accuracy(chosen.detach(), rejected.detach())
+""",
+            mistake="step_accuracy_percent",
+            fails=(_STEP_RETURNS,),
+        ),
+        Answer(
+            "precisión al revés",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), pairwise_accuracy(rejected.detach(), chosen.detach())
+""",
+            mistake="step_accuracy_reversed",
+            fails=(_STEP_RETURNS,),
+        ),
+        Answer(
+            "precisión con > (los empates cuentan 0)",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item(), (chosen > rejected).float().mean().item()
+""",
+            mistake="step_accuracy_ties",
+            fails=(_STEP_RETURNS,),
+        ),
+        Answer(
+            "precisión de después del paso",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    with torch.no_grad():
+        after = [implicit_rewards(policy, reference, batch.prompts, y, beta)
+                 for y in (batch.chosen, batch.rejected)]
+    return loss.item(), pairwise_accuracy(*after)
+""",
+            mistake="wrong_result",
+            fails=(_STEP_RETURNS,),
+        ),
+        Answer(
+            "devuelve solo la pérdida",
+            """
+def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
+    chosen = implicit_rewards(policy, reference, batch.prompts, batch.chosen, beta)
+    rejected = implicit_rewards(policy, reference, batch.prompts, batch.rejected, beta)
+    loss = -F.logsigmoid(chosen - rejected).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item()
+""",
+            mistake="step_returns_not_pair",
+            fails=(_STEP_RETURNS,),
         ),
         Answer(
             "la pérdida de después del paso",
