@@ -89,7 +89,7 @@ def measure(
     """Los tres métodos con cada semilla, y GRPO con el verificador con trampa.
 
     Cada ejecución es un proceso nuevo que entrena con un hilo
-    (``MethodConfig.num_threads``): van ``jobs`` a la vez, una por núcleo.
+    (``MethodConfig.grpo.num_threads``): van ``jobs`` a la vez, una por núcleo.
     """
     from helpers.tinylm.methods import METHODS
 

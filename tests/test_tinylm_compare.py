@@ -66,6 +66,17 @@ def test_the_file_has_the_promised_shape(data):
     )
 
 
+def test_the_stored_config_is_what_compute_curves_writes(data):
+    # compute_curves guarda MethodConfig(...).flat() sin lo que cambia cada
+    # ejecución: las claves guardadas, con sus valores, siguen saliendo así
+    from helpers.tinylm.compare import CURVE_OVERRIDES
+
+    stored = data["config"]["method_config"]
+    flat = MethodConfig(**{**CURVE_OVERRIDES, **stored}).flat()
+    assert {key: flat[key] for key in stored} == stored
+    assert MethodConfig(**flat) == MethodConfig(**stored)
+
+
 def test_all_curves_start_from_the_same_model(data):
     starts = {
         (curve["heldout_accuracy"][0], curve["entropy"][0])

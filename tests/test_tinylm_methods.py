@@ -422,7 +422,7 @@ def test_method_step_with_grpo_is_grpo_step():
     weights, rewards = [], []
     for step in ("method", "grpo"):
         model = load_pretrained()
-        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.grpo.lr)
         generator = torch.Generator().manual_seed(0)
         problems = [(17, 24), (12, 34)]
         if step == "method":
@@ -435,6 +435,101 @@ def test_method_step_with_grpo_is_grpo_step():
         weights.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
     assert rewards[0] == rewards[1]
     assert torch.equal(weights[0], weights[1])
+
+
+@pytest.mark.parametrize(
+    "sampler",
+    [{}, {"sampler_lag": 1, "sampler_dtype": torch.bfloat16, "is_cap": 2.0}],
+    ids=["mismo modelo", "retrasado en bf16"],
+)
+def test_train_method_with_grpo_is_train_grpo(sampler):
+    # Las perillas de GRPOConfig valen también en 08: con el muestreador
+    # retrasado y en bf16, train_method(GRPO) entrena exactamente como
+    # train_grpo(cfg.grpo_config()); si lo ignorara, los pesos serían otros
+    from helpers.tinylm.grpo import train_grpo
+    from helpers.tinylm.methods import train_method
+
+    cfg = _tiny("grpo", eval_every_samples=10**6, **sampler)
+    assert cfg.grpo.sampler_lag == sampler.get("sampler_lag", 0)
+    method_model, grpo_model = load_pretrained(), load_pretrained()
+    history = train_method(method_model, cfg, progress=False)
+    expected = train_grpo(grpo_model, cfg.grpo_config(), progress=False, evaluate=False)
+    assert history["reward"] == expected["reward"]
+    for p, q in zip(method_model.parameters(), grpo_model.parameters(), strict=True):
+        assert torch.equal(p, q)
+
+
+# --- MethodConfig -----------------------------------------------------------------
+
+
+def test_method_config_is_composed_from_grpo_and_critic_configs():
+    import dataclasses
+
+    from helpers.tinylm.grpo import GRPOConfig
+    from helpers.tinylm.methods import CriticConfig, MethodConfig, default_grpo_config
+
+    cfg = MethodConfig()
+    assert cfg.grpo == default_grpo_config()
+    assert cfg.critic == CriticConfig()
+    # Lo que 08 cambia de la GRPOConfig de 07 está en un solo sitio
+    ours, theirs = (
+        dataclasses.asdict(default_grpo_config()),
+        dataclasses.asdict(GRPOConfig()),
+    )
+    changed = {k for k in ours if ours[k] != theirs[k]}
+    assert changed == {"std_normalize", "clip_eps", "include_target", "eval_samples"}
+    # Los nombres sueltos van a su parte: lr a la política, critic_lr al crítico
+    flat = MethodConfig(method="ppo", lr=1e-3, critic_lr=3e-3, value_coef=0.25)
+    composed = MethodConfig(
+        "ppo",
+        grpo=default_grpo_config(lr=1e-3),
+        critic=CriticConfig(lr=3e-3, value_coef=0.25),
+    )
+    assert flat == composed
+    assert (flat.grpo.lr, flat.critic.lr) == (1e-3, 3e-3)
+    # Y cambian la parte que se dé, sin tocar el objeto que se pasó
+    given = GRPOConfig(lr=1.0)
+    cfg = MethodConfig(grpo=given, epochs=2)
+    assert cfg.grpo == GRPOConfig(lr=1.0, epochs=2)
+    assert given.epochs == 1 and cfg.grpo is not given
+    for cfg in (MethodConfig(), flat, _tiny("rloo", kl_coef=0.1, sampler_lag=2)):
+        assert MethodConfig(**cfg.flat()) == cfg
+    with pytest.raises(TypeError, match="no tiene el campo"):
+        MethodConfig(learning_rate=1e-3)
+    with pytest.raises(TypeError, match="total_samples"):
+        MethodConfig(steps=3)
+
+
+@pytest.mark.parametrize("method", ["grpo", "rloo", "ppo"])
+def test_grpo_config_derives_steps_eval_every_and_where_the_kl_goes(method):
+    import dataclasses
+
+    from helpers.tinylm.methods import MethodConfig
+
+    cfg = MethodConfig(
+        method,
+        total_samples=100,
+        prompts_per_step=4,
+        group_size=8,
+        eval_every_samples=70,
+        kl_coef=0.1,
+        epochs=3,
+    )
+    update = cfg.grpo_config()
+    assert (update.steps, update.eval_every) == (4, 3)  # ⌈100/32⌉ y ⌈70/32⌉
+    # La KL va en la pérdida solo en GRPO; RLOO y PPO la restan de la recompensa
+    assert update.kl_coef == (0.1 if method == "grpo" else 0.0)
+    # El resto se copia tal cual
+    assert update == dataclasses.replace(
+        cfg.grpo, steps=4, eval_every=3, kl_coef=update.kl_coef
+    )
+    assert MethodConfig(method, eval_every_samples=1).grpo_config().eval_every == 1
+    small = MethodConfig(method, group_size=1)
+    if method == "ppo":
+        small.check()  # el crítico no necesita grupo
+    else:
+        with pytest.raises(ValueError, match="al menos 2"):
+            small.check()
 
 
 def test_buggy_verifier_rewards_at_least_the_correct_one():

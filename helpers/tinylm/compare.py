@@ -40,7 +40,6 @@ principio de la curva: así la prueba comprueba una curva en pocos segundos.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time
@@ -138,9 +137,7 @@ def compute_curves(
             str(seed): compute_curve(run, seed, cfg_overrides, progress)
             for seed in seeds
         }
-    base = dataclasses.asdict(
-        MethodConfig(**{**CURVE_OVERRIDES, **(cfg_overrides or {})})
-    )
+    base = MethodConfig(**{**CURVE_OVERRIDES, **(cfg_overrides or {})}).flat()
     for key in ("method", "seed", "std_normalize"):
         base.pop(key)
     config = {

@@ -19,7 +19,9 @@ multiplica (``helpers.tinylm``):
   entrenados con el mismo número de respuestas muestreadas para compararlos.
   El paso y el bucle son los de ``grpo.py`` (``collect_rollout``,
   ``update_policy``, ``run_training``): solo cambian la recompensa, las
-  ventajas, el crítico de PPO y lo que se evalúa.
+  ventajas, el crítico de PPO y lo que se evalúa. Por eso ``MethodConfig``
+  lleva dentro la ``GRPOConfig`` del paso y del bucle (``grpo``), la del
+  crítico (``critic``) y lo propio de este módulo.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ import re
 import resource
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -272,7 +274,6 @@ def pass_at_k_curve(
 # --- 6. Entrenar con GRPO, RLOO o PPO --------------------------------------
 
 Method = Literal["grpo", "rloo", "ppo"]
-METHODS: tuple[str, ...] = ("grpo", "rloo", "ppo")
 VerifierName = Literal["correct", "buggy"]
 VERIFIERS: dict[str, Callable[[str, int, int], int]] = {
     "correct": verify,
@@ -280,83 +281,195 @@ VERIFIERS: dict[str, Callable[[str, int, int], int]] = {
 }
 
 
-@dataclass
-class MethodConfig:
-    """Hiperparámetros de ``train_method``, comunes a los tres métodos.
+@dataclass(frozen=True)
+class MethodTraits:
+    """Lo que distingue a un método fuera de sus ventajas (``method_step``)."""
 
-    Los tres ven lo mismo en cada paso: ``prompts_per_step`` enunciados con
-    ``group_size`` respuestas cada uno, así que con el mismo
-    ``total_samples`` muestrean exactamente las mismas respuestas en número.
+    kl_in_loss: bool  # la KL a la referencia, en la pérdida (no en la recompensa)
+    needs_critic: bool  # entrena un crítico (si no, la línea base sale del grupo)
+
+
+#: Los métodos de ``train_method``. Las ventajas de cada uno están en
+#: ``method_step``, una rama por método.
+METHOD_TRAITS: dict[str, MethodTraits] = {
+    "grpo": MethodTraits(kl_in_loss=True, needs_critic=False),
+    "rloo": MethodTraits(kl_in_loss=False, needs_critic=False),
+    "ppo": MethodTraits(kl_in_loss=False, needs_critic=True),
+}
+METHODS: tuple[str, ...] = tuple(METHOD_TRAITS)
+
+
+def default_grpo_config(**changes: Any) -> GRPOConfig:
+    """La ``GRPOConfig`` de ``MethodConfig()``, con ``changes`` encima.
+
+    Es la de 07 (``GRPOConfig()``) con cuatro cambios, los de la comparación
+    de este módulo: ventajas divididas por la desviación del grupo (como
+    DeepSeekMath), recorte con ε = 0,2 (actúa con varias épocas o minilotes,
+    como en el PPO de InstructGPT), ningún enunciado fijo en cada paso (el
+    17 × 24 es la demo de 07) y 4 respuestas por problema al evaluar.
+    """
+    defaults = dict(
+        std_normalize=True, clip_eps=0.2, include_target=False, eval_samples=4
+    )
+    return GRPOConfig(**{**defaults, **changes})
+
+
+@dataclass
+class CriticConfig:
+    """El crítico de PPO (``ValueModel``) y sus ventajas GAE. Solo cuenta en PPO."""
+
+    lr: float = 1e-3  # tasa de aprendizaje del crítico (Adam)
+    value_coef: float = 0.5  # peso de la pérdida del crítico
+    gae_lambda: float = 0.95  # λ de GAE
+    gamma: float = 1.0  # descuento γ entre tokens
+
+
+#: Lo que ``MethodConfig`` no copia de su ``grpo``: lo calcula ``grpo_config``.
+_DERIVED = ("steps", "eval_every")
+#: Los nombres sueltos de ``MethodConfig(...)``: los de ``GRPOConfig`` (menos
+#: ``_DERIVED``) y los de ``CriticConfig``, con ``critic_`` delante si se
+#: repiten en ``GRPOConfig`` (``critic_lr``).
+_GRPO_NAMES = tuple(f.name for f in fields(GRPOConfig) if f.name not in _DERIVED)
+_CRITIC_NAMES = {
+    (f"critic_{f.name}" if f.name in _GRPO_NAMES else f.name): f.name
+    for f in fields(CriticConfig)
+}
+
+
+@dataclass(init=False)
+class MethodConfig:
+    """Hiperparámetros de ``train_method``: GRPO, RLOO o PPO con las mismas respuestas.
+
+    Se compone de tres partes:
+
+    - ``grpo``: la ``GRPOConfig`` del paso y del bucle de ``grpo.py``, común a
+      los tres métodos (por defecto, ``default_grpo_config()``). Sus perillas
+      son las de 07: enunciados y respuestas por paso, Adam, recorte, épocas y
+      minilotes, β, entropía, muestreador retrasado o en bf16... Sus ``steps``
+      y ``eval_every`` no cuentan: los calcula ``grpo_config`` a partir de
+      ``total_samples`` y ``eval_every_samples``;
+    - ``critic``: el crítico de PPO (``CriticConfig``);
+    - lo propio de este módulo: el método, el verificador, cuántas respuestas
+      muestrear en total, cada cuántas evaluar y con cuántas medir la
+      entropía.
+
+    Los tres métodos ven lo mismo en cada paso: ``grpo.prompts_per_step``
+    enunciados con ``grpo.group_size`` respuestas cada uno, así que con el
+    mismo ``total_samples`` muestrean exactamente las mismas respuestas en
+    número.
+
+    Como una configuración plana, también vale con nombres sueltos:
+    ``MethodConfig(method="ppo", lr=1e-3, critic_lr=3e-3)`` cambia
+    ``grpo.lr`` y ``critic.lr`` de los de por defecto (o de los ``grpo`` y
+    ``critic`` que se den). ``flat()`` la devuelve así:
+    ``MethodConfig(**cfg.flat()) == cfg``.
     """
 
-    method: Method = "grpo"  # "grpo", "rloo" o "ppo"
-    seed: int = 0  # semilla de los enunciados y del muestreo
-    total_samples: int = 10_240  # respuestas muestreadas en total (40 pasos)
-    prompts_per_step: int = 32  # enunciados por paso
-    group_size: int = 8  # G: respuestas por enunciado
-    std_normalize: bool = True  # GRPO: dividir por la desviación del grupo
-    lr: float = 3e-4  # tasa de aprendizaje de la política (Adam)
-    critic_lr: float = 1e-3  # tasa de aprendizaje del crítico (solo PPO)
-    temperature: float = 1.0  # temperatura del muestreo
-    kl_coef: float = 0.0  # β: KL a la referencia (PPO y RLOO en la recompensa)
-    value_coef: float = 0.5  # peso de la pérdida del crítico (solo PPO)
-    gae_lambda: float = 0.95  # λ de GAE (solo PPO)
-    gamma: float = 1.0  # descuento γ entre tokens (solo PPO)
-    clip_eps: float = 0.2  # ε del recorte (con epochs > 1 o varios minilotes)
-    clip_eps_high: float | None = None  # tope de arriba («clip-higher»)
-    entropy_coef: float = 0.0  # premio a la entropía de la política
-    epochs: int = 1  # épocas: pasadas por cada lote de respuestas
-    minibatches: int = 1  # minilotes por época
-    loss_normalization: str = "dr_grpo"  # GRPO y RLOO (ver grpo.normalize_loss)
-    max_grad_norm: float = 1.0  # recorte de la norma del gradiente
-    eval_every_samples: int = 1_280  # evaluar cada tantas respuestas (5 pasos)
-    eval_samples: int = 4  # respuestas por problema de evaluación
-    entropy_samples: int = 1  # respuestas por problema al medir la entropía
-    verifier: VerifierName = "correct"  # "correct" (task.verify) o "buggy"
-    max_seconds: float | None = None  # parar antes si se pasa de este tiempo
-    num_threads: int | None = 1  # hilos de PyTorch (None: no tocar)
+    method: Method  # "grpo", "rloo" o "ppo" (ver METHOD_TRAITS)
+    grpo: GRPOConfig  # el paso y el bucle, comunes a los tres
+    critic: CriticConfig  # el crítico (solo PPO)
+    verifier: VerifierName  # "correct" (task.verify) o "buggy"
+    total_samples: int  # respuestas muestreadas en total (10 240: 40 pasos)
+    eval_every_samples: int  # evaluar cada tantas respuestas (1280: 5 pasos)
+    entropy_samples: int  # respuestas por problema al medir la entropía
+
+    def __init__(
+        self,
+        method: Method = "grpo",
+        grpo: GRPOConfig | None = None,
+        critic: CriticConfig | None = None,
+        verifier: VerifierName = "correct",
+        total_samples: int = 10_240,
+        eval_every_samples: int = 1_280,
+        entropy_samples: int = 1,
+        **changes: Any,
+    ) -> None:
+        grpo_changes, critic_changes = {}, {}
+        for name, value in changes.items():
+            if name in _CRITIC_NAMES:
+                critic_changes[_CRITIC_NAMES[name]] = value
+            elif name in _GRPO_NAMES:
+                grpo_changes[name] = value
+            elif name in _DERIVED:
+                raise TypeError(
+                    f"MethodConfig no acepta {name!r}: sale de total_samples y "
+                    "eval_every_samples."
+                )
+            else:
+                raise TypeError(f"MethodConfig no tiene el campo {name!r}.")
+        grpo = default_grpo_config() if grpo is None else grpo
+        critic = CriticConfig() if critic is None else critic
+        # Copias: cambiar esta configuración no cambia las que se pasaron
+        self.method = method
+        self.grpo = replace(grpo, **grpo_changes)
+        self.critic = replace(critic, **critic_changes)
+        self.verifier = verifier
+        self.total_samples = total_samples
+        self.eval_every_samples = eval_every_samples
+        self.entropy_samples = entropy_samples
 
     @property
     def samples_per_step(self) -> int:
         """Respuestas muestreadas en cada paso."""
-        return self.prompts_per_step * self.group_size
+        return self.grpo.prompts_per_step * self.grpo.group_size
 
     @property
     def steps(self) -> int:
         """Pasos de entrenamiento para llegar a ``total_samples``."""
         return math.ceil(self.total_samples / self.samples_per_step)
 
-    def grpo_config(self) -> GRPOConfig:
-        """La ``GRPOConfig`` del bucle y de la actualización, común a los tres.
+    def check(self) -> None:
+        """Lanza ``ValueError`` si la configuración no tiene sentido."""
+        if self.method not in METHOD_TRAITS:
+            raise ValueError(f"method debe ser uno de {METHODS}; es {self.method!r}.")
+        if self.verifier not in VERIFIERS:
+            raise ValueError(
+                f"verifier debe ser uno de {tuple(VERIFIERS)}; es {self.verifier!r}."
+            )
+        if not METHOD_TRAITS[self.method].needs_critic and self.grpo.group_size < 2:
+            raise ValueError(
+                "GRPO y RLOO necesitan al menos 2 respuestas por enunciado."
+            )
 
-        La KL va en la pérdida solo en GRPO (RLOO y PPO la restan de la
-        recompensa). Se evalúa cada tantos pasos como hagan falta para
-        muestrear ``eval_every_samples`` respuestas (al menos cada paso).
+    def grpo_config(self) -> GRPOConfig:
+        """La ``GRPOConfig`` del paso y del bucle: ``grpo`` salvo tres campos.
+
+        - ``steps``: los que hacen falta para muestrear ``total_samples``;
+        - ``eval_every``: se evalúa cada tantos pasos como hagan falta para
+          muestrear ``eval_every_samples`` respuestas (al menos cada paso);
+        - ``kl_coef``: la KL va en la pérdida solo en GRPO. RLOO y PPO la
+          restan de la recompensa (``method_step``), así que su pérdida va
+          sin ella.
+
+        Antes comprueba la configuración (``check``).
         """
-        return GRPOConfig(
-            seed=self.seed,
+        self.check()
+        kl_in_loss = METHOD_TRAITS[self.method].kl_in_loss
+        return replace(
+            self.grpo,
             steps=self.steps,
-            prompts_per_step=self.prompts_per_step,
-            group_size=self.group_size,
-            lr=self.lr,
-            temperature=self.temperature,
-            std_normalize=self.std_normalize,
-            loss_normalization=self.loss_normalization,
-            epochs=self.epochs,
-            minibatches=self.minibatches,
-            clip_eps=self.clip_eps,
-            clip_eps_high=self.clip_eps_high,
-            kl_coef=self.kl_coef if self.method == "grpo" else 0.0,
-            entropy_coef=self.entropy_coef,
-            include_target=False,
-            max_grad_norm=self.max_grad_norm,
             eval_every=max(
                 1, math.ceil(self.eval_every_samples / self.samples_per_step)
             ),
-            eval_samples=self.eval_samples,
-            max_seconds=self.max_seconds,
-            num_threads=self.num_threads,
+            kl_coef=self.grpo.kl_coef if kl_in_loss else 0.0,
         )
+
+    def flat(self) -> dict[str, Any]:
+        """La configuración con los nombres sueltos que acepta el constructor.
+
+        Es lo que guarda ``compare.py`` (``method_config``): un diccionario
+        plano, con ``critic_lr`` para ``critic.lr``.
+        """
+        own = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("grpo", "critic")
+        }
+        grpo = {name: getattr(self.grpo, name) for name in _GRPO_NAMES}
+        critic = {
+            name: getattr(self.critic, attr) for name, attr in _CRITIC_NAMES.items()
+        }
+        return {**own, **grpo, **critic}
 
 
 def hidden_states(model: TinyLM, tokens: torch.Tensor) -> torch.Tensor:
@@ -483,29 +596,31 @@ def method_step(
     reference: TinyLM | None = None,
     critic: ValueModel | None = None,
     critic_optimizer: torch.optim.Optimizer | None = None,
+    sampler: TinyLM | None = None,
 ) -> dict[str, float]:
     """Un paso de ``cfg.method`` sobre ``problems`` (G respuestas por cada uno).
 
     Es el paso de GRPO (``grpo.collect_rollout`` y ``grpo.update_policy``, con
     ``cfg.grpo_config()``); solo cambian la recompensa y las ventajas:
 
-    1. Muestrea G respuestas por enunciado y las puntúa con el verificador de
+    1. Muestrea G respuestas por enunciado (con ``sampler`` si se da, como
+       ``grpo.grpo_step``) y las puntúa con el verificador de
        ``cfg.verifier`` (y, para vigilar, con el correcto).
     2. Ventajas:
        - GRPO: recompensa menos la media del grupo, dividida por su
-         desviación si ``cfg.std_normalize`` (``group_advantages``, como
+         desviación si ``cfg.grpo.std_normalize`` (``group_advantages``, como
          DeepSeekMath), y la KL k3 a la referencia en la pérdida si
-         ``cfg.kl_coef``. Sin dividir, es RLOO por (G − 1) / G;
+         ``cfg.grpo.kl_coef``. Sin dividir, es RLOO por (G − 1) / G;
        - RLOO: recompensa menos la media de las otras G − 1
          (``rloo_advantages``), con la KL de toda la respuesta restada de la
          recompensa (Ahmadian et al., 2024);
        - PPO: recompensa por token (``token_level_rewards``), valores del
          crítico y GAE token a token, normalizadas en el lote.
-    3. ``cfg.epochs`` épocas de ``cfg.minibatches`` minilotes con la misma
-       pérdida recortada para los tres (``grpo_objective_loss``, con los
-       tokens agregados según ``cfg.loss_normalization``) y, en PPO, la del
-       crítico. Solo cambian las ventajas: una por respuesta en GRPO y RLOO,
-       una por token en PPO.
+    3. ``cfg.grpo.epochs`` épocas de ``cfg.grpo.minibatches`` minilotes con
+       la misma pérdida recortada para los tres (``grpo_objective_loss``, con
+       los tokens agregados según ``cfg.grpo.loss_normalization``) y, en PPO,
+       la del crítico. Solo cambian las ventajas: una por respuesta en GRPO y
+       RLOO, una por token en PPO.
 
     Devuelve las métricas del paso: ``reward`` (con el verificador usado),
     ``true_reward`` (con el correcto), ``exploit`` (fracción que se cuela por
@@ -517,19 +632,21 @@ def method_step(
     ``value_loss`` y ``explained_variance`` (la del crítico antes de
     actualizarlo, ``explained_variance``).
     """
-    if cfg.method not in METHODS:
-        raise ValueError(f"method debe ser uno de {METHODS}; es {cfg.method!r}.")
-    if cfg.kl_coef and reference is None:
+    update = cfg.grpo_config()  # antes, comprueba cfg
+    # β: en la pérdida (GRPO, ya en update) o restada de la recompensa
+    beta, G = cfg.grpo.kl_coef, update.group_size
+    if beta and reference is None:
         raise ValueError("Con kl_coef > 0 hace falta un modelo de referencia.")
-    if cfg.method == "ppo" and (critic is None or critic_optimizer is None):
+    needs_critic = METHOD_TRAITS[cfg.method].needs_critic
+    if needs_critic and (critic is None or critic_optimizer is None):
         raise ValueError("PPO necesita un crítico (ValueModel) y su optimizador.")
-    update = cfg.grpo_config()
     verifier = VERIFIERS[cfg.verifier]
     rollout = collect_rollout(
         model,
         problems,
         update,
         generator,
+        sampler=sampler,
         reference=reference,
         reward_fn=_verifier_rewards(verifier),
     )
@@ -543,12 +660,11 @@ def method_step(
     auxiliary = None
     if cfg.method == "ppo":
         reference_lp = old_log_probs if ref_log_probs is None else ref_log_probs
-        rewards = token_level_rewards(
-            scores, old_log_probs, reference_lp, valid, cfg.kl_coef
-        )
+        rewards = token_level_rewards(scores, old_log_probs, reference_lp, valid, beta)
         with torch.no_grad():
             values = critic(rollout.samples.sequences, P) * mask
-        advantages = token_gae(rewards, values, mask, cfg.gamma, cfg.gae_lambda)
+        gamma, lam = cfg.critic.gamma, cfg.critic.gae_lambda
+        advantages = token_gae(rewards, values, mask, gamma, lam)
         returns = advantages + values  # lo que persigue el crítico
         metrics["explained_variance"] = explained_variance(values, returns, valid)
         flat = advantages[valid]
@@ -559,19 +675,19 @@ def method_step(
             new_values = critic(rollout.samples.sequences[idx], P)
             value_loss = ((new_values - returns[idx]) ** 2)[valid[idx]].mean()
             value_losses.append(value_loss.item())
-            return cfg.value_coef * value_loss
+            return cfg.critic.value_coef * value_loss
 
         auxiliary = AuxiliaryLoss(value_term, critic, critic_optimizer)
     elif cfg.method == "grpo":
         advantages = group_advantages(
-            scores.view(-1, cfg.group_size), std_normalize=cfg.std_normalize
+            scores.view(-1, G), std_normalize=update.std_normalize
         ).view(-1)
     else:  # RLOO, con la KL de toda la respuesta restada de la recompensa
         seq_rewards = scores
-        if cfg.kl_coef:
+        if beta:
             kl = ((old_log_probs - ref_log_probs) * mask).sum(dim=-1)
-            seq_rewards = scores - cfg.kl_coef * kl
-        advantages = rloo_advantages(seq_rewards.view(-1, cfg.group_size)).view(-1)
+            seq_rewards = scores - beta * kl
+        advantages = rloo_advantages(seq_rewards.view(-1, G)).view(-1)
 
     stats = update_policy(
         model, optimizer, rollout, advantages, update, generator, auxiliary
@@ -689,7 +805,7 @@ def _evaluate(
     del verificador de entrenamiento y las trampas en esas mismas respuestas,
     y la entropía de la política."""
     problems = heldout_problems()
-    n = cfg.eval_samples
+    n = cfg.grpo.eval_samples
     generator = torch.Generator().manual_seed(0)  # como correct_counts
     repeated = [p for p in problems for _ in range(n)]
     texts: list[str] = []
@@ -724,18 +840,20 @@ def train_method(
     ``cfg.grpo_config()``) con ``method_step`` y la evaluación de este módulo.
     Los enunciados salen de ``rl_problems()`` (nunca de los de evaluación).
     Cada paso muestrea ``cfg.samples_per_step`` respuestas, hasta
-    ``cfg.total_samples`` (o hasta ``cfg.max_seconds`` de entrenamiento).
-    PPO crea su crítico (``ValueModel``, una copia del modelo con cabeza de
-    valor). ``reference`` es la referencia congelada de la KL; si no se da y
-    ``cfg.kl_coef > 0``, es una copia de ``model`` tal como llega.
+    ``cfg.total_samples`` (o hasta ``cfg.grpo.max_seconds`` de
+    entrenamiento). PPO crea su crítico (``ValueModel``, una copia del modelo
+    con cabeza de valor). ``reference`` es la referencia congelada de la KL;
+    si no se da y ``cfg.grpo.kl_coef > 0``, es una copia de ``model`` tal
+    como llega. Con ``cfg.grpo.sampler_lag`` o ``cfg.grpo.sampler_dtype``,
+    muestrea una copia retrasada o en otra precisión, como ``train_grpo``.
 
     La historia es un diccionario de listas:
 
     - en cada evaluación (al empezar, cada ``cfg.eval_every_samples``
       respuestas y al final): ``samples`` (respuestas muestreadas hasta
       entonces), ``train_seconds`` (sin contar las evaluaciones),
-      ``heldout_accuracy`` (a T = 1 con ``cfg.eval_samples`` respuestas por
-      problema: es ``heldout_accuracy(model, cfg.eval_samples)``),
+      ``heldout_accuracy`` (a T = 1 con ``cfg.grpo.eval_samples`` respuestas
+      por problema: es ``heldout_accuracy(model, cfg.grpo.eval_samples)``),
       ``heldout_reward`` (esas respuestas con el verificador de
       entrenamiento), ``heldout_exploit`` (fracción que se cuela por
       ``buggy_verify``), ``entropy`` (``policy_entropy``) y
@@ -749,21 +867,14 @@ def train_method(
       Adam de lo que se entrena, y los pesos de la referencia).
     """
     cfg = cfg or MethodConfig()
-    if cfg.method not in METHODS:
-        raise ValueError(f"method debe ser uno de {METHODS}; es {cfg.method!r}.")
-    if cfg.verifier not in VERIFIERS:
-        raise ValueError(
-            f"verifier debe ser uno de {tuple(VERIFIERS)}; es {cfg.verifier!r}."
-        )
-    if cfg.method != "ppo" and cfg.group_size < 2:
-        raise ValueError("GRPO y RLOO necesitan al menos 2 respuestas por enunciado.")
-    if reference is None and cfg.kl_coef:
+    cfg.check()
+    if reference is None and cfg.grpo.kl_coef:
         reference = copy_model(model)
     model.train()
     critic = critic_optimizer = None
-    if cfg.method == "ppo":
+    if METHOD_TRAITS[cfg.method].needs_critic:
         critic = ValueModel(model)
-        critic_optimizer = torch.optim.Adam(critic.parameters(), lr=cfg.critic_lr)
+        critic_optimizer = torch.optim.Adam(critic.parameters(), lr=cfg.critic.lr)
     trained = [model] if critic is None else [model, critic]
     frozen = [] if reference is None else [reference]
     memory = state_memory_mb(*trained, *frozen, trained=len(trained))
@@ -786,6 +897,7 @@ def train_method(
             reference,
             critic,
             critic_optimizer,
+            sampler,
         )
 
     def record_step(
@@ -824,10 +936,14 @@ def train_method(
 __all__ = [
     "BUGGY_VERIFIERS",
     "METHODS",
+    "METHOD_TRAITS",
+    "CriticConfig",
     "MethodConfig",
+    "MethodTraits",
     "ValueModel",
     "train_method",
     "buggy_verify",
+    "default_grpo_config",
     "explained_variance",
     "exploit_flags",
     "pass_at_k_curve",
