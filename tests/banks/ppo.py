@@ -1258,3 +1258,15 @@ def ppo_update(agent, optimizer, batch, generator, *, n_epochs, minibatch_size,
         fails=("ppo_update_test_kl",),
     ),
 ]
+WRONG["quiz_1"] += [
+    Answer(
+        "el gradiente entero, como tupla",
+        "answer_1 = (0.12, -0.3, 0.18)",
+        mistake="not_a_real_number",
+    ),
+    Answer(
+        "contesta si recibe gradiente, no cuánto",
+        "answer_1 = True",
+        mistake="boolean_for_number",
+    ),
+]
