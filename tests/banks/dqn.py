@@ -1085,3 +1085,271 @@ WRONG["dqn_update"].insert(
 )
 _first("q_learning_episode", "actualiza la casilla siguiente")
 _first("dqn_loss", "error cuadrático")
+
+# ---------------------------------------------------------------------------
+# Un error por cada diagnóstico con nombre (issue 48): cada fila o fallo con
+# id de helpers/checks/dqn.py lo provoca alguna respuesta de aquí.
+# ---------------------------------------------------------------------------
+
+WRONG["q_learning_update"] += [
+    Answer(
+        "media en lugar de máximo",
+        """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    target = reward if terminated else reward + gamma * q_table[next_state].mean()
+    q_table[state, action] += alpha * (target - q_table[state, action])
+    return q_table
+""",
+        mistake="q_mean_not_max",
+    ),
+    Answer(
+        "el paso con el signo cambiado",
+        """
+def q_learning_update(q_table, state, action, reward, next_state, terminated,
+                      alpha, gamma):
+    target = reward if terminated else reward + gamma * q_table[next_state].max()
+    q_table[state, action] += alpha * (q_table[state, action] - target)
+    return q_table
+""",
+        mistake="q_step_sign",
+    ),
+]
+WRONG["q_learning_episode"] += [
+    Answer(
+        "sin env.reset(): empieza en env.start",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state = env.start
+    episode_return, length, done = 0.0, 0, False
+    while not done:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    terminated, alpha, gamma)
+        episode_return += reward
+        length += 1
+        state = next_state
+        done = terminated or truncated
+    return q_table, episode_return, length
+""",
+        mistake="episode_no_reset",
+    ),
+    Answer(
+        "devuelve solo la tabla",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state, _ = env.reset()
+    done = False
+    while not done:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    terminated, alpha, gamma)
+        state = next_state
+        done = terminated or truncated
+    return q_table
+""",
+        mistake="episode_not_tuple",
+    ),
+    Answer(
+        "nunca terminal: pasa False a la actualización",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state, _ = env.reset()
+    episode_return, length, done = 0.0, 0, False
+    while not done:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    False, alpha, gamma)
+        episode_return += reward
+        length += 1
+        state = next_state
+        done = terminated or truncated
+    return q_table, episode_return, length
+""",
+        mistake="episode_never_terminal",
+        fails=("q_learning_episode_test",),
+    ),
+    Answer(
+        "α y γ en el orden cambiado",
+        """
+def q_learning_episode(env, q_table, alpha, gamma, epsilon, rng):
+    state, _ = env.reset()
+    episode_return, length, done = 0.0, 0, False
+    while not done:
+        action = epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        q_table = q_learning_update(q_table, state, action, reward, next_state,
+                                    terminated, gamma, alpha)
+        episode_return += reward
+        length += 1
+        state = next_state
+        done = terminated or truncated
+    return q_table, episode_return, length
+""",
+        mistake="episode_wrong_order",
+    ),
+]
+WRONG["td_targets"] += [
+    Answer(
+        "γ delante de r",
+        """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    return gamma * (rewards + (1 - terminated) * next_q_values.max(dim=1).values)
+""",
+        mistake="td_gamma_on_reward",
+    ),
+    Answer(
+        "con NumPy: devuelve un array",
+        """
+def td_targets(rewards, next_q_values, terminated, gamma):
+    best = next_q_values.numpy().max(axis=1)
+    return rewards.numpy() + gamma * (1 - terminated.numpy()) * best
+""",
+        mistake="td_not_tensor",
+    ),
+]
+
+_BATCH = """
+def sample_batch(buffer, batch_size, rng):
+    i = {indices}
+    return {{
+        "observations": torch.as_tensor(buffer.observations[i]),
+        "actions": torch.as_tensor(buffer.actions[i]),
+        "rewards": torch.as_tensor(buffer.rewards[i]),
+        "next_observations": torch.as_tensor(buffer.next_observations[i]),
+        "{terminated}": torch.as_tensor(buffer.terminated[i]),
+    }}
+"""
+
+
+def _batch(indices: str, terminated: str = "terminated") -> str:
+    return _BATCH.format(indices=indices, terminated=terminated)
+
+
+WRONG["sample_batch"] += [
+    Answer(
+        "devuelve una tupla",
+        """
+def sample_batch(buffer, batch_size, rng):
+    i = rng.integers(0, buffer.size, size=batch_size)
+    return (
+        torch.as_tensor(buffer.observations[i]),
+        torch.as_tensor(buffer.actions[i]),
+        torch.as_tensor(buffer.rewards[i]),
+        torch.as_tensor(buffer.next_observations[i]),
+        torch.as_tensor(buffer.terminated[i]),
+    )
+""",
+        mistake="batch_not_dict",
+    ),
+    Answer(
+        "la clave «dones» en lugar de «terminated»",
+        _batch("rng.integers(0, buffer.size, size=batch_size)", terminated="dones"),
+        mistake="batch_missing_keys",
+    ),
+    Answer(
+        "índices de forma (batch_size, 1)",
+        _batch("rng.integers(0, buffer.size, size=(batch_size, 1))"),
+        mistake="batch_wrong_shape",
+    ),
+    Answer(
+        "baraja el búfer para no repetir transiciones",
+        """
+def sample_batch(buffer, batch_size, rng):
+    order = rng.permutation(buffer.size)
+    fields = ["observations", "actions", "rewards", "next_observations", "terminated"]
+    for field in fields:
+        values = getattr(buffer, field)
+        values[: buffer.size] = values[order]
+    i = np.arange(batch_size) % buffer.size
+    return {field: torch.as_tensor(getattr(buffer, field)[i]) for field in fields}
+""",
+        mistake="batch_modifies_buffer",
+    ),
+    Answer(
+        "empieza en 1",
+        _batch("rng.integers(1, buffer.size, size=batch_size)"),
+        mistake="batch_skips_first",
+    ),
+    Answer(
+        "redondea un uniforme: los extremos salen la mitad",
+        _batch("np.round(rng.random(batch_size) * (buffer.size - 1)).astype(int)"),
+        mistake="batch_not_uniform",
+    ),
+    Answer(
+        "buffer.position como límite",
+        _batch("rng.integers(0, buffer.position, size=batch_size)"),
+        mistake="batch_full_buffer_position",
+    ),
+]
+WRONG["dqn_loss"] += [
+    Answer(
+        "Huber sin promediar: una pérdida por transición",
+        """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        next_q_values = target_network(batch["next_observations"])
+        targets = td_targets(batch["rewards"], next_q_values, batch["terminated"],
+                             gamma)
+    return F.smooth_l1_loss(q_taken, targets, reduction="none")
+""",
+        mistake="loss_not_scalar",
+    ),
+    Answer(
+        "Q(s, a) envuelto en un tensor nuevo con requires_grad",
+        """
+def dqn_loss(q_network, target_network, batch, gamma):
+    q_values = q_network(batch["observations"])
+    q_taken = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+    q_taken = torch.tensor(q_taken, requires_grad=True)
+    with torch.no_grad():
+        next_q_values = target_network(batch["next_observations"])
+        targets = td_targets(batch["rewards"], next_q_values, batch["terminated"],
+                             gamma)
+    return F.smooth_l1_loss(q_taken, targets)
+""",
+        mistake="loss_wrong_gradients",
+        fails=("dqn_loss_test_grad",),
+    ),
+]
+WRONG["dqn_update"] += [
+    Answer(
+        "devuelve la pérdida de después del paso",
+        """
+def dqn_update(q_network, target_network, optimizer, buffer, rng, step, config):
+    batch = sample_batch(buffer, config.batch_size, rng)
+    loss = dqn_loss(q_network, target_network, batch, config.gamma)
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(q_network.parameters(), config.max_grad_norm)
+    optimizer.step()
+    if step % config.target_every == 0:
+        target_network.load_state_dict(q_network.state_dict())
+    with torch.no_grad():
+        return dqn_loss(q_network, target_network, batch, config.gamma).item()
+""",
+        mistake="update_wrong_loss",
+        fails=("dqn_update_test",),
+    ),
+    Answer(
+        "lote de 32 escrito a mano",
+        _update().replace("config.batch_size", "32"),
+        mistake="update_wrong_weights",
+        fails=("dqn_update_test", "dqn_update_test_clip"),
+    ),
+    Answer(
+        "actualización suave de la red objetivo en cada paso",
+        _update(
+            sync="""    with torch.no_grad():
+        for target_p, p in zip(target_network.parameters(), q_network.parameters()):
+            target_p.mul_(0.99).add_(0.01 * p)"""
+        ),
+        mistake="target_wrong",
+        fails=("dqn_update_test_target",),
+    ),
+]
