@@ -14,7 +14,13 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from helpers.checks.puente import ACCUMULATE_BATCH, log_probs_case, tiny_gpt2
+from helpers.checks.puente import (
+    ACCUMULATE_BATCH,
+    accumulate_case,
+    log_probs_case,
+    nonfinite_padding,
+    tiny_gpt2,
+)
 from helpers.puente import response_log_probs
 from helpers.puente.from_notebook import function_from_notebook
 from helpers.puente.plumbing import (
@@ -91,6 +97,41 @@ def test_informative_groups_by_hand():
         False,
     ]
     assert informative_groups(rewards, 3).tolist() == [True] * 3 + [True] * 3
+
+
+def test_equal_rewards_that_rounding_defeats_have_no_signal():
+    # Los casos de la comprobación con recompensas iguales que no son exactas
+    # en binario: su desviación típica no sale 0 (así cazan «std > 0»), pero
+    # el grupo no tiene señal
+    for rewards, group_size in (
+        (torch.tensor([0.1] * 3, dtype=torch.float64), 3),
+        (torch.tensor([0.2] * 8), 8),
+    ):
+        assert rewards.reshape(-1, group_size).std(dim=-1).item() > 0
+        assert not informative_groups(rewards, group_size).any()
+
+
+def test_the_check_padding_breaks_multiplying_by_the_mask():
+    # −∞ en el logit del relleno y nan en las posiciones del relleno: la
+    # referencia da 0 exacto ahí, y multiplicar por la máscara da nan
+    for case in nonfinite_padding(log_probs_case(0, 3, [5, 2, 4], 5)):
+        logits, input_ids, prompt_len, mask = case
+        got = response_log_probs(logits, input_ids, prompt_len, mask)
+        pad = ~mask.bool()
+        assert torch.equal(got[pad], torch.zeros_like(got[pad]))
+        assert torch.isfinite(got[~pad]).all()
+        multiplied = response_log_probs(logits, input_ids, prompt_len) * mask
+        assert multiplied[pad].isnan().any()
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [ACCUMULATE_BATCH, accumulate_case(4, [4, 1, 2, 4, 1, 2], 4, pad_id=9)],
+)
+def test_the_check_batches_have_distinct_rows(batch):
+    # La comprobación reconoce qué filas recibe cada forward por su contenido
+    input_ids = batch[0]
+    assert len({tuple(row.tolist()) for row in input_ids}) == len(input_ids)
 
 
 def test_notebook_solutions_agree_with_the_references():

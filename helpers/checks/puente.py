@@ -30,6 +30,7 @@ from helpers.checks import (
     python_number,
     tensor,
 )
+from helpers.formatting import significant
 from helpers.puente.losses import response_log_probs as ref_response_log_probs
 from helpers.puente.plumbing import accumulate_gradients as ref_accumulate
 from helpers.puente.plumbing import informative_groups as ref_informative_groups
@@ -51,10 +52,10 @@ def _generator(seed: int) -> torch.Generator:
 
 
 def log_probs_case(
-    seed: int, prompt_len: int, lengths: list[int], width: int
+    seed: int, prompt_len: int, lengths: list[int], width: int, pad_id: int = PAD_ID
 ) -> tuple[torch.Tensor, torch.Tensor, int, torch.Tensor]:
     """``(logits, input_ids, prompt_len, mask)``: B respuestas de las
-    longitudes dadas, rellenadas a la derecha hasta ``width`` con el id 0."""
+    longitudes dadas, rellenadas a la derecha hasta ``width`` con ``pad_id``."""
     generator = _generator(seed)
     batch = len(lengths)
     total = prompt_len + width
@@ -63,7 +64,7 @@ def log_probs_case(
     mask = torch.zeros(batch, width)
     for row, n in enumerate(lengths):
         mask[row, :n] = 1.0
-        input_ids[row, prompt_len + n :] = PAD_ID
+        input_ids[row, prompt_len + n :] = pad_id
     return logits, input_ids, prompt_len, mask
 
 
@@ -71,7 +72,25 @@ _LOG_PROBS_CASES = [
     log_probs_case(0, 3, [5, 2, 4], 5),
     log_probs_case(1, 6, [4, 4], 4),
     log_probs_case(2, 2, [1, 3, 6, 2], 6),
+    log_probs_case(3, 4, [3], 5),  # B = 1: cada eje da otra cosa
 ]
+
+
+def nonfinite_padding(
+    case: tuple[torch.Tensor, torch.Tensor, int, torch.Tensor],
+) -> list[tuple[torch.Tensor, torch.Tensor, int, torch.Tensor]]:
+    """El caso con el relleno que permite el enunciado: el logit del id del
+    relleno a −∞ en todas las posiciones (prohibido, como en la demo del
+    cuaderno), y ``nan`` en los logits de las posiciones del relleno."""
+    logits, input_ids, prompt_len, mask = case
+    banned = logits.clone()
+    banned[..., PAD_ID] = float("-inf")
+    ids = input_ids.clone()
+    ids[:, prompt_len:][~mask.bool()] = PAD_ID
+    broken = logits.clone()
+    before = torch.zeros(mask.shape[0], prompt_len, dtype=torch.bool)
+    broken[torch.cat([before, ~mask.bool()], dim=1)] = float("nan")
+    return [(banned, ids, prompt_len, mask), (broken, input_ids, prompt_len, mask)]
 
 
 def _lp_no_shift(logits, input_ids, prompt_len, mask):
@@ -100,11 +119,26 @@ def _lp_unmasked(logits, input_ids, prompt_len, mask):
     return ref_response_log_probs(logits, input_ids, prompt_len)
 
 
-def _lp_wrong_dim(logits, input_ids, prompt_len, mask):
-    log_p = F.log_softmax(logits[:, prompt_len - 1 : -1], dim=1)
-    return log_p.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1) * mask
+def _lp_over_dim(dim: int) -> Callable[..., Any]:
+    def wrong(logits, input_ids, prompt_len, mask):
+        log_p = F.log_softmax(logits[:, prompt_len - 1 : -1], dim=dim)
+        return log_p.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1) * mask
+
+    return wrong
 
 
+#: Elegir con la máscara: lo que se dice en vez de «multiplica por la máscara»,
+#: que con un −∞ o un nan en el relleno da nan (0 · (−∞) = nan).
+_CHOOSE = (
+    "Elige con torch.where(mask.bool(), log_probs, 0) (o masked_fill): "
+    "multiplicar por la máscara no basta, porque en el relleno puede haber "
+    "−∞ o nan, y 0 · (−∞) = nan."
+)
+_WRONG_DIM = (
+    "El log_softmax va sobre el vocabulario, el último eje (dim=-1): sobre otro "
+    "eje reparte la probabilidad entre posiciones (dim=1) o entre las "
+    "respuestas del lote (dim=0), no entre tokens."
+)
 _LOG_PROBS_MISTAKES: list[Mistake] = [
     Mistake(
         "lp_no_shift",
@@ -132,18 +166,9 @@ _LOG_PROBS_MISTAKES: list[Mistake] = [
         "Devuelves probabilidades (softmax), no log-probabilidades: usa "
         "log_softmax (más estable que log(softmax(...))).",
     ),
-    Mistake(
-        "lp_unmasked",
-        _lp_unmasked,
-        "En el relleno debe salir 0: multiplica por la máscara o usa "
-        "torch.where(mask.bool(), ..., 0).",
-    ),
-    Mistake(
-        "lp_wrong_dim",
-        _lp_wrong_dim,
-        "El log_softmax va sobre el vocabulario, el último eje (dim=-1): sobre "
-        "otro eje reparte la probabilidad entre posiciones, no entre tokens.",
-    ),
+    Mistake("lp_unmasked", _lp_unmasked, f"En el relleno debe salir 0. {_CHOOSE}"),
+    Mistake("lp_wrong_dim", _lp_over_dim(1), _WRONG_DIM),
+    Mistake("lp_wrong_dim", _lp_over_dim(0), _WRONG_DIM),
 ]
 
 
@@ -151,60 +176,94 @@ def _log_probs_ref(logits, input_ids, prompt_len, mask):
     return ref_response_log_probs(logits, input_ids, prompt_len, mask)
 
 
-@exercise(MODULE, "response_log_probs")
+def _check_shape(got: Any, mask: torch.Tensor) -> None:
+    """Falla si ``got`` (un tensor o un array) no tiene la forma ``(B, T)``."""
+    shape = getattr(got, "shape", None)
+    if shape is not None and tuple(shape) != tuple(mask.shape):
+        extra = (
+            "; sobra el último eje, el de gather: quítalo con squeeze(-1)"
+            if tuple(shape) == (*mask.shape, 1)
+            else ", no una por posición de toda la secuencia"
+        )
+        fail(
+            f"response_log_probs devolvió forma {tuple(shape)}; debía ser (B, T) = "
+            f"{tuple(mask.shape)}, una columna por token de la respuesta "
+            f"(input_ids[:, P:]){extra}.",
+            "lp_wrong_shape",
+        )
+
+
+@exercise(MODULE, "response_log_probs", "los valores")
 def check_response_log_probs(
     response_log_probs: Callable[..., Any], cases: list | None = None
 ) -> None:
     """Los **valores** de ``response_log_probs(logits, ids, prompt_len, mask)``."""
+    cases = cases or _LOG_PROBS_CASES
+    try:  # la forma, antes que los valores: su mensaje dice más
+        first = call(response_log_probs, "response_log_probs", *cases[0])
+    except NotImplementedError:
+        raise
+    except Exception:  # noqa: BLE001 - check_cases lo diagnostica
+        first = None
+    _check_shape(first, cases[0][3])
     check_cases(
         response_log_probs,
         "response_log_probs",
-        cases or _LOG_PROBS_CASES,
+        cases,
         _log_probs_ref,
         _LOG_PROBS_MISTAKES,
         atol=1e-5,
     )
 
 
-@exercise(MODULE, "response_log_probs")
+@exercise(MODULE, "response_log_probs", "la forma y el relleno")
 def check_response_log_probs_shape(
     response_log_probs: Callable[..., Any], cases: list | None = None
 ) -> None:
-    """La **forma** ``(B, T)`` y los ceros del relleno, con ids de relleno
-    cualesquiera (los del relleno no tienen por qué ser 0)."""
-    for logits, input_ids, prompt_len, mask in cases or _LOG_PROBS_CASES[:2]:
-        ids = input_ids.clone()
+    """La **forma** ``(B, T)`` y los ceros del relleno: con ids de relleno
+    cualesquiera (no tienen por qué ser 0), con el logit del relleno a −∞ y
+    con ``nan`` en los logits de las posiciones del relleno."""
+    for case in cases or _LOG_PROBS_CASES[:2]:
+        logits, input_ids, prompt_len, mask = case
         pad = ~mask.bool()
+        ids = input_ids.clone()
         ids[:, prompt_len:][pad] = VOCAB - 1  # otro id en el relleno
-        got = call(
-            response_log_probs, "response_log_probs", logits, ids, prompt_len, mask
-        )
-        if not isinstance(got, torch.Tensor):
-            fail(
-                "response_log_probs debe devolver un tensor de PyTorch (B, T); "
-                f"devolvió {type(got).__name__}.",
-                "lp_not_a_tensor",
-            )
-        if tuple(got.shape) != tuple(mask.shape):
-            fail(
-                f"response_log_probs devolvió forma {tuple(got.shape)}; debía ser "
-                f"(B, T) = {tuple(mask.shape)}, una columna por token de la "
-                "respuesta (input_ids[:, P:]), no por toda la secuencia.",
-                "lp_wrong_shape",
-            )
-        if (got.detach()[pad] != 0).any():
-            fail(
-                "En el relleno (mask = 0) debe salir exactamente 0, sea cual sea "
-                "el id que haya en input_ids: multiplica por la máscara o usa "
-                "torch.where(mask.bool(), ..., 0).",
-                "lp_padding_not_zero",
-            )
+        for kind, args in [("id", (logits, ids, prompt_len, mask))] + [
+            ("nonfinite", variant) for variant in nonfinite_padding(case)
+        ]:
+            got = call(response_log_probs, "response_log_probs", *args)
+            if not isinstance(got, torch.Tensor):
+                fail(
+                    "response_log_probs debe devolver un tensor de PyTorch (B, T); "
+                    f"devolvió {type(got).__name__}.",
+                    "lp_not_a_tensor",
+                )
+            _check_shape(got, mask)
+            padding = got.detach()[pad]
+            if kind == "id" and (padding != 0).any():
+                fail(
+                    "En el relleno (mask = 0) debe salir exactamente 0, sea cual "
+                    "sea el id que haya en input_ids: el relleno lo dice la "
+                    "máscara, no el id (el del relleno no tiene por qué ser 0). "
+                    + _CHOOSE,
+                    "lp_padding_not_zero",
+                )
+            if (padding != 0).any():
+                fail(
+                    f"En el relleno salió {significant(padding[padding != 0][0])}, "
+                    "no 0, con el logit del relleno a −∞ (como en la demo) o con "
+                    f"nan en los logits de las posiciones del relleno. {_CHOOSE}",
+                    "lp_multiplies_mask",
+                )
 
 
-@exercise(MODULE, "response_log_probs")
-def check_response_log_probs_gradient(response_log_probs: Callable[..., Any]) -> None:
-    """El **gradiente** llega a los logits (nada de ``.item()``, ``detach`` o NumPy)."""
-    logits, input_ids, prompt_len, mask = _LOG_PROBS_CASES[0]
+@exercise(MODULE, "response_log_probs", "el gradiente")
+def check_response_log_probs_gradient(
+    response_log_probs: Callable[..., Any], case: tuple | None = None
+) -> None:
+    """El **gradiente** llega a los logits (nada de ``.item()``, ``detach`` o
+    NumPy) y es el de la referencia: nada al relleno ni a la última fila."""
+    logits, input_ids, prompt_len, mask = case or _LOG_PROBS_CASES[0]
     logits = logits.clone().requires_grad_(True)
     got = response_log_probs(logits, input_ids, prompt_len, mask)
     if not isinstance(got, torch.Tensor) or not got.requires_grad:
@@ -217,14 +276,30 @@ def check_response_log_probs_gradient(response_log_probs: Callable[..., Any]) ->
     got.sum().backward()
     want_logits = logits.detach().clone().requires_grad_(True)
     _log_probs_ref(want_logits, input_ids, prompt_len, mask).sum().backward()
-    if logits.grad is None or not close(logits.grad, want_logits.grad, atol=1e-5):
+    want = want_logits.grad
+    grad = logits.grad if logits.grad is not None else torch.zeros_like(want)
+    if not close(grad, want, atol=1e-5):
+        difference = describe_difference(grad, want, atol=1e-5)
+        # Filas de logits que no deben recibir nada: el enunciado, el relleno
+        # y la última (predice lo que viene después de la secuencia)
+        leaked = ((want == 0).all(-1) & (grad != 0).any(-1)).nonzero()
+        if len(leaked):
+            hint = (
+                f"Llega gradiente a la fila de logits {leaked[0].tolist()}, que no "
+                "debe recibirlo: solo cuentan las filas que leen un token de la "
+                "respuesta, y del relleno no debe llegar nada."
+            )
+        else:
+            hint = (
+                "Si tus valores ya pasan su comprobación, ¿cortaste el "
+                "gradiente de una parte con detach (el log-sumexp del "
+                "denominador, el máximo que restas)? Todo el log-softmax debe "
+                "derivarse."
+            )
         fail(
-            "El gradiente respecto a los logits no es el de la referencia. "
-            + describe_difference(
-                logits.grad if logits.grad is not None else 0 * want_logits.grad,
-                want_logits.grad,
-                atol=1e-5,
-            ),
+            "El gradiente respecto a los logits no es el de la referencia: "
+            + difference.replace("devuelve un array que difiere", "difiere", 1)
+            + f" {hint}",
             "lp_wrong_gradient",
         )
 
@@ -243,19 +318,27 @@ def _masked_case(seed: int, lengths: list[int], width: int, fill: float):
     return values, mask
 
 
-def _with_dims(case: tuple[torch.Tensor, torch.Tensor]) -> list[tuple]:
+def _with_dims(case: tuple[torch.Tensor, torch.Tensor], dims=(None, -1)) -> list:
     values, mask = case
-    return [(values, mask, None), (values, mask, -1)]
+    return [(values, mask, dim) for dim in dims]
 
 
+def _stacked(*cases: tuple[torch.Tensor, torch.Tensor]) -> tuple:
+    """Varios casos de la misma forma, uno encima de otro: un caso 3-D."""
+    return torch.stack([v for v, _ in cases]), torch.stack([m for _, m in cases])
+
+
+# Cada eje que admite dim: None, el último, el primero (0, que no es None) y
+# uno del medio en un caso 3-D
 _MASKED_CASES = [
-    *_with_dims(_masked_case(0, [4, 2, 3], 4, 5.0)),
+    *_with_dims(_masked_case(0, [4, 2, 3], 4, 5.0), (None, -1, 0)),
     *_with_dims(_masked_case(1, [1, 5], 5, -3.0)),
     (*_masked_case(2, [3, 3, 1, 2], 3, 0.7), 1),
+    (*_stacked(_masked_case(6, [2, 3], 3, 4.0), _masked_case(7, [1, 3], 3, 4.0)), 1),
 ]
 _MASKED_NONFINITE_CASES = [
     *_with_dims(_masked_case(3, [4, 1, 2], 4, float("nan"))),
-    *_with_dims(_masked_case(4, [2, 3], 3, float("inf"))),
+    *_with_dims(_masked_case(4, [2, 3], 3, float("inf")), (None, -1, 0)),
     *_with_dims(_masked_case(5, [3, 1], 3, float("-inf"))),
 ]
 
@@ -277,6 +360,10 @@ def _mm_divides_by_all(values, mask, dim=None):
 
 def _mm_ignores_dim(values, mask, dim=None):
     return ref_masked_mean(values, mask)
+
+
+def _mm_dim_zero_as_none(values, mask, dim=None):
+    return ref_masked_mean(values, mask, dim if dim else None)
 
 
 def _mm_multiplies(values, mask, dim=None):
@@ -304,6 +391,13 @@ _MASKED_MISTAKES: list[Mistake] = [
         "Ignoras dim: con dim=None es la media de todo lo válido (un escalar); "
         "con un eje, la media a lo largo de ese eje (una por fila con dim=-1).",
     ),
+    Mistake(
+        "mm_dim_zero_as_none",
+        _mm_dim_zero_as_none,
+        "Con dim=0 devolviste la media de todo: 0 es un eje (el primero), no "
+        "«sin eje». Un if dim: (o if not dim:) toma el 0 por None; pregunta "
+        "si dim is None.",
+    ),
 ]
 _NONFINITE_MISTAKES: list[Mistake] = [
     Mistake(
@@ -317,7 +411,7 @@ _NONFINITE_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "masked_mean")
+@exercise(MODULE, "masked_mean", "relleno finito")
 def check_masked_mean(
     masked_mean: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -332,7 +426,7 @@ def check_masked_mean(
     )
 
 
-@exercise(MODULE, "masked_mean")
+@exercise(MODULE, "masked_mean", "relleno con nan e inf")
 def check_masked_mean_nonfinite(
     masked_mean: Callable[..., Any], cases: list | None = None
 ) -> None:
@@ -356,10 +450,12 @@ MAX_COMPLETION = 8  # > T en los casos: dr_grpo no divide entre el ancho del lot
 
 def _norm_cases(loss_type: str) -> list[tuple]:
     cases = []
+    # El relleno puede valer cualquier cosa: un número, nan, ∞ o −∞ (y B = 1)
     for seed, lengths, width, fill in (
         (10, [5, 2, 4], 5, 9.0),
         (11, [1, 6, 6, 3], 6, float("nan")),
-        (12, [3, 3], 4, -2.0),
+        (12, [3, 3], 4, float("-inf")),
+        (13, [2], 4, float("inf")),
     ):
         values, mask = _masked_case(seed, lengths, width, fill)
         cases.append((values, mask, loss_type, MAX_COMPLETION))
@@ -498,10 +594,12 @@ def tiny_gpt2(seed: int = 0):
         return GPT2LMHeadModel(config).eval()
 
 
-def accumulate_case(seed: int, lengths: list[int], width: int = 5):
+def accumulate_case(
+    seed: int, lengths: list[int], width: int = 5, pad_id: int = PAD_ID
+):
     """``(input_ids, prompt_len, mask, advantages)`` de B = len(lengths) filas."""
     _, input_ids, prompt_len, mask = log_probs_case(
-        seed, ACCUMULATE_PROMPT_LEN, lengths, width
+        seed, ACCUMULATE_PROMPT_LEN, lengths, width, pad_id
     )
     advantages = torch.randn(len(lengths), generator=_generator(seed + 100))
     return input_ids, prompt_len, mask, advantages
@@ -575,8 +673,9 @@ _ACCUMULATE_MISTAKES: list[Mistake] = [
     Mistake(
         "acc_counts_padding",
         _accumulate_variant(no_mask=True),
-        "Cuentas los tokens de relleno: multiplica por la máscara (y normaliza "
-        "entre los tokens de verdad).",
+        "Cuentas los tokens de relleno: sus log-probabilidades entran en la "
+        "suma. response_log_probs, con la máscara del micro-lote, ya pone 0 en "
+        "el relleno; y el divisor son los tokens de verdad, mask.sum().",
     ),
     Mistake(
         "acc_sign",
@@ -592,30 +691,45 @@ _ACCUMULATE_MISTAKES: list[Mistake] = [
 ]
 
 
-class _ForwardLog:
-    """Apunta cuántas filas recibe cada forward del modelo."""
+class _CallLog:
+    """Apunta, en orden, cada forward del modelo (con las filas que recibe) y
+    cada backward que llega a sus parámetros (al embedding, que usan todos)."""
 
     def __init__(self, model) -> None:
-        self.sizes: list[int] = []
-        self.handle = model.register_forward_pre_hook(self._record, with_kwargs=True)
+        self.events: list[tuple[str, torch.Tensor | None]] = []
+        weight = model.get_input_embeddings().weight
+        self.handles = [
+            model.register_forward_pre_hook(self._forward, with_kwargs=True),
+            weight.register_post_accumulate_grad_hook(self._backward),
+        ]
 
-    def _record(self, module, args, kwargs):
+    def _forward(self, module, args, kwargs):
         ids = args[0] if args else kwargs.get("input_ids")
-        self.sizes.append(int(ids.shape[0]) if ids is not None else -1)
+        self.events.append(("forward", None if ids is None else ids.detach().clone()))
+
+    def _backward(self, parameter):
+        self.events.append(("backward", None))
+
+    def forwards(self) -> list[torch.Tensor | None]:
+        return [ids for kind, ids in self.events if kind == "forward"]
 
     def remove(self) -> None:
-        self.handle.remove()
+        for handle in self.handles:
+            handle.remove()
 
 
-def _run_accumulate(accumulate, k: int, preset: bool = False):
-    """Gradientes (y lo devuelto, y los tamaños de los forward) tras una llamada."""
-    model = tiny_gpt2()
+def _run_accumulate(
+    accumulate, k: int, preset: bool = False, batch=ACCUMULATE_BATCH, seed: int = 0
+):
+    """Gradientes, lo devuelto y el registro de forward y backward tras una
+    llamada con ``k`` micro-lotes sobre ``batch`` (el modelo de ``seed``)."""
+    model = tiny_gpt2(seed)
     if preset:  # gradientes de antes: la función debe sumarles, no borrarlos
         for p in model.parameters():
             p.grad = torch.full_like(p, 0.01)
-    input_ids, prompt_len, mask, advantages = ACCUMULATE_BATCH
+    input_ids, prompt_len, mask, advantages = batch
     given = [x.clone() for x in (input_ids, mask, advantages)]
-    log = _ForwardLog(model)
+    log = _CallLog(model)
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -639,7 +753,7 @@ def _run_accumulate(accumulate, k: int, preset: bool = False):
         name: (p.grad.clone() if p.grad is not None else torch.zeros_like(p))
         for name, p in model.named_parameters()
     }
-    return grads, value, log.sizes
+    return grads, value, log
 
 
 def _same_grads(a, b) -> bool:
@@ -652,11 +766,14 @@ def _whole_batch(model, input_ids, prompt_len, mask, advantages, num_microbatche
     return ref_accumulate(model, input_ids, prompt_len, mask, advantages, 1)
 
 
-def _check_gradients(accumulate_gradients: Callable[..., Any], k: int) -> None:
+def _check_gradients(
+    accumulate_gradients: Callable[..., Any], k: int, batch, seed: int
+) -> None:
     """:func:`check_procedure` con los gradientes que deja una llamada con
     ``k`` micro-lotes. Si un error típico los explica, lo dice; si ninguno,
     :func:`compare_parameters` dice qué gradiente difiere primero y dónde."""
-    what = f"el gradiente con k = {k} micro-lotes"
+    micro = "micro-lote" if k == 1 else "micro-lotes"
+    what = f"el gradiente con k = {k} {micro}"
 
     def unexplained(got, want) -> None:
         compare_parameters(
@@ -667,10 +784,10 @@ def _check_gradients(accumulate_gradients: Callable[..., Any], k: int) -> None:
         accumulate_gradients,
         _whole_batch,
         _ACCUMULATE_MISTAKES,
-        run=lambda accumulate: _run_accumulate(accumulate, k)[0],
+        run=lambda accumulate: _run_accumulate(accumulate, k, False, batch, seed)[0],
         same=_same_grads,
         describe=lambda got, want: (
-            f"Con k = {k} micro-lotes, los gradientes no son los del lote entero."
+            f"Con k = {k} {micro}, los gradientes no son los del lote entero."
         ),
         same_as_mistake=lambda got, wrong: _same_grads(wrong, got),
         unexplained=unexplained,
@@ -680,47 +797,112 @@ def _check_gradients(accumulate_gradients: Callable[..., Any], k: int) -> None:
 @exercise(
     MODULE,
     "accumulate_gradients",
+    "los gradientes",
     uses={"response_log_probs": _log_probs_ref},
 )
-def check_accumulate_gradients(accumulate_gradients: Callable[..., Any]) -> None:
-    """Los **gradientes** con k = 1, 2 y 4 micro-lotes son los del lote entero."""
-    for k in (1, 2, 4):
-        _check_gradients(accumulate_gradients, k)
+def check_accumulate_gradients(
+    accumulate_gradients: Callable[..., Any],
+    batch=ACCUMULATE_BATCH,
+    ks: tuple[int, ...] = (1, 2, 4),
+    seed: int = 0,
+) -> None:
+    """Los **gradientes** con k = 1, 2 y 4 micro-lotes son los del lote entero
+    (con la ``response_log_probs`` de referencia, como dice el enunciado)."""
+    for k in ks:
+        _check_gradients(accumulate_gradients, k, batch, seed)
+
+
+def _check_order(log: _CallLog, input_ids: torch.Tensor, k: int) -> None:
+    """Cada micro-lote, sus filas seguidas y en orden, con su forward y
+    enseguida su backward."""
+    batch = input_ids.shape[0]
+    size = batch // k
+    sizes = [-1 if ids is None else int(ids.shape[0]) for ids in log.forwards()]
+    if sizes != [size] * k:
+        fail(
+            f"Con k = {k}, el modelo recibió forward de {sizes} filas; debían "
+            f"ser {k} forward de B/k = {size} filas seguidas (un forward "
+            "y un backward por micro-lote, nunca el lote entero a la vez).",
+            "acc_forward_sizes",
+        )
+    # Qué filas del lote recibió cada forward (−1: una que no es del lote)
+    rows = [
+        [
+            next((i for i, r in enumerate(input_ids) if torch.equal(r, row)), -1)
+            for row in ids
+        ]
+        for ids in log.forwards()
+    ]
+    want = [list(range(j * size, (j + 1) * size)) for j in range(k)]
+    if rows != want:
+        strided = rows == [list(range(j, batch, k)) for j in range(k)]
+        fail(
+            f"Con k = {k}, los micro-lotes fueron las filas {rows}; debían ser "
+            f"{want}: el micro-lote j son las filas seguidas de j · B/k a "
+            "(j + 1) · B/k − 1, en orden."
+            + (
+                " Tomaste una fila de cada k (un paso de k al cortar)."
+                if strided
+                else ""
+            ),
+            "acc_strided_microbatches",
+        )
+    kinds = [kind for kind, _ in log.events]
+    if kinds != ["forward", "backward"] * k:
+        fail(
+            f"Con k = {k}, el modelo vio, en este orden: {' → '.join(kinds)}. "
+            f"Debían ser {k} parejas forward → backward: cada micro-lote hace "
+            "su backward antes del forward del siguiente, y así su grafo (las "
+            "activaciones que guarda el forward) se libera enseguida. Con un "
+            "solo backward al final, los k grafos viven a la vez en memoria, "
+            "como con el lote entero: justo lo que la acumulación evita.",
+            "acc_backward_per_microbatch",
+        )
 
 
 @exercise(
     MODULE,
     "accumulate_gradients",
+    "los micro-lotes y lo devuelto",
     uses={"response_log_probs": _log_probs_ref},
 )
 def check_accumulate_gradients_microbatches(
     accumulate_gradients: Callable[..., Any],
+    batch=ACCUMULATE_BATCH,
+    ks: tuple[int, ...] = (2, 4),
+    seed: int = 0,
 ) -> None:
-    """Un forward por micro-lote de B/k filas, lo devuelto es L como ``float`` y
-    los gradientes se suman a los que ya hubiera."""
-    input_ids = ACCUMULATE_BATCH[0]
-    batch = input_ids.shape[0]
-    for k in (2, 4):
-        _, value, sizes = _run_accumulate(accumulate_gradients, k)
-        if sizes != [batch // k] * k:
-            fail(
-                f"Con k = {k}, el modelo recibió forward de {sizes} filas; debían "
-                f"ser {k} forward de B/k = {batch // k} filas seguidas (un forward "
-                "y un backward por micro-lote, nunca el lote entero a la vez).",
-                "acc_forward_sizes",
-            )
+    """Un forward de B/k filas seguidas y un backward por micro-lote, en orden;
+    lo devuelto es L como ``float``, y los gradientes se suman a los que ya
+    hubiera."""
+    for k in ks:
+        _, value, log = _run_accumulate(accumulate_gradients, k, False, batch, seed)
+        _check_order(log, batch[0], k)
         python_number(value, "Lo que devuelve accumulate_gradients (la pérdida L)")
-        _, want_value, _ = _run_accumulate(ref_accumulate, k)
-        if not close(float(value), want_value, atol=1e-5):
+        _, want, _ = _run_accumulate(ref_accumulate, k, False, batch, seed)
+        value = float(value)
+        if not close(value, want, atol=1e-5):
+            if close(-value, want, atol=1e-5):
+                hint = "Sale con el signo cambiado: L = −Σ A · log π / N."
+            elif close(value * k, want, atol=1e-5):
+                hint = (
+                    f"Es {k} veces menos: devolviste la media de las pérdidas de "
+                    "los micro-lotes, y L es su suma (cada una ya va dividida "
+                    "entre los tokens del lote entero)."
+                )
+            else:
+                hint = (
+                    "Devuelve la suma de las pérdidas de los micro-lotes (cada "
+                    "una ya dividida entre los tokens del lote entero)."
+                )
             fail(
-                f"Con k = {k}, devolviste L = {float(value):.6g} y era "
-                f"{want_value:.6g}: devuelve la suma de las pérdidas de los "
-                "micro-lotes (cada una ya dividida entre los tokens del lote).",
+                f"Con k = {k}, devolviste L = {significant(value)} y era "
+                f"{significant(want)}. {hint}",
                 "acc_wrong_value",
             )
-    got, _, _ = _run_accumulate(accumulate_gradients, 2, preset=True)
-    want, _, _ = _run_accumulate(ref_accumulate, 2, preset=True)
-    if not _same_grads(got, want):
+    got, _, _ = _run_accumulate(accumulate_gradients, ks[0], True, batch, seed)
+    want_grads, _, _ = _run_accumulate(ref_accumulate, ks[0], True, batch, seed)
+    if not _same_grads(got, want_grads):
         fail(
             "Con gradientes de antes en .grad, los tuyos no son los de antes más "
             "los del lote: accumulate_gradients no debe poner .grad a 0 (ni "
@@ -740,6 +922,10 @@ _INFORMATIVE_CASES = [
     (tensor([0.5, 0.5, 0.5, 2.0, 2.0, 1.0, 0.25, 0.25, 0.25]), 3),
     (tensor([1, 1, 1, 1, 0, 0, 0, 1]), 4),
     (tensor([3.0, 3.0, 3.0, 3.0]), 4),
+    # Recompensas iguales que no son exactas en binario: por el redondeo, su
+    # desviación típica no sale 0, pero el grupo no tiene señal
+    (tensor([0.1, 0.1, 0.1], dtype=torch.float64), 3),
+    (tensor([0.2] * 8), 8),
 ]
 
 
@@ -757,6 +943,12 @@ def _ig_tiled(rewards, group_size):
     groups = rewards.reshape(group_size, -1).T
     varied = (groups != groups[:, :1]).any(dim=-1)
     return varied.repeat(group_size)
+
+
+def _ig_std_positive(rewards, group_size):
+    return (rewards.reshape(-1, group_size).std(dim=-1) > 0).repeat_interleave(
+        group_size
+    )
 
 
 def _ig_inverse(rewards, group_size):
@@ -786,6 +978,16 @@ _INFORMATIVE_MISTAKES: list[Mistake] = [
         _ig_tiled,
         "Los grupos son G respuestas seguidas (las del primer enunciado, luego "
         "las del segundo...): reshape(-1, G), no reshape(G, -1).",
+    ),
+    Mistake(
+        "ig_std_rounding",
+        _ig_std_positive,
+        "Comparas con 0 la variación del grupo (su desviación típica, su "
+        "varianza o la distancia a su media), y con floats eso falla: la "
+        "desviación típica de tres recompensas iguales de 0,1 no sale "
+        "exactamente 0, por el redondeo, y el grupo parece tener señal. "
+        "Compara las recompensas entre sí: un grupo no aporta si todas son "
+        "iguales.",
     ),
     Mistake(
         "ig_inverse",

@@ -20,7 +20,7 @@ WRONG: dict[str, list[Answer]] = {
 def response_log_probs(logits, input_ids, prompt_len, mask):
     log_p = F.log_softmax(logits[:, prompt_len:], dim=-1)
     chosen = log_p.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1)
-    return chosen * mask
+    return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
 """,
             mistake="lp_no_shift",
             fails=(_LP, _LP_GRAD),
@@ -31,7 +31,7 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
 def response_log_probs(logits, input_ids, prompt_len, mask):
     log_p = F.log_softmax(logits[:, prompt_len - 1:-1], dim=-1)
     chosen = log_p.gather(-1, input_ids[:, prompt_len - 1:-1, None]).squeeze(-1)
-    return chosen * mask
+    return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
 """,
             mistake="lp_labels_shifted_too",
             fails=(_LP, _LP_GRAD),
@@ -42,7 +42,7 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
 def response_log_probs(logits, input_ids, prompt_len, mask):
     chosen = logits[:, prompt_len - 1:-1].gather(
         -1, input_ids[:, prompt_len:].unsqueeze(-1)).squeeze(-1)
-    return chosen * mask
+    return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
 """,
             mistake="lp_raw_logits",
             fails=(_LP, _LP_GRAD),
@@ -57,12 +57,91 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
             mistake="lp_unmasked",
         ),
         Answer(
+            "log_softmax sobre el lote (dim=0)",
+            """
+def response_log_probs(logits, input_ids, prompt_len, mask):
+    log_p = F.log_softmax(logits, dim=0)[:, prompt_len - 1:-1]
+    chosen = log_p.gather(2, input_ids[:, prompt_len:, None]).squeeze(2)
+    return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
+""",
+            mistake="lp_wrong_dim",
+            fails=(_LP, _LP_GRAD),
+        ),
+        Answer(
+            "multiplica por la máscara (−∞ o nan en el relleno)",
+            """
+def response_log_probs(logits, input_ids, prompt_len, mask):
+    log_p = F.log_softmax(logits[:, prompt_len - 1:-1], dim=-1)
+    token_lp = log_p.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1)
+    return token_lp * mask
+""",
+            mistake="lp_multiplies_mask",
+            fails=(_LP_SHAPE,),
+        ),
+        Answer(
+            "el relleno por el id 0, sin mirar la máscara",
+            """
+def response_log_probs(logits, input_ids, prompt_len, mask):
+    log_p = F.log_softmax(logits[:, prompt_len - 1:-1], dim=-1)
+    completions = input_ids[:, prompt_len:]
+    chosen = log_p.gather(-1, completions[..., None]).squeeze(-1)
+    return torch.where(completions != 0, chosen, torch.zeros_like(chosen))
+""",
+            mistake="lp_padding_not_zero",
+            fails=(_LP_SHAPE,),
+        ),
+        Answer(
+            "softmax en vez de log_softmax",
+            """
+def response_log_probs(logits, input_ids, prompt_len, mask):
+    p = torch.softmax(logits[:, prompt_len - 1:-1], dim=-1)
+    chosen = p.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1)
+    return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
+""",
+            mistake="lp_probabilities",
+            fails=(_LP, _LP_GRAD),
+        ),
+        Answer(
+            "sin squeeze: (B, T, 1)",
+            """
+def response_log_probs(logits, input_ids, prompt_len, mask):
+    log_p = F.log_softmax(logits[:, prompt_len - 1:-1], dim=-1)
+    chosen = log_p.gather(-1, input_ids[:, prompt_len:].unsqueeze(-1))
+    return torch.where(mask.bool().unsqueeze(-1), chosen, torch.zeros_like(chosen))
+""",
+            mistake="lp_wrong_shape",
+            fails=(_LP, _LP_SHAPE),
+        ),
+        Answer(
+            "devuelve un array de NumPy",
+            """
+def response_log_probs(logits, input_ids, prompt_len, mask):
+    log_p = F.log_softmax(logits[:, prompt_len - 1:-1], dim=-1)
+    chosen = log_p.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1)
+    return torch.where(mask.bool(), chosen, 0.0).detach().numpy()
+""",
+            mistake="lp_not_a_tensor",
+            fails=(_LP_SHAPE, _LP_GRAD),
+        ),
+        Answer(
+            "el denominador sin gradiente (logsumexp con detach)",
+            """
+def response_log_probs(logits, input_ids, prompt_len, mask):
+    shifted = logits[:, prompt_len - 1:-1]
+    norm = torch.logsumexp(shifted.detach(), dim=-1, keepdim=True)
+    chosen = (shifted - norm).gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1)
+    return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
+""",
+            mistake="lp_wrong_gradient",
+            fails=(_LP_GRAD,),
+        ),
+        Answer(
             "log_softmax sobre las posiciones",
             """
 def response_log_probs(logits, input_ids, prompt_len, mask):
     log_p = torch.log_softmax(logits[:, prompt_len - 1:-1], dim=1)
     chosen = log_p.gather(-1, input_ids[:, prompt_len:].unsqueeze(-1)).squeeze(-1)
-    return chosen * mask
+    return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
 """,
             mistake="lp_wrong_dim",
             fails=(_LP, _LP_GRAD),
@@ -73,7 +152,7 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
 def response_log_probs(logits, input_ids, prompt_len, mask):
     log_p = torch.log_softmax(logits.detach()[:, prompt_len - 1:-1], dim=-1)
     chosen = log_p.gather(-1, input_ids[:, prompt_len:].unsqueeze(-1)).squeeze(-1)
-    return chosen * mask
+    return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
 """,
             mistake="lp_no_gradient",
             fails=(_LP_GRAD,),
@@ -118,6 +197,17 @@ def masked_mean(values, mask, dim=None):
     return torch.where(keep, values, torch.zeros_like(values)).sum() / keep.sum()
 """,
             mistake="mm_ignores_dim",
+        ),
+        Answer(
+            "if not dim: toma dim=0 por None",
+            """
+def masked_mean(values, mask, dim=None):
+    kept = torch.where(mask.bool(), values, torch.zeros_like(values))
+    if not dim:
+        return kept.sum() / mask.sum()
+    return kept.sum(dim=dim) / mask.sum(dim=dim)
+""",
+            mistake="mm_dim_zero_as_none",
         ),
         Answer(
             "modifica la entrada",
@@ -187,6 +277,44 @@ def trl_normalize(per_token, mask, loss_type, max_completion_length):
 """,
             mistake="grpo_divides_by_width",
             fails=("trl_normalize_test_grpo",),
+        ),
+        Answer(
+            "bnpo como la media de las medias",
+            """
+def trl_normalize(per_token, mask, loss_type, max_completion_length):
+    kept = torch.where(mask.bool(), per_token, torch.zeros_like(per_token))
+    if loss_type in ("grpo", "bnpo"):
+        return (kept.sum(-1) / mask.sum(-1)).mean()
+    return kept.sum() / (per_token.shape[0] * max_completion_length)
+""",
+            mistake="bnpo_mean_of_means",
+            fails=("trl_normalize_test_bnpo",),
+        ),
+        Answer(
+            "dr_grpo entre los tokens válidos",
+            """
+def trl_normalize(per_token, mask, loss_type, max_completion_length):
+    if loss_type == "grpo":
+        return masked_mean(per_token, mask, dim=-1).mean()
+    return masked_mean(per_token, mask)
+""",
+            mistake="dr_grpo_divides_by_tokens",
+            fails=("trl_normalize_test_dr_grpo",),
+        ),
+        Answer(
+            "devuelve un float (.item())",
+            """
+def trl_normalize(per_token, mask, loss_type, max_completion_length):
+    kept = torch.where(mask.bool(), per_token, torch.zeros_like(per_token))
+    if loss_type == "grpo":
+        loss = (kept.sum(-1) / mask.sum(-1)).mean()
+    elif loss_type == "bnpo":
+        loss = kept.sum() / mask.sum()
+    else:
+        loss = kept.sum() / (per_token.shape[0] * max_completion_length)
+    return loss.item()
+""",
+            mistake="norm_no_gradient",
         ),
         Answer(
             "multiplica por la máscara (nan en el relleno)",
@@ -273,6 +401,157 @@ def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
             fails=(_ACC_MICRO,),
         ),
         Answer(
+            "cada micro-lote entre sus propios tokens",
+            """
+def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
+                         num_microbatches):
+    size = input_ids.shape[0] // num_microbatches
+    total = 0.0
+    for start in range(0, input_ids.shape[0], size):
+        ids, m = input_ids[start:start + size], mask[start:start + size]
+        lp = response_log_probs(model(ids).logits, ids, prompt_len, m)
+        loss = -(advantages[start:start + size, None] * lp).sum() / m.sum()
+        loss.backward()
+        total += loss.item()
+    return total
+""",
+            mistake="acc_local_tokens",
+            fails=(_ACC, _ACC_MICRO),
+        ),
+        Answer(
+            "log-probabilidades a mano, sin la máscara",
+            """
+def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
+                         num_microbatches):
+    size = input_ids.shape[0] // num_microbatches
+    total = 0.0
+    for start in range(0, input_ids.shape[0], size):
+        ids = input_ids[start:start + size]
+        log_p = F.log_softmax(model(ids).logits[:, prompt_len - 1:-1], dim=-1)
+        lp = log_p.gather(-1, ids[:, prompt_len:, None]).squeeze(-1)
+        loss = -(advantages[start:start + size, None] * lp).sum() / mask.sum()
+        loss.backward()
+        total += loss.item()
+    return total
+""",
+            mistake="acc_counts_padding",
+            fails=(_ACC, _ACC_MICRO),
+        ),
+        Answer(
+            "sin dividir entre los tokens",
+            """
+def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
+                         num_microbatches):
+    total = 0.0
+    for ids, m, adv in zip(input_ids.chunk(num_microbatches),
+                           mask.chunk(num_microbatches),
+                           advantages.chunk(num_microbatches)):
+        lp = response_log_probs(model(ids).logits, ids, prompt_len, m)
+        loss = -(adv[:, None] * lp).sum()
+        loss.backward()
+        total += loss.item()
+    return total
+""",
+            mistake="acc_no_divisor",
+            fails=(_ACC, _ACC_MICRO),
+        ),
+        Answer(
+            "cada respuesta entre su longitud (la normalización de grpo)",
+            """
+def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
+                         num_microbatches):
+    size = input_ids.shape[0] // num_microbatches
+    total = 0.0
+    for start in range(0, input_ids.shape[0], size):
+        ids, m = input_ids[start:start + size], mask[start:start + size]
+        lp = response_log_probs(model(ids).logits, ids, prompt_len, m)
+        per_answer = (lp * m).sum(-1) / m.sum(-1)
+        adv = advantages[start:start + size]
+        loss = -(adv * per_answer).sum() / input_ids.shape[0]
+        loss.backward()
+        total += loss.item()
+    return total
+""",
+            mistake="acc_wrong_gradients",
+            fails=(_ACC, _ACC_MICRO),
+        ),
+        Answer(
+            "un solo backward al final",
+            """
+def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
+                         num_microbatches):
+    size = input_ids.shape[0] // num_microbatches
+    n_tokens = mask.sum()
+    loss = 0.0
+    for start in range(0, input_ids.shape[0], size):
+        ids, m = input_ids[start:start + size], mask[start:start + size]
+        lp = response_log_probs(model(ids).logits, ids, prompt_len, m)
+        loss = loss - (advantages[start:start + size, None] * lp).sum() / n_tokens
+    loss.backward()
+    return loss.item()
+""",
+            mistake="acc_backward_per_microbatch",
+            fails=(_ACC_MICRO,),
+        ),
+        Answer(
+            "micro-lotes con paso k (input_ids[j::k])",
+            """
+def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
+                         num_microbatches):
+    k = num_microbatches
+    n_tokens = mask.sum()
+    total = 0.0
+    for j in range(k):
+        ids, m = input_ids[j::k], mask[j::k]
+        lp = response_log_probs(model(ids).logits, ids, prompt_len, m)
+        loss = -(advantages[j::k, None] * lp).sum() / n_tokens
+        loss.backward()
+        total += loss.item()
+    return total
+""",
+            mistake="acc_strided_microbatches",
+            fails=(_ACC_MICRO,),
+        ),
+        Answer(
+            "devuelve la media de las pérdidas",
+            """
+def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
+                         num_microbatches):
+    n_tokens = mask.sum()
+    losses = []
+    for ids, m, adv in zip(input_ids.chunk(num_microbatches),
+                           mask.chunk(num_microbatches),
+                           advantages.chunk(num_microbatches)):
+        lp = response_log_probs(model(ids).logits, ids, prompt_len, m)
+        loss = -(adv[:, None] * lp).sum() / n_tokens
+        loss.backward()
+        losses.append(loss.item())
+    return sum(losses) / len(losses)
+""",
+            mistake="acc_wrong_value",
+            fails=(_ACC_MICRO,),
+        ),
+        Answer(
+            "zero_grad antes del bucle",
+            """
+def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
+                         num_microbatches):
+    model.zero_grad()
+    n_tokens = mask.sum()
+    total = 0.0
+    for ids, m, adv in zip(input_ids.chunk(num_microbatches),
+                           mask.chunk(num_microbatches),
+                           advantages.chunk(num_microbatches)):
+        lp = response_log_probs(model(ids).logits, ids, prompt_len, m)
+        loss = -(adv[:, None] * lp).sum() / n_tokens
+        loss.backward()
+        total += loss.item()
+    return total
+""",
+            mistake="acc_resets_grad",
+            fails=(_ACC_MICRO,),
+        ),
+        Answer(
             "sin el signo menos",
             """
 def accumulate_gradients(model, input_ids, prompt_len, mask, advantages,
@@ -318,6 +597,24 @@ def informative_groups(rewards, group_size):
             mistake="ig_tiled",
         ),
         Answer(
+            "desviación típica del grupo distinta de 0",
+            """
+def informative_groups(rewards, group_size):
+    std = rewards.view(-1, group_size).std(dim=1)
+    return (std != 0).repeat_interleave(group_size)
+""",
+            mistake="ig_std_rounding",
+        ),
+        Answer(
+            "desviación típica de todo el lote",
+            """
+def informative_groups(rewards, group_size):
+    has_signal = bool(rewards.std() > 0)
+    return torch.full(rewards.shape, has_signal)
+""",
+            mistake="ig_batch_std",
+        ),
+        Answer(
             "al revés",
             """
 def informative_groups(rewards, group_size):
@@ -358,13 +655,13 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
 """,
         ),
         Answer(
-            "log(softmax) y máscara multiplicando",
+            "log(softmax) y masked_fill",
             """
 def response_log_probs(logits, input_ids, prompt_len, mask):
     shifted = logits[:, prompt_len - 1 : input_ids.shape[1] - 1]
     probs = torch.softmax(shifted, dim=-1)
     chosen = torch.log(probs.gather(2, input_ids[:, prompt_len:, None]))[..., 0]
-    return chosen * mask
+    return chosen.masked_fill(mask == 0, 0.0)
 """,
         ),
     ],
