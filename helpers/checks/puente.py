@@ -105,6 +105,12 @@ def _lp_labels_shifted_too(logits, input_ids, prompt_len, mask):
     return chosen * mask
 
 
+def _lp_shift_backwards(logits, input_ids, prompt_len, mask):
+    log_p = F.log_softmax(logits[:, prompt_len:], dim=-1)
+    chosen = log_p.gather(-1, input_ids[:, prompt_len - 1 : -1, None]).squeeze(-1)
+    return chosen * mask
+
+
 def _lp_raw_logits(logits, input_ids, prompt_len, mask):
     shifted = logits[:, prompt_len - 1 : -1]
     return shifted.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1) * mask
@@ -153,6 +159,14 @@ _LOG_PROBS_MISTAKES: list[Mistake] = [
         "Desplazaste los logits y también los tokens: así cada logit «predice» "
         "el token que ya tenía delante. Los logits van de P − 1 a −1 y los "
         "tokens que se leen son los de la respuesta, input_ids[:, P:].",
+    ),
+    Mistake(
+        "lp_shift_backwards",
+        _lp_shift_backwards,
+        "Desplazaste al revés: lees el token de la posición t en los logits de "
+        "t + 1, que ya lo tenían delante. Son los logits de t − 1 los que "
+        "predicen el token t: los de la respuesta, input_ids[:, P:], se leen "
+        "en logits[:, P − 1 : −1].",
     ),
     Mistake(
         "lp_raw_logits",

@@ -37,6 +37,18 @@ def response_log_probs(logits, input_ids, prompt_len, mask):
             fails=(_LP, _LP_GRAD),
         ),
         Answer(
+            "desplazamiento al revés (el token t en los logits de t + 1)",
+            """
+def response_log_probs(logits, input_ids, prompt_len, mask):
+    log_p = F.log_softmax(logits[:, prompt_len:], dim=-1)
+    previous = input_ids[:, prompt_len - 1:-1]
+    chosen = log_p.gather(-1, previous.unsqueeze(-1)).squeeze(-1)
+    return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
+""",
+            mistake="lp_shift_backwards",
+            fails=(_LP, _LP_GRAD),
+        ),
+        Answer(
             "el logit sin log_softmax",
             """
 def response_log_probs(logits, input_ids, prompt_len, mask):
