@@ -515,7 +515,7 @@ def check_pairwise_accuracy(
 # solo en las pruebas ocultas del cuaderno de soluciones.
 
 EXPERIMENT_KEY = "experiment_answer"
-EXPERIMENT_TITLE = "El experimento: cuatro afirmaciones"
+EXPERIMENT_TITLE = "Un experimento: dos valores de β"
 
 check_experiment_answer = statements_check(
     MODULE,
