@@ -12,7 +12,6 @@ import torch
 
 from helpers.checks import (
     Mistake,
-    as_array,
     check_cases,
     check_procedure,
     close,
@@ -24,6 +23,7 @@ from helpers.checks import (
     same_parameters,
     tensor,
 )
+from helpers.formatting import numbers
 from helpers.tinylm.grpo import group_advantages as ref_group_advantages
 from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
 from helpers.tinylm.grpo import k3_kl as ref_k3_kl
@@ -239,12 +239,12 @@ def _substring_verify(text: str, a: int, b: int) -> int:
 
 def _no_end_verify(text: str, a: int, b: int) -> int:
     final = text.replace(".", "").rsplit("=", 1)[-1]
-    return int(final.isdigit() and int(final) == a * b)
+    return int(final.isascii() and final.isdigit() and int(final) == a * b)
 
 
 def _strip_end_verify(text: str, a: int, b: int) -> int:
     final = text.rsplit("=", 1)[-1].rstrip(".")
-    return int(final.isdigit() and int(final) == a * b)
+    return int(final.isascii() and final.isdigit() and int(final) == a * b)
 
 
 def _raising_verify(text: str, a: int, b: int) -> int:
@@ -323,16 +323,19 @@ _VERIFY_MISTAKES: list[Mistake] = [
     Mistake(
         "verify_no_end_check",
         _no_end_verify,
-        "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
-        "vale 0 aunque los dígitos coincidan. Comprueba que hay un «.» antes de "
-        "leer el número.",
+        "Quitaste todos los puntos antes de leer el número, y con ellos se va "
+        "el final de la respuesta: acaba en el **primer** «.» (el token de fin) "
+        "y lo de detrás no cuenta («…=408.+7» vale 1, «…=40.8.» vale 0). Una "
+        "respuesta sin punto quedó cortada (el modelo no terminó): vale 0 "
+        "aunque los dígitos coincidan.",
     ),
     Mistake(
         "verify_strips_end",
         _strip_end_verify,
-        "Una respuesta sin punto final quedó cortada (el modelo no terminó): "
-        "vale 0 aunque los dígitos coincidan. Comprueba que hay un «.» antes de "
-        "leer el número.",
+        "Quitaste el punto del final (rstrip) sin comprobar que estaba: una "
+        "respuesta sin punto quedó cortada (el modelo no terminó) y vale 0 "
+        "aunque los dígitos coincidan. Además, la respuesta acaba en el "
+        "**primer** «.»: lo de detrás no cuenta («…=408.+7» vale 1).",
     ),
     Mistake(
         "verify_substring",
@@ -360,6 +363,8 @@ VERIFY_CASES = [
     ("17×24=408.", 17, 24),
     ("17×20+17×4=340+68=408.+7", 17, 24),
     ("12×11=12×10+12×1=120+12=132.", 12, 11),
+    ("17×20+17×4=340+68=408..", 17, 24),
+    ("17×20+17×4=340+68=40.8.", 17, 24),
 ]
 
 #: Respuestas mal formadas: cortadas, sin «=», sin número al final, vacías.
@@ -371,6 +376,8 @@ VERIFY_MALFORMED_CASES = [
     ("17×20+17×4=340+68=408².", 17, 24),
     ("17×20+17×4=340+68=4", 17, 24),
     ("", 17, 24),
+    # Acaba en el primer «.», sin «=» antes: quitar todos los puntos lo arregla
+    ("17×20.+17×4=340+68=40.8", 17, 24),
 ]
 
 
@@ -475,23 +482,24 @@ _PUSH_MISTAKES: list[Mistake] = [
 ]
 
 
+def _push_by_autograd(logits, token, advantage=1.0):
+    """El empujón calculado por autograd: −gradiente de −A · log softmax."""
+    z = torch.as_tensor(logits, dtype=torch.float64).clone().requires_grad_(True)
+    (-advantage * torch.log_softmax(z, -1)[token]).backward()
+    return -z.grad
+
+
 @exercise(MODULE, "logit_push")
 def check_logit_push(logit_push: Callable[..., Any], cases: list | None = None) -> None:
     """Comprueba ``logit_push(logits, token, advantage)`` contra autograd."""
-    cases = cases or _PUSH_CASES
     check_cases(
-        logit_push, "logit_push", cases, ref_logit_push, _PUSH_MISTAKES, atol=1e-5
+        logit_push,
+        "logit_push",
+        cases or _PUSH_CASES,
+        _push_by_autograd,
+        _PUSH_MISTAKES,
+        atol=1e-5,
     )
-    # La misma cuenta, hecha por autograd: −gradiente de −A · log softmax
-    logits, token, advantage = cases[0]
-    z = logits.clone().double().requires_grad_(True)
-    (-advantage * torch.log_softmax(z, -1)[token]).backward()
-    got = as_array(logit_push(logits.clone(), token, advantage), "logit_push")
-    if not close(got, -z.grad.numpy(), atol=1e-5):
-        fail(
-            "Tu empujón no coincide con el que calcula autograd (−z.grad).",
-            "push_differs_from_autograd",
-        )
 
 
 # ---------------------------------------------------------------------------
@@ -508,6 +516,12 @@ _GROUP_CASES = [
     (tensor([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), True),
     (tensor([[1, 1, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]]), True),
     (tensor([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0]]), True),
+    # Recompensas que no son exactas en binario: 0,1 + 0,2 y 0,3 son la misma
+    # nota, pero no el mismo float: el grupo unánime tiene σ ~ 10⁻¹⁷, no 0
+    (
+        tensor([[0.1 + 0.2, 0.3, 0.3, 0.1 + 0.2], [0.1, 0.3, 0.2, 0.1]], torch.float64),
+        True,
+    ),
 ]
 
 
@@ -551,6 +565,34 @@ def _no_eps_unbiased(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-
     return advantages
 
 
+def _zero_std_test(unbiased: bool):
+    """Dividir por σ solo si no es exactamente 0, en vez de sumar eps."""
+
+    def wrapped(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
+        advantages = rewards - rewards.mean(dim=-1, keepdim=True)
+        if std_normalize:
+            std = rewards.std(dim=-1, unbiased=unbiased, keepdim=True)
+            advantages = advantages / torch.where(std == 0, torch.ones_like(std), std)
+        return advantages
+
+    return wrapped
+
+
+def _informative(cases: list) -> list:
+    """Los casos sin sus grupos unánimes: la convención de σ solo se ve en un
+    grupo con σ > 0 (en uno unánime, aunque el redondeo separe sus notas en el
+    último bit, las dos dan lo mismo: 0, el NaN de 0/0 o el mismo cociente de
+    dos números diminutos)."""
+    kept = []
+    for rewards, std_normalize in cases:
+        rewards = torch.as_tensor(rewards)
+        spread = rewards.amax(dim=-1) - rewards.amin(dim=-1)
+        mixed = rewards[spread > 1e-9]
+        if len(mixed):
+            kept.append((mixed, std_normalize))
+    return kept
+
+
 def _wrong_axis(rewards: torch.Tensor, std_normalize: bool = False, eps=1e-6):
     advantages = rewards - rewards.mean(dim=0, keepdim=True)
     if std_normalize:
@@ -587,6 +629,19 @@ _GROUP_MISTAKES: list[Mistake] = [
         _no_eps_unbiased,
         "Dividiste por una desviación típica que vale 0 en los grupos todo "
         "aciertos o todo fallos: 0/0 = NaN. Suma eps a la desviación.",
+    ),
+    *(
+        Mistake(
+            "advantages_zero_std_test",
+            _zero_std_test(unbiased),
+            "Comprobaste si la desviación es exactamente 0 (σ == 0) en lugar de "
+            "sumar eps. Con recompensas que no son exactas en binario, un grupo "
+            "unánime no tiene σ = 0: 0,1 + 0,2 y 0,3 son la misma nota, pero no "
+            "el mismo float, y σ sale del orden de 10⁻¹⁷. Entonces (R − media)/σ, "
+            "el cociente de dos restos del redondeo, sale del orden de 1 en lugar "
+            "de 0. Divide siempre entre σ + eps.",
+        )
+        for unbiased in (False, True)
     ),
     Mistake(
         "advantages_sign",
@@ -645,15 +700,16 @@ def check_group_advantages(
             atol=1e-4,
         )
         return
+    informative = _informative(cases)
     sample_sigma = matches_everywhere(
-        group_advantages, cases, _unbiased_std_advantages, 1e-4, nan_ok=True
+        group_advantages, informative, _unbiased_std_advantages, 1e-4, nan_ok=True
     ) and not matches_everywhere(
-        group_advantages, cases, ref_group_advantages, 1e-4, nan_ok=True
+        group_advantages, informative, ref_group_advantages, 1e-4, nan_ok=True
     )
     if sample_sigma:
-        # La desviación muestral, con otro error (0/0 sin eps): los números del
-        # mensaje son los de su convención, para que no parezca que es ella la
-        # que está mal.
+        # La desviación muestral, con otro error en los grupos unánimes (0/0
+        # sin eps, o σ == 0 en vez de eps): los números del mensaje son los de
+        # su convención, para que no parezca que es ella la que está mal.
         check_cases(
             group_advantages,
             "group_advantages",
@@ -694,6 +750,7 @@ _LOSS_CASES = [
     _loss_case(0, 4, 6, [6, 3, 1, 5]),
     _loss_case(1, 3, 5, [2, 5, 4]),
     _loss_case(2, 6, 4, [4, 4, 1, 2, 3, 4]),
+    _loss_case(3, 1, 5, [3]),  # un lote de una sola respuesta
 ]
 
 
@@ -737,6 +794,12 @@ _LOSS_MISTAKES: list[Mistake] = [
         lambda lp, m, a: -(a * (lp * m).sum(dim=-1)).sum(),
         "Sumaste sobre las respuestas en lugar de promediar: divide por B.",
     ),
+    Mistake(
+        "loss_not_scalar",
+        lambda lp, m, a: -(a * (lp * m).sum(dim=-1)),
+        "Devolviste un término por respuesta, de forma (B,): la pérdida es un "
+        "escalar, la media de esos B términos.",
+    ),
 ]
 
 
@@ -750,6 +813,13 @@ def _call_with_gradient(function: Callable[..., Any], *args: Any) -> Any:
             hint = (
                 " Modificas una entrada en su sitio (+=, *=, x[...] = ...): "
                 "calcula sobre valores nuevos."
+            )
+        elif "numpy" in str(error):
+            hint = (
+                " Un tensor con gradiente no pasa a NumPy: haz la cuenta con "
+                "operaciones de PyTorch (torch.exp, .clamp, torch.where…) y "
+                "corta con .detach() solo lo que el enunciado dice que no se "
+                "deriva."
             )
         fail(
             "Con entradas que llevan gradiente, tu función lanzó RuntimeError: "
@@ -773,7 +843,8 @@ def _student_loss_with_gradient(grpo_loss, case, what="Tu pérdida"):
         )
     if loss.numel() != 1:
         fail(
-            f"La pérdida debe ser un escalar; tiene forma {tuple(loss.shape)}.",
+            f"La pérdida debe ser un escalar; tiene forma {tuple(loss.shape)}: "
+            "la media de los B términos, uno por respuesta.",
             "loss_not_scalar",
         )
     return loss, log_probs, mask, advantages
@@ -810,16 +881,24 @@ def check_grpo_loss_gradient(
                 "optimizar. Que la pérdida la use como una constante.",
                 "loss_advantage_has_gradient",
             )
-        expected = -advantages.detach()[:, None] * mask / mask.shape[0]
-        if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-6):
+        if log_probs.grad is None:
+            fail(
+                "A log_probs no le llega ningún gradiente: tu pérdida sale de "
+                "otro tensor. ¿Cortaste el grafo (detach, .data, torch.tensor(...)) "
+                "y después pediste requires_grad_() a la copia? Eso crea un tensor "
+                "nuevo, desconectado del modelo: calcula directamente con "
+                "log_probs.",
+                "loss_wrong_gradient",
+            )
+        reference = log_probs.detach().clone().requires_grad_(True)
+        (expected,) = torch.autograd.grad(
+            ref_grpo_loss(reference, mask, advantages.detach()), reference
+        )
+        if not close(log_probs.grad, expected, atol=1e-6):
             fail(
                 "El gradiente respecto a log_probs debería ser −A_i · m_it / B "
                 "(cero en el relleno). "
-                + describe_difference(
-                    log_probs.grad if log_probs.grad is not None else 0 * expected,
-                    expected,
-                    atol=1e-6,
-                ),
+                + describe_difference(log_probs.grad, expected, atol=1e-6),
                 "loss_wrong_gradient",
             )
 
@@ -829,9 +908,11 @@ def check_grpo_loss_gradient(
 # ---------------------------------------------------------------------------
 
 
-#: El problema fijo de la comprobación: cuatro enunciados distintos (si fueran
-#: iguales, mezclar los grupos no se notaría), G = 4, SGD con tasa 0,05.
-UPDATE_PROBLEMS = [(17, 24), (12, 11), (47, 38), (95, 62)]
+#: El problema fijo de la comprobación: tres enunciados distintos (si fueran
+#: iguales, mezclar los grupos no se notaría), G = 4 (con tantos enunciados
+#: como respuestas por grupo, rewards.view(G, -1) daría los mismos grupos que
+#: view(-1, G)), SGD con tasa 0,05.
+UPDATE_PROBLEMS = [(17, 24), (12, 11), (47, 38)]
 UPDATE_GROUP_SIZE = 4
 UPDATE_LR = 0.05
 
@@ -844,11 +925,13 @@ def _update_variant(
     clip_norm=None,
     tiled_prompts=False,
     tiled_problems=False,
+    transposed_groups=False,
 ):
     """La referencia con un error típico. ``tiled_prompts``: los enunciados en
     mosaico (``.repeat``: 1, 2, 3, 1, 2, 3...), y ``tiled_problems``, la lista
     de problemas también (si no, va por bloques); ``clip_norm``: recortar la
-    norma del gradiente (a 1, como el bucle de §11)."""
+    norma del gradiente (a 1, como el bucle de §11); ``transposed_groups``:
+    los grupos de ``rewards.view(G, -1)``."""
 
     def update(model, optimizer, problems, group_size, generator):
         from helpers.tinylm import encode_prompts, rewards_for, sample, token_log_probs
@@ -877,6 +960,8 @@ def _update_variant(
         rewards = rewards_for(completions, repeated)
         if batch_mean:
             advantages = rewards - rewards.mean()
+        elif transposed_groups:
+            advantages = ref_group_advantages(rewards.view(group_size, -1)).view(-1)
         else:
             advantages = ref_group_advantages(rewards.view(-1, group_size)).view(-1)
         log_probs = token_log_probs(model, sequences, prompt_len)
@@ -908,6 +993,14 @@ _UPDATE_MISTAKES: list[Mistake] = [
         "de problemas va por bloques (1, 1, 1, 1, 2...). Las filas de `prompts` "
         "deben ir por bloques, como la lista: repeat_interleave(G, dim=0), o "
         "construye la lista de enunciados repitiendo cada problema G veces.",
+    ),
+    Mistake(
+        "update_transposed_groups",
+        _update_variant(transposed_groups=True),
+        "Agrupaste las recompensas con view(G, -1): así cada fila junta "
+        "len(problems) recompensas seguidas, que no son un grupo. Las G "
+        "respuestas de cada enunciado van seguidas, así que cada grupo es una "
+        "fila de rewards.view(-1, G), o view(len(problems), G).",
     ),
     Mistake(
         "update_clipped_gradient",
@@ -1032,8 +1125,8 @@ def _check_update(grpo_update, steps: int, seed: int) -> None:
     if not close(got_rewards, np.array(reference_rewards), atol=1e-6):
         fail(
             "Los parámetros coinciden, pero lo que devuelves no es la recompensa "
-            f"media del lote: devolviste {got_rewards.tolist()} y era "
-            f"{reference_rewards}.",
+            f"media del lote: devolviste {numbers(got_rewards, 4)} y era "
+            f"{numbers(reference_rewards, 4)}.",
             "update_wrong_reward",
         )
 
@@ -1296,12 +1389,26 @@ def check_kl_penalty_gradient(
                 "constante.",
                 "kl_gradient_to_reference",
             )
-        rho = torch.exp(ref_log_probs.detach() - log_probs.detach())
-        expected = (1 - rho) * mask  # d k3 / d log π_θ
+        reference = log_probs.detach().clone().requires_grad_(True)
+        (expected,) = torch.autograd.grad(
+            ref_k3_kl(reference, ref_log_probs.detach(), mask).sum(), reference
+        )
         if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-5):
+            hint = ""
+            right_value = close(penalty.detach(), ref_k3_kl(*case), atol=1e-5)
+            if (
+                right_value
+                and log_probs.grad is not None
+                and close(log_probs.grad, mask, atol=1e-5)
+            ):
+                # El valor de k3 con el gradiente de −log ρ solo: ρ, cortado
+                hint = (
+                    " Te llega 1 en cada token: cortaste el gradiente de ρ. ρ "
+                    "depende de π_θ; lo único constante es ref_log_probs."
+                )
             fail(
                 "El gradiente respecto a log_probs debería ser (1 − ρ) en la "
-                "respuesta y 0 en el relleno.",
+                "respuesta y 0 en el relleno." + hint,
                 "kl_wrong_gradient",
             )
 
@@ -1331,7 +1438,8 @@ def _norm_case(
 _NORM_CASES = [
     _norm_case(seed, lengths, length, normalization, padding)
     for seed, (lengths, length, padding) in enumerate(
-        [([6, 2, 4], 6, 9.0), ([1, 5, 5, 3], 5, -40.0)]
+        # el último, un lote de una sola respuesta
+        [([6, 2, 4], 6, 9.0), ([1, 5, 5, 3], 5, -40.0), ([3], 5, 2.0)]
     )
     for normalization in ("grpo", "dr_grpo", "token")
 ]

@@ -132,6 +132,57 @@ def log10_num_responses(vocab_size, length):
             mistake="count_float_overflow",
             fails=_COUNT_CELL,
         ),
+        Answer(
+            "logaritmo del producto con NumPy",
+            """
+def path_log_probability(step_probs):
+    return float(np.log(np.prod(np.asarray(step_probs, dtype=float))))
+"""
+            + _COUNT_OK,
+            mistake="path_log_of_product_numpy",
+            fails=_PATH_CELL,
+        ),
+        Answer(
+            "media de los logaritmos",
+            """
+def path_log_probability(step_probs):
+    return float(np.mean(np.log(np.asarray(step_probs, dtype=float))))
+"""
+            + _COUNT_OK,
+            mistake="path_mean_of_logs",
+            fails=_PATH_CELL,
+        ),
+        Answer(
+            "en bfloat16",
+            """
+def path_log_probability(step_probs):
+    steps = torch.as_tensor(np.asarray(step_probs, dtype=float))
+    return float(steps.to(torch.bfloat16).log().sum())
+"""
+            + _COUNT_OK,
+            mistake="path_bfloat16",
+            fails=_PATH_CELL,
+        ),
+        Answer(
+            "la potencia al revés",
+            _PATH_OK
+            + """
+def log10_num_responses(vocab_size, length):
+    return vocab_size * math.log10(length)
+""",
+            mistake="count_reversed",
+            fails=_COUNT_CELL,
+        ),
+        Answer(
+            "multiplica el vocabulario por la longitud",
+            _PATH_OK
+            + """
+def log10_num_responses(vocab_size, length):
+    return math.log10(vocab_size * length)
+""",
+            mistake="count_product",
+            fails=_COUNT_CELL,
+        ),
     ],
     "verify": [
         Answer(
@@ -149,7 +200,7 @@ def verify(text, a, b):
     final = text.replace(".", "").rsplit("=", 1)[-1]
     return int(final.isdigit() and int(final) == a * b)
 """,
-            mistake="verify_requires_final_dot",
+            mistake="verify_no_end_check",
         ),
         Answer(
             "lanza excepciones",
@@ -170,8 +221,8 @@ def verify(text, a, b):
     first = text.split(".")[0].split("=")[1].split("+")[0]
     return int(first.isdigit() and int(first) == a * b)
 """,
+            # y lanza IndexError si antes del primer «.» no hay «=»
             mistake="verify_first_equals",
-            fails=("verify_test",),
         ),
         Answer(
             "se queda con el punto final",
@@ -227,7 +278,7 @@ def verify(text, a, b):
     final = text.rsplit("=", 1)[-1].rstrip(".")
     return int(final.isascii() and final.isdigit() and int(final) == a * b)
 """,
-            mistake="verify_requires_final_dot",
+            mistake="verify_strips_end",
         ),
         Answer(
             "el trozo tras el primer «=», hasta el punto",
@@ -359,6 +410,20 @@ def group_advantages(rewards, std_normalize=False, eps=1e-6):
             mistake="advantages_always_std",
             fails=("group_advantages_pencil",),
         ),
+        Answer(
+            "pregunta si σ == 0 en lugar de sumar eps",
+            """
+def group_advantages(rewards, std_normalize=False, eps=1e-6):
+    advantages = rewards - rewards.mean(dim=-1, keepdim=True)
+    if std_normalize:
+        std = rewards.std(dim=-1, unbiased=False, keepdim=True)
+        scaled = advantages / std
+        advantages = torch.where(std == 0, torch.zeros_like(advantages), scaled)
+    return advantages
+""",
+            mistake="advantages_zero_std_test",
+            fails=("group_advantages_std",),
+        ),
     ],
     "grpo_loss": [
         Answer(
@@ -411,6 +476,51 @@ def grpo_loss(log_probs, mask, advantages):
     return -(advantages.detach() * log_probs.sum(dim=-1)).mean()
 """,
             mistake="modified_input",
+        ),
+        Answer(
+            "media por token dentro de cada respuesta",
+            """
+def grpo_loss(log_probs, mask, advantages):
+    per_token = (log_probs * mask).sum(dim=-1) / mask.sum(dim=-1)
+    return -(advantages.detach() * per_token).mean()
+""",
+            mistake="loss_per_token_mean",
+        ),
+        Answer(
+            "media sobre las B · T casillas",
+            """
+def grpo_loss(log_probs, mask, advantages):
+    return -(advantages.detach()[:, None] * log_probs * mask).mean()
+""",
+            mistake="loss_mean_over_cells",
+        ),
+        Answer(
+            "suma sobre las respuestas",
+            """
+def grpo_loss(log_probs, mask, advantages):
+    return -(advantages.detach() * (log_probs * mask).sum(dim=-1)).sum()
+""",
+            mistake="loss_sum_not_mean",
+        ),
+        Answer(
+            "sin la media: un término por respuesta",
+            """
+def grpo_loss(log_probs, mask, advantages):
+    return -advantages.detach() * (log_probs * mask).sum(dim=-1)
+""",
+            mistake="loss_not_scalar",
+        ),
+        Answer(
+            "copia sin grafo y requires_grad_ después",
+            """
+def grpo_loss(log_probs, mask, advantages):
+    kept = log_probs.detach().clone()
+    kept[mask == 0] = 0.0
+    kept.requires_grad_(True)
+    return -(advantages.detach() * kept.sum(dim=-1)).mean()
+""",
+            mistake="loss_wrong_gradient",
+            fails=("grpo_loss_test_grad",),
         ),
     ],
     "logit_push": [
@@ -469,6 +579,28 @@ def logit_push(logits, token, advantage=1.0):
     return torch.round(advantage * (one_hot - probs), decimals=2)
 """,
             mistake="rounded",
+        ),
+        Answer(
+            "p en lugar de 1 − p en el logit propio",
+            """
+def logit_push(logits, token, advantage=1.0):
+    probs = torch.softmax(torch.as_tensor(logits, dtype=torch.float64), dim=-1)
+    push = -advantage * probs
+    push[token] = advantage * probs[token]
+    return push
+""",
+            mistake="push_p_not_one_minus_p",
+        ),
+        Answer(
+            "deriva la probabilidad y no su logaritmo",
+            """
+def logit_push(logits, token, advantage=1.0):
+    probs = torch.softmax(torch.as_tensor(logits, dtype=torch.float64), dim=-1)
+    one_hot = torch.zeros_like(probs)
+    one_hot[token] = 1.0
+    return advantage * probs[token] * (one_hot - probs)
+""",
+            mistake="push_probability_gradient",
         ),
     ],
     "grpo_update": [
@@ -656,6 +788,61 @@ def grpo_update(model, optimizer, problems, group_size, generator):
 """,
             mistake="update_integer_rewards",
         ),
+        Answer(
+            "devuelve la pérdida y no la recompensa",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat_interleave(group_size, dim=0)
+    samples = tl.sample(model, prompts, generator=generator)
+    rows = [p for p in problems for _ in range(group_size)]
+    rewards = tl.rewards_for(samples.completions, rows)
+    advantages = group_advantages(rewards.view(-1, group_size)).view(-1)
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+            mistake="update_wrong_reward",
+        ),
+        Answer(
+            "agrupa con view(G, -1)",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat_interleave(group_size, dim=0)
+    samples = tl.sample(model, prompts, generator=generator)
+    rows = [p for p in problems for _ in range(group_size)]
+    rewards = tl.rewards_for(samples.completions, rows)
+    advantages = group_advantages(rewards.view(group_size, -1)).view(-1)
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+""",
+            mistake="update_transposed_groups",
+        ),
+        Answer(
+            "divide también por la desviación típica",
+            """
+def grpo_update(model, optimizer, problems, group_size, generator):
+    prompts = tl.encode_prompts(problems).repeat_interleave(group_size, dim=0)
+    samples = tl.sample(model, prompts, generator=generator)
+    rows = [p for p in problems for _ in range(group_size)]
+    rewards = tl.rewards_for(samples.completions, rows)
+    grouped = rewards.view(-1, group_size)
+    advantages = group_advantages(grouped, std_normalize=True).view(-1)
+    log_probs = tl.token_log_probs(model, samples.sequences, samples.prompt_len)
+    loss = grpo_loss(log_probs, samples.mask, advantages)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return rewards.mean().item()
+""",
+            mistake="update_wrong_parameters",
+        ),
     ],
     "truncated_importance_weights": [
         Answer(
@@ -726,6 +913,36 @@ def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap
             mistake="tis_integer_cap",
             fails=("truncated_importance_weights_test",),
         ),
+        Answer(
+            "trunca también por abajo",
+            """
+def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap):
+    log_ratio = trainer_log_probs.detach() - sampler_log_probs.detach()
+    return torch.exp(log_ratio).clamp(1 / cap, cap) * mask
+""",
+            mistake="tis_clamped_below",
+            fails=("truncated_importance_weights_test",),
+        ),
+        Answer(
+            "el log-cociente sin la exponencial",
+            """
+def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap):
+    log_ratio = trainer_log_probs.detach() - sampler_log_probs.detach()
+    return log_ratio.clamp(max=cap) * mask
+""",
+            mistake="tis_log_ratio",
+            fails=("truncated_importance_weights_test",),
+        ),
+        Answer(
+            "con NumPy, que no acepta tensores con gradiente",
+            """
+def truncated_importance_weights(trainer_log_probs, sampler_log_probs, mask, cap):
+    log_ratio = trainer_log_probs.numpy() - sampler_log_probs.numpy()
+    return torch.from_numpy(np.minimum(np.exp(log_ratio), cap)) * mask
+""",
+            mistake="raises_with_gradient",
+            fails=("truncated_importance_weights_test_grad",),
+        ),
     ],
     "kl_penalty": [
         Answer(
@@ -794,6 +1011,35 @@ def kl_penalty(log_probs, ref_log_probs, mask):
     return torch.exp(log_rho) - log_rho - 1
 """,
             mistake="modified_input",
+        ),
+        Answer(
+            "k2 en lugar de k3",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    log_rho = ref_log_probs.detach() - log_probs
+    return 0.5 * log_rho**2 * mask
+""",
+            mistake="kl_k2",
+        ),
+        Answer(
+            "suma el logaritmo",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    log_rho = ref_log_probs.detach() - log_probs
+    return (torch.exp(log_rho) + log_rho - 1) * mask
+""",
+            mistake="kl_log_added",
+        ),
+        Answer(
+            "ρ sin gradiente, como el peso del ejercicio 7",
+            """
+def kl_penalty(log_probs, ref_log_probs, mask):
+    log_rho = ref_log_probs.detach() - log_probs
+    rho = torch.exp(log_rho).detach()
+    return (rho - log_rho - 1) * mask
+""",
+            mistake="kl_wrong_gradient",
+            fails=("kl_penalty_test_grad",),
         ),
     ],
     "normalize_loss": [
@@ -888,6 +1134,47 @@ def normalize_loss(per_token_loss, mask, normalization):
 """,
             mistake="norm_token_floor_division",
             fails=("normalize_loss_test_token",),
+        ),
+        Answer(
+            "dr_grpo suma sin dividir",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    masked = per_token_loss * mask
+    if normalization == "grpo":
+        return (masked.sum(dim=-1) / mask.sum(dim=-1)).mean()
+    if normalization == "dr_grpo":
+        return masked.sum()
+    return masked.sum() / mask.sum()
+""",
+            mistake="norm_dr_grpo_sum",
+            fails=("normalize_loss_test_dr_grpo",),
+        ),
+        Answer(
+            "token cuenta el relleno",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    masked = per_token_loss * mask
+    if normalization == "grpo":
+        return (masked.sum(dim=-1) / mask.sum(dim=-1)).mean()
+    if normalization == "dr_grpo":
+        return masked.sum(dim=-1).mean()
+    return per_token_loss.mean()
+""",
+            mistake="norm_token_counts_padding",
+            fails=("normalize_loss_test_token",),
+        ),
+        Answer(
+            "devuelve un float",
+            """
+def normalize_loss(per_token_loss, mask, normalization):
+    masked = per_token_loss * mask
+    if normalization == "grpo":
+        return float((masked.sum(dim=-1) / mask.sum(dim=-1)).mean())
+    if normalization == "dr_grpo":
+        return float(masked.sum(dim=-1).mean())
+    return float(masked.sum() / mask.sum())
+""",
+            mistake="normalize_without_gradient",
         ),
     ],
 }
