@@ -16,7 +16,7 @@ from autograder.audit import ATTEMPT_PREFIX
 from autograder.collect import Origin, count, read_manifest
 from autograder.course import GRADING, grade_cells
 from autograder.gradebook import manual_comments
-from autograder.results import SEPARATOR, load_results
+from autograder.results import SEPARATOR, Result, Status, load_results
 
 # ---------------------------------------------------------------------------
 # Exportar las notas para el LMS
@@ -85,7 +85,7 @@ def _scaled(value: float, max_score: float, max_grade: float | None) -> float:
 
 
 def by_participant(
-    results: list, origins: dict[str, Origin], lms: str
+    results: list[Result], origins: dict[str, Origin], lms: str
 ) -> tuple[dict[str, tuple[Origin, Any]], list[str]]:
     """Una fila por participante del LMS: ``lms_id → (origen, Result)``.
 
@@ -130,7 +130,7 @@ def _feedback(result, comments: dict[str, str]) -> str:
 
 
 def moodle_rows(
-    results: list,
+    results: list[Result],
     origins: dict[str, Origin],
     comments: dict[str, dict[str, str]],
     *,
@@ -160,7 +160,7 @@ def moodle_rows(
 
 
 def canvas_rows(
-    results: list,
+    results: list[Result],
     origins: dict[str, Origin],
     *,
     assignment: str,
@@ -183,7 +183,7 @@ def canvas_rows(
 
 
 def csv_rows(
-    results: list, origins: dict[str, Origin], grade_ids: list[str]
+    results: list[Result], origins: dict[str, Origin], grade_ids: list[str]
 ) -> list[list[str]]:
     """Filas (con cabecera) del CSV genérico: una por entrega, una columna por celda."""
     rows = [
@@ -204,7 +204,7 @@ def csv_rows(
                 origin.path,
                 _points(result.score),
                 _points(result.max_score),
-                result.status,
+                str(result.status),
                 result.reason,
                 SEPARATOR.join(result.pending),
                 *cells,
@@ -276,7 +276,7 @@ def export(
             f"Con celdas sin corregir a mano, que su nota aún no cuenta "
             f"({count(len(pending), 'entrega')}): {', '.join(pending)}."
         )
-    problems = [r.student_id for r in results if r.status != "ok"]
+    problems = [r.student_id for r in results if r.status is not Status.OK]
     if problems:
         warnings.append(
             f"Con incidencias, mira grades.csv antes de importar "

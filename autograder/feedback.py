@@ -23,6 +23,7 @@ from nbformat.notebooknode import NotebookNode
 
 from autograder.audit import NOTES_CELL_ID
 from autograder.course import NotebookModel, heading, nbgrader_meta
+from autograder.results import Result, Status
 from autograder.sources import HIDDEN_REGION
 
 MAX_MESSAGE = 600
@@ -30,14 +31,15 @@ MAX_OUTPUT = 2_000
 _MATH = re.compile(r"\$\$(?P<block>.+?)\$\$|\$(?P<inline>[^$\n]+?)\$", re.DOTALL)
 _markdown = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
 
+#: Lo que la estudiante lee de cada estado de su entrega.
 STATUS_WORDS = {
-    "ok": "calificada",
-    "revisar": "pendiente de revisión por tu docente",
-    "killed": "el kernel se detuvo a mitad",
-    "timeout": "se agotó el tiempo del cuaderno",
-    "error": "no se pudo ejecutar entera",
-    "invalid": "el archivo no se pudo leer",
-    "wrong_module": "parece el cuaderno de otro módulo",
+    Status.OK: "calificada",
+    Status.REVIEW: "pendiente de revisión por tu docente",
+    Status.KILLED: "el kernel se detuvo a mitad",
+    Status.TIMEOUT: "se agotó el tiempo del cuaderno",
+    Status.ERROR: "no se pudo ejecutar entera",
+    Status.INVALID: "el archivo no se pudo leer",
+    Status.WRONG_MODULE: "parece el cuaderno de otro módulo",
 }
 
 
@@ -148,7 +150,7 @@ def _sections(nb: NotebookNode) -> list[dict]:
 
 def render_feedback(
     module_id: str,
-    result,
+    result: Result,
     nb: NotebookNode | None,
     source_nb: NotebookNode,
     show_hidden: bool = False,
@@ -184,8 +186,8 @@ def render_feedback(
             f"<td>{html.escape(_cap(diagnostic, MAX_MESSAGE))}</td></tr>"
         )
     notes = ""
-    if result.status != "ok" or result.reason:
-        status = STATUS_WORDS.get(result.status, result.status)
+    if result.status is not Status.OK or result.reason:
+        status = STATUS_WORDS[result.status]
         reason = _readable(result.reason, titles)
         notes = (
             f'<p class="aviso"><b>Estado:</b> {html.escape(status)}. '

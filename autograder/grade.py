@@ -13,14 +13,13 @@ las entregas en :mod:`autograder.collect` y el gradebook en
 
 from __future__ import annotations
 
-import json
 import logging
 import multiprocessing
 import shutil
 import sys
 import warnings
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -46,9 +45,16 @@ from autograder.course import (
 from autograder.feedback import write_feedback
 from autograder.gradebook import record
 from autograder.integrity import preload_references
-from autograder.preprocessors import STATUS_FILE
 from autograder.report import write_report
-from autograder.results import GRADES, RESULTS, Result, diagnostic, write_csv
+from autograder.results import (
+    GRADES,
+    ExecutionStatus,
+    Result,
+    Status,
+    diagnostic,
+    write_csv,
+    write_json,
+)
 from autograder.sandbox import Sandbox
 from autograder.similarity import class_similarity, render_html
 
@@ -91,16 +97,16 @@ def autograded_path(work: Path, module_id: str, student_id: str) -> Path:
 # ---------------------------------------------------------------------------
 
 
-def precheck(module_id: str, path: Path) -> tuple[str, str]:
-    """``(estado, motivo)`` si la entrega no se puede calificar, o ``("", "")``."""
+def precheck(module_id: str, path: Path) -> tuple[Status, str] | None:
+    """``(estado, motivo)`` si la entrega no se puede calificar, o ``None``."""
     if path.stat().st_size == 0:
-        return "invalid", "El archivo está vacío."
+        return Status.INVALID, "El archivo está vacío."
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as error:  # JSON corrupto, formato raro...
         first_line = (str(error).strip().splitlines() or [""])[0]
         return (
-            "invalid",
+            Status.INVALID,
             f"El archivo no es un cuaderno de Jupyter válido ({first_line[:120]}).",
         )
     expected = {grade_id_of(cell) for cell in read_source(module_id).cells}
@@ -108,11 +114,11 @@ def precheck(module_id: str, path: Path) -> tuple[str, str]:
     present = {grade_id_of(cell) for cell in nb.cells}
     if not expected & present:
         return (
-            "wrong_module",
+            Status.WRONG_MODULE,
             f"El cuaderno no tiene ninguna celda de {module_id}: "
             "¿es el de otro módulo?",
         )
-    return "", ""
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -188,44 +194,46 @@ def grade_one(job: Job) -> Result:
         converter.log.setLevel(logging.CRITICAL)
         converter.start()
     except Exception as error:  # nbgrader avisa con NbGraderException
-        result.status = "error"
+        result.status = Status.ERROR
         result.reason = f"nbgrader no pudo calificar la entrega: {error}"[:300]
         return result
     _read_scores(result, job.module_id, db_path)
-    status_file = own / STATUS_FILE
+    # Las frases del motivo, cada una una vez; se juntan al final.
+    reasons = [result.reason] if result.reason else []
+    execution = ExecutionStatus.read(own)
     attempts: list[dict] = []
-    if status_file.exists():
-        status = json.loads(status_file.read_text(encoding="utf-8"))
-        if status["status"] != "ok":
-            result.status, result.reason = status["status"], status["reason"]
-            result.incidents.append(status["reason"])
-        for incident in status.get("incidents", []):
-            _add_incident(result, incident)
+    if execution is not None:
+        if execution.status is not Status.OK:
+            result.status = execution.status
+            reasons = [execution.reason]
+            result.incidents.append(execution.reason)
+        for incident in execution.incidents:
+            _add_incident(result, reasons, incident)
         # Los intentos que anotó el registro (red, escrituras fuera de su
         # carpeta...), aunque el código se tragara el error: en incidents, no
         # en el motivo, que la retroalimentación enseña.
-        attempts = status.get("attempts", [])
+        attempts = execution.attempts
         result.incidents += [incident_phrase(a) for a in attempts]
-        result.findings = status.get("findings", [])
+        result.findings = execution.findings
         if result.findings:
             # Lo que hay que mirar va primero en el motivo; el estado «revisar»
             # no tapa uno peor (el kernel murió, el tiempo se agotó...).
-            if result.status == "ok":
-                result.status = "revisar"
-            summary = "; ".join(f["message"] for f in result.findings[:3])
+            if result.status is Status.OK:
+                result.status = Status.REVIEW
+            summary = "; ".join(f.message for f in result.findings[:3])
             more = len(result.findings) - 3
             summary += f" (y {more} más)" if more > 0 else ""
-            result.reason = f"Revisar: {summary}" + (
-                f"; {result.reason}" if result.reason else ""
-            )
+            reasons.insert(0, f"Revisar: {summary}")
     autograded = autograded_path(Path(job.work), job.module_id, job.student_id)
     if autograded.exists():
         nb = nbformat.read(autograded, as_version=4)
-        _diagnose(result, nb)
+        for phrase in _diagnose(result, nb):
+            _add_incident(result, reasons, phrase)
         if attempts:
             # La docente los ve también en Formgrader, arriba del cuaderno.
             nb.cells.insert(0, notes_cell(attempts))
             nbformat.write(nb, autograded)
+    result.reason = join_reasons(reasons)
     return result
 
 
@@ -236,7 +244,8 @@ def _read_scores(result: Result, module_id: str, db_path: Path) -> None:
                 module_id, module_id, result.student_id
             )
         except MissingEntry:
-            result.status, result.reason = "error", "No quedó nota en el gradebook."
+            result.status = Status.ERROR
+            result.reason = "No quedó nota en el gradebook."
             return
         for grade_entry in notebook.grades:
             result.cells[grade_entry.name] = grade_entry.score
@@ -245,8 +254,9 @@ def _read_scores(result: Result, module_id: str, db_path: Path) -> None:
         result.pending = [g.name for g in notebook.grades if g.needs_manual_grade]
 
 
-def _diagnose(result: Result, nb) -> None:
-    """Anota los diagnósticos de cada celda de prueba y los errores notables."""
+def _diagnose(result: Result, nb) -> list[str]:
+    """Anota los diagnósticos de cada celda de prueba; devuelve las frases de
+    los errores notables (:data:`NOTABLE_ERRORS`), cada una una vez."""
     notable: list[str] = []
     for cell in nb.cells:
         grade_id = grade_id_of(cell)
@@ -260,23 +270,26 @@ def _diagnose(result: Result, nb) -> None:
                 notable.append(phrase)
             if grade_id and is_graded(cell):
                 result.diagnostics.setdefault(grade_id, diagnostic(output))
-    for phrase in notable:
-        _add_incident(result, phrase)
+    return notable
 
 
-def _add_incident(result: Result, phrase: str) -> None:
-    """Anota una incidencia: en su lista y, sin repetirla, en el motivo."""
+def _add_incident(result: Result, reasons: list[str], phrase: str) -> None:
+    """Anota una incidencia en su lista y en las frases del motivo, sin repetirla.
+
+    Una frase se repite si es la misma frase, no si aparece dentro de otra: el
+    motivo puede citar código del estudiante o el mensaje de un error.
+    """
     if phrase not in result.incidents:
         result.incidents.append(phrase)
-    _add_reason(result, phrase)
+    if phrase not in reasons:
+        reasons.append(phrase)
 
 
-def _add_reason(result: Result, phrase: str) -> None:
-    """Añade una frase al motivo de una entrega (sin repetirla)."""
-    if phrase.lower() in result.reason.lower():
-        return
-    reason = f"{result.reason}; {phrase}" if result.reason else phrase
-    result.reason = reason[0].upper() + reason[1:]
+def join_reasons(reasons: list[str]) -> str:
+    """El motivo de una entrega: sus frases separadas por «; », con mayúscula
+    inicial (las frases de en medio quedan como se escribieron)."""
+    reason = "; ".join(phrase for phrase in reasons if phrase)
+    return reason[:1].upper() + reason[1:]
 
 
 # ---------------------------------------------------------------------------
@@ -354,8 +367,9 @@ def grade(
     hide = [str(work), str(out), str(submissions), str(SOLUTIONS), str(GRADING)]
     collected = collect(module_id, submissions, work)
     for student_id, path in collected.found.items():
-        status, reason = precheck(module_id, path)
-        if status:
+        refused = precheck(module_id, path)
+        if refused is not None:
+            status, reason = refused
             results[student_id] = Result(
                 student_id, max_score=max_score, status=status, reason=reason
             )
@@ -406,10 +420,7 @@ def grade(
             source_nb,
             show_hidden=feedback_show_hidden,
         )
-    (out / RESULTS).write_text(
-        json.dumps([asdict(r) for r in ordered], ensure_ascii=False, indent=1),
-        encoding="utf-8",
-    )
+    write_json(out, ordered)
     titles = model.titles
     write_report(
         out / "report.html",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from autograder.integrity import (
     unfinished_test_finding,
     zero_cell,
 )
+from autograder.results import ExecutionStatus, Status
 from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
 from autograder.sources import SLOW_TAG
 
@@ -37,7 +37,6 @@ SKIPPED_SOURCE = (
     "# Celda de entrenamiento o demostración larga: no se ejecuta al calificar."
 )
 SKIPPED_DEMO = "# Demo: al calificar no hace falta (ver autograder/demos.py)."
-STATUS_FILE = "_estado.json"
 
 
 def slow_cell_ids(nb: NotebookNode) -> set[str]:
@@ -153,7 +152,8 @@ class SandboxedExecute(NbGraderPreprocessor):
     Si el cuaderno entero no se puede ejecutar (tiempo total agotado, el
     ejecutor muere), todas sus celdas de código reciben un error con el motivo,
     así que puntúan 0 y la retroalimentación lo explica. El estado, las
-    incidencias y los hallazgos quedan en ``workdir/_estado.json``.
+    incidencias, los intentos y los hallazgos quedan en ``workdir/_estado.json``
+    (un :class:`autograder.results.ExecutionStatus`).
     """
 
     workdir = Unicode("", help="Carpeta de trabajo de esta entrega.").tag(config=True)
@@ -193,7 +193,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         findings = inspect_submission(nb, exercises) if exercises else []
         plan = guard_test_cells(nb, source, exercises) if source is not None else None
 
-        status: dict = {"status": "ok", "reason": "", "incidents": []}
+        status = ExecutionStatus()
         attempts: list[dict] = []
         try:
             preload = (
@@ -213,19 +213,19 @@ class SandboxedExecute(NbGraderPreprocessor):
             attempts = executed.metadata.get("autograder_audit", [])
             state = executed.metadata.get("autograder_execution", "ok")
             if state == "dead_kernel":
-                status["status"] = "killed"
-                status["reason"] = (
+                status.status = Status.KILLED
+                status.reason = (
                     "El kernel murió durante la ejecución (¿memoria o procesos "
                     "agotados?); lo que faltaba no se ejecutó."
                 )
             elif state != "ok":
-                status["status"] = "error"
-                status["reason"] = (
+                status.status = Status.ERROR
+                status.reason = (
                     "La comunicación con el kernel se rompió a mitad "
                     f"(¿procesos creados con fork?): {state}"[:300]
                 )
         except ExecutionError as error:
-            status["status"], status["reason"] = error.status, error.reason
+            status.status, status.reason = Status(error.status), error.reason
             for cell in nb.cells:
                 if cell.cell_type == "code":
                     cell.outputs = []
@@ -235,9 +235,9 @@ class SandboxedExecute(NbGraderPreprocessor):
         _zero_delegated(nb, findings)
         # Lo que el registro de intentos anotó (autograder/audit.py), con su
         # celda: para la docente, nunca para la retroalimentación.
-        status["attempts"] = locate(attempts, nb)
+        status.attempts = locate(attempts, nb)
         if move_stderr_to_stdout(nb):
-            status["incidents"].append(
+            status.incidents.append(
                 "escribió en stderr o lanzó avisos en una celda de pruebas (no "
                 "cuenta como fallo)"
             )
@@ -249,7 +249,7 @@ class SandboxedExecute(NbGraderPreprocessor):
                 and is_graded(cell)
                 and (cell.get("execution_count") is None)
             ):
-                reason = status["reason"] or "La celda no llegó a ejecutarse."
+                reason = status.reason or "La celda no llegó a ejecutarse."
                 cell.outputs = [
                     nbformat.v4.new_output(
                         "error",
@@ -258,9 +258,8 @@ class SandboxedExecute(NbGraderPreprocessor):
                         traceback=[f"No se ejecutó: {reason}"],
                     )
                 ]
-        status["findings"] = [vars(f) for f in findings]
-        workdir.mkdir(parents=True, exist_ok=True)
-        (workdir / STATUS_FILE).write_text(json.dumps(status), encoding="utf-8")
+        status.findings = findings
+        status.write(workdir)
         return nb, resources
 
 

@@ -19,6 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from autograder.collect import count  # noqa: E402
+from autograder.results import Result, Status  # noqa: E402
 from helpers.plotting import use_course_style  # noqa: E402
 
 
@@ -38,8 +39,8 @@ def _short(title: str, limit: int = 48) -> str:
 def write_report(
     path: Path,
     module_id: str,
-    results,
-    cells,
+    results: list[Result],
+    cells: list[tuple[str, float]],
     sandboxed: bool,
     *,
     skipped: list[tuple[str, str]] | None = None,
@@ -63,7 +64,7 @@ def write_report(
     """
     use_course_style()
     titles = titles or {}
-    graded = [r for r in results if r.status not in ("invalid", "wrong_module")]
+    graded = [r for r in results if r.status.was_run]
     max_score = sum(points for _, points in cells)
 
     fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -117,7 +118,7 @@ def write_report(
     # Toda entrega con algo que contar, aunque haya sacado puntos: un estado
     # distinto de «ok», una incidencia (tiempo, memoria, stderr...) o un
     # hallazgo que revisar.
-    problems = [r for r in results if r.status != "ok" or r.incidents]
+    problems = [r for r in results if r.status is not Status.OK or r.incidents]
     problem_rows = (
         "".join(
             f"<tr><td>{html.escape(r.student_id)}</td><td>{r.status}</td>"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -15,10 +16,17 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from autograder.check import skip_unneeded_cells
 from autograder.collect import collect, safe_id
-from autograder.grade import precheck
+from autograder.grade import _add_incident, join_reasons, precheck
+from autograder.integrity import Finding, FindingKind
 from autograder.preprocessors import SKIPPED_DEMO, SKIPPED_SOURCE, SkipSlowCells
-from autograder.results import diagnostic
-from autograder.sandbox import INSIDE, Limits, Sandbox
+from autograder.results import (
+    STATUS_FILE,
+    ExecutionStatus,
+    Result,
+    Status,
+    diagnostic,
+)
+from autograder.sandbox import INSIDE, ExecutionError, Limits, Sandbox
 from tests.notebooks import course_path
 
 MODULE = "01_bandidos"
@@ -72,14 +80,69 @@ def test_safe_id():
 def test_precheck(tmp_path):
     empty = tmp_path / "vacio.ipynb"
     empty.write_text("", encoding="utf-8")
-    assert precheck(MODULE, empty)[0] == "invalid"
+    assert precheck(MODULE, empty)[0] is Status.INVALID
     corrupt = tmp_path / "roto.ipynb"
     corrupt.write_text('{"cells": [', encoding="utf-8")
-    assert precheck(MODULE, corrupt)[0] == "invalid"
+    assert precheck(MODULE, corrupt)[0] is Status.INVALID
     other = tmp_path / "otro.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell("1")]), other)
-    assert precheck(MODULE, other)[0] == "wrong_module"
-    assert precheck(MODULE, course_path(MODULE)) == ("", "")
+    assert precheck(MODULE, other)[0] is Status.WRONG_MODULE
+    assert precheck(MODULE, course_path(MODULE)) is None
+
+
+def test_status_keeps_the_words_that_gradings_already_stored():
+    # grades.csv y resultados.json guardan la palabra del estado: si cambiara,
+    # las calificaciones ya hechas dejarían de leerse.
+    stored = ["ok", "revisar", "killed", "timeout", "error", "invalid", "wrong_module"]
+    assert [str(status) for status in Status] == stored
+    assert Result("ana", status="revisar").status is Status.REVIEW
+    assert [s for s in Status if not s.was_run] == [
+        Status.INVALID,
+        Status.WRONG_MODULE,
+    ]
+
+
+def test_every_execution_error_has_a_status():
+    for error in (ExecutionError.timeout(Limits()), ExecutionError.no_notebook("x")):
+        assert Status(error.status) is not Status.OK, error
+
+
+def test_execution_status_writes_the_json_it_always_wrote(tmp_path):
+    finding = Finding(
+        FindingKind.TAMPERING, "celda-3", "Celda celda-3, línea 1: usa «exec()».", []
+    )
+    attempt = {"kind": "red", "detail": "socket", "count": 2, "where": "en la celda"}
+    status = ExecutionStatus(
+        Status.KILLED, "El kernel murió.", ["escribió en stderr"], [attempt], [finding]
+    )
+    status.write(tmp_path)
+    # El diccionario que escribía preprocessors.py antes de ExecutionStatus.
+    before = {
+        "status": "killed",
+        "reason": "El kernel murió.",
+        "incidents": ["escribió en stderr"],
+        "attempts": [attempt],
+        "findings": [vars(finding)],
+    }
+    assert (tmp_path / STATUS_FILE).read_text(encoding="utf-8") == json.dumps(before)
+    back = ExecutionStatus.read(tmp_path)
+    assert back == status and back.findings[0].kind is FindingKind.TAMPERING
+    assert ExecutionStatus.read(tmp_path / "sin_estado") is None
+
+
+def test_the_reason_repeats_no_phrase_but_keeps_one_that_is_only_quoted():
+    result = Result("ana")
+    # Un hallazgo cita el código del estudiante, que contiene la frase de un
+    # error notable: la frase se añade igual, porque no es la misma frase.
+    quoted = "una celda superó el límite de tiempo (celda f_test)"
+    reasons = [f"Revisar: «Ejercicio 1» (celda f): usa «exec()»: `exec('{quoted}')`."]
+    _add_incident(result, reasons, quoted)
+    _add_incident(result, reasons, quoted)
+    _add_incident(result, reasons, "escribió en stderr")
+    assert reasons[1:] == [quoted, "escribió en stderr"]
+    assert result.incidents == [quoted, "escribió en stderr"]
+    assert join_reasons(reasons[1:]) == f"U{quoted[1:]}; escribió en stderr"
+    assert join_reasons([]) == ""
 
 
 def test_diagnostic_keeps_the_typical_mistake():

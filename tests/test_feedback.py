@@ -12,8 +12,8 @@ import re
 import pytest
 
 from autograder.course import NotebookModel, module_ids, read_module
-from autograder.feedback import render_feedback
-from autograder.results import Result
+from autograder.feedback import STATUS_WORDS, render_feedback
+from autograder.results import Result, Status
 from tests.notebooks import course_path, fill_solutions, read, solution_path
 
 WRITTEN = "07_grpo"
@@ -83,6 +83,15 @@ def test_exercise_rows_carry_their_own_heading_and_reasons_their_titles():
     assert not any("La normalización por longitud" in t for t in titles)
     assert "normalize_loss_test" not in page
     assert "(celda «Ejercicio 9 · Las normalizaciones por longitud" in page
+
+
+@pytest.mark.parametrize("status", list(Status))
+def test_every_status_is_told_to_the_student_in_words(status):
+    assert set(STATUS_WORDS) == set(Status)
+    if status is not Status.OK:
+        page = _page(status=status, reason="Motivo.")
+        assert f"<b>Estado:</b> {STATUS_WORDS[status]}. Motivo.</p>" in page
+        assert f"> {status.value}." not in page
 
 
 @pytest.mark.parametrize("module_id", module_ids())

@@ -45,10 +45,13 @@ from autograder.gradebook import (
     read_marks,
     record,
 )
+from autograder.integrity import Finding, FindingKind
 from autograder.report import skipped_html
 from autograder.results import (
     FIXED_COLUMNS,
+    RESULTS,
     Result,
+    Status,
     load_results,
     read_csv,
     write_csv,
@@ -269,6 +272,33 @@ def test_an_old_grades_csv_without_pending_still_reads(tmp_path):
     )
     (old,) = read_csv(tmp_path / "grades.csv")
     assert old.pending == [] and old.cells == {"c": 0.0} and old.score == 3
+    assert old.status is Status.OK
+
+
+def test_results_json_keeps_its_format_and_reads_back_typed(tmp_path):
+    finding = Finding(
+        FindingKind.REFERENCE,
+        "softmax",
+        "«Ejercicio 2» (celda softmax): importa la implementación de referencia.",
+        ["softmax_test"],
+    )
+    result = Result("ana", max_score=7.0, status=Status.REVIEW, findings=[finding])
+    write_results(tmp_path, WRITTEN, [result])
+    (row,) = json.loads((tmp_path / RESULTS).read_text(encoding="utf-8"))
+    # La fila de siempre: el estado y el tipo del hallazgo, con su palabra.
+    assert row["status"] == "revisar"
+    assert row["findings"] == [
+        {
+            "kind": "referencia",
+            "cell": "softmax",
+            "message": finding.message,
+            "grade_ids": ["softmax_test"],
+        }
+    ]
+    (back,) = load_results(tmp_path)
+    assert back == result
+    assert back.status is Status.REVIEW
+    assert back.findings[0].kind is FindingKind.REFERENCE
 
 
 def test_apply_scores_moves_the_total_with_the_cells():
