@@ -1,0 +1,144 @@
+"""Cómo falla una comprobación y qué es un error típico.
+
+- :func:`fail` es la única forma de fallar: lanza :class:`CheckError` con un
+  mensaje en español y el id del diagnóstico.
+- :class:`Mistake` es un error típico como una fila de datos: id, la
+  implementación errónea que lo reproduce y el mensaje.
+- :class:`Diagnosis` es un diagnóstico sin implementación errónea: lo que
+  dice una regla (un gradiente que no debía pasar, un relleno que cuenta, un
+  micro-lote desordenado) cuando se incumple.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+#: Longitud máxima de un mensaje de comprobación, en caracteres.
+MAX_MESSAGE = 1200
+
+
+def plain_text(message: str) -> str:
+    """Quita el Markdown que se imprimiría tal cual: ``**negrita**`` y ``*cursiva*``.
+
+    Las fórmulas escritas con ``*`` entre espacios (``2 * x``) no se tocan.
+    """
+    message = re.sub(r"\*\*(\S(?:.*?\S)?)\*\*", r"\1", message)
+    return re.sub(r"(?<![\w*])\*(\S(?:[^*\n]*?\S)?)\*(?![\w*])", r"\1", message)
+
+
+def _cap(message: str, limit: int = MAX_MESSAGE) -> str:
+    """Recorta un mensaje demasiado largo, y lo dice."""
+    if len(message) <= limit:
+        return message
+    suffix = " … (mensaje recortado)"
+    return message[: limit - len(suffix)].rstrip() + suffix
+
+
+class CheckError(AssertionError):
+    """Una comprobación falló; el mensaje explica por qué, en español.
+
+    El mensaje se limpia de Markdown y se recorta a :data:`MAX_MESSAGE`
+    caracteres. En Jupyter (IPython) se muestra solo el mensaje, sin la traza
+    por dentro de ``helpers.checks``: es lo único que el estudiante necesita
+    leer. Los errores de su propio código no pasan por aquí y conservan su
+    traza completa.
+    """
+
+    def __init__(self, message: str = "", mistake: str | None = None) -> None:
+        super().__init__(_cap(plain_text(str(message))))
+        #: El id del error típico diagnosticado (una fila :class:`Mistake` o
+        #: uno de los diagnósticos comunes, como ``"modified_input"``); los
+        #: bancos de respuestas lo esperan. ``None``: un fallo sin diagnóstico
+        #: con nombre.
+        self.mistake = mistake
+
+    def _render_traceback_(self) -> list[str]:
+        """Lo que IPython muestra en lugar de la traza: el mensaje, en rojo."""
+        lines = str(self).splitlines() or [""]
+        red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"
+        return [f"{red}{bold}✘ {lines[0]}{reset}"] + [
+            f"{red}{line}{reset}" for line in lines[1:]
+        ]
+
+
+def fail(message: str, mistake: str | None = None) -> NoReturn:
+    """Lanza :class:`CheckError` con ``message``: la única forma de fallar.
+
+    ``mistake`` es el id del diagnóstico (ver :attr:`CheckError.mistake`).
+    """
+    raise CheckError(message, mistake)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """Un error típico, como una fila de datos.
+
+    - ``id``: su nombre estable (inglés, ``snake_case``, único en su
+      ejercicio). Lo lleva el :class:`CheckError` que lo diagnostica, y es lo
+      que esperan los bancos de respuestas (``tests/banks``): reescribir el
+      mensaje no cambia qué se diagnostica.
+    - ``variant``: **la implementación errónea, con la firma del ejercicio**:
+      lo que escribiría el estudiante que comete el error. Las comprobaciones
+      la ejecutan como a la del estudiante, sobre los mismos casos y desde el
+      mismo estado, y la fila explica el fallo si las dos dan lo mismo. Una
+      variante de una referencia con opciones (``_update(kl="k1")``) se
+      escribe con :func:`variant_of`.
+    - ``message``: lo que se le dice al estudiante, en español.
+    """
+
+    id: str
+    variant: Callable[..., Any]
+    message: str
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Lo que se dice cuando se incumple una regla: un id y un mensaje.
+
+    Las reglas de los tipos de comprobación (qué entrada debe recibir
+    gradiente, qué relleno no debe contar, en qué orden van los micro-lotes)
+    traen un diagnóstico por defecto; el ejercicio lo cambia por el suyo con
+    ``Diagnosis(id="...", message="...")``. ``message`` vacío: el del tipo de
+    comprobación, con este id.
+    """
+
+    id: str
+    message: str = ""
+
+
+def variant_of(
+    implementation: Callable[..., Any], **options: Any
+) -> Callable[..., Any]:
+    """``implementation`` con unas opciones fijas: una variante con la firma
+    del ejercicio.
+
+    Para los errores típicos que son la referencia con un cambio: se escribe
+    la referencia una vez, con una opción por error
+    (``def _update(q, counts, actions, rewards, *, divide_by="new")``), y
+    cada fila fija la suya::
+
+        Mistake("q_not_divided", variant_of(_update, divide_by="none"), "...")
+
+    La variante se llama como la función del estudiante (las opciones van
+    como argumentos con nombre) y su nombre dice qué opciones lleva.
+    """
+    variant = functools.partial(implementation, **options)
+    shown = ", ".join(f"{name}={value!r}" for name, value in options.items())
+    name = getattr(implementation, "__name__", "variante")
+    variant.__name__ = f"{name}({shown})"  # type: ignore[attr-defined]
+    variant.__doc__ = getattr(implementation, "__doc__", None)
+    return variant
+
+
+@dataclass(frozen=True)
+class CommonMistake:
+    """Un diagnóstico que el núcleo da por sí solo, en cualquier ejercicio:
+    su id y, para quien mantiene el curso, qué significa (el mensaje al
+    estudiante lo escribe el núcleo en cada caso)."""
+
+    id: str
+    about: str

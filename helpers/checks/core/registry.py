@@ -1,0 +1,272 @@
+"""El registro de los ejercicios y el resumen de progreso.
+
+- :func:`exercise` decora cada comprobación: la registra (módulo, ejercicio,
+  aspecto), silencia avisos y stderr, convierte un ``NotImplementedError`` en
+  un mensaje amable, pone las referencias de ``uses`` en lugar de las
+  funciones de otros ejercicios y anota si pasó.
+- :func:`exercises` y :func:`progress_summary` leen ese registro. El tema de
+  cada módulo sale de ``helpers.topics.TOPICS``: el resumen importa solo las
+  comprobaciones de ese tema (el de los bandidos no carga PyTorch).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import inspect
+import io
+import json
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import redirect_stderr
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from helpers.checks.core.mistakes import CheckError
+from helpers.topics import topic
+
+F = TypeVar("F", bound=Callable[..., None])
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """Un ejercicio con comprobación visible."""
+
+    module: str
+    key: str
+    title: str
+
+
+_EXERCISES: dict[str, dict[str, Exercise]] = {}
+#: Las comprobaciones de cada ejercicio: una por celda calificada (un aspecto).
+_CHECKS: dict[tuple[str, str], list[str]] = {}
+#: El resultado de la última ejecución de cada comprobación: ``None`` si pasó,
+#: o el mensaje del fallo.
+_RESULTS: dict[tuple[str, str, str], str | None] = {}
+
+
+@contextlib.contextmanager
+def references_in_place_of(
+    function: Callable[..., Any], uses: Mapping[str, Callable[..., Any]]
+) -> Iterator[None]:
+    """Mientras dura el bloque, ``function`` ve las referencias de ``uses``.
+
+    Un ejercicio cuya función llama a la de otro ejercicio (``softmax`` dentro
+    de ``gradient_bandit_update``) se califica así por sí solo: un error en
+    ``softmax`` no le cuesta puntos. Las referencias se ponen en el espacio de
+    nombres donde la función busca sus globales (el del cuaderno) y al salir
+    se devuelve lo que había.
+    """
+    namespace = getattr(inspect.unwrap(function), "__globals__", None)
+    if not uses or not isinstance(namespace, dict):
+        yield
+        return
+    missing = object()
+    saved = {name: namespace.get(name, missing) for name in uses}
+    namespace.update({name: _on_copies(ref) for name, ref in uses.items()})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+
+
+def _on_copies(reference: Callable[..., Any]) -> Callable[..., Any]:
+    """``reference``, trabajando sobre copias de los arrays de NumPy que recibe.
+
+    Una referencia que modifica su entrada y además la devuelve (como
+    ``q_learning_update``, que el enunciado deja hacer las dos cosas) taparía a
+    quien llama y no guarda lo que devuelve: su tabla cambiaría igual. Con las
+    copias, solo cuenta lo que devuelve, como con una respuesta del estudiante
+    que no modifique su entrada. Los tensores y los generadores se pasan tal
+    cual (un tensor con gradiente no debe cortarse del grafo).
+    """
+
+    def copied(value: Any) -> Any:
+        return value.copy() if isinstance(value, np.ndarray) else value
+
+    @functools.wraps(reference)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        args = tuple(copied(a) for a in args)
+        kwargs = {name: copied(value) for name, value in kwargs.items()}
+        return reference(*args, **kwargs)
+
+    return wrapped
+
+
+#: Los títulos de los ejercicios, leídos de los cuadernos de ``solutions/``
+#: por ``tools.exercise_titles`` (con ``make notebooks``).
+TITLES = Path(__file__).resolve().parents[2] / "data" / "exercise_titles.json"
+
+
+@functools.cache
+def _titles() -> dict[str, dict[str, str]]:
+    """Módulo → (clave del ejercicio → su título en el cuaderno), en orden."""
+    return json.loads(TITLES.read_text(encoding="utf-8"))
+
+
+def exercise_title(module: str, key: str) -> str:
+    """El título del ejercicio ``key`` en el cuaderno de ``module``
+    («Ejercicio 3 · GAE(γ, λ) hacia atrás sobre un bloque»); la clave, si el
+    cuaderno no lo tiene."""
+    return _titles().get(module, {}).get(key, key)
+
+
+def exercise(
+    module: str,
+    key: str,
+    aspect: str | None = None,
+    *,
+    uses: Mapping[str, Callable[..., Any]] | None = None,
+) -> Callable[[F], F]:
+    """Registra una comprobación y anota si pasa, para el resumen de progreso.
+
+    La comprobación decorada imprime «✔ <título>: ¡correcto!» si todo va
+    bien; el título es el del ejercicio en el cuaderno
+    (:func:`exercise_title`). Los avisos (``RuntimeWarning`` de NumPy, etc.) y
+    lo que el código del estudiante escriba en stderr se silencian: nbgrader
+    contaría cualquier texto en stderr como un fallo de la celda de pruebas.
+
+    Args:
+        module, key: el módulo y la clave del ejercicio (el ``grade_id`` de su
+            celda de solución).
+        aspect: lo que mira esta comprobación, si el ejercicio tiene una por
+            celda calificada («el valor», «los gradientes»); sale entre
+            paréntesis tras el título.
+        uses: las funciones de otros ejercicios que la del estudiante puede
+            llamar, con su referencia (``{"softmax": bandits.softmax}``).
+            Durante la comprobación, la función del estudiante (el primer
+            argumento) usa esas referencias: cada ejercicio se califica solo.
+    """
+    exercise_name = exercise_title(module, key)
+    title = f"{exercise_name} ({aspect})" if aspect else exercise_name
+    _EXERCISES.setdefault(module, {}).setdefault(
+        key, Exercise(module, key, exercise_name)
+    )
+    references = dict(uses or {})
+
+    def decorate(check: F) -> F:
+        checks = _CHECKS.setdefault((module, key), [])
+        if check.__name__ not in checks:
+            checks.append(check.__name__)
+        result = (module, key, check.__name__)
+
+        @functools.wraps(check)
+        def wrapper(*args: Any, quiet: bool = False, **kwargs: Any) -> None:
+            student = args[0] if args else None
+            try:
+                with (
+                    warnings.catch_warnings(),
+                    redirect_stderr(io.StringIO()),
+                    references_in_place_of(student, references),
+                ):
+                    warnings.simplefilter("ignore")
+                    check(*args, **kwargs)
+            except CheckError as error:
+                _RESULTS[result] = str(error)
+                raise
+            except NotImplementedError:
+                message = (
+                    f"Todavía no hay solución para «{title}»: la función lanza "
+                    "NotImplementedError. Escribe tu código y borra la línea "
+                    "`raise NotImplementedError(...)`."
+                )
+                _RESULTS[result] = message
+                raise CheckError(message) from None
+            except Exception as error:
+                # Un error dentro del código del estudiante: se deja subir con su
+                # traza completa (es lo que más ayuda), pero queda anotado.
+                _RESULTS[result] = f"tu código lanzó {type(error).__name__}: {error}"
+                raise
+            _RESULTS[result] = None
+            if not quiet:
+                print(f"✔ {title}: ¡correcto!")
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def exercises(module: str) -> list[Exercise]:
+    """Los ejercicios registrados de un módulo, en el orden del cuaderno.
+
+    Cada submódulo de ``helpers.checks`` registra los suyos al importarse. Se
+    importa solo el del tema del módulo (``helpers.topics.TOPICS``): así el
+    resumen de los bandidos no carga PyTorch (lo cargan las comprobaciones de
+    otros módulos).
+    """
+    topic_name = topic(module)
+    if topic_name is not None:
+        importlib.import_module(f"helpers.checks.{topic_name}")
+    registered = _EXERCISES.get(module, {})
+    order = list(_titles().get(module, {}))
+    return sorted(
+        registered.values(),
+        key=lambda ex: order.index(ex.key) if ex.key in order else len(order),
+    )
+
+
+class Progress(dict):
+    """El resumen de progreso: un ``dict`` que el cuaderno no repite al mostrarlo.
+
+    ``progress_summary`` ya lo ha impreso en prosa; sin esto, Jupyter añadiría
+    debajo el ``{'clave': True, ...}`` de la última expresión de la celda.
+    """
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
+def progress_summary(module: str) -> dict[str, bool | None]:
+    """Imprime qué ejercicios del módulo pasan su comprobación visible.
+
+    Solo cuenta lo ejecutado en esta sesión del kernel: si reinicias, vuelve a
+    ejecutar las celdas de comprobación. Las pruebas ocultas no se ven aquí.
+
+    Returns:
+        Para cada ejercicio: ``True`` (pasa), ``False`` (falla) o ``None`` (sin
+        ejecutar todavía).
+    """
+    summary: dict[str, bool | None] = Progress()
+    if not exercises(module):
+        print(f"{module} no tiene ejercicios con comprobación visible.")
+        return summary
+    print(f"Tu progreso en {module} (comprobaciones visibles de esta sesión):")
+    for ex in exercises(module):
+        # Un ejercicio con una celda calificada por aspecto pasa solo si pasan
+        # todas sus comprobaciones, no la última que se ejecutó.
+        names = _CHECKS.get((module, ex.key), [])
+        ran = [
+            (module, ex.key, name)
+            for name in names
+            if (module, ex.key, name) in _RESULTS
+        ]
+        errors = [_RESULTS[r] for r in ran if _RESULTS[r] is not None]
+        if errors:
+            summary[ex.key] = False
+            first_line = errors[0].splitlines()[0]
+            print(f"  ✘  {ex.title}: {first_line}")
+        elif not ran:
+            summary[ex.key] = None
+            print(f"  ·  {ex.title}: sin comprobar todavía")
+        elif len(ran) < len(names):
+            summary[ex.key] = None
+            print(
+                f"  ·  {ex.title}: pasan {len(ran)} de {len(names)} "
+                "comprobaciones; ejecuta las demás celdas de comprobación"
+            )
+        else:
+            summary[ex.key] = True
+            print(f"  ✔  {ex.title}")
+    passed = sum(1 for ok in summary.values() if ok)
+    print(f"{passed} de {len(summary)} ejercicios pasan su comprobación visible.")
+    if passed == len(summary):
+        print("¡Enhorabuena! Has completado el módulo.")
+    return summary
