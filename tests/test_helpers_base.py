@@ -157,6 +157,22 @@ def test_set_seed_does_not_load_torch():
     assert "este cuaderno no lo carga" in completed.stdout
 
 
+def test_progress_of_the_bandits_does_not_load_torch():
+    # El resumen importa solo las comprobaciones del tema de su módulo
+    # (helpers.topics.TOPICS): las de los bandidos no usan PyTorch.
+    code = (
+        "import sys, helpers; summary = helpers.progress_summary('01_bandidos'); "
+        "assert len(summary) == 7, summary; "
+        "assert 'helpers.checks.bandits' in sys.modules; "
+        "assert 'helpers.checks.dqn' not in sys.modules; "
+        "sys.exit(int('torch' in sys.modules))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr or "el resumen cargó PyTorch"
+
+
 def test_notebooks_that_use_torch_import_it_before_seeding():
     # set_seed solo siembra PyTorch si ya está importado. (01 lo importa más
     # abajo solo para derivar una cuenta, sin nada aleatorio.)

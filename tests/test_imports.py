@@ -1,4 +1,5 @@
-"""Ningún ciclo de imports en ``autograder/``, ``helpers/`` ni ``benchmarks/``.
+"""Ningún ciclo de imports en ``autograder/``, ``helpers/`` ni ``benchmarks/``,
+y las capas de ``helpers`` en su orden (al final del archivo).
 
 Se leen los imports con ``ast``, sin importar nada, y se busca un ciclo en el
 grafo «el módulo A importa el módulo B» con los tres paquetes juntos (una
@@ -24,6 +25,8 @@ Qué cuenta como import:
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -174,3 +177,54 @@ def test_no_import_cycles(package):
     assert not found, "Ciclos de imports:\n" + "\n\n".join(
         _explain(c, graph) for c in found
     )
+
+
+# ---------------------------------------------------------------------------
+# Las capas de helpers: nada corre hacia arriba al importar
+# ---------------------------------------------------------------------------
+
+
+def test_importing_helpers_does_not_run_the_checks():
+    # El calificador importa helpers.formatting y helpers.plotting: no debe
+    # ejecutar el núcleo de las comprobaciones. progress_summary se carga al
+    # pedirlo.
+    code = (
+        "import sys, helpers, helpers.formatting, helpers.topics, helpers.demo\n"
+        "assert 'helpers.checks' not in sys.modules, 'helpers cargó checks'\n"
+        "assert callable(helpers.progress_summary)\n"
+        "assert 'helpers.checks' in sys.modules\n"
+        "from helpers import progress_summary\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr
+    tree = ast.parse((REPO / "helpers" / "__init__.py").read_text(encoding="utf-8"))
+    top = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and "checks" in (getattr(node, "module", None) or node.names[0].name)
+    ]
+    assert not top, "helpers/__init__.py importa helpers.checks al cargarse"
+
+
+def test_the_checks_core_sits_below_the_topics():
+    # core/ importa solo de core/ (y de helpers.formatting y helpers.topics):
+    # nunca del paquete helpers.checks ni de un tema.
+    graph = import_graph()
+    core = [name for name in graph if name.startswith("helpers.checks.core.")]
+    assert core, "no se encontró helpers/checks/core/"
+    allowed = {"helpers.formatting", "helpers.topics", "helpers"}
+    for name in core:
+        path = REPO / Path(*name.split(".")).with_suffix(".py")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in _import_nodes(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                module = node.module
+                if module.startswith(("helpers", "autograder", "tests")):
+                    assert module.startswith("helpers.checks.core.") or (
+                        module in allowed
+                    ), f"{name} importa {module}"
+    for name in ("helpers.topics", "helpers.demo"):
+        assert not graph[name], f"{name} no debe importar nada del proyecto"
