@@ -7,27 +7,45 @@ referencia y el aviso de cambios sin guardar.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import importlib
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from helpers import selfcheck
+from helpers import checks, selfcheck
 from helpers.checks import (
     MAX_MESSAGE,
+    MUST,
+    MUST_NOT,
     CheckError,
+    Diagnosis,
+    Flow,
+    Masked,
+    Microbatches,
     Mistake,
+    Procedure,
+    Recorder,
+    Setup,
     call,
     check_cases,
+    check_gradients,
     demo_functions,
     describe_difference,
     exercise,
     fail,
     plain_text,
     python_number,
+    variant_of,
 )
+from helpers.formatting import number, significant
+from helpers.topics import TOPICS, module_of
+from helpers.topics import topic as topic_of
 
 # ---------------------------------------------------------------------------
 # Entradas modificadas
@@ -479,3 +497,667 @@ def test_check_procedure_runs_reference_student_and_rows_from_the_same_state():
         negate, double, rows, describe=describe, unexplained=lambda g, w: True, **common
     )
     assert accepted == -1.0
+
+
+# ---------------------------------------------------------------------------
+# El núcleo: capas, diagnósticos comunes y la tabla de temas
+# ---------------------------------------------------------------------------
+
+CORE = Path(checks.__file__).parent / "core"
+
+
+def _constants(node: ast.expr) -> set[str]:
+    """Las cadenas fijas que puede valer una expresión (``a or "x"``,
+    ``"x" if c else "y"``); las f-strings no son fijas."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, ast.BoolOp):
+        return set().union(*(_constants(v) for v in node.values))
+    if isinstance(node, ast.IfExp):
+        return _constants(node.body) | _constants(node.orelse)
+    return set()
+
+
+def _core_ids() -> set[str]:
+    """Los ids que el código de ``core/`` escribe: el segundo argumento de
+    cada ``fail``, el primero de cada ``return ("id", mensaje)`` y el valor
+    por defecto de un argumento ``mistake``."""
+    found: set[str] = set()
+    for path in CORE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", "") == "fail"
+                and len(node.args) > 1
+            ):
+                found |= _constants(node.args[1])
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+                first = node.value.elts[0] if node.value.elts else None
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    found.add(first.value)
+            if isinstance(node, ast.arguments):
+                names = [a.arg for a in node.args + node.kwonlyargs]
+                defaults = [None] * (len(node.args) - len(node.defaults))
+                for name, default in zip(
+                    names,
+                    defaults + list(node.defaults) + list(node.kw_defaults),
+                    strict=True,
+                ):
+                    if name == "mistake" and isinstance(default, ast.Constant):
+                        if isinstance(default.value, str):
+                            found.add(default.value)
+    return found
+
+
+def test_common_mistakes_are_the_ids_the_core_writes():
+    # En los dos sentidos: un id nuevo del núcleo entra en el catálogo (que
+    # leen las pruebas de los bancos), y el catálogo no guarda ids muertos.
+    # «raised» con un mensaje propio y los ids derivados de un prefijo
+    # (f"{prefix}_...") no son constantes: no cuentan aquí.
+    catalogue = {common.id for common in checks.COMMON_MISTAKES}
+    assert len(catalogue) == len(checks.COMMON_MISTAKES), "ids repetidos"
+    assert _core_ids() == catalogue
+
+
+def test_the_core_is_layered_and_the_package_only_reexports():
+    # __init__ no define funciones: solo reúne; core/ no importa los temas.
+    tree = ast.parse(Path(checks.__file__).read_text(encoding="utf-8"))
+    assert not [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+    topics = set(TOPICS.values())
+    for path in CORE.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for topic in topics:
+            assert f"helpers.checks.{topic}" not in text, (path.name, topic)
+
+
+def test_every_module_has_a_topic_with_checks_and_a_bank():
+    from autograder.course import module_ids
+    from tests.banks import bank
+
+    assert list(TOPICS) == module_ids(), "helpers.topics.TOPICS no está al día"
+    for module_id, topic in TOPICS.items():
+        module = importlib.import_module(f"helpers.checks.{topic}")
+        assert module.MODULE == module_id
+        assert bank(module_id) is not None, module_id
+    assert topic_of("06_ppo") == "ppo" and module_of("ppo") == "06_ppo"
+    assert topic_of("test_module") is None
+
+
+def test_variant_of_fixes_options_and_says_which():
+    def update(q, reward, *, step="new"):
+        return q + (reward - q) / (2 if step == "new" else 1)
+
+    variant = variant_of(update, step="old")
+    assert variant(1.0, 3.0) == 3.0
+    assert variant.__name__ == "update(step='old')"
+
+
+# ---------------------------------------------------------------------------
+# Tipo 1 · valores en casos, con alternativas aceptadas
+# ---------------------------------------------------------------------------
+
+
+def _population_std(x):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    return centred / (x.std(axis=-1, keepdims=True) + 1e-6)
+
+
+def _sample_std(x):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    return centred / (x.std(axis=-1, ddof=1, keepdims=True) + 1e-6)
+
+
+def _sample_std_no_eps(x):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    return centred / x.std(axis=-1, ddof=1, keepdims=True)
+
+
+_STD_CASES = [
+    (np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]]),),
+    (np.array([[1.0, 1.0, 1.0, 1.0], [0.5, 0.0, 2.0, 1.0]]),),
+]
+
+
+def test_either_accepted_reference_passes_but_not_a_mix():
+    both = (_population_std, _sample_std)
+    check_cases(_population_std, "normalize", _STD_CASES, both)
+    check_cases(_sample_std, "normalize", _STD_CASES, both)
+
+    def mixed(x):  # una convención en cada caso: ninguna en todos
+        return (_sample_std if x[0, 0] == 1 and x[0, 1] == 0 else _population_std)(x)
+
+    with pytest.raises(CheckError):
+        check_cases(mixed, "normalize", _STD_CASES, both)
+
+
+def test_diagnosis_uses_the_closest_accepted_reference():
+    # Sin eps y con la muestral: 0/0 en el grupo constante. La fila lo
+    # explica, y los números del mensaje son los de la muestral, la que eligió.
+    rows = [Mistake("no_eps", _sample_std_no_eps, "Suma eps a la desviación.")]
+    with pytest.raises(CheckError) as caught:
+        check_cases(
+            _sample_std_no_eps,
+            "normalize",
+            _STD_CASES,
+            (_population_std, _sample_std),
+            rows,
+        )
+    assert caught.value.mistake == "no_eps"
+    population_value = significant(_population_std(_STD_CASES[1][0])[1, 0])
+    sample_value = significant(_sample_std(_STD_CASES[1][0])[1, 0])
+    assert population_value not in str(caught.value)
+    assert sample_value in str(caught.value)
+
+
+# ---------------------------------------------------------------------------
+# Tipo 2 · entradas con máscara: el relleno que permite el enunciado y cada eje
+# ---------------------------------------------------------------------------
+
+
+def _masked_mean(values, mask, dim=None):
+    keep = mask.bool()
+    kept = torch.where(keep, values, torch.zeros_like(values))
+    if dim is None:
+        return kept.sum() / keep.sum()
+    return kept.sum(dim=dim) / keep.sum(dim=dim)
+
+
+def _times_mask(values, mask, dim=None):
+    if dim is None:
+        return (values * mask).sum() / mask.sum()
+    return (values * mask).sum(dim=dim) / mask.sum(dim=dim)
+
+
+def _last_axis_always(values, mask, dim=None):
+    if dim is None:
+        return _masked_mean(values, mask)
+    return _masked_mean(values, mask, -1)
+
+
+def _squeezed(values, mask, dim=None):
+    return _masked_mean(values, mask, dim).squeeze()
+
+
+_MASK = torch.tensor([[1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
+#: Los casos de un enunciado escrito a mano: dim=None y dim=-1, relleno finito.
+_MEAN_CASES = [
+    (torch.linspace(-1, 2, 12).reshape(3, 4), _MASK, None),
+    (torch.linspace(-1, 2, 12).reshape(3, 4), _MASK, -1),
+]
+
+
+def _masked(padding):
+    return Masked(
+        mask="mask",
+        padded=("values",),
+        padding=padding,
+        mistake="mean_padding",
+        axis="dim",
+    )
+
+
+def test_the_three_masked_escapes_pass_hand_written_cases():
+    # Sin Masked, los tres pasan los casos de siempre: por eso hace falta.
+    for answer in (_times_mask, _last_axis_always, _squeezed):
+        check_cases(answer, "masked_mean", _MEAN_CASES, _masked_mean)
+
+
+def test_multiplying_by_the_mask_fails_when_padding_may_be_anything():
+    with pytest.raises(CheckError) as caught:
+        check_cases(
+            _times_mask, "masked_mean", _MEAN_CASES, _masked_mean, masked=_masked("any")
+        )
+    message = str(caught.value)
+    assert caught.value.mistake == "mean_padding"
+    assert "en el relleno (donde mask vale 0)" in message
+    assert "torch.where(mask.bool(), x, 0)" in message and "masked_fill" in message
+    # Nombra la multiplicación solo para decir que no basta.
+    assert "Multiplicar por la máscara no los quita" in message
+    assert "multiplica por la máscara" not in message.lower()
+
+
+def test_multiplying_by_the_mask_is_right_when_padding_is_finite():
+    check_cases(
+        _times_mask, "masked_mean", _MEAN_CASES, _masked_mean, masked=_masked("finite")
+    )
+
+
+def test_ignoring_the_padding_fails_with_finite_padding_too():
+    def counts_padding(values, mask, dim=None):
+        return values.mean() if dim is None else values.mean(dim=dim)
+
+    cases = [(torch.zeros(3, 4), _MASK)]  # el relleno escrito vale 0
+    check_cases(counts_padding, "masked_mean", cases, _masked_mean)
+    finite = Masked(
+        mask="mask", padded=("values",), padding="finite", mistake="mean_padding"
+    )
+    with pytest.raises(CheckError) as caught:
+        check_cases(counts_padding, "masked_mean", cases, _masked_mean, masked=finite)
+    assert caught.value.mistake == "mean_padding"
+    assert f"{number(1e4, 0)} en el relleno" in str(caught.value)
+
+
+def test_every_axis_the_statement_accepts_is_tried():
+    with pytest.raises(CheckError, match=r"masked_mean\(.*, 0\)"):
+        check_cases(
+            _last_axis_always,
+            "masked_mean",
+            _MEAN_CASES,
+            _masked_mean,
+            masked=_masked("any"),
+        )
+    # Los ejes que acepta el enunciado, si no son todos
+    only_last = dataclasses.replace(_masked("any"), axes=(None, -1))
+    check_cases(
+        _last_axis_always, "masked_mean", _MEAN_CASES, _masked_mean, masked=only_last
+    )
+
+
+def test_a_batch_of_one_is_tried():
+    with pytest.raises(CheckError, match=r"forma \(\), pero debía tener forma \(1,\)"):
+        check_cases(
+            _squeezed, "masked_mean", _MEAN_CASES, _masked_mean, masked=_masked("any")
+        )
+    single = dataclasses.replace(_masked("any"), batch_of_one=False)
+    check_cases(_squeezed, "masked_mean", _MEAN_CASES, _masked_mean, masked=single)
+
+
+def test_square_masks_alone_cannot_tell_the_axes_apart():
+    square = [(torch.ones(3, 3), torch.ones(3, 3), -1)]
+    no_single = dataclasses.replace(_masked("any"), batch_of_one=False)
+    with pytest.raises(ValueError, match="cuadradas"):
+        check_cases(_masked_mean, "masked_mean", square, _masked_mean, masked=no_single)
+    # Con el lote traspuesto de un caso no cuadrado, sí
+    transposed = dataclasses.replace(no_single, transposed=True)
+    check_cases(
+        _masked_mean, "masked_mean", _MEAN_CASES, _masked_mean, masked=transposed
+    )
+
+
+def test_padded_arguments_with_extra_axes_and_their_own_positions():
+    # Unos logits (B, T, V) con la máscara (B, T): el relleno se lleva a V.
+    def token_log_probs(logits, tokens, mask):
+        log_p = torch.log_softmax(logits, dim=-1)
+        chosen = log_p.gather(-1, tokens[..., None]).squeeze(-1)
+        return torch.where(mask.bool(), chosen, torch.zeros_like(chosen))
+
+    def times_mask(logits, tokens, mask):
+        log_p = torch.log_softmax(logits, dim=-1)
+        return log_p.gather(-1, tokens[..., None]).squeeze(-1) * mask
+
+    logits = torch.linspace(-2, 2, 3 * 4 * 5).reshape(3, 4, 5)
+    tokens = torch.tensor([[0, 1, 2, 3], [4, 0, 1, 2], [3, 4, 0, 1]])
+    cases = [(logits, tokens, _MASK)]
+    masked = Masked(
+        mask="mask",
+        padded=("logits",),
+        padding="any",
+        mistake="lp_padding",
+        batched=("tokens",),
+    )
+    check_cases(token_log_probs, "f", cases, token_log_probs, masked=masked)
+    with pytest.raises(CheckError) as caught:
+        check_cases(times_mask, "f", cases, token_log_probs, masked=masked)
+    assert caught.value.mistake == "lp_padding"
+    # Unos logits desplazados (la posición t predice el token t + 1): el
+    # relleno de los logits lo dice where.
+    shifted = Masked(
+        mask="mask",
+        padded=("logits",),
+        padding="any",
+        mistake="lp_padding",
+        batched=("tokens",),
+        where={"logits": lambda a: ~a["mask"].bool()[..., None].expand(3, 4, 5)},
+        batch_of_one=False,
+    )
+    with pytest.raises(CheckError):
+        check_cases(times_mask, "f", cases, token_log_probs, masked=shifted)
+
+
+# ---------------------------------------------------------------------------
+# Tipo 3 · gradientes: autograd de la referencia y una tabla de qué recibe
+# ---------------------------------------------------------------------------
+
+
+def _policy_loss(log_probs, mask, advantages):
+    """La referencia: −Σ A_i · m_it · log π_it / B, con A constante."""
+    weighted = advantages.detach()[:, None] * log_probs * mask
+    return -weighted.sum() / mask.shape[0]
+
+
+def _advantage_leaks(log_probs, mask, advantages):
+    return -(advantages[:, None] * log_probs * mask).sum() / mask.shape[0]
+
+
+def _per_token_mean(log_probs, mask, advantages):
+    return -(advantages.detach()[:, None] * log_probs * mask).sum() / mask.sum()
+
+
+def _as_float(log_probs, mask, advantages):
+    return _policy_loss(log_probs, mask, advantages).item()
+
+
+_LOSS_CASES = [
+    (
+        torch.linspace(-3, -0.1, 12).reshape(3, 4),
+        _MASK,
+        torch.tensor([0.5, -1.0, 2.0]),
+    ),
+]
+_LOSS_ROWS = [
+    # Una fila sin gradiente no explica ningún gradiente (y no estorba)
+    Mistake("as_float", _as_float, "Devuelve un tensor."),
+    Mistake("per_token_mean", _per_token_mean, "¿Dividiste entre tokens?"),
+]
+_WRT = {"log_probs": MUST, "advantages": MUST_NOT}
+
+
+def _check_loss_gradient(answer, **extra):
+    check_gradients(
+        answer,
+        "policy_loss",
+        _LOSS_CASES,
+        _policy_loss,
+        _LOSS_ROWS,
+        wrt=extra.pop("wrt", _WRT),
+        prefix="loss",
+        **extra,
+    )
+
+
+def test_the_expected_gradient_is_autograd_of_the_reference():
+    _check_loss_gradient(_policy_loss)
+    # Cualquier forma de escribir la misma función pasa
+    _check_loss_gradient(
+        lambda lp, m, a: -(lp * m * a.detach()[:, None]).sum(dim=1).mean().reshape(1)
+    )
+
+
+def test_a_gradient_that_must_not_flow_is_caught_with_its_id():
+    # El valor es el mismo: solo el gradiente lo delata.
+    check_cases(_advantage_leaks, "policy_loss", _LOSS_CASES, _policy_loss)
+    with pytest.raises(CheckError) as caught:
+        _check_loss_gradient(_advantage_leaks)
+    assert caught.value.mistake == "loss_gradient_leaks"
+    assert "«advantages»" in str(caught.value) and ".detach()" in str(caught.value)
+    # El ejercicio puede dar su propio id y mensaje
+    own = {
+        "log_probs": MUST,
+        "advantages": Flow(False, id="advantage_grad", message="A es fija."),
+    }
+    with pytest.raises(CheckError) as caught:
+        _check_loss_gradient(_advantage_leaks, wrt=own)
+    assert (caught.value.mistake, str(caught.value)) == ("advantage_grad", "A es fija.")
+
+
+def test_no_gradient_where_it_must_reach():
+    with pytest.raises(CheckError) as caught:
+        _check_loss_gradient(_as_float)
+    assert caught.value.mistake == "loss_no_gradient"
+    with pytest.raises(CheckError) as caught:
+        _check_loss_gradient(lambda lp, m, a: _policy_loss(lp.detach(), m, a))
+    assert caught.value.mistake == "loss_no_gradient"
+    assert "tensor sin gradiente" in str(caught.value)
+
+
+def test_an_output_of_another_shape_is_named():
+    def per_row(log_probs, mask, advantages):
+        weighted = advantages.detach()[:, None] * log_probs * mask
+        return -weighted.sum(dim=1) / mask.shape[0]
+
+    with pytest.raises(CheckError, match=r"forma \(3,\), pero debía tener forma \(\)"):
+        _check_loss_gradient(per_row)
+    scalar = Diagnosis(id="loss_not_scalar", message="La pérdida es un escalar.")
+    with pytest.raises(CheckError, match="es un escalar") as caught:
+        _check_loss_gradient(per_row, wrong_shape=scalar)
+    assert caught.value.mistake == "loss_not_scalar"
+
+
+def test_a_wrong_gradient_is_explained_by_the_row_whose_gradient_matches():
+    with pytest.raises(CheckError) as caught:
+        _check_loss_gradient(lambda lp, m, a: _per_token_mean(lp, m, a) * 1.0)
+    assert caught.value.mistake == "per_token_mean"
+    assert "el gradiente respecto a «log_probs» difiere" in str(caught.value)
+    with pytest.raises(CheckError) as caught:
+        _check_loss_gradient(lambda lp, m, a: _policy_loss(lp, m, a) * 3)
+    assert caught.value.mistake == "loss_wrong_gradient"
+    with pytest.raises(CheckError) as caught:
+        _check_loss_gradient(
+            lambda lp, m, a: _policy_loss(lp, m, a) * 3, mistake="loss_wrong_grad"
+        )
+    assert caught.value.mistake == "loss_wrong_grad"
+
+
+def test_in_place_on_an_input_with_gradient_is_explained():
+    def in_place(log_probs, mask, advantages):
+        log_probs *= mask
+        return _policy_loss(log_probs, mask, advantages)
+
+    with pytest.raises(CheckError, match="en su sitio") as caught:
+        _check_loss_gradient(in_place)
+    assert caught.value.mistake == "raised"
+
+
+def test_the_table_must_hold_for_the_reference():
+    with pytest.raises(ValueError, match="advantages"):
+        check_gradients(
+            _policy_loss,
+            "policy_loss",
+            _LOSS_CASES,
+            _advantage_leaks,  # una «referencia» que sí deriva respecto a A
+            wrt=_WRT,
+            prefix="loss",
+        )
+
+
+def test_gradients_of_outputs_that_are_not_scalars():
+    def per_token(log_probs, mask):
+        return torch.where(mask.bool(), 2 * log_probs, torch.zeros_like(log_probs))
+
+    def doubled(log_probs, mask):
+        return per_token(log_probs, mask) * 2
+
+    cases = [(_LOSS_CASES[0][0], _MASK)]
+    check_gradients(
+        per_token, "f", cases, per_token, wrt={"log_probs": MUST}, prefix="f"
+    )
+    with pytest.raises(CheckError, match="suma ponderada fija") as caught:
+        check_gradients(
+            doubled, "f", cases, per_token, wrt={"log_probs": MUST}, prefix="f"
+        )
+    assert caught.value.mistake == "f_wrong_gradient"
+
+
+class _ActorCritic(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.actor = torch.nn.Linear(2, 3)
+        self.critic = torch.nn.Linear(2, 1)
+
+
+def test_gradients_to_parts_of_a_network_and_to_derived_inputs():
+    torch.manual_seed(0)
+    net = _ActorCritic()
+    states = torch.tensor([[0.5, -1.0], [1.5, 0.25]])
+    returns = torch.tensor([1.0, -0.5])
+
+    def loss(net, states, returns, advantages):
+        values = net.critic(states).squeeze(-1)
+        log_pi = torch.log_softmax(net.actor(states), -1)[:, 0]
+        return -(advantages.detach() * log_pi).mean() + ((returns - values) ** 2).mean()
+
+    def critic_in_actor(net, states, returns, advantages):
+        values = net.critic(states).squeeze(-1)
+        log_pi = torch.log_softmax(net.actor(states), -1)[:, 0]
+        return -(advantages * log_pi).mean() + ((returns - values) ** 2).mean()
+
+    # La ventaja llega calculada con el crítico, como en un bucle de verdad.
+    def attach(args):
+        values = args["net"].critic(args["states"]).squeeze(-1)
+        return {"advantages": args["returns"] - values}
+
+    cases = [(net, states, returns, torch.zeros(2))]
+    wrt = {"net.actor": MUST, "net.critic": MUST}
+    check_gradients(loss, "loss", cases, loss, wrt=wrt, prefix="ac", attach=attach)
+    with pytest.raises(CheckError) as caught:
+        check_gradients(
+            critic_in_actor, "loss", cases, loss, wrt=wrt, prefix="ac", attach=attach
+        )
+    assert caught.value.mistake == "ac_wrong_gradient"
+    assert "«net.critic." in str(caught.value)
+
+    # Una tabla que pide gradiente donde la referencia no lo da es un error
+    # de quien escribe la comprobación
+    def actor_only(net, states, returns, advantages):
+        return -(torch.log_softmax(net.actor(states), -1)[:, 0]).mean()
+
+    frozen = {"net.actor": MUST, "net.critic": MUST}
+    with pytest.raises(ValueError):
+        check_gradients(
+            loss,
+            "loss",
+            cases,
+            actor_only,
+            wrt=frozen,
+            prefix="ac",
+        )
+
+
+# ---------------------------------------------------------------------------
+# Tipo 4 · procedimientos: forwards, backward() y pasos contados, micro-lotes
+# ---------------------------------------------------------------------------
+
+_ROWS = 8
+
+
+def _accumulation_start():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    x = torch.arange(_ROWS * 3, dtype=torch.float32).reshape(_ROWS, 3) / 10
+    y = torch.linspace(-1, 1, _ROWS)[:, None]
+    return Setup(args=(model, x, y, 4), model=model, batch=x)
+
+
+def _accumulate(model, x, y, k):
+    size = len(x) // k
+    for start in range(0, len(x), size):
+        rows = slice(start, start + size)
+        loss = ((model(x[rows]) - y[rows]) ** 2).sum() / len(x)
+        loss.backward()
+
+
+def _one_backward_at_the_end(model, x, y, k):
+    size = len(x) // k
+    total = 0.0
+    for start in range(0, len(x), size):
+        rows = slice(start, start + size)
+        total = total + ((model(x[rows]) - y[rows]) ** 2).sum() / len(x)
+    total.backward()
+
+
+def _strided(model, x, y, k):
+    for j in range(k):
+        loss = ((model(x[j::k]) - y[j::k]) ** 2).sum() / len(x)
+        loss.backward()
+
+
+def _whole_batch(model, x, y, k):
+    (((model(x) - y) ** 2).sum() / len(x)).backward()
+
+
+def _zero_inside(model, x, y, k):
+    size = len(x) // k
+    for start in range(0, len(x), size):
+        model.zero_grad()
+        rows = slice(start, start + size)
+        (((model(x[rows]) - y[rows]) ** 2).sum() / len(x)).backward()
+
+
+def _gradients_left(setup, returned):
+    return {name: p.grad.clone() for name, p in setup.model.named_parameters()}
+
+
+_ACCUMULATION = Procedure(
+    name="accumulate",
+    setup=_accumulation_start,
+    observe=_gradients_left,
+    same=lambda got, want: all(torch.allclose(got[n], want[n]) for n in want),
+    describe=lambda got, want: "Los gradientes no son los del lote entero.",
+    schedule=Microbatches(count=4, rows=_ROWS, prefix="acc"),
+)
+
+
+def test_the_recorder_counts_forwards_backwards_and_steps():
+    setup = _accumulation_start()
+    optimizer = torch.optim.SGD(setup.model.parameters(), lr=0.1)
+    with Recorder(setup.model, optimizer, batch=setup.batch) as trace:
+        _one_backward_at_the_end(*setup.args)
+        optimizer.step()
+        optimizer.zero_grad()
+    assert trace.forwards == [(0, 1), (2, 3), (4, 5), (6, 7)]
+    assert trace.count("backward") == 1, "un backward con cuatro forwards es uno"
+    assert (trace.count("step"), trace.count("zero_grad")) == (1, 1)
+    assert "zero_grad" not in vars(optimizer), "al salir, el optimizador como estaba"
+
+
+def test_one_backward_per_microbatch_consecutive_in_order_is_one_declaration():
+    rows = [Mistake("acc_zero_inside", _zero_inside, "No pongas a 0 en el bucle.")]
+    _ACCUMULATION.check(_accumulate, _accumulate, rows)
+    # Las tres escapadas dejan los mismos gradientes: solo las ve la regla.
+    for answer, mistake, phrase in [
+        (_one_backward_at_the_end, "acc_backward_per_microbatch", "un solo backward"),
+        (_strided, "acc_microbatch_rows", "salteadas, de 4 en 4"),
+        (_whole_batch, "acc_forward_count", "lote entero de una vez"),
+    ]:
+        assert _ACCUMULATION.same(
+            _ACCUMULATION.run(answer)[0], _ACCUMULATION.run(_accumulate)[0]
+        ), answer.__name__
+        with pytest.raises(CheckError, match=phrase) as caught:
+            _ACCUMULATION.check(answer, _accumulate, rows)
+        assert caught.value.mistake == mistake
+        with pytest.raises(CheckError):
+            _ACCUMULATION.check_schedule(answer)
+    # Un gradiente equivocado se diagnostica por su fila, antes que la regla
+    with pytest.raises(CheckError) as caught:
+        _ACCUMULATION.check(_zero_inside, _accumulate, rows)
+    assert caught.value.mistake == "acc_zero_inside"
+
+
+def test_optimizer_steps_are_counted_and_inputs_watched():
+    def start():
+        setup = _accumulation_start()
+        optimizer = torch.optim.SGD(setup.model.parameters(), lr=0.1)
+        return Setup(
+            (setup.model, optimizer, *setup.args[1:]),
+            setup.model,
+            optimizer,
+            setup.batch,
+        )
+
+    def train(model, optimizer, x, y, k):
+        _accumulate(model, x, y, k)
+        optimizer.step()
+
+    def step_each(model, optimizer, x, y, k):
+        size = len(x) // k
+        for start_row in range(0, len(x), size):
+            rows = slice(start_row, start_row + size)
+            (((model(x[rows]) - y[rows]) ** 2).sum() / len(x)).backward()
+            optimizer.step()
+
+    def scales_targets(model, optimizer, x, y, k):
+        y += 1.0  # modifica una entrada que no es el modelo
+        train(model, optimizer, x, y, k)
+
+    procedure = dataclasses.replace(
+        _ACCUMULATION,
+        setup=start,
+        observe=lambda s, r: dict(s.model.state_dict()),
+        schedule=Microbatches(count=4, rows=_ROWS, prefix="acc", steps=1),
+    )
+    procedure.check(train, train)
+    with pytest.raises(CheckError) as caught:
+        procedure.check_schedule(step_each)
+    assert caught.value.mistake == "acc_step_count"
+    with pytest.raises(CheckError, match="modificó su argumento «y»"):
+        procedure.check(scales_targets, train)
