@@ -49,28 +49,34 @@ def _actions_array(actions: Any, n: int, n_actions: int) -> np.ndarray:
     if values.size != n and n == 1:
         fail(
             f"Con logits de forma ({n_actions},), un solo estado, hace falta una sola "
-            f"acción y devolviste algo de forma {values.shape}.",
+            f"acción y devolviste algo de forma {values.shape}. ¿Te falta contar "
+            "los tramos que quedan por debajo de u (.sum(-1))?",
             "action_not_single",
         )
     if values.size != n:
         fail(
             f"Con logits de forma ({n}, {n_actions}) hacían falta {n} acciones (una "
-            f"por fila) y devolviste algo de forma {values.shape}.",
+            f"por fila) y devolviste algo de forma {values.shape}. ¿Reduciste sobre "
+            "el eje de los estados (dim=0)? Cada fila es un estado: cuenta a lo "
+            "largo de la última dimensión (dim=-1).",
             "actions_wrong_count",
         )
     values = values.reshape(-1)
     if not np.all(values == np.round(values)) or values.min() < 0:
         fail(
             "Las acciones deben ser índices enteros 0, 1, …, A − 1. ¿Devolviste "
-            "probabilidades o logits en lugar del índice elegido?",
+            "probabilidades o logits en lugar del índice elegido, o las dos cosas "
+            "en el orden cambiado? Es (actions, log_probs).",
             "action_not_index",
         )
     if values.max() >= n_actions:
+        # El mismo diagnóstico que el de la fila «sample_no_clamp», cuando el
+        # índice de más no llega a romper la log-probabilidad.
         fail(
             f"Hay acciones ≥ {n_actions}: solo existen los índices 0 a {n_actions - 1} "
             "(si el redondeo deja la suma de probabilidades por debajo de u, toca la "
             "última acción).",
-            "action_out_of_range",
+            "sample_no_clamp",
         )
     return values.astype(int)
 
@@ -121,10 +127,12 @@ LOG_PROB_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "log_prob_sign",
-        lambda got, logits, action, want: _isclose(1e-5)(
-            got, float(torch.log_softmax(-logits, -1)[action])
+        lambda got, logits, action, want: (
+            _isclose(1e-5)(got, -want)
+            or _isclose(1e-5)(got, float(torch.log_softmax(-logits, -1)[action]))
         ),
-        "¿El signo? La softmax es de los logits, no de −logits.",
+        "¿El signo? log π(a) = log_softmax(logits)[a], que nunca es positivo: ni "
+        "−log π(a) (lo que suma la entropía cruzada) ni la softmax de −logits.",
     ),
     Mistake(
         "log_prob_rounded",
@@ -349,7 +357,7 @@ def check_sample_action_log_prob(
             fail(
                 f"sample_action({numbers(logits, 1)}, u = {numbers(u, 8)}) lanzó "
                 f"{type(error).__name__}: {error}. {_NO_LAST_FALLBACK}",
-                "sample_index_out_of_range",
+                "sample_no_clamp",
             )
         action, log_prob = _split_pair(out, "sample_action(logits, u)")
         actions = _actions_array(action, n, n_actions)
@@ -393,7 +401,8 @@ def check_sample_action_log_prob(
     if logits.grad is None or not close(logits.grad, expected, atol=1e-5):
         fail(
             "El gradiente de tu log-probabilidad respecto a los logits debería ser "
-            f"one_hot(a) − π = {numbers(expected, 4)}, fila a fila.",
+            f"one_hot(a) − π = {numbers(expected, 4)}, fila a fila. ¿Separaste del "
+            "grafo algún trozo, como el normalizador log Σ exp(logits)?",
             "log_prob_wrong_grad",
         )
 
@@ -577,11 +586,22 @@ def check_gaussian_log_prob_grad(
     mean_ref = case.mean.clone().requires_grad_(True)
     log_std_ref = case.log_std.clone().requires_grad_(True)
     normal = torch.distributions.Normal(mean_ref, log_std_ref.exp())
-    normal.log_prob(case.actions).sum().backward()
+    want = normal.log_prob(case.actions).sum(-1)
+    want.sum().backward()
     if not (close(mean.grad, mean_ref.grad) and close(log_std.grad, log_std_ref.grad)):
+        # Con el valor bien, lo que falla es el camino del gradiente; con el valor
+        # mal, el gradiente sale mal por eso mismo.
+        hint = (
+            " ¿Separaste del grafo algún trozo (.detach(), σ como número)? El "
+            "gradiente de log_std llega por −log σ y también por σ = exp(log_std) "
+            "en el término cuadrático."
+            if close(out.detach(), want.detach())
+            else " Tu log-densidad tampoco da el valor de la fórmula: corrige el "
+            "valor (la otra celda) y el gradiente vendrá con él."
+        )
         fail(
             "El gradiente respecto a mean o log_std no coincide con el de "
-            "torch.distributions.Normal.",
+            f"torch.distributions.Normal.{hint}",
             "gaussian_wrong_grad",
         )
 
@@ -844,6 +864,17 @@ LOSS_MISTAKES: list[Mistake] = [
 ]
 
 
+def _check_scalar_loss(loss: Any) -> None:
+    """Falla si la pérdida tiene más de un número (las dos celdas lo miran)."""
+    shape = tuple(getattr(loss, "shape", ()))
+    if int(np.prod(shape)) != 1:
+        fail(
+            "La pérdida debe ser un escalar (un solo número): suma log π(a_t|s_t) · "
+            f"G_t sobre todos los pasos y divide por N. Tiene forma {shape}.",
+            "loss_not_scalar",
+        )
+
+
 @exercise(MODULE, "reinforce_loss", "el valor")
 def check_reinforce_loss(
     reinforce_loss: Callable[..., Any],
@@ -851,6 +882,12 @@ def check_reinforce_loss(
 ) -> None:
     """Comprueba el valor de ``reinforce_loss(log_probs, returns, n_episodes)``."""
     cases = list(cases)
+    try:
+        first = guarded_call(reinforce_loss, "reinforce_loss", *cases[0])
+    except Exception:  # noqa: BLE001 - check_cases lo diagnostica
+        pass
+    else:
+        _check_scalar_loss(first)
     check_cases(
         reinforce_loss,
         "reinforce_loss",
@@ -877,11 +914,7 @@ def check_reinforce_loss_grad(
                 "poder llamar a loss.backward()); no uses .item(), float() ni NumPy.",
                 "loss_not_tensor",
             )
-        if loss.numel() != 1:
-            fail(
-                f"La pérdida debe ser un escalar; tiene forma {tuple(loss.shape)}.",
-                "loss_not_scalar",
-            )
+        _check_scalar_loss(loss)
         loss.reshape(()).backward()
         if weights.grad is not None and weights.grad.abs().max() > 0:
             fail(
@@ -892,9 +925,15 @@ def check_reinforce_loss_grad(
             )
         expected = -returns / n
         if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-6):
+            lost = (
+                " No le llegó ninguno: ¿la cambiaste por un tensor nuevo (con "
+                "torch.tensor(...) o .detach())? Usa log_probs tal cual."
+                if log_probs.grad is None
+                else ""
+            )
             fail(
                 "El gradiente de la pérdida respecto a log_probs debería ser −G_t / N "
-                f"= {numbers(expected, 4)}.",
+                f"= {numbers(expected, 4)}.{lost}",
                 "loss_wrong_grad",
             )
 
@@ -1258,8 +1297,9 @@ def check_reinforce_updates_grad(
     mine, theirs = got.optimizer.gradients[0], want.optimizer.gradients[0]
     if any(g is None for g in mine) or not np.any(_flat(mine)):
         fail(
-            "Cuando llamaste a optimizer.step() los parámetros no tenían gradiente: "
-            "hace falta loss.backward() antes del paso.",
+            "Cuando llamaste a optimizer.step() los parámetros no tenían gradiente "
+            "(o era cero): hace falta loss.backward() antes del paso, y "
+            "optimizer.zero_grad() va antes de backward, no entre backward y step.",
             "loop_no_backward",
         )
     flat = {"yours": _flat(mine), "reference": _flat(theirs)}

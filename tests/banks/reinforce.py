@@ -1119,3 +1119,456 @@ def reinforce_updates(policy, optimizer, env, n_updates, n_episodes, gamma, seed
 """,
     ),
 ]
+
+# ---------------------------------------------------------------------------
+# Un error por cada diagnóstico con nombre (issue 48): cada fila o fallo con
+# id de helpers/checks/reinforce.py lo provoca alguna respuesta de aquí.
+# ---------------------------------------------------------------------------
+
+WRONG["sample_action"] += [
+    Answer(
+        "devuelve solo la acción",
+        """
+def sample_action(logits, u):
+    cdf = torch.softmax(logits, dim=-1).cumsum(-1)
+    return (cdf <= u.unsqueeze(-1)).sum(-1).clamp(max=logits.shape[-1] - 1)
+""",
+        mistake="returns_not_pair",
+    ),
+    Answer(
+        "olvida el .sum(-1): la máscara de la acumulada como acción",
+        """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).long()
+    return actions, log_pi.gather(-1, actions)
+""",
+        mistake="action_not_single",
+    ),
+    Answer(
+        "cuenta los tramos sobre el eje 0",
+        """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(0)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+        mistake="actions_wrong_count",
+    ),
+    Answer(
+        "devuelve (log-probabilidad, acción), al revés",
+        """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    return log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1), actions
+""",
+        mistake="action_not_index",
+    ),
+    Answer(
+        "acumula desde la última acción",
+        """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    n = logits.shape[-1]
+    from_last = (log_pi.exp().flip(-1).cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = n - 1 - from_last.clamp(max=n - 1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+        mistake="sample_reversed_cumsum",
+        fails=("sample_action_test",),
+    ),
+    Answer(
+        "softmax de −logits",
+        """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(-logits, dim=-1)
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+        mistake="sample_sign",
+    ),
+    Answer(
+        "log-probabilidad como array de NumPy",
+        """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    chosen = log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+    return actions, chosen.detach().numpy()
+""",
+        mistake="log_prob_not_tensor",
+        fails=("sample_action_test_log_prob",),
+    ),
+    Answer(
+        "devuelve toda la fila de log-probabilidades",
+        """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    return actions.clamp(max=logits.shape[-1] - 1), log_pi
+""",
+        mistake="log_prob_wrong_count",
+        fails=("sample_action_test_log_prob",),
+    ),
+    Answer(
+        "la log-probabilidad de la acción más probable",
+        """
+def sample_action(logits, u):
+    log_pi = torch.log_softmax(logits, dim=-1)
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    return actions.clamp(max=logits.shape[-1] - 1), log_pi.max(dim=-1).values
+""",
+        mistake="log_prob_of_argmax",
+        fails=("sample_action_test_log_prob",),
+    ),
+    Answer(
+        "log-sum-exp sin restar el máximo",
+        """
+def sample_action(logits, u):
+    probs = torch.softmax(logits, dim=-1)
+    actions = (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    log_pi = logits - torch.log(torch.exp(logits).sum(-1, keepdim=True))
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+        mistake="log_prob_overflow",
+        fails=("sample_action_test_log_prob",),
+    ),
+    Answer(
+        "−log π con la entropía cruzada",
+        """
+import torch.nn.functional as F
+
+def sample_action(logits, u):
+    probs = torch.softmax(logits, dim=-1)
+    actions = (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    rows = logits.reshape(-1, logits.shape[-1])
+    nll = F.cross_entropy(rows, actions.reshape(-1), reduction="none")
+    return actions, nll.reshape(actions.shape)
+""",
+        mistake="log_prob_sign",
+        fails=("sample_action_test_log_prob",),
+    ),
+    Answer(
+        "el normalizador sin gradiente",
+        """
+def sample_action(logits, u):
+    log_z = torch.logsumexp(logits, dim=-1, keepdim=True).detach()
+    log_pi = logits - log_z
+    actions = (log_pi.exp().cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+""",
+        mistake="log_prob_wrong_grad",
+        fails=("sample_action_test_log_prob",),
+    ),
+]
+WRONG["gaussian_log_prob"] += [
+    Answer(
+        "sin el ½ del término cuadrático",
+        """
+def gaussian_log_prob(actions, mean, log_std):
+    z = (actions - mean) / torch.exp(log_std)
+    return (-(z**2) - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+""",
+        mistake="gaussian_no_half",
+    ),
+    Answer(
+        "σ separada del grafo",
+        """
+def gaussian_log_prob(actions, mean, log_std):
+    std = torch.exp(log_std).detach()
+    z = (actions - mean) / std
+    return (-0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+""",
+        mistake="gaussian_wrong_grad",
+        fails=("gaussian_log_prob_test_grad",),
+    ),
+    Answer(
+        "suma todo: un solo número para el lote",
+        """
+def gaussian_log_prob(actions, mean, log_std):
+    z = (actions - mean) / torch.exp(log_std)
+    return (-0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)).sum()
+""",
+        mistake="scalar",
+        fails=("gaussian_log_prob_test",),
+    ),
+    Answer(
+        "keepdim=True: forma (N, 1)",
+        """
+def gaussian_log_prob(actions, mean, log_std):
+    z = (actions - mean) / torch.exp(log_std)
+    per_dim = -0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)
+    return per_dim.sum(dim=-1, keepdim=True)
+""",
+        mistake="reshaped",
+        fails=("gaussian_log_prob_test",),
+    ),
+    Answer(
+        "keepdim=True solo en la suma de log_std: (N,) − (N, 1)",
+        """
+def gaussian_log_prob(actions, mean, log_std):
+    z = (actions - mean) / torch.exp(log_std)
+    quadratic = (-0.5 * z**2).sum(-1)
+    log_std = log_std.expand_as(actions)
+    return (quadratic - log_std.sum(-1, keepdim=True)
+            - 0.5 * actions.shape[-1] * math.log(2 * math.pi))
+""",
+        mistake="extra_dimensions",
+    ),
+]
+WRONG["discounted_returns"] += [
+    Answer(
+        "vectorizado, dividiendo por γ^t",
+        """
+def discounted_returns(rewards, gamma):
+    rewards = np.asarray(rewards, dtype=float)
+    powers = gamma ** np.arange(len(rewards))
+    return np.cumsum((powers * rewards)[::-1])[::-1] / powers
+""",
+        mistake="nan",
+    ),
+    Answer(
+        "rewards.shape con una lista",
+        """
+def discounted_returns(rewards, gamma):
+    returns, future = np.zeros(rewards.shape[0]), 0.0
+    for t in reversed(range(rewards.shape[0])):
+        future = rewards[t] + gamma * future
+        returns[t] = future
+    return returns
+""",
+        mistake="raised",
+    ),
+    Answer(
+        "solo la recompensa siguiente: r_t + γ·r_{t+1}",
+        """
+def discounted_returns(rewards, gamma):
+    rewards = np.asarray(rewards, dtype=float)
+    following = np.append(rewards[1:], 0.0)
+    return rewards + gamma * following
+""",
+        mistake="wrong_value",
+    ),
+]
+WRONG["reinforce_loss"] += [
+    Answer(
+        "sin sumar: un término por paso",
+        """
+def reinforce_loss(log_probs, returns, n_episodes):
+    return -(log_probs * returns.detach()) / n_episodes
+""",
+        mistake="loss_not_scalar",
+    ),
+    Answer(
+        "log_probs envueltas en un tensor nuevo",
+        """
+def reinforce_loss(log_probs, returns, n_episodes):
+    log_probs = torch.tensor(log_probs, requires_grad=True)
+    return -(log_probs * returns.detach()).sum() / n_episodes
+""",
+        mistake="loss_wrong_grad",
+        fails=("reinforce_loss_test_grad",),
+    ),
+]
+WRONG["gradient_estimators"] += [
+    Answer(
+        "apiladas en un tensor (2, 2)",
+        """
+def gradient_estimators(f, mean, log_std, noise):
+    params = torch.tensor([mean, log_std], dtype=noise.dtype, requires_grad=True)
+    mu, std = params[0], params[1].exp()
+    x = mu + std * noise
+    (pathwise,) = torch.autograd.grad(f(x).mean(), params, retain_graph=True)
+    log_prob = Normal(mu, std).log_prob(x.detach())
+    (score,) = torch.autograd.grad((f(x.detach()) * log_prob).mean(), params)
+    return torch.stack([score, pathwise])
+""",
+        mistake="estimators_not_pair",
+    ),
+    Answer(
+        "derivan −f, como una pérdida",
+        """
+def gradient_estimators(f, mean, log_std, noise):
+    params = torch.tensor([mean, log_std], dtype=noise.dtype, requires_grad=True)
+    mu, std = params[0], params[1].exp()
+    x = mu + std * noise
+    (pathwise,) = torch.autograd.grad(-f(x).mean(), params, retain_graph=True)
+    log_prob = Normal(mu, std).log_prob(x.detach())
+    (score,) = torch.autograd.grad(-(f(x.detach()) * log_prob).mean(), params)
+    return score, pathwise
+""",
+        mistake="sign",
+    ),
+]
+
+_ONE_EPISODE_PER_UPDATE = """
+def reinforce_updates(policy, optimizer, env, n_updates, n_episodes, gamma, seed,
+                      generator):
+    mean_returns = []
+    for update in range(n_updates):
+        obs, _ = env.reset(seed=seed + update)
+        log_probs, rewards, done = [], [], False
+        while not done:
+            u = torch.rand((), generator=generator)
+            logits = policy(torch.as_tensor(obs, dtype=torch.float32))
+            action, log_prob = sample_action(logits, u)
+            obs, reward, terminated, truncated, _ = env.step(int(action))
+            rewards.append(float(reward))
+            log_probs.append(log_prob)
+            done = terminated or truncated
+        weights = torch.as_tensor(discounted_returns(rewards, gamma),
+                                  dtype=torch.float32)
+        loss = reinforce_loss(torch.stack(log_probs), weights, n_episodes)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        mean_returns.append(sum(rewards))
+    return mean_returns
+"""
+
+_STALE_DONE = """
+def reinforce_updates(policy, optimizer, env, n_updates, n_episodes, gamma, seed,
+                      generator):
+    mean_returns, episode = [], 0
+    for _ in range(n_updates):
+        log_probs, returns, totals = [], [], []
+        terminated = truncated = False
+        for _ in range(n_episodes):
+            obs, _ = env.reset(seed=seed + episode)
+            episode += 1
+            rewards = []
+            while not (terminated or truncated):
+                u = torch.rand((), generator=generator)
+                logits = policy(torch.as_tensor(obs, dtype=torch.float32))
+                action, log_prob = sample_action(logits, u)
+                obs, reward, terminated, truncated, _ = env.step(int(action))
+                rewards.append(float(reward))
+                log_probs.append(log_prob)
+            returns.append(torch.as_tensor(discounted_returns(rewards, gamma),
+                                           dtype=torch.float32))
+            totals.append(sum(rewards))
+        loss = reinforce_loss(torch.stack(log_probs), torch.cat(returns), n_episodes)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        mean_returns.append(sum(totals) / n_episodes)
+    return mean_returns
+"""
+
+WRONG["reinforce_updates"] += [
+    Answer(
+        "un solo episodio por actualización",
+        _ONE_EPISODE_PER_UPDATE,
+        mistake="loop_wrong_episode_count",
+    ),
+    Answer(
+        "terminated y truncated se inician fuera de los episodios: del segundo "
+        "en adelante no se juega",
+        _STALE_DONE,
+        mistake="loop_wrong_episode_length",
+    ),
+    Answer(
+        "un solo u por episodio",
+        _loop(
+            seed_expr="seed + episode",
+            draw="u_episode",
+        ).replace(
+            "rewards, done = [], False",
+            "rewards, done = [], False\n"
+            "            u_episode = torch.rand((), generator=generator)",
+        ),
+        mistake="loop_wrong_action",
+    ),
+    Answer(
+        "devuelve la lista de retornos de cada actualización",
+        _loop(summary="totals"),
+        mistake="loop_returned_wrong_shape",
+        fails=("reinforce_updates_test",),
+    ),
+    Answer(
+        "devuelve la media de los G_t",
+        _loop(summary="float(weights.mean())"),
+        mistake="loop_returned_wrong_value",
+        fails=("reinforce_updates_test",),
+    ),
+    Answer(
+        "zero_grad entre backward y step",
+        _loop(zero_grad="").replace(
+            "loss.backward()\n", "loss.backward()\n        optimizer.zero_grad()\n"
+        ),
+        mistake="loop_no_backward",
+        fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
+    ),
+    Answer(
+        "pérdida con el signo cambiado",
+        _loop().replace("loss.backward()", "(-loss).backward()"),
+        mistake="loop_grad_sign",
+        fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
+    ),
+    Answer(
+        "divide por el número de pasos del lote",
+        _loop().replace("weights, n_episodes)", "weights, len(log_probs))"),
+        mistake="loop_grad_scale",
+        fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
+    ),
+    Answer(
+        "retornos sin descontar",
+        _loop(
+            returns_line=(
+                "returns.append(torch.as_tensor(discounted_returns(rewards, 1.0), "
+                "dtype=torch.float32))"
+            )
+        ),
+        mistake="loop_returns_no_gamma",
+        fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
+    ),
+    Answer(
+        "el retorno del episodio en todos los pasos",
+        _loop(
+            returns_line=(
+                "returns.append(torch.full((len(rewards),), "
+                "float(discounted_returns(rewards, gamma)[0])))"
+            )
+        ),
+        mistake="loop_returns_total",
+        fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
+    ),
+    Answer(
+        "pesa cada paso con su recompensa",
+        _loop(
+            returns_line=(
+                "returns.append(torch.as_tensor(rewards, dtype=torch.float32))"
+            )
+        ),
+        mistake="loop_returns_immediate",
+        fails=("reinforce_updates_test_grad", "reinforce_updates_test_params"),
+    ),
+    Answer(
+        "optimizer.step() fuera del bucle de actualizaciones",
+        _loop()
+        .replace(
+            "        optimizer.step()\n        mean_returns",
+            "        mean_returns",
+        )
+        .replace(
+            "    return mean_returns",
+            "    optimizer.step()\n    return mean_returns",
+        ),
+        mistake="loop_wrong_step_count",
+        fails=("reinforce_updates_test_params",),
+    ),
+    Answer(
+        "divide por el contador de episodios de todo el bucle",
+        _loop().replace("weights, n_episodes)", "weights, episode)"),
+        mistake="loop_wrong_parameters",
+        fails=("reinforce_updates_test_params",),
+    ),
+]
