@@ -899,6 +899,29 @@ def test_no_gradient_where_it_must_reach():
     assert caught.value.mistake == "loss_no_gradient"
     assert "tensor sin gradiente" in str(caught.value)
 
+    def disconnected(log_probs, mask, advantages):
+        copy = log_probs.detach().requires_grad_(True)  # otra hoja, sin modelo
+        return _policy_loss(copy, mask, advantages)
+
+    with pytest.raises(CheckError, match="no llega gradiente a «log_probs»") as caught:
+        _check_loss_gradient(disconnected)
+    assert caught.value.mistake == "loss_no_gradient"
+    # Cada caso con el id y el mensaje del ejercicio
+    own = {
+        "log_probs": Flow(True, id="lp_disconnected", message="Calcula con log_probs."),
+        "advantages": MUST_NOT,
+    }
+    floats = Diagnosis(id="loss_without_gradient")
+    with pytest.raises(CheckError) as caught:
+        _check_loss_gradient(disconnected, wrt=own, without_gradient=floats)
+    assert (caught.value.mistake, str(caught.value)) == (
+        "lp_disconnected",
+        "Calcula con log_probs.",
+    )
+    with pytest.raises(CheckError, match="float, no un tensor") as caught:
+        _check_loss_gradient(_as_float, wrt=own, without_gradient=floats)
+    assert caught.value.mistake == "loss_without_gradient"
+
 
 def test_an_output_of_another_shape_is_named():
     def per_row(log_probs, mask, advantages):

@@ -136,6 +136,7 @@ def check_gradients(
     prefix: str,
     mistake: str | None = None,
     wrong_shape: Diagnosis | None = None,
+    without_gradient: Diagnosis | None = None,
     attach: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     atol: float = 1e-6,
     rtol: float = 1e-5,
@@ -149,7 +150,8 @@ def check_gradients(
     1. si la función lanza un error con entradas que llevan gradiente (id
        ``"raised"``, con una pista si es una operación en su sitio) o
        modifica una entrada (``"modified_input"``);
-    2. si devuelve algo sin gradiente, o de otra forma que la referencia;
+    2. si devuelve algo sin ningún gradiente (``without_gradient``), o de
+       otra forma que la referencia (``wrong_shape``);
     3. si llega gradiente a una entrada :data:`MUST_NOT` (``<prefix>_gradient_leaks``
        o el id de su :class:`Flow`);
     4. si no llega a una :data:`MUST` (``<prefix>_no_gradient`` o el de su
@@ -175,6 +177,9 @@ def check_gradients(
             escribe la comprobación (``ValueError``).
         prefix: el principio de los ids por defecto (``"loss"``).
         mistake: el id de un gradiente equivocado que ninguna fila explica.
+        without_gradient: el diagnóstico de una salida sin ningún gradiente
+            (un ``float``, un tensor separado del grafo); por defecto,
+            ``<prefix>_no_gradient``.
         wrong_shape: el diagnóstico de una salida de otra forma que la de la
             referencia (``Diagnosis(id="loss_not_scalar")``); por defecto, el
             síntoma de forma del núcleo (``scalar``, ``transposed``…).
@@ -224,7 +229,15 @@ def check_gradients(
 
     got = [run(function, index, student=True) for index in range(len(cases))]
     for index, (mine, want) in enumerate(zip(got, expected, strict=True)):
-        _check_flow(mine, want, _call(name, cases[index]), wrt, prefix, wrong_shape)
+        _check_flow(
+            mine,
+            want,
+            _call(name, cases[index]),
+            wrt,
+            prefix,
+            wrong_shape,
+            without_gradient,
+        )
     for index, (mine, want) in enumerate(zip(got, expected, strict=True)):
         label = _first_difference(mine.gradients, want.gradients, atol, rtol)
         if label is None:
@@ -327,6 +340,7 @@ def _check_flow(
     wrt: Mapping[str, Flow],
     prefix: str,
     wrong_shape: Diagnosis | None,
+    without_gradient: Diagnosis | None,
 ) -> None:
     """Pasos 1–4 de :func:`check_gradients` en un caso."""
     if mine.error is not None:
@@ -343,22 +357,20 @@ def _check_flow(
             "raised",
         )
     if mine.gradients is None:
-        key, flow = next(((k, f) for k, f in wrt.items() if f.must), ("", MUST))
         what = (
             "un tensor sin gradiente"
             if hasattr(mine.output, "requires_grad")
             else f"{type(mine.output).__name__}, no un tensor con gradiente"
         )
-        fail(
-            flow.message
-            or (
-                f"{call_text} devuelve {what}: ¿usaste .item(), float(), "
-                ".detach(), NumPy o torch.no_grad() en el camino? Devuelve un "
-                "tensor de PyTorch calculado a partir de las entradas, para que "
-                "el gradiente llegue hasta ellas."
-            ),
-            flow.id or f"{prefix}_no_gradient",
+        message = (
+            f"{call_text} devuelve {what}: ¿usaste .item(), float(), "
+            ".detach(), NumPy o torch.no_grad() en el camino? Devuelve un "
+            "tensor de PyTorch calculado a partir de las entradas, para que "
+            "el gradiente llegue hasta ellas."
         )
+        if without_gradient is not None:
+            fail(without_gradient.message or message, without_gradient.id)
+        fail(message, f"{prefix}_no_gradient")
     got_shape = tuple(mine.output.shape)
     want_shape = tuple(want.output.shape)
     scalars = mine.output.numel() == want.output.numel() == 1
