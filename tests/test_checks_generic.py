@@ -944,9 +944,11 @@ def test_a_wrong_gradient_is_explained_by_the_row_whose_gradient_matches():
     with pytest.raises(CheckError) as caught:
         _check_loss_gradient(lambda lp, m, a: _policy_loss(lp, m, a) * 3)
     assert caught.value.mistake == "loss_wrong_gradient"
-    with pytest.raises(CheckError) as caught:
+    with pytest.raises(CheckError, match="Debería ser −A_i · m_it / B$") as caught:
         _check_loss_gradient(
-            lambda lp, m, a: _policy_loss(lp, m, a) * 3, mistake="loss_wrong_grad"
+            lambda lp, m, a: _policy_loss(lp, m, a) * 3,
+            mistake="loss_wrong_grad",
+            hint="Debería ser −A_i · m_it / B",
         )
     assert caught.value.mistake == "loss_wrong_grad"
 

@@ -53,6 +53,12 @@ class Flow:
     message: str = ""
 
 
+#: Lo que se dice de un gradiente equivocado que ninguna fila explica.
+WRONG_GRADIENT_HINT = (
+    "El gradiente debe ser el de la referencia: repasa la fórmula y qué entradas "
+    "entran en ella como constantes."
+)
+
 #: La entrada debe recibir gradiente (lo que se optimiza).
 MUST = Flow(True)
 #: La entrada no debe recibir gradiente (una constante: ventajas, objetivos,
@@ -135,6 +141,7 @@ def check_gradients(
     wrt: Mapping[str, Flow],
     prefix: str,
     mistake: str | None = None,
+    hint: str = "",
     wrong_shape: Diagnosis | None = None,
     without_gradient: Diagnosis | None = None,
     attach: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
@@ -177,6 +184,9 @@ def check_gradients(
             escribe la comprobación (``ValueError``).
         prefix: el principio de los ids por defecto (``"loss"``).
         mistake: el id de un gradiente equivocado que ninguna fila explica.
+        hint: lo que se le dice entonces, tras dónde difiere (por defecto,
+            :data:`WRONG_GRADIENT_HINT`): la fórmula del enunciado en prosa,
+            por ejemplo («debería ser −A_i · m_it / B, cero en el relleno»).
         without_gradient: el diagnóstico de una salida sin ningún gradiente
             (un ``float``, un tensor separado del grafo); por defecto,
             ``<prefix>_no_gradient``.
@@ -268,8 +278,7 @@ def check_gradients(
             ):
                 fail(f"{intro}\n{row.message}", row.id)
         fail(
-            f"{intro}\nEl gradiente debe ser el de la referencia: repasa la "
-            "fórmula y qué entradas entran en ella como constantes.",
+            f"{intro}\n{hint or WRONG_GRADIENT_HINT}",
             mistake or f"{prefix}_wrong_gradient",
         )
 
