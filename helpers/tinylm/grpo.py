@@ -244,7 +244,7 @@ def grpo_objective_loss(
 
 @dataclass
 class GRPOConfig:
-    """Hiperparámetros de ``train_grpo`` (y del bucle de ``methods.train_method``)."""
+    """Hiperparámetros de ``train_grpo`` (y, en 08, ``methods.MethodConfig.grpo``)."""
 
     seed: int = 0  # semilla de los enunciados y del muestreo
     steps: int = 100  # pasos de GRPO (~25-40 s con un hilo)

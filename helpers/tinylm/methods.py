@@ -343,11 +343,10 @@ class MethodConfig:
     Se compone de tres partes:
 
     - ``grpo``: la ``GRPOConfig`` del paso y del bucle de ``grpo.py``, común a
-      los tres métodos (por defecto, ``default_grpo_config()``). Sus perillas
-      son las de 07: enunciados y respuestas por paso, Adam, recorte, épocas y
-      minilotes, β, entropía, muestreador retrasado o en bf16... Sus ``steps``
-      y ``eval_every`` no cuentan: los calcula ``grpo_config`` a partir de
-      ``total_samples`` y ``eval_every_samples``;
+      los tres métodos, con todas sus perillas (por defecto,
+      ``default_grpo_config()``). Sus ``steps`` y ``eval_every`` no cuentan:
+      los calcula ``grpo_config`` a partir de ``total_samples`` y
+      ``eval_every_samples``;
     - ``critic``: el crítico de PPO (``CriticConfig``);
     - lo propio de este módulo: el método, el verificador, cuántas respuestas
       muestrear en total, cada cuántas evaluar y con cuántas medir la
