@@ -1371,7 +1371,7 @@ def reinforce_loss(log_probs, returns, n_episodes):
         "log_probs envueltas en un tensor nuevo",
         """
 def reinforce_loss(log_probs, returns, n_episodes):
-    log_probs = torch.tensor(log_probs, requires_grad=True)
+    log_probs = torch.tensor(log_probs.tolist(), requires_grad=True)
     return -(log_probs * returns.detach()).sum() / n_episodes
 """,
         mistake="loss_wrong_grad",
