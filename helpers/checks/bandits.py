@@ -234,8 +234,8 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
             "explore_not_uniform",
         )
     # 5. Con ε = 0,2 y 4 brazos: P(mejor) = 1 − ε + ε/k = 0,85.
-    # (Explorar con probabilidad 1 − ε ya no llega aquí: con ε = 0 exploraría
-    # siempre, y lo dice el paso 2.)
+    # (Explorar con probabilidad 1 − ε no llega aquí: con ε = 0 exploraría
+    # siempre, y eso lo dice el paso 2.)
     mixed = _frequencies(epsilon_greedy, [0.0, 0.0, 1.0, 0.0], 0.2, 5000, seed + 3)
     if abs(mixed[2] - 0.85) > 0.02:
         fail(
