@@ -20,6 +20,7 @@ from helpers.checks import (
     exercise,
     fail,
     python_number,
+    variant_of,
 )
 from helpers.formatting import number, numbers, percent
 
@@ -309,234 +310,104 @@ def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
     return actions.astype(int), rewards, new_q, new_counts
 
 
-def _rows_actions(
-    q: np.ndarray,
-    rng: np.random.Generator,
-    epsilon: float,
-    *,
-    ties_of: Callable[[np.ndarray], np.ndarray] | None = None,
-    explore_if: Callable[[np.ndarray, float], np.ndarray] | None = None,
-    order: str = "coin-arms-noise",
-) -> np.ndarray:
-    """Las acciones de la referencia, o de una variante con un error típico."""
+def _actions(q, counts, q_star, epsilon, seed, *, ties="row", below=True, order=""):
+    """Las acciones de ``testbed_step`` con un error típico: ``ties`` (los
+    empatados de la fila o de toda la matriz), ``below`` (explorar si u < ε) y
+    ``order`` de los números aleatorios."""
+    rng = np.random.default_rng(seed)
     n, k = q.shape
-    ties_of = ties_of or (lambda v: v == v.max(axis=1, keepdims=True))
-    explore_if = explore_if or (lambda u, e: u < e)
-    explore = explore_if(rng.random(n), epsilon)
-    if order == "coin-arms-noise":
-        arms = rng.integers(k, size=n)
-        noise = rng.random((n, k))
-    elif order == "coin-noise-arms":
-        noise = rng.random((n, k))
-        arms = rng.integers(k, size=n)
+    explore = (rng.random(n) < epsilon) == below
+    if order == "noise-first":
+        noise, arms = rng.random((n, k)), rng.integers(k, size=n)
     elif order == "arms-only-explorers":
         arms = np.zeros(n, dtype=int)
         arms[explore] = rng.integers(k, size=int(explore.sum()))
         noise = rng.random((n, k))
-    else:  # "no-noise": np.argmax, que se queda con el primer máximo
-        arms = rng.integers(k, size=n)
+    else:
+        arms, noise = rng.integers(k, size=n), rng.random((n, k))
+    if order == "argmax":
         return np.where(explore, arms, np.argmax(q, axis=1))
-    return np.where(explore, arms, np.argmax(noise * ties_of(q), axis=1))
+    best = q.max(axis=1, keepdims=True) if ties == "row" else q.max()
+    return np.where(explore, arms, np.argmax(noise * (q == best), axis=1))
 
 
-#: Los errores típicos al elegir: cada variante son los parámetros con que
-#: :func:`_rows_actions` la reproduce.
+#: Los errores típicos al elegir, con la firma de un caso.
 ACTION_MISTAKES: list[Mistake] = [
     Mistake(
         "step_ties_first_max",
-        {"order": "no-noise"},
+        variant_of(_actions, order="argmax"),
         "Cuando una fila tiene varios brazos empatados en el máximo, np.argmax se "
         "queda siempre con el primero. Desempata con el ruido del paso 3: entre "
         "los empatados, el de mayor ruido.",
     ),
     Mistake(
         "step_ties_whole_matrix",
-        {"ties_of": lambda v: v == v.max()},
+        variant_of(_actions, ties="matrix"),
         "Los empatados son los que alcanzan el máximo de su propia fila, no el "
         "máximo de toda la matriz: cada ejecución es un bandido distinto (piensa "
         "en axis=1 y keepdims=True).",
     ),
     Mistake(
         "step_epsilon_inverted",
-        {"explore_if": lambda u, e: u >= e},
+        variant_of(_actions, below=False),
         "¿Comparas al revés? La ejecución i explora cuando su número es < ε.",
     ),
     Mistake(
         "step_arms_only_explorers",
-        {"order": "arms-only-explorers"},
+        variant_of(_actions, order="arms-only-explorers"),
         "Saca los brazos al azar para todas las ejecuciones (size=n), también "
         "para las que no exploran: así los números aleatorios salen en el orden "
         "del enunciado y tu resultado se puede comparar.",
     ),
     Mistake(
         "step_noise_before_arms",
-        {"order": "coin-noise-arms"},
+        variant_of(_actions, order="noise-first"),
         "Sacaste el ruido de desempate antes que los brazos al azar. El orden del "
         "enunciado es: la moneda, los brazos al azar, el ruido de desempate y el "
         "ruido de las recompensas.",
     ),
 ]
 
-#: Los errores típicos al cobrar, por su nombre (lo que entiende
-#: :func:`_check_rewards`): la recompensa sin ruido, o de las estimaciones q.
+#: Los errores típicos al cobrar: ``(q, q_star, acciones, recompensas de la
+#: referencia) → recompensas``.
 REWARD_MISTAKES: list[Mistake] = [
     Mistake(
         "reward_without_noise",
-        "without_noise",
+        lambda q, q_star, a, want: q_star[np.arange(len(a)), a],
         "Falta el ruido: R_i = q*(i, A_i) + un número normal estándar (el paso 4).",
     ),
     Mistake(
         "reward_from_estimates",
-        "from_estimates",
+        lambda q, q_star, a, want: want + (q - q_star)[np.arange(len(a)), a],
         "La recompensa sale de los valores verdaderos q_star, no de tus "
         "estimaciones q.",
     ),
 ]
 
 
-def _reference_step(case: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
-    q, counts, q_star, epsilon, seed = case
+def _reference_step(q, counts, q_star, epsilon, seed):
     return bandits.testbed_step(q, counts, q_star, epsilon, np.random.default_rng(seed))
 
 
-def _student_step(
-    testbed_step: Callable[..., Any], case: tuple[Any, ...], *, watch_inputs: bool
-) -> tuple[np.ndarray, ...]:
+def _student_step(testbed_step, case, *, watch_inputs):
     q, counts, q_star, epsilon, seed = case
-    args = (q, counts, q_star, epsilon, np.random.default_rng(seed))
     # La elección no depende de si modificas q o counts: eso se califica en la
     # celda de la actualización.
     result = call(
-        testbed_step, "testbed_step", *args, may_modify=() if watch_inputs else (0, 1)
+        testbed_step,
+        "testbed_step",
+        q,
+        counts,
+        q_star,
+        epsilon,
+        np.random.default_rng(seed),
+        may_modify=() if watch_inputs else (0, 1),
     )
     return _unpack_step(result, *q.shape)
 
 
-def _first_difference(got: list[Any], want: list[Any]) -> int:
-    """El primer caso en que ``got`` y ``want`` no son iguales."""
-    return next(
-        i
-        for i, (g, w) in enumerate(zip(got, want, strict=True))
-        if not np.array_equal(g, w)
-    )
-
-
-@exercise(MODULE, "testbed_step")
-def check_testbed_step(
-    testbed_step: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = TESTBED_CASES,
-) -> None:
-    """Comprueba las acciones y las recompensas de ``testbed_step``."""
-    cases = list(cases)
-    results = [_student_step(testbed_step, case, watch_inputs=False) for case in cases]
-
-    # 1. Las acciones, en todos los casos.
-    def run(variant: Any) -> list[np.ndarray]:
-        """Las acciones de cada caso: las tuyas (``"yours"``), las de la
-        referencia (``"reference"``) o las de una variante de ACTION_MISTAKES."""
-        if variant == "yours":
-            return [result[0] for result in results]
-        if variant == "reference":
-            return [_reference_step(case)[0] for case in cases]
-        return [
-            _rows_actions(c[0], np.random.default_rng(c[4]), c[3], **variant)
-            for c in cases
-        ]
-
-    def describe(
-        got: list[np.ndarray], want: list[np.ndarray], index: int | None = None
-    ) -> str:
-        index = _first_difference(got, want) if index is None else index
-        q, epsilon = cases[index][0], cases[index][3]
-        return (
-            f"En el caso {index + 1} (n = {q.shape[0]}, k = {q.shape[1]}, ε = "
-            f"{number(epsilon, 2)}) tus acciones son {numbers(got[index], 0)} y "
-            f"debían ser {numbers(want[index], 0)}."
-        )
-
-    def unexplained(got: list[np.ndarray], want: list[np.ndarray]) -> NoReturn:
-        # Con ε = 0 nadie explora: un brazo que no es máximo en su fila no es
-        # cuestión del orden de los números aleatorios (se mira en todos los
-        # casos con ε = 0, no solo en el primero que difiere).
-        for index, (case, actions) in enumerate(zip(cases, got, strict=True)):
-            q = case[0]
-            best = q == q.max(axis=1, keepdims=True)
-            wrong = [i for i, a in enumerate(actions) if not best[i, a]]
-            if case[3] == 0.0 and wrong:
-                fail(
-                    f"{describe(got, want, index)}\nCon ε = 0 nadie explora, y "
-                    f"la ejecución {wrong[0]} eligió el brazo {actions[wrong[0]]}, "
-                    "que no es de valor máximo en su fila.",
-                    "step_greedy_not_max",
-                )
-        intro = describe(got, want)
-        fail(
-            f"{intro}\nRevisa el orden de los números aleatorios: la moneda "
-            "rng.random(n), los brazos al azar rng.integers(k, size=n), el ruido "
-            "de desempate rng.random((n, k)) y, al final, el de las recompensas; "
-            "cada uno para todas las ejecuciones a la vez.",
-            "step_random_order",
-        )
-
-    check_procedure(
-        "yours",
-        "reference",
-        ACTION_MISTAKES,
-        run=run,
-        same=lambda got, want: all(map(np.array_equal, got, want)),
-        describe=describe,
-        unexplained=unexplained,
-    )
-    # 2. Las recompensas.
-    for index, (case, result) in enumerate(zip(cases, results, strict=True)):
-        _check_rewards(index, case, result)
-
-
-def _check_rewards(
-    index: int, case: tuple[Any, ...], result: tuple[np.ndarray, ...]
-) -> None:
-    """Las recompensas del caso ``index`` (con las acciones del estudiante)."""
-    q, _, q_star, _, _ = case
-    rows = np.arange(q.shape[0])
-    actions, rewards = result[0], result[1]
-    want = _reference_step(case)[1]
-    _check_rewards_shape(index, rewards, q.shape[0])
-
-    def run(variant: str) -> np.ndarray:
-        """Las recompensas tuyas, de la referencia o de un error típico."""
-        return {
-            "yours": rewards,
-            "reference": want,
-            "without_noise": q_star[rows, actions],
-            "from_estimates": want + q[rows, actions] - q_star[rows, actions],
-        }[variant]
-
-    def describe(got: np.ndarray, want: np.ndarray) -> str:
-        return f"En el caso {index + 1}, rewards " + describe_difference(got, want)
-
-    def unexplained(got: np.ndarray, want: np.ndarray) -> NoReturn:
-        intro = describe(got, want)
-        _rounded(got, want, intro)
-        fail(
-            f"{intro}\nEl ruido de las recompensas es rng.standard_normal(n), "
-            "sacado después de los otros tres: R_i = q*(i, A_i) + ruido_i.",
-            "reward_noise",
-        )
-
-    check_procedure(
-        "yours",
-        "reference",
-        REWARD_MISTAKES,
-        run=run,
-        same=close,
-        describe=describe,
-        unexplained=unexplained,
-    )
-
-
-def _check_rewards_shape(index: int, rewards: np.ndarray, n: int) -> None:
-    """Falla si ``rewards`` no tiene una recompensa por ejecución (las dos
-    celdas lo miran: la actualización usa tus recompensas)."""
+def _rewards_shape(index: int, rewards: np.ndarray, n: int) -> None:
+    """Una recompensa por ejecución (las dos celdas lo miran)."""
     if rewards.shape != (n,):
         fail(
             f"En el caso {index + 1}, rewards tiene forma {rewards.shape} y "
@@ -558,63 +429,143 @@ def _rounded(got: np.ndarray, want: np.ndarray, intro: str) -> None:
             )
 
 
+@exercise(MODULE, "testbed_step")
+def check_testbed_step(
+    testbed_step: Callable[..., Any],
+    cases: Iterable[tuple[Any, ...]] = TESTBED_CASES,
+) -> None:
+    """Comprueba las acciones y las recompensas de ``testbed_step``."""
+    cases = list(cases)
+    results = [_student_step(testbed_step, case, watch_inputs=False) for case in cases]
+
+    def describe(got, want, index=None) -> str:
+        if index is None:
+            index = next(i for i, g in enumerate(got) if not np.array_equal(g, want[i]))
+        (n, k), epsilon = cases[index][0].shape, cases[index][3]
+        return (
+            f"En el caso {index + 1} (n = {n}, k = {k}, ε = {number(epsilon, 2)}) "
+            f"tus acciones son {numbers(got[index], 0)} y debían ser "
+            f"{numbers(want[index], 0)}."
+        )
+
+    def unexplained(got, want) -> NoReturn:
+        # Con ε = 0 nadie explora: un brazo que no es máximo en su fila no es
+        # cuestión del orden de los números aleatorios.
+        for index, (case, actions) in enumerate(zip(cases, got, strict=True)):
+            q = case[0]
+            best = q == q.max(axis=1, keepdims=True)
+            wrong = [i for i, a in enumerate(actions) if not best[i, a]]
+            if case[3] == 0.0 and wrong:
+                fail(
+                    f"{describe(got, want, index)}\nCon ε = 0 nadie explora, y "
+                    f"la ejecución {wrong[0]} eligió el brazo {actions[wrong[0]]}, "
+                    "que no es de valor máximo en su fila.",
+                    "step_greedy_not_max",
+                )
+        fail(
+            f"{describe(got, want)}\nRevisa el orden de los números aleatorios: la "
+            "moneda rng.random(n), los brazos al azar rng.integers(k, size=n), el "
+            "ruido de desempate rng.random((n, k)) y, al final, el de las "
+            "recompensas; cada uno para todas las ejecuciones a la vez.",
+            "step_random_order",
+        )
+
+    # 1. Las acciones, en todos los casos (las tuyas ya están calculadas).
+    check_procedure(
+        [result[0] for result in results],
+        lambda *case: _reference_step(*case)[0],
+        ACTION_MISTAKES,
+        run=lambda f: f if isinstance(f, list) else [f(*case) for case in cases],
+        same=lambda got, want: all(map(np.array_equal, got, want)),
+        describe=describe,
+        unexplained=unexplained,
+    )
+    # 2. Las recompensas, con tus acciones.
+    for index, (case, (actions, rewards, _, _)) in enumerate(
+        zip(cases, results, strict=True)
+    ):
+        q, _, q_star, _, _ = case
+        _rewards_shape(index, rewards, q.shape[0])
+        want = _reference_step(*case)[1]
+
+        def describe_rewards(got, want, index=index) -> str:
+            return f"En el caso {index + 1}, rewards " + describe_difference(got, want)
+
+        def unexplained_rewards(got, want, describe=describe_rewards) -> NoReturn:
+            _rounded(got, want, describe(got, want))
+            fail(
+                f"{describe(got, want)}\nEl ruido de las recompensas es "
+                "rng.standard_normal(n), sacado después de los otros tres: "
+                "R_i = q*(i, A_i) + ruido_i.",
+                "reward_noise",
+            )
+
+        check_procedure(
+            rewards,
+            lambda *args: args[3],
+            REWARD_MISTAKES,
+            run=lambda f, c=(q, q_star, actions, want): f(*c) if callable(f) else f,
+            same=close,
+            describe=describe_rewards,
+            unexplained=unexplained_rewards,
+        )
+
+
 def _update(q, counts, actions, rewards, *, rows_of=None, divide_by="new"):
     """La actualización de la referencia (o una variante) con las acciones y
     recompensas del estudiante."""
     q = np.asarray(q, dtype=float)
-    n = q.shape[0]
-    index = (np.arange(n), actions) if rows_of is None else (slice(None), actions)
+    index = (slice(None) if rows_of else np.arange(q.shape[0]), actions)
     new_counts = np.array(counts, dtype=float)
     old = new_counts[index].copy()
     new_counts[index] += 1
     new_q = q.copy()
     with np.errstate(all="ignore"):
-        step = {"new": 1.0 / new_counts[index], "old": 1.0 / old, "none": 1.0}[
-            divide_by
-        ]
-        new_q[index] += (rewards - q[index]) * step
+        step = {"new": 1.0 / new_counts[index], "old": 1.0 / old, "none": 1.0}
+        new_q[index] += (rewards - q[index]) * step[divide_by]
     return new_q, new_counts
 
 
-#: Los errores típicos al actualizar N: cada variante son los parámetros de
-#: :func:`_update` que lo reproducen, o ``"unchanged"`` (devolver la entrada).
+def _unchanged(q, counts, actions, rewards):
+    return q, counts
+
+
 COUNTS_MISTAKES: list[Mistake] = [
     Mistake(
         "counts_unchanged",
-        "unchanged",
+        _unchanged,
         "N no cambió: suma 1 al brazo elegido de cada fila.",
     ),
     Mistake(
         "counts_whole_columns",
-        {"rows_of": 1},
+        variant_of(_update, rows_of=1),
         "Con [:, actions] sumas en columnas enteras, en todas las filas. Cada "
         "ejecución i solo toca su casilla (i, A_i): indexa con un array de filas "
         "y otro de columnas.",
     ),
 ]
 
-#: Los errores típicos al actualizar Q, como :data:`COUNTS_MISTAKES`.
 Q_MISTAKES: list[Mistake] = [
     Mistake(
         "q_divides_by_old_count",
-        {"divide_by": "old"},
+        variant_of(_update, divide_by="old"),
         "Divide entre N contando ya la recompensa nueva (después de sumarle 1): "
         "con la N de antes, un brazo sin probar da una división por cero.",
     ),
     Mistake(
         "q_not_divided",
-        {"divide_by": "none"},
+        variant_of(_update, divide_by="none"),
         "¿Olvidaste dividir entre N? Así Q pasa a ser la última recompensa.",
     ),
     Mistake(
         "q_whole_columns",
-        {"rows_of": 1},
+        variant_of(_update, rows_of=1),
         "Con [:, actions] actualizas columnas enteras, en todas las filas. Cada "
         "ejecución i solo toca su casilla (i, A_i).",
     ),
     Mistake(
         "q_unchanged",
-        "unchanged",
+        _unchanged,
         "new_q es la Q de entrada: falta la actualización.",
     ),
 ]
@@ -625,22 +576,18 @@ def check_testbed_step_update(
     testbed_step: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = TESTBED_CASES,
 ) -> None:
-    """Comprueba ``new_q`` y ``new_counts`` de ``testbed_step`` con sus propias
-    acciones y recompensas (así un error al elegir no cuenta aquí otra vez)."""
+    """Comprueba ``new_q`` y ``new_counts`` con las acciones y recompensas del
+    propio estudiante (así un error al elegir no cuenta aquí otra vez)."""
     for index, case in enumerate(cases):
         _check_update(index, case, _student_step(testbed_step, case, watch_inputs=True))
 
 
-def _check_update(
-    index: int, case: tuple[Any, ...], result: tuple[np.ndarray, ...]
-) -> None:
-    """``new_counts`` y ``new_q`` del caso ``index``, con las acciones y las
-    recompensas del propio estudiante."""
+def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) -> None:
+    """``new_counts`` y luego ``new_q`` del caso ``index``."""
     q, counts = case[0], case[1]
     n, k = q.shape
-    rows = np.arange(n)
     actions, rewards, new_q, new_counts = result
-    _check_rewards_shape(index, rewards, n)
+    _rewards_shape(index, rewards, n)
     want_q, want_counts = _update(q, counts, actions, rewards)
     where = f"En el caso {index + 1} (n = {n}, k = {k})"
     for name, got, want in (
@@ -654,45 +601,23 @@ def _check_update(
                 "update_shape",
             )
 
-    def run(variant: Any) -> tuple[np.ndarray, np.ndarray]:
-        """``(new_q, new_counts)``: los tuyos (``"yours"``), la entrada sin
-        actualizar (``"unchanged"``) o los de :func:`_update` con los
-        parámetros de la variante (``{}``: la referencia)."""
-        if variant == "yours":
-            return new_q, new_counts
-        if variant == "unchanged":
-            return q, counts
-        return _update(q, counts, actions, rewards, **variant)
-
-    # 1. N, que no depende de Q.
-    def describe_counts(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
+    def describe_counts(got, want) -> str:
         return f"{where}, new_counts " + describe_difference(got[1], want[1])
 
-    def unexplained_counts(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
+    def unexplained_counts(got, want) -> NoReturn:
         fail(
             f"{describe_counts(got, want)}\nSolo cambia N(i, A_i), y en 1, en "
             "cada fila i.",
             "counts_wrong",
         )
 
-    check_procedure(
-        "yours",
-        {},
-        COUNTS_MISTAKES,
-        run=run,
-        same=lambda got, want: close(got[1], want[1]),
-        describe=describe_counts,
-        unexplained=unexplained_counts,
-    )
-
-    # 2. Q.
-    def describe_q(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
+    def describe_q(got, want) -> str:
         return f"{where}, new_q " + describe_difference(got[0], want[0])
 
-    def unexplained_q(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...]):
+    def unexplained_q(got, want) -> NoReturn:
         intro = describe_q(got, want)
         untouched = np.ones((n, k), dtype=bool)
-        untouched[rows, actions] = False
+        untouched[np.arange(n), actions] = False
         if not close(got[0][untouched], q[untouched]):
             fail(
                 f"{intro}\nCambiaste Q de brazos que no se eligieron: en cada fila "
@@ -706,15 +631,24 @@ def _check_update(
             "q_wrong",
         )
 
-    check_procedure(
-        "yours",
-        {},
-        Q_MISTAKES,
-        run=run,
-        same=lambda got, want: close(got[0], want[0]),
-        describe=describe_q,
-        unexplained=unexplained_q,
-    )
+    def run(implementation: Any) -> tuple[np.ndarray, np.ndarray]:
+        if callable(implementation):
+            return implementation(q, counts, actions, rewards)
+        return implementation  # lo tuyo, ya calculado
+
+    for position, rows, describe, unexplained in (
+        (1, COUNTS_MISTAKES, describe_counts, unexplained_counts),
+        (0, Q_MISTAKES, describe_q, unexplained_q),
+    ):
+        check_procedure(
+            (new_q, new_counts),
+            _update,
+            rows,
+            run=run,
+            same=lambda got, want, p=position: close(got[p], want[p]),
+            describe=describe,
+            unexplained=unexplained,
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -1025,20 +959,20 @@ TRAIN_CASES = [
 ]
 
 
-def _train_variant(
-    pull: Callable[..., float],
-    k: int,
-    n_steps: int,
-    alpha: float,
-    rng: np.random.Generator,
+def _train(
+    pull,
+    k,
+    n_steps,
+    alpha,
+    rng,
     *,
-    baseline_of: Callable[[float, float, int], float] | None = None,
-    mean_first: bool = False,
-    greedy: bool = False,
-    return_pi: bool = False,
-) -> tuple[np.ndarray, list[int]]:
-    """El bucle de la referencia, o una variante con un error típico."""
-    baseline_of = baseline_of or (lambda reward, mean, t: reward if t == 1 else mean)
+    baseline="previous",
+    mean_first=False,
+    greedy=False,
+    return_pi=False,
+):
+    """El bucle con un error típico (las etapas, con las referencias de los
+    ejercicios 1, 5 y 6)."""
     preferences, mean_reward, actions = np.zeros(k), 0.0, []
     for t in range(1, n_steps + 1):
         pi = bandits.softmax(preferences)
@@ -1046,50 +980,46 @@ def _train_variant(
         reward = pull(action, rng)
         if mean_first:
             mean_reward = bandits.incremental_mean(mean_reward, reward, t)
-        baseline = baseline_of(reward, mean_reward, t)
+        base = {"previous": reward if t == 1 else mean_reward, "mean": mean_reward}
         preferences = bandits.gradient_bandit_update(
-            preferences, action, reward, baseline, alpha
+            preferences, action, reward, base.get(baseline, 0.0), alpha
         )
         if not mean_first:
             mean_reward = bandits.incremental_mean(mean_reward, reward, t)
         actions.append(action)
-    if return_pi:
-        return bandits.softmax(preferences), actions
-    return preferences, actions
+    return (bandits.softmax(preferences) if return_pi else preferences), actions
 
 
-#: Los errores típicos del bucle: cada variante son los parámetros con que
-#: :func:`_train_variant` lo reproduce.
 TRAIN_MISTAKES: list[Mistake] = [
     Mistake(
         "train_returns_pi",
-        {"return_pi": True},
+        variant_of(_train, return_pi=True),
         "Devolviste π = softmax(H), las probabilidades de la política: el "
         "ejercicio pide las preferencias H, lo que se actualiza en cada paso "
         "(π sale de ellas).",
     ),
     Mistake(
         "train_mean_first",
-        {"mean_first": True},
+        variant_of(_train, mean_first=True),
         "La línea base del paso t es la media de las recompensas anteriores: "
         "actualiza la media después de usarla (etapa 6), no antes. Con R_t dentro, "
         "la señal R − R̄ se encoge y el método aprende más despacio.",
     ),
     Mistake(
         "train_no_baseline",
-        {"baseline_of": lambda reward, mean, t: 0.0},
+        variant_of(_train, baseline="none"),
         "Falta la línea base: la señal es R − R̄, no R.",
     ),
     Mistake(
         "train_first_baseline_zero",
-        {"baseline_of": lambda reward, mean, t: mean},
+        variant_of(_train, baseline="mean"),
         "En el primer paso todavía no hay recompensas anteriores: el enunciado "
         "usa R̄_1 = R_1 (la primera actualización no mueve nada), no una media "
         "de 0.",
     ),
     Mistake(
         "train_greedy",
-        {"greedy": True},
+        variant_of(_train, greedy=True),
         "La acción se muestrea de π con rng.choice(k, p=π); el argmax de π es "
         "una política voraz y deja de explorar.",
     ),
@@ -1099,8 +1029,8 @@ TRAIN_MISTAKES: list[Mistake] = [
 @exercise(
     MODULE,
     "gradient_bandit_train",
-    # Se califica con las referencias de los ejercicios 1, 5 y 6: un error en
-    # ellos ya cuenta en su ejercicio y no debe costar puntos también aquí.
+    # Con las referencias de los ejercicios 1, 5 y 6: un error en ellos ya
+    # cuenta en su ejercicio.
     uses={
         "softmax": bandits.softmax,
         "gradient_bandit_update": bandits.gradient_bandit_update,
@@ -1112,8 +1042,7 @@ def check_gradient_bandit_train(
     cases: Iterable[tuple[Any, ...]] = TRAIN_CASES,
 ) -> None:
     """Comprueba ``gradient_bandit_train(pull, k, n_steps, alpha, rng)``: con la
-    misma semilla, los mismos brazos y las mismas preferencias finales que la
-    referencia."""
+    misma semilla, los mismos brazos y las mismas preferencias finales."""
     cases = list(cases)
     results = []
     for pull, k, n_steps, alpha, seed in cases:
@@ -1133,35 +1062,28 @@ def check_gradient_bandit_train(
                 "train_not_a_pair",
             )
         preferences = as_array(result[0], "preferences")
-        actions = [as_int(a, "Cada acción") for a in list(result[1])]
-        results.append((preferences, actions))
+        results.append((preferences, [as_int(a, "Cada acción") for a in result[1]]))
 
-    def run(variant: Any) -> list[tuple[np.ndarray, list[int]]]:
-        """``(preferencias, acciones)`` de cada caso: las tuyas (``"yours"``)
-        o las de :func:`_train_variant` con los parámetros de la variante
-        (``{}``: la referencia)."""
-        if variant == "yours":
+    def run(implementation: Any) -> list[tuple[Any, ...]]:
+        if implementation is gradient_bandit_train:
             return results
         return [
-            _train_variant(
-                pull, k, n_steps, alpha, np.random.default_rng(seed), **variant
-            )
+            implementation(pull, k, n_steps, alpha, np.random.default_rng(seed))
             for pull, k, n_steps, alpha, seed in cases
         ]
 
     def same(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
         return all(
-            got_a == want_a and close(got_h, want_h)
+            list(got_a) == list(want_a) and close(got_h, want_h)
             for (got_h, got_a), (want_h, want_a) in zip(got, want, strict=True)
         )
 
-    def first_difference(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]):
-        """El primer caso que no coincide, con su descripción."""
+    def first_difference(got, want) -> tuple[int, str]:
         index = next(i for i in range(len(cases)) if not same([got[i]], [want[i]]))
         _, k, n_steps, alpha, _ = cases[index]
         return index, f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}"
 
-    def describe(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> str:
+    def describe(got, want) -> str:
         index, where = first_difference(got, want)
         (got_h, got_a), (want_h, want_a) = got[index], want[index]
         if len(got_a) != len(want_a):
@@ -1170,7 +1092,7 @@ def check_gradient_bandit_train(
                 f"{len(want_a)}, una por paso.",
                 "train_wrong_number_of_actions",
             )
-        if got_a != want_a:
+        if list(got_a) != list(want_a):
             pairs = enumerate(zip(got_a, want_a, strict=True))
             step = next(i for i, (g, w) in pairs if g != w)
             return (
@@ -1183,11 +1105,11 @@ def check_gradient_bandit_train(
             + describe_difference(got_h, want_h)
         )
 
-    def unexplained(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]):
+    def unexplained(got, want) -> NoReturn:
         index, _ = first_difference(got, want)
         intro = describe(got, want)
         (got_h, got_a), (want_h, want_a) = got[index], want[index]
-        if got_a == want_a:
+        if list(got_a) == list(want_a):
             _rounded(got_h, want_h, intro)
         fail(
             f"{intro}\nSigue las etapas en orden y usa el generador solo en dos "
@@ -1198,8 +1120,8 @@ def check_gradient_bandit_train(
         )
 
     check_procedure(
-        "yours",
-        {},
+        gradient_bandit_train,
+        bandits.gradient_bandit_train,
         TRAIN_MISTAKES,
         run=run,
         same=same,
