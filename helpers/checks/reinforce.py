@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import torch
 
 from helpers import reinforce
 from helpers.checks import (
+    Diagnosis,
+    Flow,
     Mistake,
     as_array,
     check_cases,
+    check_gradients,
     check_procedure,
     close,
     compare_parameters,
@@ -81,82 +87,79 @@ def _actions_array(actions: Any, n: int, n_actions: int) -> np.ndarray:
     return values.astype(int)
 
 
-def _isclose(atol: float) -> Callable[[float, float], bool]:
-    """¿Dos números iguales, con tolerancia absoluta ``atol``?"""
-    return lambda got, value: math.isclose(got, value, abs_tol=atol)
+def _log_pi(logits: torch.Tensor, action: int) -> float:
+    return float(torch.log_softmax(logits.double(), -1)[action])
 
 
-#: Los errores típicos de la log-probabilidad de una acción. Cada ``variant``
-#: es su detector: ``(devuelto, logits en float64, acción, log π(a)) → bool``.
+def _naive_log_pi(logits: torch.Tensor, action: int) -> float:
+    z = torch.exp(logits)
+    return float(torch.log(z / z.sum())[action])
+
+
+_LOG_PROB_SIGN = (
+    "¿El signo? log π(a) = log_softmax(logits)[a], que nunca es positivo: ni "
+    "−log π(a) (lo que suma la entropía cruzada) ni la softmax de −logits."
+)
+
+#: Los errores típicos de la log-probabilidad de una acción: cada variante es
+#: ``(logits de un estado, acción) → la log-probabilidad con ese error``.
 LOG_PROB_MISTAKES: list[Mistake] = [
     Mistake(
         "log_prob_overflow",
-        lambda got, logits, action, want: not math.isfinite(got),
+        _naive_log_pi,
         "Con logits grandes, exp desborda (inf / inf = nan): resta el máximo "
         "antes de exponenciar, o usa torch.log_softmax.",
     ),
     Mistake(
         "log_prob_log_of_softmax",
-        lambda got, logits, action, want: (
-            _isclose(1e-6)(
-                got, float(torch.log(torch.softmax(logits.float(), -1))[action])
-            )
-            and abs(got - want) > 1e-4
-        ),
+        lambda logits, a: float(torch.log(torch.softmax(logits.float(), -1))[a]),
         "Calculaste log(softmax(logits)): una probabilidad diminuta (e^−100) "
         "ya sale imprecisa o 0 de la softmax, y el logaritmo no lo arregla. "
         "Normaliza en escala logarítmica, con torch.log_softmax.",
     ),
     Mistake(
         "log_prob_is_prob",
-        lambda got, logits, action, want: _isclose(1e-5)(got, math.exp(want)),
+        lambda logits, a: math.exp(_log_pi(logits, a)),
         "Eso es π(a), la probabilidad: falta el logaritmo.",
     ),
     Mistake(
         "log_prob_unnormalized",
-        lambda got, logits, action, want: _isclose(1e-5)(got, float(logits[action])),
+        lambda logits, a: float(logits[a]),
         "Eso es el logit sin normalizar: log π(a) = logit(a) − log Σ_b exp(logit(b)).",
     ),
     Mistake(
         "log_prob_of_argmax",
-        lambda got, logits, action, want: _isclose(1e-5)(
-            got, float(torch.log_softmax(logits, -1).max())
-        ),
+        lambda logits, a: float(torch.log_softmax(logits.double(), -1).max()),
         "Es la log-probabilidad de la acción más probable: debe ser la de la "
         "acción que elegiste.",
     ),
-    Mistake(
-        "log_prob_sign",
-        lambda got, logits, action, want: (
-            _isclose(1e-5)(got, -want)
-            or _isclose(1e-5)(got, float(torch.log_softmax(-logits, -1)[action]))
-        ),
-        "¿El signo? log π(a) = log_softmax(logits)[a], que nunca es positivo: ni "
-        "−log π(a) (lo que suma la entropía cruzada) ni la softmax de −logits.",
-    ),
+    Mistake("log_prob_sign", lambda logits, a: -_log_pi(logits, a), _LOG_PROB_SIGN),
+    Mistake("log_prob_sign", lambda logits, a: _log_pi(-logits, a), _LOG_PROB_SIGN),
     Mistake(
         "log_prob_rounded",
-        lambda got, logits, action, want: _isclose(1e-6)(got, round(want, 2)),
+        lambda logits, a: round(_log_pi(logits, a), 2),
         "Está redondeado: no redondees la log-probabilidad.",
     ),
 ]
 
 
-def _diagnose_log_prob(
-    got: float, logits: torch.Tensor, action: int
-) -> tuple[str, str]:
-    """``(mensaje, id)`` que explican una log-probabilidad equivocada de una
-    acción: el primer detector de :data:`LOG_PROB_MISTAKES` que la reconoce."""
-    logits = logits.detach().double()
-    want = float(torch.log_softmax(logits, dim=-1)[action])
+def _diagnose_log_prob(got: float, logits: torch.Tensor, action: int) -> None:
+    """Falla con el error típico cuya variante da ``got`` para esta acción."""
+    logits = logits.detach()
+    want = _log_pi(logits, action)
     intro = (
-        f"Para logits {numbers(logits, 3)} y la acción elegida {action}, "
+        f"Para logits {numbers(logits.double(), 3)} y la acción elegida {action}, "
         f"log π(a) = {number(want, 4)}, pero devolviste {number(got, 4)}."
     )
     for mistake in LOG_PROB_MISTAKES:
-        if mistake.variant(got, logits, action, want):
-            return f"{intro} {mistake.message}", mistake.id
-    return intro, "log_prob_wrong_value"
+        value = mistake.variant(logits, action)
+        overflow = not (math.isfinite(got) or math.isfinite(value))
+        if overflow or math.isclose(got, value, rel_tol=1e-6, abs_tol=1e-5):
+            fail(f"{intro} {mistake.message}", mistake.id)
+    fail(
+        f"{intro} Es el logaritmo natural de π(a): log_softmax(logits)[a].",
+        "log_prob_wrong_value",
+    )
 
 
 def _t(values: Any) -> torch.Tensor:
@@ -336,16 +339,45 @@ def check_sample_action(
     )
 
 
+def _summed(function: Callable[..., Any]) -> Callable[..., Any]:
+    """La suma de lo que devuelve ``function`` (como tensor): la forma de la
+    salida la califica la celda del valor, no la del gradiente."""
+
+    def summed(*args: Any) -> torch.Tensor:
+        # Sobre copias: modificar una entrada se califica en la celda del valor.
+        copies = (a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+        return torch.as_tensor(function(*copies)).sum()
+
+    return functools.wraps(function)(summed)
+
+
+def _log_prob_of(sample_action: Callable[..., Any]) -> Callable[..., Any]:
+    """Solo la log-probabilidad de ``sample_action``."""
+    return lambda logits, u: _split_pair(sample_action(logits, u), "sample_action")[1]
+
+
+def _log_pi_of_chosen(sample_action: Callable[..., Any]) -> Callable[..., Any]:
+    """La referencia de la log-probabilidad: log_softmax en la acción que
+    eligió ``sample_action`` (una mala elección cuesta en la otra celda)."""
+
+    def log_pi(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+        action = _split_pair(sample_action(logits.detach(), u), "sample_action")[0]
+        index = torch.as_tensor(action).long().reshape(*logits.shape[:-1], 1)
+        return torch.log_softmax(logits, -1).gather(-1, index).squeeze(-1)
+
+    return log_pi
+
+
+LOG_PROB_GRADIENT_CASES = [(_t([[0.3, -1.2, 1.7], [1.0, 0.0, -1.0]]), _t([0.1, 0.8]))]
+
+
 @exercise(MODULE, "sample_action", "su log-probabilidad")
 def check_sample_action_log_prob(
     sample_action: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = SAMPLE_CASES,
 ) -> None:
-    """Comprueba la log-probabilidad de ``sample_action``: valor, forma y gradiente.
-
-    Se juzga la de la acción que eligió el estudiante (sea la correcta o no): un
-    error en la elección ya cuesta los puntos de la otra celda.
-    """
+    """Comprueba la log-probabilidad de la acción que eligió ``sample_action``:
+    valor, forma y gradiente."""
     for logits, u in cases:
         n_actions = logits.shape[-1]
         n = 1 if logits.dim() == 1 else logits.shape[0]
@@ -377,34 +409,27 @@ def check_sample_action_log_prob(
             )
         got = log_prob.detach().double().reshape(-1).numpy()
         rows = logits.reshape(n, n_actions)
-        want = torch.log_softmax(rows.double(), -1)[torch.arange(n), actions].numpy()
-        if not close(got, want, atol=1e-4):
+        want = [_log_pi(row, a) for row, a in zip(rows, actions, strict=True)]
+        if not close(got, np.array(want), atol=1e-4):
             wrong = int(np.argmax(np.nan_to_num(np.abs(got - want), nan=np.inf)))
-            fail(
-                *_diagnose_log_prob(float(got[wrong]), rows[wrong], int(actions[wrong]))
-            )
-    # El gradiente: ∇ log π(a) = one_hot(a) − π, y solo eso.
-    logits = torch.tensor([[0.3, -1.2, 1.7], [1.0, 0.0, -1.0]], requires_grad=True)
-    u = torch.tensor([0.1, 0.8])
-    action, log_prob = _split_pair(sample_action(logits, u), "sample_action")
-    actions = _actions_array(action, 2, 3)
-    if not log_prob.requires_grad:
-        fail(
-            "Tu log-probabilidad no tiene gradiente respecto a los logits (¿detach, "
-            ".item() o un tensor nuevo con torch.tensor(...)?). Sin él, "
-            "loss.backward() no puede mover la política.",
-            "log_prob_no_grad",
-        )
-    log_prob.sum().backward()
-    expected = -torch.softmax(logits.detach(), -1)
-    expected[torch.arange(2), torch.as_tensor(actions)] += 1.0
-    if logits.grad is None or not close(logits.grad, expected, atol=1e-5):
-        fail(
-            "El gradiente de tu log-probabilidad respecto a los logits debería ser "
-            f"one_hot(a) − π = {numbers(expected, 4)}, fila a fila. ¿Separaste del "
-            "grafo algún trozo, como el normalizador log Σ exp(logits)?",
-            "log_prob_wrong_grad",
-        )
+            _diagnose_log_prob(float(got[wrong]), rows[wrong], int(actions[wrong]))
+    no_gradient = (
+        "Tu log-probabilidad no tiene gradiente respecto a los logits (¿detach, "
+        ".item() o un tensor nuevo con torch.tensor(...)?). Sin él, "
+        "loss.backward() no puede mover la política."
+    )
+    check_gradients(
+        _summed(_log_prob_of(sample_action)),
+        "sample_action",
+        LOG_PROB_GRADIENT_CASES,
+        _summed(_log_pi_of_chosen(sample_action)),
+        prefix="log_prob",
+        wrt={"logits": Flow(True, id="log_prob_no_grad", message=no_gradient)},
+        without_gradient=Diagnosis(id="log_prob_no_grad", message=no_gradient),
+        mistake="log_prob_wrong_grad",
+        hint="Debe ser el de log_softmax(logits)[a], one_hot(a) − π fila a fila. "
+        "¿Separaste del grafo algún trozo, como el normalizador log Σ exp(logits)?",
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -562,48 +587,38 @@ def check_gaussian_log_prob(
     )
 
 
+#: Sin la acción lejana: que la densidad se redondee a 0 lo califica el valor.
+GAUSSIAN_GRADIENT_CASES = GAUSSIAN_CASES[:3] + GAUSSIAN_CASES[4:]
+
+
 @exercise(MODULE, "gaussian_log_prob", "el gradiente")
 def check_gaussian_log_prob_grad(
     gaussian_log_prob: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = GAUSSIAN_CASES,
+    cases: Iterable[tuple[Any, ...]] = GAUSSIAN_GRADIENT_CASES,
 ) -> None:
-    """Comprueba que el gradiente de la log-densidad llega a ``mean`` y ``log_std``
-    y es el de ``torch.distributions.Normal``."""
-    cases = [_GaussianCase(*(torch.as_tensor(x) for x in case)) for case in cases]
-    # El gradiente tiene que llegar a μ y a log σ: si no, no se aprenden.
-    case = cases[min(2, len(cases) - 1)]
-    mean = case.mean.clone().requires_grad_(True)
-    log_std = case.log_std.clone().requires_grad_(True)
-    out = gaussian_log_prob(case.actions.clone(), mean, log_std)
-    if not isinstance(out, torch.Tensor) or not out.requires_grad:
-        fail(
-            "Tu log-densidad no tiene gradiente respecto a mean y log_std: usa "
-            "operaciones de torch (torch.exp, **, .sum), no NumPy ni math, para que "
-            "REINFORCE pueda mover μ y σ.",
-            "gaussian_no_grad",
-        )
-    out.sum().backward()
-    mean_ref = case.mean.clone().requires_grad_(True)
-    log_std_ref = case.log_std.clone().requires_grad_(True)
-    normal = torch.distributions.Normal(mean_ref, log_std_ref.exp())
-    want = normal.log_prob(case.actions).sum(-1)
-    want.sum().backward()
-    if not (close(mean.grad, mean_ref.grad) and close(log_std.grad, log_std_ref.grad)):
-        # Con el valor bien, lo que falla es el camino del gradiente; con el valor
-        # mal, el gradiente sale mal por eso mismo.
-        hint = (
-            " ¿Separaste del grafo algún trozo (.detach(), σ como número)? El "
-            "gradiente de log_std llega por −log σ y también por σ = exp(log_std) "
-            "en el término cuadrático."
-            if close(out.detach(), want.detach())
-            else " Tu log-densidad tampoco da el valor de la fórmula: corrige el "
-            "valor (la otra celda) y el gradiente vendrá con él."
-        )
-        fail(
-            "El gradiente respecto a mean o log_std no coincide con el de "
-            f"torch.distributions.Normal.{hint}",
-            "gaussian_wrong_grad",
-        )
+    """Comprueba que el gradiente de la log-densidad (sumada) llega a ``mean`` y
+    ``log_std`` y es el de la referencia."""
+    no_gradient = Flow(True, id="gaussian_no_grad")
+    check_gradients(
+        _summed(gaussian_log_prob),
+        "gaussian_log_prob",
+        [tuple(torch.as_tensor(x) for x in case) for case in cases],
+        _summed(reinforce.gaussian_log_prob),
+        [replace(m, variant=_summed(m.variant)) for m in GAUSSIAN_MISTAKES],
+        prefix="gaussian",
+        wrt={"mean": no_gradient, "log_std": no_gradient},
+        without_gradient=Diagnosis(
+            id="gaussian_no_grad",
+            message="Tu log-densidad no tiene gradiente respecto a mean y log_std: "
+            "usa operaciones de torch (torch.exp, **, .sum), no NumPy ni math, "
+            "para que REINFORCE pueda mover μ y σ.",
+        ),
+        mistake="gaussian_wrong_grad",
+        hint="Si tu valor (la otra celda) ya está bien, ¿separaste del grafo algún "
+        "trozo (.detach(), σ como número)? El gradiente de log_std llega por "
+        "−log σ y también por σ = exp(log_std) en el término cuadrático. Si no, "
+        "corrige el valor y el gradiente vendrá con él.",
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -822,11 +837,11 @@ def check_score_function_gradient(
 # ---------------------------------------------------------------------------
 
 LOSS_CASES = [
-    (torch.tensor([-0.5, -1.0, -0.2]), torch.tensor([3.0, 2.0, 1.0]), 1),
-    (torch.tensor([-0.7, -0.1, -2.0, -0.3]), torch.tensor([1.0, -1.0, 0.5, 2.0]), 2),
+    (_t([-0.5, -1.0, -0.2]), _t([3.0, 2.0, 1.0]), 1),
+    (_t([-0.7, -0.1, -2.0, -0.3]), _t([1.0, -1.0, 0.5, 2.0]), 2),
     (
-        torch.tensor([-1.2, -0.4, -0.9, -0.05, -3.0]),
-        torch.tensor([5.0, 4.0, 3.0, 2.0, 1.0]),
+        _t([-1.2, -0.4, -0.9, -0.05, -3.0]),
+        _t([5.0, 4.0, 3.0, 2.0, 1.0]),
         4,
     ),
 ]
@@ -864,15 +879,11 @@ LOSS_MISTAKES: list[Mistake] = [
 ]
 
 
-def _check_scalar_loss(loss: Any) -> None:
-    """Falla si la pérdida tiene más de un número (las dos celdas lo miran)."""
-    shape = tuple(getattr(loss, "shape", ()))
-    if int(np.prod(shape)) != 1:
-        fail(
-            "La pérdida debe ser un escalar (un solo número): suma log π(a_t|s_t) · "
-            f"G_t sobre todos los pasos y divide por N. Tiene forma {shape}.",
-            "loss_not_scalar",
-        )
+_NOT_SCALAR = Diagnosis(
+    id="loss_not_scalar",
+    message="La pérdida debe ser un escalar (un solo número): suma "
+    "log π(a_t|s_t) · G_t sobre todos los pasos y divide por N.",
+)
 
 
 @exercise(MODULE, "reinforce_loss", "el valor")
@@ -883,17 +894,13 @@ def check_reinforce_loss(
     """Comprueba el valor de ``reinforce_loss(log_probs, returns, n_episodes)``."""
     cases = list(cases)
     try:
-        first = guarded_call(reinforce_loss, "reinforce_loss", *cases[0])
+        shape = tuple(getattr(reinforce_loss(*copy.deepcopy(cases[0])), "shape", ()))
     except Exception:  # noqa: BLE001 - check_cases lo diagnostica
-        pass
-    else:
-        _check_scalar_loss(first)
+        shape = ()
+    if int(np.prod(shape)) != 1:
+        fail(f"{_NOT_SCALAR.message} Tiene forma {shape}.", _NOT_SCALAR.id)
     check_cases(
-        reinforce_loss,
-        "reinforce_loss",
-        cases,
-        reinforce.reinforce_loss,
-        LOSS_MISTAKES,
+        reinforce_loss, "reinforce_loss", cases, reinforce.reinforce_loss, LOSS_MISTAKES
     )
 
 
@@ -902,40 +909,40 @@ def check_reinforce_loss_grad(
     reinforce_loss: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
 ) -> None:
-    """Comprueba el gradiente: ``−G_t / N`` hacia ``log_probs``, nada a ``returns``."""
-    for log_probs, returns, n in cases:
-        log_probs = log_probs.clone().requires_grad_(True)
-        # Un retorno que viene con gradiente (p. ej. de una red): debe ser constante.
-        weights = returns.clone().requires_grad_(True)
-        loss = reinforce_loss(log_probs, weights, n)
-        if not isinstance(loss, torch.Tensor) or loss.grad_fn is None:
-            fail(
-                "La pérdida debe ser un tensor de PyTorch conectado a log_probs (para "
-                "poder llamar a loss.backward()); no uses .item(), float() ni NumPy.",
-                "loss_not_tensor",
-            )
-        _check_scalar_loss(loss)
-        loss.reshape(()).backward()
-        if weights.grad is not None and weights.grad.abs().max() > 0:
-            fail(
-                "El retorno arrastra gradiente: loss.backward() llegó hasta returns. "
-                "G_t es un peso constante, no algo que optimizar: usa "
-                "returns.detach(). Si no, estás optimizando otra cosa.",
-                "loss_returns_grad",
-            )
-        expected = -returns / n
-        if log_probs.grad is None or not close(log_probs.grad, expected, atol=1e-6):
-            lost = (
-                " No le llegó ninguno: ¿la cambiaste por un tensor nuevo (con "
-                "torch.tensor(...) o .detach())? Usa log_probs tal cual."
-                if log_probs.grad is None
-                else ""
-            )
-            fail(
-                "El gradiente de la pérdida respecto a log_probs debería ser −G_t / N "
-                f"= {numbers(expected, 4)}.{lost}",
-                "loss_wrong_grad",
-            )
+    """Comprueba el gradiente: llega a ``log_probs`` (−G_t / N) y no a ``returns``."""
+    check_gradients(
+        reinforce_loss,
+        "reinforce_loss",
+        cases,
+        reinforce.reinforce_loss,
+        LOSS_MISTAKES,
+        prefix="loss",
+        wrt={
+            "log_probs": Flow(
+                True,
+                id="loss_wrong_grad",
+                message="No llega gradiente a log_probs: ¿la cambiaste por un "
+                "tensor nuevo (con torch.tensor(...) o .detach())? Usa log_probs "
+                "tal cual.",
+            ),
+            "returns": Flow(
+                False,
+                id="loss_returns_grad",
+                message="El retorno arrastra gradiente: loss.backward() llegó "
+                "hasta returns. G_t es un peso constante, no algo que optimizar: "
+                "usa returns.detach(). Si no, estás optimizando otra cosa.",
+            ),
+        },
+        without_gradient=Diagnosis(
+            id="loss_not_tensor",
+            message="La pérdida debe ser un tensor de PyTorch conectado a log_probs "
+            "(para poder llamar a loss.backward()); no uses .item(), float() ni "
+            "NumPy.",
+        ),
+        wrong_shape=_NOT_SCALAR,
+        mistake="loss_wrong_grad",
+        hint="Respecto a log_probs debe ser −G_t / N.",
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -1190,75 +1197,69 @@ def check_reinforce_updates(
         )
 
 
-@dataclass(frozen=True)
-class _LoopVariant:
-    """Un bucle de REINFORCE con los retornos mal calculados: ``returns(rewards,
-    gamma)`` da los pesos de unas recompensas; con ``split=False``, de las de
-    todo el lote seguido, en vez de episodio a episodio."""
+_discounted_returns = reinforce.discounted_returns
+_reinforce_loss = reinforce.reinforce_loss
 
-    returns: Callable[[list[float], float], Any]
-    split: bool = True
+
+def _loop_weighting(returns_of: Callable[[list[list[float]], float], Any]):
+    """El bucle de referencia con otros pesos: ``returns_of(recompensas de cada
+    episodio del lote, gamma)`` da los de todos los pasos, seguidos."""
+
+    def reinforce_updates(*args: Any) -> Any:
+        episodes: list[list[float]] = []
+
+        def record(rewards: list[float], gamma: float) -> np.ndarray:
+            episodes.append(list(rewards))
+            return np.zeros(len(rewards))
+
+        def loss(log_probs: torch.Tensor, _: Any, n: int) -> torch.Tensor:
+            weights = np.asarray(returns_of(episodes, args[5]), dtype=float)
+            episodes.clear()
+            weights = torch.as_tensor(weights, dtype=torch.float32)
+            return _reinforce_loss(log_probs, weights, n)
+
+        with mock.patch.multiple(
+            reinforce, discounted_returns=record, reinforce_loss=loss
+        ):
+            return reinforce.reinforce_updates(*args)
+
+    return reinforce_updates
+
+
+def _each(returns: Callable[[list[float], float], Any]):
+    """Los pesos de cada episodio por separado, con ``returns``."""
+    return _loop_weighting(
+        lambda episodes, gamma: np.concatenate([returns(r, gamma) for r in episodes])
+    )
 
 
 #: Los errores típicos del bucle que se reconocen por su gradiente.
 LOOP_GRADIENT_MISTAKES: list[Mistake] = [
     Mistake(
         "loop_returns_across_batch",
-        _LoopVariant(reinforce.discounted_returns, split=False),
+        _loop_weighting(lambda eps, gamma: _discounted_returns(sum(eps, []), gamma)),
         "Calculaste los retornos sobre todo el lote seguido: así el final de un "
         "episodio cobra lo que pasó en el siguiente. Los retornos se calculan "
         "episodio a episodio.",
     ),
     Mistake(
         "loop_returns_no_gamma",
-        _LoopVariant(lambda r, gamma: reinforce.discounted_returns(r, 1.0)),
+        _each(lambda r, gamma: _discounted_returns(r, 1.0)),
         "Tus retornos no usan gamma: G_t = r_t + γ·G_{t+1}, con el gamma que "
         "recibe la función.",
     ),
     Mistake(
         "loop_returns_total",
-        _LoopVariant(
-            lambda r, gamma: np.full(len(r), reinforce.discounted_returns(r, gamma)[0])
-        ),
+        _each(lambda r, gamma: np.full(len(r), _discounted_returns(r, gamma)[0])),
         "Diste a cada paso el retorno del episodio entero (G_0): cada paso pesa "
         "con lo que vino después de él, G_t.",
     ),
     Mistake(
         "loop_returns_immediate",
-        _LoopVariant(lambda r, gamma: np.asarray(r, dtype=float)),
+        _each(lambda r, gamma: np.asarray(r, dtype=float)),
         "Pesaste cada paso con su recompensa inmediata r_t: el peso es el retorno G_t.",
     ),
 ]
-
-
-def _variant_gradients(case: LoopCase, variant: _LoopVariant) -> list[torch.Tensor]:
-    """El gradiente del primer paso del bucle con los retornos de ``variant``."""
-    policy = case.make_policy()
-    env = case.make_env()
-    generator = torch.Generator().manual_seed(case.seed)
-    log_probs, rewards_all, returns = [], [], []
-    for episode in range(case.n_episodes):
-        obs, _ = env.reset(seed=case.seed + episode)
-        rewards, done = [], False
-        while not done:
-            u = torch.rand((), generator=generator)
-            logits = policy(torch.as_tensor(obs, dtype=torch.float32))
-            action, log_prob = reinforce.sample_action(logits, u)
-            obs, reward, terminated, truncated, _ = env.step(int(action))
-            rewards.append(float(reward))
-            log_probs.append(log_prob)
-            done = bool(terminated or truncated)
-        rewards_all += rewards
-        if variant.split:
-            returns.append(
-                np.asarray(variant.returns(rewards, case.gamma), dtype=float)
-            )
-    if not variant.split:
-        returns = [np.asarray(variant.returns(rewards_all, case.gamma), dtype=float)]
-    weights = torch.as_tensor(np.concatenate(returns), dtype=torch.float32)
-    loss = reinforce.reinforce_loss(torch.stack(log_probs), weights, case.n_episodes)
-    loss.backward()
-    return [p.grad.detach().clone() for p in policy.parameters()]
 
 
 def _flat(gradients: list[torch.Tensor | None]) -> np.ndarray:
@@ -1302,13 +1303,11 @@ def check_reinforce_updates_grad(
             "optimizer.zero_grad() va antes de backward, no entre backward y step.",
             "loop_no_backward",
         )
-    flat = {"yours": _flat(mine), "reference": _flat(theirs)}
 
-    def run(variant: str | _LoopVariant) -> np.ndarray:
-        """El gradiente aplanado tuyo, de la referencia o de un error típico."""
-        if isinstance(variant, str):
-            return flat[variant]
-        return _flat(_variant_gradients(setup, variant))
+    def run(implementation: Callable[..., Any]) -> np.ndarray:
+        if implementation is reinforce_updates:
+            return _flat(mine)
+        return _flat(_run_loop(implementation, setup, 1, lr=0.0).optimizer.gradients[0])
 
     def unexplained(got_flat: np.ndarray, want_flat: np.ndarray) -> bool:
         ratio = got_flat @ want_flat / max(want_flat @ want_flat, 1e-12)
@@ -1336,8 +1335,8 @@ def check_reinforce_updates_grad(
 
     # El mensaje de un error típico va solo, sin describir antes la diferencia.
     check_procedure(
-        "yours",
-        "reference",
+        reinforce_updates,
+        reinforce.reinforce_updates,
         LOOP_GRADIENT_MISTAKES,
         run=run,
         same=lambda got, want: close(got, want, atol=1e-5, rtol=1e-4),

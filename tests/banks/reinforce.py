@@ -1268,6 +1268,18 @@ def sample_action(logits, u):
         mistake="log_prob_wrong_grad",
         fails=("sample_action_test_log_prob",),
     ),
+    Answer(
+        "logaritmo en base 2",
+        """
+def sample_action(logits, u):
+    probs = torch.softmax(logits, dim=-1)
+    actions = (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    actions = actions.clamp(max=logits.shape[-1] - 1)
+    return actions, torch.log2(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1))
+""",
+        mistake="log_prob_wrong_value",
+        fails=("sample_action_test_log_prob",),
+    ),
 ]
 WRONG["gaussian_log_prob"] += [
     Answer(
