@@ -14,11 +14,13 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from helpers.checks import CheckError
 from helpers.checks.puente import (
     ACCUMULATE_BATCH,
     accumulate_case,
+    check_response_log_probs,
+    check_response_log_probs_shape,
     log_probs_case,
-    nonfinite_padding,
     tiny_gpt2,
 )
 from helpers.puente import response_log_probs
@@ -111,17 +113,17 @@ def test_equal_rewards_that_rounding_defeats_have_no_signal():
         assert not informative_groups(rewards, group_size).any()
 
 
-def test_the_check_padding_breaks_multiplying_by_the_mask():
-    # −∞ en el logit del relleno y nan en las posiciones del relleno: la
-    # referencia da 0 exacto ahí, y multiplicar por la máscara da nan
-    for case in nonfinite_padding(log_probs_case(0, 3, [5, 2, 4], 5)):
-        logits, input_ids, prompt_len, mask = case
-        got = response_log_probs(logits, input_ids, prompt_len, mask)
-        pad = ~mask.bool()
-        assert torch.equal(got[pad], torch.zeros_like(got[pad]))
-        assert torch.isfinite(got[~pad]).all()
-        multiplied = response_log_probs(logits, input_ids, prompt_len) * mask
-        assert multiplied[pad].isnan().any()
+def test_the_padding_check_catches_multiplying_by_the_mask():
+    # Con logits finitos, multiplicar por la máscara da los valores de la
+    # referencia; con nan o ±∞ en los logits del relleno, nan
+    def times_mask(logits, input_ids, prompt_len, mask):
+        return response_log_probs(logits, input_ids, prompt_len) * mask
+
+    check_response_log_probs(times_mask)
+    with pytest.raises(CheckError) as caught:
+        check_response_log_probs_shape(times_mask)
+    assert caught.value.mistake == "lp_multiplies_mask"
+    check_response_log_probs_shape(response_log_probs)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ import ipywidgets as widgets
 import matplotlib
 import torch
 
-from helpers.checks.puente import _lp_no_shift, log_probs_case
+from helpers.checks.puente import log_probs_case
 from helpers.puente import response_log_probs
 from helpers.widgets.puente import ShiftExplorer
 
@@ -23,7 +23,9 @@ def _explorer():
 def test_each_token_reads_the_reference_log_prob():
     explorer, logits, input_ids, prompt_len, mask = _explorer()
     want = response_log_probs(logits, input_ids, prompt_len, mask)[0]
-    wrong = _lp_no_shift(logits, input_ids, prompt_len, mask)[0]
+    # Sin desplazamiento: el token de la posición t, en los logits de t
+    unshifted = torch.log_softmax(logits[0, prompt_len:], dim=-1)
+    wrong = unshifted.gather(-1, input_ids[0, prompt_len:, None]).squeeze(-1)
     for j in range(5):
         explorer.position = j
         explorer.set_shifted(True)

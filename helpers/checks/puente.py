@@ -1,12 +1,8 @@
 """Comprobaciones del módulo 09 · El puente: del modelo diminuto a transformers y TRL.
 
-Cada ejercicio con varios aspectos (valores, relleno, gradiente, tipo) tiene
-una comprobación por aspecto, y el cuaderno una celda calificada por cada
-una: una respuesta a medias se lleva los puntos de lo que tiene bien.
-
-Los casos se construyen con tensores pequeños y semilla fija; el modelo del
-ejercicio de acumulación es un GPT-2 diminuto de transformers con pesos
-aleatorios fijos (rápido y de la misma clase que el del curso convertido).
+Una comprobación por aspecto de cada ejercicio (valores, relleno, gradiente,
+micro-lotes), sobre tensores pequeños con semilla; la acumulación usa un GPT-2
+diminuto de transformers con pesos aleatorios fijos.
 """
 
 from __future__ import annotations
@@ -18,17 +14,23 @@ import torch
 from torch.nn import functional as F
 
 from helpers.checks import (
+    MUST,
+    Diagnosis,
+    Masked,
+    Microbatches,
     Mistake,
+    Procedure,
+    Setup,
     call,
     check_cases,
-    check_procedure,
+    check_gradients,
     close,
     compare_parameters,
-    describe_difference,
     exercise,
     fail,
     python_number,
     tensor,
+    variant_of,
 )
 from helpers.formatting import significant
 from helpers.puente.losses import response_log_probs as ref_response_log_probs
@@ -46,6 +48,13 @@ def _generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+def _padded(seed: int, lengths: list[int], width: int, fill: float = 0.0):
+    """``(values, mask)``: filas de las longitudes dadas y ``fill`` en el relleno."""
+    values = torch.randn(len(lengths), width, generator=_generator(seed))
+    mask = (torch.arange(width) < torch.tensor(lengths)[:, None]).float()
+    return torch.where(mask.bool(), values, torch.full_like(values, fill)), mask
+
+
 # ---------------------------------------------------------------------------
 # Ejercicio 1 · log-probabilidades por token desde los logits de HF
 # ---------------------------------------------------------------------------
@@ -57,14 +66,11 @@ def log_probs_case(
     """``(logits, input_ids, prompt_len, mask)``: B respuestas de las
     longitudes dadas, rellenadas a la derecha hasta ``width`` con ``pad_id``."""
     generator = _generator(seed)
-    batch = len(lengths)
     total = prompt_len + width
-    logits = 2 * torch.randn(batch, total, VOCAB, generator=generator)
-    input_ids = torch.randint(1, VOCAB, (batch, total), generator=generator)
-    mask = torch.zeros(batch, width)
-    for row, n in enumerate(lengths):
-        mask[row, :n] = 1.0
-        input_ids[row, prompt_len + n :] = pad_id
+    logits = 2 * torch.randn(len(lengths), total, VOCAB, generator=generator)
+    input_ids = torch.randint(1, VOCAB, (len(lengths), total), generator=generator)
+    mask = (torch.arange(width) < torch.tensor(lengths)[:, None]).float()
+    input_ids[:, prompt_len:][~mask.bool()] = pad_id
     return logits, input_ids, prompt_len, mask
 
 
@@ -76,93 +82,62 @@ _LOG_PROBS_CASES = [
 ]
 
 
-def nonfinite_padding(
-    case: tuple[torch.Tensor, torch.Tensor, int, torch.Tensor],
-) -> list[tuple[torch.Tensor, torch.Tensor, int, torch.Tensor]]:
-    """El caso con el relleno que permite el enunciado: el logit del id del
-    relleno a −∞ en todas las posiciones (prohibido, como en la demo del
-    cuaderno), y ``nan`` en los logits de las posiciones del relleno."""
-    logits, input_ids, prompt_len, mask = case
-    banned = logits.clone()
-    banned[..., PAD_ID] = float("-inf")
-    ids = input_ids.clone()
-    ids[:, prompt_len:][~mask.bool()] = PAD_ID
-    broken = logits.clone()
-    before = torch.zeros(mask.shape[0], prompt_len, dtype=torch.bool)
-    broken[torch.cat([before, ~mask.bool()], dim=1)] = float("nan")
-    return [(banned, ids, prompt_len, mask), (broken, input_ids, prompt_len, mask)]
+def _log_probs_ref(logits, input_ids, prompt_len, mask):
+    return ref_response_log_probs(logits, input_ids, prompt_len, mask)
 
 
-def _lp_no_shift(logits, input_ids, prompt_len, mask):
-    log_p = F.log_softmax(logits[:, prompt_len:], dim=-1)
-    chosen = log_p.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1)
-    return chosen * mask
-
-
-def _lp_labels_shifted_too(logits, input_ids, prompt_len, mask):
-    log_p = F.log_softmax(logits[:, prompt_len - 1 : -1], dim=-1)
-    chosen = log_p.gather(-1, input_ids[:, prompt_len - 1 : -1, None]).squeeze(-1)
-    return chosen * mask
-
-
-def _lp_shift_backwards(logits, input_ids, prompt_len, mask):
-    log_p = F.log_softmax(logits[:, prompt_len:], dim=-1)
-    chosen = log_p.gather(-1, input_ids[:, prompt_len - 1 : -1, None]).squeeze(-1)
-    return chosen * mask
-
-
-def _lp_raw_logits(logits, input_ids, prompt_len, mask):
-    shifted = logits[:, prompt_len - 1 : -1]
-    return shifted.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1) * mask
-
-
-def _lp_probabilities(logits, input_ids, prompt_len, mask):
-    probs = F.softmax(logits[:, prompt_len - 1 : -1], dim=-1)
-    return probs.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1) * mask
+def _lp_read(
+    logits, input_ids, prompt_len, mask, *, rows=-1, tokens=0, dim=-1, how="log_softmax"
+):
+    """Cada token de la respuesta leído en una fila de los logits, por la
+    máscara: ``rows`` y ``tokens`` desplazan filas y tokens (la referencia: −1
+    y 0), ``dim`` es el eje y ``how``, ``"log_softmax"``, ``"softmax"`` o
+    ``"logits"`` (el logit tal cual)."""
+    n = logits.shape[1]
+    shifted = logits[:, prompt_len + rows : n + rows]
+    ids = input_ids[:, prompt_len + tokens : n + tokens]
+    if how != "logits":
+        shifted = getattr(F, how)(shifted, dim=dim)
+    return shifted.gather(-1, ids[..., None]).squeeze(-1) * mask
 
 
 def _lp_unmasked(logits, input_ids, prompt_len, mask):
     return ref_response_log_probs(logits, input_ids, prompt_len)
 
 
-def _lp_over_dim(dim: int) -> Callable[..., Any]:
-    def wrong(logits, input_ids, prompt_len, mask):
-        log_p = F.log_softmax(logits[:, prompt_len - 1 : -1], dim=dim)
-        return log_p.gather(-1, input_ids[:, prompt_len:, None]).squeeze(-1) * mask
-
-    return wrong
+def _lp_unsqueezed(logits, input_ids, prompt_len, mask):
+    return _log_probs_ref(logits, input_ids, prompt_len, mask)[..., None]
 
 
-#: Elegir con la máscara: lo que se dice en vez de «multiplica por la máscara»,
-#: que con un −∞ o un nan en el relleno da nan (0 · (−∞) = nan).
-_CHOOSE = (
-    "Elige con torch.where(mask.bool(), log_probs, 0) (o masked_fill): "
-    "multiplicar por la máscara no basta, porque en el relleno puede haber "
-    "−∞ o nan, y 0 · (−∞) = nan."
-)
 _WRONG_DIM = (
     "El log_softmax va sobre el vocabulario, el último eje (dim=-1): sobre otro "
     "eje reparte la probabilidad entre posiciones (dim=1) o entre las "
     "respuestas del lote (dim=0), no entre tokens."
 )
-_LOG_PROBS_MISTAKES: list[Mistake] = [
+_WRONG_SHAPE = Mistake(
+    "lp_wrong_shape",
+    _lp_unsqueezed,
+    "Sobra el último eje, el de gather: quítalo con squeeze(-1). Sale (B, T), "
+    "una columna por token de la respuesta (input_ids[:, P:]).",
+)
+_LOG_PROBS_MISTAKES = [
     Mistake(
         "lp_no_shift",
-        _lp_no_shift,
+        variant_of(_lp_read, rows=0),
         "Falta el desplazamiento: los logits de la posición t predicen el token "
         "t + 1. El token de la respuesta en la posición P + j se lee en los "
         "logits de la posición P + j − 1: logits[:, P − 1 : −1].",
     ),
     Mistake(
         "lp_labels_shifted_too",
-        _lp_labels_shifted_too,
+        variant_of(_lp_read, tokens=-1),
         "Desplazaste los logits y también los tokens: así cada logit «predice» "
         "el token que ya tenía delante. Los logits van de P − 1 a −1 y los "
         "tokens que se leen son los de la respuesta, input_ids[:, P:].",
     ),
     Mistake(
         "lp_shift_backwards",
-        _lp_shift_backwards,
+        variant_of(_lp_read, rows=0, tokens=-1),
         "Desplazaste al revés: lees el token de la posición t en los logits de "
         "t + 1, que ya lo tenían delante. Son los logits de t − 1 los que "
         "predicen el token t: los de la respuesta, input_ids[:, P:], se leen "
@@ -170,195 +145,158 @@ _LOG_PROBS_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "lp_raw_logits",
-        _lp_raw_logits,
+        variant_of(_lp_read, how="logits"),
         "Devuelves el logit del token, no su log-probabilidad: pasa los logits "
         "por log_softmax sobre el vocabulario (el último eje) antes de elegir.",
     ),
     Mistake(
         "lp_probabilities",
-        _lp_probabilities,
+        variant_of(_lp_read, how="softmax"),
         "Devuelves probabilidades (softmax), no log-probabilidades: usa "
         "log_softmax (más estable que log(softmax(...))).",
     ),
-    Mistake("lp_unmasked", _lp_unmasked, f"En el relleno debe salir 0. {_CHOOSE}"),
-    Mistake("lp_wrong_dim", _lp_over_dim(1), _WRONG_DIM),
-    Mistake("lp_wrong_dim", _lp_over_dim(0), _WRONG_DIM),
+    Mistake(
+        "lp_unmasked",
+        _lp_unmasked,
+        "En el relleno debe salir 0. Elige con torch.where(mask.bool(), "
+        "log_probs, 0) (o masked_fill): multiplicar por la máscara no basta, "
+        "porque en el relleno puede haber −∞ o nan, y 0 · (−∞) = nan.",
+    ),
+    Mistake("lp_wrong_dim", variant_of(_lp_read, dim=1), _WRONG_DIM),
+    Mistake("lp_wrong_dim", variant_of(_lp_read, dim=0), _WRONG_DIM),
+    _WRONG_SHAPE,
 ]
 
 
-def _log_probs_ref(logits, input_ids, prompt_len, mask):
-    return ref_response_log_probs(logits, input_ids, prompt_len, mask)
-
-
-def _check_shape(got: Any, mask: torch.Tensor) -> None:
-    """Falla si ``got`` (un tensor o un array) no tiene la forma ``(B, T)``."""
-    shape = getattr(got, "shape", None)
-    if shape is not None and tuple(shape) != tuple(mask.shape):
-        extra = (
-            "; sobra el último eje, el de gather: quítalo con squeeze(-1)"
-            if tuple(shape) == (*mask.shape, 1)
-            else ", no una por posición de toda la secuencia"
-        )
-        fail(
-            f"response_log_probs devolvió forma {tuple(shape)}; debía ser (B, T) = "
-            f"{tuple(mask.shape)}, una columna por token de la respuesta "
-            f"(input_ids[:, P:]){extra}.",
-            "lp_wrong_shape",
-        )
-
-
 @exercise(MODULE, "response_log_probs", "los valores")
-def check_response_log_probs(
-    response_log_probs: Callable[..., Any], cases: list | None = None
-) -> None:
-    """Los **valores** de ``response_log_probs(logits, ids, prompt_len, mask)``."""
-    cases = cases or _LOG_PROBS_CASES
-    try:  # la forma, antes que los valores: su mensaje dice más
-        first = call(response_log_probs, "response_log_probs", *cases[0])
-    except NotImplementedError:
-        raise
-    except Exception:  # noqa: BLE001 - check_cases lo diagnostica
-        first = None
-    _check_shape(first, cases[0][3])
+def check_response_log_probs(response_log_probs, cases=None) -> None:
+    """Los valores de ``response_log_probs(logits, ids, prompt_len, mask)``."""
     check_cases(
         response_log_probs,
         "response_log_probs",
-        cases,
+        cases or _LOG_PROBS_CASES,
         _log_probs_ref,
         _LOG_PROBS_MISTAKES,
         atol=1e-5,
     )
 
 
+def _other_pad_id(case):
+    """El caso con otro id en el relleno: el relleno lo dice la máscara."""
+    logits, input_ids, prompt_len, mask = case
+    ids = input_ids.clone()
+    ids[:, prompt_len:][~mask.bool()] = VOCAB - 1
+    return logits, ids, prompt_len, mask
+
+
+def _padding_logits(args: dict[str, Any]) -> torch.Tensor:
+    """Los logits de las posiciones del relleno, que pueden valer cualquier cosa."""
+    logits, mask = args["logits"], args["mask"]
+    rows = torch.zeros(logits.shape[:2], dtype=torch.bool)
+    rows[:, args["prompt_len"] :] = ~mask.bool()
+    return rows[..., None].expand(logits.shape)
+
+
+def _on_padding(response_log_probs):
+    """Lo que devuelve en el relleno, con 0 en lo demás: esta celda mira la
+    forma y el relleno; los valores tienen la suya."""
+
+    def padding(logits, input_ids, prompt_len, mask):
+        out = response_log_probs(logits, input_ids, prompt_len, mask)
+        if not isinstance(out, torch.Tensor) or out.shape != mask.shape:
+            return out
+        return torch.where(mask.bool(), torch.zeros_like(out), out)
+
+    return padding
+
+
+_PADDING_MISTAKES = [
+    Mistake(
+        "lp_padding_not_zero",
+        _on_padding(_lp_unmasked),
+        "En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el id "
+        "que haya en input_ids: el relleno lo dice la máscara, no el id (el del "
+        "relleno no tiene por qué ser 0). Elige con torch.where(mask.bool(), "
+        "log_probs, 0) (o masked_fill).",
+    ),
+    _WRONG_SHAPE,
+]
+
+
 @exercise(MODULE, "response_log_probs", "la forma y el relleno")
-def check_response_log_probs_shape(
-    response_log_probs: Callable[..., Any], cases: list | None = None
-) -> None:
-    """La **forma** ``(B, T)`` y los ceros del relleno: con ids de relleno
-    cualesquiera (no tienen por qué ser 0), con el logit del relleno a −∞ y
-    con ``nan`` en los logits de las posiciones del relleno."""
-    for case in cases or _LOG_PROBS_CASES[:2]:
-        logits, input_ids, prompt_len, mask = case
-        pad = ~mask.bool()
-        ids = input_ids.clone()
-        ids[:, prompt_len:][pad] = VOCAB - 1  # otro id en el relleno
-        for kind, args in [("id", (logits, ids, prompt_len, mask))] + [
-            ("nonfinite", variant) for variant in nonfinite_padding(case)
-        ]:
-            got = call(response_log_probs, "response_log_probs", *args)
-            if not isinstance(got, torch.Tensor):
-                fail(
-                    "response_log_probs debe devolver un tensor de PyTorch (B, T); "
-                    f"devolvió {type(got).__name__}.",
-                    "lp_not_a_tensor",
-                )
-            _check_shape(got, mask)
-            padding = got.detach()[pad]
-            if kind == "id" and (padding != 0).any():
-                fail(
-                    "En el relleno (mask = 0) debe salir exactamente 0, sea cual "
-                    "sea el id que haya en input_ids: el relleno lo dice la "
-                    "máscara, no el id (el del relleno no tiene por qué ser 0). "
-                    + _CHOOSE,
-                    "lp_padding_not_zero",
-                )
-            if (padding != 0).any():
-                fail(
-                    f"En el relleno salió {significant(padding[padding != 0][0])}, "
-                    "no 0, con el logit del relleno a −∞ (como en la demo) o con "
-                    f"nan en los logits de las posiciones del relleno. {_CHOOSE}",
-                    "lp_multiplies_mask",
-                )
+def check_response_log_probs_shape(response_log_probs, cases=None) -> None:
+    """Un tensor ``(B, T)`` con 0 en el relleno, haya el id que haya y valgan
+    lo que valgan los logits de sus posiciones (también ``nan`` y ±∞)."""
+    cases = [_other_pad_id(case) for case in cases or _LOG_PROBS_CASES[:2]]
+    got = call(response_log_probs, "response_log_probs", *cases[0])
+    if not isinstance(got, torch.Tensor):
+        fail(
+            "response_log_probs debe devolver un tensor de PyTorch (B, T); "
+            f"devolvió {type(got).__name__}.",
+            "lp_not_a_tensor",
+        )
+    check_cases(
+        _on_padding(response_log_probs),
+        "response_log_probs",
+        cases,
+        _on_padding(_log_probs_ref),
+        _PADDING_MISTAKES,
+        atol=1e-5,
+        masked=Masked(
+            mask="mask",
+            padded=("logits",),
+            padding="any",
+            mistake="lp_multiplies_mask",
+            batched=("input_ids",),
+            where={"logits": _padding_logits},
+        ),
+    )
+
+
+def _mask_shaped(response_log_probs):
+    """La respuesta con la forma de la máscara: la forma se califica en su
+    celda, y aquí solo el gradiente."""
+
+    def reshaped(logits, input_ids, prompt_len, mask):
+        out = response_log_probs(logits, input_ids, prompt_len, mask)
+        fits = isinstance(out, torch.Tensor) and out.numel() == mask.numel()
+        return out.reshape(mask.shape) if fits else out
+
+    return reshaped
 
 
 @exercise(MODULE, "response_log_probs", "el gradiente")
-def check_response_log_probs_gradient(
-    response_log_probs: Callable[..., Any], case: tuple | None = None
-) -> None:
-    """El **gradiente** llega a los logits (nada de ``.item()``, ``detach`` o
-    NumPy) y es el de la referencia: nada al relleno ni a la última fila."""
-    logits, input_ids, prompt_len, mask = case or _LOG_PROBS_CASES[0]
-    logits = logits.clone().requires_grad_(True)
-    got = response_log_probs(logits, input_ids, prompt_len, mask)
-    if not isinstance(got, torch.Tensor) or not got.requires_grad:
-        fail(
-            "Tu resultado no tiene gradiente respecto a los logits (¿detach, "
-            ".item(), .numpy() o torch.no_grad?): la pérdida se deriva a través "
-            "de estas log-probabilidades.",
-            "lp_no_gradient",
-        )
-    got.sum().backward()
-    want_logits = logits.detach().clone().requires_grad_(True)
-    _log_probs_ref(want_logits, input_ids, prompt_len, mask).sum().backward()
-    want = want_logits.grad
-    grad = logits.grad if logits.grad is not None else torch.zeros_like(want)
-    if not close(grad, want, atol=1e-5):
-        difference = describe_difference(grad, want, atol=1e-5)
-        # Filas de logits que no deben recibir nada: el enunciado, el relleno
-        # y la última (predice lo que viene después de la secuencia)
-        leaked = ((want == 0).all(-1) & (grad != 0).any(-1)).nonzero()
-        if len(leaked):
-            hint = (
-                f"Llega gradiente a la fila de logits {leaked[0].tolist()}, que no "
-                "debe recibirlo: solo cuentan las filas que leen un token de la "
-                "respuesta, y del relleno no debe llegar nada."
-            )
-        else:
-            hint = (
-                "Si tus valores ya pasan su comprobación, ¿cortaste el "
-                "gradiente de una parte con detach (el log-sumexp del "
-                "denominador, el máximo que restas)? Todo el log-softmax debe "
-                "derivarse."
-            )
-        fail(
-            "El gradiente respecto a los logits no es el de la referencia: "
-            + difference.replace("devuelve un array que difiere", "difiere", 1)
-            + f" {hint}",
-            "lp_wrong_gradient",
-        )
+def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
+    """El gradiente respecto a los logits es el de la referencia."""
+    check_gradients(
+        _mask_shaped(response_log_probs),
+        "response_log_probs",
+        [case or _LOG_PROBS_CASES[0]],
+        _log_probs_ref,
+        wrt={"logits": MUST},
+        prefix="lp",
+        without_gradient=Diagnosis(id="lp_no_gradient"),
+        mistake="lp_wrong_gradient",
+        hint="Solo reciben gradiente las filas de logits que leen un token de la "
+        "respuesta (de P − 1 a −2), y del relleno no llega nada. Y todo el "
+        "log-softmax se deriva: ¿cortaste con detach el log-sumexp del "
+        "denominador o el máximo que restas?",
+        atol=1e-5,
+    )
 
 
 # ---------------------------------------------------------------------------
 # Ejercicio 2 · la media con máscara
 # ---------------------------------------------------------------------------
 
-
-def _masked_case(seed: int, lengths: list[int], width: int, fill: float):
-    values = torch.randn(len(lengths), width, generator=_generator(seed))
-    mask = torch.zeros(len(lengths), width)
-    for row, n in enumerate(lengths):
-        mask[row, :n] = 1.0
-    values = torch.where(mask.bool(), values, torch.full_like(values, fill))
-    return values, mask
-
-
-def _with_dims(case: tuple[torch.Tensor, torch.Tensor], dims=(None, -1)) -> list:
-    values, mask = case
-    return [(values, mask, dim) for dim in dims]
-
-
-def _stacked(*cases: tuple[torch.Tensor, torch.Tensor]) -> tuple:
-    """Varios casos de la misma forma, uno encima de otro: un caso 3-D."""
-    return torch.stack([v for v, _ in cases]), torch.stack([m for _, m in cases])
-
-
-# Cada eje que admite dim: None, el último, el primero (0, que no es None) y
-# uno del medio en un caso 3-D
 _MASKED_CASES = [
-    *_with_dims(_masked_case(0, [4, 2, 3], 4, 5.0), (None, -1, 0)),
-    *_with_dims(_masked_case(1, [1, 5], 5, -3.0)),
-    (*_masked_case(2, [3, 3, 1, 2], 3, 0.7), 1),
-    (*_stacked(_masked_case(6, [2, 3], 3, 4.0), _masked_case(7, [1, 3], 3, 4.0)), 1),
+    _padded(0, [4, 2, 3], 4, 5.0),
+    _padded(1, [1, 5], 5, -3.0),
+    tuple(
+        torch.stack(pair)
+        for pair in zip(_padded(6, [2, 3], 3), _padded(7, [1, 3], 3), strict=True)
+    ),
 ]
-_MASKED_NONFINITE_CASES = [
-    *_with_dims(_masked_case(3, [4, 1, 2], 4, float("nan"))),
-    *_with_dims(_masked_case(4, [2, 3], 3, float("inf")), (None, -1, 0)),
-    *_with_dims(_masked_case(5, [3, 1], 3, float("-inf"))),
-]
-
-
-def _mm_ref(values, mask, dim=None):
-    return ref_masked_mean(values, mask, dim)
 
 
 def _mm_counts_padding(values, mask, dim=None):
@@ -372,21 +310,7 @@ def _mm_divides_by_all(values, mask, dim=None):
     return kept.sum(dim=dim) / mask.shape[dim]
 
 
-def _mm_ignores_dim(values, mask, dim=None):
-    return ref_masked_mean(values, mask)
-
-
-def _mm_dim_zero_as_none(values, mask, dim=None):
-    return ref_masked_mean(values, mask, dim if dim else None)
-
-
-def _mm_multiplies(values, mask, dim=None):
-    if dim is None:
-        return (values * mask).sum() / mask.sum()
-    return (values * mask).sum(dim=dim) / mask.sum(dim=dim)
-
-
-_MASKED_MISTAKES: list[Mistake] = [
+_MASKED_MISTAKES = [
     Mistake(
         "mm_counts_padding",
         _mm_counts_padding,
@@ -401,58 +325,49 @@ _MASKED_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "mm_ignores_dim",
-        _mm_ignores_dim,
+        lambda values, mask, dim=None: ref_masked_mean(values, mask),
         "Ignoras dim: con dim=None es la media de todo lo válido (un escalar); "
         "con un eje, la media a lo largo de ese eje (una por fila con dim=-1).",
     ),
     Mistake(
         "mm_dim_zero_as_none",
-        _mm_dim_zero_as_none,
+        lambda values, mask, dim=None: ref_masked_mean(values, mask, dim or None),
         "Con dim=0 devolviste la media de todo: 0 es un eje (el primero), no "
         "«sin eje». Un if dim: (o if not dim:) toma el 0 por None; pregunta "
         "si dim is None.",
     ),
 ]
-_NONFINITE_MISTAKES: list[Mistake] = [
-    Mistake(
-        "mm_multiplies_mask",
-        _mm_multiplies,
-        "Multiplicas por la máscara: 0 · nan = nan y 0 · inf = nan, así que un "
-        "relleno no finito lo estropea todo. Elige con "
-        "torch.where(mask.bool(), values, 0) en vez de multiplicar.",
-    ),
-    *_MASKED_MISTAKES,
-]
 
 
-@exercise(MODULE, "masked_mean", "relleno finito")
-def check_masked_mean(
-    masked_mean: Callable[..., Any], cases: list | None = None
-) -> None:
-    """``masked_mean(values, mask, dim)`` con relleno finito."""
+def _check_masked_mean(masked_mean, cases, padding: str, mistake: str) -> None:
     check_cases(
         masked_mean,
         "masked_mean",
         cases or _MASKED_CASES,
-        _mm_ref,
+        ref_masked_mean,
         _MASKED_MISTAKES,
         atol=1e-5,
+        masked=Masked(
+            mask="mask",
+            padded=("values",),
+            padding=padding,
+            mistake=mistake,
+            axis="dim",
+            transposed=True,
+        ),
     )
+
+
+@exercise(MODULE, "masked_mean", "relleno finito")
+def check_masked_mean(masked_mean, cases=None) -> None:
+    """``masked_mean(values, mask, dim)`` en cada eje, con relleno finito."""
+    _check_masked_mean(masked_mean, cases, "finite", mistake="mm_counts_padding")
 
 
 @exercise(MODULE, "masked_mean", "relleno con nan e inf")
-def check_masked_mean_nonfinite(
-    masked_mean: Callable[..., Any], cases: list | None = None
-) -> None:
-    """``masked_mean`` con ``nan`` e ``inf`` en el relleno."""
-    check_cases(
-        masked_mean,
-        "masked_mean",
-        cases or _MASKED_NONFINITE_CASES,
-        _mm_ref,
-        _NONFINITE_MISTAKES,
-        atol=1e-5,
-    )
+def check_masked_mean_nonfinite(masked_mean, cases=None) -> None:
+    """``masked_mean`` en cada eje, con ``nan`` e ±``inf`` en el relleno."""
+    _check_masked_mean(masked_mean, cases, "any", mistake="mm_multiplies_mask")
 
 
 # ---------------------------------------------------------------------------
@@ -460,23 +375,20 @@ def check_masked_mean_nonfinite(
 # ---------------------------------------------------------------------------
 
 MAX_COMPLETION = 8  # > T en los casos: dr_grpo no divide entre el ancho del lote
+_NORM_PADDED = [
+    _padded(10, [5, 2, 4], 5, 9.0),
+    _padded(11, [1, 6, 6, 3], 6, -2.0),
+    _padded(12, [3, 3], 4, 0.5),
+]
 
 
-def _norm_cases(loss_type: str) -> list[tuple]:
-    cases = []
-    # El relleno puede valer cualquier cosa: un número, nan, ∞ o −∞ (y B = 1)
-    for seed, lengths, width, fill in (
-        (10, [5, 2, 4], 5, 9.0),
-        (11, [1, 6, 6, 3], 6, float("nan")),
-        (12, [3, 3], 4, float("-inf")),
-        (13, [2], 4, float("inf")),
-    ):
-        values, mask = _masked_case(seed, lengths, width, fill)
-        cases.append((values, mask, loss_type, MAX_COMPLETION))
-    return cases
+def _kept(x, m):
+    return torch.where(m.bool(), x, torch.zeros_like(x))
 
 
 def _norm_with(loss_type: str, wrong: Callable[..., Any]) -> Callable[..., Any]:
+    """La referencia, salvo en ``loss_type``: ``wrong(per_token, mask, L_max)``."""
+
     def variant(per_token, mask, kind, max_completion_length):
         if kind == loss_type:
             return wrong(per_token, mask, max_completion_length)
@@ -485,27 +397,7 @@ def _norm_with(loss_type: str, wrong: Callable[..., Any]) -> Callable[..., Any]:
     return variant
 
 
-def _kept(x, m):
-    return torch.where(m.bool(), x, torch.zeros_like(x))
-
-
-def _norm_multiplies(per_token, mask, kind, max_completion_length):
-    kept = per_token * mask
-    if kind == "grpo":
-        return (kept.sum(-1) / mask.sum(-1)).mean()
-    if kind == "bnpo":
-        return kept.sum() / mask.sum()
-    return kept.sum() / (per_token.shape[0] * max_completion_length)
-
-
-_NORMALIZE_MISTAKES: list[Mistake] = [
-    Mistake(
-        "norm_multiplies_mask",
-        _norm_multiplies,
-        "Multiplicas por la máscara: con nan o inf en el relleno, 0 · nan = nan "
-        "y la pérdida entera sale nan. Elige con torch.where(mask.bool(), "
-        "per_token, 0) (o usa tu masked_mean).",
-    ),
+_NORMALIZE_MISTAKES = [
     Mistake(
         "grpo_mean_of_tokens",
         _norm_with("grpo", lambda x, m, L: ref_masked_mean(x, m)),
@@ -548,15 +440,12 @@ _NORMALIZE_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "trl_normalize", uses={"masked_mean": _mm_ref})
-def check_trl_normalize(
-    trl_normalize: Callable[..., Any],
-    loss_type: str = "grpo",
-    cases: list | None = None,
-) -> None:
-    """``trl_normalize(per_token, mask, loss_type, max_completion_length)`` en un
-    ``loss_type`` (una celda calificada por cada uno: crédito parcial)."""
-    cases = cases or _norm_cases(loss_type)
+@exercise(MODULE, "trl_normalize", uses={"masked_mean": ref_masked_mean})
+def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> None:
+    """``trl_normalize(per_token, mask, loss_type, max_completion_length)`` en
+    un ``loss_type`` (una celda calificada por cada uno): valores con
+    cualquier relleno y gradiente respecto a ``per_token``."""
+    cases = cases or [(x, m, loss_type, MAX_COMPLETION) for x, m in _NORM_PADDED]
     check_cases(
         trl_normalize,
         "trl_normalize",
@@ -564,16 +453,23 @@ def check_trl_normalize(
         ref_trl_normalize,
         _NORMALIZE_MISTAKES,
         atol=1e-5,
+        masked=Masked(
+            mask="mask",
+            padded=("per_token",),
+            padding="any",
+            mistake="norm_multiplies_mask",
+        ),
     )
-    per_token, mask, kind, length = cases[0]
-    per_token = per_token.clone().requires_grad_(True)
-    loss = trl_normalize(per_token, mask, kind, length)
-    if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
-        fail(
-            "Tu pérdida no tiene gradiente (¿.item(), float() o detach?): "
-            "devuelve un tensor de PyTorch para poder hacer loss.backward().",
-            "norm_no_gradient",
-        )
+    check_gradients(
+        trl_normalize,
+        "trl_normalize",
+        cases,
+        ref_trl_normalize,
+        wrt={"per_token": MUST},
+        prefix="norm",
+        without_gradient=Diagnosis(id="norm_no_gradient"),
+        atol=1e-5,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -623,48 +519,46 @@ def accumulate_case(
 ACCUMULATE_BATCH = accumulate_case(20, [5, 1, 3, 5, 2, 4, 4, 1])
 
 
-def _accumulate_variant(
+def _accumulate(
+    model,
+    input_ids,
+    prompt_len,
+    mask,
+    advantages,
+    num_microbatches,
     *,
-    local_tokens=False,
+    divisor="batch",
     mean_of_means=False,
     zero_each=False,
     no_mask=False,
     sign=1.0,
-    no_norm=False,
 ):
-    """La referencia con un error típico."""
-
-    def accumulate(model, input_ids, prompt_len, mask, advantages, num_microbatches):
-        size = input_ids.shape[0] // num_microbatches
-        total_tokens = mask.sum()
-        total = 0.0
-        for start in range(0, input_ids.shape[0], size):
-            rows = slice(start, start + size)
-            if zero_each:
-                model.zero_grad()
-            logits = model(input_ids[rows]).logits
-            m = torch.ones_like(mask[rows]) if no_mask else mask[rows]
-            log_probs = ref_response_log_probs(logits, input_ids[rows], prompt_len, m)
-            weighted = sign * advantages[rows][:, None] * log_probs * m
-            if no_norm:
-                loss = -weighted.sum()
-            elif local_tokens:
-                loss = -weighted.sum() / m.sum()
-                if mean_of_means:
-                    loss = loss / num_microbatches
-            else:
-                loss = -weighted.sum() / total_tokens
-            loss.backward()
-            total += loss.item()
-        return total
-
-    return accumulate
+    """La referencia, con una opción por error típico: ``divisor`` es
+    ``"batch"`` (los tokens del lote), ``"local"`` (los del micro-lote) o
+    ``None`` (sin dividir)."""
+    size = input_ids.shape[0] // num_microbatches
+    total = 0.0
+    for start in range(0, input_ids.shape[0], size):
+        rows = slice(start, start + size)
+        if zero_each:
+            model.zero_grad()
+        logits = model(input_ids[rows]).logits
+        m = torch.ones_like(mask[rows]) if no_mask else mask[rows]
+        log_probs = ref_response_log_probs(logits, input_ids[rows], prompt_len, m)
+        loss = -(sign * advantages[rows][:, None] * log_probs * m).sum()
+        if divisor is not None:
+            loss = loss / (mask.sum() if divisor == "batch" else m.sum())
+        if mean_of_means:
+            loss = loss / num_microbatches
+        loss.backward()
+        total += loss.item()
+    return total
 
 
-_ACCUMULATE_MISTAKES: list[Mistake] = [
+_ACCUMULATE_MISTAKES = [
     Mistake(
         "acc_mean_of_means",
-        _accumulate_variant(local_tokens=True, mean_of_means=True),
+        variant_of(_accumulate, divisor="local", mean_of_means=True),
         "Cada micro-lote se normaliza entre sus propios tokens y luego divides "
         "entre k: es la media de k medias, que solo coincide con la del lote "
         "entero si todos los micro-lotes tienen los mismos tokens (el fallo "
@@ -673,250 +567,151 @@ _ACCUMULATE_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "acc_local_tokens",
-        _accumulate_variant(local_tokens=True),
+        variant_of(_accumulate, divisor="local"),
         "Cada micro-lote se normaliza entre sus propios tokens: así la suma "
         "pesa k veces más y los trozos con menos tokens pesan más por token. "
         "Divide cada trozo entre los tokens de todo el lote, mask.sum().",
     ),
     Mistake(
         "acc_zero_grad_inside",
-        _accumulate_variant(zero_each=True),
+        variant_of(_accumulate, zero_each=True),
         "Pones los gradientes a 0 dentro del bucle: solo sobrevive el último "
         "micro-lote. backward() suma en .grad; deja que sume.",
     ),
     Mistake(
         "acc_counts_padding",
-        _accumulate_variant(no_mask=True),
+        variant_of(_accumulate, no_mask=True),
         "Cuentas los tokens de relleno: sus log-probabilidades entran en la "
         "suma. response_log_probs, con la máscara del micro-lote, ya pone 0 en "
         "el relleno; y el divisor son los tokens de verdad, mask.sum().",
     ),
     Mistake(
         "acc_sign",
-        _accumulate_variant(sign=-1.0),
+        variant_of(_accumulate, sign=-1.0),
         "El signo: la pérdida es −Σ A · log π / N (el optimizador minimiza).",
     ),
     Mistake(
         "acc_no_divisor",
-        _accumulate_variant(no_norm=True),
+        variant_of(_accumulate, divisor=None),
         "Falta el divisor: la pérdida es la suma entre el número de tokens de "
         "todo el lote, mask.sum().",
     ),
 ]
 
 
-class _CallLog:
-    """Apunta, en orden, cada forward del modelo (con las filas que recibe) y
-    cada backward que llega a sus parámetros (al embedding, que usan todos)."""
-
-    def __init__(self, model) -> None:
-        self.events: list[tuple[str, torch.Tensor | None]] = []
-        weight = model.get_input_embeddings().weight
-        self.handles = [
-            model.register_forward_pre_hook(self._forward, with_kwargs=True),
-            weight.register_post_accumulate_grad_hook(self._backward),
-        ]
-
-    def _forward(self, module, args, kwargs):
-        ids = args[0] if args else kwargs.get("input_ids")
-        self.events.append(("forward", None if ids is None else ids.detach().clone()))
-
-    def _backward(self, parameter):
-        self.events.append(("backward", None))
-
-    def forwards(self) -> list[torch.Tensor | None]:
-        return [ids for kind, ids in self.events if kind == "forward"]
-
-    def remove(self) -> None:
-        for handle in self.handles:
-            handle.remove()
-
-
-def _run_accumulate(
-    accumulate, k: int, preset: bool = False, batch=ACCUMULATE_BATCH, seed: int = 0
-):
-    """Gradientes, lo devuelto y el registro de forward y backward tras una
-    llamada con ``k`` micro-lotes sobre ``batch`` (el modelo de ``seed``)."""
-    model = tiny_gpt2(seed)
-    if preset:  # gradientes de antes: la función debe sumarles, no borrarlos
-        for p in model.parameters():
-            p.grad = torch.full_like(p, 0.01)
-    input_ids, prompt_len, mask, advantages = batch
-    given = [x.clone() for x in (input_ids, mask, advantages)]
-    log = _CallLog(model)
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        value = accumulate(model, given[0], prompt_len, given[1], given[2], k)
-    finally:
-        torch.set_num_threads(previous_threads)
-        log.remove()
-    for name, before, after in zip(
-        ("input_ids", "mask", "advantages"),
-        (input_ids, mask, advantages),
-        given,
-        strict=True,
-    ):
-        if not torch.equal(before, after):
-            fail(
-                f"accumulate_gradients modificó su argumento {name}: quien la "
-                "llama lo sigue usando. Calcula sobre valores nuevos.",
-                "modified_input",
-            )
-    grads = {
-        name: (p.grad.clone() if p.grad is not None else torch.zeros_like(p))
-        for name, p in model.named_parameters()
-    }
-    return grads, value, log
-
-
-def _same_grads(a, b) -> bool:
-    return all(torch.allclose(a[n], b[n], atol=1e-7, rtol=1e-4) for n in b)
-
-
-def _whole_batch(model, input_ids, prompt_len, mask, advantages, num_microbatches):
-    """La referencia con el lote entero (k = 1), se pida el k que se pida: sus
-    gradientes son los que debe dar cualquier número de micro-lotes."""
-    return ref_accumulate(model, input_ids, prompt_len, mask, advantages, 1)
-
-
-def _check_gradients(
-    accumulate_gradients: Callable[..., Any], k: int, batch, seed: int
-) -> None:
-    """:func:`check_procedure` con los gradientes que deja una llamada con
-    ``k`` micro-lotes. Si un error típico los explica, lo dice; si ninguno,
-    :func:`compare_parameters` dice qué gradiente difiere primero y dónde."""
-    micro = "micro-lote" if k == 1 else "micro-lotes"
-    what = f"el gradiente con k = {k} {micro}"
-
-    def unexplained(got, want) -> None:
-        compare_parameters(
-            got, want, what=what, atol=1e-7, mistake="acc_wrong_gradients"
-        )
-
-    check_procedure(
-        accumulate_gradients,
-        _whole_batch,
-        _ACCUMULATE_MISTAKES,
-        run=lambda accumulate: _run_accumulate(accumulate, k, False, batch, seed)[0],
-        same=_same_grads,
-        describe=lambda got, want: (
-            f"Con k = {k} {micro}, los gradientes no son los del lote entero."
-        ),
-        same_as_mistake=lambda got, wrong: _same_grads(wrong, got),
-        unexplained=unexplained,
+def _same_grads(got, want) -> bool:
+    return all(
+        torch.allclose(got[0][n], want[0][n], atol=1e-7, rtol=1e-4) for n in want[0]
     )
 
 
-@exercise(
-    MODULE,
-    "accumulate_gradients",
-    "los gradientes",
-    uses={"response_log_probs": _log_probs_ref},
-)
+def _accumulation(
+    batch, k: int, seed: int, preset: bool = False, schedule: bool = True
+) -> Procedure:
+    """Una llamada con ``k`` micro-lotes sobre ``batch`` y el modelo de
+    ``seed``: se observan los gradientes que deja y lo que devuelve; con
+    ``schedule``, también la regla de los micro-lotes."""
+    input_ids, prompt_len, mask, advantages = batch
+
+    def setup() -> Setup:
+        model = tiny_gpt2(seed)
+        if preset:  # gradientes de antes: la función debe sumarles, no borrarlos
+            for parameter in model.parameters():
+                parameter.grad = torch.full_like(parameter, 0.01)
+        args = (model, input_ids.clone(), prompt_len, mask.clone(), advantages.clone())
+        return Setup((*args, k), model=model, batch=input_ids)
+
+    def observe(state: Setup, returned: Any):
+        grads = {
+            name: torch.zeros_like(p) if p.grad is None else p.grad.clone()
+            for name, p in state.model.named_parameters()
+        }
+        return grads, returned
+
+    micro = f"k = {k} micro-lote" + ("" if k == 1 else "s")
+    return Procedure(
+        name="accumulate_gradients",
+        setup=setup,
+        observe=observe,
+        same=_same_grads,
+        describe=lambda got, want: (
+            f"Con {micro}, los gradientes no son los del lote entero."
+        ),
+        unexplained=lambda got, want: compare_parameters(
+            got[0],
+            want[0],
+            what=f"el gradiente con {micro}",
+            atol=1e-7,
+            mistake="acc_wrong_gradients",
+        ),
+        schedule=Microbatches(
+            count=k,
+            rows=len(input_ids),
+            prefix="acc",
+            forwards=Diagnosis(id="acc_forward_sizes"),
+            rows_order=Diagnosis(id="acc_strided_microbatches"),
+            backwards=Diagnosis(id="acc_backward_per_microbatch"),
+        )
+        if schedule
+        else None,
+    )
+
+
+def _whole_batch(model, input_ids, prompt_len, mask, advantages, num_microbatches):
+    """La referencia con el lote entero: lo que debe dar cualquier k."""
+    return ref_accumulate(model, input_ids, prompt_len, mask, advantages, 1)
+
+
+_USES = {"response_log_probs": _log_probs_ref}
+
+
+@exercise(MODULE, "accumulate_gradients", "los gradientes", uses=_USES)
 def check_accumulate_gradients(
-    accumulate_gradients: Callable[..., Any],
-    batch=ACCUMULATE_BATCH,
-    ks: tuple[int, ...] = (1, 2, 4),
-    seed: int = 0,
+    accumulate_gradients, batch=ACCUMULATE_BATCH, ks=(1, 2, 4), seed: int = 0
 ) -> None:
-    """Los **gradientes** con k = 1, 2 y 4 micro-lotes son los del lote entero
-    (con la ``response_log_probs`` de referencia, como dice el enunciado)."""
+    """Con k = 1, 2 y 4 micro-lotes, los gradientes del lote entero."""
     for k in ks:
-        _check_gradients(accumulate_gradients, k, batch, seed)
-
-
-def _check_order(log: _CallLog, input_ids: torch.Tensor, k: int) -> None:
-    """Cada micro-lote, sus filas seguidas y en orden, con su forward y
-    enseguida su backward."""
-    batch = input_ids.shape[0]
-    size = batch // k
-    sizes = [-1 if ids is None else int(ids.shape[0]) for ids in log.forwards()]
-    if sizes != [size] * k:
-        fail(
-            f"Con k = {k}, el modelo recibió forward de {sizes} filas; debían "
-            f"ser {k} forward de B/k = {size} filas seguidas (un forward "
-            "y un backward por micro-lote, nunca el lote entero a la vez).",
-            "acc_forward_sizes",
-        )
-    # Qué filas del lote recibió cada forward (−1: una que no es del lote)
-    rows = [
-        [
-            next((i for i, r in enumerate(input_ids) if torch.equal(r, row)), -1)
-            for row in ids
-        ]
-        for ids in log.forwards()
-    ]
-    want = [list(range(j * size, (j + 1) * size)) for j in range(k)]
-    if rows != want:
-        strided = rows == [list(range(j, batch, k)) for j in range(k)]
-        fail(
-            f"Con k = {k}, los micro-lotes fueron las filas {rows}; debían ser "
-            f"{want}: el micro-lote j son las filas seguidas de j · B/k a "
-            "(j + 1) · B/k − 1, en orden."
-            + (
-                " Tomaste una fila de cada k (un paso de k al cortar)."
-                if strided
-                else ""
-            ),
-            "acc_strided_microbatches",
-        )
-    kinds = [kind for kind, _ in log.events]
-    if kinds != ["forward", "backward"] * k:
-        fail(
-            f"Con k = {k}, el modelo vio, en este orden: {' → '.join(kinds)}. "
-            f"Debían ser {k} parejas forward → backward: cada micro-lote hace "
-            "su backward antes del forward del siguiente, y así su grafo (las "
-            "activaciones que guarda el forward) se libera enseguida. Con un "
-            "solo backward al final, los k grafos viven a la vez en memoria, "
-            "como con el lote entero: justo lo que la acumulación evita.",
-            "acc_backward_per_microbatch",
+        _accumulation(batch, k, seed, schedule=False).check(
+            accumulate_gradients, _whole_batch, _ACCUMULATE_MISTAKES
         )
 
 
-@exercise(
-    MODULE,
-    "accumulate_gradients",
-    "los micro-lotes y lo devuelto",
-    uses={"response_log_probs": _log_probs_ref},
-)
+@exercise(MODULE, "accumulate_gradients", "los micro-lotes y lo devuelto", uses=_USES)
 def check_accumulate_gradients_microbatches(
-    accumulate_gradients: Callable[..., Any],
-    batch=ACCUMULATE_BATCH,
-    ks: tuple[int, ...] = (2, 4),
-    seed: int = 0,
+    accumulate_gradients, batch=ACCUMULATE_BATCH, ks=(2, 4), seed: int = 0
 ) -> None:
-    """Un forward de B/k filas seguidas y un backward por micro-lote, en orden;
-    lo devuelto es L como ``float``, y los gradientes se suman a los que ya
-    hubiera."""
+    """Un forward de B/k filas seguidas y su backward por micro-lote, en orden;
+    L como ``float``; y los gradientes sumados a los que ya hubiera."""
     for k in ks:
-        _, value, log = _run_accumulate(accumulate_gradients, k, False, batch, seed)
-        _check_order(log, batch[0], k)
+        procedure = _accumulation(batch, k, seed)
+        (_, value), trace = procedure.run(accumulate_gradients, student=True)
+        procedure.schedule.check(trace, "accumulate_gradients")
         python_number(value, "Lo que devuelve accumulate_gradients (la pérdida L)")
-        _, want, _ = _run_accumulate(ref_accumulate, k, False, batch, seed)
-        value = float(value)
-        if not close(value, want, atol=1e-5):
-            if close(-value, want, atol=1e-5):
-                hint = "Sale con el signo cambiado: L = −Σ A · log π / N."
-            elif close(value * k, want, atol=1e-5):
-                hint = (
-                    f"Es {k} veces menos: devolviste la media de las pérdidas de "
-                    "los micro-lotes, y L es su suma (cada una ya va dividida "
-                    "entre los tokens del lote entero)."
-                )
-            else:
-                hint = (
-                    "Devuelve la suma de las pérdidas de los micro-lotes (cada "
-                    "una ya dividida entre los tokens del lote entero)."
-                )
-            fail(
-                f"Con k = {k}, devolviste L = {significant(value)} y era "
-                f"{significant(want)}. {hint}",
-                "acc_wrong_value",
+        value, want = float(value), procedure.run(ref_accumulate)[0][1]
+        if close(value, want, atol=1e-5):
+            continue
+        if close(-value, want, atol=1e-5):
+            hint = "Sale con el signo cambiado: L = −Σ A · log π / N."
+        elif close(value * k, want, atol=1e-5):
+            hint = (
+                f"Es {k} veces menos: devolviste la media de las pérdidas de "
+                "los micro-lotes, y L es su suma (cada una ya va dividida "
+                "entre los tokens del lote entero)."
             )
-    got, _, _ = _run_accumulate(accumulate_gradients, ks[0], True, batch, seed)
-    want_grads, _, _ = _run_accumulate(ref_accumulate, ks[0], True, batch, seed)
-    if not _same_grads(got, want_grads):
+        else:
+            hint = (
+                "Devuelve la suma de las pérdidas de los micro-lotes (cada "
+                "una ya dividida entre los tokens del lote entero)."
+            )
+        fail(
+            f"Con k = {k}, devolviste L = {significant(value)} y era "
+            f"{significant(want)}. {hint}",
+            "acc_wrong_value",
+        )
+    preset = _accumulation(batch, ks[0], seed, preset=True)
+    if not _same_grads(
+        preset.run(accumulate_gradients)[0], preset.run(ref_accumulate)[0]
+    ):
         fail(
             "Con gradientes de antes en .grad, los tuyos no son los de antes más "
             "los del lote: accumulate_gradients no debe poner .grad a 0 (ni "
@@ -928,7 +723,6 @@ def check_accumulate_gradients_microbatches(
 # ---------------------------------------------------------------------------
 # Ejercicio 5 · saltarse los grupos sin señal
 # ---------------------------------------------------------------------------
-
 
 _INFORMATIVE_CASES = [
     (tensor([0, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0]), 4),
@@ -955,25 +749,15 @@ def _ig_per_group(rewards, group_size):
 
 def _ig_tiled(rewards, group_size):
     groups = rewards.reshape(group_size, -1).T
-    varied = (groups != groups[:, :1]).any(dim=-1)
-    return varied.repeat(group_size)
+    return (groups != groups[:, :1]).any(dim=-1).repeat(group_size)
 
 
 def _ig_std_positive(rewards, group_size):
-    return (rewards.reshape(-1, group_size).std(dim=-1) > 0).repeat_interleave(
-        group_size
-    )
+    std = rewards.reshape(-1, group_size).std(dim=-1)
+    return (std > 0).repeat_interleave(group_size)
 
 
-def _ig_inverse(rewards, group_size):
-    return ~ref_informative_groups(rewards, group_size)
-
-
-def _ig_batch_std(rewards, group_size):
-    return torch.full_like(rewards, bool(rewards.std() > 0), dtype=torch.bool)
-
-
-_INFORMATIVE_MISTAKES: list[Mistake] = [
+_INFORMATIVE_MISTAKES = [
     Mistake(
         "ig_mixed_binary",
         _ig_mixed_binary,
@@ -1005,22 +789,20 @@ _INFORMATIVE_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "ig_inverse",
-        _ig_inverse,
+        lambda r, g: ~ref_informative_groups(r, g),
         "Está al revés: True en los grupos con recompensas distintas (los que "
         "tienen señal), False en los de todo iguales.",
     ),
     Mistake(
         "ig_batch_std",
-        _ig_batch_std,
+        lambda r, g: torch.full_like(r, bool(r.std() > 0), dtype=torch.bool),
         "Miras la variación del lote entero: lo que cuenta es la de cada grupo.",
     ),
 ]
 
 
 @exercise(MODULE, "informative_groups")
-def check_informative_groups(
-    informative_groups: Callable[..., Any], cases: list | None = None
-) -> None:
+def check_informative_groups(informative_groups, cases=None) -> None:
     """``informative_groups(rewards, group_size)``: máscara booleana ``(B,)``."""
     cases = cases or _INFORMATIVE_CASES
     check_cases(
@@ -1030,9 +812,7 @@ def check_informative_groups(
         ref_informative_groups,
         _INFORMATIVE_MISTAKES,
     )
-    got = informative_groups(
-        *[x.clone() if hasattr(x, "clone") else x for x in cases[0]]
-    )
+    got = call(informative_groups, "informative_groups", *cases[0])
     if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
         fail(
             "informative_groups debe devolver un tensor booleano (para indexar "
