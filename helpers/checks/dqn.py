@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -13,18 +12,32 @@ import torch.nn.functional as F
 
 from helpers import bandits, dqn, gridworld
 from helpers.checks import (
-    CheckError,
+    Diagnosis,
+    Flow,
     Mistake,
     check_cases,
+    check_gradients,
     check_procedure,
     compare_parameters,
     describe_difference,
     exercise,
     fail,
+    variant_of,
 )
 from helpers.formatting import numbers, significant
 
 MODULE = "02_dqn"
+
+
+def _first_output(function: Callable[..., Any], case: tuple[Any, ...]) -> Any:
+    """Lo que devuelve ``function`` con una copia de ``case`` (``...`` si lanza
+    un error: ya lo diagnostica ``check_cases``)."""
+    try:
+        return function(*copy.deepcopy(case))
+    except NotImplementedError:
+        raise
+    except Exception:  # noqa: BLE001 - check_cases lo diagnostica
+        return ...
 
 
 # ---------------------------------------------------------------------------
@@ -47,113 +60,108 @@ Q_LEARNING_CASES = [
 ]
 
 
-def _q_rule(
-    future: Callable[..., float] = lambda q, s, a, s2: q[s2].max(),
-    target: Callable[..., float] | None = None,
-    step: Callable[..., float] | None = None,
-) -> Callable:
-    """Una actualización de Q-learning con un error: otro «futuro» (que solo se
-    calcula si ``s'`` no es terminal), otro objetivo u otro paso."""
+def _q_update(
+    q, s, a, r, s_next, terminated, alpha, gamma, *, future=None, target=None, step=None
+):
+    """La actualización de Q-learning con otro «futuro» ``future(q, s, a, s')``
+    (solo si ``s'`` no es terminal), otro objetivo u otro paso."""
+    q = np.array(q, dtype=float)
+    if target is not None:
+        y = target(q, s, a, r, s_next, terminated, gamma)
+    else:
+        y = r if terminated else r + gamma * future(q, s, a, s_next)
+    q[s, a] = step(q[s, a], y, alpha) if step else q[s, a] + alpha * (y - q[s, a])
+    return q
 
-    def update(q, s, a, r, s_next, terminated, alpha, gamma):
-        q = np.array(q, dtype=float)
-        if target is not None:
-            y = target(q, s, a, r, s_next, terminated, gamma)
-        else:
-            y = r if terminated else r + gamma * future(q, s, a, s_next)
-        if step is not None:
-            q[s, a] = step(q[s, a], y, alpha)
-        else:
-            q[s, a] += alpha * (y - q[s, a])
-        return q
 
-    return update
+def _q_future(future: Callable[..., float]) -> Callable[..., Any]:
+    return variant_of(_q_update, future=future)
+
+
+def _max_next(q, s, a, s2):
+    return q[s2].max()
 
 
 Q_LEARNING_MISTAKES: list[Mistake] = [
     Mistake(
         "q_bootstraps_terminal",
-        _q_rule(target=lambda q, s, a, r, s2, d, g: r + g * q[s2].max()),
+        variant_of(_q_update, target=lambda q, s, a, r, s2, d, g: r + g * q[s2].max()),
         "¿Te apoyas en Q(s') aunque s' sea terminal? Si terminated es True, "
         "s' no tiene futuro: el objetivo es solo r, sin γ · max Q(s', a').",
     ),
     Mistake(
         "q_max_whole_table",
-        _q_rule(lambda q, s, a, s2: q.max()),
+        _q_future(lambda q, s, a, s2: q.max()),
         "max_a' Q(s', a') es el máximo de la fila de s' (q_table[next_state]"
         ".max()), no el de toda la tabla.",
     ),
     Mistake(
         "q_max_wrong_axis",
-        _q_rule(lambda q, s, a, s2: q.max(axis=0)[s2]),
+        _q_future(lambda q, s, a, s2: q.max(axis=0)[s2]),
         "¿max sobre el eje equivocado? q_table[next_state] es la fila de "
         "s', de forma (n_actions,): su máximo es max_a' Q(s', a').",
     ),
     Mistake(
         "q_current_state",
-        _q_rule(lambda q, s, a, s2: q[s].max()),
+        _q_future(lambda q, s, a, s2: q[s].max()),
         "El objetivo mira el estado siguiente: max_a' Q(s', a') con "
         "s' = next_state, no el estado actual.",
     ),
     Mistake(
         "q_same_action",
-        _q_rule(lambda q, s, a, s2: q[s2, a]),
+        _q_future(lambda q, s, a, s2: q[s2, a]),
         "Q-learning usa el máximo sobre todas las acciones de s' "
         "(max_a' Q(s', a')), no Q(s', a) con la misma acción.",
     ),
     Mistake(
         "q_mean_not_max",
-        _q_rule(lambda q, s, a, s2: q[s2].mean()),
+        _q_future(lambda q, s, a, s2: q[s2].mean()),
         "Q-learning usa el máximo de Q(s', ·), no la media.",
     ),
     Mistake(
         "q_no_alpha",
-        _q_rule(step=lambda old, y, alpha: y),
+        variant_of(_q_update, future=_max_next, step=lambda old, y, alpha: y),
         "¿Olvidaste α? Q(s, a) se mueve una fracción α hacia el objetivo: "
         "Q + α · (y − Q).",
     ),
     Mistake(
         "q_gamma_on_reward",
-        _q_rule(
-            target=lambda q, s, a, r, s2, d, g: g * r if d else g * (r + q[s2].max())
+        variant_of(
+            _q_update,
+            target=lambda q, s, a, r, s2, d, g: g * r if d else g * (r + q[s2].max()),
         ),
         "γ descuenta solo el futuro: y = r + γ · max Q(s', a'), sin γ delante de r.",
     ),
     Mistake(
         "q_step_sign",
-        _q_rule(step=lambda old, y, alpha: old + alpha * (old - y)),
+        variant_of(
+            _q_update,
+            future=_max_next,
+            step=lambda old, y, alpha: old + alpha * (old - y),
+        ),
         "¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).",
     ),
 ]
 
 
 @exercise(MODULE, "q_learning_update")
-def check_q_learning_update(
-    q_learning_update: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = Q_LEARNING_CASES,
-) -> None:
+def check_q_learning_update(q_learning_update, cases=Q_LEARNING_CASES) -> None:
     """Comprueba ``q_learning_update(q_table, state, action, reward, next_state,
     terminated, alpha, gamma)``."""
     cases = list(cases)
-    try:
-        first = q_learning_update(*copy.deepcopy(cases[0]))
-    except NotImplementedError:
-        raise
-    except Exception:  # noqa: BLE001 - check_cases lo diagnostica
-        first = ()
-    if first is None:
+    if _first_output(q_learning_update, cases[0]) is None:
         fail(
             "q_learning_update no devuelve nada. Actualiza la tabla y termina con "
             "`return q_table`.",
             "returns_none",
         )
+    # El enunciado deja actualizar la tabla recibida y devolverla.
     check_cases(
         q_learning_update,
         "q_learning_update",
         cases,
         gridworld.q_learning_update,
         Q_LEARNING_MISTAKES,
-        # El enunciado deja actualizar la tabla recibida y devolverla.
         may_modify=(0,),
     )
 
@@ -167,14 +175,7 @@ class WatchedGridWorld(gridworld.GridWorld):
     """El mundo de rejilla, vigilando que cada episodio empiece con ``reset`` y
     que nadie dé un paso después de ``terminated`` o ``truncated``."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.ended = False
-        self.reset_done = False
-
-    def new_call(self) -> None:
-        """La comprobación va a llamar otra vez a la función del estudiante."""
-        self.reset_done = False
+    ended = reset_done = False
 
     def reset(self, seed: int | None = None) -> tuple[int, dict]:
         self.ended, self.reset_done = False, True
@@ -204,158 +205,10 @@ EPISODE_CASES = [
     (0, 3, 0.5, 0.9, 0.2),
     (1, 2, 0.3, 0.8, 0.5),
 ]
-# Con tantos pasos de margen, ningún episodio de estos casos queda truncado: la
-# prueba del truncado va aparte (su propia celda y sus propios puntos).
+TRUNCATED_CASES = [(3, 2, 0.5, 0.9, 0.1), (4, 3, 0.4, 0.95, 0.3)]
+# Con tantos pasos de margen, ningún episodio de EPISODE_CASES queda truncado:
+# el truncado tiene su propia celda.
 LONG_EPISODES = 10_000
-# Con la tabla a ceros, Q de un estado terminal vale siempre 0 y apoyarse en él
-# no se nota: la comprobación visible juega además este caso con una tabla sin
-# ceros.
-NONZERO_TABLE_CASE = (2, 2, 0.5, 0.9, 0.3)
-
-
-def _play(
-    function: Callable[..., Any],
-    env: gridworld.GridWorld,
-    q_table: np.ndarray,
-    case: tuple[Any, ...],
-) -> list[tuple[np.ndarray, float, int]]:
-    """Juega los episodios de un caso seguidos, con la misma tabla y el mismo
-    generador, como el bucle del cuaderno; devuelve (tabla, retorno, pasos)."""
-    seed, n_episodes, alpha, gamma, epsilon = case
-    rng = np.random.default_rng(seed)
-    q_table = np.array(q_table, dtype=float)
-    played = []
-    for _ in range(n_episodes):
-        if isinstance(env, WatchedGridWorld):
-            env.new_call()
-        out = function(env, q_table, alpha, gamma, epsilon, rng)
-        if not isinstance(out, tuple) or len(out) != 3:
-            fail(
-                "q_learning_episode debe devolver una tupla (q_table, "
-                f"episode_return, length); devolvió {type(out).__name__}.",
-                "episode_not_tuple",
-            )
-        q_table, episode_return, length = out
-        q_table = np.asarray(q_table, dtype=float)
-        played.append((q_table.copy(), float(episode_return), int(length)))
-    return played
-
-
-def _episode_mistake(
-    greedy: bool = False,
-    late_state: bool = False,
-    done: bool = False,
-    ignore_update: bool = False,
-    never_terminal: bool = False,
-) -> Callable[..., Any]:
-    """Un episodio de Q-learning con un error típico."""
-
-    def episode(env, q_table, alpha, gamma, epsilon, rng):
-        state, _ = env.reset()
-        total, length = 0.0, 0
-        while True:
-            if greedy:
-                action = int(np.argmax(q_table[state]))
-            else:
-                action = bandits.epsilon_greedy(q_table[state], epsilon, rng)
-            next_state, reward, terminated, truncated, _ = env.step(action)
-            updated = next_state if late_state else state
-            end = terminated or truncated if done else terminated
-            end = False if never_terminal else end
-            if ignore_update:
-                # Con una actualización que no toca su entrada, lo que no se
-                # guarda se pierde
-                gridworld.q_learning_update(
-                    q_table.copy(),
-                    updated,
-                    action,
-                    reward,
-                    next_state,
-                    end,
-                    alpha,
-                    gamma,
-                )
-            else:
-                q_table = gridworld.q_learning_update(
-                    q_table, updated, action, reward, next_state, end, alpha, gamma
-                )
-            total, length, state = total + reward, length + 1, next_state
-            if terminated or truncated:
-                return q_table, total, length
-
-    return episode
-
-
-def _table_differs(got: Any, want: Any) -> bool:
-    """¿Los episodios coinciden en duración y retorno, y difiere la tabla?"""
-    return "tu función devuelve" in (_compare_episodes(got, want, "") or "")
-
-
-def _wrong_order(described: str) -> Callable[[Any, Any], None]:
-    """El diagnóstico de un episodio que ningún error típico explica: si dura
-    lo mismo y cobra lo mismo pero deja otra tabla, falla con el orden de los
-    pasos (``"episode_wrong_order"``)."""
-
-    def unexplained(got: Any, want: Any) -> None:
-        if _table_differs(got, want):
-            fail(
-                f"{_compare_episodes(got, want, described)}\n"
-                "Repasa el orden: reset, y en cada paso elegir con "
-                "epsilon_greedy(q_table[state], epsilon, rng), env.step, "
-                "actualizar Q(s, a) y pasar al estado siguiente. Y pasa a "
-                "q_learning_update los argumentos en el orden de su firma: "
-                "(q_table, state, action, reward, next_state, terminated, alpha, "
-                "gamma).",
-                "episode_wrong_order",
-            )
-
-    return unexplained
-
-
-EPISODE_MISTAKES: list[Mistake] = [
-    Mistake(
-        "episode_update_ignored",
-        _episode_mistake(ignore_update=True),
-        "Tu tabla no cambia: llamas a q_learning_update pero no guardas lo que "
-        "devuelve. El enunciado deja que la actualización trabaje sobre una "
-        "copia, así que la tabla nueva es la que devuelve: "
-        "q_table = q_learning_update(q_table, ...).",
-    ),
-    Mistake(
-        "episode_greedy",
-        _episode_mistake(greedy=True),
-        "Tu agente no explora: elige siempre la acción de mayor Q. Cada acción "
-        "sale de epsilon_greedy(q_table[state], epsilon, rng), con el rng que "
-        "recibes (explora con probabilidad ε y desempata al azar).",
-    ),
-    Mistake(
-        "episode_updates_next_state",
-        _episode_mistake(late_state=True),
-        "Actualizas Q(s', a) en lugar de Q(s, a): la transición es (s, a, r, s') "
-        "y se actualiza la casilla desde la que se actuó. Cambia de estado "
-        "después de actualizar.",
-    ),
-    Mistake(
-        "episode_never_terminal",
-        _episode_mistake(never_terminal=True),
-        "Pasas terminated = False en todos los pasos. En el paso que llega a la "
-        "meta o a la trampa, s' no tiene futuro y la actualización no debe "
-        "apoyarse en Q(s'): pasa a q_learning_update el terminated que devuelve "
-        "env.step.",
-    ),
-    # Sin una variante que lo explique (misma duración y retorno, otra tabla):
-    # el síntoma lo mira _wrong_order, cuando ninguna fila coincide.
-]
-TRUNCATED_MISTAKES: list[Mistake] = [
-    Mistake(
-        "episode_truncated_as_terminal",
-        _episode_mistake(done=True),
-        "En el último paso, truncado por límite de tiempo, s' "
-        "es un estado normal, con futuro: la actualización se apoya en "
-        "Q(s'). Pasa a q_learning_update terminated, no terminated or "
-        "truncated (truncated solo sirve para parar).",
-    ),
-]
 
 
 def _episode_table(seed: int, n_states: int, n_actions: int) -> np.ndarray:
@@ -364,11 +217,112 @@ def _episode_table(seed: int, n_states: int, n_actions: int) -> np.ndarray:
     )
 
 
-def _compare_episodes(
-    got: list[tuple[np.ndarray, float, int]],
-    want: list[tuple[np.ndarray, float, int]],
-    described: str,
-) -> str | None:
+def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
+    """Juega los episodios de un caso seguidos, con la misma tabla y el mismo
+    generador, como el bucle del cuaderno; devuelve (tabla, retorno, pasos)."""
+    seed, n_episodes, alpha, gamma, epsilon = case
+    rng = np.random.default_rng(seed)
+    q_table = np.array(q_table, dtype=float)
+    played = []
+    for _ in range(n_episodes):
+        env.reset_done = False  # cada llamada debe empezar con su reset
+        out = function(env, q_table, alpha, gamma, epsilon, rng)
+        if not isinstance(out, tuple) or len(out) != 3:
+            fail(
+                "q_learning_episode debe devolver una tupla (q_table, "
+                f"episode_return, length); devolvió {type(out).__name__}.",
+                "episode_not_tuple",
+            )
+        q_table = np.asarray(out[0], dtype=float)
+        played.append((q_table.copy(), float(out[1]), int(out[2])))
+    return played
+
+
+def _episode(
+    env,
+    q_table,
+    alpha,
+    gamma,
+    epsilon,
+    rng,
+    *,
+    greedy=False,
+    stop_as_terminal=False,
+    update=gridworld.q_learning_update,
+):
+    """Un episodio de Q-learning que elige con ``greedy``, pasa ``terminated or
+    truncated`` con ``stop_as_terminal`` o actualiza con otra ``update``."""
+    state, _ = env.reset()
+    total, length = 0.0, 0
+    while True:
+        if greedy:
+            action = int(np.argmax(q_table[state]))
+        else:
+            action = bandits.epsilon_greedy(q_table[state], epsilon, rng)
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        end = terminated or (truncated and stop_as_terminal)
+        q_table = update(q_table, state, action, reward, next_state, end, alpha, gamma)
+        total, length, state = total + reward, length + 1, next_state
+        if terminated or truncated:
+            return q_table, total, length
+
+
+_update = gridworld.q_learning_update
+EPISODE_MISTAKES: list[Mistake] = [
+    Mistake(
+        "episode_update_ignored",
+        variant_of(_episode, update=lambda q, *transition: q),
+        "Tu tabla no cambia: llamas a q_learning_update pero no guardas lo que "
+        "devuelve. El enunciado deja que la actualización trabaje sobre una "
+        "copia, así que la tabla nueva es la que devuelve: "
+        "q_table = q_learning_update(q_table, ...).",
+    ),
+    Mistake(
+        "episode_greedy",
+        variant_of(_episode, greedy=True),
+        "Tu agente no explora: elige siempre la acción de mayor Q. Cada acción "
+        "sale de epsilon_greedy(q_table[state], epsilon, rng), con el rng que "
+        "recibes (explora con probabilidad ε y desempata al azar).",
+    ),
+    Mistake(
+        "episode_updates_next_state",
+        variant_of(
+            _episode,
+            update=lambda q, s, a, r, s2, *rest: _update(q, s2, a, r, s2, *rest),
+        ),
+        "Actualizas Q(s', a) en lugar de Q(s, a): la transición es (s, a, r, s') "
+        "y se actualiza la casilla desde la que se actuó. Cambia de estado "
+        "después de actualizar.",
+    ),
+    Mistake(
+        "episode_never_terminal",
+        variant_of(
+            _episode,
+            update=lambda q, s, a, r, s2, d, *rest: _update(
+                q, s, a, r, s2, False, *rest
+            ),
+        ),
+        "Pasas terminated = False en todos los pasos. En el paso que llega a la "
+        "meta o a la trampa, s' no tiene futuro y la actualización no debe "
+        "apoyarse en Q(s'): pasa a q_learning_update el terminated que devuelve "
+        "env.step.",
+    ),
+    # Misma duración y retorno con otra tabla, sin fila que lo explique: lo
+    # diagnostica _check_episodes («episode_wrong_order»).
+]
+TRUNCATED_MISTAKES: list[Mistake] = [
+    Mistake(
+        "episode_truncated_as_terminal",
+        variant_of(_episode, stop_as_terminal=True),
+        "En el último paso, truncado por límite de tiempo, s' "
+        "es un estado normal, con futuro: la actualización se apoya en "
+        "Q(s'). Pasa a q_learning_update terminated, no terminated or "
+        "truncated (truncated solo sirve para parar).",
+    ),
+]
+
+
+def _compare_episodes(got, want, described: str) -> str | None:
     """La primera diferencia entre dos series de episodios, o ``None``."""
     for k, ((q, ret, length), (q_ref, ret_ref, length_ref)) in enumerate(
         zip(got, want, strict=True), start=1
@@ -381,8 +335,8 @@ def _compare_episodes(
         if not np.isclose(ret, ret_ref):
             return (
                 f"{described}, el retorno del episodio {k} es {significant(ret)} "
-                "y debía "
-                f"ser {significant(ret_ref)}: la suma de las recompensas del episodio."
+                f"y debía ser {significant(ret_ref)}: la suma de las recompensas "
+                "del episodio."
             )
         if q.shape != q_ref.shape or not np.allclose(q, q_ref, atol=1e-9):
             difference = (
@@ -394,63 +348,30 @@ def _compare_episodes(
     return None
 
 
-@exercise(
-    MODULE,
-    "q_learning_episode",
-    uses={
-        "q_learning_update": gridworld.q_learning_update,
-        "epsilon_greedy": bandits.epsilon_greedy,
-    },
-)
-def check_q_learning_episode(
-    q_learning_episode: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = EPISODE_CASES,
-    zero_table: bool = True,
-) -> None:
-    """Comprueba ``q_learning_episode(env, q_table, alpha, gamma, epsilon, rng)``
-    jugando unos episodios con semilla en el tablero del cuaderno (sin límite
-    de tiempo que llegue a cortarlos) y comparando con la referencia."""
-    cases = list(cases)
-    zeros = [zero_table] * len(cases)
-    if zero_table:
-        cases, zeros = [*cases, NONZERO_TABLE_CASE], [*zeros, False]
-    for case, zero in zip(cases, zeros, strict=True):
-        shape = (20, 4)
-        start = np.zeros(shape) if zero else _episode_table(case[0], *shape)
-        seed, n_episodes, alpha, gamma, epsilon = case
-        described = (
-            f"Con rng = np.random.default_rng({seed}), α = {significant(alpha)}, "
-            f"γ = {significant(gamma)} y ε = {significant(epsilon)}"
-            + ("" if zero else ", empezando con una tabla sin ceros")
-        )
-        _check_episodes(
-            q_learning_episode,
-            EPISODE_MISTAKES,
-            start,
-            case,
-            LONG_EPISODES,
-            described,
-            unexplained=_wrong_order(described),
-        )
-
-
 def _check_episodes(
-    student: Callable[..., Any],
-    mistakes: list[Mistake],
-    start: np.ndarray,
-    case: tuple[Any, ...],
-    max_steps: int,
-    described: str,
-    unexplained: Callable[[Any, Any], None] | None = None,
+    student, mistakes, start, case, max_steps, described, wrong_order=True
 ) -> None:
-    """Juega los episodios de ``case`` con la función del estudiante (en un
-    tablero vigilado), la de referencia y cada error típico, y los compara;
-    ``unexplained``, el diagnóstico propio si ningún error típico lo explica."""
+    """Los episodios de ``case`` del estudiante (en un tablero vigilado), de la
+    referencia y de cada error típico, comparados; con ``wrong_order``, misma
+    duración y retorno con otra tabla es «episode_wrong_order»."""
 
     def run(function: Any) -> Any:
-        watched = function is student
-        env_class = WatchedGridWorld if watched else gridworld.GridWorld
+        env_class = WatchedGridWorld if function is student else gridworld.GridWorld
         return _play(function, env_class(max_steps=max_steps), start, case)
+
+    def unexplained(got: Any, want: Any) -> None:
+        # Dura y cobra lo mismo pero deja otra tabla: el orden de los pasos.
+        if "tu función devuelve" in (_compare_episodes(got, want, "") or ""):
+            fail(
+                f"{_compare_episodes(got, want, described)}\n"
+                "Repasa el orden: reset, y en cada paso elegir con "
+                "epsilon_greedy(q_table[state], epsilon, rng), env.step, "
+                "actualizar Q(s, a) y pasar al estado siguiente. Y pasa a "
+                "q_learning_update los argumentos en el orden de su firma: "
+                "(q_table, state, action, reward, next_state, terminated, alpha, "
+                "gamma).",
+                "episode_wrong_order",
+            )
 
     check_procedure(
         student,
@@ -459,41 +380,55 @@ def _check_episodes(
         run=run,
         same=lambda got, want: _compare_episodes(got, want, "") is None,
         describe=lambda got, want: _compare_episodes(got, want, described) or "",
-        unexplained=unexplained,
+        unexplained=unexplained if wrong_order else None,
     )
 
 
-TRUNCATED_CASES = [
-    # (semilla, episodios, alpha, gamma, epsilon)
-    (3, 2, 0.5, 0.9, 0.1),
-    (4, 3, 0.4, 0.95, 0.3),
-]
+EPISODE_USES = {
+    "q_learning_update": gridworld.q_learning_update,
+    "epsilon_greedy": bandits.epsilon_greedy,
+}
 
 
-@exercise(
-    MODULE,
-    "q_learning_episode",
-    uses={
-        "q_learning_update": gridworld.q_learning_update,
-        "epsilon_greedy": bandits.epsilon_greedy,
-    },
-)
-def check_q_learning_episode_truncated(
-    q_learning_episode: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = TRUNCATED_CASES,
-    max_steps: int = 4,
+@exercise(MODULE, "q_learning_episode", uses=EPISODE_USES)
+def check_q_learning_episode(
+    q_learning_episode, cases=EPISODE_CASES, zero_table: bool = True
 ) -> None:
-    """Comprueba el final por límite de tiempo: con ``max_steps`` pasos (menos de
-    los que hacen falta para llegar a la meta o a la trampa) cada episodio queda
-    truncado; debe parar ahí y su último paso sí se apoya en ``Q(s')``."""
+    """Comprueba ``q_learning_episode(env, q_table, alpha, gamma, epsilon, rng)``
+    con episodios sin truncar, desde una tabla de ceros y, con ``zero_table``,
+    también desde una sin ceros (ahí se nota apoyarse en un estado terminal)."""
+    tables = [zero_table] * len(cases)
+    if zero_table:
+        cases, tables = [*cases, (2, 2, 0.5, 0.9, 0.3)], [*tables, False]
+    for case, zero in zip(cases, tables, strict=True):
+        seed, _, alpha, gamma, epsilon = case
+        described = (
+            f"Con rng = np.random.default_rng({seed}), α = {significant(alpha)}, "
+            f"γ = {significant(gamma)} y ε = {significant(epsilon)}"
+            + ("" if zero else ", empezando con una tabla sin ceros")
+        )
+        start = np.zeros((20, 4)) if zero else _episode_table(seed, 20, 4)
+        _check_episodes(
+            q_learning_episode, EPISODE_MISTAKES, start, case, LONG_EPISODES, described
+        )
+
+
+@exercise(MODULE, "q_learning_episode", uses=EPISODE_USES)
+def check_q_learning_episode_truncated(
+    q_learning_episode, cases=TRUNCATED_CASES, max_steps: int = 4
+) -> None:
+    """Comprueba el final por límite de tiempo: con ``max_steps`` pasos cada
+    episodio queda truncado, para ahí y su último paso se apoya en ``Q(s')``."""
     for case in cases:
-        start = _episode_table(case[0], 20, 4)
         described = (
             f"Con un límite de {max_steps} pasos (el episodio queda truncado) y "
             f"rng = np.random.default_rng({case[0]})"
         )
+        start = _episode_table(case[0], 20, 4)
+        # Las filas del primer ejercicio también explican lo que pasa aquí.
+        rows = [*TRUNCATED_MISTAKES, *EPISODE_MISTAKES]
         _check_episodes(
-            q_learning_episode, TRUNCATED_MISTAKES, start, case, max_steps, described
+            q_learning_episode, rows, start, case, max_steps, described, False
         )
 
 
@@ -512,15 +447,10 @@ EPSILON_CASES = [
     (3, 0.5, 0.5, 4),
 ]
 
-
-def _no_clip(step, start, end, duration):
-    return start + step / duration * (end - start)
-
-
 EPSILON_MISTAKES: list[Mistake] = [
     Mistake(
         "epsilon_no_clip",
-        _no_clip,
+        lambda t, s, e, d: s + t / d * (e - s),
         "Pasado el paso duration, ε debe quedarse en end; tu ε sigue "
         "bajando (y acaba negativo). Limita la fracción: min(step / "
         "duration, 1).",
@@ -552,10 +482,7 @@ EPSILON_MISTAKES: list[Mistake] = [
 
 
 @exercise(MODULE, "linear_epsilon")
-def check_linear_epsilon(
-    linear_epsilon: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = EPSILON_CASES,
-) -> None:
+def check_linear_epsilon(linear_epsilon, cases=EPSILON_CASES) -> None:
     """Comprueba ``linear_epsilon(step, start, end, duration)``."""
     check_cases(
         linear_epsilon,
@@ -571,90 +498,82 @@ def check_linear_epsilon(
 # Ejercicio 4 · objetivos TD con la máscara de estados terminales
 # ---------------------------------------------------------------------------
 
+_t = torch.tensor
 TD_CASES = [
     (
-        torch.tensor([1.0, 1.0, 0.0, -1.0]),
-        torch.tensor([[2.0, 3.0], [0.5, -1.0], [4.0, 1.0], [-2.0, -3.0]]),
-        torch.tensor([0.0, 1.0, 0.0, 1.0]),
+        _t([1.0, 1.0, 0.0, -1.0]),
+        _t([[2.0, 3.0], [0.5, -1.0], [4.0, 1.0], [-2.0, -3.0]]),
+        _t([0.0, 1.0, 0.0, 1.0]),
         0.9,
     ),
     (
-        torch.tensor([0.5, 2.0, 1.0]),
-        torch.tensor([[1.0, 7.0, 2.0], [3.0, 0.0, -1.0], [5.0, 4.0, 6.0]]),
-        torch.tensor([0.0, 0.0, 1.0]),
+        _t([0.5, 2.0, 1.0]),
+        _t([[1.0, 7.0, 2.0], [3.0, 0.0, -1.0], [5.0, 4.0, 6.0]]),
+        _t([0.0, 0.0, 1.0]),
         0.5,
     ),
+    (_t([1.0, 1.0]), _t([[10.0, 20.0], [30.0, 40.0]]), _t([1.0, 1.0]), 0.99),
     (
-        torch.tensor([1.0, 1.0]),
-        torch.tensor([[10.0, 20.0], [30.0, 40.0]]),
-        torch.tensor([1.0, 1.0]),
-        0.99,
-    ),
-    (
-        torch.tensor([0.0, 0.0, 3.0, 1.0, 1.0]),
-        torch.tensor([[1.0, 2.0], [2.0, 1.0], [0.0, 0.0], [5.0, -5.0], [1.0, 1.5]]),
-        torch.tensor([0.0, 0.0, 0.0, 0.0, 0.0]),
+        _t([0.0, 0.0, 3.0, 1.0, 1.0]),
+        _t([[1.0, 2.0], [2.0, 1.0], [0.0, 0.0], [5.0, -5.0], [1.0, 1.5]]),
+        _t([0.0, 0.0, 0.0, 0.0, 0.0]),
         0.99,
     ),
     # Un lote de una sola transición (B = 1): también vale.
-    (torch.tensor([0.5]), torch.tensor([[1.0, -2.0, 3.0]]), torch.tensor([0.0]), 0.9),
+    (_t([0.5]), _t([[1.0, -2.0, 3.0]]), _t([0.0]), 0.9),
 ]
 
 
-def _td_rule(future: Callable, combine: Callable | None = None) -> Callable:
+def _td(r, next_q, d, gamma, *, future=lambda q: q.max(dim=1).values, combine=None):
     """Objetivos TD con otro «futuro» o con otra forma de aplicar la máscara."""
-
-    def targets(r, next_q, d, gamma):
-        if combine is not None:
-            return combine(r, future(next_q), d, gamma)
-        return r + gamma * (1.0 - d) * future(next_q)
-
-    return targets
+    if combine is not None:
+        return combine(r, future(next_q), d, gamma)
+    return r + gamma * (1.0 - d) * future(next_q)
 
 
-def _max(q: torch.Tensor) -> torch.Tensor:
-    return q.max(dim=1).values
+def _td_combine(combine: Callable[..., Any]) -> Callable[..., Any]:
+    return variant_of(_td, combine=combine)
 
 
 TD_MISTAKES: list[Mistake] = [
     Mistake(
         "td_no_mask",
-        _td_rule(_max, lambda r, f, d, g: r + g * f),
+        _td_combine(lambda r, f, d, g: r + g * f),
         "Sumas el futuro de estados terminales: si terminated = 1, s' no "
         "tiene futuro y el objetivo es solo r. Multiplica el término del "
         "futuro por (1 − terminated).",
     ),
     Mistake(
         "td_mask_on_reward",
-        _td_rule(_max, lambda r, f, d, g: (r + g * f) * (1 - d)),
+        _td_combine(lambda r, f, d, g: (r + g * f) * (1 - d)),
         "La máscara solo anula el futuro: en un paso terminal la "
         "recompensa r sí cuenta. y = r + γ · (1 − terminated) · max Q(s', ·).",
     ),
     Mistake(
         "td_mask_reversed",
-        _td_rule(_max, lambda r, f, d, g: r + g * d * f),
+        _td_combine(lambda r, f, d, g: r + g * d * f),
         "¿La máscara al revés? El futuro se anula cuando terminated = 1: "
         "multiplica por (1 − terminated), no por terminated.",
     ),
     Mistake(
         "td_max_wrong_dim",
-        _td_rule(lambda q: q.max(dim=0).values),
+        variant_of(_td, future=lambda q: q.max(dim=0).values),
         "¿max sobre el eje equivocado? next_q_values tiene forma "
         "(B, n_actions): el máximo sobre las acciones es max(dim=1).",
     ),
     Mistake(
         "td_mean_not_max",
-        _td_rule(lambda q: q.mean(dim=1)),
+        variant_of(_td, future=lambda q: q.mean(dim=1)),
         "Q-learning usa el máximo sobre las acciones de s', no la media.",
     ),
     Mistake(
         "td_no_gamma",
-        _td_rule(_max, lambda r, f, d, g: r + (1 - d) * f),
+        _td_combine(lambda r, f, d, g: r + (1 - d) * f),
         "¿Olvidaste multiplicar el futuro por γ?",
     ),
     Mistake(
         "td_gamma_on_reward",
-        _td_rule(_max, lambda r, f, d, g: g * (r + (1 - d) * f)),
+        _td_combine(lambda r, f, d, g: g * (r + (1 - d) * f)),
         "γ descuenta solo el futuro: y = r + γ · (1 − terminated) · max "
         "Q(s', ·), sin γ delante de r.",
     ),
@@ -662,45 +581,29 @@ TD_MISTAKES: list[Mistake] = [
 
 
 @exercise(MODULE, "td_targets")
-def check_td_targets(
-    td_targets: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = TD_CASES,
-) -> None:
+def check_td_targets(td_targets, cases=TD_CASES) -> None:
     """Comprueba ``td_targets(rewards, next_q_values, terminated, gamma)``."""
     cases = list(cases)
-    try:
-        first = td_targets(*copy.deepcopy(cases[0]))
-    except NotImplementedError:
-        raise
-    except Exception:  # noqa: BLE001 - check_cases lo diagnostica
-        first = torch.zeros(len(cases[0][0]))
-    if not isinstance(first, torch.Tensor):
+    first = _first_output(td_targets, cases[0])
+    if first is not ... and not isinstance(first, torch.Tensor):
         fail(
             "td_targets debe devolver un tensor de PyTorch (la pérdida lo combina "
             f"con la salida de la red), no {type(first).__name__}.",
             "td_not_tensor",
         )
-    if first.ndim == 2:
+    if first is not ... and first.ndim == 2:
         fail(
             f"td_targets devolvió forma {tuple(first.shape)}; debía ser "
             f"({len(cases[0][0])},). ¿Usaste keepdim=True en el max? Con "
             "(B, 1) + (B,) PyTorch difunde a (B, B).",
             "td_keepdim",
         )
-    check_cases(
-        td_targets,
-        "td_targets",
-        cases,
-        dqn.td_targets,
-        TD_MISTAKES,
-    )
+    check_cases(td_targets, "td_targets", cases, dqn.td_targets, TD_MISTAKES)
 
 
 # ---------------------------------------------------------------------------
 # Ejercicio 5 · un lote del búfer de repetición
 # ---------------------------------------------------------------------------
-
-BATCH_KEYS = ("observations", "actions", "rewards", "next_observations", "terminated")
 
 
 def tagged_buffer(
@@ -728,52 +631,57 @@ def tagged_buffer(
     return buffer
 
 
+#: Cada campo del lote: su forma (``B``: filas, ``D``: obs_dim) y su dtype.
+BATCH_FIELDS = {
+    "observations": ("B, D", torch.float32),
+    "actions": ("B", torch.int64),
+    "rewards": ("B", torch.float32),
+    "next_observations": ("B, D", torch.float32),
+    "terminated": ("B", torch.float32),
+}
+
+
 def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
     if not isinstance(batch, dict):
         fail(
             "sample_batch debe devolver un diccionario con las claves "
-            f"{', '.join(BATCH_KEYS)}; devolvió {type(batch).__name__}.",
+            f"{', '.join(BATCH_FIELDS)}; devolvió {type(batch).__name__}.",
             "batch_not_dict",
         )
-    missing = [k for k in BATCH_KEYS if k not in batch]
+    missing = [k for k in BATCH_FIELDS if k not in batch]
     if missing:
         fail(
             f"Al lote le faltan las claves: {', '.join(missing)}.", "batch_missing_keys"
         )
-    for key in BATCH_KEYS:
+    for key in BATCH_FIELDS:
         if not isinstance(batch[key], torch.Tensor):
             fail(
                 f"batch['{key}'] es {type(batch[key]).__name__}; debe ser un tensor "
                 "de PyTorch (por ejemplo torch.as_tensor(...)).",
                 "batch_not_tensor",
             )
-    shapes = {
-        "observations": (batch_size, obs_dim),
-        "next_observations": (batch_size, obs_dim),
-        "actions": (batch_size,),
-        "rewards": (batch_size,),
-        "terminated": (batch_size,),
-    }
-    for key, shape in shapes.items():
+    for key, (dims, _) in BATCH_FIELDS.items():
+        shape = (batch_size, obs_dim) if "D" in dims else (batch_size,)
         if tuple(batch[key].shape) != shape:
             fail(
                 f"batch['{key}'] tiene forma {tuple(batch[key].shape)}; debía ser "
                 f"{shape} (batch_size = {batch_size}, obs_dim = {obs_dim}).",
                 "batch_wrong_shape",
             )
-    if batch["actions"].dtype != torch.int64:
-        fail(
-            f"batch['actions'] es {batch['actions'].dtype}; debe ser torch.int64: "
-            "gather solo acepta índices enteros int64.",
-            "batch_actions_not_int64",
-        )
-    for key in ("observations", "rewards", "next_observations", "terminated"):
-        if batch[key].dtype != torch.float32:
+    for key, (_, dtype) in BATCH_FIELDS.items():
+        if batch[key].dtype == dtype:
+            continue
+        if dtype == torch.int64:
             fail(
-                f"batch['{key}'] es {batch[key].dtype}; debe ser torch.float32, el "
-                "tipo de los pesos de la red (float64 daría un error al mezclarlos).",
-                "batch_not_float32",
+                f"batch['{key}'] es {batch[key].dtype}; debe ser torch.int64: "
+                "gather solo acepta índices enteros int64.",
+                "batch_actions_not_int64",
             )
+        fail(
+            f"batch['{key}'] es {batch[key].dtype}; debe ser torch.float32, el "
+            "tipo de los pesos de la red (float64 daría un error al mezclarlos).",
+            "batch_not_float32",
+        )
 
 
 def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
@@ -792,9 +700,7 @@ def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
         np.allclose(batch["next_observations"][:, 0].numpy() - 1.5, slots)
         and np.allclose(batch["rewards"].numpy() / 10.0 - 1, slots)
         and np.array_equal(batch["actions"].numpy(), index % n_actions)
-        and np.array_equal(
-            batch["terminated"].numpy(), (index % 3 == 0).astype(np.float32)
-        )
+        and np.array_equal(batch["terminated"].numpy(), index % 3 == 0)
     )
     if not aligned:
         fail(
@@ -808,28 +714,23 @@ def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
 
 @exercise(MODULE, "sample_batch")
 def check_sample_batch(
-    sample_batch: Callable[..., Any],
-    capacity: int = 10,
-    size: int = 6,
-    obs_dim: int = 4,
-    seed: int = 0,
+    sample_batch, capacity: int = 10, size: int = 6, obs_dim: int = 4, seed: int = 0
 ) -> None:
     """Comprueba ``sample_batch(buffer, batch_size, rng)`` con un búfer marcado."""
-    n_actions = 2
-    buffer = tagged_buffer(capacity, size, obs_dim, n_actions)
+    buffer = tagged_buffer(capacity, size, obs_dim)
     before = copy.deepcopy(buffer.__dict__)
     batch = sample_batch(buffer, 5, np.random.default_rng(seed))
     _check_one_batch(batch, 5, obs_dim)
-    _slots(batch, size, n_actions)
-    unchanged = all(
-        np.array_equal(before[k], v) if isinstance(v, np.ndarray) else before[k] == v
+    _slots(batch, size, 2)
+    if any(
+        not np.array_equal(before[k], v)
+        if isinstance(v, np.ndarray)
+        else before[k] != v
         for k, v in buffer.__dict__.items()
-    )
-    if not unchanged:
+    ):
         fail(
             "sample_batch modificó el búfer: solo debe leerlo.", "batch_modifies_buffer"
         )
-    # El mismo rng da el mismo lote; llamadas seguidas dan lotes distintos.
     again = sample_batch(buffer, 5, np.random.default_rng(seed))
     if not torch.equal(batch["observations"], again["observations"]):
         fail(
@@ -838,11 +739,10 @@ def check_sample_batch(
             "batch_ignores_rng",
         )
     rng = np.random.default_rng(seed + 1)
-    counts = np.zeros(size)
-    for _ in range(600):
-        batch = sample_batch(buffer, 8, rng)
-        slots = _slots(batch, size, n_actions)
-        counts += np.bincount(slots, minlength=size)
+    counts = sum(
+        np.bincount(_slots(sample_batch(buffer, 8, rng), size, 2), minlength=size)
+        for _ in range(600)
+    )
     if counts[-1] == 0:
         fail(
             "La última transición guardada no sale nunca. rng.integers(0, n) ya "
@@ -863,10 +763,10 @@ def check_sample_batch(
             "batch_not_uniform",
         )
     # Con el búfer lleno y dado la vuelta, todas las casillas cuentan.
-    full = tagged_buffer(capacity, capacity + 3, obs_dim, n_actions)
+    full = tagged_buffer(capacity, capacity + 3, obs_dim)
     seen = set()
     for _ in range(200):
-        seen |= set(_slots(sample_batch(full, 8, rng), capacity, n_actions).tolist())
+        seen |= set(_slots(sample_batch(full, 8, rng), capacity, 2).tolist())
     if seen != set(range(capacity)):
         fail(
             "Con el búfer lleno deben poder salir todas las casillas; salieron "
@@ -910,246 +810,175 @@ def loss_problem(
     return q_network, target_network, batch
 
 
-@contextmanager
-def _reference_td_targets(function: Callable[..., Any]) -> Iterator[None]:
-    """Si ``function`` llama a una ``td_targets`` global, usa la de referencia.
+class _Network(torch.nn.Sequential):
+    """Una red Q que los mensajes nombran por su papel, no por sus capas."""
 
-    Así ``dqn_loss`` se califica por sí misma: un fallo en ``td_targets`` ya
-    resta en su ejercicio y no vuelve a restar aquí.
-    """
-    namespace = getattr(function, "__globals__", None)
-    if not isinstance(namespace, dict) or "td_targets" not in namespace:
-        yield
-        return
-    saved = namespace["td_targets"]
-    namespace["td_targets"] = dqn.td_targets
-    try:
-        yield
-    finally:
-        namespace["td_targets"] = saved
+    label = "red"
+
+    def __repr__(self) -> str:
+        return self.label
 
 
-def _loss_mistake(
-    gather: str = "ok",
-    target: str = "ok",
-    loss: Callable = F.smooth_l1_loss,
-) -> Callable:
-    """Una pérdida de DQN con un error típico."""
+class _Batch(dict):
+    """Un lote que los mensajes nombran por su caso, no por sus tensores."""
 
-    def dqn_loss(q_network, target_network, batch, gamma):
-        q = q_network(batch["observations"])
-        actions = batch["actions"]
-        if gather == "dim0":
-            q_taken = q.gather(0, actions.unsqueeze(1)).squeeze(1)
-        elif gather == "max":
-            q_taken = q.max(dim=1).values
-        elif gather == "nosqueeze":
-            q_taken = q.gather(1, actions.unsqueeze(1))
-        else:
-            q_taken = q.gather(1, actions.unsqueeze(1)).squeeze(1)
-        with torch.no_grad():
-            network = q_network if target == "online" else target_network
-            next_q = network(batch["next_observations"]).max(dim=1).values
-            mask = 1.0 if target == "nomask" else 1.0 - batch["terminated"]
-            y = batch["rewards"] + gamma * mask * next_q
-        return loss(q_taken, y)
+    label = "lote"
 
-    return dqn_loss
+    def __repr__(self) -> str:
+        return self.label
+
+
+def _loss_cases(cases: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Los argumentos de ``dqn_loss`` de cada caso (semilla, B, obs_dim,
+    n_actions, gamma)."""
+    built = []
+    for seed, batch_size, obs_dim, n_actions, gamma in cases:
+        q_network, target_network, batch = loss_problem(
+            seed, batch_size, obs_dim, n_actions
+        )
+        for network, label in (
+            (q_network, "q_network"),
+            (target_network, "target_network"),
+        ):
+            network.__class__, network.label = _Network, label
+        batch = _Batch(batch)
+        batch.label = (
+            f"<lote de prueba {seed}: {batch_size} transiciones, {n_actions} acciones>"
+        )
+        built.append((q_network, target_network, batch, gamma))
+    return built
+
+
+def _loss(
+    q_network,
+    target_network,
+    batch,
+    gamma,
+    *,
+    gather="ok",
+    target="ok",
+    loss=F.smooth_l1_loss,
+):
+    """La pérdida de DQN con otra selección de Q(s, a), otro objetivo u otra
+    pérdida."""
+    q, actions = q_network(batch["observations"]), batch["actions"].unsqueeze(1)
+    q_taken = {
+        "ok": lambda: q.gather(1, actions).squeeze(1),
+        "dim0": lambda: q.gather(0, actions).squeeze(1),
+        "max": lambda: q.max(dim=1).values,
+        "nosqueeze": lambda: q.gather(1, actions),
+    }[gather]()
+    with torch.no_grad():
+        network = q_network if target == "online" else target_network
+        next_q = network(batch["next_observations"]).max(dim=1).values
+        mask = 1.0 if target == "nomask" else 1.0 - batch["terminated"]
+        y = batch["rewards"] + gamma * mask * next_q
+    return loss(q_taken, y)
 
 
 LOSS_MISTAKES: list[Mistake] = [
     Mistake(
         "loss_mse",
-        _loss_mistake(loss=F.mse_loss),
+        variant_of(_loss, loss=F.mse_loss),
         "¿Error cuadrático en lugar de Huber? DQN usa la pérdida de Huber "
         "(F.smooth_l1_loss): con errores TD grandes el gradiente no explota.",
     ),
     Mistake(
         "loss_sum",
-        _loss_mistake(loss=lambda q, y: F.smooth_l1_loss(q, y, reduction="sum")),
+        variant_of(_loss, loss=lambda q, y: F.smooth_l1_loss(q, y, reduction="sum")),
         "¿Sumaste en lugar de promediar? La pérdida es la media sobre el lote "
         "(así el paso no depende del tamaño del lote).",
     ),
     Mistake(
+        "loss_not_scalar",
+        variant_of(_loss, loss=lambda q, y: F.smooth_l1_loss(q, y, reduction="none")),
+        "dqn_loss debe devolver un tensor escalar (un solo número): la media de "
+        "la pérdida de Huber sobre el lote, no una pérdida por transición.",
+    ),
+    Mistake(
         "loss_no_mask",
-        _loss_mistake(target="nomask"),
+        variant_of(_loss, target="nomask"),
         "Sumas el futuro de estados terminales: el objetivo debe multiplicar el "
         "futuro por (1 − terminated). Usa tu td_targets.",
     ),
     Mistake(
         "loss_online_target",
-        _loss_mistake(target="online"),
+        variant_of(_loss, target="online"),
         "El objetivo se calcula con target_network, no con q_network: esa es la "
         "gracia de la red objetivo (un blanco que no se mueve en cada paso).",
     ),
     Mistake(
         "loss_max_not_gather",
-        _loss_mistake(gather="max"),
+        variant_of(_loss, gather="max"),
         "Usa Q(s, a) de la acción tomada (batch['actions']) con gather, no "
         "max_a Q(s, a): la pérdida corrige solo el valor de lo que se hizo.",
     ),
     Mistake(
         "loss_gather_wrong_dim",
-        _loss_mistake(gather="dim0"),
+        variant_of(_loss, gather="dim0"),
         "¿gather sobre el eje equivocado? q_values tiene forma (B, n_actions) y "
         "las acciones eligen columnas: q_values.gather(1, actions.unsqueeze(1)).",
     ),
     Mistake(
         "loss_no_squeeze",
-        _loss_mistake(gather="nosqueeze"),
+        variant_of(_loss, gather="nosqueeze"),
         "¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetivo (B,): "
         "PyTorch los difunde a (B, B) y compara cada Q con todos los objetivos.",
     ),
 ]
 
-
-def _loss_value(function: Callable[..., Any], case: tuple) -> Any:
-    seed, batch_size, obs_dim, n_actions, gamma = case
-    q_network, target_network, batch = loss_problem(
-        seed, batch_size, obs_dim, n_actions
-    )
-    try:
-        with np.errstate(all="ignore"):
-            return function(q_network, target_network, batch, gamma)
-    except NotImplementedError:
-        raise
-    except Exception as error:  # noqa: BLE001 - un error también es una huella
-        return error
+# Con los objetivos TD de referencia: un error en td_targets ya cuenta en su
+# ejercicio y no debe costar puntos también aquí.
+LOSS_USES = {"td_targets": dqn.td_targets}
 
 
-def _as_float(value: Any) -> float | None:
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        return float(value.detach())
-    if isinstance(value, float | int | np.floating):
-        return float(value)
-    return None
+@exercise(MODULE, "dqn_loss", uses=LOSS_USES)
+def check_dqn_loss(dqn_loss, cases=LOSS_CASES) -> None:
+    """Comprueba el valor de ``dqn_loss(q_network, target_network, batch, gamma)``."""
+    check_cases(dqn_loss, "dqn_loss", _loss_cases(cases), dqn.dqn_loss, LOSS_MISTAKES)
 
 
-@exercise(
-    MODULE,
-    "dqn_loss",
-    # Con los objetivos TD de referencia: un error en td_targets ya cuenta en
-    # su ejercicio y no debe costar puntos también aquí.
-    uses={"td_targets": dqn.td_targets},
-)
-def check_dqn_loss(
-    dqn_loss: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
-) -> None:
-    """Comprueba ``dqn_loss(q_network, target_network, batch, gamma)``.
-
-    Se califica con la ``td_targets`` de referencia (ver
-    :func:`_reference_td_targets`).
-    """
-    cases = list(cases)
-
-    def run(function: Callable[..., Any]) -> list[Any]:
-        return [_loss_value(function, case) for case in cases]
-
-    def fits(got: Any, want: Any) -> bool:
-        value = None if isinstance(got, BaseException) else _as_float(got)
-        return value is not None and bool(
-            np.isclose(value, _as_float(want), atol=1e-5, rtol=1e-4)
-        )
-
-    def describe(outputs: list[Any], expected: list[Any]) -> str:
-        """El primer lote de prueba en el que la pérdida no es la debida."""
-        for case, got, want in zip(cases, outputs, expected, strict=True):
-            described = (
-                f"Con el lote de prueba {case[0]} ({case[1]} transiciones, "
-                f"{case[3]} acciones, γ = {significant(case[4])})"
-            )
-            if isinstance(got, BaseException):
-                return f"{described} tu dqn_loss lanzó {type(got).__name__}: {got}"
-            value = _as_float(got)
-            if value is None:
-                fail(
-                    f"{described} dqn_loss devolvió {type(got).__name__} "
-                    f"{getattr(got, 'shape', '')}; debe devolver un tensor "
-                    "escalar (un solo número).",
-                    "loss_not_scalar",
-                )
-            if not fits(got, want):
-                return (
-                    f"{described} la pérdida vale {significant(value)} y debía valer "
-                    f"{significant(_as_float(want))}."
-                )
-        return ""
-
-    with _reference_td_targets(dqn_loss):
-        check_procedure(
-            dqn_loss,
-            dqn.dqn_loss,
-            LOSS_MISTAKES,
-            run=run,
-            same=lambda got, want: all(map(fits, got, want)),
-            same_as_mistake=lambda got, mistaken: all(map(_same_loss, got, mistaken)),
-            describe=describe,
-        )
-
-
-@exercise(
-    MODULE,
-    "dqn_loss",
-    uses={"td_targets": dqn.td_targets},
-)
-def check_dqn_loss_gradients(
-    dqn_loss: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
-) -> None:
+@exercise(MODULE, "dqn_loss", uses=LOSS_USES)
+def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
     """Comprueba por dónde pasa el gradiente de ``dqn_loss``: hacia la red Q,
     igual que el de la referencia; hacia la red objetivo, nunca."""
-    for case in cases:
-        seed, batch_size, obs_dim, n_actions, gamma = case
-        q_network, target_network, batch = loss_problem(
-            seed, batch_size, obs_dim, n_actions
-        )
-        with _reference_td_targets(dqn_loss):
-            loss = dqn_loss(q_network, target_network, batch, gamma)
-        if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
-            fail(
-                "La pérdida no tiene gradiente: no la conviertas a float (.item()) "
-                "ni uses torch.no_grad() o .detach() sobre Q(s, a). Solo el "
-                "objetivo va sin gradiente.",
-                "loss_no_grad",
-            )
-        if loss.numel() != 1:
-            fail(
-                f"dqn_loss devolvió un tensor de forma {tuple(loss.shape)}; para "
-                "mirar sus gradientes hace falta un escalar (la media del lote).",
-                "loss_not_scalar",
-            )
-        loss.backward()
-        leaked = [p for p in target_network.parameters() if p.grad is not None]
-        if leaked and any(p.grad.abs().sum() > 0 for p in leaked):
-            fail(
-                "El gradiente fluye hacia target_network: el objetivo TD debe ser "
-                "una constante. Calcula target_network(...) dentro de `with "
-                "torch.no_grad():` (o usa .detach()).",
-                "loss_grad_into_target",
-            )
-        reference_q, reference_target, reference_batch = loss_problem(
-            seed, batch_size, obs_dim, n_actions
-        )
-        dqn.dqn_loss(reference_q, reference_target, reference_batch, gamma).backward()
-        pairs = zip(q_network.parameters(), reference_q.parameters(), strict=True)
-        for mine, ref in pairs:
-            if mine.grad is None or not torch.allclose(
-                mine.grad, ref.grad, atol=1e-6, rtol=1e-4
-            ):
-                fail(
-                    "Los gradientes de tu pérdida respecto a q_network no son los "
-                    "de la pérdida de DQN. ¿Cortaste el gradiente en alguna parte "
-                    "de Q(s, a), o la pérdida no es la media de la Huber?",
-                    "loss_wrong_gradients",
-                )
-
-
-def _same_loss(a: Any, b: Any) -> bool:
-    if isinstance(a, BaseException) or isinstance(b, BaseException):
-        return type(a) is type(b)
-    x, y = _as_float(a), _as_float(b)
-    return x is not None and y is not None and bool(np.isclose(x, y, atol=1e-5))
+    wrong = (
+        "Los gradientes de tu pérdida respecto a q_network no son los "
+        "de la pérdida de DQN. ¿Cortaste el gradiente en alguna parte "
+        "de Q(s, a), o la pérdida no es la media de la Huber?"
+    )
+    check_gradients(
+        dqn_loss,
+        "dqn_loss",
+        _loss_cases(cases),
+        dqn.dqn_loss,
+        LOSS_MISTAKES,
+        prefix="loss",
+        wrt={
+            "q_network": Flow(True, id="loss_wrong_gradients", message=wrong),
+            "target_network": Flow(
+                False,
+                id="loss_grad_into_target",
+                message="El gradiente fluye hacia target_network: el objetivo TD "
+                "debe ser una constante. Calcula target_network(...) dentro de "
+                "`with torch.no_grad():` (o usa .detach()).",
+            ),
+        },
+        mistake="loss_wrong_gradients",
+        hint="¿Cortaste el gradiente en alguna parte de Q(s, a), o la pérdida no "
+        "es la media de la Huber?",
+        without_gradient=Diagnosis(
+            id="loss_no_grad",
+            message="La pérdida no tiene gradiente: no la conviertas a float "
+            "(.item()) ni uses torch.no_grad() o .detach() sobre Q(s, a). Solo el "
+            "objetivo va sin gradiente.",
+        ),
+        wrong_shape=Diagnosis(
+            id="loss_not_scalar",
+            message="Para mirar sus gradientes hace falta un escalar: la media "
+            "del lote.",
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -1179,21 +1008,14 @@ def update_problem(
     rng = np.random.default_rng(seed + 100)
     buffer = dqn.ReplayBuffer(capacity, obs_dim)
     for i in range(size):
-        observation = rng.normal(size=obs_dim).astype(np.float32)
         buffer.add(
-            observation,
+            rng.normal(size=obs_dim).astype(np.float32),
             int(rng.integers(n_actions)),
             float(3 * rng.normal()),
             rng.normal(size=obs_dim).astype(np.float32),
             i % 3 == 0,
         )
     return q_network, target_network, buffer
-
-
-def _optimizer(kind: str, network: torch.nn.Module) -> torch.optim.Optimizer:
-    if kind == "adam":
-        return torch.optim.Adam(network.parameters(), lr=0.01)
-    return torch.optim.SGD(network.parameters(), lr=0.1)
 
 
 def update_config(
@@ -1211,57 +1033,53 @@ def update_config(
     )
 
 
-def _update_mistake(
-    zero_grad: bool = True,
-    order: str = "ok",
-    clip: str = "norm",
-    sync: str = "ok",
-) -> Callable[..., Any]:
-    """Una actualización de DQN con un error típico."""
-
-    def update(q_network, target_network, optimizer, buffer, rng, step, config):
-        if sync == "first" and step % config.target_every == 0:
-            target_network.load_state_dict(q_network.state_dict())
-        batch = dqn.sample_batch(buffer, config.batch_size, rng)
-        loss = dqn.dqn_loss(q_network, target_network, batch, config.gamma)
-        if zero_grad:
-            optimizer.zero_grad()
-        if order == "step_first":
-            optimizer.step()
-            loss.backward()
-        else:
-            loss.backward()
-            if clip == "norm":
-                torch.nn.utils.clip_grad_norm_(
-                    q_network.parameters(), config.max_grad_norm
-                )
-            elif clip == "value":
-                torch.nn.utils.clip_grad_value_(
-                    q_network.parameters(), config.max_grad_norm
-                )
-            optimizer.step()
-            if clip == "after":
-                torch.nn.utils.clip_grad_norm_(
-                    q_network.parameters(), config.max_grad_norm
-                )
-        if sync == "ok" and step % config.target_every == 0:
-            target_network.load_state_dict(q_network.state_dict())
-        return loss.item()
-
-    return update
+def _dqn_update(
+    q_network,
+    target_network,
+    optimizer,
+    buffer,
+    rng,
+    step,
+    config,
+    *,
+    zero_grad=True,
+    step_first=False,
+    clip="norm",
+):
+    """Una actualización de DQN sin ``zero_grad``, con el paso antes de
+    ``backward`` o con otro recorte (``"none"``, ``"value"``, ``"after"``)."""
+    batch = dqn.sample_batch(buffer, config.batch_size, rng)
+    loss = dqn.dqn_loss(q_network, target_network, batch, config.gamma)
+    parameters, norm = q_network.parameters(), config.max_grad_norm
+    if zero_grad:
+        optimizer.zero_grad()
+    if step_first:
+        optimizer.step()
+    loss.backward()
+    if clip == "norm":
+        torch.nn.utils.clip_grad_norm_(parameters, norm)
+    elif clip == "value":
+        torch.nn.utils.clip_grad_value_(parameters, norm)
+    if not step_first:
+        optimizer.step()
+    if clip == "after":
+        torch.nn.utils.clip_grad_norm_(q_network.parameters(), norm)
+    if step % config.target_every == 0:
+        target_network.load_state_dict(q_network.state_dict())
+    return loss.item()
 
 
 UPDATE_MISTAKES: list[Mistake] = [
     Mistake(
         "update_no_zero_grad",
-        _update_mistake(zero_grad=False),
+        variant_of(_dqn_update, zero_grad=False),
         "¿Borras los gradientes viejos? La red llega con los de la actualización "
         "anterior, y backward los suma a los nuevos: optimizer.zero_grad() va "
         "antes de loss.backward().",
     ),
     Mistake(
         "update_step_before_backward",
-        _update_mistake(order="step_first"),
+        variant_of(_dqn_update, step_first=True, clip="none"),
         "¿optimizer.step() antes de loss.backward()? El optimizador mueve los "
         "pesos con los gradientes que hay en ese momento: primero backward, "
         "después step.",
@@ -1270,68 +1088,37 @@ UPDATE_MISTAKES: list[Mistake] = [
 CLIP_MISTAKES: list[Mistake] = [
     Mistake(
         "update_no_clip",
-        _update_mistake(clip="none"),
+        variant_of(_dqn_update, clip="none"),
         "¿Recortas el gradiente? Con max_grad_norm = {norm} la norma del gradiente "
         "de este lote lo supera, y tu paso es el del gradiente entero. Recorta la "
         "norma de todos los gradientes de q_network juntos entre backward y step.",
     ),
     Mistake(
         "update_clip_after_step",
-        _update_mistake(clip="after"),
+        variant_of(_dqn_update, clip="after"),
         "Recortas después de optimizer.step(): el paso ya se dio con el gradiente "
         "entero. El recorte va entre backward y step.",
     ),
     Mistake(
         "update_clip_value",
-        _update_mistake(clip="value"),
+        variant_of(_dqn_update, clip="value"),
         "Recortas cada componente del gradiente por separado (clip_grad_value_); "
         "DQN recorta la norma del gradiente entero (clip_grad_norm_), que conserva "
         "su dirección.",
     ),
 ]
 
-UPDATE_CASES = [
-    # (semilla, optimizador, paso)
-    (0, "sgd", 7),
-    (1, "sgd", 250),
-]
+UPDATE_CASES = [(0, "sgd", 7), (1, "sgd", 250)]  # (semilla, optimizador, paso)
+CLIP_CASES = [(2, "sgd", 3)]
+CLIP_NORM = 0.1
+UPDATE_USES = {"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss}
 
 
-def _one_update(
-    function: Callable[..., Any],
-    case: tuple[Any, ...],
-    config: dqn.DQNConfig,
-    stale_gradients: bool,
-) -> tuple[Any, dict[str, torch.Tensor]]:
-    seed, kind, step = case
-    q_network, target_network, buffer = update_problem(
-        seed, stale_gradients=stale_gradients
-    )
-    optimizer = _optimizer(kind, q_network)
-    rng = np.random.default_rng(seed)
-    try:
-        loss = function(q_network, target_network, optimizer, buffer, rng, step, config)
-    except (NotImplementedError, CheckError):
-        raise
-    except Exception as error:  # noqa: BLE001 - un error también es una huella
-        loss = error
-    state = {k: v.detach().clone() for k, v in q_network.state_dict().items()}
-    # La norma de los gradientes que quedan: distingue recortar después del
-    # paso (los pesos son los de no recortar, pero el gradiente queda recortado).
-    grads = [
-        p.grad.detach().reshape(-1)
-        for p in q_network.parameters()
-        if p.grad is not None
-    ]
-    state["__norma del gradiente__"] = (
-        torch.cat(grads).norm() if grads else torch.tensor(float("nan"))
-    )
-    return loss, state
+def _snapshot(network: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in network.state_dict().items()}
 
 
-def _same_state(
-    a: dict[str, torch.Tensor], b: dict[str, torch.Tensor], gradients: bool = False
-) -> bool:
+def _same_state(a: dict, b: dict, gradients: bool = False) -> bool:
     """¿Los mismos pesos? Con ``gradients``, también la misma norma del gradiente
     que queda en la red (para reconocer un error típico)."""
     keys = [k for k in a if gradients or not k.startswith("__")]
@@ -1340,177 +1127,126 @@ def _same_state(
     )
 
 
-def _weights(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    return {k: v for k, v in state.items() if not k.startswith("__")}
+def _updated(function, seed, kind, step, config, stale_gradients) -> tuple[Any, dict]:
+    """Una actualización desde el estado de un caso: lo devuelto, los pesos de
+    la red Q y la norma del gradiente que queda en ella (distingue recortar
+    después del paso: mismos pesos que sin recortar, gradiente recortado)."""
+    q_network, target_network, buffer = update_problem(
+        seed, stale_gradients=stale_gradients
+    )
+    optimizer = (torch.optim.Adam if kind == "adam" else torch.optim.SGD)(
+        q_network.parameters(), lr=0.01 if kind == "adam" else 0.1
+    )
+    rng = np.random.default_rng(seed)
+    loss = function(q_network, target_network, optimizer, buffer, rng, step, config)
+    state = _snapshot(q_network)
+    grads = [p.grad.reshape(-1) for p in q_network.parameters() if p.grad is not None]
+    state["__norma del gradiente__"] = (
+        torch.cat(grads).norm() if grads else torch.tensor(float("nan"))
+    )
+    return loss, state
 
 
-def _check_update_against_reference(
-    dqn_update: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]],
-    config: dqn.DQNConfig,
-    stale_gradients: bool,
-    mistakes: list[Mistake],
-    what: str,
-    check_loss: bool = True,
-) -> None:
-    # Los mensajes pueden nombrar el max_grad_norm de la prueba.
+def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) -> Any:
+    """La red Q tras una actualización desde cada caso, comparada con la de la
+    referencia y, si no coincide, con cada error típico. Devuelve, caso a caso,
+    lo que devolvieron la función del estudiante y la referencia."""
     norm = significant(config.max_grad_norm)
     mistakes = [Mistake(m.id, m.variant, m.message.format(norm=norm)) for m in mistakes]
-    for case in cases:
-        _check_update_case(
-            dqn_update, case, config, stale_gradients, mistakes, what, check_loss
+    losses = []
+    for seed, kind, step in cases:
+
+        def run(function: Any, case=(seed, kind, step)) -> tuple[Any, dict]:
+            return _updated(function, *case, config, stale_gradients)
+
+        def unexplained(got: Any, want: Any, seed=seed, kind=kind) -> bool:
+            # Ningún error típico lo explica: se dice qué parámetro difiere.
+            compare_parameters(
+                *[
+                    {k: v for k, v in s[1].items() if not k.startswith("__")}
+                    for s in (got, want)
+                ],
+                what=f"la red Q tras {what} (semilla {seed}, {kind.upper()})",
+                mistake="update_wrong_weights",
+            )
+            return True  # iguales con la tolerancia de compare_parameters
+
+        loss, _ = check_procedure(
+            dqn_update,
+            dqn.dqn_update,
+            mistakes,
+            run=run,
+            same=lambda got, want: _same_state(got[1], want[1]),
+            same_as_mistake=lambda got, bad: _same_state(got[1], bad[1], True),
+            describe=lambda got, want: f"La red Q no queda como debía tras {what}.",
+            unexplained=unexplained,
         )
+        losses.append((loss, run(dqn.dqn_update)[0]))
+    return losses
 
 
-def _check_update_case(
-    dqn_update: Callable[..., Any],
-    case: tuple[Any, ...],
-    config: dqn.DQNConfig,
-    stale_gradients: bool,
-    mistakes: list[Mistake],
-    what: str,
-    check_loss: bool,
-) -> None:
-    """Una actualización desde el estado de ``case``, comparada con la de
-    referencia y, si no coincide, con cada error típico."""
-    ran: dict[Callable[..., Any], tuple[Any, dict[str, torch.Tensor]]] = {}
-
-    def run(function: Callable[..., Any]) -> tuple[Any, dict[str, torch.Tensor]]:
-        loss, state = _one_update(function, case, config, stale_gradients)
-        if function is dqn_update and isinstance(loss, BaseException):
-            raise loss
-        ran[function] = loss, state
-        return loss, state
-
-    def unexplained(got: Any, want: Any) -> bool:
-        # Ningún error típico lo explica: se dice qué parámetro difiere.
-        seed, kind, _ = case
-        compare_parameters(
-            _weights(got[1]),
-            _weights(want[1]),
-            what=f"la red Q tras {what} (semilla {seed}, {kind.upper()})",
-            mistake="update_wrong_weights",
-        )
-        return True  # iguales con la tolerancia de compare_parameters
-
-    loss, _ = check_procedure(
-        dqn_update,
-        dqn.dqn_update,
-        mistakes,
-        run=run,
-        same=lambda got, want: _same_state(got[1], want[1]),
-        same_as_mistake=lambda got, mistaken: _same_state(
-            got[1], mistaken[1], gradients=True
-        ),
-        describe=lambda got, want: f"La red Q no queda como debía tras {what}.",
-        unexplained=unexplained,
-    )
-    if not check_loss:
-        return
-    if isinstance(loss, torch.Tensor) or not isinstance(
-        loss, float | int | np.floating
+@exercise(MODULE, "dqn_update", uses=UPDATE_USES)
+def check_dqn_update(dqn_update, cases=UPDATE_CASES) -> None:
+    """Comprueba el paso de gradiente de ``dqn_update`` (con gradientes viejos,
+    sin que el recorte llegue a actuar ni la red objetivo se copie) y lo que
+    devuelve."""
+    config = update_config()
+    for loss, reference_loss in _check_update(
+        dqn_update, cases, config, True, UPDATE_MISTAKES, "una actualización"
     ):
-        fail(
-            "dqn_update debe devolver el valor de la pérdida como un float "
-            f"de Python (loss.item()), no {type(loss).__name__}: así el "
-            "bucle lo guarda sin retener el grafo de gradientes.",
-            "update_loss_not_float",
-        )
-    reference_loss = ran[dqn.dqn_update][0]
-    if not np.isclose(float(loss), reference_loss, atol=1e-6, rtol=1e-5):
-        fail(
-            "La red queda bien, pero devolviste "
-            f"{significant(float(loss))} y la "
-            f"pérdida del lote era {significant(reference_loss)}. Devuelve la "
-            "pérdida que usaste para el paso.",
-            "update_wrong_loss",
-        )
+        if isinstance(loss, torch.Tensor) or not isinstance(
+            loss, float | int | np.floating
+        ):
+            fail(
+                "dqn_update debe devolver el valor de la pérdida como un float "
+                f"de Python (loss.item()), no {type(loss).__name__}: así el "
+                "bucle lo guarda sin retener el grafo de gradientes.",
+                "update_loss_not_float",
+            )
+        if not np.isclose(float(loss), reference_loss, atol=1e-6, rtol=1e-5):
+            fail(
+                f"La red queda bien, pero devolviste {significant(float(loss))} y "
+                f"la pérdida del lote era {significant(reference_loss)}. Devuelve "
+                "la pérdida que usaste para el paso.",
+                "update_wrong_loss",
+            )
 
 
-@exercise(
-    MODULE,
-    "dqn_update",
-    uses={"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss},
-)
-def check_dqn_update(
-    dqn_update: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = UPDATE_CASES,
-) -> None:
-    """Comprueba el paso de gradiente de ``dqn_update``: la red llega con
-    gradientes viejos, el recorte no llega a actuar y la red objetivo no se
-    copia; la red Q debe quedar como con la referencia."""
-    _check_update_against_reference(
-        dqn_update,
-        cases,
-        update_config(),
-        stale_gradients=True,
-        mistakes=UPDATE_MISTAKES,
-        what="una actualización",
-    )
-
-
-CLIP_CASES = [(2, "sgd", 3)]
-CLIP_NORM = 0.1
-
-
-@exercise(
-    MODULE,
-    "dqn_update",
-    uses={"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss},
-)
+@exercise(MODULE, "dqn_update", uses=UPDATE_USES)
 def check_dqn_update_clipping(
-    dqn_update: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = CLIP_CASES,
-    max_grad_norm: float = CLIP_NORM,
+    dqn_update, cases=CLIP_CASES, max_grad_norm: float = CLIP_NORM
 ) -> None:
     """Comprueba el recorte de la norma del gradiente: una actualización desde
     una red sin gradientes, con un ``max_grad_norm`` que el gradiente supera."""
-    _check_update_against_reference(
+    _check_update(
         dqn_update,
         cases,
         update_config(max_grad_norm=max_grad_norm),
-        stale_gradients=False,
-        mistakes=CLIP_MISTAKES,
-        what="una actualización con el gradiente recortado",
-        # Lo que devuelve ya lo mira la primera celda.
-        check_loss=False,
+        False,
+        CLIP_MISTAKES,
+        "una actualización con el gradiente recortado",
     )
 
 
-def _snapshot(network: torch.nn.Module) -> dict[str, torch.Tensor]:
-    return {k: v.detach().clone() for k, v in network.state_dict().items()}
-
-
-@exercise(
-    MODULE,
-    "dqn_update",
-    uses={"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss},
-)
+@exercise(MODULE, "dqn_update", uses=UPDATE_USES)
 def check_dqn_update_target(
-    dqn_update: Callable[..., Any],
-    steps: Iterable[int] = range(1, 7),
-    target_every: int = 2,
-    seed: int = 4,
+    dqn_update, steps: Iterable[int] = range(1, 7), target_every: int = 2, seed=4
 ) -> None:
     """Comprueba la red objetivo: tras cada llamada debe ser la copia de la red Q
     (la del propio estudiante, ya actualizada) del último paso múltiplo de
     ``target_every``, o la red objetivo inicial si aún no hubo ninguno."""
     q_network, target_network, buffer = update_problem(seed)
-    optimizer = _optimizer("sgd", q_network)
+    optimizer = torch.optim.SGD(q_network.parameters(), lr=0.1)
     rng = np.random.default_rng(seed)
     config = update_config(target_every=target_every)
-    expected = _snapshot(target_network)
-    synced_at = None
+    expected, synced_at = _snapshot(target_network), None
     for step in steps:
-        before = _snapshot(q_network)
-        previous_target = _snapshot(target_network)
+        before, previous_target = _snapshot(q_network), _snapshot(target_network)
         dqn_update(q_network, target_network, optimizer, buffer, rng, step, config)
-        after = _snapshot(q_network)
-        target = _snapshot(target_network)
-        shared = {p.data_ptr() for p in q_network.parameters()} & {
+        after, target = _snapshot(q_network), _snapshot(target_network)
+        if {p.data_ptr() for p in q_network.parameters()} & {
             p.data_ptr() for p in target_network.parameters()
-        }
-        if shared:
+        }:
             fail(
                 "La red objetivo comparte la memoria de sus pesos con la red Q: se "
                 "movería con cada paso de gradiente. Copia los valores "
@@ -1518,27 +1254,27 @@ def check_dqn_update_target(
                 "tensores.",
                 "target_shares_memory",
             )
-        if step % target_every == 0:
+        multiple = step % target_every == 0
+        if multiple:
             expected, synced_at = after, step
         if _same_state(target, expected):
             continue
-        if step % target_every == 0:
-            if _same_state(target, before):
-                fail(
-                    f"En el paso {step} (múltiplo de target_every = {target_every}) "
-                    "copiaste la red Q de antes del paso de gradiente. La copia va "
-                    "al final, con los pesos ya actualizados.",
-                    "target_copied_before_step",
-                )
-            if _same_state(target, previous_target):
-                fail(
-                    f"En el paso {step}, múltiplo de target_every = {target_every}, "
-                    "la red objetivo no cambió: ahí hay que copiar en ella los pesos "
-                    "de la red Q. (Ojo: target_network = q_network solo cambia un "
-                    "nombre dentro de tu función; no copia nada.)",
-                    "target_not_copied",
-                )
-        elif _same_state(target, after):
+        if multiple and _same_state(target, before):
+            fail(
+                f"En el paso {step} (múltiplo de target_every = {target_every}) "
+                "copiaste la red Q de antes del paso de gradiente. La copia va "
+                "al final, con los pesos ya actualizados.",
+                "target_copied_before_step",
+            )
+        if multiple and _same_state(target, previous_target):
+            fail(
+                f"En el paso {step}, múltiplo de target_every = {target_every}, "
+                "la red objetivo no cambió: ahí hay que copiar en ella los pesos "
+                "de la red Q. (Ojo: target_network = q_network solo cambia un "
+                "nombre dentro de tu función; no copia nada.)",
+                "target_not_copied",
+            )
+        if not multiple and _same_state(target, after):
             since = f"desde el paso {synced_at}" if synced_at else "desde el principio"
             fail(
                 f"En el paso {step}, que no es múltiplo de target_every = "
