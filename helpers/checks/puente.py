@@ -7,9 +7,6 @@ diminuto de transformers con pesos aleatorios fijos.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import torch
 from torch.nn import functional as F
 
@@ -33,11 +30,8 @@ from helpers.checks import (
     variant_of,
 )
 from helpers.formatting import significant
+from helpers.puente import plumbing
 from helpers.puente.losses import response_log_probs as ref_response_log_probs
-from helpers.puente.plumbing import accumulate_gradients as ref_accumulate
-from helpers.puente.plumbing import informative_groups as ref_informative_groups
-from helpers.puente.plumbing import masked_mean as ref_masked_mean
-from helpers.puente.plumbing import trl_normalize as ref_trl_normalize
 
 MODULE = "09_puente"
 VOCAB = 15  # el alfabeto del curso (relleno incluido)
@@ -48,16 +42,18 @@ def _generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+def _lengths_mask(lengths: list[int], width: int) -> torch.Tensor:
+    return (torch.arange(width) < torch.tensor(lengths)[:, None]).float()
+
+
 def _padded(seed: int, lengths: list[int], width: int, fill: float = 0.0):
     """``(values, mask)``: filas de las longitudes dadas y ``fill`` en el relleno."""
     values = torch.randn(len(lengths), width, generator=_generator(seed))
-    mask = (torch.arange(width) < torch.tensor(lengths)[:, None]).float()
+    mask = _lengths_mask(lengths, width)
     return torch.where(mask.bool(), values, torch.full_like(values, fill)), mask
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 1 · log-probabilidades por token desde los logits de HF
-# ---------------------------------------------------------------------------
+# --- Ejercicio 1 · log-probabilidades por token desde los logits de HF
 
 
 def log_probs_case(
@@ -69,7 +65,7 @@ def log_probs_case(
     total = prompt_len + width
     logits = 2 * torch.randn(len(lengths), total, VOCAB, generator=generator)
     input_ids = torch.randint(1, VOCAB, (len(lengths), total), generator=generator)
-    mask = (torch.arange(width) < torch.tensor(lengths)[:, None]).float()
+    mask = _lengths_mask(lengths, width)
     input_ids[:, prompt_len:][~mask.bool()] = pad_id
     return logits, input_ids, prompt_len, mask
 
@@ -105,10 +101,6 @@ def _lp_unmasked(logits, input_ids, prompt_len, mask):
     return ref_response_log_probs(logits, input_ids, prompt_len)
 
 
-def _lp_unsqueezed(logits, input_ids, prompt_len, mask):
-    return _log_probs_ref(logits, input_ids, prompt_len, mask)[..., None]
-
-
 _WRONG_DIM = (
     "El log_softmax va sobre el vocabulario, el último eje (dim=-1): sobre otro "
     "eje reparte la probabilidad entre posiciones (dim=1) o entre las "
@@ -116,7 +108,7 @@ _WRONG_DIM = (
 )
 _WRONG_SHAPE = Mistake(
     "lp_wrong_shape",
-    _lp_unsqueezed,
+    lambda *args: _log_probs_ref(*args)[..., None],
     "Sobra el último eje, el de gather: quítalo con squeeze(-1). Sale (B, T), "
     "una columna por token de la respuesta (input_ids[:, P:]).",
 )
@@ -181,15 +173,14 @@ def check_response_log_probs(response_log_probs, cases=None) -> None:
     )
 
 
-def _other_pad_id(case):
-    """El caso con otro id en el relleno: el relleno lo dice la máscara."""
-    logits, input_ids, prompt_len, mask = case
-    ids = input_ids.clone()
-    ids[:, prompt_len:][~mask.bool()] = VOCAB - 1
-    return logits, ids, prompt_len, mask
+#: Con otro id en el relleno: el relleno lo dice la máscara, no el id
+_PADDING_CASES = [
+    log_probs_case(0, 3, [5, 2, 4], 5, VOCAB - 1),
+    log_probs_case(1, 6, [4, 1], 4, VOCAB - 1),
+]
 
 
-def _padding_logits(args: dict[str, Any]) -> torch.Tensor:
+def _padding_logits(args: dict) -> torch.Tensor:
     """Los logits de las posiciones del relleno, que pueden valer cualquier cosa."""
     logits, mask = args["logits"], args["mask"]
     rows = torch.zeros(logits.shape[:2], dtype=torch.bool)
@@ -227,7 +218,7 @@ _PADDING_MISTAKES = [
 def check_response_log_probs_shape(response_log_probs, cases=None) -> None:
     """Un tensor ``(B, T)`` con 0 en el relleno, haya el id que haya y valgan
     lo que valgan los logits de sus posiciones (también ``nan`` y ±∞)."""
-    cases = [_other_pad_id(case) for case in cases or _LOG_PROBS_CASES[:2]]
+    cases = cases or _PADDING_CASES
     got = call(response_log_probs, "response_log_probs", *cases[0])
     if not isinstance(got, torch.Tensor):
         fail(
@@ -285,9 +276,7 @@ def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
     )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 2 · la media con máscara
-# ---------------------------------------------------------------------------
+# --- Ejercicio 2 · la media con máscara
 
 _MASKED_CASES = [
     _padded(0, [4, 2, 3], 4, 5.0),
@@ -299,21 +288,19 @@ _MASKED_CASES = [
 ]
 
 
-def _mm_counts_padding(values, mask, dim=None):
-    return values.mean() if dim is None else values.mean(dim=dim)
+def _kept(x, m):
+    return torch.where(m.bool(), x, torch.zeros_like(x))
 
 
 def _mm_divides_by_all(values, mask, dim=None):
-    kept = torch.where(mask.bool(), values, torch.zeros_like(values))
-    if dim is None:
-        return kept.sum() / mask.numel()
-    return kept.sum(dim=dim) / mask.shape[dim]
+    size = mask.numel() if dim is None else mask.shape[dim]
+    return _kept(values, mask).sum(dim=dim) / size
 
 
 _MASKED_MISTAKES = [
     Mistake(
         "mm_counts_padding",
-        _mm_counts_padding,
+        lambda values, mask, dim=None: values.mean(dim=dim),
         "Contaste el relleno: values.mean() promedia todas las casillas. Solo "
         "cuentan las de mask = 1.",
     ),
@@ -325,13 +312,13 @@ _MASKED_MISTAKES = [
     ),
     Mistake(
         "mm_ignores_dim",
-        lambda values, mask, dim=None: ref_masked_mean(values, mask),
+        lambda values, mask, dim=None: plumbing.masked_mean(values, mask),
         "Ignoras dim: con dim=None es la media de todo lo válido (un escalar); "
         "con un eje, la media a lo largo de ese eje (una por fila con dim=-1).",
     ),
     Mistake(
         "mm_dim_zero_as_none",
-        lambda values, mask, dim=None: ref_masked_mean(values, mask, dim or None),
+        lambda values, mask, dim=None: plumbing.masked_mean(values, mask, dim or None),
         "Con dim=0 devolviste la media de todo: 0 es un eje (el primero), no "
         "«sin eje». Un if dim: (o if not dim:) toma el 0 por None; pregunta "
         "si dim is None.",
@@ -344,7 +331,7 @@ def _check_masked_mean(masked_mean, cases, padding: str, mistake: str) -> None:
         masked_mean,
         "masked_mean",
         cases or _MASKED_CASES,
-        ref_masked_mean,
+        plumbing.masked_mean,
         _MASKED_MISTAKES,
         atol=1e-5,
         masked=Masked(
@@ -370,9 +357,7 @@ def check_masked_mean_nonfinite(masked_mean, cases=None) -> None:
     _check_masked_mean(masked_mean, cases, "any", mistake="mm_multiplies_mask")
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 3 · las normalizaciones de TRL
-# ---------------------------------------------------------------------------
+# --- Ejercicio 3 · las normalizaciones de TRL
 
 MAX_COMPLETION = 8  # > T en los casos: dr_grpo no divide entre el ancho del lote
 _NORM_PADDED = [
@@ -382,17 +367,13 @@ _NORM_PADDED = [
 ]
 
 
-def _kept(x, m):
-    return torch.where(m.bool(), x, torch.zeros_like(x))
-
-
-def _norm_with(loss_type: str, wrong: Callable[..., Any]) -> Callable[..., Any]:
+def _norm_with(loss_type: str, wrong):
     """La referencia, salvo en ``loss_type``: ``wrong(per_token, mask, L_max)``."""
 
     def variant(per_token, mask, kind, max_completion_length):
         if kind == loss_type:
             return wrong(per_token, mask, max_completion_length)
-        return ref_trl_normalize(per_token, mask, kind, max_completion_length)
+        return plumbing.trl_normalize(per_token, mask, kind, max_completion_length)
 
     return variant
 
@@ -400,7 +381,7 @@ def _norm_with(loss_type: str, wrong: Callable[..., Any]) -> Callable[..., Any]:
 _NORMALIZE_MISTAKES = [
     Mistake(
         "grpo_mean_of_tokens",
-        _norm_with("grpo", lambda x, m, L: ref_masked_mean(x, m)),
+        _norm_with("grpo", lambda x, m, L: plumbing.masked_mean(x, m)),
         "Con «grpo» hiciste la media de todos los tokens del lote (eso es "
         "«bnpo»): primero la media de cada respuesta (dim=-1) y después la "
         "media de esas B medias.",
@@ -413,7 +394,7 @@ _NORMALIZE_MISTAKES = [
     ),
     Mistake(
         "bnpo_mean_of_means",
-        _norm_with("bnpo", lambda x, m, L: ref_masked_mean(x, m, -1).mean()),
+        _norm_with("bnpo", lambda x, m, L: plumbing.masked_mean(x, m, -1).mean()),
         "Con «bnpo» hiciste la media de cada respuesta y luego la de las "
         "respuestas (eso es «grpo»): en «bnpo» todos los tokens del lote pesan "
         "igual, la suma entre mask.sum().",
@@ -433,14 +414,14 @@ _NORMALIZE_MISTAKES = [
     ),
     Mistake(
         "dr_grpo_divides_by_tokens",
-        _norm_with("dr_grpo", lambda x, m, L: ref_masked_mean(x, m)),
+        _norm_with("dr_grpo", lambda x, m, L: plumbing.masked_mean(x, m)),
         "Con «dr_grpo» dividiste entre el número de tokens válidos (eso es "
         "«bnpo»): el divisor es la constante B · max_completion_length.",
     ),
 ]
 
 
-@exercise(MODULE, "trl_normalize", uses={"masked_mean": ref_masked_mean})
+@exercise(MODULE, "trl_normalize", uses={"masked_mean": plumbing.masked_mean})
 def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> None:
     """``trl_normalize(per_token, mask, loss_type, max_completion_length)`` en
     un ``loss_type`` (una celda calificada por cada uno): valores con
@@ -450,7 +431,7 @@ def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> N
         trl_normalize,
         "trl_normalize",
         cases,
-        ref_trl_normalize,
+        plumbing.trl_normalize,
         _NORMALIZE_MISTAKES,
         atol=1e-5,
         masked=Masked(
@@ -464,7 +445,7 @@ def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> N
         trl_normalize,
         "trl_normalize",
         cases,
-        ref_trl_normalize,
+        plumbing.trl_normalize,
         wrt={"per_token": MUST},
         prefix="norm",
         without_gradient=Diagnosis(id="norm_no_gradient"),
@@ -472,16 +453,14 @@ def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> N
     )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 4 · acumular el gradiente en micro-lotes
-# ---------------------------------------------------------------------------
+# --- Ejercicio 4 · acumular el gradiente en micro-lotes
 
 ACCUMULATE_PROMPT_LEN = 3
 
 
 def tiny_gpt2(seed: int = 0):
-    """Un GPT-2 de transformers diminuto (una capa, 16 dimensiones) con pesos
-    aleatorios fijos: la misma clase que el modelo del curso convertido."""
+    """Un GPT-2 de transformers de una capa con pesos fijos (de la misma clase
+    que el modelo del curso convertido), sin tocar el estado aleatorio global."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     config = GPT2Config(
@@ -497,8 +476,6 @@ def tiny_gpt2(seed: int = 0):
         eos_token_id=None,
         attn_implementation="eager",
     )
-    # Los pesos salen del generador global: se fija la semilla sin cambiar el
-    # estado aleatorio del cuaderno del estudiante
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return GPT2LMHeadModel(config).eval()
@@ -519,37 +496,24 @@ def accumulate_case(
 ACCUMULATE_BATCH = accumulate_case(20, [5, 1, 3, 5, 2, 4, 4, 1])
 
 
-def _accumulate(
-    model,
-    input_ids,
-    prompt_len,
-    mask,
-    advantages,
-    num_microbatches,
-    *,
-    divisor="batch",
-    mean_of_means=False,
-    zero_each=False,
-    no_mask=False,
-    sign=1.0,
-):
-    """La referencia, con una opción por error típico: ``divisor`` es
-    ``"batch"`` (los tokens del lote), ``"local"`` (los del micro-lote) o
-    ``None`` (sin dividir)."""
-    size = input_ids.shape[0] // num_microbatches
+def _accumulate(model, input_ids, prompt_len, mask, advantages, k, *, error=None):
+    """La referencia, o con el error típico ``error`` (su id sin ``acc_``)."""
+    size = len(input_ids) // k
     total = 0.0
-    for start in range(0, input_ids.shape[0], size):
+    for start in range(0, len(input_ids), size):
         rows = slice(start, start + size)
-        if zero_each:
+        if error == "zero_grad_inside":
             model.zero_grad()
+        m = torch.ones_like(mask[rows]) if error == "counts_padding" else mask[rows]
         logits = model(input_ids[rows]).logits
-        m = torch.ones_like(mask[rows]) if no_mask else mask[rows]
         log_probs = ref_response_log_probs(logits, input_ids[rows], prompt_len, m)
-        loss = -(sign * advantages[rows][:, None] * log_probs * m).sum()
-        if divisor is not None:
-            loss = loss / (mask.sum() if divisor == "batch" else m.sum())
-        if mean_of_means:
-            loss = loss / num_microbatches
+        loss = -(advantages[rows][:, None] * log_probs * m).sum()
+        if error == "sign":
+            loss = -loss
+        if error in ("local_tokens", "mean_of_means"):
+            loss = loss / m.sum() / (k if error == "mean_of_means" else 1)
+        elif error != "no_divisor":
+            loss = loss / mask.sum()
         loss.backward()
         total += loss.item()
     return total
@@ -558,7 +522,7 @@ def _accumulate(
 _ACCUMULATE_MISTAKES = [
     Mistake(
         "acc_mean_of_means",
-        variant_of(_accumulate, divisor="local", mean_of_means=True),
+        variant_of(_accumulate, error="mean_of_means"),
         "Cada micro-lote se normaliza entre sus propios tokens y luego divides "
         "entre k: es la media de k medias, que solo coincide con la del lote "
         "entero si todos los micro-lotes tienen los mismos tokens (el fallo "
@@ -567,32 +531,32 @@ _ACCUMULATE_MISTAKES = [
     ),
     Mistake(
         "acc_local_tokens",
-        variant_of(_accumulate, divisor="local"),
+        variant_of(_accumulate, error="local_tokens"),
         "Cada micro-lote se normaliza entre sus propios tokens: así la suma "
         "pesa k veces más y los trozos con menos tokens pesan más por token. "
         "Divide cada trozo entre los tokens de todo el lote, mask.sum().",
     ),
     Mistake(
         "acc_zero_grad_inside",
-        variant_of(_accumulate, zero_each=True),
+        variant_of(_accumulate, error="zero_grad_inside"),
         "Pones los gradientes a 0 dentro del bucle: solo sobrevive el último "
         "micro-lote. backward() suma en .grad; deja que sume.",
     ),
     Mistake(
         "acc_counts_padding",
-        variant_of(_accumulate, no_mask=True),
+        variant_of(_accumulate, error="counts_padding"),
         "Cuentas los tokens de relleno: sus log-probabilidades entran en la "
         "suma. response_log_probs, con la máscara del micro-lote, ya pone 0 en "
         "el relleno; y el divisor son los tokens de verdad, mask.sum().",
     ),
     Mistake(
         "acc_sign",
-        variant_of(_accumulate, sign=-1.0),
+        variant_of(_accumulate, error="sign"),
         "El signo: la pérdida es −Σ A · log π / N (el optimizador minimiza).",
     ),
     Mistake(
         "acc_no_divisor",
-        variant_of(_accumulate, divisor=None),
+        variant_of(_accumulate, error="no_divisor"),
         "Falta el divisor: la pérdida es la suma entre el número de tokens de "
         "todo el lote, mask.sum().",
     ),
@@ -621,7 +585,7 @@ def _accumulation(
         args = (model, input_ids.clone(), prompt_len, mask.clone(), advantages.clone())
         return Setup((*args, k), model=model, batch=input_ids)
 
-    def observe(state: Setup, returned: Any):
+    def observe(state: Setup, returned):
         grads = {
             name: torch.zeros_like(p) if p.grad is None else p.grad.clone()
             for name, p in state.model.named_parameters()
@@ -659,7 +623,9 @@ def _accumulation(
 
 def _whole_batch(model, input_ids, prompt_len, mask, advantages, num_microbatches):
     """La referencia con el lote entero: lo que debe dar cualquier k."""
-    return ref_accumulate(model, input_ids, prompt_len, mask, advantages, 1)
+    return plumbing.accumulate_gradients(
+        model, input_ids, prompt_len, mask, advantages, 1
+    )
 
 
 _USES = {"response_log_probs": _log_probs_ref}
@@ -687,7 +653,7 @@ def check_accumulate_gradients_microbatches(
         (_, value), trace = procedure.run(accumulate_gradients, student=True)
         procedure.schedule.check(trace, "accumulate_gradients")
         python_number(value, "Lo que devuelve accumulate_gradients (la pérdida L)")
-        value, want = float(value), procedure.run(ref_accumulate)[0][1]
+        value, want = float(value), procedure.run(plumbing.accumulate_gradients)[0][1]
         if close(value, want, atol=1e-5):
             continue
         if close(-value, want, atol=1e-5):
@@ -710,7 +676,8 @@ def check_accumulate_gradients_microbatches(
         )
     preset = _accumulation(batch, ks[0], seed, preset=True)
     if not _same_grads(
-        preset.run(accumulate_gradients)[0], preset.run(ref_accumulate)[0]
+        preset.run(accumulate_gradients)[0],
+        preset.run(plumbing.accumulate_gradients)[0],
     ):
         fail(
             "Con gradientes de antes en .grad, los tuyos no son los de antes más "
@@ -720,9 +687,7 @@ def check_accumulate_gradients_microbatches(
         )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 5 · saltarse los grupos sin señal
-# ---------------------------------------------------------------------------
+# --- Ejercicio 5 · saltarse los grupos sin señal
 
 _INFORMATIVE_CASES = [
     (tensor([0, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0]), 4),
@@ -742,19 +707,9 @@ def _ig_mixed_binary(rewards, group_size):
     return ((means > 0) & (means < 1)).repeat_interleave(group_size)
 
 
-def _ig_per_group(rewards, group_size):
-    groups = rewards.reshape(-1, group_size)
-    return (groups != groups[:, :1]).any(dim=-1)
-
-
 def _ig_tiled(rewards, group_size):
     groups = rewards.reshape(group_size, -1).T
     return (groups != groups[:, :1]).any(dim=-1).repeat(group_size)
-
-
-def _ig_std_positive(rewards, group_size):
-    std = rewards.reshape(-1, group_size).std(dim=-1)
-    return (std > 0).repeat_interleave(group_size)
 
 
 _INFORMATIVE_MISTAKES = [
@@ -767,7 +722,7 @@ _INFORMATIVE_MISTAKES = [
     ),
     Mistake(
         "ig_per_group",
-        _ig_per_group,
+        lambda r, g: plumbing.informative_groups(r, g)[::g],
         "Devuelves un valor por grupo: el resultado es uno por respuesta, (B,), "
         "repetido G veces dentro de cada grupo (repeat_interleave).",
     ),
@@ -779,7 +734,7 @@ _INFORMATIVE_MISTAKES = [
     ),
     Mistake(
         "ig_std_rounding",
-        _ig_std_positive,
+        lambda r, g: (r.reshape(-1, g).std(dim=-1) > 0).repeat_interleave(g),
         "Comparas con 0 la variación del grupo (su desviación típica, su "
         "varianza o la distancia a su media), y con floats eso falla: la "
         "desviación típica de tres recompensas iguales de 0,1 no sale "
@@ -789,7 +744,7 @@ _INFORMATIVE_MISTAKES = [
     ),
     Mistake(
         "ig_inverse",
-        lambda r, g: ~ref_informative_groups(r, g),
+        lambda r, g: ~plumbing.informative_groups(r, g),
         "Está al revés: True en los grupos con recompensas distintas (los que "
         "tienen señal), False en los de todo iguales.",
     ),
@@ -809,7 +764,7 @@ def check_informative_groups(informative_groups, cases=None) -> None:
         informative_groups,
         "informative_groups",
         cases,
-        ref_informative_groups,
+        plumbing.informative_groups,
         _INFORMATIVE_MISTAKES,
     )
     got = call(informative_groups, "informative_groups", *cases[0])
