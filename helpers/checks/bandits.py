@@ -127,11 +127,7 @@ def _frequencies(
 
 
 def _action(value: Any) -> int:
-    """La acción que devolvió epsilon_greedy: un ``int`` (o un entero de NumPy).
-
-    Un array o un tensor, aunque tenga un solo elemento, no vale; un float se
-    deja a la comprobación, que sabe decir si es el valor Q y no el índice.
-    """
+    """La acción: un entero (de Python o de NumPy), no un array ni un tensor."""
     if hasattr(value, "ndim") and not isinstance(value, np.generic):
         python_number(value, "La acción que devuelve epsilon_greedy", "int")
     return as_int(value, "La acción")

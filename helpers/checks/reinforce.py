@@ -26,6 +26,7 @@ from helpers.checks import (
     compare_parameters,
     exercise,
     fail,
+    variant_of,
 )
 from helpers.checks import call as guarded_call
 from helpers.formatting import number, numbers
@@ -33,10 +34,7 @@ from helpers.formatting import number, numbers
 MODULE = "03_reinforce"
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 1 · muestrear una acción (por la inversa de la acumulada) y su
-# log-probabilidad: una celda calificada para la acción y otra para log π
-# ---------------------------------------------------------------------------
+# --- Ejercicio 1 · muestrear una acción y su log-probabilidad (una celda cada una)
 
 
 def _split_pair(out: Any, call: str) -> tuple[Any, Any]:
@@ -432,9 +430,7 @@ def check_sample_action_log_prob(
     )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 2 · la log-densidad gaussiana
-# ---------------------------------------------------------------------------
+# --- Ejercicio 2 · la log-densidad gaussiana
 
 
 GAUSSIAN_CASES = [
@@ -621,9 +617,7 @@ def check_gaussian_log_prob_grad(
     )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 3 · retornos descontados
-# ---------------------------------------------------------------------------
+# --- Ejercicio 3 · retornos descontados
 
 RETURNS_CASES = [
     ([1.0, 1.0, 1.0], 0.9),
@@ -726,9 +720,7 @@ def check_discounted_returns(
     )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 4 · la estimación del gradiente por función de puntuación
-# ---------------------------------------------------------------------------
+# --- Ejercicio 4 · la estimación del gradiente por función de puntuación
 
 SCORE_CASES = [
     (
@@ -832,9 +824,7 @@ def check_score_function_gradient(
     )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 5 · la pérdida de REINFORCE
-# ---------------------------------------------------------------------------
+# --- Ejercicio 5 · la pérdida de REINFORCE
 
 LOSS_CASES = [
     (_t([-0.5, -1.0, -0.2]), _t([3.0, 2.0, 1.0]), 1),
@@ -945,23 +935,14 @@ def check_reinforce_loss_grad(
     )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 6 · el bucle de REINFORCE: rollout, gradiente y parámetros, cada
-# uno en su celda calificada
-# ---------------------------------------------------------------------------
+# --- Ejercicio 6 · el bucle de REINFORCE (rollout, gradiente y parámetros)
 
 
 @dataclass(frozen=True)
 class LoopCase:
-    """Un problema diminuto y fijo para ejecutar unas actualizaciones.
-
-    Attributes:
-        env_id: ``"cartpole"`` (CartPole-v1 cortado a ``horizon`` pasos: acaba
-            por ``terminated`` o por ``truncated``) o ``"sonda"`` (la sonda de
-            un paso de observación y acción, :mod:`helpers.probes`).
-        seed: la semilla de la red, del primer episodio y del generador.
-        n_episodes, gamma, horizon, hidden: el resto del montaje.
-    """
+    """Un problema diminuto y fijo: CartPole cortado a ``horizon`` pasos o la
+    sonda de un paso (``"sonda"``); ``seed`` es la de la red, del primer
+    episodio y del generador."""
 
     env_id: str = "cartpole"
     seed: int = 3
@@ -1280,11 +1261,8 @@ def _flat(gradients: list[torch.Tensor | None]) -> np.ndarray:
 def check_reinforce_updates_grad(
     reinforce_updates: Callable[..., Any], case: str = "cartpole"
 ) -> None:
-    """Comprueba las etapas 2 y 3: el gradiente del primer y único paso.
-
-    Se mira el gradiente en el momento de ``optimizer.step()``, así que da igual
-    dónde se ponga ``zero_grad`` (antes de ``backward``, o después del paso).
-    """
+    """Comprueba las etapas 2 y 3: el gradiente en el momento del único paso
+    (da igual dónde vaya zero_grad)."""
     setup = LOOP_CASES[case]
     got = _run_loop(reinforce_updates, setup, 1, lr=0.0)
     want = _run_loop(reinforce.reinforce_updates, setup, 1, lr=0.0)
@@ -1389,10 +1367,7 @@ def check_reinforce_updates_params(
     )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 7 · el mismo gradiente por función de puntuación y por
-# reparametrización: una celda calificada para cada estimador
-# ---------------------------------------------------------------------------
+# --- Ejercicio 7 · función de puntuación y reparametrización (una celda cada una)
 
 
 class _Reward:
@@ -1502,13 +1477,13 @@ _ESTIMATORS_SWAPPED = Mistake(
 )
 _ESTIMATORS_SUMMED = Mistake(
     "estimators_summed",
-    lambda *a: _by_hand(*a, reduce="sum"),
+    variant_of(_by_hand, reduce="sum"),
     "Cada estimación es una media sobre las N muestras, no una suma: con una "
     "suma, el gradiente crece con N.",
 )
 _ESTIMATORS_WRT_STD = Mistake(
     "estimators_wrt_std",
-    lambda *a: _by_hand(*a, wrt_std=True),
+    variant_of(_by_hand, wrt_std=True),
     "La segunda componente es la derivada respecto a log σ, no respecto a σ: "
     "pon log σ en el tensor que derivas y calcula σ = exp(log σ) dentro (la "
     "regla de la cadena multiplica por σ).",
@@ -1519,7 +1494,7 @@ SCORE_ESTIMATOR_MISTAKES: list[Mistake] = [
     _ESTIMATORS_SWAPPED,
     Mistake(
         "score_estimate_x_attached",
-        lambda *a: _by_hand(*a, detach_x=False),
+        variant_of(_by_hand, detach_x=False),
         "En la función de puntuación las muestras x son fijas: sepáralas del "
         "grafo (x.detach()) antes de evaluar log N(x; μ, σ²). Si no, la "
         "derivada de log N pasa también a través de x = μ + σ·ε, y eso ya no "
@@ -1527,7 +1502,7 @@ SCORE_ESTIMATOR_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "score_estimate_weight_grad",
-        lambda *a: _by_hand(*a, constant_weight=False),
+        variant_of(_by_hand, constant_weight=False),
         "En la función de puntuación el peso f(x) es una constante, como el "
         "retorno en REINFORCE: evalúa f en las muestras separadas del grafo "
         "(o haz .detach()). Si no, se cuela la derivada de f.",
@@ -1547,7 +1522,7 @@ PATHWISE_ESTIMATOR_MISTAKES: list[Mistake] = [
     _ESTIMATORS_SWAPPED,
     Mistake(
         "pathwise_estimate_detached",
-        lambda *a: _by_hand(*a, pathwise_through_x=False),
+        variant_of(_by_hand, pathwise_through_x=False),
         "En la reparametrización el gradiente tiene que pasar por la muestra: "
         "x = μ + σ·ε con μ y log σ en el grafo, y deriva la media de f(x) sin "
         "separar x del grafo.",
@@ -1557,47 +1532,35 @@ PATHWISE_ESTIMATOR_MISTAKES: list[Mistake] = [
 ]
 
 
-def _estimator_mistakes(index: int) -> list[Mistake]:
-    """Los errores típicos de la estimación ``index``, sobre esa estimación."""
+def _check_estimator(function: Callable[..., Any], cases: Any, index: int) -> None:
+    """La estimación ``index`` (0: función de puntuación, 1: reparametrización)."""
     rows = SCORE_ESTIMATOR_MISTAKES if index == 0 else PATHWISE_ESTIMATOR_MISTAKES
-    return [replace(m, variant=_estimator(m.variant, index)) for m in rows]
+    check_cases(
+        _estimator(function, index),
+        "gradient_estimators",
+        cases,
+        _estimator(reinforce.gradient_estimators, index),
+        [replace(m, variant=_estimator(m.variant, index)) for m in rows],
+        atol=1e-5,
+    )
 
 
-@exercise(
-    MODULE,
-    "gradient_estimators",
-    uses={"gaussian_log_prob": reinforce.gaussian_log_prob},
-)
+_ESTIMATOR_USES = {"gaussian_log_prob": reinforce.gaussian_log_prob}
+
+
+@exercise(MODULE, "gradient_estimators", uses=_ESTIMATOR_USES)
 def check_gradient_estimators_score(
     gradient_estimators: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = GRADIENT_ESTIMATOR_CASES,
 ) -> None:
     """La estimación por función de puntuación (la primera que se devuelve)."""
-    check_cases(
-        _estimator(gradient_estimators, 0),
-        "gradient_estimators",
-        cases,
-        _estimator(reinforce.gradient_estimators, 0),
-        _estimator_mistakes(0),
-        atol=1e-5,
-    )
+    _check_estimator(gradient_estimators, cases, 0)
 
 
-@exercise(
-    MODULE,
-    "gradient_estimators",
-    uses={"gaussian_log_prob": reinforce.gaussian_log_prob},
-)
+@exercise(MODULE, "gradient_estimators", uses=_ESTIMATOR_USES)
 def check_gradient_estimators_pathwise(
     gradient_estimators: Callable[..., Any],
     cases: Iterable[tuple[Any, ...]] = GRADIENT_ESTIMATOR_CASES,
 ) -> None:
     """La estimación por reparametrización (la segunda que se devuelve)."""
-    check_cases(
-        _estimator(gradient_estimators, 1),
-        "gradient_estimators",
-        cases,
-        _estimator(reinforce.gradient_estimators, 1),
-        _estimator_mistakes(1),
-        atol=1e-5,
-    )
+    _check_estimator(gradient_estimators, cases, 1)
