@@ -301,7 +301,6 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).mean()
 """,
             mistake="policy_sign",
-            fails=("baseline_losses_test",),
         ),
         Answer(
             "values separado también en la pérdida del valor",
@@ -323,7 +322,6 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).sum()
 """,
             mistake="value_sum",
-            fails=("baseline_losses_test",),
         ),
         Answer(
             "sin línea base en la política",
@@ -333,7 +331,6 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).mean()
 """,
             mistake="policy_no_baseline",
-            fails=("baseline_losses_test",),
         ),
         Answer(
             "pérdidas convertidas en números con .item()",
@@ -740,7 +737,6 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).mean()
 """,
         mistake="policy_mean_over_steps",
-        fails=("baseline_losses_test",),
     ),
     Answer(
         "la política sin dividir por N",
@@ -751,7 +747,6 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).mean()
 """,
         mistake="policy_not_divided",
-        fails=("baseline_losses_test",),
     ),
     Answer(
         "suma V(s) en la ventaja",
@@ -762,7 +757,6 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).mean()
 """,
         mistake="policy_value_added",
-        fails=("baseline_losses_test",),
     ),
     Answer(
         "error absoluto en el valor",
@@ -773,7 +767,6 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, (values - returns).abs().mean()
 """,
         mistake="value_absolute",
-        fails=("baseline_losses_test",),
     ),
     Answer(
         "el valor dividido por N episodios",
@@ -784,7 +777,6 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, ((values - returns) ** 2).sum() / n_episodes
 """,
         mistake="value_divided_by_episodes",
-        fails=("baseline_losses_test",),
     ),
     Answer(
         "el cuadrado de la media de los errores",
@@ -795,7 +787,6 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     return policy_loss, (values - returns).mean() ** 2
 """,
         mistake="value_square_of_mean",
-        fails=("baseline_losses_test",),
     ),
     Answer(
         "devuelve la pérdida total como segunda",
