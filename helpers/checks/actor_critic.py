@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import functools
 
 import numpy as np
 import torch
 
 from helpers import actor_critic
 from helpers.checks import (
+    Diagnosis,
+    Flow,
     Mistake,
     check_cases,
+    check_gradients,
     check_procedure,
-    close,
     exercise,
     fail,
     tensor,
+    variant_of,
 )
 from helpers.formatting import number
 
 MODULE = "05_actor_critico"
-
-Case = tuple[Any, ...]
 
 
 def make_batch(
@@ -39,23 +39,18 @@ def make_batch(
     para que se lean bien en los mensajes.
     """
     rng = np.random.default_rng(seed)
-    horizon, n_envs = shape
     rewards = np.round(rng.uniform(-1.0, 1.5, shape), 1)
     values = np.round(rng.uniform(-1.0, 2.0, shape), 1)
-    next_values = np.vstack([values[1:], np.round(rng.uniform(-1.0, 2.0, n_envs), 1)])
+    next_values = np.vstack([values[1:], np.round(rng.uniform(-1.0, 2.0, shape[1]), 1)])
     terminated, truncated = np.zeros(shape), np.zeros(shape)
     for (t, i), flags in [(p, terminated) for p in terminated_at] + [
         (p, truncated) for p in truncated_at
     ]:
         flags[t, i] = 1.0
         next_values[t, i] = np.round(rng.uniform(0.5, 2.0), 1)
-    return {
-        "rewards": tensor(rewards),
-        "values": tensor(values),
-        "next_values": tensor(next_values),
-        "terminated": tensor(terminated),
-        "truncated": tensor(truncated),
-    }
+    named = dict(rewards=rewards, values=values, next_values=next_values)
+    named |= dict(terminated=terminated, truncated=truncated)
+    return {key: tensor(value) for key, value in named.items()}
 
 
 # Bloques con los tres casos: episodio que sigue, terminal y truncado.
@@ -69,51 +64,47 @@ HIDDEN_BATCHES = [
     make_batch(8, (3, 2), terminated_at=((2, 0),), truncated_at=((0, 1), (2, 1))),
 ]
 
-
 #: Bloques de cada aspecto, para las celdas de crédito parcial: sin finales de
 #: episodio, solo con estados terminales y solo con truncamientos.
-PLAIN_BATCHES = [make_batch(2, (4, 1)), make_batch(3, (6, 2)), make_batch(4, (5, 3))]
-TERMINATED_BATCHES = [
+PLAIN = [make_batch(2, (4, 1)), make_batch(3, (6, 2)), make_batch(4, (5, 3))]
+TERMINATED = [
     make_batch(0, (5, 3), terminated_at=((1, 1), (3, 2))),
     make_batch(1, (6, 2), terminated_at=((3, 0), (5, 1), (0, 1))),
 ]
-TRUNCATED_BATCHES = [
+TRUNCATED = [
     make_batch(5, (5, 3), truncated_at=((1, 0), (2, 2))),
     make_batch(6, (6, 2), truncated_at=((1, 1), (2, 0), (4, 0))),
 ]
 
 
-def relevant_mistakes(
-    mistakes: list[Mistake], cases: list, reference: Callable[..., Any]
-) -> list[Mistake]:
-    """Los errores típicos que dan otra cosa que la referencia en ``cases``.
+def _cases(batches, keys: str, *rest) -> list[tuple]:
+    """Los casos: de cada bloque, las entradas ``keys``, y después ``rest``."""
+    return [
+        (*(b[k] for k in keys.split()), *extra)
+        for b, *extra in zip(batches, *rest, strict=True)
+    ]
 
-    Una celda que mira un solo aspecto (p. ej. los bloques sin finales de
-    episodio) no debe explicar un fallo con un error que allí da lo mismo que
-    la respuesta correcta.
-    """
+
+def _differing(mistakes: list[Mistake], cases: list, reference) -> list[Mistake]:
+    """Las filas que dan otra cosa que la referencia en ``cases``: una que da lo
+    mismo (en una celda que mira un solo aspecto) se parecería a cualquier
+    respuesta casi correcta."""
     want = [np.asarray(reference(*c), dtype=float) for c in cases]
-    kept = []
-    for mistake in mistakes:
-        got = [np.asarray(mistake.variant(*c), dtype=float) for c in cases]
-        if not all(close(g, w, atol=1e-6) for g, w in zip(got, want, strict=True)):
-            kept.append(mistake)
-    return kept
+    return [
+        m
+        for m in mistakes
+        if not all(
+            np.allclose(np.asarray(m.variant(*c), dtype=float), w, atol=1e-6)
+            for c, w in zip(cases, want, strict=True)
+        )
+    ]
 
 
 # ---------------------------------------------------------------------------
 # Ejercicio 1 · errores TD
 # ---------------------------------------------------------------------------
 
-
-def _td_cases(batches: list[dict[str, torch.Tensor]], gammas: list[float]) -> list:
-    return [
-        (b["rewards"], b["values"], b["next_values"], b["terminated"], g)
-        for b, g in zip(batches, gammas, strict=True)
-    ]
-
-
-TD_MISTAKES: list[Mistake] = [
+TD_MISTAKES = [
     Mistake(
         "td_bootstraps_terminal",
         lambda r, v, nv, term, g: r + g * nv - v,
@@ -153,9 +144,11 @@ TD_MISTAKES: list[Mistake] = [
 
 
 @exercise(MODULE, "td_errors")
-def check_td_errors(td_errors: Callable[..., Any], cases: list | None = None) -> None:
+def check_td_errors(td_errors, cases=None) -> None:
     """Comprueba ``td_errors(rewards, values, next_values, terminated, gamma)``."""
-    cases = cases or _td_cases(BATCHES, [0.9, 0.5, 0.99])
+    cases = cases or _cases(
+        BATCHES, "rewards values next_values terminated", [0.9, 0.5, 0.99]
+    )
     check_cases(
         td_errors, "td_errors", cases, actor_critic.td_errors, TD_MISTAKES, atol=1e-5
     )
@@ -166,46 +159,43 @@ def check_td_errors(td_errors: Callable[..., Any], cases: list | None = None) ->
 # ---------------------------------------------------------------------------
 
 
-def _n_step_variant(
+def _n_step(
+    rewards,
+    next_values,
+    terminated,
+    truncated,
+    n,
+    gamma,
     *,
-    leak: bool = False,
-    boot_terminal: bool = False,
-    cut_truncated: bool = False,
-    tail_power: int = 0,
-    ignore_n: bool = False,
-) -> Callable[..., Any]:
-    """Una versión (correcta o con un error típico) de los retornos de n pasos."""
-
-    def returns_fn(rewards, next_values, terminated, truncated, n, gamma):
-        r, nv = np.asarray(rewards, float), np.asarray(next_values, float)
-        term, trunc = np.asarray(terminated, float), np.asarray(truncated, float)
-        if cut_truncated:
-            term = np.maximum(term, trunc)
-        done = np.maximum(term, trunc)
-        horizon = r.shape[0]
-        steps = horizon if ignore_n else n
-        out = np.zeros_like(r)
-        for t in range(horizon):
-            total = np.zeros_like(r[0])
-            alive = np.ones_like(r[0])
-            for k in range(t, min(t + steps, horizon)):
-                j = k - t
-                total += alive * gamma**j * r[k]
-                last = k == min(t + steps, horizon) - 1
-                stop = (
-                    np.ones_like(r[0]) if last else (0 * done[k] if leak else done[k])
-                )
-                keep = np.ones_like(r[0]) if boot_terminal else 1 - term[k]
-                power = j + 1 + tail_power
-                total += alive * stop * gamma**power * keep * nv[k]
-                alive = alive * (1 - stop)
-            out[t] = total
-        return out
-
-    return returns_fn
+    leak=False,
+    boot_terminal=False,
+    cut_truncated=False,
+    tail_power=0,
+    ignore_n=False,
+):
+    """Los retornos de n pasos, con la opción de cada error típico."""
+    r, nv = np.asarray(rewards, float), np.asarray(next_values, float)
+    term, trunc = np.asarray(terminated, float), np.asarray(truncated, float)
+    term = np.maximum(term, trunc) if cut_truncated else term
+    done = 0 * term if leak else np.maximum(term, trunc)
+    keep = np.ones_like(term) if boot_terminal else 1 - term
+    horizon = len(r)
+    out = np.zeros_like(r)
+    for t in range(horizon):
+        alive = np.ones_like(r[0])
+        end = min(t + (horizon if ignore_n else n), horizon)
+        for k in range(t, end):
+            out[t] += alive * gamma ** (k - t) * r[k]
+            stop = np.ones_like(r[0]) if k == end - 1 else done[k]
+            out[t] += alive * stop * gamma ** (k - t + 1 + tail_power) * keep[k] * nv[k]
+            alive = alive * (1 - stop)
+    return out
 
 
-N_STEP_MISTAKES: list[Mistake] = [
+#: Para ``tests/test_actor_critic.py``: la implementación con unas opciones.
+_n_step_variant = functools.partial(variant_of, _n_step)
+
+N_STEP_MISTAKES = [
     Mistake(
         "n_step_leaks",
         _n_step_variant(leak=True),
@@ -239,65 +229,37 @@ N_STEP_MISTAKES: list[Mistake] = [
     ),
 ]
 
-
-def _n_step_cases(batches, ns, gammas) -> list:
-    return [
-        (b["rewards"], b["next_values"], b["terminated"], b["truncated"], n, g)
-        for b, n, g in zip(batches, ns, gammas, strict=True)
-    ]
+N_STEP_KEYS = "rewards next_values terminated truncated"
 
 
-def _check_n_step(n_step_returns: Callable[..., Any], cases: list) -> None:
+def _check_n_step(n_step_returns, cases) -> None:
     reference = actor_critic.n_step_returns
-    check_cases(
-        n_step_returns,
-        "n_step_returns",
-        cases,
-        reference,
-        relevant_mistakes(N_STEP_MISTAKES, cases, reference),
-        atol=1e-5,
-    )
+    rows = _differing(N_STEP_MISTAKES, cases, reference)
+    check_cases(n_step_returns, "n_step_returns", cases, reference, rows, atol=1e-5)
 
 
 @exercise(MODULE, "n_step_returns", "sin finales de episodio")
-def check_n_step_returns(
-    n_step_returns: Callable[..., Any], cases: list | None = None
-) -> None:
+def check_n_step_returns(n_step_returns, cases=None) -> None:
     """Comprueba ``n_step_returns(rewards, next_values, terminated, truncated, n,
     gamma)`` en bloques sin finales: n y el final del bloque."""
-    cases = cases or _n_step_cases(
-        PLAIN_BATCHES + PLAIN_BATCHES[1:], [3, 1, 2, 9, 4], [0.9, 0.8, 0.5, 0.7, 0.99]
-    )
+    ns, gammas = [3, 1, 2, 9, 4], [0.9, 0.8, 0.5, 0.7, 0.99]
+    cases = cases or _cases(PLAIN + PLAIN[1:], N_STEP_KEYS, ns, gammas)
     _check_n_step(n_step_returns, cases)
 
 
-@exercise(
-    MODULE,
-    "n_step_returns",
-    "episodios que terminan",
-)
-def check_n_step_returns_terminated(
-    n_step_returns: Callable[..., Any], cases: list | None = None
-) -> None:
+@exercise(MODULE, "n_step_returns", "episodios que terminan")
+def check_n_step_returns_terminated(n_step_returns, cases=None) -> None:
     """Comprueba ``n_step_returns`` en bloques con estados terminales."""
-    cases = cases or _n_step_cases(
-        TERMINATED_BATCHES + TERMINATED_BATCHES, [3, 2, 6, 1], [0.9, 0.8, 0.7, 0.5]
-    )
+    ns, gammas = [3, 2, 6, 1], [0.9, 0.8, 0.7, 0.5]
+    cases = cases or _cases(TERMINATED * 2, N_STEP_KEYS, ns, gammas)
     _check_n_step(n_step_returns, cases)
 
 
-@exercise(
-    MODULE,
-    "n_step_returns",
-    "episodios truncados",
-)
-def check_n_step_returns_truncated(
-    n_step_returns: Callable[..., Any], cases: list | None = None
-) -> None:
+@exercise(MODULE, "n_step_returns", "episodios truncados")
+def check_n_step_returns_truncated(n_step_returns, cases=None) -> None:
     """Comprueba ``n_step_returns`` en bloques con truncamientos."""
-    cases = cases or _n_step_cases(
-        TRUNCATED_BATCHES + TRUNCATED_BATCHES, [3, 2, 6, 1], [0.9, 0.8, 0.7, 0.5]
-    )
+    ns, gammas = [3, 2, 6, 1], [0.9, 0.8, 0.7, 0.5]
+    cases = cases or _cases(TRUNCATED * 2, N_STEP_KEYS, ns, gammas)
     _check_n_step(n_step_returns, cases)
 
 
@@ -306,58 +268,62 @@ def check_n_step_returns_truncated(
 # ---------------------------------------------------------------------------
 
 
-def _gae_variant(
+def _gae(
+    rewards,
+    values,
+    next_values,
+    terminated,
+    truncated,
+    gamma,
+    lam,
     *,
-    leak: bool = False,
-    boot_terminal: bool = False,
-    cut_truncated: bool = False,
-    swap: bool = False,
-    forward: bool = False,
-    no_lam: bool = False,
-    no_gamma: bool = False,
-    trunc_leaks: bool = False,
-) -> Callable[..., Any]:
-    """Una versión (correcta o con un error típico) de GAE."""
-
-    def gae_fn(rewards, values, next_values, terminated, truncated, gamma, lam):
-        r, v = np.asarray(rewards, float), np.asarray(values, float)
-        nv = np.asarray(next_values, float)
-        term, trunc = np.asarray(terminated, float), np.asarray(truncated, float)
-        if swap:
-            gamma, lam = lam, gamma
-        stop_boot = np.maximum(term, trunc) if cut_truncated else term
-        keep = 1.0 if boot_terminal else 1 - stop_boot
-        deltas = r + gamma * keep * nv - v
-        done = term if trunc_leaks else np.maximum(term, trunc)
-        not_done = np.ones_like(done) if leak else 1 - done
-        decay = (1.0 if no_gamma else gamma) * (1.0 if no_lam else lam)
-        out = np.zeros_like(deltas)
-        running = np.zeros_like(deltas[0])
-        order = range(len(r)) if forward else reversed(range(len(r)))
-        for t in order:
-            if forward:
-                running = deltas[t] + decay * (1 - done[t - 1] if t else 1) * running
-            else:
-                running = deltas[t] + decay * not_done[t] * running
-            out[t] = running
-        return out
-
-    return gae_fn
+    leak=False,
+    boot_terminal=False,
+    cut_truncated=False,
+    swap=False,
+    forward=False,
+    no_lam=False,
+    no_gamma=False,
+    trunc_leaks=False,
+):
+    """GAE, con la opción de cada error típico."""
+    r, v = np.asarray(rewards, float), np.asarray(values, float)
+    nv = np.asarray(next_values, float)
+    term, trunc = np.asarray(terminated, float), np.asarray(truncated, float)
+    gamma, lam = (lam, gamma) if swap else (gamma, lam)
+    stop_boot = np.maximum(term, trunc) if cut_truncated else term
+    deltas = r + gamma * (1.0 if boot_terminal else 1 - stop_boot) * nv - v
+    done = term if trunc_leaks else np.maximum(term, trunc)
+    not_done = np.ones_like(done) if leak else 1 - done
+    decay = (1.0 if no_gamma else gamma) * (1.0 if no_lam else lam)
+    out, running = np.zeros_like(deltas), np.zeros_like(deltas[0])
+    for t in range(len(r)) if forward else reversed(range(len(r))):
+        if forward:
+            running = deltas[t] + decay * (1 - done[t - 1] if t else 1) * running
+        else:
+            running = deltas[t] + decay * not_done[t] * running
+        out[t] = running
+    return out
 
 
-GAE_MISTAKES: list[Mistake] = [
+#: Para ``tests/test_actor_critic.py``: la implementación con unas opciones.
+_gae_variant = functools.partial(variant_of, _gae)
+
+GAE_MISTAKES = [
+    # Primero: sin estados terminales, no reiniciar nunca y reiniciar solo con
+    # terminated dan lo mismo, y este es el diagnóstico más preciso.
+    Mistake(
+        "gae_truncation_leaks",
+        _gae_variant(trunc_leaks=True),
+        "Solo cortas la recursión con terminated: un truncamiento también cierra "
+        "el episodio, y la ventaja del siguiente no debe sumarse a la de este.",
+    ),
     Mistake(
         "gae_leaks",
         _gae_variant(leak=True),
         "La ventaja se filtra entre episodios: al recorrer hacia atrás, la suma "
         "debe reiniciarse tras cada final (multiplica el término γλ·Â_{t+1} por "
         "1 − done_t, con done_t = terminated_t o truncated_t).",
-    ),
-    Mistake(
-        "gae_truncation_leaks",
-        _gae_variant(trunc_leaks=True),
-        "Solo cortas la recursión con terminated: un truncamiento también cierra "
-        "el episodio, y la ventaja del siguiente no debe sumarse a la de este.",
     ),
     Mistake(
         "gae_bootstraps_terminal",
@@ -398,69 +364,37 @@ GAE_MISTAKES: list[Mistake] = [
     ),
 ]
 
-
-def _gae_cases(batches, gammas, lams) -> list:
-    return [
-        (
-            b["rewards"],
-            b["values"],
-            b["next_values"],
-            b["terminated"],
-            b["truncated"],
-            g,
-            lam,
-        )
-        for b, g, lam in zip(batches, gammas, lams, strict=True)
-    ]
-
-
-def _check_gae(
-    gae: Callable[..., Any], cases: list, mistakes: list[Mistake] = GAE_MISTAKES
-) -> None:
-    reference = actor_critic.gae
-    mistakes = relevant_mistakes(mistakes, cases, reference)
-    check_cases(gae, "gae", cases, reference, mistakes, atol=1e-4)
-
-
+GAE_KEYS = "rewards values next_values terminated truncated"
 # Si tu gae llama a tu td_errors, se comprueba con la de referencia en su lugar:
 # un error del ejercicio 1 no cuesta puntos aquí.
 USES_TD = {"td_errors": actor_critic.td_errors}
 
 
+def _check_gae(gae, cases) -> None:
+    rows = _differing(GAE_MISTAKES, cases, actor_critic.gae)
+    check_cases(gae, "gae", cases, actor_critic.gae, rows, atol=1e-4)
+
+
 @exercise(MODULE, "gae", "sin finales de episodio", uses=USES_TD)
-def check_gae(gae: Callable[..., Any], cases: list | None = None) -> None:
+def check_gae(gae, cases=None) -> None:
     """Comprueba ``gae(rewards, values, next_values, terminated, truncated, gamma,
     lam)`` en bloques sin finales de episodio."""
-    cases = cases or _gae_cases(
-        PLAIN_BATCHES + PLAIN_BATCHES[:2],
-        [0.9, 0.8, 0.99, 0.9, 0.6],
-        [0.7, 0.5, 0.95, 0.0, 1.0],
-    )
-    _check_gae(gae, cases)
+    gammas, lams = [0.9, 0.8, 0.99, 0.9, 0.6], [0.7, 0.5, 0.95, 0.0, 1.0]
+    _check_gae(gae, cases or _cases(PLAIN + PLAIN[:2], GAE_KEYS, gammas, lams))
 
 
 @exercise(MODULE, "gae", "episodios que terminan", uses=USES_TD)
-def check_gae_terminated(gae: Callable[..., Any], cases: list | None = None) -> None:
+def check_gae_terminated(gae, cases=None) -> None:
     """Comprueba ``gae`` en bloques con estados terminales."""
-    cases = cases or _gae_cases(
-        TERMINATED_BATCHES + TERMINATED_BATCHES,
-        [0.9, 0.8, 0.6, 0.99],
-        [0.7, 0.5, 1.0, 0.9],
-    )
-    _check_gae(gae, cases)
+    gammas, lams = [0.9, 0.8, 0.6, 0.99], [0.7, 0.5, 1.0, 0.9]
+    _check_gae(gae, cases or _cases(TERMINATED * 2, GAE_KEYS, gammas, lams))
 
 
 @exercise(MODULE, "gae", "episodios truncados", uses=USES_TD)
-def check_gae_truncated(gae: Callable[..., Any], cases: list | None = None) -> None:
+def check_gae_truncated(gae, cases=None) -> None:
     """Comprueba ``gae`` en bloques con truncamientos."""
-    cases = cases or _gae_cases(
-        TRUNCATED_BATCHES + TRUNCATED_BATCHES,
-        [0.9, 0.8, 0.6, 0.99],
-        [0.7, 0.5, 1.0, 0.9],
-    )
-    # Sin estados terminales, no reiniciar nunca y reiniciar solo con terminated
-    # dan lo mismo: aquí el segundo es el diagnóstico más preciso.
-    _check_gae(gae, cases, [GAE_MISTAKES[1], GAE_MISTAKES[0], *GAE_MISTAKES[2:]])
+    gammas, lams = [0.9, 0.8, 0.6, 0.99], [0.7, 0.5, 1.0, 0.9]
+    _check_gae(gae, cases or _cases(TRUNCATED * 2, GAE_KEYS, gammas, lams))
 
 
 # ---------------------------------------------------------------------------
@@ -468,223 +402,178 @@ def check_gae_truncated(gae: Callable[..., Any], cases: list | None = None) -> N
 # ---------------------------------------------------------------------------
 
 
-def _loss_mistake(kind: str) -> Callable[..., torch.Tensor]:
-    def loss_fn(log_probs, values, advantages, returns, entropy, c_v, c_h):
-        adv = advantages if kind == "attached" else advantages.detach()
-        policy = -(log_probs * adv).mean()
-        value = ((values - returns.detach()) ** 2).mean()
-        bonus = entropy.mean()
-        if kind == "policy_sign":
-            policy = -policy
-        if kind == "entropy_sign":
-            bonus = -bonus
-        if kind == "no_value_coef":
-            c_v = 1.0
-        if kind == "sum":
-            policy = -(log_probs * adv).sum()
-            value = ((values - returns.detach()) ** 2).sum()
-            bonus = entropy.sum()
-        if kind == "value_abs":
-            value = (values - returns.detach()).abs().mean()
-        if kind == "no_entropy":
-            c_h = 0.0
-        return policy + c_v * value - c_h * bonus
-
-    return loss_fn
+def loss_case(
+    seed: int, batch: int = 6, value_coef: float = 0.5, entropy_coef: float = 0.05
+) -> tuple:
+    """Un caso de la pérdida: ``(log_probs, values, advantages, returns, entropy,
+    value_coef, entropy_coef)`` de una política y un crítico al azar."""
+    generator = torch.Generator().manual_seed(seed)
+    logits = torch.randn(batch, 3, generator=generator)
+    actions = torch.randint(0, 3, (batch,), generator=generator)
+    values = torch.randn(batch, generator=generator)
+    returns = 2 * torch.randn(batch, generator=generator)
+    policy = torch.distributions.Categorical(logits=logits)
+    log_probs, entropy = policy.log_prob(actions), policy.entropy()
+    return (
+        log_probs,
+        values,
+        returns - values,
+        returns,
+        entropy,
+        value_coef,
+        entropy_coef,
+    )
 
 
-LOSS_MISTAKES: list[Mistake] = [
+#: Bloques de más de 8 pasos: los mensajes los nombran por su forma.
+LOSS_CASES = [
+    loss_case(0, batch=10),
+    loss_case(1, 9, value_coef=0.25, entropy_coef=0.1),
+]
+
+
+def _loss(
+    log_probs,
+    values,
+    advantages,
+    returns,
+    entropy,
+    value_coef,
+    entropy_coef,
+    *,
+    actor=-1.0,
+    bonus=-1.0,
+    critic=None,
+    reduce=torch.mean,
+    error=torch.square,
+    detach=True,
+):
+    """La pérdida, con la opción de cada error típico (``detach``: la ventaja)."""
+    advantages = advantages.detach() if detach else advantages
+    returns = returns.detach()
+    value_coef = value_coef if critic is None else critic
+    return (
+        actor * reduce(log_probs * advantages)
+        + value_coef * reduce(error(values - returns))
+        + bonus * entropy_coef * reduce(entropy)
+    )
+
+
+LOSS_MISTAKES = [
     Mistake(
         "loss_advantage_attached",
-        _loss_mistake("attached"),
+        variant_of(_loss, detach=False),
         "La ventaja no está separada del grafo: Â = R − V(s) depende del crítico, "
         "y sin .detach() el término del actor empuja también a V (el gradiente de "
         "values no es solo el de la regresión). Usa advantages.detach().",
     ),
     Mistake(
         "loss_policy_sign",
-        _loss_mistake("policy_sign"),
+        variant_of(_loss, actor=1.0),
         "El signo del término del actor: la pérdida es −mean(log π·Â) (el "
         "optimizador minimiza; queremos subir log π donde Â > 0).",
     ),
     Mistake(
         "loss_entropy_sign",
-        _loss_mistake("entropy_sign"),
+        variant_of(_loss, bonus=1.0),
         "El premio a la entropía va con signo menos en la pérdida (− c_H·H): al "
         "minimizar, la entropía debe subir, no bajar.",
     ),
     Mistake(
         "loss_no_value_coef",
-        _loss_mistake("no_value_coef"),
+        variant_of(_loss, critic=1.0),
         "Falta el coeficiente value_coef delante de la pérdida del crítico.",
     ),
     Mistake(
         "loss_sum",
-        _loss_mistake("sum"),
+        variant_of(_loss, reduce=torch.sum),
         "Sumas en lugar de promediar: usa .mean() en los tres términos, para que "
         "la escala no dependa del tamaño del bloque.",
     ),
     Mistake(
         "loss_value_abs",
-        _loss_mistake("value_abs"),
+        variant_of(_loss, error=torch.abs),
         "La pérdida del crítico es el error cuadrático medio, mean((V − R)²), no "
         "el error absoluto.",
     ),
     Mistake(
         "loss_no_entropy",
-        _loss_mistake("no_entropy"),
+        variant_of(_loss, bonus=0.0),
         "Falta el premio a la entropía: − entropy_coef · mean(entropy).",
     ),
 ]
-#: Sin un error típico que lo explique, lo que se le recuerda al estudiante
-#: (con el id ``"loss_wrong_value"``).
+
+
+def _loss_mistake(kind: str):
+    """La variante de la fila cuyo id contiene ``kind`` (para las pruebas)."""
+    return next(m.variant for m in LOSS_MISTAKES if kind in m.id)
+
+
+#: Sin un error típico que lo explique, lo que se le recuerda al estudiante.
 LOSS_REMINDER = (
     "Recuerda: −mean(log π·Â) + value_coef·mean((V − R)²) − entropy_coef·mean(H)."
 )
 
 
-def _loss_probe(loss_fn: Callable[..., Any], case: dict[str, Any]) -> tuple:
-    """Ejecuta ``loss_fn`` en un caso: ``(logits, valores, pérdida)``."""
-    logits = case["logits"].clone().requires_grad_(True)
-    critic = case["values"].clone().requires_grad_(True)
-    distribution = torch.distributions.Categorical(logits=logits)
-    log_probs = distribution.log_prob(case["actions"])
-    entropy = distribution.entropy()
-    # La ventaja se calcula con los valores del crítico: depende de ellos.
-    advantages = case["returns"] - critic
-    loss = loss_fn(
-        log_probs,
-        critic,
-        advantages,
-        case["returns"].clone(),
-        entropy,
-        case["value_coef"],
-        case["entropy_coef"],
-    )
-    return logits, critic, loss
-
-
-def loss_case(
-    seed: int, batch: int = 6, value_coef: float = 0.5, entropy_coef: float = 0.05
-) -> dict[str, Any]:
-    """Un caso de prueba de la pérdida: logits, acciones, valores y retornos."""
-    generator = torch.Generator().manual_seed(seed)
-    return {
-        "logits": torch.randn(batch, 3, generator=generator),
-        "actions": torch.randint(0, 3, (batch,), generator=generator),
-        "values": torch.randn(batch, generator=generator),
-        "returns": 2 * torch.randn(batch, generator=generator),
-        "value_coef": value_coef,
-        "entropy_coef": entropy_coef,
-    }
-
-
-LOSS_CASES = [loss_case(0), loss_case(1, batch=9, value_coef=0.25, entropy_coef=0.1)]
-
-
-def _loss_value(loss_fn: Callable[..., Any], case: dict[str, Any]) -> float:
-    _, _, loss = _loss_probe(loss_fn, case)
-    return float(torch.as_tensor(loss).detach().reshape(-1)[0])
+def _loss_value(loss_fn, case) -> float:
+    """El valor de la pérdida en un caso, o un fallo si no es un número."""
+    loss = loss_fn(*(x.clone() if torch.is_tensor(x) else x for x in case))
+    try:
+        shape = tuple(torch.as_tensor(loss).shape)
+    except (TypeError, ValueError, RuntimeError):
+        forgot = " ¿Falta el return?" if loss is None else ""
+        fail(
+            "La pérdida debe ser un número (un tensor escalar); es "
+            f"{type(loss).__name__}.{forgot}",
+            "loss_not_number",
+        )
+    if np.prod(shape) != 1:
+        fail(
+            "La pérdida debe ser un escalar (un solo número); tiene forma "
+            f"{shape}. ¿Falta un promedio?",
+            "loss_not_scalar",
+        )
+    return float(torch.as_tensor(loss).detach().reshape(()))
 
 
 @exercise(MODULE, "actor_critic_loss", "su valor")
-def check_actor_critic_loss(
-    actor_critic_loss: Callable[..., Any], cases: list | None = None
-) -> None:
+def check_actor_critic_loss(actor_critic_loss, cases=None) -> None:
     """Comprueba el valor de ``actor_critic_loss(log_probs, values, advantages,
-    returns, entropy, value_coef, entropy_coef)``; el gradiente lo mira
-    :func:`check_actor_critic_loss_grad`."""
+    returns, entropy, value_coef, entropy_coef)``."""
     cases = cases or LOSS_CASES
-    for case in cases:
-        _, _, loss = _loss_probe(actor_critic_loss, case)
-        size = torch.as_tensor(loss).numel() if _is_number(loss) else None
-        if size is None:
-            forgot = " ¿Falta el return?" if loss is None else ""
-            fail(
-                "La pérdida debe ser un número (un tensor escalar); es "
-                f"{type(loss).__name__}.{forgot}",
-                "loss_not_number",
-            )
-        if size != 1:
-            fail(
-                "La pérdida debe ser un escalar (un solo número); tiene forma "
-                f"{tuple(torch.as_tensor(loss).shape)}. ¿Falta un promedio?",
-                "loss_not_scalar",
-            )
-
-    def run(loss_fn: Callable[..., Any]) -> list[float]:
-        return [_loss_value(loss_fn, c) for c in cases]
-
-    def same(got: list[float], want: list[float]) -> bool:
-        return all(abs(g - w) <= 1e-5 for g, w in zip(got, want, strict=True))
-
-    def same_as_mistake(got: list[float], mistaken: list[float]) -> bool:
-        # Un error que no cambia el valor no explica un valor equivocado.
-        return mistaken != want and same(got, mistaken)
 
     def describe(got: list[float], want: list[float]) -> str:
-        first = next(
-            i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w
+        i = next(
+            i
+            for i, (g, w) in enumerate(zip(got, want, strict=True))
+            if abs(g - w) > 1e-5
         )
         return (
-            f"En un bloque de prueba la pérdida vale {number(want[first], 5)} y la "
-            f"tuya {number(got[first], 5)}."
+            f"En un bloque de prueba la pérdida vale {number(want[i], 5)} y la "
+            f"tuya {number(got[i], 5)}."
         )
 
     def unexplained(got: list[float], want: list[float]) -> None:
         fail(f"{describe(got, want)}\n{LOSS_REMINDER}", "loss_wrong_value")
 
-    want = run(actor_critic.actor_critic_loss)
     check_procedure(
         actor_critic_loss,
         actor_critic.actor_critic_loss,
         LOSS_MISTAKES,
-        run=run,
-        same=same,
-        same_as_mistake=same_as_mistake,
+        run=lambda loss_fn: [_loss_value(loss_fn, case) for case in cases],
+        same=lambda got, want: np.allclose(got, want, atol=1e-5, rtol=0),
         describe=describe,
         unexplained=unexplained,
     )
 
 
-def _is_number(value: Any) -> bool:
-    try:
-        torch.as_tensor(value)
-    except (TypeError, ValueError, RuntimeError):
-        return False
-    return True
-
-
-def _loss_gradients(
-    loss_fn: Callable[..., Any], case: dict[str, Any], *, attached: str = ""
-) -> tuple[torch.Tensor, ...]:
-    """La pérdida y sus gradientes respecto a logits, valores, entropía y
-    ``log_probs`` (este, aparte: los logits también reciben el de la entropía).
-
-    Con ``attached="advantages"`` la ventaja llega como en un bucle de verdad,
-    calculada con el crítico (``Â = R − V``, con gradiente hacia V); con
-    ``attached="returns"``, los objetivos (``R = Â + V``). Sin él llegan ya
-    separados. Si la pérdida los trata como constantes, los gradientes coinciden.
-    """
-    logits = case["logits"].clone().requires_grad_(True)
-    critic = case["values"].clone().requires_grad_(True)
-    distribution = torch.distributions.Categorical(logits=logits)
-    log_probs = distribution.log_prob(case["actions"])
-    entropy = distribution.entropy()
-    weight = (case["returns"] - critic.detach()).clone()
-    advantages, returns = weight, case["returns"].clone()
-    if attached == "advantages":
-        advantages = case["returns"] - critic
-    if attached == "returns":
-        returns = weight + critic
-    loss = loss_fn(
-        log_probs,
-        critic,
-        advantages,
-        returns,
-        entropy,
-        case["value_coef"],
-        case["entropy_coef"],
+@exercise(MODULE, "actor_critic_loss", "por dónde pasa el gradiente")
+def check_actor_critic_loss_grad(actor_critic_loss, cases=None) -> None:
+    """Comprueba los gradientes de ``actor_critic_loss``: llegan a la política,
+    al crítico y a la entropía; la ventaja y los objetivos son constantes."""
+    cases = cases or LOSS_CASES
+    loss = actor_critic_loss(
+        *(x.clone() if torch.is_tensor(x) else x for x in cases[0])
     )
     if not isinstance(loss, torch.Tensor):
         fail(
@@ -692,86 +581,53 @@ def _loss_gradients(
             f"{type(loss).__name__}): no uses .item(), float() ni NumPy.",
             "loss_not_tensor",
         )
-    if loss.numel() != 1:
-        fail(
-            "La pérdida debe ser un escalar (un solo número); tiene forma "
-            f"{tuple(loss.shape)}. ¿Falta un promedio?",
-            "loss_not_scalar",
-        )
-    if not loss.requires_grad:
-        fail(
-            "Tu pérdida no tiene gradiente: ¿separaste log_probs, values o entropy "
-            "del grafo? Solo la ventaja y los retornos son constantes.",
-            "loss_no_grad",
-        )
-    inputs = (logits, critic, entropy, log_probs)
-    grads = torch.autograd.grad(loss.reshape(()), inputs, allow_unused=True)
-    filled = tuple(
-        torch.zeros_like(x) if g is None else g
-        for g, x in zip(grads, inputs, strict=True)
+
+    check_gradients(
+        actor_critic_loss,
+        "actor_critic_loss",
+        cases,
+        actor_critic.actor_critic_loss,
+        LOSS_MISTAKES,
+        prefix="loss",
+        mistake="loss_wrong_value",
+        hint=LOSS_REMINDER,
+        # La ventaja llega calculada con el crítico, Â = R − V, como en un bucle.
+        attach=lambda args: {"advantages": args["returns"].detach() - args["values"]},
+        wrong_shape=Diagnosis(
+            id="loss_not_scalar",
+            message="La pérdida debe ser un escalar (un solo número). ¿Falta un "
+            "promedio?",
+        ),
+        without_gradient=Diagnosis(
+            id="loss_no_grad",
+            message="Tu pérdida no tiene gradiente: ¿separaste log_probs, values o "
+            "entropy del grafo? Solo la ventaja y los retornos son constantes.",
+        ),
+        wrt={
+            "log_probs": Flow(
+                True,
+                id="loss_policy_detached",
+                message="La pérdida no llega a la política: ¿separaste log_probs "
+                "del grafo? El término del actor es el que la mueve.",
+            ),
+            "values": Flow(
+                True,
+                id="loss_critic_detached",
+                message="La pérdida no llega al crítico: ¿separaste values del "
+                "grafo? El crítico solo aprende por la regresión a los objetivos.",
+            ),
+            "entropy": Flow(
+                True,
+                id="loss_entropy_detached",
+                message="El premio a la entropía no tiene gradiente: ¿separaste "
+                "entropy del grafo, o falta el término?",
+            ),
+            "returns": Flow(
+                False,
+                id="loss_returns_attached",
+                message="Los objetivos del crítico no están separados del grafo: "
+                "cuando llegan calculados con el crítico (R = Â + V), la regresión "
+                "persigue un blanco que se mueve con V. Trátalos como constantes.",
+            ),
+        },
     )
-    return loss, *filled
-
-
-#: Lo que la pérdida no debe derivar: si llega calculado con el crítico
-#: (``variant``: qué llega así, ver :func:`_loss_gradients`), los gradientes
-#: deben ser los mismos que si llega separado.
-ATTACHED_MISTAKES: list[Mistake] = [
-    Mistake(
-        "loss_advantage_attached",
-        "advantages",
-        next(m.message for m in LOSS_MISTAKES if m.id == "loss_advantage_attached"),
-    ),
-    Mistake(
-        "loss_returns_attached",
-        "returns",
-        "Los objetivos del crítico no están separados del grafo: cuando "
-        "llegan calculados con el crítico (R = Â + V), la regresión "
-        "persigue un blanco que se mueve con V. Trátalos como constantes.",
-    ),
-]
-
-
-@exercise(
-    MODULE,
-    "actor_critic_loss",
-    "por dónde pasa el gradiente",
-)
-def check_actor_critic_loss_grad(
-    actor_critic_loss: Callable[..., Any], cases: list | None = None
-) -> None:
-    """Comprueba qué mueve la pérdida: llega a la política, al crítico y a la
-    entropía, y trata la ventaja y los objetivos como constantes. No mira el
-    valor (lo mira :func:`check_actor_critic_loss`)."""
-    cases = cases or LOSS_CASES
-    for case in cases:
-        _, g_logits, g_values, g_entropy, g_log_probs = _loss_gradients(
-            actor_critic_loss, case
-        )
-        # log_probs, no los logits: a estos les llega también la entropía.
-        if g_log_probs.abs().max() == 0:
-            fail(
-                "La pérdida no llega a la política: ¿separaste log_probs del grafo? "
-                "El término del actor es el que la mueve.",
-                "loss_policy_detached",
-            )
-        if g_values.abs().max() == 0:
-            fail(
-                "La pérdida no llega al crítico: ¿separaste values del grafo? El "
-                "crítico solo aprende por la regresión a los objetivos.",
-                "loss_critic_detached",
-            )
-        if case["entropy_coef"] and g_entropy.abs().max() == 0:
-            fail(
-                "El premio a la entropía no tiene gradiente: ¿separaste entropy del "
-                "grafo, o falta el término?",
-                "loss_entropy_detached",
-            )
-        for mistake in ATTACHED_MISTAKES:
-            _, a_logits, a_values, _, _ = _loss_gradients(
-                actor_critic_loss, case, attached=mistake.variant
-            )
-            if not close(a_logits, g_logits, atol=1e-6) or not close(
-                a_values, g_values, atol=1e-6
-            ):
-                fail(mistake.message, mistake.id)

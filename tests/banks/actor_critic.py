@@ -293,7 +293,6 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
 """,
             mistake="loss_policy_sign",
-            fails=("actor_critic_loss_test",),
         ),
         Answer(
             "entropía con el signo cambiado",
@@ -305,7 +304,6 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_coef * value_loss + entropy_coef * entropy.mean()
 """,
             mistake="loss_entropy_sign",
-            fails=("actor_critic_loss_test",),
         ),
         Answer(
             "sin value_coef",
@@ -317,7 +315,6 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_loss - entropy_coef * entropy.mean()
 """,
             mistake="loss_no_value_coef",
-            fails=("actor_critic_loss_test",),
         ),
         Answer(
             "sumas en lugar de medias",
@@ -329,7 +326,6 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.sum()
 """,
             mistake="loss_sum",
-            fails=("actor_critic_loss_test",),
         ),
         Answer(
             "pérdida como número de Python",
@@ -639,7 +635,6 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
 """,
         mistake="loss_value_abs",
-        fails=("actor_critic_loss_test",),
     ),
     Answer(
         "un ½ de más en el crítico",
@@ -651,7 +646,6 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
     return policy_loss + value_coef * value_loss - entropy_coef * entropy.mean()
 """,
         mistake="loss_wrong_value",
-        fails=("actor_critic_loss_test",),
     ),
     Answer(
         "log_probs separado del grafo",
@@ -702,5 +696,29 @@ def actor_critic_loss(log_probs, values, advantages, returns, entropy,
 """,
         mistake="loss_no_grad",
         fails=("actor_critic_loss_test_grad",),
+    ),
+]
+WRONG["n_step_returns"] += [
+    Answer(
+        "calcula en (N, T), una fila por entorno, y no vuelve a trasponer",
+        """
+def n_step_returns(rewards, next_values, terminated, truncated, n, gamma):
+    # Más cómodo con una fila por entorno: (N, T).
+    r, nv, term = rewards.T, next_values.T, terminated.T
+    done = torch.maximum(terminated, truncated).T
+    N, T = r.shape
+    out = torch.zeros(N, T)
+    for t in range(T):
+        alive = torch.ones(N)
+        end = min(t + n, T)
+        for k in range(t, end):
+            out[:, t] += alive * gamma ** (k - t) * r[:, k]
+            stop = done[:, k] if k < end - 1 else torch.ones(N)
+            tail = (1 - term[:, k]) * nv[:, k]
+            out[:, t] += alive * stop * gamma ** (k - t + 1) * tail
+            alive = alive * (1 - stop)
+    return out
+""",
+        mistake="transposed",
     ),
 ]
