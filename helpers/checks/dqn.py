@@ -30,8 +30,7 @@ MODULE = "02_dqn"
 
 
 def _first_output(function: Callable[..., Any], case: tuple[Any, ...]) -> Any:
-    """Lo que devuelve ``function`` con una copia de ``case`` (``...`` si lanza
-    un error: ya lo diagnostica ``check_cases``)."""
+    """Lo que devuelve ``function`` con ``case`` (``...`` si lanza un error)."""
     try:
         return function(*copy.deepcopy(case))
     except NotImplementedError:
@@ -74,10 +73,6 @@ def _q_update(
     return q
 
 
-def _q_future(future: Callable[..., float]) -> Callable[..., Any]:
-    return variant_of(_q_update, future=future)
-
-
 def _max_next(q, s, a, s2):
     return q[s2].max()
 
@@ -91,31 +86,31 @@ Q_LEARNING_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "q_max_whole_table",
-        _q_future(lambda q, s, a, s2: q.max()),
+        variant_of(_q_update, future=lambda q, s, a, s2: q.max()),
         "max_a' Q(s', a') es el máximo de la fila de s' (q_table[next_state]"
         ".max()), no el de toda la tabla.",
     ),
     Mistake(
         "q_max_wrong_axis",
-        _q_future(lambda q, s, a, s2: q.max(axis=0)[s2]),
+        variant_of(_q_update, future=lambda q, s, a, s2: q.max(axis=0)[s2]),
         "¿max sobre el eje equivocado? q_table[next_state] es la fila de "
         "s', de forma (n_actions,): su máximo es max_a' Q(s', a').",
     ),
     Mistake(
         "q_current_state",
-        _q_future(lambda q, s, a, s2: q[s].max()),
+        variant_of(_q_update, future=lambda q, s, a, s2: q[s].max()),
         "El objetivo mira el estado siguiente: max_a' Q(s', a') con "
         "s' = next_state, no el estado actual.",
     ),
     Mistake(
         "q_same_action",
-        _q_future(lambda q, s, a, s2: q[s2, a]),
+        variant_of(_q_update, future=lambda q, s, a, s2: q[s2, a]),
         "Q-learning usa el máximo sobre todas las acciones de s' "
         "(max_a' Q(s', a')), no Q(s', a) con la misma acción.",
     ),
     Mistake(
         "q_mean_not_max",
-        _q_future(lambda q, s, a, s2: q[s2].mean()),
+        variant_of(_q_update, future=lambda q, s, a, s2: q[s2].mean()),
         "Q-learning usa el máximo de Q(s', ·), no la media.",
     ),
     Mistake(
@@ -146,8 +141,7 @@ Q_LEARNING_MISTAKES: list[Mistake] = [
 
 @exercise(MODULE, "q_learning_update")
 def check_q_learning_update(q_learning_update, cases=Q_LEARNING_CASES) -> None:
-    """Comprueba ``q_learning_update(q_table, state, action, reward, next_state,
-    terminated, alpha, gamma)``."""
+    """Comprueba ``q_learning_update``; puede modificar y devolver la tabla."""
     cases = list(cases)
     if _first_output(q_learning_update, cases[0]) is None:
         fail(
@@ -155,7 +149,6 @@ def check_q_learning_update(q_learning_update, cases=Q_LEARNING_CASES) -> None:
             "`return q_table`.",
             "returns_none",
         )
-    # El enunciado deja actualizar la tabla recibida y devolverla.
     check_cases(
         q_learning_update,
         "q_learning_update",
@@ -200,11 +193,8 @@ class WatchedGridWorld(gridworld.GridWorld):
         return result
 
 
-EPISODE_CASES = [
-    # (semilla, episodios, alpha, gamma, epsilon)
-    (0, 3, 0.5, 0.9, 0.2),
-    (1, 2, 0.3, 0.8, 0.5),
-]
+# (semilla, episodios, alpha, gamma, epsilon)
+EPISODE_CASES = [(0, 3, 0.5, 0.9, 0.2), (1, 2, 0.3, 0.8, 0.5)]
 TRUNCATED_CASES = [(3, 2, 0.5, 0.9, 0.1), (4, 3, 0.4, 0.95, 0.3)]
 # Con tantos pasos de margen, ningún episodio de EPISODE_CASES queda truncado:
 # el truncado tiene su propia celda.
@@ -239,32 +229,24 @@ def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
 
 
 def _episode(
-    env,
-    q_table,
-    alpha,
-    gamma,
-    epsilon,
-    rng,
-    *,
-    greedy=False,
-    stop_as_terminal=False,
-    update=gridworld.q_learning_update,
+    env, q, alpha, gamma, epsilon, rng, *, greedy=False, stop=False, update=None
 ):
-    """Un episodio de Q-learning que elige con ``greedy``, pasa ``terminated or
-    truncated`` con ``stop_as_terminal`` o actualiza con otra ``update``."""
+    """Un episodio que elige con ``greedy``, pasa ``terminated or truncated``
+    (con ``stop``) o actualiza con otra ``update``."""
+    update = update or gridworld.q_learning_update
     state, _ = env.reset()
     total, length = 0.0, 0
     while True:
         if greedy:
-            action = int(np.argmax(q_table[state]))
+            action = int(np.argmax(q[state]))
         else:
-            action = bandits.epsilon_greedy(q_table[state], epsilon, rng)
+            action = bandits.epsilon_greedy(q[state], epsilon, rng)
         next_state, reward, terminated, truncated, _ = env.step(action)
-        end = terminated or (truncated and stop_as_terminal)
-        q_table = update(q_table, state, action, reward, next_state, end, alpha, gamma)
+        end = terminated or (truncated and stop)
+        q = update(q, state, action, reward, next_state, end, alpha, gamma)
         total, length, state = total + reward, length + 1, next_state
         if terminated or truncated:
-            return q_table, total, length
+            return q, total, length
 
 
 _update = gridworld.q_learning_update
@@ -313,7 +295,7 @@ EPISODE_MISTAKES: list[Mistake] = [
 TRUNCATED_MISTAKES: list[Mistake] = [
     Mistake(
         "episode_truncated_as_terminal",
-        variant_of(_episode, stop_as_terminal=True),
+        variant_of(_episode, stop=True),
         "En el último paso, truncado por límite de tiempo, s' "
         "es un estado normal, con futuro: la actualización se apoya en "
         "Q(s'). Pasa a q_learning_update terminated, no terminated or "
@@ -436,16 +418,9 @@ def check_q_learning_episode_truncated(
 # Ejercicio 3 · el calendario lineal de ε
 # ---------------------------------------------------------------------------
 
-EPSILON_CASES = [
-    (0, 1.0, 0.05, 100),
-    (50, 1.0, 0.05, 100),
-    (1, 1.0, 0.0, 10),
-    (9, 1.0, 0.1, 10),
-    (10, 1.0, 0.1, 10),
-    (100, 1.0, 0.05, 100),
-    (250, 1.0, 0.05, 100),
-    (3, 0.5, 0.5, 4),
-]
+EPSILON_CASES = [(0, 1.0, 0.05, 100), (50, 1.0, 0.05, 100), (1, 1.0, 0.0, 10)]
+EPSILON_CASES += [(9, 1.0, 0.1, 10), (10, 1.0, 0.1, 10), (100, 1.0, 0.05, 100)]
+EPSILON_CASES += [(250, 1.0, 0.05, 100), (3, 0.5, 0.5, 4)]
 
 EPSILON_MISTAKES: list[Mistake] = [
     Mistake(
@@ -500,6 +475,7 @@ def check_linear_epsilon(linear_epsilon, cases=EPSILON_CASES) -> None:
 
 _t = torch.tensor
 TD_CASES = [
+    # (rewards, next_q_values, terminated, gamma)
     (
         _t([1.0, 1.0, 0.0, -1.0]),
         _t([[2.0, 3.0], [0.5, -1.0], [4.0, 1.0], [-2.0, -3.0]]),
@@ -531,27 +507,23 @@ def _td(r, next_q, d, gamma, *, future=lambda q: q.max(dim=1).values, combine=No
     return r + gamma * (1.0 - d) * future(next_q)
 
 
-def _td_combine(combine: Callable[..., Any]) -> Callable[..., Any]:
-    return variant_of(_td, combine=combine)
-
-
 TD_MISTAKES: list[Mistake] = [
     Mistake(
         "td_no_mask",
-        _td_combine(lambda r, f, d, g: r + g * f),
+        variant_of(_td, combine=lambda r, f, d, g: r + g * f),
         "Sumas el futuro de estados terminales: si terminated = 1, s' no "
         "tiene futuro y el objetivo es solo r. Multiplica el término del "
         "futuro por (1 − terminated).",
     ),
     Mistake(
         "td_mask_on_reward",
-        _td_combine(lambda r, f, d, g: (r + g * f) * (1 - d)),
+        variant_of(_td, combine=lambda r, f, d, g: (r + g * f) * (1 - d)),
         "La máscara solo anula el futuro: en un paso terminal la "
         "recompensa r sí cuenta. y = r + γ · (1 − terminated) · max Q(s', ·).",
     ),
     Mistake(
         "td_mask_reversed",
-        _td_combine(lambda r, f, d, g: r + g * d * f),
+        variant_of(_td, combine=lambda r, f, d, g: r + g * d * f),
         "¿La máscara al revés? El futuro se anula cuando terminated = 1: "
         "multiplica por (1 − terminated), no por terminated.",
     ),
@@ -568,12 +540,12 @@ TD_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "td_no_gamma",
-        _td_combine(lambda r, f, d, g: r + (1 - d) * f),
+        variant_of(_td, combine=lambda r, f, d, g: r + (1 - d) * f),
         "¿Olvidaste multiplicar el futuro por γ?",
     ),
     Mistake(
         "td_gamma_on_reward",
-        _td_combine(lambda r, f, d, g: g * (r + (1 - d) * f)),
+        variant_of(_td, combine=lambda r, f, d, g: g * (r + (1 - d) * f)),
         "γ descuenta solo el futuro: y = r + γ · (1 − terminated) · max "
         "Q(s', ·), sin γ delante de r.",
     ),
@@ -810,40 +782,35 @@ def loss_problem(
     return q_network, target_network, batch
 
 
-class _Network(torch.nn.Sequential):
-    """Una red Q que los mensajes nombran por su papel, no por sus capas."""
+class _Named:
+    """Lo que los mensajes nombran por su papel (``label``), no por su
+    contenido (las capas de una red, los tensores de un lote)."""
 
-    label = "red"
-
-    def __repr__(self) -> str:
-        return self.label
-
-
-class _Batch(dict):
-    """Un lote que los mensajes nombran por su caso, no por sus tensores."""
-
-    label = "lote"
+    label = ""
 
     def __repr__(self) -> str:
         return self.label
+
+
+class _Network(_Named, torch.nn.Sequential):
+    pass
+
+
+class _Batch(_Named, dict):
+    pass
 
 
 def _loss_cases(cases: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """Los argumentos de ``dqn_loss`` de cada caso (semilla, B, obs_dim,
     n_actions, gamma)."""
     built = []
-    for seed, batch_size, obs_dim, n_actions, gamma in cases:
-        q_network, target_network, batch = loss_problem(
-            seed, batch_size, obs_dim, n_actions
-        )
-        for network, label in (
-            (q_network, "q_network"),
-            (target_network, "target_network"),
-        ):
-            network.__class__, network.label = _Network, label
+    for seed, size, obs_dim, n_actions, gamma in cases:
+        q_network, target_network, batch = loss_problem(seed, size, obs_dim, n_actions)
+        q_network.__class__ = target_network.__class__ = _Network
+        q_network.label, target_network.label = "q_network", "target_network"
         batch = _Batch(batch)
         batch.label = (
-            f"<lote de prueba {seed}: {batch_size} transiciones, {n_actions} acciones>"
+            f"<lote de prueba {seed}: {size} transiciones, {n_actions} acciones>"
         )
         built.append((q_network, target_network, batch, gamma))
     return built
@@ -987,18 +954,12 @@ def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
 
 
 def update_problem(
-    seed: int,
-    obs_dim: int = 3,
-    n_actions: int = 2,
-    capacity: int = 16,
-    size: int = 11,
-    stale_gradients: bool = True,
+    seed: int, stale_gradients: bool = True
 ) -> tuple[torch.nn.Module, torch.nn.Module, dqn.ReplayBuffer]:
-    """Una red Q, una red objetivo distinta y un búfer pequeño, fijos por semilla.
-
-    Con ``stale_gradients`` la red Q llega con los gradientes de una pasada
-    anterior, como en el bucle de entrenamiento después del primer paso.
-    """
+    """Una red Q, una red objetivo distinta y un búfer de 11 transiciones, fijos
+    por semilla. Con ``stale_gradients`` la red Q llega con los gradientes de una
+    pasada anterior, como en el bucle de entrenamiento tras el primer paso."""
+    obs_dim, n_actions = 3, 2
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         q_network = dqn.make_q_network(obs_dim, n_actions, hidden=8)
@@ -1006,8 +967,8 @@ def update_problem(
         if stale_gradients:
             q_network(torch.randn(4, obs_dim)).pow(2).sum().backward()
     rng = np.random.default_rng(seed + 100)
-    buffer = dqn.ReplayBuffer(capacity, obs_dim)
-    for i in range(size):
+    buffer = dqn.ReplayBuffer(16, obs_dim)
+    for i in range(11):
         buffer.add(
             rng.normal(size=obs_dim).astype(np.float32),
             int(rng.integers(n_actions)),
@@ -1018,19 +979,11 @@ def update_problem(
     return q_network, target_network, buffer
 
 
-def update_config(
-    batch_size: int = 6,
-    gamma: float = 0.9,
-    max_grad_norm: float = 1e9,
-    target_every: int = 10**9,
-) -> dqn.DQNConfig:
-    """Una configuración con lo que lee ``dqn_update``; el resto no se usa."""
-    return dqn.DQNConfig(
-        batch_size=batch_size,
-        gamma=gamma,
-        max_grad_norm=max_grad_norm,
-        target_every=target_every,
-    )
+def update_config(**fields: Any) -> dqn.DQNConfig:
+    """Una configuración con lo que lee ``dqn_update`` (el recorte no actúa y la
+    red objetivo no se copia si ``fields`` no dice otra cosa)."""
+    defaults = {"batch_size": 6, "gamma": 0.9, "max_grad_norm": 1e9}
+    return dqn.DQNConfig(**{**defaults, "target_every": 10**9, **fields})
 
 
 def _dqn_update(
