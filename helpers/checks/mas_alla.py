@@ -1,9 +1,4 @@
-"""Comprobaciones del módulo 08 · Más allá de GRPO: lo que el refuerzo cambia.
-
-Cada ejercicio con varios aspectos (valores, forma y tipo, gradiente, casos
-límite) tiene una comprobación por aspecto, y el cuaderno una celda calificada
-por cada una: una respuesta a medias se lleva los puntos de lo que tiene bien.
-"""
+"""Comprobaciones del módulo 08 · Más allá de GRPO: una por celda calificada."""
 
 from __future__ import annotations
 
@@ -15,6 +10,7 @@ from typing import Any
 import torch
 
 from helpers.checks import (
+    Masked,
     Mistake,
     as_array,
     call,
@@ -23,6 +19,7 @@ from helpers.checks import (
     exercise,
     fail,
     tensor,
+    variant_of,
 )
 from helpers.checks.quiz import statements_check
 from helpers.tinylm.evaluate import estimate_pass_at_k as ref_pass_at_k
@@ -36,9 +33,7 @@ from helpers.tinylm.task import verify
 MODULE = "08_mas_alla"
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 1 · las ventajas de RLOO
-# ---------------------------------------------------------------------------
 
 
 _RLOO_CASES = [
@@ -57,41 +52,13 @@ _RLOO_1D_CASES = [
 ]
 
 
-def _floats(rewards: Any) -> torch.Tensor:
+def _rloo(rewards, *, dim=-1, keep_self=False, divide="others"):
+    """RLOO con una opción por error típico (eje, incluirse, entre qué dividir)."""
     rewards = torch.as_tensor(rewards)
-    return rewards if rewards.is_floating_point() else rewards.float()
-
-
-def _rloo_group_mean(rewards):
-    rewards = _floats(rewards)
-    return rewards - rewards.mean(dim=-1, keepdim=True)
-
-
-def _rloo_divide_by_g(rewards):
-    rewards = _floats(rewards)
-    others = rewards.sum(dim=-1, keepdim=True) - rewards
-    return rewards - others / rewards.shape[-1]
-
-
-def _rloo_sum_of_others(rewards):
-    rewards = _floats(rewards)
-    return rewards - (rewards.sum(dim=-1, keepdim=True) - rewards)
-
-
-def _rloo_sign(rewards):
-    return -ref_rloo(rewards)
-
-
-def _rloo_wrong_axis(rewards):
-    rewards = _floats(rewards)
-    others = rewards.sum(dim=0, keepdim=True) - rewards
-    return rewards - others / (rewards.shape[0] - 1)
-
-
-def _rloo_dim1(rewards):
-    rewards = _floats(rewards)
-    others = rewards.sum(dim=1, keepdim=True) - rewards
-    return rewards - others / (rewards.shape[1] - 1)
+    rewards = rewards if rewards.is_floating_point() else rewards.float()
+    others = rewards.sum(dim=dim, keepdim=True) - (0 if keep_self else rewards)
+    size = rewards.shape[dim]
+    return rewards - others / {"others": size - 1, "all": size, "none": 1}[divide]
 
 
 def _rloo_integer(rewards):
@@ -104,38 +71,38 @@ def _rloo_integer(rewards):
 _RLOO_MISTAKES: list[Mistake] = [
     Mistake(
         "rloo_group_mean",
-        _rloo_group_mean,
+        variant_of(_rloo, keep_self=True, divide="all"),
         "Restaste la media del grupo entero, con la propia respuesta dentro: eso "
         "es la línea base de GRPO. La de RLOO deja fuera a la respuesta i: la "
         "media de las otras G − 1.",
     ),
     Mistake(
         "rloo_divide_by_g",
-        _rloo_divide_by_g,
+        variant_of(_rloo, divide="all"),
         "Sumaste las otras G − 1 recompensas pero dividiste entre G: su media se "
         "divide entre G − 1, las que has sumado.",
     ),
     Mistake(
         "rloo_sum_of_others",
-        _rloo_sum_of_others,
+        variant_of(_rloo, divide="none"),
         "Restaste la suma de las demás recompensas: la línea base es su media "
         "(divide entre G − 1).",
     ),
     Mistake(
         "rloo_sign",
-        _rloo_sign,
+        lambda rewards: -ref_rloo(rewards),
         "El signo está al revés: ventaja = recompensa − media de las demás (un "
         "acierto en un grupo con fallos debe salir positivo).",
     ),
     Mistake(
         "rloo_wrong_axis",
-        _rloo_wrong_axis,
+        variant_of(_rloo, dim=0),
         "Sumaste sobre el eje equivocado (dim=0, entre enunciados): cada grupo es "
         "una fila, y las «demás» son las de su fila (dim=-1).",
     ),
     Mistake(
         "rloo_dim1",
-        _rloo_dim1,
+        variant_of(_rloo, dim=1),
         "Fijaste dim=1: con un solo grupo de forma (G,) ese eje no existe. Usa "
         "dim=-1 y rewards.shape[-1], que valen para (G,) y para (P, G).",
     ),
@@ -149,63 +116,34 @@ _RLOO_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "rloo_advantages", "los valores")
-def check_rloo_advantages(
-    rloo_advantages: Callable[..., Any], cases: list | None = None
-) -> None:
-    """Comprueba ``rloo_advantages(rewards)`` en lotes ``(P, G)`` de floats."""
+def _check_rloo(rloo_advantages: Callable[..., Any], cases: list) -> None:
     check_cases(
-        rloo_advantages,
-        "rloo_advantages",
-        cases or _RLOO_CASES,
-        ref_rloo,
-        _RLOO_MISTAKES,
-        atol=1e-5,
+        rloo_advantages, "rloo_advantages", cases, ref_rloo, _RLOO_MISTAKES, atol=1e-5
     )
+
+
+@exercise(MODULE, "rloo_advantages", "los valores")
+def check_rloo_advantages(rloo_advantages: Callable[..., Any], cases=None) -> None:
+    """``rloo_advantages(rewards)`` en lotes ``(P, G)`` de floats."""
+    _check_rloo(rloo_advantages, cases or _RLOO_CASES)
 
 
 @exercise(MODULE, "rloo_advantages", "(G,) y enteros")
-def check_rloo_advantages_1d(
-    rloo_advantages: Callable[..., Any], cases: list | None = None
-) -> None:
-    """Comprueba ``rloo_advantages`` con un solo grupo ``(G,)`` y con enteros."""
-    # Las ventajas de estos casos no son enteras: un resultado en enteros ya
-    # falla en los valores (rloo_integer)
-    check_cases(
-        rloo_advantages,
-        "rloo_advantages",
-        cases or _RLOO_1D_CASES,
-        ref_rloo,
-        _RLOO_MISTAKES,
-        atol=1e-5,
-    )
+def check_rloo_advantages_1d(rloo_advantages: Callable[..., Any], cases=None) -> None:
+    """``rloo_advantages`` con un solo grupo ``(G,)`` y con enteros (ventajas
+    no enteras: un resultado en enteros falla en los valores)."""
+    _check_rloo(rloo_advantages, cases or _RLOO_1D_CASES)
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 2 · la recompensa por token de PPO
-# ---------------------------------------------------------------------------
 
 
-def _token_case(
-    seed: int,
-    lengths: list[int],
-    length: int,
-    kl_coef: float,
-    padding: tuple[float, float] = (-3.0, -0.5),
-):
+def _token_case(seed: int, lengths: list[int], length: int, kl_coef: float):
     generator = torch.Generator().manual_seed(seed)
     batch = len(lengths)
     log_probs = -torch.rand(batch, length, generator=generator) * 2
     ref_log_probs = log_probs + 0.5 * torch.randn(batch, length, generator=generator)
-    mask = torch.zeros(batch, length, dtype=torch.bool)
-    for row, n in enumerate(lengths):
-        mask[row, :n] = True
-    # En el relleno puede haber cualquier valor finito: solo la máscara dice
-    # qué cuenta
-    log_probs = torch.where(mask, log_probs, torch.full_like(log_probs, padding[0]))
-    ref_log_probs = torch.where(
-        mask, ref_log_probs, torch.full_like(log_probs, padding[1])
-    )
+    mask = torch.arange(length) < torch.tensor(lengths)[:, None]
     scores = (torch.rand(batch, generator=generator) > 0.4).float()
     scores[0] = 1.0
     return scores, log_probs, ref_log_probs, mask, kl_coef
@@ -215,110 +153,87 @@ _TOKEN_CASES = [
     _token_case(0, [5, 2, 4], 5, 0.1),
     _token_case(1, [1, 4, 3, 4], 4, 0.05),
     _token_case(2, [6, 3], 6, 0.5),
-    _token_case(3, [4, 2, 3], 4, 0.2, padding=(-60.0, 25.0)),
+    _token_case(3, [4, 2, 3], 4, 0.2),
     _token_case(4, [2], 3, 0.3),
 ]
 
-
-def _token_mistake(body: Callable[..., torch.Tensor]):
-    """Una versión errónea que recibe copias sin gradiente."""
-
-    def wrapped(scores, log_probs, ref_log_probs, mask, kl_coef):
-        mask = torch.as_tensor(mask).bool()
-        return body(
-            torch.as_tensor(scores, dtype=torch.float32),
-            log_probs.detach(),
-            ref_log_probs.detach(),
-            mask,
-            kl_coef,
-        )
-
-    return wrapped
+#: El enunciado: en el relleno, cualquier valor finito.
+_TOKEN_MASKED = Masked(
+    mask="mask",
+    padded=("log_probs", "ref_log_probs"),
+    padding="finite",
+    batched=("scores",),
+    mistake="token_kl_unmasked",
+)
 
 
-def _kl_part(lp, ref, mask, kl_coef):
-    return torch.where(mask, -kl_coef * (lp - ref), torch.zeros_like(lp))
+def _kl_part(lp, ref, m, c):
+    return torch.where(m.bool(), -c * (lp - ref), torch.zeros_like(lp))
 
 
-def _last_column(s, lp, ref, m, c):
-    out = _kl_part(lp, ref, m, c)
-    out[:, -1] += s
-    return out
+def _score_at(column: Callable[[torch.Tensor], torch.Tensor]):
+    """La KL bien y la nota en la columna ``column(mask)`` de cada fila."""
 
+    def rewards(s, lp, ref, m, c):
+        out = torch.cat([_kl_part(lp, ref, m, c), torch.zeros(len(s), 1)], dim=-1)
+        out[torch.arange(len(s)), column(m.long())] += s.float()
+        return out[:, :-1]
 
-def _first_token(s, lp, ref, m, c):
-    out = _kl_part(lp, ref, m, c)
-    out[:, 0] += s
-    return out
+    return rewards
 
 
 def _every_token(s, lp, ref, m, c):
-    return _kl_part(lp, ref, m, c) + s[:, None] * m
-
-
-def _kl_sign(s, lp, ref, m, c):
-    return ref_token_rewards(s, lp, ref, m, -c)
+    return _kl_part(lp, ref, m, c) + s.float()[:, None] * m
 
 
 def _kl_unmasked(s, lp, ref, m, c):
     out = -c * (lp - ref)
-    last = m.long().sum(dim=-1) - 1
-    out[torch.arange(len(s)), last] += s
+    out[torch.arange(len(s)), m.long().sum(dim=-1) - 1] += s.float()
     return out
-
-
-def _no_kl(s, lp, ref, m, c):
-    return ref_token_rewards(s, lp, ref, m, 0.0)
-
-
-def _score_after_last(s, lp, ref, m, c):
-    out = torch.cat([_kl_part(lp, ref, m, c), torch.zeros(len(s), 1)], dim=-1)
-    out[torch.arange(len(s)), m.long().sum(dim=-1)] += s
-    return out[:, :-1]
 
 
 _TOKEN_MISTAKES: list[Mistake] = [
     Mistake(
         "token_last_column",
-        _token_mistake(_last_column),
+        _score_at(lambda m: torch.full((len(m),), m.shape[1] - 1)),
         "Pusiste la nota en la última columna del tensor: en las respuestas "
         "cortas esa casilla es relleno. Va en el último token válido de cada "
         "fila (el de la máscara), que cambia de una fila a otra.",
     ),
     Mistake(
         "token_first_token",
-        _token_mistake(_first_token),
+        _score_at(lambda m: torch.zeros(len(m), dtype=torch.long)),
         "Pusiste la nota en el primer token: el verificador puntúa al final, "
         "cuando la respuesta termina; va en el último token válido de cada fila.",
     ),
     Mistake(
         "token_every_token",
-        _token_mistake(_every_token),
+        _every_token,
         "Sumaste la nota a todos los tokens: es una sola recompensa por "
         "respuesta, en su último token. El crítico y GAE se encargan de "
         "repartir el mérito hacia atrás.",
     ),
     Mistake(
         "token_kl_sign",
-        _token_mistake(_kl_sign),
+        lambda s, lp, ref, m, c: ref_token_rewards(s, lp, ref, m, -c),
         "El signo de la KL: la penalización resta, −kl_coef · (log π − log π_ref). "
         "Un token que la política hace más probable que la referencia cuesta.",
     ),
     Mistake(
         "token_kl_unmasked",
-        _token_mistake(_kl_unmasked),
+        _kl_unmasked,
         "El relleno no es parte de la respuesta: su recompensa debe ser 0, haya "
         "lo que haya en log_probs y ref_log_probs en esas casillas.",
     ),
     Mistake(
         "token_no_kl",
-        _token_mistake(_no_kl),
+        lambda s, lp, ref, m, c: ref_token_rewards(s, lp, ref, m, 0.0),
         "Falta la penalización KL por token, −kl_coef · (log π − log π_ref), en "
         "cada token válido.",
     ),
     Mistake(
         "token_score_after_last",
-        _token_mistake(_score_after_last),
+        _score_at(lambda m: m.sum(dim=-1)),
         "La nota cae una casilla tarde: el último token válido de una fila con n "
         "tokens está en la posición n − 1, no en n.",
     ),
@@ -326,11 +241,8 @@ _TOKEN_MISTAKES: list[Mistake] = [
 
 
 @exercise(MODULE, "token_level_rewards", "los valores")
-def check_token_level_rewards(
-    token_level_rewards: Callable[..., Any], cases: list | None = None
-) -> None:
-    """Comprueba ``token_level_rewards(scores, log_probs, ref_log_probs, mask,
-    kl_coef)``: la KL por token en cada token válido y la nota en el último."""
+def check_token_level_rewards(token_level_rewards: Callable[..., Any], cases=None):
+    """La KL por token en cada token válido y la nota en el último."""
     check_cases(
         token_level_rewards,
         "token_level_rewards",
@@ -338,65 +250,66 @@ def check_token_level_rewards(
         ref_token_rewards,
         _TOKEN_MISTAKES,
         atol=1e-5,
+        masked=_TOKEN_MASKED,
     )
 
 
-@exercise(MODULE, "token_level_rewards", "sin gradiente")
-def check_token_level_rewards_grad(
-    token_level_rewards: Callable[..., Any], cases: list | None = None
+def _check_no_gradient(
+    function: Callable[..., Any],
+    name: str,
+    cases: list,
+    position: int,
+    what: str,
+    in_place: str,
+    message: str,
+    *,
+    mistake: str,
 ) -> None:
-    """Comprueba que la recompensa por token no lleva gradiente hacia π_θ."""
-    for case in cases or _TOKEN_CASES[:2]:
-        scores, log_probs, ref_log_probs, mask, kl_coef = copy.deepcopy(case)
-        log_probs.requires_grad_(True)
+    """Falla si el resultado lleva gradiente hacia el argumento ``position``
+    (o si lo modifica en su sitio): es un dato fijo, no algo que optimizar."""
+    for case in cases:
+        args = list(copy.deepcopy(case))
+        args[position].requires_grad_(True)
         try:
-            rewards = call(
-                token_level_rewards,
-                "token_level_rewards",
-                scores,
-                log_probs,
-                ref_log_probs,
-                mask,
-                kl_coef,
-            )
+            out = call(function, name, *args)
         except RuntimeError as error:
             if "in-place" not in str(error):
                 raise
-            fail(
-                "token_level_rewards modificó log_probs en su sitio (un -=, *= "
-                "o .sub_()): es el tensor del que sale el gradiente de la "
-                "política. Calcula sobre un resultado nuevo.",
-                "modified_input",
-            )
-        if isinstance(rewards, torch.Tensor) and rewards.requires_grad:
-            fail(
-                "La recompensa lleva gradiente hacia log_probs: para PPO es un "
-                "dato fijo (como la nota del verificador), no algo que "
-                "optimizar. Calcula la KL con log_probs.detach() o dentro de "
-                "torch.no_grad().",
-                "token_rewards_with_grad",
-            )
-        as_array(rewards, "La recompensa por token")
+            fail(in_place, "modified_input")
+        if isinstance(out, torch.Tensor) and out.requires_grad:
+            fail(message, mistake)
+        as_array(out, what)
 
 
-# ---------------------------------------------------------------------------
+@exercise(MODULE, "token_level_rewards", "sin gradiente")
+def check_token_level_rewards_grad(token_level_rewards: Callable[..., Any], cases=None):
+    """La recompensa por token no lleva gradiente hacia π_θ."""
+    _check_no_gradient(
+        token_level_rewards,
+        "token_level_rewards",
+        cases or _TOKEN_CASES[:2],
+        1,
+        "La recompensa por token",
+        "token_level_rewards modificó log_probs en su sitio (un -=, *= o "
+        ".sub_()): es el tensor del que sale el gradiente de la política. "
+        "Calcula sobre un resultado nuevo.",
+        "La recompensa lleva gradiente hacia log_probs: para PPO es un dato "
+        "fijo (como la nota del verificador), no algo que optimizar. Calcula "
+        "la KL con log_probs.detach() o dentro de torch.no_grad().",
+        mistake="token_rewards_with_grad",
+    )
+
+
 # Ejercicio 3 · GAE por token sobre una respuesta
-# ---------------------------------------------------------------------------
 
 
 def _gae_case(seed: int, lengths: list[int], length: int, gamma: float, lam: float):
     generator = torch.Generator().manual_seed(seed)
     batch = len(lengths)
-    mask = torch.zeros(batch, length, dtype=torch.bool)
-    for row, n in enumerate(lengths):
-        mask[row, :n] = True
+    mask = torch.arange(length) < torch.tensor(lengths)[:, None]
     rewards = 0.1 * torch.randn(batch, length, generator=generator)
     rewards[torch.arange(batch), torch.tensor(lengths) - 1] += 1.0
     values = torch.rand(batch, length, generator=generator)
-    # En el relleno puede haber cualquier valor finito: solo la máscara dice
-    # qué cuenta
-    rewards = torch.where(mask, rewards, torch.full_like(rewards, 2.0))
-    values = torch.where(mask, values, torch.full_like(values, 5.0))
     return rewards, values, mask, gamma, lam
 
 
@@ -408,18 +321,10 @@ _GAE_CASES = [
     _gae_case(4, [2], 3, 0.9, 0.9),
 ]
 
-
-def _gae_mistake(body: Callable[..., torch.Tensor]):
-    def wrapped(rewards, values, mask, gamma=1.0, lam=0.95):
-        return body(
-            rewards.detach().float(),
-            values.detach().float(),
-            torch.as_tensor(mask).bool(),
-            gamma,
-            lam,
-        )
-
-    return wrapped
+#: El enunciado: en el relleno, cualquier valor finito.
+_GAE_MASKED = Masked(
+    mask="mask", padded=("rewards", "values"), padding="finite", mistake="gae_no_mask"
+)
 
 
 def _gae_loop(
@@ -434,31 +339,21 @@ def _gae_loop(
     lam_gamma=True,
     mask_out=True,
 ):
+    """GAE fila a fila, hacia atrás, con una opción por error típico."""
     batch, length = rewards.shape
     advantages = torch.zeros(batch, length)
     for row in range(batch):
         running, next_value = 0.0, 0.0
         for t in reversed(range(length)):
             if not mask[row, t] and reset_pad:
-                running, next_value = 0.0, 0.0
-                if bootstrap_pad:
-                    next_value = float(values[row, t])
+                running = 0.0
+                next_value = float(values[row, t]) if bootstrap_pad else 0.0
                 continue
             delta = float(rewards[row, t]) + gamma * next_value - float(values[row, t])
             running = delta + (gamma * lam if lam_gamma else lam) * running
             advantages[row, t] = running
             next_value = float(values[row, t])
-    if mask_out:
-        advantages = advantages * mask
-    return advantages
-
-
-def _gae_bootstrap_pad(r, v, m, g, lam):
-    return _gae_loop(r, v, m, g, lam, bootstrap_pad=True)
-
-
-def _gae_no_mask(r, v, m, g, lam):
-    return _gae_loop(r, v, m, g, lam, reset_pad=False, mask_out=False)
+    return advantages * mask if mask_out else advantages
 
 
 def _gae_forward(r, v, m, g, lam):
@@ -471,52 +366,40 @@ def _gae_forward(r, v, m, g, lam):
     return advantages * m
 
 
-def _gae_lambda_only(r, v, m, g, lam):
-    return _gae_loop(r, v, m, g, lam, lam_gamma=False)
-
-
-def _gae_returns(r, v, m, g, lam):
-    return ref_token_gae(r, v, m, g, lam) + v * m
-
-
-def _gae_td(r, v, m, g, lam):
-    return ref_token_gae(r, v, m, g, 0.0)
-
-
 _GAE_MISTAKES: list[Mistake] = [
     Mistake(
         "gae_bootstrap_pad",
-        _gae_mistake(_gae_bootstrap_pad),
+        variant_of(_gae_loop, bootstrap_pad=True),
         "Tras el último token usaste el valor de la casilla de relleno como "
         "V(s_{t+1}): la respuesta terminó (el punto final), así que ese valor "
         "es 0, sin bootstrap.",
     ),
     Mistake(
         "gae_no_mask",
-        _gae_mistake(_gae_no_mask),
+        variant_of(_gae_loop, reset_pad=False, mask_out=False),
         "Recorriste también el relleno: GAE debe empezar en el último token "
         "válido de cada fila (con A y V siguientes a 0) y dejar 0 en el relleno.",
     ),
     Mistake(
         "gae_forward",
-        _gae_mistake(_gae_forward),
+        _gae_forward,
         "Recorriste la respuesta hacia delante: GAE se acumula desde el final, "
         "A_t = δ_t + γλ·A_{t+1}, así que el bucle va de t = T − 1 a 0.",
     ),
     Mistake(
         "gae_lambda_only",
-        _gae_mistake(_gae_lambda_only),
+        variant_of(_gae_loop, lam_gamma=False),
         "El factor de la recursión es γ·λ, no solo λ: A_t = δ_t + γλ·A_{t+1}.",
     ),
     Mistake(
         "gae_returns",
-        _gae_mistake(_gae_returns),
+        lambda r, v, m, g, lam: ref_token_gae(r, v, m, g, lam) + v * m,
         "Devolviste los retornos (A + V), lo que persigue el crítico: el "
         "ejercicio pide las ventajas A.",
     ),
     Mistake(
         "gae_td",
-        _gae_mistake(_gae_td),
+        lambda r, v, m, g, lam: ref_token_gae(r, v, m, g, 0.0),
         "Devolviste solo δ_t (TD de un paso, λ = 0): falta acumular "
         "γλ·A_{t+1} hacia atrás.",
     ),
@@ -524,8 +407,8 @@ _GAE_MISTAKES: list[Mistake] = [
 
 
 @exercise(MODULE, "token_gae", "los valores")
-def check_token_gae(token_gae: Callable[..., Any], cases: list | None = None) -> None:
-    """Comprueba ``token_gae(rewards, values, mask, gamma, lam)``."""
+def check_token_gae(token_gae: Callable[..., Any], cases=None) -> None:
+    """``token_gae(rewards, values, mask, gamma, lam)``, relleno incluido."""
     check_cases(
         token_gae,
         "token_gae",
@@ -533,44 +416,29 @@ def check_token_gae(token_gae: Callable[..., Any], cases: list | None = None) ->
         ref_token_gae,
         _GAE_MISTAKES,
         atol=1e-5,
+        masked=_GAE_MASKED,
     )
 
 
 @exercise(MODULE, "token_gae", "sin gradiente")
-def check_token_gae_grad(
-    token_gae: Callable[..., Any], cases: list | None = None
-) -> None:
-    """Comprueba que las ventajas no llevan gradiente hacia el crítico."""
-    for case in cases or _GAE_CASES[:2]:
-        rewards, values, mask, gamma, lam = copy.deepcopy(case)
-        values.requires_grad_(True)
-        try:
-            advantages = call(token_gae, "token_gae", rewards, values, mask, gamma, lam)
-        except RuntimeError as error:
-            if "in-place" not in str(error):
-                raise
-            fail(
-                "token_gae modificó values en su sitio: son las predicciones del "
-                "crítico. Escribe las ventajas en un tensor nuevo.",
-                "modified_input",
-            )
-        if isinstance(advantages, torch.Tensor) and advantages.requires_grad:
-            fail(
-                "Las ventajas llevan gradiente hacia values: son un peso fijo "
-                "para la pérdida de la política, y el crítico aprende con su "
-                "propia pérdida. Usa values.detach() (o torch.no_grad()).",
-                "gae_with_grad",
-            )
-        as_array(advantages, "Las ventajas")
+def check_token_gae_grad(token_gae: Callable[..., Any], cases=None) -> None:
+    """Las ventajas no llevan gradiente hacia el crítico."""
+    _check_no_gradient(
+        token_gae,
+        "token_gae",
+        cases or _GAE_CASES[:2],
+        1,
+        "Las ventajas",
+        "token_gae modificó values en su sitio: son las predicciones del "
+        "crítico. Escribe las ventajas en un tensor nuevo.",
+        "Las ventajas llevan gradiente hacia values: son un peso fijo para la "
+        "pérdida de la política, y el crítico aprende con su propia pérdida. "
+        "Usa values.detach() (o torch.no_grad()).",
+        mistake="gae_with_grad",
+    )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 4 · un experimento: el recorte y el crítico
-# ---------------------------------------------------------------------------
-#
-# Como el cuestionario del 06 y el experimento del 10: la comprobación solo
-# mira la FORMA (las cuatro afirmaciones marcadas). La clave y su explicación
-# están solo en las pruebas ocultas del cuaderno de soluciones.
+# Ejercicio 4 · un experimento: solo la forma (la clave, en las pruebas ocultas)
 
 EXPERIMENT_KEY = "clip_experiment_answer"
 
@@ -583,9 +451,7 @@ check_clip_experiment_answer = statements_check(
 )
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 5 · pass@k sin sesgo
-# ---------------------------------------------------------------------------
 
 _PASS_CASES = [
     (10, 3, 1),
@@ -608,59 +474,33 @@ _PASS_EDGE_CASES = [
 ]
 
 
-def _pass_biased(n, c, k):
-    return 1.0 - (1.0 - c / n) ** k
-
-
-def _pass_no_complement(n, c, k):
-    return 1.0 - ref_pass_at_k(n, c, k)
-
-
-def _pass_rate(n, c, k):
-    return c / n
-
-
-def _pass_float_comb(n, c, k):
-    return 1.0 - float(math.comb(n - c, k)) / float(math.comb(n, k))
-
-
-def _pass_off_by_one(n, c, k):
-    return 1.0 - math.prod(1.0 - k / i for i in range(n - c, n))
-
-
 def _pass_early_return_at_equal(n, c, k):
-    if n - c <= k:
-        return 1.0
-    return ref_pass_at_k(n, c, k)
-
-
-def _pass_k_over_n(n, c, k):
-    return min(1.0, c * k / n)
+    return 1.0 if n - c <= k else ref_pass_at_k(n, c, k)
 
 
 _PASS_MISTAKES: list[Mistake] = [
     Mistake(
         "pass_biased",
-        _pass_biased,
+        lambda n, c, k: 1.0 - (1.0 - c / n) ** k,
         "Eso es 1 − (1 − c/n)^k: sacar k respuestas con reemplazo, como si la "
         "precisión fuera exactamente c/n. El estimador sin sesgo elige k de las n "
         "sin reemplazo: 1 − C(n − c, k) / C(n, k).",
     ),
     Mistake(
         "pass_no_complement",
-        _pass_no_complement,
+        lambda n, c, k: 1.0 - ref_pass_at_k(n, c, k),
         "C(n − c, k) / C(n, k) es la probabilidad de que las k elegidas fallen "
         "todas; pass@k es lo contrario: 1 menos eso.",
     ),
     Mistake(
         "pass_rate",
-        _pass_rate,
+        lambda n, c, k: c / n,
         "Devolviste c/n, la precisión de una sola respuesta (pass@1): con k > 1 "
         "basta con que acierte una de las k.",
     ),
     Mistake(
         "pass_off_by_one",
-        _pass_off_by_one,
+        lambda n, c, k: 1.0 - math.prod(1.0 - k / i for i in range(n - c, n)),
         "El producto va desde i = n − c + 1 hasta n (c factores): empezaste uno antes.",
     ),
     Mistake(
@@ -673,13 +513,13 @@ _PASS_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "pass_k_over_n",
-        _pass_k_over_n,
+        lambda n, c, k: min(1.0, c * k / n),
         "Multiplicaste la precisión por k: las k respuestas no suman sus "
         "aciertos, y un problema cuenta una vez si acierta alguna.",
     ),
     Mistake(
         "pass_float_comb",
-        _pass_float_comb,
+        lambda n, c, k: 1.0 - float(math.comb(n - c, k)) / float(math.comb(n, k)),
         "Con n grande, C(n, k) tiene cientos de cifras y float() desborda "
         "(OverflowError). Deja que Python divida los enteros (la división de "
         "dos int grandes sí sale bien) o usa el producto Π (1 − k/i).",
@@ -687,41 +527,31 @@ _PASS_MISTAKES: list[Mistake] = [
 ]
 
 
-@exercise(MODULE, "estimate_pass_at_k", "los valores")
-def check_estimate_pass_at_k(
-    estimate_pass_at_k: Callable[..., Any], cases: list | None = None
-) -> None:
-    """Comprueba ``estimate_pass_at_k(n, c, k)`` con n pequeños."""
+def _check_pass(estimate_pass_at_k: Callable[..., Any], cases: list) -> None:
     check_cases(
         estimate_pass_at_k,
         "estimate_pass_at_k",
-        cases or _PASS_CASES,
+        cases,
         ref_pass_at_k,
         _PASS_MISTAKES,
         atol=1e-9,
         returns="float",
     )
+
+
+@exercise(MODULE, "estimate_pass_at_k", "los valores")
+def check_estimate_pass_at_k(estimate_pass_at_k: Callable[..., Any], cases=None):
+    """``estimate_pass_at_k(n, c, k)`` con n pequeños."""
+    _check_pass(estimate_pass_at_k, cases or _PASS_CASES)
 
 
 @exercise(MODULE, "estimate_pass_at_k", "n grandes")
-def check_estimate_pass_at_k_edges(
-    estimate_pass_at_k: Callable[..., Any], cases: list | None = None
-) -> None:
-    """Comprueba ``estimate_pass_at_k`` con n de miles y con n − c < k."""
-    check_cases(
-        estimate_pass_at_k,
-        "estimate_pass_at_k",
-        cases or _PASS_EDGE_CASES,
-        ref_pass_at_k,
-        _PASS_MISTAKES,
-        atol=1e-9,
-        returns="float",
-    )
+def check_estimate_pass_at_k_edges(estimate_pass_at_k: Callable[..., Any], cases=None):
+    """``estimate_pass_at_k`` con n de miles y con n − c < k."""
+    _check_pass(estimate_pass_at_k, cases or _PASS_EDGE_CASES)
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 6 · cazar el exploit en un lote
-# ---------------------------------------------------------------------------
 
 #: Respuestas de todas las clases: correctas, con un despiste, cortadas, y las
 #: que engañan a verificadores con errores típicos (el número bueno en medio, la
@@ -832,39 +662,31 @@ def _as_flags(value: Any, size: int) -> list[bool]:
     return flags
 
 
-def _check_exploit_case(
-    exploit_flags: Callable[..., Any], texts: list[str], problems: list[Any]
-) -> None:
-    """Un caso de :func:`check_exploit_flags`, con el procedimiento común."""
-
-    def run(flags: Callable[..., Any]) -> list[bool]:
-        out = call(flags, "exploit_flags", list(texts), list(problems))
-        return _as_flags(out, len(texts))
-
-    def describe(got: list[bool], want: list[bool]) -> str:
-        pairs = enumerate(zip(got, want, strict=True))
-        first = next(i for i, (g, w) in pairs if g != w)
-        text, (a, b) = texts[first], problems[first]
-        return (
-            f"En la respuesta «{text}» a {a} × {b}, tu marca es {got[first]} y "
-            f"debía ser {want[first]} (verificador con el error: "
-            f"{buggy_verify(text, a, b)}; correcto: {verify(text, a, b)})."
-        )
-
-    check_procedure(
-        exploit_flags,
-        ref_exploit_flags,
-        _EXPLOIT_MISTAKES,
-        run=run,
-        same=lambda got, want: got == want,
-        describe=describe,
-    )
-
-
 @exercise(MODULE, "exploit_flags")
-def check_exploit_flags(
-    exploit_flags: Callable[..., Any], cases: list | None = None
-) -> None:
-    """Comprueba ``exploit_flags(texts, problems)`` contra la referencia."""
+def check_exploit_flags(exploit_flags: Callable[..., Any], cases=None) -> None:
+    """``exploit_flags(texts, problems)`` contra la referencia."""
     for texts, problems in cases or _EXPLOIT_CASES:
-        _check_exploit_case(exploit_flags, texts, problems)
+
+        def run(flags, texts=texts, problems=problems) -> list[bool]:
+            out = call(flags, "exploit_flags", list(texts), list(problems))
+            return _as_flags(out, len(texts))
+
+        def describe(got, want, texts=texts, problems=problems) -> str:
+            first = next(
+                i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w
+            )
+            text, (a, b) = texts[first], problems[first]
+            return (
+                f"En la respuesta «{text}» a {a} × {b}, tu marca es {got[first]} y "
+                f"debía ser {want[first]} (verificador con el error: "
+                f"{buggy_verify(text, a, b)}; correcto: {verify(text, a, b)})."
+            )
+
+        check_procedure(
+            exploit_flags,
+            ref_exploit_flags,
+            _EXPLOIT_MISTAKES,
+            run=run,
+            same=lambda got, want: got == want,
+            describe=describe,
+        )
