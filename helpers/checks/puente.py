@@ -1,8 +1,7 @@
 """Comprobaciones del módulo 09 · El puente: del modelo diminuto a transformers y TRL.
 
-Una comprobación por aspecto de cada ejercicio (valores, relleno, gradiente,
-micro-lotes), sobre tensores pequeños con semilla; la acumulación usa un GPT-2
-diminuto de transformers con pesos aleatorios fijos.
+Una por aspecto de cada ejercicio, con tensores pequeños con semilla y, en la
+acumulación, un GPT-2 diminuto de transformers con pesos fijos.
 """
 
 from __future__ import annotations
@@ -78,10 +77,6 @@ _LOG_PROBS_CASES = [
 ]
 
 
-def _log_probs_ref(logits, input_ids, prompt_len, mask):
-    return ref_response_log_probs(logits, input_ids, prompt_len, mask)
-
-
 def _lp_read(
     logits, input_ids, prompt_len, mask, *, rows=-1, tokens=0, dim=-1, how="log_softmax"
 ):
@@ -108,7 +103,7 @@ _WRONG_DIM = (
 )
 _WRONG_SHAPE = Mistake(
     "lp_wrong_shape",
-    lambda *args: _log_probs_ref(*args)[..., None],
+    lambda *args: ref_response_log_probs(*args)[..., None],
     "Sobra el último eje, el de gather: quítalo con squeeze(-1). Sale (B, T), "
     "una columna por token de la respuesta (input_ids[:, P:]).",
 )
@@ -167,7 +162,7 @@ def check_response_log_probs(response_log_probs, cases=None) -> None:
         response_log_probs,
         "response_log_probs",
         cases or _LOG_PROBS_CASES,
-        _log_probs_ref,
+        ref_response_log_probs,
         _LOG_PROBS_MISTAKES,
         atol=1e-5,
     )
@@ -230,7 +225,7 @@ def check_response_log_probs_shape(response_log_probs, cases=None) -> None:
         _on_padding(response_log_probs),
         "response_log_probs",
         cases,
-        _on_padding(_log_probs_ref),
+        _on_padding(ref_response_log_probs),
         _PADDING_MISTAKES,
         atol=1e-5,
         masked=Masked(
@@ -263,7 +258,7 @@ def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
         _mask_shaped(response_log_probs),
         "response_log_probs",
         [case or _LOG_PROBS_CASES[0]],
-        _log_probs_ref,
+        ref_response_log_probs,
         wrt={"logits": MUST},
         prefix="lp",
         without_gradient=Diagnosis(id="lp_no_gradient"),
@@ -628,7 +623,7 @@ def _whole_batch(model, input_ids, prompt_len, mask, advantages, num_microbatche
     )
 
 
-_USES = {"response_log_probs": _log_probs_ref}
+_USES = {"response_log_probs": ref_response_log_probs}
 
 
 @exercise(MODULE, "accumulate_gradients", "los gradientes", uses=_USES)
