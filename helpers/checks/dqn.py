@@ -379,6 +379,7 @@ def check_q_learning_episode(
     """Comprueba ``q_learning_episode(env, q_table, alpha, gamma, epsilon, rng)``
     con episodios sin truncar, desde una tabla de ceros y, con ``zero_table``,
     también desde una sin ceros (ahí se nota apoyarse en un estado terminal)."""
+    cases = list(cases)
     tables = [zero_table] * len(cases)
     if zero_table:
         cases, tables = [*cases, (2, 2, 0.5, 0.9, 0.3)], [*tables, False]
