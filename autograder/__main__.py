@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from autograder.collect import describe_skipped, read_manifest
     from autograder.grade import grade
+    from autograder.results import Status
 
     results = grade(
         args.module,
@@ -194,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     out = (args.out or GRADING / args.module).resolve()
     for r in results:
         line = f"{r.student_id}: {r.score:g}/{r.max_score:g}"
-        if r.status != "ok" or r.reason:
+        if r.status is not Status.OK or r.reason:
             line += f"  [{r.status}] {r.reason}"
         if r.pending:
             line += f"  (pendiente de corrección a mano: {', '.join(r.pending)})"
