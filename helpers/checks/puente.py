@@ -312,6 +312,14 @@ _MASKED_MISTAKES = [
         "con un eje, la media a lo largo de ese eje (una por fila con dim=-1).",
     ),
     Mistake(
+        "mm_last_axis_only",
+        lambda values, mask, dim=None: plumbing.masked_mean(
+            values, mask, None if dim is None else -1
+        ),
+        "Con un eje que no es el último devolviste la media de cada fila: usa "
+        "el eje que te piden, dim, en la suma y en el recuento (sum(dim=dim)).",
+    ),
+    Mistake(
         "mm_dim_zero_as_none",
         lambda values, mask, dim=None: plumbing.masked_mean(values, mask, dim or None),
         "Con dim=0 devolviste la media de todo: 0 es un eje (el primero), no "

@@ -222,6 +222,17 @@ def masked_mean(values, mask, dim=None):
             mistake="mm_dim_zero_as_none",
         ),
         Answer(
+            "siempre sobre el último eje",
+            """
+def masked_mean(values, mask, dim=None):
+    kept = torch.where(mask.bool(), values, torch.zeros_like(values))
+    if dim is None:
+        return kept.sum() / mask.sum()
+    return kept.sum(dim=-1) / mask.sum(dim=-1)
+""",
+            mistake="mm_last_axis_only",
+        ),
+        Answer(
             "modifica la entrada",
             """
 def masked_mean(values, mask, dim=None):
