@@ -1,26 +1,12 @@
-"""Comprobaciones del módulo 10 · Preferencias: cuando no hay verificador.
-
-Cada ejercicio con varios aspectos tiene una comprobación por aspecto, y el
-cuaderno una celda calificada por cada una: la pérdida de Bradley–Terry (sus
-valores y gradiente, y aparte su estabilidad con diferencias grandes), la
-precisión por pares, la pérdida de DPO y la de IPO, la recompensa implícita
-(sus valores, y aparte por dónde pasa el gradiente) y un paso de DPO (los
-parámetros tras tres pasos, el recorte y lo que devuelve). El cuestionario del
-experimento solo se comprueba en su forma. Se registran en el orden del
-cuaderno (el del resumen de progreso).
-
-Los casos son tensores pequeños con semilla fija; los de la recompensa
-implícita, dos modelos diminutos (``TinyLM`` con pesos aleatorios fijos: la
-referencia es una copia perturbada de la política) y respuestas escritas a
-mano, de longitudes distintas; los del paso de DPO, lo mismo con un lote de
-cuatro pares y SGD con momento.
-"""
+"""Comprobaciones del módulo 10 · Preferencias: una por celda calificada, en el
+orden del cuaderno."""
 
 from __future__ import annotations
 
 import copy
+import inspect
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -28,9 +14,13 @@ import torch
 from torch.nn import functional as F
 
 from helpers.checks import (
+    MUST,
+    Diagnosis,
+    Flow,
     Mistake,
     call,
     check_cases,
+    check_gradients,
     check_procedure,
     close,
     compare_parameters,
@@ -40,9 +30,11 @@ from helpers.checks import (
     python_number,
     same_parameters,
     tensor,
+    variant_of,
 )
 from helpers.checks.quiz import statements_check
 from helpers.formatting import significant
+from helpers.tinylm import preferences as pref
 from helpers.tinylm.model import TinyLM, TinyLMConfig
 from helpers.tinylm.preferences import PreferencePairs
 from helpers.tinylm.preferences import dpo_loss as ref_dpo_loss
@@ -53,6 +45,12 @@ from helpers.tinylm.task import encode_prompts, solution_text
 from helpers.tinylm.tokenizer import tokenizer
 
 MODULE = "10_preferencias"
+
+# Las referencias son las de helpers.tinylm.preferences.
+_bt_ref = pref.bradley_terry_loss
+_acc_ref = pref.pairwise_accuracy
+_dpo_ref = pref.dpo_loss
+_implicit_ref = pref.implicit_rewards
 
 
 def _generator(seed: int) -> torch.Generator:
@@ -65,73 +63,100 @@ def _eighths(x: torch.Tensor) -> torch.Tensor:
     return torch.round(8 * x) / 8
 
 
-def _scalar(out: Any, call_text: str) -> torch.Tensor:
-    """El resultado como tensor, o un diagnóstico si no lo es. Su forma ya la
-    ha mirado ``check_cases``: un escalar, como el de la referencia."""
-    if not isinstance(out, torch.Tensor):
-        fail(
-            f"{call_text} debe devolver un tensor de PyTorch (para poder llamar a "
-            f"loss.backward()); devolvió {type(out).__name__}. No uses .item(), "
-            "float() ni NumPy: sin tensor no hay gradiente y el modelo no aprende.",
-            "loss_not_a_tensor",
-        )
-    return out
+def _plain(name: str) -> Callable[..., str]:
+    return lambda *case: f"{name}(...)"
 
 
-def _grad_or_zero(tensor: torch.Tensor) -> torch.Tensor:
-    return tensor.grad if tensor.grad is not None else torch.zeros_like(tensor)
-
-
-def _compare_gradients(
+def _check_tensor_loss(
     function: Callable[..., Any],
-    reference: Callable[..., Any],
-    case: tuple[Any, ...],
-    positions: Sequence[int],
-    names: Sequence[str],
-    call_text: str,
-    hint: str,
+    name: str,
+    cases: list,
+    shown: Callable[..., str] | None = None,
 ) -> None:
-    """Deriva ``function`` y ``reference`` respecto a los tensores de
-    ``positions`` y falla si los gradientes no coinciden (o no existen)."""
-    given = [a.detach().clone() if torch.is_tensor(a) else a for a in case]
-    wanted = [a.detach().clone() if torch.is_tensor(a) else a for a in case]
-    for index in positions:
-        given[index].requires_grad_(True)
-        wanted[index].requires_grad_(True)
-    out = _scalar(function(*given), call_text)
-    if not out.requires_grad:
-        fail(
-            f"El resultado de {call_text} no tiene gradiente (¿.item(), float(), "
-            "NumPy, .detach() o torch.no_grad()?): la pérdida se deriva para "
-            "entrenar, y tiene que seguir en el grafo de PyTorch.",
-            "loss_no_gradient",
-        )
-    out.backward()
-    reference(*wanted).backward()
-    for index, name in zip(positions, names, strict=True):
-        got, want = _grad_or_zero(given[index]), wanted[index].grad
-        if not torch.isfinite(got).all():
+    """Falla si la pérdida no es un tensor de PyTorch (su valor ya está bien).
+    ``shown(*case)`` dice la llamada en el mensaje (``nombre(...)``)."""
+    for case in cases:
+        out = call(function, name, *case)
+        if not isinstance(out, torch.Tensor):
             fail(
-                f"El gradiente respecto a {name} sale inf o nan en {call_text}. "
-                + hint,
-                "gradient_not_finite",
+                f"{(shown or _plain(name))(*case)} debe devolver un tensor de PyTorch "
+                "(para poder llamar a loss.backward()); devolvió "
+                f"{type(out).__name__}. No uses .item(), float() ni NumPy: sin "
+                "tensor no hay gradiente y el modelo no aprende.",
+                "loss_not_a_tensor",
             )
-        if given[index].grad is None and want.abs().max() > 0:
+
+
+def _check_loss_gradients(
+    function: Callable[..., Any],
+    name: str,
+    cases: list,
+    reference: Callable[..., Any],
+    inputs: tuple[str, ...],
+    *,
+    mistakes: Iterable[Mistake] = (),
+    hint: str,
+    shown: Callable[..., str] | None = None,
+) -> None:
+    """El gradiente de una pérdida respecto a ``inputs``, el de la referencia.
+
+    Antes, que llegue a cada entrada en algún caso, y que no sea 0 entero
+    donde el de la referencia no lo es: el núcleo mira caso a caso si llega,
+    y en un empate una fórmula con esquina da un 0 que no es «no llega».
+    """
+    shown = shown or _plain(name)
+    positions = list(inspect.signature(reference).parameters)
+    reached = dict.fromkeys(inputs, False)
+    for case in cases:
+        grads = []
+        for implementation in (function, reference):
+            args = [a.detach().clone() if torch.is_tensor(a) else a for a in case]
+            leaves = [args[positions.index(k)].requires_grad_(True) for k in inputs]
+            try:
+                out = implementation(*args)
+            except Exception:
+                break  # lo dice check_gradients («raised»)
+            if not torch.is_tensor(out) or not out.requires_grad:
+                break  # sin gradiente: lo dice check_gradients
+            grads.append(torch.autograd.grad(out.sum(), leaves, allow_unused=True))
+        if len(grads) < 2:
+            reached = dict.fromkeys(inputs, True)
+            break
+        for key, got, want in zip(inputs, *grads, strict=True):
+            reached[key] |= got is not None
+            if got is not None and not got.any() and want.any():
+                fail(
+                    f"El gradiente respecto a {key} en {shown(*case)} no es el "
+                    f"esperado: {describe_difference(got, want, atol=1e-5)}\n"
+                    + _CORNER,
+                    "wrong_gradient",
+                )
+    for key in inputs:
+        if not reached[key]:
             fail(
-                f"El gradiente no llega a {name} (¿un .detach() o un número de "
-                f"Python por el camino?): la pérdida depende de {name} y tiene "
+                f"El gradiente no llega a {key} (¿un .detach() o un número de "
+                f"Python por el camino?): la pérdida depende de {key} y tiene "
                 "que derivarse respecto a él.",
                 "gradient_not_reaching_input",
             )
-        if not close(got, want, atol=1e-5):
-            fail(
-                f"El gradiente respecto a {name} en {call_text} no es el "
-                "esperado: "
-                + describe_difference(got, want, atol=1e-5)
-                + "\n"
-                + _CORNER,
-                "wrong_gradient",
-            )
+    check_gradients(
+        function,
+        name,
+        cases,
+        reference,
+        mistakes,
+        wrt=dict.fromkeys(inputs, MUST),
+        prefix="loss",
+        mistake="wrong_gradient",
+        hint=hint,
+        without_gradient=Diagnosis(
+            id="loss_no_gradient",
+            message=f"El resultado de {shown(*cases[0])} no tiene gradiente (¿.item(), "
+            "float(), NumPy, .detach() o torch.no_grad()?): la pérdida se deriva "
+            "para entrenar, y tiene que seguir en el grafo de PyTorch.",
+        ),
+        atol=1e-5,
+    )
 
 
 _CORNER = (
@@ -142,9 +167,7 @@ _CORNER = (
 )
 
 
-# ---------------------------------------------------------------------------
 # La pérdida de Bradley–Terry
-# ---------------------------------------------------------------------------
 
 
 def bt_case(seed: int, size: int, scale: float = 1.0) -> tuple[torch.Tensor, ...]:
@@ -173,47 +196,6 @@ BT_STABLE_CASES = [
 ]
 
 
-def _bt_ref(chosen, rejected):
-    return -F.logsigmoid(chosen - rejected).mean()
-
-
-def _bt_swapped(chosen, rejected):
-    return -F.logsigmoid(rejected - chosen).mean()
-
-
-def _bt_sum(chosen, rejected):
-    return -F.logsigmoid(chosen - rejected).sum()
-
-
-def _bt_no_minus(chosen, rejected):
-    return F.logsigmoid(chosen - rejected).mean()
-
-
-def _bt_no_log(chosen, rejected):
-    return -torch.sigmoid(chosen - rejected).mean()
-
-
-def _bt_one_minus_sigmoid(chosen, rejected):
-    return (1 - torch.sigmoid(chosen - rejected)).mean()
-
-
-def _bt_per_pair(chosen, rejected):
-    return -F.logsigmoid(chosen - rejected)
-
-
-def _bt_separately(chosen, rejected):
-    return -(F.logsigmoid(chosen) + F.logsigmoid(-rejected)).mean()
-
-
-def _bt_means_inside(chosen, rejected):
-    return -F.logsigmoid(chosen.mean() - rejected.mean())
-
-
-def _bt_bce(chosen, rejected):
-    p = torch.sigmoid(chosen - rejected)
-    return F.binary_cross_entropy(p, torch.ones_like(p))
-
-
 def _bt_epsilon(eps: float, clamp: bool) -> Callable[..., torch.Tensor]:
     def loss(chosen, rejected):
         p = torch.sigmoid(chosen - rejected)
@@ -226,51 +208,51 @@ def _bt_epsilon(eps: float, clamp: bool) -> Callable[..., torch.Tensor]:
 BT_MISTAKES: list[Mistake] = [
     Mistake(
         "bt_swapped",
-        _bt_swapped,
+        lambda c, r: -F.logsigmoid(r - c).mean(),
         "La diferencia va al revés: es r_elegida − r_rechazada (chosen − "
         "rejected). Con la resta cambiada, la pérdida baja cuando el modelo "
         "puntúa más a la rechazada.",
     ),
     Mistake(
         "bt_sum",
-        _bt_sum,
+        lambda c, r: -F.logsigmoid(c - r).sum(),
         "Sumaste sobre el lote: la pérdida es la media de los B pares (.mean()), "
         "para que su escala no dependa del tamaño del lote.",
     ),
     Mistake(
         "bt_no_minus",
-        _bt_no_minus,
+        lambda c, r: F.logsigmoid(c - r).mean(),
         "Falta el signo menos: la pérdida es −log σ(r_elegida − r_rechazada), "
         "que es positiva y baja cuando la elegida puntúa más. Sin el menos, "
         "minimizarla empuja al revés.",
     ),
     Mistake(
         "bt_no_log",
-        _bt_no_log,
+        lambda c, r: -torch.sigmoid(c - r).mean(),
         "Falta el logaritmo: −σ(d) no es la pérdida de Bradley–Terry. Es "
         "−log σ(d), menos la log-probabilidad de la preferencia observada.",
     ),
     Mistake(
         "bt_one_minus_sigmoid",
-        _bt_one_minus_sigmoid,
+        lambda c, r: (1 - torch.sigmoid(c - r)).mean(),
         "Devuelves 1 − σ(d), no −log σ(d): falta el logaritmo. Sin él, un par "
         "muy mal ordenado cuesta como mucho 1 y apenas empuja.",
     ),
     Mistake(
         "bt_per_pair",
-        _bt_per_pair,
+        lambda c, r: -F.logsigmoid(c - r),
         "Devuelves la pérdida de cada par: falta promediar sobre el lote "
         "(.mean()) para tener un escalar al que llamar .backward().",
     ),
     Mistake(
         "bt_separately",
-        _bt_separately,
+        lambda c, r: -(F.logsigmoid(c) + F.logsigmoid(-r)).mean(),
         "Aplicaste log σ a cada recompensa por separado: Bradley–Terry solo "
         "mira la diferencia, −log σ(r_elegida − r_rechazada).",
     ),
     Mistake(
         "bt_means_inside",
-        _bt_means_inside,
+        lambda c, r: -F.logsigmoid(c.mean() - r.mean()),
         "Restaste las medias del lote dentro de σ: la pérdida es la media de "
         "−log σ(·) de cada par, no −log σ de la diferencia de medias.",
     ),
@@ -288,7 +270,7 @@ _UNSTABLE = (
 BT_STABLE_MISTAKES: list[Mistake] = [
     Mistake(
         "bt_bce",
-        _bt_bce,
+        lambda c, r: F.binary_cross_entropy(torch.sigmoid(c - r), torch.ones_like(c)),
         "F.binary_cross_entropy(σ(d), 1) recorta el logaritmo en −100: con "
         "diferencias grandes la pérdida de un par queda topada en 100 y su "
         "gradiente se apaga justo en los pares peor ordenados. Usa "
@@ -311,33 +293,45 @@ BT_STABLE_MISTAKES: list[Mistake] = [
 ]
 
 
+_BT_INPUTS = ("chosen_rewards", "rejected_rewards")
+
+
+def _bt_both_branches(chosen, rejected):
+    d = chosen - rejected
+    branches = torch.where(
+        d > 0, -torch.log(torch.sigmoid(d)), -d - torch.log(torch.sigmoid(-d))
+    )
+    return branches.mean()
+
+
+#: Un gradiente inf o nan con un valor finito: una rama que desborda.
+BT_GRADIENT_MISTAKES = [
+    Mistake(
+        "gradient_not_finite",
+        _bt_both_branches,
+        "El gradiente sale inf o nan. Aunque el valor salga finito, una rama "
+        "que desborda envenena el gradiente (torch.where calcula las dos ramas "
+        "y deriva las dos). F.logsigmoid(d) da valor y gradiente exactos.",
+    ),
+]
+
+
 @exercise(MODULE, "bradley_terry_loss")
 def check_bradley_terry_loss(
     bradley_terry_loss: Callable[..., Any], cases: list | None = None
 ) -> None:
-    """Los **valores** y el **gradiente** de ``bradley_terry_loss(chosen, rejected)``
-    con diferencias moderadas: un escalar, la media de −log σ(r_c − r_r)."""
+    """Valores y gradiente de ``bradley_terry_loss`` con diferencias moderadas."""
     cases = list(cases or BT_CASES)
-    check_cases(
-        bradley_terry_loss,
-        "bradley_terry_loss",
-        cases,
-        _bt_ref,
-        BT_MISTAKES,
-        atol=1e-5,
+    name = "bradley_terry_loss"
+    check_cases(bradley_terry_loss, name, cases, _bt_ref, BT_MISTAKES, atol=1e-5)
+    _check_tensor_loss(bradley_terry_loss, name, cases)
+    _check_loss_gradients(
+        bradley_terry_loss, name, cases, _bt_ref, _BT_INPUTS, hint=_CORNER
     )
-    for case in cases:
-        call_text = "bradley_terry_loss(...)"
-        _scalar(call(bradley_terry_loss, "bradley_terry_loss", *case), call_text)
-        _compare_gradients(
-            bradley_terry_loss,
-            _bt_ref,
-            case,
-            (0, 1),
-            ("chosen_rewards", "rejected_rewards"),
-            call_text,
-            "Con diferencias moderadas no debería: revisa la fórmula.",
-        )
+
+
+def _large(*case):
+    return "bradley_terry_loss(...) con diferencias grandes"
 
 
 @exercise(MODULE, "bradley_terry_loss")
@@ -345,43 +339,35 @@ def check_bradley_terry_loss_stable(
     bradley_terry_loss: Callable[..., Any], cases: list | None = None
 ) -> None:
     """``bradley_terry_loss`` con diferencias de ±50 a ±300: valores y
-    gradientes finitos (y exactos)."""
+    gradientes finitos y exactos."""
     cases = list(cases or BT_STABLE_CASES)
+    name = "bradley_terry_loss"
     for case in cases:
-        out = call(bradley_terry_loss, "bradley_terry_loss", *case)
+        out = call(bradley_terry_loss, name, *case)
         if torch.is_tensor(out) and not torch.isfinite(out.detach()).all():
-            differences = (case[0] - case[1]).tolist()
-            shown = "; ".join(significant(d) for d in differences[:6])
+            shown = "; ".join(significant(d) for d in (case[0] - case[1]).tolist()[:6])
             fail(
                 f"Con diferencias r_elegida − r_rechazada = [{shown}], tu pérdida "
                 f"sale {significant(out.detach().reshape(-1)[0])}.\n{_UNSTABLE}",
                 "bt_overflow",
             )
-    check_cases(
+    check_cases(bradley_terry_loss, name, cases, _bt_ref, BT_STABLE_MISTAKES, atol=1e-4)
+    _check_tensor_loss(bradley_terry_loss, name, cases, _large)
+    _check_loss_gradients(
         bradley_terry_loss,
-        "bradley_terry_loss",
+        name,
         cases,
         _bt_ref,
-        BT_STABLE_MISTAKES,
-        atol=1e-4,
+        _BT_INPUTS,
+        shown=_large,
+        mistakes=BT_GRADIENT_MISTAKES,
+        hint="Si sale inf o nan, una rama que desborda envenena el gradiente "
+        "(torch.where calcula las dos ramas y deriva las dos): F.logsigmoid(d) "
+        "da valor y gradiente exactos. Si no, " + _CORNER[0].lower() + _CORNER[1:],
     )
-    for case in cases:
-        _compare_gradients(
-            bradley_terry_loss,
-            _bt_ref,
-            case,
-            (0, 1),
-            ("chosen_rewards", "rejected_rewards"),
-            "bradley_terry_loss(...) con diferencias grandes",
-            "Aunque el valor salga finito, una rama que desborda envenena el "
-            "gradiente (torch.where calcula las dos ramas y deriva las dos). "
-            "F.logsigmoid(d) da valor y gradiente exactos.",
-        )
 
 
-# ---------------------------------------------------------------------------
 # La precisión por pares
-# ---------------------------------------------------------------------------
 
 
 #: Con empates (exactos) y sin ellos, un lote de empates solo, un par solo y
@@ -399,32 +385,6 @@ ACCURACY_CASES = [
 ]
 
 
-def _acc_ref(chosen, rejected):
-    diff = chosen - rejected
-    return ((diff > 0).float() + 0.5 * (diff == 0).float()).mean().item()
-
-
-def _acc_ties_zero(chosen, rejected):
-    return (chosen > rejected).float().mean().item()
-
-
-def _acc_ties_one(chosen, rejected):
-    return (chosen >= rejected).float().mean().item()
-
-
-def _acc_counts(chosen, rejected):
-    diff = chosen - rejected
-    return ((diff > 0).float() + 0.5 * (diff == 0).float()).sum().item()
-
-
-def _acc_reversed(chosen, rejected):
-    return _acc_ref(rejected, chosen)
-
-
-def _acc_means(chosen, rejected):
-    return float(chosen.mean() > rejected.mean())
-
-
 def _acc_ties_close(chosen, rejected):
     tie = torch.isclose(chosen, rejected)
     return ((chosen > rejected) & ~tie).float().add(0.5 * tie.float()).mean().item()
@@ -440,33 +400,33 @@ def _acc_ties_excluded(chosen, rejected):
 ACCURACY_MISTAKES: list[Mistake] = [
     Mistake(
         "acc_ties_zero",
-        _acc_ties_zero,
+        lambda c, r: (c > r).float().mean().item(),
         "Los empates cuentan como fallo: un empate es medio acierto (0,5). Un "
         "modelo que da a todo la misma nota debe sacar 0,5, como una moneda, "
         "no 0.",
     ),
     Mistake(
         "acc_ties_one",
-        _acc_ties_one,
+        lambda c, r: (c >= r).float().mean().item(),
         "Con ≥ los empates cuentan como acierto entero: la elegida tiene que "
         "puntuar más (>), y un empate vale 0,5. Si no, un modelo que da a todo "
         "la misma nota sacaría un 100 %.",
     ),
     Mistake(
         "acc_counts",
-        _acc_counts,
+        lambda c, r: ((c > r).float() + 0.5 * (c == r).float()).sum().item(),
         "Devuelves cuántos aciertos hay, no la fracción: divide entre el número "
         "de pares (o usa .mean()).",
     ),
     Mistake(
         "acc_reversed",
-        _acc_reversed,
+        lambda c, r: _acc_ref(r, c),
         "Está al revés: cuentas los pares en que la rechazada puntúa más. "
         "Acierta el par en que chosen_rewards > rejected_rewards.",
     ),
     Mistake(
         "acc_means",
-        _acc_means,
+        lambda c, r: float(c.mean() > r.mean()),
         "Comparas las medias del lote: la precisión se cuenta par a par (la "
         "fracción de filas en que la elegida puntúa más).",
     ),
@@ -490,12 +450,8 @@ ACCURACY_MISTAKES: list[Mistake] = [
 def check_pairwise_accuracy(
     pairwise_accuracy: Callable[..., Any], cases: list | None = None
 ) -> None:
-    """``pairwise_accuracy(chosen, rejected)``: un ``float`` de Python, la
-    fracción de pares con la elegida por encima (un empate cuenta 0,5).
-
-    Un tensor de 0 dimensiones no vale, aunque tenga el valor justo: el
-    enunciado pide un número de Python (``.item()``).
-    """
+    """La fracción de pares con la elegida por encima (un empate, 0,5), como
+    ``float`` de Python: un tensor de 0 dimensiones no vale."""
     check_cases(
         pairwise_accuracy,
         "pairwise_accuracy",
@@ -506,9 +462,7 @@ def check_pairwise_accuracy(
     )
 
 
-# ---------------------------------------------------------------------------
 # El cuestionario del experimento (dos valores de β)
-# ---------------------------------------------------------------------------
 #
 # Como el cuestionario del 06: la comprobación solo mira la FORMA (las cuatro
 # afirmaciones marcadas con True o False). La clave y su explicación están
@@ -526,9 +480,7 @@ check_experiment_answer = statements_check(
 )
 
 
-# ---------------------------------------------------------------------------
 # Las pérdidas de DPO e IPO
-# ---------------------------------------------------------------------------
 
 
 def dpo_case(seed: int, size: int, beta: float, scale: float = 20.0) -> tuple[Any, ...]:
@@ -574,13 +526,6 @@ IPO_CASES = [
 
 def _h(pc, pr, rc, rr):
     return (pc - rc) - (pr - rr)
-
-
-def _dpo_ref(pc, pr, rc, rr, beta, loss_type="sigmoid"):
-    h = _h(pc, pr, rc, rr)
-    if loss_type == "ipo":
-        return ((h - 1 / (2 * beta)) ** 2).mean()
-    return -F.logsigmoid(beta * h).mean()
 
 
 def _dpo_variant(sigmoid=None, ipo=None):
@@ -710,44 +655,33 @@ IPO_MISTAKES: list[Mistake] = [
 ]
 
 
-def _with_loss_type(cases: Iterable[tuple[Any, ...]], loss_type: str) -> list:
-    """Los casos de 5 argumentos, con ``loss_type`` añadido como sexto."""
-    return [tuple(case[:5]) + (loss_type,) for case in cases]
-
-
 def _check_dpo_family(
-    dpo_loss: Callable[..., Any],
-    cases: list,
-    loss_type: str,
-    mistakes: list,
+    dpo_loss: Callable[..., Any], cases: list, loss_type: str, mistakes: list
 ) -> None:
-    full = _with_loss_type(cases, loss_type)
+    """Valores y gradiente de ``dpo_loss`` con ``loss_type`` añadido a los casos."""
+    full = [tuple(case[:5]) + (loss_type,) for case in cases]
     check_cases(dpo_loss, "dpo_loss", full, _dpo_ref, mistakes, atol=1e-5)
-    for case in full:
-        call_text = (
-            f'dpo_loss(..., beta={significant(case[4])}, loss_type="{loss_type}")'
-        )
-        _scalar(call(dpo_loss, "dpo_loss", *case), call_text)
-        _compare_gradients(
-            dpo_loss,
-            _dpo_ref,
-            case,
-            (0, 1),
-            ("policy_chosen", "policy_rejected"),
-            call_text,
-            "Si usaste log(σ(·)) en dos pasos, se desborda: usa F.logsigmoid.",
-        )
+
+    def shown(*case):
+        return f'dpo_loss(..., beta={significant(case[4])}, loss_type="{loss_type}")'
+
+    _check_tensor_loss(dpo_loss, "dpo_loss", full, shown)
+    _check_loss_gradients(
+        dpo_loss,
+        "dpo_loss",
+        full,
+        _dpo_ref,
+        ("policy_chosen", "policy_rejected"),
+        shown=shown,
+        hint="Si el gradiente sale inf o nan y usaste log(σ(·)) en dos pasos, se "
+        "desborda: usa F.logsigmoid.\n" + _CORNER,
+    )
 
 
 @exercise(MODULE, "dpo_loss")
 def check_dpo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> None:
-    """``dpo_loss(pc, pr, rc, rr, beta)`` con ``loss_type="sigmoid"`` (DPO):
-    valores, gradiente respecto a las log-probabilidades de la política y el
-    valor por defecto de ``loss_type``.
-
-    Los casos son tuplas ``(policy_chosen, policy_rejected, reference_chosen,
-    reference_rejected, beta)``; la comprobación añade ``loss_type``.
-    """
+    """DPO (``loss_type="sigmoid"``): valores, gradiente y el valor por defecto
+    de ``loss_type``; los casos son tuplas de cinco, sin ``loss_type``."""
     cases = list(cases or DPO_CASES)
     _check_dpo_family(dpo_loss, cases, "sigmoid", DPO_MISTAKES)
     case = tuple(cases[0][:5])
@@ -766,17 +700,11 @@ def check_dpo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> N
 
 @exercise(MODULE, "dpo_loss")
 def check_ipo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> None:
-    """``dpo_loss(pc, pr, rc, rr, beta, loss_type="ipo")``: valores y gradiente
-    de (h − 1/(2β))², media del lote.
-
-    Los casos son tuplas de cinco, como en :func:`check_dpo_loss`.
-    """
+    """IPO (``loss_type="ipo"``): valores y gradiente de (h − 1/(2β))²."""
     _check_dpo_family(dpo_loss, list(cases or IPO_CASES), "ipo", IPO_MISTAKES)
 
 
-# ---------------------------------------------------------------------------
 # La recompensa implícita
-# ---------------------------------------------------------------------------
 
 IMPLICIT_SEEDS = (0, 1, 2)
 _BETAS = (0.1, 0.5, 2.0)
@@ -835,53 +763,34 @@ def _sequence_log_probs(model, prompts, completions, prompt_len=None):
     return token_log_probs(model, sequences, start)
 
 
-def _implicit_ref(policy, reference, prompts, completions, beta):
-    with torch.no_grad():
-        ref = _sequence_log_probs(reference, prompts, completions).sum(-1)
-    return beta * (_sequence_log_probs(policy, prompts, completions).sum(-1) - ref)
-
-
-def _ir_mean(policy, reference, prompts, completions, beta):
-    lengths = completion_mask(completions).sum(-1)
-    pol = _sequence_log_probs(policy, prompts, completions).sum(-1) / lengths
-    ref = _sequence_log_probs(reference, prompts, completions).sum(-1) / lengths
-    return beta * (pol - ref)
-
-
-def _ir_mean_with_padding(policy, reference, prompts, completions, beta):
-    pol = _sequence_log_probs(policy, prompts, completions).mean(-1)
-    ref = _sequence_log_probs(reference, prompts, completions).mean(-1)
-    return beta * (pol - ref)
-
-
-def _ir_swapped(policy, reference, prompts, completions, beta):
-    return -_implicit_ref(policy, reference, prompts, completions, beta)
-
-
-def _ir_no_beta(policy, reference, prompts, completions, beta):
-    return _implicit_ref(policy, reference, prompts, completions, 1.0)
-
-
-def _ir_prompt_tokens(policy, reference, prompts, completions, beta):
-    pol = _sequence_log_probs(policy, prompts, completions, 1).sum(-1)
-    ref = _sequence_log_probs(reference, prompts, completions, 1).sum(-1)
-    return beta * (pol - ref)
-
-
-def _ir_per_token(policy, reference, prompts, completions, beta):
-    pol = _sequence_log_probs(policy, prompts, completions)
-    ref = _sequence_log_probs(reference, prompts, completions)
-    return beta * (pol - ref)
-
-
-def _ir_beta_on_policy(policy, reference, prompts, completions, beta):
-    pol = _sequence_log_probs(policy, prompts, completions).sum(-1)
-    ref = _sequence_log_probs(reference, prompts, completions).sum(-1)
-    return beta * pol - ref
-
-
-def _ir_policy_only(policy, reference, prompts, completions, beta):
-    return beta * _sequence_log_probs(policy, prompts, completions).sum(-1)
+def _ir(
+    policy,
+    reference,
+    prompts,
+    completions,
+    beta,
+    *,
+    reduce="sum",
+    start=None,
+    beta_on_both=True,
+    with_reference=True,
+):
+    """La recompensa implícita con una opción por error típico: cómo se
+    reducen los tokens, desde dónde se cuentan y dónde va β."""
+    pol, ref = (
+        _sequence_log_probs(model, prompts, completions, start)
+        for model in (policy, reference)
+    )
+    if reduce == "sum":
+        pol, ref = pol.sum(-1), ref.sum(-1)
+    elif reduce == "valid":
+        lengths = completion_mask(completions).sum(-1)
+        pol, ref = pol.sum(-1) / lengths, ref.sum(-1) / lengths
+    elif reduce == "all":
+        pol, ref = pol.mean(-1), ref.mean(-1)
+    if not with_reference:
+        return beta * pol
+    return beta * (pol - ref) if beta_on_both else beta * pol - ref
 
 
 _AVERAGED = (
@@ -891,46 +800,46 @@ _AVERAGED = (
 )
 
 IMPLICIT_MISTAKES: list[Mistake] = [
-    Mistake("ir_mean", _ir_mean, _AVERAGED),
+    Mistake("ir_mean", variant_of(_ir, reduce="valid"), _AVERAGED),
     Mistake(
         "ir_mean_with_padding",
-        _ir_mean_with_padding,
+        variant_of(_ir, reduce="all"),
         _AVERAGED + " Además, la media de las T columnas cuenta el relleno.",
     ),
     Mistake(
         "ir_swapped",
-        _ir_swapped,
+        lambda p, r, x, y, beta: -_implicit_ref(p, r, x, y, beta),
         "Política y referencia cambiadas: es β (log π − log π_ref), la política "
         "menos la referencia. Al revés, la recompensa sube cuando la política "
         "le quita probabilidad a la respuesta.",
     ),
     Mistake(
         "ir_no_beta",
-        _ir_no_beta,
+        lambda p, r, x, y, beta: _implicit_ref(p, r, x, y, 1.0),
         "Falta β: la recompensa implícita es β (log π − log π_ref).",
     ),
     Mistake(
         "ir_beta_on_policy",
-        _ir_beta_on_policy,
+        variant_of(_ir, beta_on_both=False),
         "β multiplica a la diferencia entera: β (log π − log π_ref), no "
         "β log π − log π_ref.",
     ),
     Mistake(
         "ir_prompt_tokens",
-        _ir_prompt_tokens,
+        variant_of(_ir, start=1),
         "Cuentas también los tokens del enunciado: prompt_len es la longitud "
         "del enunciado (`prompts.shape[1]`), para que solo se sumen los de la "
         "respuesta.",
     ),
     Mistake(
         "ir_per_token",
-        _ir_per_token,
+        variant_of(_ir, reduce="none"),
         "Devuelves un valor por token (B, T): falta sumar sobre los tokens de "
         "cada respuesta (.sum(dim=-1)) para tener uno por respuesta, (B,).",
     ),
     Mistake(
         "ir_policy_only",
-        _ir_policy_only,
+        variant_of(_ir, with_reference=False),
         "Falta la referencia: β (log π − log π_ref). La recompensa implícita "
         "mide cuánto ha subido la política la respuesta respecto al punto de "
         "partida, no su probabilidad a secas.",
@@ -942,9 +851,7 @@ IMPLICIT_MISTAKES: list[Mistake] = [
 def check_implicit_rewards(
     implicit_rewards: Callable[..., Any], seeds: Iterable[int] = IMPLICIT_SEEDS
 ) -> None:
-    """Los **valores** de ``implicit_rewards(policy, reference, prompts,
-    completions, beta)``, un tensor ``(B,)``, con modelos diminutos de las
-    semillas ``seeds``."""
+    """Los valores de ``implicit_rewards``, ``(B,)``, con modelos diminutos."""
     check_cases(
         implicit_rewards,
         "implicit_rewards",
@@ -964,72 +871,63 @@ def _fail_if_reference_has_gradient(reference: TinyLM) -> None:
     ]
     if leaked:
         fail(
-            "El gradiente llega a los parámetros de la referencia (por "
-            f"ejemplo a «{leaked[0]}»): calcula sus log-probabilidades dentro "
-            "de «with torch.no_grad():» (o con .detach()). La referencia es "
-            "el punto fijo con el que se compara la política; no se entrena, "
-            "y su grafo solo gasta memoria.",
+            "El gradiente llega a los parámetros de la referencia (por ejemplo "
+            f"a «{leaked[0]}»): " + _REFERENCE_FROZEN,
             "reference_has_gradient",
         )
 
 
-def _weights(seed: int, size: int) -> torch.Tensor:
-    return torch.randn(size, generator=_generator(seed + 2000))
-
-
-def _gradients(model: TinyLM) -> dict[str, torch.Tensor]:
-    return {
-        name: (p.grad.clone() if p.grad is not None else torch.zeros_like(p))
-        for name, p in model.named_parameters()
-    }
+_REFERENCE_FROZEN = (
+    "calcula sus log-probabilidades dentro de «with torch.no_grad():» (o con "
+    ".detach()). La referencia es el punto fijo con el que se compara la "
+    "política; no se entrena, y su grafo solo gasta memoria."
+)
 
 
 @exercise(MODULE, "implicit_rewards")
 def check_implicit_rewards_grad(
     implicit_rewards: Callable[..., Any], seeds: Iterable[int] = (3,)
 ) -> None:
-    """El **gradiente** de ``implicit_rewards``: llega a los parámetros de la
-    política (el de la referencia) y no a los de la referencia, aunque esta
-    tenga ``requires_grad=True``."""
-    for seed in seeds:
-        policy, reference, prompts, completions, beta = implicit_case(seed)
-        out = implicit_rewards(policy, reference, prompts, completions, beta)
-        if not torch.is_tensor(out) or not out.requires_grad:
-            fail(
-                "El resultado de implicit_rewards no tiene gradiente (¿todo "
-                "dentro de torch.no_grad(), un .detach() o .item()?): DPO "
-                "entrena la política a través de estas recompensas. Solo la "
-                "parte de la referencia va sin gradiente.",
-                "ir_no_gradient",
-            )
-        # Unos valores equivocados dan otro gradiente: se dice qué error
-        # típico explica los valores (o la forma), como en la otra celda
-        check_cases(
-            implicit_rewards,
-            "implicit_rewards",
-            [implicit_case(seed)],
-            _implicit_ref,
-            IMPLICIT_MISTAKES,
-            atol=1e-4,
-        )
-        (_weights(seed, len(out)) * out).sum().backward()
-        _fail_if_reference_has_gradient(reference)
-        want_policy, want_reference, *rest = implicit_case(seed)
-        (
-            _weights(seed, len(out)) * _implicit_ref(want_policy, want_reference, *rest)
-        ).sum().backward()
-        compare_parameters(
-            _gradients(policy),
-            _gradients(want_policy),
-            what="el gradiente respecto a la política",
-            atol=1e-5,
-            mistake="wrong_gradient",
-        )
+    """El gradiente de ``implicit_rewards``: el de la referencia respecto a la
+    política, y ninguno a la referencia aunque tenga ``requires_grad``."""
+    cases = [implicit_case(seed) for seed in seeds]
+    check_cases(
+        implicit_rewards,
+        "implicit_rewards",
+        cases,
+        _implicit_ref,
+        IMPLICIT_MISTAKES,
+        atol=1e-4,
+    )
+    check_gradients(
+        implicit_rewards,
+        "implicit_rewards",
+        cases,
+        _implicit_ref,
+        IMPLICIT_MISTAKES,
+        wrt={
+            "policy": MUST,
+            "reference": Flow(
+                False,
+                id="reference_has_gradient",
+                message="El gradiente llega a los parámetros de la referencia: "
+                + _REFERENCE_FROZEN,
+            ),
+        },
+        prefix="ir",
+        mistake="wrong_gradient",
+        without_gradient=Diagnosis(
+            id="ir_no_gradient",
+            message="El resultado de implicit_rewards no tiene gradiente (¿todo dentro "
+            "de torch.no_grad(), un .detach() o .item()?): DPO entrena la "
+            "política a través de estas recompensas. Solo la parte de la "
+            "referencia va sin gradiente.",
+        ),
+        atol=1e-5,
+    )
 
 
-# ---------------------------------------------------------------------------
 # Un paso de DPO
-# ---------------------------------------------------------------------------
 
 STEP_SEEDS = (0, 1)
 #: SGD con momento: un optimizador creado de nuevo en cada paso, o gradientes
@@ -1042,12 +940,9 @@ NO_CLIP, TIGHT_CLIP = 1e6, 0.05
 
 
 def step_case(seed: int, tied: bool = False) -> tuple[Any, ...]:
-    """``(policy, reference, batch, beta)``: dos modelos diminutos y un lote de
-    cuatro pares (``PreferencePairs``) con respuestas de longitudes distintas.
-
-    Con ``tied``, la referencia es una copia exacta de la política, como en el
-    primer paso desde el SFT: todas las recompensas implícitas valen 0 y cada
-    par es un empate."""
+    """``(policy, reference, batch, beta)``: dos modelos diminutos y cuatro
+    pares de longitudes distintas. Con ``tied``, la referencia es una copia de
+    la política (el primer paso desde el SFT: cada par es un empate)."""
     rng = random.Random(seed + 500)
     problems = [(rng.randint(10, 99), rng.randint(10, 99)) for _ in range(4)]
     chosen = [solution_text(a, b) for a, b in problems[:2]] + [
@@ -1072,64 +967,75 @@ def step_case(seed: int, tied: bool = False) -> tuple[Any, ...]:
     return policy, reference, batch, _BETAS[seed % 3]
 
 
-def _step_variant(
-    *,
-    zero_grad: bool = True,
-    clip: bool = True,
-    average: bool = False,
-    swapped: bool = False,
-    no_beta: bool = False,
-    twice_beta: bool = False,
-    total: bool = False,
-    loss_after: bool = False,
-    accuracy: str = "implicit",
-    ties: float = 0.5,
-) -> Callable[..., tuple[float, float]]:
-    """La referencia de ``dpo_step`` (todo por defecto) o uno de sus errores."""
+def _dpo_losses(
+    policy, reference, batch, beta, *, average, swapped, no_beta, twice_beta, total
+):
+    """La pérdida de DPO del lote y las recompensas implícitas (sin gradiente)
+    de elegidas y rechazadas, con las opciones de :func:`_dpo_step`."""
 
-    def log_probs(model, batch, completions):
+    def log_probs(model, completions):
         sums = _sequence_log_probs(model, batch.prompts, completions).sum(-1)
         return sums / completion_mask(completions).sum(-1) if average else sums
 
-    def losses(policy, reference, batch, beta):
-        with torch.no_grad():
-            ref_w = log_probs(reference, batch, batch.chosen)
-            ref_l = log_probs(reference, batch, batch.rejected)
-        pol_w = log_probs(policy, batch, batch.chosen)
-        pol_l = log_probs(policy, batch, batch.rejected)
-        scale = 1.0 if no_beta else beta
-        r_w, r_l = scale * (pol_w - ref_w), scale * (pol_l - ref_l)
-        if swapped:
-            r_w, r_l = r_l, r_w
-        margin = beta * (r_w - r_l) if twice_beta else r_w - r_l
-        per_pair = -F.logsigmoid(margin)
-        loss = per_pair.sum() if total else per_pair.mean()
-        if accuracy == "policy":
-            scores = (pol_w.detach(), pol_l.detach())
-        else:
-            scores = (r_w.detach(), r_l.detach())
-        return loss, scores
-
-    def step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
-        loss, (chosen, rejected) = losses(policy, reference, batch, beta)
-        if zero_grad:
-            optimizer.zero_grad()
-        loss.backward()
-        if clip:
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
-        optimizer.step()
-        if loss_after:
-            loss = losses(policy, reference, batch, beta)[0]
-        diff = chosen - rejected
-        if accuracy == "reversed":
-            diff = -diff
-        right = ((diff > 0).float() + ties * (diff == 0).float()).mean().item()
-        return loss.item(), 100 * right if accuracy == "percent" else right
-
-    return step
+    with torch.no_grad():
+        ref_w, ref_l = (
+            log_probs(reference, batch.chosen),
+            log_probs(reference, batch.rejected),
+        )
+    pol_w, pol_l = log_probs(policy, batch.chosen), log_probs(policy, batch.rejected)
+    scale = 1.0 if no_beta else beta
+    r_w, r_l = scale * (pol_w - ref_w), scale * (pol_l - ref_l)
+    if swapped:
+        r_w, r_l = r_l, r_w
+    per_pair = -F.logsigmoid(beta * (r_w - r_l) if twice_beta else r_w - r_l)
+    loss = per_pair.sum() if total else per_pair.mean()
+    return loss, (r_w.detach(), r_l.detach()), (pol_w.detach(), pol_l.detach())
 
 
-_ref_dpo_step = _step_variant()
+def _dpo_step(
+    policy,
+    reference,
+    optimizer,
+    batch,
+    beta,
+    max_grad_norm=1.0,
+    *,
+    zero_grad=True,
+    clip=True,
+    loss_after=False,
+    accuracy="implicit",
+    ties=0.5,
+    average=False,
+    swapped=False,
+    no_beta=False,
+    twice_beta=False,
+    total=False,
+):
+    """La referencia de ``dpo_step`` (todo por defecto), con una opción por
+    error típico: las variantes son ``variant_of(_dpo_step, opción=...)``."""
+    options = dict(
+        average=average,
+        swapped=swapped,
+        no_beta=no_beta,
+        twice_beta=twice_beta,
+        total=total,
+    )
+    loss, implicit, raw = _dpo_losses(policy, reference, batch, beta, **options)
+    if zero_grad:
+        optimizer.zero_grad()
+    loss.backward()
+    if clip:
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    if loss_after:
+        loss = _dpo_losses(policy, reference, batch, beta, **options)[0]
+    chosen, rejected = raw if accuracy == "policy" else implicit
+    diff = rejected - chosen if accuracy == "reversed" else chosen - rejected
+    right = ((diff > 0).float() + ties * (diff == 0).float()).mean().item()
+    return loss.item(), 100 * right if accuracy == "percent" else right
+
+
+_ref_dpo_step = _dpo_step
 
 _SUMMED = (
     "DPO compara log-probabilidades de respuestas enteras: la suma de sus "
@@ -1139,39 +1045,39 @@ _SUMMED = (
 STEP_MISTAKES: list[Mistake] = [
     Mistake(
         "step_no_zero_grad",
-        _step_variant(zero_grad=False),
+        variant_of(_dpo_step, zero_grad=False),
         "Los gradientes se acumulan de un paso a otro: PyTorch los suma en .grad "
         "hasta que alguien los pone a cero. Llama a optimizer.zero_grad() antes "
         "de loss.backward().",
     ),
     Mistake(
         "step_swapped",
-        _step_variant(swapped=True),
+        variant_of(_dpo_step, swapped=True),
         "Elegida y rechazada cambiadas: la pérdida es −log σ(r̂_w − r̂_l), la "
         "recompensa implícita de la elegida menos la de la rechazada. Al revés, "
         "el paso enseña a preferir la rechazada.",
     ),
     Mistake(
         "step_beta_twice",
-        _step_variant(twice_beta=True),
+        variant_of(_dpo_step, twice_beta=True),
         "β aparece dos veces: la recompensa implícita ya lleva β, así que la "
         "pérdida es −log σ(r̂_w − r̂_l), sin otro β. Si usas dpo_loss, pásale "
         "log-probabilidades (con la β del paso), no recompensas implícitas.",
     ),
     Mistake(
         "step_no_beta",
-        _step_variant(no_beta=True),
+        variant_of(_dpo_step, no_beta=True),
         "Falta β: la pérdida de DPO es −log σ(β h), con h la diferencia de los "
         "log-cocientes entre política y referencia.",
     ),
     Mistake(
         "step_token_average",
-        _step_variant(average=True),
+        variant_of(_dpo_step, average=True),
         "Promediaste por token. " + _SUMMED,
     ),
     Mistake(
         "step_sum",
-        _step_variant(total=True),
+        variant_of(_dpo_step, total=True),
         "Sumaste la pérdida sobre el lote: es la media de los pares (.mean()), "
         "para que el paso no dependa del tamaño del lote.",
     ),
@@ -1180,7 +1086,7 @@ STEP_MISTAKES: list[Mistake] = [
 CLIP_MISTAKES: list[Mistake] = [
     Mistake(
         "step_no_clip",
-        _step_variant(clip=False),
+        variant_of(_dpo_step, clip=False),
         "Falta recortar la norma del gradiente a max_grad_norm, entre "
         "loss.backward() y optimizer.step(): "
         "torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm). "
@@ -1191,32 +1097,32 @@ CLIP_MISTAKES: list[Mistake] = [
 RETURN_MISTAKES: list[Mistake] = [
     Mistake(
         "step_loss_after",
-        _step_variant(loss_after=True),
+        variant_of(_dpo_step, loss_after=True),
         "La pérdida que devuelves es la de después del paso: devuelve la que "
         "derivaste (loss.item() de la que pasó por backward).",
     ),
     Mistake(
         "step_accuracy_policy",
-        _step_variant(accuracy="policy"),
+        variant_of(_dpo_step, accuracy="policy"),
         "La precisión compara log π de la política sin restar la referencia: es "
         "la de la recompensa implícita, β (log π − log π_ref), la elegida por "
         "encima de la rechazada.",
     ),
     Mistake(
         "step_accuracy_reversed",
-        _step_variant(accuracy="reversed"),
+        variant_of(_dpo_step, accuracy="reversed"),
         "La precisión va al revés: cuenta los pares en que la recompensa "
         "implícita de la elegida supera a la de la rechazada.",
     ),
     Mistake(
         "step_accuracy_percent",
-        _step_variant(accuracy="percent"),
+        variant_of(_dpo_step, accuracy="percent"),
         "La precisión es una fracción entre 0 y 1, no un porcentaje.",
     ),
     *[
         Mistake(
             "step_accuracy_ties",
-            _step_variant(ties=ties),
+            variant_of(_dpo_step, ties=ties),
             "En la precisión, un empate cuenta medio acierto, como en "
             "pairwise_accuracy: en el primer paso desde el SFT la política aún "
             "es la referencia, todas las recompensas implícitas valen 0 y la "
@@ -1228,12 +1134,8 @@ RETURN_MISTAKES: list[Mistake] = [
 
 
 def _run_steps(step, seed: int, steps: int, max_grad_norm: float, tied=False):
-    """``steps`` pasos de ``step`` sobre el lote del caso ``seed`` (``tied``:
-    ver :func:`step_case`).
-
-    Devuelve los parámetros de la política, la referencia (para mirar si la
-    tocó) y lo que devolvió cada paso.
-    """
+    """``steps`` pasos de ``step`` en el caso ``seed``: los parámetros de la
+    política, la referencia (¿la tocó?) y lo que devolvió cada paso."""
     policy, reference, batch, beta = step_case(seed, tied)
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -1257,9 +1159,8 @@ def _check_step_parameters(
     max_grad_norm: float,
     mistakes: list[Mistake],
 ) -> None:
-    """:func:`check_procedure` con los parámetros de la política tras ``steps``
-    pasos. Si un error típico los explica, lo dice; si ninguno,
-    :func:`compare_parameters` dice qué parámetro difiere primero y dónde."""
+    """Los parámetros de la política tras ``steps`` pasos: la fila que los
+    explica o, si ninguna, qué parámetro difiere primero y dónde."""
     start, untouched, *_ = step_case(seed)
     what = (
         f"la política tras {steps} pasos" if steps > 1 else "la política tras un paso"
@@ -1313,11 +1214,9 @@ _STEP_USES = {
 def check_dpo_step(
     dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
 ) -> None:
-    """Los **parámetros** de la política tras tres pasos de ``dpo_step`` (sin
-    que el recorte actúe) frente a la referencia, con SGD con momento; la
-    referencia, sin gradiente y sin cambios. Mientras comprueba, ``dpo_loss``,
-    ``implicit_rewards`` y ``pairwise_accuracy`` son las de referencia: un error
-    en esos ejercicios no cuesta puntos aquí."""
+    """Los parámetros tras tres pasos sin recorte efectivo (SGD con momento);
+    la referencia, sin gradiente y sin cambios. Las funciones de ejercicios
+    anteriores son las de referencia mientras comprueba (``uses``)."""
     for seed in seeds:
         _check_step_parameters(dpo_step, seed, 3, NO_CLIP, STEP_MISTAKES)
 
@@ -1337,15 +1236,12 @@ def check_dpo_step_clip(
 def check_dpo_step_returns(
     dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
 ) -> None:
-    """Lo que **devuelve** un paso: ``(pérdida, precisión)``, dos ``float``
-    de Python, la pérdida de antes del paso y la precisión por pares de la
-    recompensa implícita en el lote (un empate cuenta 0,5: se prueba también
-    con la referencia igual a la política). Con un solo paso, un error en la
-    actualización no cuesta aquí."""
+    """Lo que devuelve un paso: ``(pérdida, precisión)``, dos ``float``, la
+    pérdida de antes del paso y la precisión de la recompensa implícita (un
+    empate, 0,5: también con la referencia igual a la política)."""
     seeds = list(seeds)
     for seed, tied in [(seed, False) for seed in seeds] + [(seeds[0], True)]:
-        # Un error típico de lo devuelto se dice solo, sin los números: su
-        # mensaje ya explica qué devolver.
+        # Un error típico de lo devuelto se dice solo: su mensaje ya explica
         check_procedure(
             dpo_step,
             _ref_dpo_step,
@@ -1354,38 +1250,27 @@ def check_dpo_step_returns(
             same=lambda got, want: close(np.array(got), np.array(want), atol=1e-5),
             describe=lambda got, want: "",
             unexplained=lambda got, want: fail(
-                _describe_returns(got, want), "wrong_result"
+                f"dpo_step devolvió ({significant(got[0][0])}; "
+                f"{significant(got[0][1])}) y se esperaba ({significant(want[0][0])}; "
+                f"{significant(want[0][1])}): la pérdida de antes del paso y la "
+                "fracción de pares con r̂(elegida) > r̂(rechazada) (un empate, "
+                "medio acierto).",
+                "wrong_result",
             ),
         )
 
 
-def _step_returns(
-    step: Callable[..., Any], seed: int, tied: bool = False
-) -> list[tuple[float, float]]:
-    """Lo que devuelve un paso de ``step`` en el caso ``seed``, como floats;
-    falla si no son dos números de Python."""
+def _step_returns(step: Callable[..., Any], seed: int, tied: bool) -> list[tuple]:
+    """Lo que devuelve un paso, como floats; falla si no son dos números."""
     returned = _run_steps(step, seed, 1, NO_CLIP, tied)[2]
     for value in returned:
         if not isinstance(value, tuple | list) or len(value) != 2:
+            size = f" de {len(value)} elementos" if hasattr(value, "__len__") else ""
             fail(
                 "dpo_step debe devolver dos números, (pérdida, precisión); "
-                f"devolvió {type(value).__name__}"
-                + (
-                    f" de {len(value)} elementos." if hasattr(value, "__len__") else "."
-                ),
+                f"devolvió {type(value).__name__}{size}.",
                 "step_returns_not_pair",
             )
         python_number(value[0], "La pérdida que devuelve dpo_step")
         python_number(value[1], "La precisión que devuelve dpo_step")
     return [(float(a), float(b)) for a, b in returned]
-
-
-def _describe_returns(
-    got: list[tuple[float, float]], want: list[tuple[float, float]]
-) -> str:
-    shown = [f"({significant(a)}; {significant(b)})" for a, b in (got[0], want[0])]
-    return (
-        f"dpo_step devolvió {shown[0]} y se esperaba {shown[1]}: la pérdida de "
-        "antes del paso y la fracción de pares con r̂(elegida) > r̂(rechazada) "
-        "(un empate, medio acierto)."
-    )
