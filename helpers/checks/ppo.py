@@ -515,8 +515,9 @@ def check_ppo_minibatch_loss_grad(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES
         mistake="minibatch_wrong_gradient",
         atol=1e-5,
         rtol=1e-4,
-        hint="Repasa qué lleva gradiente: log π_θ, V_θ y la entropía vienen de "
-        "la red; las ventajas, los log π_θold y los objetivos R son constantes.",
+        hint="Repasa cada pieza: log π_θ, la entropía y V_θ vienen de la red, con "
+        "gradiente; las ventajas normalizadas, los log π_θold y los objetivos R "
+        "son constantes. (Si la celda del valor tampoco pasa, arregla antes eso.)",
         without_gradient=Diagnosis(
             id="loss_without_gradient",
             message="La pérdida no tiene gradiente respecto a la red (¿usaste "
@@ -591,9 +592,8 @@ def _update(agent, optimizer, batch, generator, *, error=None, **settings):
     for epoch in range(settings["n_epochs"]):
         if epoch and error != "shuffled_once":
             order = torch.randperm(n, generator=generator)
-        chunks = list(
-            (torch.arange(n) if error == "not_shuffled" else order).split(size)
-        )
+        source = torch.arange(n) if error == "not_shuffled" else order
+        chunks = list(source.split(size))
         if error == "dropped_last_minibatch" and len(chunks[-1]) < size:
             chunks = chunks[:-1]
         if error == "strided_minibatches":
@@ -612,9 +612,9 @@ def _update(agent, optimizer, batch, generator, *, error=None, **settings):
                 if stop := ppo.batch_kl(agent, batch) > target:
                     break
         epochs += 1
-        if target is not None and (
-            stop or _kl_after_epoch(agent, batch, error) > target
-        ):
+        if target is not None and not stop:
+            stop = _kl_after_epoch(agent, batch, error) > target
+        if stop:
             epochs -= error == "epoch_not_counted"
             break
     return settings["n_epochs"] if error == "returned_n_epochs" else epochs
