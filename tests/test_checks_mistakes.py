@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import pkgutil
 import re
 from pathlib import Path
 
@@ -24,20 +23,23 @@ import pytest
 import helpers.checks
 from autograder.sources import parse_code
 from helpers.checks import Mistake
+from helpers.topics import TOPICS
 from tests.banks import bank
 from tests.notebooks import read, solution_path
 
 CHECKS = Path(helpers.checks.__file__).parent
-SHARED = ("__init__.py", "quiz.py")
+#: Lo común a todos los temas: el núcleo (``__init__`` y ``core/``) y el
+#: cuestionario.
+SHARED = (
+    "__init__.py",
+    "quiz.py",
+    *sorted(str(p.relative_to(CHECKS)) for p in (CHECKS / "core").glob("*.py")),
+)
 ID = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def _topics() -> list[str]:
-    return [
-        info.name
-        for info in pkgutil.iter_modules(helpers.checks.__path__)
-        if f"{info.name}.py" not in SHARED
-    ]
+    return list(TOPICS.values())
 
 
 def _constant_id(node: ast.expr) -> str | None:
@@ -98,6 +100,34 @@ def declared_ids(tree: ast.AST) -> set[str]:
     return found
 
 
+#: Los ids que las clases de comprobación construyen desde ``prefix="loss"``
+#: cuando la fila no da el suyo (``helpers/checks/core/gradients.py`` y
+#: ``procedures.py``).
+DERIVED = (
+    "no_gradient",
+    "gradient_leaks",
+    "wrong_gradient",
+    "forward_count",
+    "microbatch_rows",
+    "backward_per_microbatch",
+    "step_count",
+)
+
+
+def derived_ids(tree: ast.AST) -> set[str]:
+    """Los ids que pueden salir de un ``prefix="…"`` de una clase de
+    comprobación: un banco puede esperarlos, aunque ninguna fila los escriba."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        for keyword in (
+            getattr(node, "keywords", []) if isinstance(node, ast.Call) else []
+        ):
+            ident = _constant_id(keyword.value) if keyword.arg == "prefix" else None
+            if ident is not None and not ident.endswith("*"):
+                found |= {f"{ident}_{suffix}" for suffix in DERIVED}
+    return found
+
+
 def _known(ident: str, declared: set[str]) -> bool:
     return ident in declared or any(
         d.endswith("*") and ident.startswith(d[:-1]) for d in declared
@@ -134,7 +164,8 @@ def test_banks_expect_declared_mistake_ids(topic):
     assert module_bank is not None
     declared = set()
     for path in (CHECKS / f"{topic}.py", *(CHECKS / shared for shared in SHARED)):
-        declared |= declared_ids(ast.parse(path.read_text(encoding="utf-8")))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        declared |= declared_ids(tree) | derived_ids(tree)
     # Las pruebas ocultas de un cuestionario declaran sus filas (la clave no
     # viaja en helpers/, que tiene el estudiante)
     for cell in read(solution_path(module.MODULE)).cells:
@@ -169,3 +200,48 @@ def test_declared_ids_reads_rows_fails_and_prefixes():
     }
     assert _known("statement_b", declared)
     assert not _known("returns_list", declared)
+
+
+def _expected(module_id: str) -> set[str]:
+    module_bank = bank(module_id)
+    return {a.mistake for answers in module_bank.WRONG.values() for a in answers}
+
+
+def _missing(declared: set[str], expected: set[str]) -> list[str]:
+    """Los ids declarados que ninguna respuesta del banco espera (un id con
+    prefijo, ``statement_*``, cuenta si alguna espera uno que empiece así)."""
+    return sorted(
+        ident
+        for ident in declared
+        if not (
+            ident in expected
+            or (ident.endswith("*") and any(e.startswith(ident[:-1]) for e in expected))
+        )
+    )
+
+
+@pytest.mark.parametrize("topic", _topics())
+def test_every_declared_mistake_is_expected_by_a_bank_answer(topic):
+    # El otro sentido: una fila o un ``fail`` con id que ninguna respuesta del
+    # banco provoca podría estar muerta (tapada por una fila anterior, o igual
+    # a la referencia en los casos) sin que nada lo notara.
+    module = importlib.import_module(f"helpers.checks.{topic}")
+    declared = declared_ids(ast.parse((CHECKS / f"{topic}.py").read_text("utf-8")))
+    missing = _missing(declared, _expected(module.MODULE))
+    assert not missing, (
+        f"ids de helpers.checks.{topic} que ningún banco de {module.MODULE} "
+        f"espera (añade una respuesta errónea que los provoque, o quita la "
+        f"fila): {missing}"
+    )
+
+
+def test_every_shared_mistake_is_expected_by_some_bank_answer():
+    declared = set()
+    for shared in SHARED:
+        declared |= declared_ids(ast.parse((CHECKS / shared).read_text("utf-8")))
+    expected: set[str] = set()
+    for topic in _topics():
+        module = importlib.import_module(f"helpers.checks.{topic}")
+        expected |= _expected(module.MODULE)
+    missing = _missing(declared, expected)
+    assert not missing, f"ids del núcleo que ningún banco espera: {missing}"
