@@ -923,6 +923,28 @@ def test_no_gradient_where_it_must_reach():
     assert caught.value.mistake == "loss_without_gradient"
 
 
+def test_a_gradient_that_is_zero_in_one_case_is_named_by_its_row():
+    # Una fórmula con una esquina (aquí relu de la ventaja, un error típico)
+    # da gradiente exactamente 0 a log_probs en un caso de ventajas negativas:
+    # el gradiente llega (el grafo está conectado), pero vale 0. Si una fila
+    # explica los gradientes en todos los casos, el diagnóstico es esa fila, no
+    # «no llega gradiente».
+    def relu_advantages(log_probs, mask, advantages):
+        weights = torch.relu(advantages.detach())[:, None]
+        return -(weights * log_probs * mask).sum() / mask.shape[0]
+
+    cases = [*_LOSS_CASES, (_LOSS_CASES[0][0], _MASK, torch.tensor([-0.5, -1.0, -2.0]))]
+    rows = [*_LOSS_ROWS, Mistake("relu", relu_advantages, "¿Un relu de la ventaja?")]
+    args = ("policy_loss", cases, _policy_loss, rows)
+    with pytest.raises(CheckError, match="relu de la ventaja") as caught:
+        check_gradients(relu_advantages, *args, wrt=_WRT, prefix="loss")
+    assert caught.value.mistake == "relu"
+    # Sin una fila que lo explique, sigue siendo «no llega gradiente» en ese caso.
+    with pytest.raises(CheckError) as caught:
+        check_gradients(relu_advantages, *args[:3], _LOSS_ROWS, wrt=_WRT, prefix="loss")
+    assert caught.value.mistake == "loss_no_gradient"
+
+
 def test_an_output_of_another_shape_is_named():
     def per_row(log_probs, mask, advantages):
         weighted = advantages.detach()[:, None] * log_probs * mask

@@ -238,34 +238,11 @@ def check_gradients(
                 _unmodified(function, name, before, _detached(args))
 
     got = [run(function, index, student=True) for index in range(len(cases))]
-    for index, (mine, want) in enumerate(zip(got, expected, strict=True)):
-        _check_flow(
-            mine,
-            want,
-            _call(name, cases[index]),
-            wrt,
-            prefix,
-            wrong_shape,
-            without_gradient,
-        )
-    for index, (mine, want) in enumerate(zip(got, expected, strict=True)):
-        label = _first_difference(mine.gradients, want.gradients, atol, rtol)
-        if label is None:
-            continue
-        what = "el gradiente"
-        if want.output.numel() > 1:
-            what += " (de una suma ponderada fija de sus salidas)"
-        difference = describe_difference(
-            mine.gradients[label].double().numpy(),
-            want.gradients[label].double().numpy(),
-            atol=atol,
-        )
-        difference = difference.replace(
-            "devuelve un array que difiere", "difiere", 1
-        ).replace("devolvió ", "vale ", 1)
-        intro = (
-            f"Con {_call(name, cases[index])}, {what} respecto a «{label}» {difference}"
-        )
+
+    def matching_row(same_output: bool = False) -> Mistake | None:
+        """La fila cuyas variantes, derivadas igual, dan los gradientes del
+        estudiante en todos los casos (y, con ``same_output``, también su
+        salida)."""
         for row in rows:
             fingerprint = [
                 run(row.variant, i, student=False) for i in range(len(cases))
@@ -274,13 +251,79 @@ def check_gradients(
                 f.error is None
                 and bool(f.gradients)
                 and _first_difference(m.gradients, f.gradients, atol, rtol) is None
+                and (not same_output or _same_output(m.output, f.output, atol, rtol))
                 for m, f in zip(got, fingerprint, strict=True)
             ):
-                fail(f"{intro}\n{row.message}", row.id)
+                return row
+        return None
+
+    def difference(index: int) -> str | None:
+        """Dónde difiere el gradiente del caso ``index``, o ``None``."""
+        mine, want = got[index], expected[index]
+        label = _first_difference(mine.gradients, want.gradients, atol, rtol)
+        if label is None:
+            return None
+        what = "el gradiente"
+        if want.output.numel() > 1:
+            what += " (de una suma ponderada fija de sus salidas)"
+        text = describe_difference(
+            mine.gradients[label].double().numpy(),
+            want.gradients[label].double().numpy(),
+            atol=atol,
+        )
+        text = text.replace("devuelve un array que difiere", "difiere", 1).replace(
+            "devolvió ", "vale ", 1
+        )
+        return f"Con {_call(name, cases[index])}, {what} respecto a «{label}» {text}"
+
+    must_ids = {f"{prefix}_no_gradient"} | {
+        flow.id for flow in wrt.values() if flow.must and flow.id
+    }
+    for index, (mine, want) in enumerate(zip(got, expected, strict=True)):
+        try:
+            _check_flow(
+                mine,
+                want,
+                _call(name, cases[index]),
+                wrt,
+                prefix,
+                wrong_shape,
+                without_gradient,
+            )
+        except CheckError as error:
+            # Un gradiente que vale cero en un caso (la esquina de un abs o un
+            # relu, todo recortado) no es uno que no llega: si una fila da lo
+            # mismo que el estudiante en todos los casos (gradientes y salida),
+            # el diagnóstico es esa fila.
+            if error.mistake not in must_ids or not mine.gradients:
+                raise
+            row = matching_row(same_output=True)
+            if row is None:
+                raise
+            fail(f"{difference(index) or error}\n{row.message}", row.id)
+    for index in range(len(cases)):
+        intro = difference(index)
+        if intro is None:
+            continue
+        row = matching_row()
+        if row is not None:
+            fail(f"{intro}\n{row.message}", row.id)
         fail(
             f"{intro}\n{hint or WRONG_GRADIENT_HINT}",
             mistake or f"{prefix}_wrong_gradient",
         )
+
+
+def _same_output(got: Any, want: Any, atol: float, rtol: float) -> bool:
+    import torch
+
+    return got.shape == want.shape and torch.allclose(
+        got.detach().double(),
+        want.detach().double(),
+        atol=atol,
+        rtol=rtol,
+        equal_nan=True,
+    )
 
 
 def _arguments(
