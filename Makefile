@@ -106,7 +106,7 @@ $(BENCH_STAMP): $(STAMP)
 	touch $@
 
 # Cuadernos, CartPole junto a Stable-Baselines3, GRPO y calificación de cada
-# módulo (100 entregas del primero, 20 de cada uno de los demás), métodos del
+# módulo (100 entregas de cada uno), métodos del
 # 08, puente del 09 y preferencias del 10, en ≤ 3 horas en 2 núcleos (cuánto
 # tardó cada parte, al final de BENCHMARKS.md; una parte sola: --only). CI
 # solo ejecuta bench-quick (el código, no las cifras).

@@ -21,9 +21,6 @@ from autograder.grade import grade
 
 BUDGET_SECONDS = 180
 BUDGET_STUDENTS = 100
-#: En ``make bench``: el primer módulo con una clase entera y los demás con
-#: menos entregas, proyectadas a 100 (así el banco cabe en su tiempo).
-OTHER_STUDENTS = 20
 
 
 def projected(seconds: float, students: int) -> float:

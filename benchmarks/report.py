@@ -10,9 +10,7 @@
    después, y segundos; y una fila por variante del objetivo (β > 0, μ = 2
    con recorte, normalización por longitud), con la KL al modelo de
    referencia y la longitud de las respuestas incorrectas;
-5. la calificación de cada módulo: una clase de 100 entregas del primero y
-   :data:`benchmarks.grading.OTHER_STUDENTS` de cada uno de los demás,
-   proyectadas a 100;
+5. la calificación de cada módulo: una clase de 100 entregas de cada uno;
 6. GRPO, RLOO y PPO con crítico con las mismas respuestas muestreadas
    (precisión, entropía, segundos y memoria) y GRPO contra un verificador con
    trampa (ver :mod:`benchmarks.methods`);
@@ -68,7 +66,6 @@ from benchmarks import puente as puente_bench
 from benchmarks.grading import (
     BUDGET_SECONDS,
     BUDGET_STUDENTS,
-    OTHER_STUDENTS,
     grading_figures,
     projected,
 )
@@ -274,16 +271,15 @@ def measure_grpo_all(
 def measure_grading(quick: bool) -> dict[str, Any]:
     """Calificar una clase fabricada de cada módulo.
 
-    El primero, con :data:`BUDGET_STUDENTS` entregas; los demás, con
-    :data:`OTHER_STUDENTS` (el tiempo se proyecta a 100). Con ``quick``, dos
-    entregas del primer módulo y del último: prueba el código, no mide.
+    Cada módulo con :data:`BUDGET_STUDENTS` entregas, la clase del
+    presupuesto. Con ``quick``, dos entregas del primer módulo y del último:
+    prueba el código, no mide.
     """
     all_modules = modules()
     if quick:
         plan = [(all_modules[0], 2), (all_modules[-1], 2)]
     else:
-        plan = [(all_modules[0], BUDGET_STUDENTS)]
-        plan += [(module_id, OTHER_STUDENTS) for module_id in all_modules[1:]]
+        plan = [(module_id, BUDGET_STUDENTS) for module_id in all_modules]
     results = []
     for module_id, students in plan:
         _say(f"calificación de {students} entregas de {module_id}")
