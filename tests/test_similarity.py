@@ -197,6 +197,19 @@ DERIVED = {
         )
     ),
     ("07_grpo", "grpo_update", "recorta la norma del gradiente"),
+    # Los que cubren cada id de su comprobación (filas ↔ bancos): otra
+    # respuesta del banco con un solo paso cambiado o quitado.
+    ("01_bandidos", "testbed_step", "los brazos al azar antes que la moneda"),
+    ("01_bandidos", "testbed_step", "Q sin actualizar"),
+    (
+        "01_bandidos",
+        "testbed_step",
+        "N con new_counts[actions]: suma 1 a filas enteras",
+    ),
+    ("02_dqn", "dqn_loss", "Q(s, a) envuelto en un tensor nuevo con requires_grad"),
+    ("03_reinforce", "reinforce_updates", "zero_grad entre backward y step"),
+    ("05_actor_critico", "actor_critic_loss", "olvida el return"),
+    ("10_preferencias", "dpo_step", "copia la política en la referencia"),
 }
 
 
