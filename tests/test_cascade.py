@@ -14,8 +14,8 @@ erróneo (o algo que define una solución que ya depende de él). Los demás no
 pueden notar la diferencia, y ejecutarlos todos con cada una de las
 quinientas respuestas costaría minutos.
 
-Además, una prueba oculta que falla da un diagnóstico en castellano: nunca un
-``AssertionError`` sin mensaje.
+Que una celda que falla lo diga con un mensaje (nunca un ``AssertionError``
+vacío) lo comprueba ``tests/test_checks_bank.py`` con cada respuesta errónea.
 """
 
 from __future__ import annotations
@@ -131,37 +131,3 @@ def test_a_wrong_answer_costs_points_only_in_its_exercise(nb, index, later, answ
         f"la respuesta errónea de {all_exercises[index].grade_id} cuesta puntos "
         f"en otros ejercicios: {lost}"
     )
-
-
-def _hidden_cases() -> list:
-    cases = []
-    for module_id in module_ids():
-        nb = read(solution_path(module_id))
-        wrong = bank(module_id).WRONG
-        for exercise in exercises(nb):
-            for answer in wrong.get(exercise.grade_id, []):
-                cases.append(
-                    pytest.param(
-                        nb,
-                        exercise,
-                        answer,
-                        id=f"{module_id}:{exercise.grade_id}:{answer.name}",
-                    )
-                )
-    return cases
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("nb", "exercise", "answer"), _hidden_cases())
-def test_a_failing_test_cell_explains_itself_in_spanish(nb, exercise, answer):
-    from tests.notebooks import run_exercise
-
-    for outcome in run_exercise(nb, exercise, answer.source):
-        error = outcome.error
-        if error is None:
-            continue
-        message = str(error).strip()
-        assert message, (
-            f"{outcome.grade_id} falla con un {type(error).__name__} sin mensaje: "
-            "una prueba oculta debe decir en castellano qué comprobó"
-        )

@@ -92,6 +92,12 @@ def test_wrong_answer_is_diagnosed(nb, exercise, answer):
                 f"{outcome.grade_id} debía fallar con un diagnóstico y dio "
                 f"{outcome.error!r}"
             )
+            # Una prueba oculta dice en castellano qué comprobó: nunca un
+            # AssertionError sin mensaje.
+            assert str(outcome.error).strip(), (
+                f"{outcome.grade_id} falla con un {type(outcome.error).__name__} "
+                "sin mensaje"
+            )
         else:
             assert outcome.error is None, (
                 f"{outcome.grade_id} debía pasar (crédito parcial) y dio "
