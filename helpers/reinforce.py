@@ -297,29 +297,82 @@ class ShortCorridor:
     # next_state[s, a]: a dónde lleva la acción a desde la casilla s.
     next_state = np.array([[0, 1], [2, 0], [1, 3]])
 
-    def objective(self, theta: torch.Tensor) -> torch.Tensor:
-        """``J(θ) = v_π(0)``, exacto y derivable (``γ = 1``, recompensa −1).
+    def policy(self, theta: torch.Tensor) -> torch.Tensor:
+        """``π(a|s)`` de cada casilla, ``(3, 2)``.
 
-        Resuelve las ecuaciones de Bellman ``v = r + P_π v`` sobre las tres
-        casillas: ``v = (I − P_π)^{-1} r``.
+        ``theta`` es ``(2,)`` (la política del ejemplo, la misma en las tres
+        casillas) o ``(3, 2)`` (una fila de logits por casilla, como si el agente
+        viera dónde está).
         """
-        pi = torch.softmax(theta, dim=-1)
-        transitions = torch.zeros(3, 3, dtype=theta.dtype)
+        return torch.softmax(theta, dim=-1).expand(self.n_states, self.n_actions)
+
+    def _transitions(self, pi: torch.Tensor) -> torch.Tensor:
+        """``P_π[s, s']`` entre las tres casillas (la meta no cuenta: termina)."""
+        transitions = torch.zeros(3, 3, dtype=pi.dtype)
         for s in range(3):
             for a in range(2):
                 s_next = int(self.next_state[s, a])
                 if s_next != self.goal:
-                    transitions[s, s_next] = transitions[s, s_next] + pi[a]
-        rewards = -torch.ones(3, dtype=theta.dtype)
-        values = torch.linalg.solve(
-            torch.eye(3, dtype=theta.dtype) - transitions, rewards
-        )
-        return values[self.start]
+                    transitions[s, s_next] = transitions[s, s_next] + pi[s, a]
+        return transitions
 
-    def exact_gradient(self, theta: np.ndarray) -> np.ndarray:
+    def state_values(self, theta: torch.Tensor, gamma: float = 1.0) -> torch.Tensor:
+        """``V_γ(s)`` de las tres casillas: ``v = (I − γ P_π)^{-1} r``, derivable."""
+        transitions = self._transitions(self.policy(theta))
+        rewards = -torch.ones(3, dtype=theta.dtype)
+        return torch.linalg.solve(
+            torch.eye(3, dtype=theta.dtype) - gamma * transitions, rewards
+        )
+
+    def objective(self, theta: torch.Tensor, gamma: float = 1.0) -> torch.Tensor:
+        """``J(θ) = V_γ(0)``, exacto y derivable (recompensa −1 en cada paso).
+
+        Resuelve las ecuaciones de Bellman ``v = r + γ P_π v`` sobre las tres
+        casillas: ``v = (I − γ P_π)^{-1} r``. Por defecto ``γ = 1``, el del libro.
+        """
+        return self.state_values(theta, gamma)[self.start]
+
+    def action_values(self, theta: torch.Tensor, gamma: float = 1.0) -> torch.Tensor:
+        """``Q_γ(s, a) = −1 + γ V_γ(s')`` (``V`` de la meta, 0), ``(3, 2)``."""
+        values = torch.cat([self.state_values(theta, gamma), theta.new_zeros(1)])
+        return -1.0 + gamma * values[torch.as_tensor(self.next_state)]
+
+    def visits(self, theta: torch.Tensor, gamma: float = 1.0) -> torch.Tensor:
+        """``d_γ(s) = Σ_t γ^t · Pr(s_t = s)`` desde la casilla de salida, ``(3,)``.
+
+        Con ``γ = 1`` es el número medio de visitas a cada casilla por episodio;
+        con ``γ < 1``, cada visita cuenta ``γ^t``. Es la fila de salida de
+        ``(I − γ P_π)^{-1}``.
+        """
+        transitions = self._transitions(self.policy(theta))
+        start = torch.zeros(3, dtype=theta.dtype)
+        start[self.start] = 1.0
+        return torch.linalg.solve(
+            (torch.eye(3, dtype=theta.dtype) - gamma * transitions).T, start
+        )
+
+    def state_form_gradient(
+        self, theta: torch.Tensor, gamma: float = 1.0, visits_gamma: float | None = None
+    ) -> torch.Tensor:
+        """``Σ_s d(s) Σ_a ∇_θ π(a|s) Q_γ(s, a)``: la forma del teorema con estados.
+
+        Con ``visits_gamma = gamma`` (por defecto) es ``∇J_γ`` (Sutton et al.,
+        2000). Con ``visits_gamma = 1`` es lo que estima en media REINFORCE sin
+        el factor ``γ^t``: las visitas sin descontar, con los ``Q_γ`` descontados.
+        Para una softmax, ``Σ_a ∇_{θ_s} π(a|s) Q(s, a) = π_s ⊙ (Q_s − π_s·Q_s)``;
+        el resultado es derivable respecto a ``theta`` y tiene su forma.
+        """
+        visits_gamma = gamma if visits_gamma is None else visits_gamma
+        pi = self.policy(theta)
+        q = self.action_values(theta, gamma)
+        d = self.visits(theta, visits_gamma)
+        per_state = d[:, None] * pi * (q - (pi * q).sum(dim=-1, keepdim=True))
+        return per_state if theta.dim() == 2 else per_state.sum(dim=0)
+
+    def exact_gradient(self, theta: np.ndarray, gamma: float = 1.0) -> np.ndarray:
         """``∇J(θ)`` exacto, con autograd sobre :meth:`objective`."""
         theta_t = torch.tensor(np.asarray(theta, dtype=float), requires_grad=True)
-        self.objective(theta_t).backward()
+        self.objective(theta_t, gamma).backward()
         return theta_t.grad.numpy()
 
     def sample_episodes(

@@ -468,3 +468,47 @@ def test_evaluations_every_so_many_env_steps():
     for step in steps:
         previous = [s for s in history.env_steps if s < step]
         assert not previous or previous[-1] < (step // 1000) * 1000
+
+
+def test_corridor_state_form_is_the_gradient_of_the_discounted_objective():
+    """La forma con estados (d_γ, Q_γ) es ∇J_γ de autograd; con d_1 no."""
+    corridor = reinforce.ShortCorridor()
+    for gamma in (1.0, 0.9, 0.5):
+        for theta in (np.zeros(2), np.array([0.3, -0.4])):
+            exact = corridor.exact_gradient(theta, gamma)
+            form = corridor.state_form_gradient(torch.tensor(theta), gamma).numpy()
+            assert np.allclose(form, exact, atol=1e-10), (gamma, theta)
+    theta = torch.zeros(2, dtype=torch.float64)
+    usual = corridor.state_form_gradient(theta, 0.7, visits_gamma=1.0)
+    assert not torch.allclose(usual, corridor.state_form_gradient(theta, 0.7))
+    # Con γ = 1 y θ = 0 se visitan 6, 4 y 2 veces las casillas (J = −12).
+    assert np.allclose(corridor.visits(theta).numpy(), [6.0, 4.0, 2.0])
+
+
+def test_corridor_usual_estimator_without_gamma_t_matches_its_state_form():
+    """Monte Carlo sin γ^t da, en media, la forma con visitas sin descontar."""
+    corridor = reinforce.ShortCorridor()
+    gamma, theta = 0.7, np.zeros(2)
+    episodes = corridor.sample_episodes(theta, 40_000, np.random.default_rng(3))
+    actions = [a for a, _ in episodes]
+    returns = [reinforce.discounted_returns(r, gamma) for _, r in episodes]
+    weighted = [gamma ** np.arange(len(g)) * g for g in returns]
+    theta_t = torch.tensor(theta)
+    for weights, visits_gamma in ((returns, 1.0), (weighted, gamma)):
+        g = reinforce.per_episode_score_gradients(theta, actions, weights)[:, 1]
+        want = corridor.state_form_gradient(theta_t, gamma, visits_gamma)[1].item()
+        assert abs(g.mean() - want) < 4 * g.std() / np.sqrt(len(g))
+
+
+def test_corridor_field_without_gamma_t_is_not_a_gradient():
+    """Con logits por casilla, el jacobiano del campo sin γ^t no es simétrico."""
+    corridor = reinforce.ShortCorridor()
+    theta = torch.tensor([0.3, -0.2, 0.1, 0.4, -0.5, 0.2], dtype=torch.float64)
+    for visits_gamma, symmetric in ((0.7, True), (1.0, False)):
+        jac = torch.autograd.functional.jacobian(
+            lambda x, v=visits_gamma: corridor.state_form_gradient(
+                x.view(3, 2), 0.7, visits_gamma=v
+            ).flatten(),
+            theta,
+        )
+        assert torch.allclose(jac, jac.T, atol=1e-10) == symmetric
