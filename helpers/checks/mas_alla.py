@@ -451,7 +451,7 @@ check_clip_experiment_answer = statements_check(
 )
 
 
-# Ejercicio 5 · pass@k sin sesgo
+# Ejercicio 5 · pass@k insesgado
 
 _PASS_CASES = [
     (10, 3, 1),
@@ -483,7 +483,7 @@ _PASS_MISTAKES: list[Mistake] = [
         "pass_biased",
         lambda n, c, k: 1.0 - (1.0 - c / n) ** k,
         "Eso es 1 − (1 − c/n)^k: sacar k respuestas con reemplazo, como si la "
-        "precisión fuera exactamente c/n. El estimador sin sesgo elige k de las n "
+        "precisión fuera exactamente c/n. El estimador insesgado elige k de las n "
         "sin reemplazo: 1 − C(n − c, k) / C(n, k).",
     ),
     Mistake(
