@@ -19,7 +19,10 @@ módulos siguientes importan en lugar de depender de tu solución:
   ``SUCCESS``, con los pesos que se le den, muchas ejecuciones a la vez;
 * ``BatchMeanBaseline``, ``ValueBaseline`` y ``train_reinforce_with_baseline``:
   líneas base enchufables en :func:`helpers.reinforce.train_reinforce` y
-  REINFORCE con una ``V(s)`` aprendida en CartPole.
+  REINFORCE con una ``V(s)`` aprendida en CartPole;
+* ``ContextualCoin``, ``fitted_values`` y ``fit_order_gradients``: por qué ``V``
+  se ajusta **después** de calcular la ventaja (ajustada antes, al mismo lote,
+  la ventaja encoge y el gradiente se sesga).
 
 Referencias: Williams (1992); Greensmith, Bartlett y Baxter (2004), *Variance
 reduction techniques for gradient estimates in reinforcement learning*; Sutton y
@@ -545,3 +548,137 @@ def per_episode_gradients(
     weighted = weights.detach().to(scores.dtype)[:, None] * scores
     out = torch.zeros(len(lengths), scores.shape[1], dtype=scores.dtype)
     return out.index_add_(0, episode, weighted).numpy()
+
+
+# ---------------------------------------------------------------------------
+# El orden: primero la ventaja, después el ajuste de V
+# ---------------------------------------------------------------------------
+
+
+class ContextualCoin:
+    """Un problema de un paso con estado continuo, para ajustar ``V(s)`` a mano.
+
+    El estado es ``s = 2u² − 1`` con ``u ~ U(0, 1)``: está en ``[−1, 1]``, más
+    a menudo cerca de −1 que de 1. La política elige ``a ∈ {0, 1}`` con
+    ``π(1|s) = σ(θ₀ + θ₁·s)``; la recompensa es ``2 + s·(2a − 1)`` más un ruido
+    normal de desviación ``noise`` (el 2 es un pedestal). El gradiente exacto se
+    calcula por cuadratura. ``V(s)`` se ajusta por mínimos cuadrados con ``k``
+    tramos (:func:`bin_features`; ``k`` mide lo flexible que es).
+    """
+
+    def __init__(self, theta=(0.3, -0.5), noise: float = 0.5):
+        self.theta = np.asarray(theta, dtype=float)
+        self.noise = noise
+
+    def prob_one(self, states: np.ndarray) -> np.ndarray:
+        """``π(1|s)``."""
+        return 1.0 / (1.0 + np.exp(-(self.theta[0] + self.theta[1] * states)))
+
+    def states(self, u: np.ndarray) -> np.ndarray:
+        """El estado que corresponde a cada uniforme ``u``."""
+        return 2 * u**2 - 1
+
+    def _gradient_terms(self, n_points: int = 200_000):
+        """Estados de la cuadratura y su término ``π₁(1 − π₁)·2s·(1, s)``."""
+        s = self.states((np.arange(n_points) + 0.5) / n_points)
+        p = self.prob_one(s)
+        weight = p * (1 - p) * 2 * s  # r̄(s, 1) − r̄(s, 0) = 2s
+        return s, weight[:, None] * np.stack([np.ones_like(s), s], -1)
+
+    def exact_gradient(self) -> np.ndarray:
+        """``∇J = E_s[Σ_a ∇π(a|s)·r̄(s, a)]``, por cuadratura, ``(2,)``."""
+        return self._gradient_terms()[1].mean(axis=0)
+
+    def fit_first_expected_gradient(self, n_features: int, batch_size: int):
+        """Lo que estima en media la ventaja con ``V`` ajustada al mismo lote.
+
+        Con tramos, ``V(s_i)`` es la media de los ``n`` retornos del tramo de
+        ``i``, el suyo incluido: su ventaja es ``(n − 1)/n`` la de la media de
+        los demás (la identidad de GRPO y RLOO), y ``n − 1 ~ Bin(N − 1, p_b)``.
+        En media, el tramo ``b`` aporta su parte de ``∇J`` por
+        ``1 − (1 − (1 − p_b)^N)/(N·p_b)``.
+        """
+        s, terms = self._gradient_terms()
+        bins = bin_features(s, n_features).argmax(axis=-1)
+        total = np.zeros(2)
+        for b in range(n_features):
+            inside = bins == b
+            p_b = inside.mean()
+            if p_b == 0:
+                continue
+            shrink = 1 - (1 - (1 - p_b) ** batch_size) / (batch_size * p_b)
+            total += shrink * terms[inside].sum(axis=0) / len(s)
+        return total
+
+    def batches(self, n_batches: int, batch_size: int, rng: np.random.Generator):
+        """``(states, actions, rewards, scores)`` de ``n_batches`` lotes.
+
+        ``scores`` es ``∇_θ log π(a|s) = (a − π₁)·(1, s)``, de forma
+        ``(n_batches, batch_size, 2)``; lo demás, ``(n_batches, batch_size)``.
+        """
+        states = self.states(rng.random((n_batches, batch_size)))
+        p = self.prob_one(states)
+        actions = (rng.random(states.shape) < p).astype(float)
+        noise = self.noise * rng.standard_normal(states.shape)
+        rewards = 2 + states * (2 * actions - 1) + noise
+        scores = (actions - p)[..., None] * np.stack([np.ones_like(states), states], -1)
+        return states, actions, rewards, scores
+
+
+def bin_features(states: np.ndarray, n_features: int) -> np.ndarray:
+    """Un indicador por tramo: ``[−1, 1]`` en ``n_features`` tramos iguales.
+
+    Con estos rasgos, el ajuste por mínimos cuadrados da a cada estado la media
+    de los retornos de su tramo (0 si el tramo no tiene ninguno).
+    """
+    bins = np.clip(((states + 1) / 2 * n_features).astype(int), 0, n_features - 1)
+    return np.eye(n_features)[bins]
+
+
+def fitted_values(
+    fit_states: np.ndarray,
+    fit_returns: np.ndarray,
+    states: np.ndarray,
+    n_features: int,
+) -> np.ndarray:
+    """``V(s)`` ajustada por mínimos cuadrados en cada lote y evaluada en ``states``.
+
+    ``fit_*`` y ``states`` son ``(lotes, N)``: cada lote tiene su propio ajuste.
+    """
+    x_fit = bin_features(fit_states, n_features)
+    coefficients = np.linalg.pinv(x_fit) @ fit_returns[..., None]
+    return (bin_features(states, n_features) @ coefficients)[..., 0]
+
+
+def fit_order_gradients(
+    problem: ContextualCoin,
+    n_features: int,
+    batch_size: int,
+    n_batches: int,
+    rng: np.random.Generator,
+) -> dict[str, np.ndarray]:
+    """La estimación de ``∇J`` de cada lote con ``V`` ajustada antes o después.
+
+    * ``"V del lote anterior"``: ``V`` ajustada a otro lote independiente (lo
+      que hay cuando la ventaja se calcula **antes** de ajustar ``V`` con el lote
+      nuevo): una línea base de verdad, sin sesgo.
+    * ``"V ajustada a este lote"``: ``V`` ajustada primero a los mismos
+      retornos con que después se calcula la ventaja. ``V(s_i)`` depende de
+      ``R_i`` y por tanto de ``a_i``: la ventaja de cada muestra encoge un
+      factor ``1 − h_ii`` (su influencia en el ajuste), en media ``1 − k/N``.
+
+    Returns:
+        ``{nombre: (n_batches, 2)}``, una estimación por lote.
+    """
+    states, _, rewards, scores = problem.batches(n_batches, batch_size, rng)
+    other_states, _, other_rewards, _ = problem.batches(n_batches, batch_size, rng)
+    baselines_by_order = {
+        "V del lote anterior": fitted_values(
+            other_states, other_rewards, states, n_features
+        ),
+        "V ajustada a este lote": fitted_values(states, rewards, states, n_features),
+    }
+    return {
+        label: ((rewards - values)[..., None] * scores).mean(axis=1)
+        for label, values in baselines_by_order.items()
+    }

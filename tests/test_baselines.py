@@ -373,3 +373,48 @@ def test_notebook_solutions_agree_with_the_references():
             strict=True,
         ):
             torch.testing.assert_close(got, want)
+
+
+def test_contextual_coin_gradient_matches_autograd_on_samples():
+    """El gradiente exacto por cuadratura es la media de Σ_a ∇π(a|s)·r̄(s, a)."""
+    coin = baselines.ContextualCoin(theta=(0.2, 0.7))
+    u = (np.arange(4000) + 0.5) / 4000
+    s = torch.tensor(coin.states(u))
+    theta = torch.tensor(coin.theta, requires_grad=True)
+    p = torch.sigmoid(theta[0] + theta[1] * s)
+    objective = (p * (2 + s) + (1 - p) * (2 - s)).mean()  # r̄(s, 1), r̄(s, 0)
+    objective.backward()
+    np.testing.assert_allclose(coin.exact_gradient(), theta.grad.numpy(), atol=1e-5)
+
+
+def test_fitted_values_are_the_mean_of_each_bin():
+    states = np.array([[-0.9, -0.8, 0.1, 0.6]])
+    returns = np.array([[1.0, 3.0, 5.0, 7.0]])
+    values = baselines.fitted_values(states, returns, states, 2)
+    np.testing.assert_allclose(values, [[2.0, 2.0, 6.0, 6.0]])
+    # Un tramo sin muestras en el ajuste vale 0.
+    np.testing.assert_allclose(
+        baselines.fitted_values(states[:, :2], returns[:, :2], states, 2),
+        [[2.0, 2.0, 0.0, 0.0]],
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fitting_v_first_shrinks_the_gradient_as_predicted(seed):
+    """V del lote anterior: sin sesgo. V ajustada al mismo lote: lo que predice."""
+    coin = baselines.ContextualCoin()
+    exact = coin.exact_gradient()
+    rng = np.random.default_rng(seed)
+    for k in (1, 8):
+        runs = baselines.fit_order_gradients(coin, k, 32, 3000, rng)
+        for label, want in (
+            ("V del lote anterior", exact),
+            ("V ajustada a este lote", coin.fit_first_expected_gradient(k, 32)),
+        ):
+            g = runs[label]
+            error = g.std(axis=0) / np.sqrt(len(g))
+            assert np.all(np.abs(g.mean(axis=0) - want) < 4 * error + 1e-4), (k, label)
+    # Con un solo tramo, V es la media del lote: el factor es (N − 1)/N.
+    np.testing.assert_allclose(
+        coin.fit_first_expected_gradient(1, 32), 31 / 32 * exact, rtol=1e-9
+    )
