@@ -24,7 +24,13 @@ from autograder.course import (
     nbgrader_meta,
 )
 from autograder.demos import demo_cell_ids
-from autograder.preprocessors import SKIPPED_DEMO, SKIPPED_SOURCE, SLOW_TAG
+from autograder.preprocessors import (
+    SKIPPED_DEMO,
+    SKIPPED_SOURCE,
+    SLOW_TAG,
+    clear_skip_tags,
+    skip_cell,
+)
 from autograder.results import diagnostic
 from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
 
@@ -49,13 +55,14 @@ def skip_unneeded_cells(nb: nbformat.NotebookNode) -> None:
     se vacían.
     """
     demos = demo_cell_ids(nb)
+    clear_skip_tags(nb)
     for cell in nb.cells:
         if cell.cell_type != "code" or is_nbgrader_cell(cell):
             continue
         if SLOW_TAG in cell.metadata.get("tags", []):
-            cell.source = SKIPPED_SOURCE
+            skip_cell(cell, SKIPPED_SOURCE)
         elif cell.get("id") in demos:
-            cell.source = SKIPPED_DEMO
+            skip_cell(cell, SKIPPED_DEMO)
 
 
 def run_checks(path: Path, limits: Limits | None = None) -> list[CheckResult]:

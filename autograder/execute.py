@@ -26,6 +26,11 @@ import nbformat  # noqa: E402
 
 from autograder import audit  # noqa: E402
 
+#: La etiqueta de las celdas que calificar salta (las vacía y la pone
+#: ``autograder.preprocessors.skip_cell``): el ejecutor ni las manda al kernel.
+#: La que traiga una entrega se borra antes de ejecutar.
+SKIP_TAG = "autograder-saltada"
+
 
 def set_limits(memory_bytes: int, processes: int, file_bytes: int) -> None:
     """Límites que heredan el kernel y todo lo que lance."""
@@ -112,8 +117,9 @@ def run(nb, notebook_dir: str, cell_timeout: int, hidden: list[str], fork_kernel
             # Las salidas ya están: no hace falta esperar a que el kernel se
             # despida (unas décimas por entrega).
             shutdown_kernel="immediate",
-            # Ninguna etiqueta salta una celda al calificar.
-            skip_cells_with_tag="",
+            # Solo las celdas que vació SkipSlowCells (o skip_unneeded_cells)
+            # llevan esta etiqueta: la de una entrega se borró antes.
+            skip_cells_with_tag=SKIP_TAG,
             resources={"metadata": {"path": notebook_dir}},
         )
         channel.attach(client)

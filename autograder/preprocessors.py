@@ -20,6 +20,7 @@ from autograder.course import (
     notebook_name,
 )
 from autograder.demos import demo_cell_ids
+from autograder.execute import SKIP_TAG
 from autograder.integrity import (
     Finding,
     delegated_test_finding,
@@ -37,6 +38,23 @@ SKIPPED_SOURCE = (
     "# Celda de entrenamiento o demostración larga: no se ejecuta al calificar."
 )
 SKIPPED_DEMO = "# Demo: al calificar no hace falta (ver autograder/demos.py)."
+
+
+def clear_skip_tags(nb: NotebookNode) -> None:
+    """Quita :data:`SKIP_TAG` de todas las celdas: una entrega no elige qué
+    celdas no se ejecutan."""
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags")
+        if tags and SKIP_TAG in tags:
+            cell.metadata["tags"] = [tag for tag in tags if tag != SKIP_TAG]
+
+
+def skip_cell(cell: NotebookNode, note: str) -> None:
+    """Deja en ``cell`` solo la nota ``note`` y la marca para no ejecutarla:
+    una celda de comentario también costaría un viaje al kernel (unas 60 en un
+    cuaderno largo, en cada una de cien entregas)."""
+    cell.source = note
+    cell.metadata["tags"] = [*cell.metadata.get("tags", []), SKIP_TAG]
 
 
 def slow_cell_ids(nb: NotebookNode) -> set[str]:
@@ -77,6 +95,7 @@ class SkipSlowCells(NbGraderPreprocessor):
         slow = slow_cell_ids(source) if source is not None else set()
         demos = demo_cell_ids(source) if source is not None else set()
         original = {c.get("id"): c.source for c in source.cells} if source else {}
+        clear_skip_tags(nb)
         for cell in nb.cells:
             if cell.cell_type != "code" or is_nbgrader_cell(cell):
                 continue
@@ -85,9 +104,9 @@ class SkipSlowCells(NbGraderPreprocessor):
                 cell.get("id")
             )
             if tagged or cell.get("id") in slow:
-                cell.source = SKIPPED_SOURCE
+                skip_cell(cell, SKIPPED_SOURCE)
             elif untouched_demo:
-                cell.source = SKIPPED_DEMO
+                skip_cell(cell, SKIPPED_DEMO)
         return nb, resources
 
 

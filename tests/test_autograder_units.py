@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from autograder.check import skip_unneeded_cells
 from autograder.collect import collect, safe_id
+from autograder.execute import SKIP_TAG, run
 from autograder.grade import _add_incident, join_reasons, precheck
 from autograder.integrity import Finding, FindingKind
 from autograder.preprocessors import SKIPPED_DEMO, SKIPPED_SOURCE, SkipSlowCells
@@ -177,6 +178,29 @@ def test_skip_slow_cells_never_skips_graded_cells():
     assert nb.cells[0].source == SKIPPED_SOURCE
     assert nb.cells[1].source == "check()"
     assert nb.cells[2].source == "rapido()"
+
+
+def test_only_skipped_cells_are_not_sent_to_the_kernel(tmp_path):
+    """Las celdas saltadas llevan la etiqueta que el ejecutor no manda al
+    kernel; la que traiga una entrega (en una celda de pruebas, para no
+    ejecutarla) se borra antes. Y se ejecuta de verdad: la celda con la
+    etiqueta falsa corre y la saltada no."""
+    graded = {"tags": [SKIP_TAG], "nbgrader": {"grade": True, "grade_id": "t"}}
+    nb = new_notebook(
+        cells=[
+            new_code_cell("print('entreno')", metadata={"tags": ["slow"]}),
+            new_code_cell("print('compruebo')", metadata=graded),
+            new_code_cell("print('mio')", metadata={"tags": [SKIP_TAG]}),
+        ]
+    )
+    nb, _ = SkipSlowCells().preprocess(nb, {})
+    assert SKIP_TAG in nb.cells[0].metadata.tags
+    assert SKIP_TAG not in nb.cells[1].metadata.tags
+    assert SKIP_TAG not in nb.cells[2].metadata.tags
+    executed = run(nb, str(tmp_path), cell_timeout=60, hidden=[])
+    outputs = ["".join(o.get("text", "") for o in c.outputs) for c in executed.cells]
+    assert outputs == ["", "compruebo\n", "mio\n"]
+    assert executed.cells[0].execution_count is None
 
 
 def test_sandbox_command_hides_and_isolates(tmp_path):
