@@ -581,3 +581,43 @@ def test_pass_at_k_curve_matches_evaluate_and_grows_with_k():
     assert values == sorted(values) and 0 < values[0] < values[-1] <= 1
     with pytest.raises(ValueError, match="entre 1 y n"):
         pass_at_k_curve(model, problems, ks=(16,), n=8)
+
+
+# --- La recompensa a trozos (la utilidad verdadera del módulo 10) -----------
+
+
+def test_process_token_rewards_place_each_piece_where_it_is_earned():
+    from helpers.tinylm.methods import process_token_rewards
+    from helpers.tinylm.preferences import true_utility
+    from helpers.tinylm.tokenizer import tokenizer
+
+    texts = [
+        "17×20+17×4=340+68=408.",  # todo bien: 0,25 + 0,25 + 1
+        "17×20+17×4=340+58=398.",  # el segundo parcial mal
+        "17×20+17×4=350+68=408.",  # el primero mal y la cifra final bien
+        "17×20+17×4=340+68=40",  # sin punto final: 0
+    ]
+    problems = [(17, 24)] * len(texts)
+    ids = tokenizer.encode_batch(texts)
+    rewards = process_token_rewards(ids, problems)
+    assert rewards.shape == ids.shape
+    for row, text in enumerate(texts):
+        assert rewards[row].sum().item() == pytest.approx(true_utility(text, 17, 24))
+    # 340 acaba en la posición 13, 68 en la 16 y el punto final está en la 21
+    assert rewards[0].nonzero().flatten().tolist() == [13, 16, 21]
+    assert rewards[0, 21] == 1.0 and rewards[0, 13] == rewards[0, 16] == 0.25
+    assert rewards[1].nonzero().flatten().tolist() == [13]
+    assert rewards[2].nonzero().flatten().tolist() == [16, 21]
+    assert rewards[3].abs().sum() == 0
+
+
+@pytest.mark.parametrize("method", ["grpo", "ppo"])
+def test_train_method_with_the_process_reward(method):
+    from helpers.tinylm.methods import train_method
+
+    history = train_method(
+        load_pretrained(), _tiny(method, verifier="process"), progress=False
+    )
+    # La recompensa es la utilidad (hasta 1,5), no la precisión
+    assert all(0 <= r <= 1.5 for r in history["heldout_reward"])
+    assert history["heldout_reward"][0] > history["heldout_accuracy"][0]

@@ -11,7 +11,7 @@ multiplica (``helpers.tinylm``):
   y la nota del verificador sumada en el último.
 - ``policy_entropy``: la entropía media por token (en nats) de la política
   sobre sus propias respuestas, para ver el colapso de la entropía.
-- ``pass_at_k_curve``: pass@k para k = 1 … 64 con el estimador sin sesgo
+- ``pass_at_k_curve``: pass@k para k = 1 … 64 con el estimador insesgado
   (``evaluate.estimate_pass_at_k``, Chen et al., 2021).
 - ``buggy_verify`` y ``exploit_flags``: un verificador plausible pero con un
   fallo, y qué respuestas se cuelan por él (recompensa sin acertar).
@@ -50,6 +50,7 @@ from .grpo import (
     update_policy,
 )
 from .model import TinyLM
+from .preferences import _WORK, FINAL_POINTS, PARTIAL_POINTS, true_utility
 from .sampling import copy_model, next_token_log_probs, sample
 from .task import (
     Problem,
@@ -249,7 +250,7 @@ def pass_at_k_curve(
     """pass@k para cada k de ``ks``, con n respuestas por problema a T = 1.
 
     Para cada problema (por defecto, los 256 de evaluación) muestrea ``n``
-    respuestas, cuenta los aciertos c y promedia el estimador sin sesgo de
+    respuestas, cuenta los aciertos c y promedia el estimador insesgado de
     Chen et al. (2021), ``estimate_pass_at_k(n, c, k)``. Muestrea en lotes
     de 1024 respuestas; sin ``generator`` usa uno con semilla 0, y entonces
     da lo mismo que ``evaluate.pass_at_k(model, ks, n, problems)``.
@@ -274,11 +275,45 @@ def pass_at_k_curve(
 # --- 6. Entrenar con GRPO, RLOO o PPO --------------------------------------
 
 Method = Literal["grpo", "rloo", "ppo"]
-VerifierName = Literal["correct", "buggy"]
-VERIFIERS: dict[str, Callable[[str, int, int], int]] = {
+VerifierName = Literal["correct", "buggy", "process"]
+#: «process» es la utilidad verdadera del módulo 10 (``true_utility``): 1 por
+#: la cifra final y 0,25 por cada producto parcial bien escrito. GRPO y RLOO
+#: la ven entera al final de la respuesta; PPO, repartida donde se gana
+#: (``process_token_rewards``).
+VERIFIERS: dict[str, Callable[[str, int, int], float]] = {
     "correct": verify,
     "buggy": buggy_verify,
+    "process": true_utility,
 }
+
+
+def process_token_rewards(
+    completions: torch.Tensor, problems: Sequence[Problem]
+) -> torch.Tensor:
+    """La utilidad verdadera, repartida en los tokens donde se gana.
+
+    ``completions``: ``(B, T)`` ids de las respuestas (un carácter, un token);
+    ``problems``: B pares ``(a, b)``. Devuelve ``(B, T)`` float:
+    ``PARTIAL_POINTS`` en la última cifra de cada producto parcial correcto y
+    ``FINAL_POINTS`` en el último token (el punto final) si la cifra final es
+    ``a × b``. Cada fila suma ``true_utility`` de su respuesta.
+    """
+    texts = tokenizer.decode_batch(completions)
+    rewards = torch.zeros(completions.shape, dtype=torch.float32)
+    for row, (text, (a, b)) in enumerate(zip(texts, problems, strict=True)):
+        final = extract_answer(text)
+        if final is None:
+            continue  # sin punto final la utilidad es 0
+        body = text.split(END, 1)[0]
+        if final == a * b:
+            rewards[row, len(body)] += FINAL_POINTS  # el punto final
+        work = _WORK.fullmatch(body)
+        if work is not None:
+            tens, units = 10 * (b // 10), b % 10
+            for group, product in ((5, a * tens), (6, a * units)):
+                if int(work.group(group)) == product:
+                    rewards[row, work.end(group) - 1] += PARTIAL_POINTS
+    return rewards
 
 
 @dataclass(frozen=True)
@@ -659,7 +694,14 @@ def method_step(
     auxiliary = None
     if cfg.method == "ppo":
         reference_lp = old_log_probs if ref_log_probs is None else ref_log_probs
-        rewards = token_level_rewards(scores, old_log_probs, reference_lp, valid, beta)
+        if cfg.verifier == "process":  # la nota, donde se gana cada trozo
+            rewards = token_level_rewards(
+                torch.zeros_like(scores), old_log_probs, reference_lp, valid, beta
+            ) + process_token_rewards(rollout.samples.completions, rollout.problems)
+        else:
+            rewards = token_level_rewards(
+                scores, old_log_probs, reference_lp, valid, beta
+            )
         with torch.no_grad():
             values = critic(rollout.samples.sequences, P) * mask
         gamma, lam = cfg.critic.gamma, cfg.critic.gae_lambda
