@@ -405,3 +405,56 @@ def test_clipped_surrogate_is_the_pessimistic_bound_for_both_signs():
     higher = ppo.clipped_surrogate(ratio, advantages, 0.2, clip_eps_high=0.28)
     assert higher[3].item() == pytest.approx(1.28)
     assert higher[4].item() == pytest.approx(-0.8)  # el de abajo no cambia
+
+
+# --- Las ejecuciones guardadas de PPO sin parar (helpers.ppo_runs, módulo 06)
+
+
+@pytest.fixture(scope="module")
+def ppo_runs_data():
+    from helpers import ppo_runs
+
+    return ppo_runs.load()
+
+
+def test_ppo_runs_file_has_every_run_and_seed(ppo_runs_data):
+    from helpers import a2c_runs, ppo_runs
+
+    config = ppo_runs_data["config"]
+    assert config["command"] == "python -m helpers.ppo_runs --write"
+    assert set(ppo_runs_data["runs"]) == set(ppo_runs.RUNS)
+    # Las mismas semillas y el mismo tope que el A2C sin parar del módulo 05
+    assert config["seeds"] == list(a2c_runs.SEEDS)
+    assert config["max_env_steps"] == a2c_runs.MAX_ENV_STEPS
+    for seeds in ppo_runs_data["runs"].values():
+        assert sorted(seeds) == [str(s) for s in config["seeds"]]
+        for run in seeds.values():
+            assert len(run["eval_steps"]) == len(run["eval_returns"]) >= 1
+            lengths = {len(run[k]) for k in ppo_runs.SERIES}
+            assert len(lengths) == 1
+            # Sin parar: llega al tope, aunque ya haya pasado de 475
+            assert run["steps"][-1] >= config["max_env_steps"]
+            assert max(run["eval_returns"]) >= 475
+
+
+def test_ppo_runs_configs_change_only_what_they_say():
+    from helpers import ppo_runs
+
+    base = ppo.PPOConfig(seed=1, max_env_steps=ppo_runs.MAX_ENV_STEPS)
+    for name, changes in ppo_runs.RUNS.items():
+        config = ppo_runs.run_config(name, 1)
+        assert config.target_return is None
+        for field in ("learning_rate", "clip_eps", "n_epochs", "n_steps", "n_envs"):
+            assert getattr(config, field) == getattr(base, field), (name, field)
+        assert (config.anneal_lr, config.anneal_clip) == (
+            changes.get("anneal_lr", True),
+            changes.get("anneal_clip", True),
+        )
+
+
+@pytest.mark.stored_figures
+def test_ppo_runs_reproduce_their_start(ppo_runs_data):
+    from helpers import ppo_runs
+
+    which = [("PPO sin decaimiento, sin parar", 1)]
+    assert ppo_runs.check(ppo_runs_data, steps=2048, which=which) == []
