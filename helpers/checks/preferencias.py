@@ -1274,3 +1274,123 @@ def _step_returns(step: Callable[..., Any], seed: int, tied: bool) -> list[tuple
         python_number(value[0], "La pérdida que devuelve dpo_step")
         python_number(value[1], "La precisión que devuelve dpo_step")
     return [(float(a), float(b)) for a, b in returned]
+
+
+# La política óptima del objetivo con KL (de dónde sale DPO)
+
+
+def optimal_case(seed: int, size: int, beta: float) -> tuple[Any, ...]:
+    """Un bandido de ``size`` brazos: π_ref al azar (suma 1), r en [−2, 2] y β."""
+    g = _generator(seed)
+    reference = torch.softmax(torch.randn(size, generator=g), dim=-1)
+    rewards = _eighths(4 * torch.rand(size, generator=g) - 2)
+    return reference, rewards, beta
+
+
+#: Casos con r/β moderado (hasta ±40): la fórmula directa aún no desborda.
+OPTIMAL_CASES = [
+    (tensor([0.5, 0.3, 0.2]), tensor([0.0, 1.0, 2.0]), 1.0),
+    (tensor([0.25, 0.25, 0.25, 0.25]), tensor([1.0, -1.0, 0.5, 0.0]), 0.5),
+    optimal_case(1, 5, 0.1),
+    optimal_case(2, 4, 2.0),
+    (tensor([0.9, 0.1]), tensor([0.0, 0.0]), 0.3),
+]
+
+#: r/β de cientos a miles: e^{r/β} desborda en float32 (por encima de 88).
+OPTIMAL_STABLE_CASES = [
+    (tensor([0.5, 0.3, 0.2]), tensor([0.0, 1.0, 2.0]), 0.01),
+    (tensor([0.1, 0.2, 0.3, 0.4]), tensor([-5.0, 3.0, 2.5, 3.0]), 0.005),
+]
+
+
+def _softmax(logits: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(logits, dim=-1)
+
+
+OPTIMAL_MISTAKES: list[Mistake] = [
+    Mistake(
+        "opt_no_partition",
+        lambda p, r, beta: p * torch.exp(r / beta),
+        "Falta dividir por Z: π_ref·e^{r/β} no suma 1. Z = Σ_y π_ref(y)·e^{r(y)/β} "
+        "es la suma de esos numeradores, y π* es una distribución.",
+    ),
+    Mistake(
+        "opt_sign",
+        lambda p, r, beta: _softmax(torch.log(p) - r / beta),
+        "El signo de la recompensa va al revés: π* ∝ π_ref·e^{+r/β}. Con el "
+        "menos, la política óptima preferiría las respuestas con menos "
+        "recompensa.",
+    ),
+    Mistake(
+        "opt_beta_times",
+        lambda p, r, beta: _softmax(torch.log(p) + beta * r),
+        "β divide a la recompensa, no la multiplica: e^{r/β}. Una β grande "
+        "(mucha penalización KL) debe dejar π* cerca de π_ref; con β·r pasa lo "
+        "contrario.",
+    ),
+    Mistake(
+        "opt_beta_whole",
+        lambda p, r, beta: _softmax((torch.log(p) + r) / beta),
+        "β divide solo a la recompensa: log π* = log π_ref + r/β − log Z. "
+        "Dividiste también log π_ref, que es como elevar π_ref a 1/β.",
+    ),
+    Mistake(
+        "opt_no_reference",
+        lambda p, r, beta: _softmax(r / beta),
+        "Falta π_ref: π* ∝ π_ref·e^{r/β}. Sin ella sale la política óptima sin "
+        "penalización KL respecto a una referencia uniforme, no la de tu "
+        "referencia.",
+    ),
+    Mistake(
+        "opt_probs_not_logs",
+        lambda p, r, beta: _softmax(p + r / beta),
+        "Dentro de softmax van logaritmos: softmax(log π_ref + r/β). Sumaste la "
+        "probabilidad π_ref, no su logaritmo.",
+    ),
+]
+
+_OPT_OVERFLOW = (
+    "e^{r/β} se desborda en float32 cuando r/β pasa de unos 88 (sale inf, e "
+    "inf/inf es nan). Trabaja con logaritmos: log π_ref + r/β, y normaliza con "
+    "torch.softmax (o resta el máximo antes de exp), que no desborda."
+)
+
+
+@exercise(MODULE, "optimal_policy")
+def check_optimal_policy(
+    optimal_policy: Callable[..., Any], cases: list | None = None
+) -> None:
+    """π* = π_ref·e^{r/β}/Z en bandidos pequeños, con r/β moderado."""
+    check_cases(
+        optimal_policy,
+        "optimal_policy",
+        list(cases or OPTIMAL_CASES),
+        pref.optimal_policy,
+        OPTIMAL_MISTAKES,
+        atol=1e-5,
+    )
+
+
+@exercise(MODULE, "optimal_policy")
+def check_optimal_policy_stable(
+    optimal_policy: Callable[..., Any], cases: list | None = None
+) -> None:
+    """π* con r/β de cientos a miles: finita y exacta."""
+    cases = list(cases or OPTIMAL_STABLE_CASES)
+    for case in cases:
+        out = call(optimal_policy, "optimal_policy", *case)
+        if torch.is_tensor(out) and not torch.isfinite(out).all():
+            fail(
+                f"Con β = {significant(case[2])} (r/β de hasta "
+                f"{significant(float((case[1] / case[2]).abs().max()))}), "
+                f"optimal_policy devolvió valores inf o nan.\n{_OPT_OVERFLOW}",
+                "opt_overflow",
+            )
+    check_cases(
+        optimal_policy,
+        "optimal_policy",
+        cases,
+        pref.optimal_policy,
+        OPTIMAL_MISTAKES,
+        atol=1e-5,
+    )

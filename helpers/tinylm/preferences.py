@@ -411,6 +411,17 @@ def reward_model_rewards(
 # --- DPO e IPO ---------------------------------------------------------------
 
 
+def optimal_policy(
+    reference_probs: torch.Tensor, rewards: torch.Tensor, beta: float
+) -> torch.Tensor:
+    """La política que maximiza E_π[r] − β KL(π ‖ π_ref) en un bandido: ``(K,)``.
+
+    π*(y) = π_ref(y) e^{r(y)/β} / Z, con Z la suma de los numeradores. Se
+    calcula con logaritmos (``softmax``), así que r/β de ±1000 no desborda.
+    """
+    return torch.softmax(torch.log(reference_probs) + rewards / beta, dim=-1)
+
+
 def sequence_log_probs(
     model: TinyLM, prompts: torch.Tensor, completions: torch.Tensor
 ) -> torch.Tensor:
@@ -650,6 +661,7 @@ __all__ = [
     "make_preferences",
     "preference_problems",
     "mean_utility",
+    "optimal_policy",
     "pairwise_accuracy",
     "preference_probability",
     "reward_model_rewards",

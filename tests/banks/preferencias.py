@@ -1046,6 +1046,76 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
             mistake="statements_wrong_keys",
         ),
     ],
+    "optimal_policy": [
+        Answer(
+            "sin dividir por Z",
+            """
+def optimal_policy(reference_probs, rewards, beta):
+    return reference_probs * torch.exp(rewards / beta)
+""",
+            mistake="opt_no_partition",
+        ),
+        Answer(
+            "el signo de r al revés",
+            """
+def optimal_policy(reference_probs, rewards, beta):
+    return torch.softmax(torch.log(reference_probs) - rewards / beta, dim=-1)
+""",
+            mistake="opt_sign",
+        ),
+        Answer(
+            "β multiplicando",
+            """
+def optimal_policy(reference_probs, rewards, beta):
+    weights = reference_probs * torch.exp(beta * rewards)
+    return weights / weights.sum()
+""",
+            mistake="opt_beta_times",
+        ),
+        Answer(
+            "β dividiendo también log π_ref",
+            """
+def optimal_policy(reference_probs, rewards, beta):
+    return torch.softmax((reference_probs.log() + rewards) / beta, dim=-1)
+""",
+            mistake="opt_beta_whole",
+        ),
+        Answer(
+            "sin la referencia",
+            """
+def optimal_policy(reference_probs, rewards, beta):
+    return torch.softmax(rewards / beta, dim=-1)
+""",
+            mistake="opt_no_reference",
+        ),
+        Answer(
+            "probabilidades dentro de softmax",
+            """
+def optimal_policy(reference_probs, rewards, beta):
+    return torch.softmax(reference_probs + rewards / beta, dim=-1)
+""",
+            mistake="opt_probs_not_logs",
+        ),
+        Answer(
+            "la fórmula directa, que desborda",
+            """
+def optimal_policy(reference_probs, rewards, beta):
+    weights = reference_probs * torch.exp(rewards / beta)
+    return weights / weights.sum()
+""",
+            mistake="opt_overflow",
+            fails=("optimal_policy_test_stable",),
+        ),
+        Answer(
+            "modifica la entrada",
+            """
+def optimal_policy(reference_probs, rewards, beta):
+    rewards /= beta
+    return torch.softmax(torch.log(reference_probs) + rewards, dim=-1)
+""",
+            mistake="modified_input",
+        ),
+    ],
 }
 
 #: Las erróneas del cuestionario que están bien escritas: las pasa la
@@ -1264,6 +1334,25 @@ def dpo_step(policy, reference, optimizer, batch, beta, max_grad_norm=1.0):
     optimizer.step()
     return loss.item(), pairwise_accuracy(beta * (pol[0] - ref[0]).detach(),
                                           beta * (pol[1] - ref[1]).detach())
+""",
+        ),
+    ],
+    "optimal_policy": [
+        Answer(
+            "restando el máximo antes de exp",
+            """
+def optimal_policy(reference_probs, rewards, beta):
+    logits = torch.log(reference_probs) + rewards / beta
+    weights = torch.exp(logits - logits.max())
+    return weights / weights.sum()
+""",
+        ),
+        Answer(
+            "con logsumexp",
+            """
+def optimal_policy(reference_probs, rewards, beta):
+    logits = reference_probs.log() + rewards / beta
+    return torch.exp(logits - torch.logsumexp(logits, dim=0))
 """,
         ),
     ],
