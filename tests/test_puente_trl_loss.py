@@ -154,3 +154,16 @@ def test_pad_convention_is_the_only_log_prob_difference(batch):
     assert 1e-5 < gap < 1e-3, gap
     assert (course - masked).abs().max().item() < 1e-6
     assert (trl_style <= course + 1e-7).all()  # sin prohibirlo, el relleno resta
+
+
+def test_accumulation_bnpo_is_the_mean_of_means(saved_model, tmp_path):
+    """Con dos micro-lotes de tokens distintos, el ``bnpo`` de TRL es la media
+    de las medias de los micro-lotes y el ``dapo``, la media del lote entero
+    (el cuaderno 09, §2.4 y §4)."""
+    from helpers.puente.trl_equality import accumulation_table
+
+    rows = {r.loss_type: r for r in accumulation_table(saved_model, tmp_path / "trl")}
+    tokens = rows["bnpo"].microbatch_tokens
+    assert len(tokens) == 2 and tokens[0] != tokens[1]
+    assert rows["bnpo"].to_mean_of_means < GRAD_RTOL < 1e-2 < rows["bnpo"].to_batch_mean
+    assert rows["dapo"].to_batch_mean < GRAD_RTOL < 1e-2 < rows["dapo"].to_mean_of_means

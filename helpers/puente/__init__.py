@@ -60,7 +60,6 @@ from .losses import (  # noqa: E402
     course_loss_as_trl,
     response_log_probs,
 )
-from .recipe import RecipeConfig, build_trainer, load_config  # noqa: E402
 from .rewards import (  # noqa: E402
     BatchScore,
     TRLReward,
@@ -75,6 +74,19 @@ from .tokenizer import (  # noqa: E402
     greedy_completions,
     make_tokenizer,
 )
+
+# La receta se importa cuando se pide: si el paquete la importara al cargarse,
+# «python -m helpers.puente.recipe» la encontraría ya importada y runpy
+# avisaría (RuntimeWarning) antes de ejecutarla.
+_FROM_RECIPE = ("RecipeConfig", "build_trainer", "load_config")
+
+
+def __getattr__(name: str) -> object:
+    if name in _FROM_RECIPE:
+        from . import recipe
+
+        return getattr(recipe, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def quiet_transformers() -> None:

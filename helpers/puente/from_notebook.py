@@ -90,6 +90,8 @@ def function_from_notebook(
                 "Uso la referencia."
             )
         return function, f"Uso tu «{name}» de {path}."
+    stem = Path(notebook).stem
     return fallback, (
-        f"No encuentro {notebook} junto a este cuaderno: uso la referencia de «{name}»."
+        f"No encuentro {Path(notebook).name} ni en esta carpeta ni en la de al "
+        f"lado (../{stem}/): uso la referencia de «{name}»."
     )

@@ -5,8 +5,10 @@ TRL (``GRPOTrainer``) llama ``loss_type`` a lo que el curso llama
 
 - ``grpo``: la media de los tokens de cada respuesta y después la media
   sobre las B respuestas. En el curso, ``"grpo"``.
-- ``bnpo``: la media de todos los tokens del lote local. En el curso,
-  ``"token"``.
+- ``bnpo``: la media de todos los tokens del micro-lote, dividida después
+  entre el número de micro-lotes acumulados: con acumulación es la media de
+  las medias de los micro-lotes (``trl_equality.accumulation_table``). Sin
+  acumular, en el curso, ``"token"``.
 - ``dapo``: la suma de los tokens entre el número de tokens de todo el lote
   acumulado (todos los procesos y micro-lotes). Con un proceso y sin
   acumulación es el mismo lote: en el curso, ``"token"``.
@@ -20,9 +22,10 @@ más grande.
 La otra diferencia está antes de la pérdida, en las log-probabilidades: el
 curso pone el logit del relleno a −∞ (nunca se puede muestrear) y TRL no, así
 que su log-softmax reparte un poco de probabilidad al relleno. En el modelo
-del curso la diferencia es menor que una milésima por token (lo mide
-``tests/test_puente_trl_loss.py``). ``response_log_probs`` sigue la convención
-de TRL para que la comparación sea exacta.
+del curso la diferencia es de milésimas por token (la mide el cuaderno 09,
+§2.1, y la acota ``tests/test_puente_trl_loss.py`` en el repositorio).
+``response_log_probs`` sigue la convención de TRL para que la comparación
+sea exacta.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import torch
@@ -58,7 +59,13 @@ def equality_batch(seed: int = 0) -> dict[str, torch.Tensor]:
     Las ventajas son las de grupo (÷σ) de las recompensas más un poco de
     ruido fijo, para que ninguna valga 0 (también en los grupos de todo
     aciertos): así el gradiente de cada respuesta cuenta en la comparación.
+    Se muestrea una vez por proceso; cada llamada devuelve copias.
     """
+    return {key: value.clone() for key, value in _equality_batch(seed).items()}
+
+
+@cache
+def _equality_batch(seed: int) -> dict[str, torch.Tensor]:
     problems = list(EQUALITY_PROBLEMS)
     prompts = encode_prompts(problems).repeat_interleave(GROUP_SIZE, dim=0)
     samples = sample(
@@ -282,3 +289,100 @@ def trl_defaults(names: tuple[str, ...]) -> dict[str, object]:
         else:
             defaults[name] = None
     return defaults
+
+
+@dataclass
+class Accumulation:
+    """Un ``loss_type`` de TRL acumulado en micro-lotes (``accumulation_table``).
+
+    Las dos diferencias son relativas (max |Δ∇| / max |∇ de TRL|), contra el
+    gradiente de la media de los tokens de todo el lote (``to_batch_mean``) y
+    contra el de la media de las medias de los micro-lotes
+    (``to_mean_of_means``, el error clásico del cuaderno 09, §2.4).
+    """
+
+    loss_type: str
+    microbatches: int
+    microbatch_tokens: list[int]
+    to_batch_mean: float
+    to_mean_of_means: float
+
+
+def accumulation_table(
+    model_path: str | Path,
+    output_dir: str | Path,
+    loss_types: tuple[str, ...] = ("bnpo", "dapo"),
+    microbatches: int = 2,
+) -> list[Accumulation]:
+    """``_compute_loss`` de TRL con acumulación, como lo llama su bucle.
+
+    El lote fijo de ``equality_batch`` (16 respuestas) se parte en
+    ``microbatches`` micro-lotes de filas seguidas, con
+    ``gradient_accumulation_steps = microbatches`` (y, por defecto en TRL,
+    ``steps_per_generation`` igual): cada micro-lote hace su ``backward`` y
+    los gradientes se suman, con ``num_items_in_batch`` = los tokens de todo
+    el lote, lo que TRL le pasa. Con μ = 1 y β = 0, el gradiente de TRL es el
+    de −A · log π normalizado como diga ``loss_type``; se compara con las dos
+    normalizaciones del curso que pueden ser.
+    """
+    batch = equality_batch()
+    trainer = make_trl_trainer(
+        model_path,
+        loss_types[0],
+        0.0,
+        output_dir,
+        gradient_accumulation_steps=microbatches,
+    )
+    # Lo que fija el bucle de TRL en cada paso con acumulación
+    trainer.current_gradient_accumulation_steps = microbatches
+    model = trainer.model
+    mask, sequences = batch["mask"], batch["sequences"]
+    advantages = batch["advantages"]
+    chunks = torch.arange(len(mask)).chunk(microbatches)
+
+    def course_gradient(mean_of_means: bool) -> list[torch.Tensor]:
+        log_probs = response_log_probs(
+            model(sequences).logits, sequences, PROMPT_LEN, mask
+        )
+        per_token = -advantages[:, None] * log_probs
+        if mean_of_means:
+            loss = sum(per_token[c].sum() / mask[c].sum() for c in chunks)
+            loss = loss / microbatches
+        else:
+            loss = per_token.sum() / mask.sum()
+        model.zero_grad()
+        loss.backward()
+        return _grads(model)
+
+    batch_mean, mean_of_means = course_gradient(False), course_gradient(True)
+    rows = []
+    for loss_type in loss_types:
+        trainer.loss_type = loss_type
+        model.zero_grad()
+        for c in chunks:
+            inputs = {
+                "prompt_ids": batch["prompts"][c],
+                "prompt_mask": torch.ones_like(batch["prompts"][c]),
+                "completion_ids": batch["completions"][c],
+                "completion_mask": mask[c].long(),
+                "advantages": advantages[c],
+                "num_items_in_batch": mask.sum(),
+            }
+            trainer._compute_loss(model, inputs).backward()
+        grads = _grads(model)
+        scale = max(g.abs().max().item() for g in grads)
+
+        def gap(other: list[torch.Tensor], grads=grads, scale=scale) -> float:
+            pairs = zip(grads, other, strict=True)
+            return max((a - b).abs().max().item() for a, b in pairs) / scale
+
+        rows.append(
+            Accumulation(
+                loss_type=loss_type,
+                microbatches=microbatches,
+                microbatch_tokens=[int(mask[c].sum()) for c in chunks],
+                to_batch_mean=gap(batch_mean),
+                to_mean_of_means=gap(mean_of_means),
+            )
+        )
+    return rows
