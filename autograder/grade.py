@@ -45,6 +45,7 @@ from autograder.course import (
 from autograder.feedback import write_feedback
 from autograder.gradebook import record
 from autograder.integrity import preload_references
+from autograder.preprocessors import warm_source_cache
 from autograder.report import write_report
 from autograder.results import (
     GRADES,
@@ -394,6 +395,7 @@ def grade(
     # código del curso queda compilado para los kernels (autograder/bytecode.py).
     compile_course()
     preload_references()
+    warm_source_cache(str(SOLUTIONS), module_id)
     with ProcessPoolExecutor(
         max_workers=max(1, jobs),
         mp_context=multiprocessing.get_context("fork"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import tempfile
 from pathlib import Path
 
@@ -66,13 +68,36 @@ def slow_cell_ids(nb: NotebookNode) -> set[str]:
     }
 
 
-def source_notebook(source_root: str, resources: dict) -> NotebookNode | None:
-    """El cuaderno fuente (de ``solutions/``) de la entrega que se califica."""
+def _source_path(source_root: str, resources: dict) -> Path | None:
     info = resources.get("nbgrader", {})
     if not source_root or "assignment" not in info:
         return None
     path = Path(source_root) / info["assignment"] / notebook_name(info["notebook"])
-    return nbformat.read(path, as_version=4) if path.exists() else None
+    return path if path.exists() else None
+
+
+@functools.lru_cache(maxsize=4)
+def _read_source(
+    path: Path, mtime_ns: int
+) -> tuple[NotebookNode, frozenset[str], tuple[str, ...]]:
+    """El cuaderno fuente, los ids de sus demos y los módulos que importa,
+    leídos y analizados una vez por proceso (y por versión del archivo): en un
+    lote de cien entregas del mismo módulo, el análisis de las demos (``ast`` y
+    ``symtable`` de todo el cuaderno) costaba casi un segundo por entrega."""
+    source = nbformat.read(path, as_version=4)
+    return source, frozenset(demo_cell_ids(source)), forkserver.preload_for(source)
+
+
+def _cached_source(source_root: str, resources: dict):
+    path = _source_path(source_root, resources)
+    return _read_source(path, path.stat().st_mtime_ns) if path else None
+
+
+def warm_source_cache(source_root: str, module_id: str) -> None:
+    """Lee y analiza el cuaderno fuente en el proceso que luego se bifurca en
+    los de trabajo: lo heredan hecho."""
+    resources = {"nbgrader": {"assignment": module_id, "notebook": module_id}}
+    _cached_source(source_root, resources)
 
 
 class SkipSlowCells(NbGraderPreprocessor):
@@ -91,9 +116,9 @@ class SkipSlowCells(NbGraderPreprocessor):
     )
 
     def preprocess(self, nb: NotebookNode, resources: dict):
-        source = source_notebook(self.source_root, resources)
+        cached = _cached_source(self.source_root, resources)
+        source, demos, _ = cached if cached else (None, frozenset(), ())
         slow = slow_cell_ids(source) if source is not None else set()
-        demos = demo_cell_ids(source) if source is not None else set()
         original = {c.get("id"): c.source for c in source.cells} if source else {}
         clear_skip_tags(nb)
         for cell in nb.cells:
@@ -207,7 +232,8 @@ class SandboxedExecute(NbGraderPreprocessor):
         sandbox = (
             Sandbox(hide=[Path(p) for p in self.hide]) if self.use_sandbox else None
         )
-        source = source_notebook(self.source_root, resources)
+        cached = _cached_source(self.source_root, resources)
+        source = copy.deepcopy(cached[0]) if cached else None
         exercises = exercise_cells(source) if source is not None else []
         findings = inspect_submission(nb, exercises) if exercises else []
         plan = guard_test_cells(nb, source, exercises) if source is not None else None
@@ -215,11 +241,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         status = ExecutionStatus()
         attempts: list[dict] = []
         try:
-            preload = (
-                forkserver.preload_for(source)
-                if self.warm_kernels and source is not None
-                else ()
-            )
+            preload = cached[2] if self.warm_kernels and cached else ()
             executed = execute_notebook(
                 nb,
                 workdir / "sandbox",
