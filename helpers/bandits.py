@@ -192,10 +192,16 @@ class BanditRuns:
     Attributes:
         rewards: recompensa de cada paso y ejecución, forma ``(n_steps, n_runs)``.
         optimal: si la acción era la óptima, misma forma, booleano.
+        gaps: lo que se perdió en cada paso frente al mejor brazo,
+            ``max_a q*(a) − q*(A_t)`` (0 si la acción era la óptima), misma forma.
+        policy: en los métodos que aprenden una política, la de cada ejecución
+            al terminar, forma ``(n_runs, k)``; ``None`` en los demás.
     """
 
     rewards: np.ndarray
     optimal: np.ndarray
+    gaps: np.ndarray
+    policy: np.ndarray | None = None
 
     def mean_reward(self) -> np.ndarray:
         """Recompensa media por paso (promedio sobre ejecuciones), ``(n_steps,)``."""
@@ -204,6 +210,15 @@ class BanditRuns:
     def optimal_fraction(self) -> np.ndarray:
         """Fracción de ejecuciones que eligieron el brazo óptimo, ``(n_steps,)``."""
         return self.optimal.mean(axis=1)
+
+    def cumulative_regret(self) -> np.ndarray:
+        """Arrepentimiento acumulado medio, ``(n_steps,)``: en el paso ``T``,
+        ``Σ_{t ≤ T} (max_a q*(a) − q*(A_t))`` promediado sobre las ejecuciones.
+
+        Usa los valores verdaderos ``q*``, no las recompensas con ruido: es lo
+        que se pierde en esperanza (el *pseudo-regret* de la literatura).
+        """
+        return self.gaps.cumsum(axis=0).mean(axis=1)
 
     def final_reward(self, last: int = 100) -> float:
         """Recompensa media de los últimos ``last`` pasos (p. ej. 901–1000)."""
@@ -332,13 +347,16 @@ def play_testbed(
     best = q_star.argmax(axis=1)
     q = np.full((n_runs, k), initial, dtype=float)
     counts = np.zeros((n_runs, k))
+    rows = np.arange(n_runs)
     rewards = np.empty((n_steps, n_runs))
     optimal = np.empty((n_steps, n_runs), dtype=bool)
+    gaps = np.empty((n_steps, n_runs))
     for t in range(n_steps):
         actions, r, q, counts = step(q, counts, q_star, epsilon, rng)
         actions = np.asarray(actions)
         rewards[t], optimal[t] = r, actions == best
-    return BanditRuns(rewards, optimal)
+        gaps[t] = q_star[rows, best] - q_star[rows, actions]
+    return BanditRuns(rewards, optimal, gaps)
 
 
 def run_epsilon_greedy(
@@ -396,6 +414,7 @@ def run_ucb(
     counts = np.zeros((n_runs, k))
     rewards = np.empty((n_steps, n_runs))
     optimal = np.empty((n_steps, n_runs), dtype=bool)
+    gaps = np.empty((n_steps, n_runs))
     for t in range(n_steps):
         with np.errstate(divide="ignore", invalid="ignore"):
             scores = q + c * np.sqrt(np.log(t + 1) / counts)
@@ -406,7 +425,8 @@ def run_ucb(
         counts[rows, actions] += 1
         q[rows, actions] += (r - q[rows, actions]) / counts[rows, actions]
         rewards[t], optimal[t] = r, actions == best
-    return BanditRuns(rewards, optimal)
+        gaps[t] = q_star[rows, best] - q_star[rows, actions]
+    return BanditRuns(rewards, optimal, gaps)
 
 
 def run_gradient_bandit(
@@ -430,6 +450,7 @@ def run_gradient_bandit(
     mean_reward = np.zeros(n_runs)
     rewards = np.empty((n_steps, n_runs))
     optimal = np.empty((n_steps, n_runs), dtype=bool)
+    gaps = np.empty((n_steps, n_runs))
     for t in range(n_steps):
         pi = softmax(preferences)
         # Muestrear de π por filas: primera posición donde la acumulada supera u.
@@ -445,7 +466,8 @@ def run_gradient_bandit(
         preferences += alpha * (r - b)[:, None] * (one_hot - pi)
         mean_reward += (r - mean_reward) / (t + 1)
         rewards[t], optimal[t] = r, actions == best
-    return BanditRuns(rewards, optimal)
+        gaps[t] = q_star[rows, best] - q_star[rows, actions]
+    return BanditRuns(rewards, optimal, gaps, softmax(preferences))
 
 
 # ---------------------------------------------------------------------------
@@ -529,7 +551,7 @@ STRATEGIES: dict[str, tuple[str, object]] = {
     "columnas": ("el algoritmo escolar, cifra a cifra", _working_columns),
     "estimar": ("17 × 25 y corregir", _working_estimate),
     "sumar": ("sumar 17 veinticuatro veces", _working_repeated_sum),
-    "adivinar": ("decir un número redondo cercano", _working_guess),
+    "adivinar": ("decir un número par cercano, al tuntún", _working_guess),
 }
 
 # Probabilidad exacta de acertar con cada estrategia (producto de sus pasos).

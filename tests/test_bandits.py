@@ -181,6 +181,44 @@ def test_run_epsilon_greedy_matches_a_plain_loop(epsilon, alpha, initial):
     np.testing.assert_allclose(run.rewards, expected, atol=1e-12)
 
 
+def test_regret_is_the_expected_loss_of_each_action():
+    # Las pérdidas de cada paso, frente a las recompensas: en esperanza,
+    # max q* − R es max q* − q*(A); cero exactamente cuando A es la óptima.
+    rng = np.random.default_rng(3)
+    q_star = bandits.make_testbed(400, rng=rng)
+    best_value = q_star.max(axis=1)
+    for run in (
+        bandits.run_epsilon_greedy(q_star, 200, 0.3, rng=rng),
+        bandits.run_ucb(q_star, 200, 2.0, rng=rng),
+        bandits.run_gradient_bandit(q_star, 200, 0.1, rng=rng),
+    ):
+        assert np.all(run.gaps >= 0)
+        assert np.array_equal(run.gaps == 0, run.optimal)
+        # El ruido de las recompensas es N(0, 1) en 80 000 pasos: ±0,02 es más
+        # de cinco desviaciones típicas de la media.
+        noisy = (best_value - run.rewards).mean()
+        assert noisy == pytest.approx(run.gaps.mean(), abs=0.02)
+        np.testing.assert_allclose(
+            run.cumulative_regret(), np.cumsum(run.gaps.mean(axis=1))
+        )
+    assert run.policy.shape == q_star.shape
+    np.testing.assert_allclose(run.policy.sum(axis=1), 1.0)
+
+
+def test_regret_grows_linearly_for_epsilon_greedy_and_slowly_for_ucb():
+    # Lo que afirma el cuaderno (sección 6), con otras semillas: al doblar los
+    # pasos, ε-greedy suma el doble y UCB casi lo mismo.
+    rng = np.random.default_rng(11)
+    q_star = bandits.make_testbed(200, rng=rng)
+    for run, low, high in (
+        (bandits.run_epsilon_greedy(q_star, 2000, 0.1, rng=rng), 1.6, 2.4),
+        (bandits.run_ucb(q_star, 2000, 2.0, rng=rng), 0.7, 1.35),
+    ):
+        regret = run.cumulative_regret()
+        growth = (regret[1999] - regret[999]) / (regret[999] - regret[499])
+        assert low < growth < high
+
+
 def test_testbed_reproduces_the_book():
     # Sutton y Barto (2018, §2.3): el voraz se queda en una recompensa de «about
     # 1» y encuentra el brazo óptimo en «approximately one-third» de los
