@@ -43,13 +43,20 @@ STATUS_WORDS = {
 }
 
 
+#: La coma decimal del TeX del curso (``0{,}2``), tal como la deja
+#: latex2mathml: un operador entre dos números, que el navegador separa
+#: («0, 2», como si fueran dos valores).
+_DECIMAL_COMMA = re.compile(r"<mn>(\d+)</mn><mrow><mo>&#x0002C;</mo></mrow><mn>(\d+)</mn>")
+
+
 def math_to_mathml(tex: str, display: bool) -> str:
-    """Una fórmula en MathML; si no se puede convertir, el TeX tal cual."""
+    """Una fórmula en MathML; si no se puede convertir, el TeX tal cual. Un
+    número con coma decimal (``0{,}2``) queda en un solo ``<mn>0,2</mn>``."""
     try:
         mathml = latex_to_mathml(tex.strip(), display="block" if display else "inline")
     except Exception:  # una macro que latex2mathml no conoce
         return f"<code>{html.escape(tex)}</code>"
-    return mathml
+    return _DECIMAL_COMMA.sub(r"<mn>\1,\2</mn>", mathml)
 
 
 def markdown_to_html(text: str) -> str:

@@ -106,3 +106,15 @@ def test_titles_come_from_the_notebook_headings(module_id):
     # El cuaderno publicado (el de la estudiante) da los mismos títulos.
     released = NotebookModel.of(read(course_path(module_id)))
     assert released.titles == model.titles
+
+
+def test_a_decimal_comma_in_a_formula_is_one_number():
+    """``$\\beta = 0{,}2$`` se lee «β = 0,2», no «β = 0, 2» (dos valores); la
+    coma que separa argumentos sigue siendo un operador."""
+    from autograder.feedback import math_to_mathml
+
+    assert "<mn>0,2</mn>" in math_to_mathml(r"\beta = 0{,}2", False)
+    assert "<mn>−1,25</mn>" not in math_to_mathml(r"-1{,}25", False)
+    assert "<mn>1,25</mn>" in math_to_mathml(r"-1{,}25", False)
+    arguments = math_to_mathml(r"f(a, b)", False)
+    assert "<mo>&#x0002C;</mo>" in arguments

@@ -130,6 +130,21 @@ def test_progress_summary_tracks_the_last_result(capsys):
     assert "0 de 1 ejercicios" in capsys.readouterr().out
 
 
+def test_progress_summary_ignores_other_functions_the_student_tries(capsys):
+    """Probar con la comprobación otra función (no la que el cuaderno llama
+    como el ejercicio) no cambia lo que el resumen dice del ejercicio."""
+    notebook: dict = {}
+    exec("def double(x):\n    return 2 * x\n\ndef trial(x):\n    return x", notebook)
+    _check_double(notebook["double"], quiet=True)
+    with pytest.raises(CheckError):
+        _check_double(notebook["trial"], quiet=True)
+    assert helpers.progress_summary("test_module") == {"double": True}
+    notebook["double"] = notebook["trial"]  # la respuesta del cuaderno, mal
+    with pytest.raises(CheckError):
+        _check_double(notebook["double"], quiet=True)
+    assert helpers.progress_summary("test_module") == {"double": False}
+
+
 def test_progress_summary_lists_unchecked_exercises(capsys):
     summary = helpers.progress_summary("01_bandidos")
     assert set(summary) == {

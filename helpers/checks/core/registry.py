@@ -119,6 +119,17 @@ def exercise_title(module: str, key: str) -> str:
     return _titles().get(module, {}).get(key, key)
 
 
+def _is_the_answer(student: Any, key: str) -> bool:
+    """Si ``student`` es la respuesta del cuaderno al ejercicio ``key``: una
+    función que no es la que el cuaderno llama ``key`` (otra versión que el
+    estudiante prueba) no lo es. Una respuesta que no es una función (un
+    número, un diccionario) o un ejercicio sin función de ese nombre, sí."""
+    namespace = getattr(inspect.unwrap(student), "__globals__", None)
+    if not isinstance(namespace, dict) or key not in namespace:
+        return True
+    return namespace[key] is student
+
+
 def exercise(
     module: str,
     key: str,
@@ -161,6 +172,15 @@ def exercise(
         @functools.wraps(check)
         def wrapper(*args: Any, quiet: bool = False, **kwargs: Any) -> None:
             student = args[0] if args else None
+            # El resumen de progreso anota solo la respuesta del cuaderno: si
+            # el estudiante prueba otra función suya con la comprobación, eso
+            # no cambia lo que dice de su ejercicio.
+            own = _is_the_answer(student, key)
+
+            def record(outcome: str | None) -> None:
+                if own:
+                    _RESULTS[result] = outcome
+
             try:
                 with (
                     warnings.catch_warnings(),
@@ -170,7 +190,7 @@ def exercise(
                     warnings.simplefilter("ignore")
                     check(*args, **kwargs)
             except CheckError as error:
-                _RESULTS[result] = str(error)
+                record(str(error))
                 raise
             except NotImplementedError:
                 message = (
@@ -178,14 +198,14 @@ def exercise(
                     "NotImplementedError. Escribe tu código y borra la línea "
                     "`raise NotImplementedError(...)`."
                 )
-                _RESULTS[result] = message
+                record(message)
                 raise CheckError(message) from None
             except Exception as error:
                 # Un error dentro del código del estudiante: se deja subir con su
                 # traza completa (es lo que más ayuda), pero queda anotado.
-                _RESULTS[result] = f"tu código lanzó {type(error).__name__}: {error}"
+                record(f"tu código lanzó {type(error).__name__}: {error}")
                 raise
-            _RESULTS[result] = None
+            record(None)
             if not quiet:
                 print(f"✔ {title}: ¡correcto!")
 
