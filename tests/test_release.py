@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 
 import pytest
 
@@ -84,3 +86,63 @@ def test_nothing_private_reaches_course(module_id):
     assert private, "el cuaderno fuente no tiene soluciones: ¿se leyó bien?"
     leaked = sorted(private & course_lines)
     assert not leaked, f"líneas de solución o pruebas ocultas en course/: {leaked}"
+
+
+#: Lo que delata la clave de un cuestionario en una celda: la calificación con
+#: la clave (que solo llaman las pruebas ocultas), una afirmación declarada
+#: verdadera o falsa, o un assert cuyo mensaje nombra una afirmación («a) …»).
+_KEY_CALLS = re.compile(r"\b(statements_key|number_key)\b|\bq\d+_key\b")
+_VERDICT = re.compile(r"(?<![\w(])[a-d]\)\s*(?:es|son)\s+(?:verdadera|falsa)", re.I)
+_NAMED_STATEMENT = re.compile(r"^\s*[a-d]\)\s")
+
+
+def quiz_key_leaks(nb) -> list[str]:
+    """Las celdas de ``nb`` que dejan ver la clave de un cuestionario."""
+    leaks = []
+    for cell in nb.cells:
+        where = f"celda {cell.get('id', '?')}"
+        if _VERDICT.search(cell.source):
+            leaks.append(f"{where}: dice qué afirmación es verdadera o falsa")
+        if cell.cell_type != "code":
+            continue
+        if _KEY_CALLS.search(cell.source):
+            leaks.append(f"{where}: califica con la clave")
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            message = node.msg if isinstance(node, ast.Assert) else None
+            if (
+                isinstance(message, ast.Constant)
+                and isinstance(message.value, str)
+                and _NAMED_STATEMENT.match(message.value)
+            ):
+                leaks.append(
+                    f"{where}: un assert comprueba la afirmación {message.value}"
+                )
+    return leaks
+
+
+def test_the_quiz_key_detector_sees_the_leaks_it_looks_for():
+    import nbformat
+
+    leaky = [
+        "assert kl[0] < kl[1]  # c) es falsa",
+        'assert proxy[-1] > proxy[0], "a) con β = 0, la nota no subió"',
+        "statements_key(answer_experiment, key)",
+    ]
+    for source in leaky:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+        assert quiz_key_leaks(nb), source
+    fine = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell('answer = {"a": None, "b": None}  # f(x)')]
+    )
+    assert not quiz_key_leaks(fine)
+
+
+@pytest.mark.parametrize("module_id", module_ids())
+def test_no_quiz_key_in_sight(module_id):
+    """Ninguna celda que ve el estudiante deja ver la clave de una pregunta."""
+    leaks = quiz_key_leaks(read(course_path(module_id)))
+    assert not leaks, f"course/{module_id}: {leaks}"
