@@ -115,7 +115,7 @@ class ClipExplorer(WidgetView):
             return (
                 f"A = {number(a)} < 0: la acción salió peor de lo esperado y se quiere "
                 f"bajar r. Por debajo de r = {number(low)} el min elige el término "
-                "recortado y el gradiente es 0: no se huye en pánico. Por encima "
+                "recortado y el gradiente es 0: no se sigue bajando. Por encima "
                 f"de {number(high)} el gradiente sigue siendo A: se corrige sin freno."
             )
         return "A = 0: ni mejor ni peor de lo esperado; la muestra no mueve nada."
