@@ -99,7 +99,13 @@ class CartPoleResult:
     def describe(self) -> str:
         """Una línea: semillas que llegan, y pasos y segundos (mediana [Q1–Q3])."""
         missing = len(self.seeds) - self.n_solved
-        capped = f" (las {missing} que no llegan, al tope)" if missing else ""
+        capped = (
+            ""
+            if not missing
+            else " (la que no llega, al tope)"
+            if missing == 1
+            else f" (las {missing} que no llegan, al tope)"
+        )
         return (
             f"llegan {self.n_solved} de {len(self.seeds)}{capped} · pasos: "
             f"mediana {median_and_quartiles(self.all_steps, 0)} · segundos de "

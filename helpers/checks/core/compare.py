@@ -149,7 +149,7 @@ def describe_difference(got: Any, want: Any, *, atol: float = 1e-6) -> str:
     if got.size <= 8:
         text = f"devolvió {_show(got)}, pero debía ser {_show(want)}: " + text
     else:
-        text = "devuelve un array que " + text
+        text = "devuelve un resultado que " + text
     return text
 
 
@@ -185,11 +185,11 @@ def compare_parameters(
                 mistake,
             )
         if not np.allclose(value, expected, atol=atol, rtol=rtol, equal_nan=True):
-            # «El parámetro devuelve un array que difiere» no se lee bien: un
+            # «El parámetro devuelve un resultado que difiere» no se lee bien: un
             # parámetro no devuelve nada, vale algo.
             difference = describe_difference(value, expected, atol=atol)
             difference = difference.replace(
-                "devuelve un array que difiere", "difiere", 1
+                "devuelve un resultado que difiere", "difiere", 1
             ).replace("devolvió ", "vale ", 1)
             fail(f"En {what}, el parámetro «{name}» {difference}", mistake)
 

@@ -271,7 +271,7 @@ def check_gradients(
             want.gradients[label].double().numpy(),
             atol=atol,
         )
-        text = text.replace("devuelve un array que difiere", "difiere", 1).replace(
+        text = text.replace("devuelve un resultado que difiere", "difiere", 1).replace(
             "devolvió ", "vale ", 1
         )
         return f"Con {_call(name, cases[index])}, {what} respecto a «{label}» {text}"
