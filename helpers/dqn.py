@@ -306,13 +306,18 @@ def evaluate_greedy(
 class DQNConfig:
     """Hiperparámetros de DQN; los valores por defecto resuelven CartPole-v1.
 
-    ``target_every = 100`` es rápido, pero de vez en cuando (2 de las 20
-    semillas del informe de ``make bench``) la política se hunde sin remedio
-    (en la semilla 10, los valores Q divergen hasta miles, cuando el retorno
-    descontado no puede pasar de 100). Con 250, en las semillas de ajuste
-    1000-1039 ninguna se hundía, pero la mediana de pasos hasta llegar subía en
-    más de la mitad; con 100 no se hunde ninguna de las 80 semillas de ajuste
-    (1000-1079), y se quedó en 100.
+    ``target_every = 100`` es rápido, pero no siempre basta: en ``make bench``
+    alguna semilla no llega nunca (cuántas, lo imprime el cuaderno 02, que
+    comprueba que la 10 es una de ellas). Sus valores Q divergen:
+    ``helpers.dqn_runs`` repite la semilla 10 midiendo ``Q``, que pasa de ``1 / (1 − γ) = 100`` (el
+    mayor retorno descontado posible) y sigue creciendo sin freno. Al ajustar,
+    con 250 ninguna de las semillas 1000-1039 se hundía, pero la mediana de
+    pasos hasta llegar subía en más de la mitad; con 100 no se hundió ninguna
+    de las 80 semillas 1000-1079, y se quedó en 100. Esas semillas de ajuste no
+    se han vuelto a medir con la regla del banco (que confirma con 100
+    episodios nuevos y deja entrenar hasta 200 000 pasos). Que ninguna de 80 se
+    hundiera y alguna del banco sí dice que el hundimiento es raro, no que no
+    exista.
     """
 
     env_id: str = "CartPole-v1"  # entorno de gymnasium
@@ -335,6 +340,7 @@ class DQNConfig:
     target_return: float | None = 475.0  # parar cuando la evaluación llegue aquí
     confirm_episodes: int = 0  # confirmar al llegar, en tantos episodios nuevos
     double: bool = False  # objetivos de Double DQN (elige la red, valora la objetivo)
+    trace_q: bool = False  # en cada evaluación, medir Q en los estados del búfer
 
 
 @dataclass
@@ -353,6 +359,9 @@ class DQNHistory:
             y los pasos de gradiente dados antes (el del mismo paso, incluido).
         losses: ``(paso, pérdida)`` cada 100 pasos de gradiente.
         updates: pasos de gradiente dados (llamadas a :func:`dqn_update`).
+        q_traces: con ``trace_q``, en cada evaluación ``(paso, media, máximo)``
+            de ``max_a Q(s, a)`` sobre los estados guardados en el búfer
+            (:func:`buffer_q_values`).
         solved_at: el paso de la primera evaluación que alcanzó
             ``target_return`` (``None`` si ninguna).
         q_network: la red Q al terminar.
@@ -365,8 +374,22 @@ class DQNHistory:
     evaluations: list[Evaluation] = field(default_factory=list)
     losses: list[tuple[int, float]] = field(default_factory=list)
     updates: int = 0
+    q_traces: list[tuple[int, float, float]] = field(default_factory=list)
     solved_at: int | None = None
     q_network: nn.Module | None = None
+
+
+def buffer_q_values(q_network: nn.Module, buffer: ReplayBuffer) -> tuple[float, float]:
+    """``(media, máximo)`` de ``max_a Q(s, a)`` sobre los estados del búfer.
+
+    En CartPole la recompensa es 1 por paso, así que ningún retorno descontado
+    pasa de ``1 / (1 − γ)``: un ``Q`` por encima no es una estimación con ruido
+    sino una que se ha ido (divergencia).
+    """
+    with torch.no_grad():
+        states = torch.as_tensor(buffer.observations[: buffer.size])
+        values = q_network(states).max(dim=1).values
+    return float(values.mean()), float(values.max())
 
 
 def train_dqn(
@@ -461,6 +484,8 @@ def train_dqn(
                     ).mean()
                 )
                 reached = confirmed >= target
+            if config.trace_q:
+                history.q_traces.append((step, *buffer_q_values(q_network, buffer)))
             history.evaluations.append(
                 Evaluation(
                     env_steps=step,

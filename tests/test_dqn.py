@@ -358,6 +358,61 @@ def test_train_dqn_stops_when_the_target_is_reached():
     assert history.solved_at == 200 and history.steps == 200
 
 
+def test_trace_q_measures_the_buffer_and_changes_nothing_else():
+    config = dqn.DQNConfig(
+        max_env_steps=1_000, learning_starts=200, eval_every=500, target_return=None
+    )
+    plain = dqn.train_dqn(config)
+    traced = dqn.train_dqn(dqn.DQNConfig(**{**asdict(config), "trace_q": True}))
+    assert plain.q_traces == [] and plain.losses == traced.losses
+    assert [step for step, _, _ in traced.q_traces] == [500, 1_000]
+    # El último, a mano: max_a Q(s, a) de cada estado que el búfer guarda.
+    buffer = dqn.ReplayBuffer(50, 4)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        buffer.add(rng.normal(size=4), 0, 1.0, rng.normal(size=4), False)
+    net = dqn.make_q_network(4, 2, 8)
+    with torch.no_grad():
+        by_hand = [
+            float(net(torch.as_tensor(s)).max()) for s in buffer.observations[:30]
+        ]
+    mean, top = dqn.buffer_q_values(net, buffer)
+    assert mean == pytest.approx(np.mean(by_hand), rel=1e-5)
+    assert top == pytest.approx(max(by_hand), rel=1e-5)
+
+
+def test_dqn_runs_file_has_every_seed():
+    from helpers import dqn_runs
+
+    data = dqn_runs.load()
+    config = data["config"]
+    assert config["command"] == "python -m helpers.dqn_runs --write"
+    assert sorted(data["runs"]) == sorted(str(s) for s in dqn_runs.SEEDS)
+    for run in data["runs"].values():
+        lengths = {len(run[k]) for k in ("eval_steps", *dqn_runs.KEYS)}
+        assert len(lengths) == 1 and lengths.pop() >= 1
+        assert run["eval_steps"][-1] <= config["max_env_steps"]
+        if run["solved_steps"] is not None:
+            assert run["eval_returns"][-1] >= 475
+    assert data["runs"][str(dqn_runs.COLLAPSING_SEED)]["solved_steps"] is None
+
+
+@pytest.mark.stored_figures
+def test_dqn_runs_reproduce_their_start():
+    from helpers import dqn_runs
+
+    assert dqn_runs.check(steps=2_048, seeds=[dqn_runs.COLLAPSING_SEED]) == []
+
+
+def test_dqn_runs_check_finds_a_changed_figure():
+    from helpers import dqn_runs
+
+    changed = copy.deepcopy(dqn_runs.load())
+    changed["runs"]["0"]["q_mean"][0] += 0.01
+    problems = dqn_runs.check(changed, steps=2_048, seeds=[0])
+    assert len(problems) == 1 and "q_mean[0]" in problems[0]
+
+
 # ---------------------------------------------------------------------------
 # El cuaderno y helpers dicen lo mismo
 # ---------------------------------------------------------------------------
@@ -478,7 +533,8 @@ def test_notebook_training_loop_equals_train_dqn(notebook):
     # confirm_episodes es del banco de pruebas (confirmar antes de parar); el
     # bucle del cuaderno no confirma. double (Double DQN) es una opción de la
     # referencia que el cuaderno usa aparte; su bucle usa el objetivo de siempre.
-    bench_only = {"env_id", "confirm_episodes", "double"}
+    # trace_q (medir Q en el búfer) es de helpers.dqn_runs.
+    bench_only = {"env_id", "confirm_episodes", "double", "trace_q"}
     assert fields == {
         k: v for k, v in asdict(dqn.DQNConfig()).items() if k not in bench_only
     }, "los hiperparámetros del cuaderno y de DQNConfig deben coincidir"
