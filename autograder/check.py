@@ -37,13 +37,25 @@ from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
 
 @dataclass
 class CheckResult:
-    """El resultado de una celda de comprobación visible."""
+    """El resultado de una celda de comprobación visible. ``form_only``: pasó
+    una comprobación que solo mira la forma de la respuesta (un cuestionario),
+    no si acierta."""
 
     grade_id: str
     title: str
     points: float
     passed: bool
     message: str
+    form_only: bool = False
+
+
+def _form_only(cell: nbformat.NotebookNode) -> bool:
+    """Si la celda imprimió la línea de una comprobación que solo mira la forma
+    (``helpers.checks.quiz.FORM_ONLY_MARK``)."""
+    from helpers.checks.quiz import FORM_ONLY_MARK
+
+    text = "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+    return any(line.startswith(FORM_ONLY_MARK) for line in text.splitlines())
 
 
 def skip_unneeded_cells(nb: nbformat.NotebookNode) -> None:
@@ -81,6 +93,7 @@ def run_checks(path: Path, limits: Limits | None = None) -> list[CheckResult]:
         if cell.cell_type != "code" or not is_graded(cell):
             continue
         errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        form_only = not errors and _form_only(cell)
         message = diagnostic(errors[0]) if errors else "correcto"
         results.append(
             CheckResult(
@@ -88,7 +101,8 @@ def run_checks(path: Path, limits: Limits | None = None) -> list[CheckResult]:
                 titles.get(meta["grade_id"], meta["grade_id"]),
                 float(meta.get("points", 0)),
                 not errors,
-                message,
+                "bien escrita; se califica al corregir" if form_only else message,
+                form_only,
             )
         )
     return results
@@ -130,15 +144,24 @@ def main(notebook: Path) -> int:
     for title, cells in exercises.items():
         failed = [r for r in cells if not r.passed]
         points = sum(r.points for r in cells)
-        detail = f": {failed[0].message}" if failed else ""
-        print(f"  {'✘' if failed else '✔'} {title} ({_points(points)}){detail}")
-    covered = sum(r.points for r in results if r.passed)
+        shown = failed[0] if failed else next((r for r in cells if r.form_only), None)
+        mark = "✘" if failed else "✎" if shown else "✔"
+        detail = f": {shown.message}" if shown else ""
+        print(f"  {mark} {title} ({_points(points)}){detail}")
+    covered = sum(r.points for r in results if r.passed and not r.form_only)
+    form_only = sum(r.points for r in results if r.form_only)
     total = sum(r.points for r in results)
     print(
         f"Las comprobaciones visibles que pasan cubren {covered:g} de "
         f"{_points(total)}. Al calificar se añaden pruebas ocultas con otros casos, "
         "así que la nota puede ser menor."
     )
+    if form_only:
+        print(
+            f"Las preguntas bien escritas (✎, {_points(form_only)}) no cuentan "
+            "ahí: su comprobación visible solo mira la forma, y se califican al "
+            "corregir."
+        )
     written = _written_points(notebook)
     if written:
         print(

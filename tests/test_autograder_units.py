@@ -14,6 +14,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
+from autograder.check import main as self_check_main
 from autograder.check import skip_unneeded_cells
 from autograder.collect import collect, safe_id
 from autograder.execute import SKIP_TAG, run
@@ -341,6 +342,32 @@ def test_skip_slow_cells_skips_only_untouched_demos(tmp_path):
     assert out.cells[1].source.startswith("# Demo")
     assert out.cells[2].source == "def helper():\n    return 1"
     assert out.cells[0].source == "import matplotlib.pyplot as plt"
+
+
+def test_self_check_does_not_count_questions_it_cannot_grade(tmp_path, capsys):
+    """Una pregunta cuya comprobación visible solo mira la forma (✎) no cuenta
+    como cubierta: la autocomprobación no sabe si acierta."""
+    from helpers.checks.quiz import FORM_ONLY_MARK
+
+    def graded(grade_id: str, points: int) -> dict:
+        return {"nbgrader": {"grade": True, "grade_id": grade_id, "points": points}}
+
+    nb = new_notebook(
+        cells=[
+            new_code_cell("print('✔ bien')", id="t1", metadata=graded("t1", 3)),
+            new_code_cell(
+                f"print('{FORM_ONLY_MARK} bien escrita')",
+                id="t2",
+                metadata=graded("t2", 2),
+            ),
+        ]
+    )
+    path = tmp_path / "cuaderno.ipynb"
+    nbformat.write(nb, path)
+    assert self_check_main(path) == 0
+    out = capsys.readouterr().out
+    assert "cubren 3 de 5 puntos" in out, out
+    assert "(✎, 2 puntos) no cuentan" in out, out
 
 
 def test_self_check_skips_demos_but_runs_what_the_solution_reads():

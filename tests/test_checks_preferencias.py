@@ -220,8 +220,13 @@ def test_experiment_check_looks_only_at_the_form(capsys):
     for wrong, phrase in [
         (None, "Todavía no has respondido la pregunta del experimento"),
         ([True] * 4, "es un diccionario"),
-        ({"a": True, "b": True, "c": True}, "faltan d"),
-        ({"a": True, "b": "F", "c": True, "d": True}, "sin comillas"),
+        ({"a": True, "b": True, "c": True}, "falta d\\."),
+        ({"a": True, "b": True}, "faltan c y d\\."),
+        ({"a": True, "b": "F", "c": True, "d": True}, "sin comillas; recibí el texto"),
+        (
+            {"a": True, "b": 1, "c": True, "d": True},
+            "True o False, y recibí 1 \\(int\\)",
+        ),
     ]:
         with pytest.raises(CheckError, match=phrase):
             checks.check_experiment_answer(wrong)
@@ -236,6 +241,7 @@ def test_exercises_are_registered_in_notebook_order():
         "dpo_loss",
         "implicit_rewards",
         "dpo_step",
+        "optimal_policy",
     ]
     assert bank.EXPERIMENT == checks.EXPERIMENT_KEY
 
@@ -268,6 +274,10 @@ VISIBLE = {
         "dpo_step_test_returns": checks.check_dpo_step_returns,
     },
     bank.EXPERIMENT: {"experiment_answer_test": checks.check_experiment_answer},
+    "optimal_policy": {
+        "optimal_policy_test": checks.check_optimal_policy,
+        "optimal_policy_test_stable": checks.check_optimal_policy_stable,
+    },
 }
 NAMES = {bank.EXPERIMENT: "answer_experiment"}
 

@@ -445,7 +445,6 @@ EXPERIMENT_KEY = "clip_experiment_answer"
 check_clip_experiment_answer = statements_check(
     MODULE,
     EXPERIMENT_KEY,
-    "Un experimento: el recorte y el crítico",
     "answer_experiment",
     "la pregunta del experimento",
 )

@@ -469,12 +469,10 @@ def check_pairwise_accuracy(
 # solo en las pruebas ocultas del cuaderno de soluciones.
 
 EXPERIMENT_KEY = "experiment_answer"
-EXPERIMENT_TITLE = "Un experimento: dos valores de β"
 
 check_experiment_answer = statements_check(
     MODULE,
     EXPERIMENT_KEY,
-    EXPERIMENT_TITLE,
     "answer_experiment",
     "la pregunta del experimento",
 )

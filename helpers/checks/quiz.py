@@ -24,14 +24,25 @@ from typing import Any
 import numpy as np
 
 from helpers.checks import Mistake, exercise, fail
+from helpers.checks.core.registry import exercise_title
 
 STATEMENT_KEYS = ("a", "b", "c", "d")
 """Las claves del diccionario de una pregunta de afirmaciones."""
 
+FORM_ONLY_MARK = "✎"
+"""Empieza la línea de una comprobación que solo mira la forma (no un ✔, que
+diría «correcto»): la autocomprobación (``autograder/check.py``) no cuenta sus
+puntos como cubiertos."""
+
 _FORM_ONLY = (
     "Esta comprobación no dice si aciertas: la pregunta se califica al "
-    "corregir, y entonces recibirás la explicación."
+    "corregir, y la retroalimentación trae la explicación, aciertes o no."
 )
+
+
+def _listed(words: list[str]) -> str:
+    """``["a"]`` → «a»; ``["a", "b", "c"]`` → «a, b y c»."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " y " + words[-1]
 
 
 def number_answer(answer: Any, name: str, question: str) -> float:
@@ -125,9 +136,11 @@ def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
     if missing or extra:
         parts = []
         if missing:
-            parts.append("faltan " + ", ".join(missing))
+            verb = "falta " if len(missing) == 1 else "faltan "
+            parts.append(verb + _listed(missing))
         if extra:
-            parts.append("sobran " + ", ".join(extra))
+            verb = "sobra " if len(extra) == 1 else "sobran "
+            parts.append(verb + _listed(extra))
         fail(
             f"{name} debe tener exactamente las claves a, b, c y d (en minúscula): "
             + " y ".join(parts)
@@ -144,9 +157,13 @@ def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
                 "statement_unmarked",
             )
         if not isinstance(value, bool | np.bool_):
+            how = (
+                f"sin comillas; recibí el texto {value!r}"
+                if isinstance(value, str)
+                else f"y recibí {value!r} ({type(value).__name__})"
+            )
             fail(
-                f"La afirmación {key}) se marca con True o False, sin comillas; "
-                f"recibí {value!r}.",
+                f"La afirmación {key}) se marca con True o False, {how}.",
                 "statement_not_bool",
             )
         marks[key] = bool(value)
@@ -154,7 +171,7 @@ def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
 
 
 def statements_check(
-    module: str, key: str, title: str, name: str, question: str
+    module: str, key: str, name: str, question: str
 ) -> Callable[..., None]:
     """La comprobación visible de una pregunta de cuatro afirmaciones.
 
@@ -166,14 +183,14 @@ def statements_check(
     ocultas del cuaderno de soluciones.
 
     Args:
-        module, key, title: el módulo, la clave (el ``grade_id`` de la celda de
-            la respuesta) y el título del ejercicio.
+        module, key: el módulo y la clave (el ``grade_id`` de la celda de la
+            respuesta); el título es el del ejercicio en el cuaderno.
         name: el nombre de la variable en el cuaderno (``"answer_experiment"``).
         question: cómo se nombra la pregunta en una frase («la pregunta del
             experimento»).
     """
 
-    @exercise(module, key, title)
+    @exercise(module, key)
     def check_form(answer: Any) -> None:
         marked_statements(answer, name, question)
 
@@ -181,8 +198,8 @@ def statements_check(
         check_form(answer, quiet=True)
         if not quiet:
             print(
-                f"✔ {title}: respuesta bien escrita (las cuatro afirmaciones "
-                f"marcadas). {_FORM_ONLY}"
+                f"{FORM_ONLY_MARK} {exercise_title(module, key)}: respuesta bien "
+                f"escrita (las cuatro afirmaciones marcadas). {_FORM_ONLY}"
             )
 
     check.__name__ = check.__qualname__ = f"check_{key}"
@@ -234,7 +251,10 @@ def numbered_quiz(module: str, kinds: dict[int, str]) -> Callable[..., None]:
                 if kinds[number] == "number"
                 else "las cuatro afirmaciones marcadas"
             )
-            print(f"✔ Pregunta {number}: respuesta bien escrita ({what}). {_FORM_ONLY}")
+            print(
+                f"{FORM_ONLY_MARK} Pregunta {number}: respuesta bien escrita "
+                f"({what}). {_FORM_ONLY}"
+            )
 
     return check_quiz_answer
 
@@ -268,7 +288,8 @@ def number_key(
             da, por qué)``.
         explanation: el mensaje del fallo hasta el porqué, que se añade al
             final con su punto: el del error típico cuyo valor da la
-            respuesta, o ``otherwise``.
+            respuesta, o ``otherwise``. Si acierta, se imprime tras un
+            «Correcto.»: la explicación llega con la nota, acierte o no.
         otherwise: el porqué cuando ningún error típico da la respuesta (el
             fallo lleva entonces el id ``"quiz_wrong_number"``).
         tolerance: la distancia (estricta) a la que un valor cuenta como el
@@ -276,6 +297,7 @@ def number_key(
     """
     got = float(answer)
     if abs(got - key) < tolerance:
+        print(f"Correcto. {explanation.rstrip('; ')}.")
         return
     mistake = next((m for m in mistakes if abs(got - m.variant) < tolerance), None)
     if mistake is None:
@@ -291,7 +313,8 @@ def statements_key(
 ) -> None:
     """Califica cuatro afirmaciones marcadas con su clave: puntúan solo si las
     cuatro están bien. Falla con el id ``statement_<letra>`` de la primera
-    afirmación mal marcada.
+    afirmación mal marcada; si están todas bien, imprime el porqué de cada una
+    (la explicación llega con la nota, acierte o no).
 
     Args:
         answer: las marcas del estudiante (``{"a": True, ...}``).
@@ -304,11 +327,15 @@ def statements_key(
             tras un «Revisa:».
     """
     wrong = [k for k, (true, _) in key.items() if bool(answer[k]) != true]
-    if not wrong:
-        return
 
     def truth(value: bool) -> str:
         return "verdadera" if value else "falsa"
+
+    if not wrong:
+        reasons = [f"{k}) {truth(value)}: {why}" for k, (value, why) in key.items()]
+        print("Correcto: las cuatro afirmaciones están bien marcadas.")
+        print("\n".join(reasons))
+        return
 
     if question is None:
         message = "Revisa: " + " ".join(
