@@ -253,9 +253,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--check", action="store_true", help="solo comprobar")
     parser.add_argument("--report", action="store_true", help="la cuenta por módulo")
+    parser.add_argument(
+        "modules",
+        nargs="*",
+        metavar="MODULO",
+        help="solo estos módulos (p. ej. 09_puente); por defecto, todos",
+    )
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.modules) - set(module_ids()))
+    if unknown:
+        parser.error(f"no hay módulos {', '.join(unknown)}")
+    chosen = [m for m in module_ids() if m in args.modules] if args.modules else None
     if args.report:
-        for module_id in module_ids():
+        for module_id in chosen or module_ids():
             s = compute(text_path(module_id).read_text(encoding="utf-8"), module_id)
             print(
                 f"{module_id}: ejercicios {s.exercise_minutes} min "
@@ -266,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         return 0
     failed = generated.rewrite(
-        module_ids(),
+        chosen or module_ids(),
         with_estimate,
         check=args.check,
         stale="el «Tiempo estimado» no es el calculado",
