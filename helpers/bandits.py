@@ -470,6 +470,39 @@ def run_gradient_bandit(
     return BanditRuns(rewards, optimal, gaps, softmax(preferences))
 
 
+def run_bernoulli(
+    success: np.ndarray,
+    n_runs: int,
+    n_steps: int,
+    choose: Callable[[np.ndarray, np.ndarray, int, np.random.Generator], np.ndarray],
+    *,
+    rng: np.random.Generator,
+) -> BanditRuns:
+    """Un bandido de recompensas 0/1 (un verificador), ``n_runs`` partidas a la vez.
+
+    El brazo ``a`` paga 1 con probabilidad ``success[a]``. En cada paso
+    ``t = 1, 2, …``, ``choose(wins, pulls, t, rng)`` recibe los aciertos y las
+    tiradas de cada brazo en cada partida, forma ``(n_runs, k)``, y devuelve el
+    brazo de cada partida, ``(n_runs,)``.
+    """
+    success = np.asarray(success, dtype=float)
+    k = success.size
+    rows = np.arange(n_runs)
+    best = int(success.argmax())
+    wins, pulls = np.zeros((n_runs, k)), np.zeros((n_runs, k))
+    rewards = np.empty((n_steps, n_runs))
+    optimal = np.empty((n_steps, n_runs), dtype=bool)
+    gaps = np.empty((n_steps, n_runs))
+    for t in range(n_steps):
+        arms = np.asarray(choose(wins, pulls, t + 1, rng))
+        r = (rng.random(n_runs) < success[arms]).astype(float)
+        wins[rows, arms] += r
+        pulls[rows, arms] += 1
+        rewards[t], optimal[t] = r, arms == best
+        gaps[t] = success[best] - success[arms]
+    return BanditRuns(rewards, optimal, gaps)
+
+
 # ---------------------------------------------------------------------------
 # El bandido de las estrategias: ¿cómo calculo 17 × 24?
 # ---------------------------------------------------------------------------

@@ -219,6 +219,29 @@ def test_regret_grows_linearly_for_epsilon_greedy_and_slowly_for_ucb():
         assert low < growth < high
 
 
+def test_run_bernoulli_counts_what_the_rule_sees():
+    success = np.array([0.2, 0.9, 0.5])
+    seen = []
+
+    def round_robin(wins, pulls, t, rng):
+        seen.append((wins.copy(), pulls.copy(), t))
+        return np.full(wins.shape[0], (t - 1) % 3)
+
+    run = bandits.run_bernoulli(
+        success, 4000, 30, round_robin, rng=np.random.default_rng(0)
+    )
+    # La regla ve lo que pasó antes de su paso: t empieza en 1, y los aciertos
+    # de cada brazo son las recompensas de sus tiradas.
+    wins, pulls, t = seen[-1]
+    assert t == 30 and np.all(pulls == [10, 10, 9])
+    np.testing.assert_array_equal(wins[:, 0], run.rewards[0:29:3].sum(axis=0))
+    # Cada brazo paga con su probabilidad, y lo perdido es max − la suya.
+    for arm in range(3):
+        assert run.rewards[arm::3].mean() == pytest.approx(success[arm], abs=0.01)
+        assert np.all(run.gaps[arm::3] == success.max() - success[arm])
+    assert np.array_equal(run.optimal, run.gaps == 0)
+
+
 def test_testbed_reproduces_the_book():
     # Sutton y Barto (2018, §2.3): el voraz se queda en una recompensa de «about
     # 1» y encuentra el brazo óptimo en «approximately one-third» de los
