@@ -310,12 +310,15 @@ def test_grpo_step_updates_the_model_and_reports_metrics(pretrained):
         "wrong_length",
         "clip_fraction",
         "old_kl",
+        "entropy",
     }
     assert all(torch.isfinite(torch.tensor(v)) for v in metrics.values())
     # μ = 1: el cociente vale 1, nada se recorta y π_θ no se separa de π_old
     assert metrics["clip_fraction"] == 0 and metrics["old_kl"] == 0
     assert 0 < metrics["length"] <= 26 and metrics["wrong_length"] > 0
     assert 0 < metrics["reward"] < 1
+    # la entropía por token de un vocabulario de V caracteres está entre 0 y log V
+    assert 0 < metrics["entropy"] < math.log(pretrained.cfg.vocab_size), metrics
     assert metrics["logprob_gap"] < 1e-4  # el muestreador es el propio modelo
     after = list(pretrained.parameters())
     assert any(not torch.equal(x, y) for x, y in zip(before, after, strict=True))

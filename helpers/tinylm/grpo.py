@@ -22,7 +22,7 @@ de la etapa 4 (``grpo_loss``, la del ejercicio), aunque su valor no:
 
 con ``r_it = π_θ / π_old`` (módulo 06), ``k3 = ρ − log ρ − 1`` y
 ``ρ = π_ref / π_θ`` (el estimador del módulo 06), y ``GRPOConfig`` tiene sus
-perillas: ``epochs`` (μ), ``clip_eps`` (ε), ``kl_coef`` (β, contra una copia
+parámetros: ``epochs`` (μ), ``clip_eps`` (ε), ``kl_coef`` (β, contra una copia
 congelada del modelo inicial) y ``loss_normalization`` (``"grpo"``,
 ``"dr_grpo"`` o ``"token"``; ver ``normalize_loss``).
 
@@ -501,8 +501,9 @@ def grpo_step(
     entrenador y muestreador, longitud media de las respuestas y de las
     incorrectas (``nan`` si no hay ninguna), fracción de tokens recortados y
     KL(π_old ‖ π_θ) con k3 (medias sobre los pasos de gradiente, medidas
-    antes de cada uno: 0 con μ = 1) y, si hay ``reference``, ``kl_ref``: la
-    KL k3 por token a la referencia.
+    antes de cada uno: 0 con μ = 1), ``entropy``: la entropía media por token
+    (en nats) de la política antes del paso, sobre sus propias respuestas, y,
+    si hay ``reference``, ``kl_ref``: la KL k3 por token a la referencia.
 
     ``reward_fn(completions, problems) -> (B,)`` puntúa las respuestas en vez
     del verificador (por ejemplo, un modelo de recompensa, módulo 10); cada
@@ -536,6 +537,7 @@ def grpo_step(
         "wrong_length": lengths[wrong].mean().item() if wrong.any() else math.nan,
         "clip_fraction": _mean(stats["clip_fraction"]),
         "old_kl": _mean(stats["old_kl"]),
+        "entropy": stats["entropy"][0],  # la de la política que muestreó
     }
     if rollout.ref_log_probs is not None:
         kl = k3_kl(old_log_probs, rollout.ref_log_probs, mask)
