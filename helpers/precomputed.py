@@ -1,12 +1,15 @@
 """Las ejecuciones precalculadas: guardarlas, leerlas y la orden que las rehace.
 
 Algunas afirmaciones de los cuadernos necesitan ejecuciones de minutos, con
-varias semillas: el tronco compartido de A2C (``helpers.a2c_runs``, módulo 05),
-el muestreador retrasado de GRPO (``helpers.tinylm.lag_runs``, 07) y la etapa
-de preferencias (``helpers.tinylm.preference_runs``, 10). Cada una se calcula
-una vez, se guarda en ``helpers/data/*.json`` con su procedencia (``machine``)
-y se puede recalcular y comparar. Las tres comparten aquí la lectura, la
-escritura y la línea de órdenes::
+varias semillas: la divergencia de Q en DQN (``helpers.dqn_runs``, módulo 02),
+el tronco compartido de A2C (``helpers.a2c_runs``, 05), PPO sin parar
+(``helpers.ppo_runs``, 06), el muestreador retrasado de GRPO
+(``helpers.tinylm.lag_runs``, 07), la recompensa por partes
+(``helpers.tinylm.process_runs``, 08) y la etapa de preferencias
+(``helpers.tinylm.preference_runs``, 10). Cada una se calcula una vez, se
+guarda en ``helpers/data/*.json`` con su procedencia (``machine``) y se puede
+recalcular y comparar. Todas comparten aquí la lectura, la escritura y la línea
+de órdenes::
 
     python -m helpers.tinylm.lag_runs --write      # rehacer el archivo
     python -m helpers.tinylm.lag_runs --check 0    # recalcular y comparar
