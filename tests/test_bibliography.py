@@ -18,7 +18,7 @@ STABLE = re.compile(
     r"papers\.nips\.cc/|"
     r"openreview\.net/forum\?id=|incompleteideas\.net/book/|www\.cs\.rhul\.ac\.uk/|"
     r"iclr-blog-track\.github\.io/|andyljones\.com/|joschu\.net/|"
-    r"fengyao\.notion\.site/|www\.tylerromero\.com/|aclanthology\.org/|"
+    r"fengyao\.notion\.site/|aclanthology\.org/|"
     r"www\.jmlr\.org/papers/v\d+/|"
     # Bibliotecas y libros con código: su repositorio oficial y su blog
     r"github\.com/(huggingface|rasbt)/|huggingface\.co/blog/)"
