@@ -9,6 +9,7 @@ Ejemplos::
     python -m benchmarks all --only puente --output BENCHMARKS.md  # curso frente a TRL
     python -m benchmarks all --only preferencias --output BENCHMARKS.md  # módulo 10
     python -m benchmarks all --quick --only preferencias  # esa parte, en miniatura
+    python -m benchmarks all --only oraculo --output BENCHMARKS.md  # módulo 12
     python -m benchmarks notebooks 07_grpo            # tiempo y memoria
     python -m benchmarks grading 01_bandidos --students 100 --jobs 2
     python -m benchmarks grading --students 20        # todos los módulos
@@ -33,6 +34,7 @@ SECTIONS = (
     "methods",
     "puente",
     "preferencias",
+    "oraculo",
 )
 
 

@@ -19,7 +19,9 @@
    :mod:`benchmarks.puente`);
 8. las preferencias del módulo 10: el modelo de recompensa frente al techo de
    la anotadora, su sobreoptimización con GRPO y varias β, y DPO e IPO frente
-   a GRPO (ver :mod:`benchmarks.preferencias`).
+   a GRPO (ver :mod:`benchmarks.preferencias`);
+9. el oráculo del módulo 12: cuánto cuesta enumerar las respuestas del modelo
+   supervisado y qué masa cubren (ver :mod:`benchmarks.oraculo`).
 
 Primero se mide todo (:func:`measure`, un diccionario), luego se escribe: las
 medidas en ``helpers/data/benchmarks.json`` (de ahí leen los cuadernos las
@@ -35,7 +37,7 @@ JSON de los cuadernos: comprueba que el código del banco funciona, no mide
 nada. CI ejecuta solo eso.
 
 ``--only grpo`` (o ``notebooks``, ``cartpole``, ``grading``, ``methods``,
-``puente``, ``preferencias``) mide solo esa
+``puente``, ``preferencias``, ``oraculo``) mide solo esa
 parte y la mezcla con ``helpers/data/benchmarks.json``; BENCHMARKS.md dice qué
 se volvió a medir y cuándo. Con ``--quick`` además, esa parte en miniatura
 junto al resto del JSON, sin escribirlo: para probar el código de una parte.
@@ -61,6 +63,7 @@ import nbformat
 from autograder.course import module_ids as modules
 from benchmarks import cartpole
 from benchmarks import methods as methods_bench
+from benchmarks import oraculo as oraculo_bench
 from benchmarks import preferencias as preferencias_bench
 from benchmarks import puente as puente_bench
 from benchmarks.grading import (
@@ -330,6 +333,8 @@ def _measure_section(
         return {"puente": puente_bench.measure(quick, _say)}
     if section == "preferencias":
         return {"preferencias": preferencias_bench.measure(quick, _say)}
+    if section == "oraculo":
+        return {"oraculo": oraculo_bench.measure(quick, _say)}
     raise SystemExit(f"--only: {section!r} no es de {SECTIONS}")
 
 
@@ -673,6 +678,16 @@ def render(data: dict[str, Any]) -> str:
             if data.get("preferencias")
             else []
         ),
+        *(
+            [
+                "## El oráculo (12): enumerar las respuestas",
+                "",
+                *oraculo_bench.render(data["oraculo"]),
+                "",
+            ]
+            if data.get("oraculo")
+            else []
+        ),
         "## Calificación",
         "",
         *render_grading(data["grading"]),
@@ -693,6 +708,7 @@ SECTIONS = (
     "methods",
     "puente",
     "preferencias",
+    "oraculo",
 )
 #: Cómo se llama cada parte en el informe.
 SECTION_NAMES = {
@@ -703,6 +719,7 @@ SECTION_NAMES = {
     "methods": "métodos (08)",
     "puente": "puente (09)",
     "preferencias": "preferencias (10)",
+    "oraculo": "oráculo (12)",
 }
 
 
