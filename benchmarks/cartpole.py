@@ -54,6 +54,7 @@ from helpers.bench_data import (
     first_solved,
     median_and_quartiles,
     median_ratio_text,
+    ratio_interval,
 )
 from helpers.formatting import number
 
@@ -462,17 +463,25 @@ def _compare(
 def budget_marks(
     course: CartPoleResult, sb3: CartPoleResult, promises: tuple[str, ...]
 ) -> str:
-    """«✓ pasos · ✓ segundos · ✗ caja»: qué promesas de ``BUDGET`` se cumplen.
+    """«✓ pasos · ✓ segundos · ✗ caja 1,20 (0,50–2,10)»: qué promesas de
+    ``BUDGET`` se cumplen.
 
     Compara las medianas y las cajas (Q1–Q3) de pasos de todas las semillas
-    (las que no llegan, con el tope), como la tabla.
+    (las que no llegan, con el tope), como la tabla. La caja lleva su razón
+    curso/SB3 y el intervalo del 90 % por remuestreo
+    (:func:`helpers.bench_data.ratio_interval`): la tabla no da otro.
     """
     kept = {
         "pasos": course.median_steps <= sb3.median_steps,
         "segundos": course.median_seconds <= sb3.median_seconds,
         "caja": course.steps_box <= sb3.steps_box,
     }
-    return " · ".join(f"{'✓' if kept[p] else '✗'} {p}" for p in promises)
+    low, high = ratio_interval(course.all_steps, sb3.all_steps, "box")
+    box = number(course.steps_box / sb3.steps_box, 2) if sb3.steps_box else "—"
+    if sb3.steps_box and low == low:  # sin intervalo si es nan
+        box += f" ({number(low, 2)}–{number(high, 2)})"
+    shown = {"caja": f"caja {box}"}
+    return " · ".join(f"{'✓' if kept[p] else '✗'} {shown.get(p, p)}" for p in promises)
 
 
 def render_table(

@@ -619,7 +619,9 @@ def render(data: dict[str, Any]) -> str:
         "columna es lo que promete cada agente del curso frente a su par "
         "(`benchmarks.cartpole.BUDGET`): una mediana de pasos no mayor que la de "
         "SB3 (DQN y PPO, también de segundos) y una caja de pasos (de Q1 a Q3) "
-        "no más ancha; ✗ es una promesa que estas semillas no cumplen.",
+        "no más ancha; ✗ es una promesa que estas semillas no cumplen. La caja "
+        "lleva la razón de anchuras curso/SB3 y su intervalo: cuando contiene "
+        "el 1, ✓ o ✗ dicen lo que pasó con estas semillas, no quién varía menos.",
         "",
         *cartpole.render_table(cp["agents"], len(cp["seeds"]), cp["target"]),
         "",

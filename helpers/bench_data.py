@@ -132,14 +132,17 @@ def median_and_quartiles(values: list[float], decimals: int) -> str:
     return f"{median} [{low}–{high}]"
 
 
-def median_ratio_interval(
+def ratio_interval(
     ours: list[float],
     theirs: list[float],
+    statistic: str = "median",
     level: float = 0.9,
     draws: int = 10_000,
     seed: int = 0,
 ) -> tuple[float, float]:
-    """Intervalo por remuestreo de la razón ``mediana(ours) / mediana(theirs)``.
+    """Intervalo por remuestreo de la razón ``estadístico(ours) /
+    estadístico(theirs)``; el estadístico es la mediana (``"median"``) o la
+    anchura de la caja, Q3 − Q1 (``"box"``).
 
     Es el *bootstrap* de percentiles de la estadística (Efron, 1979), que no
     tiene que ver con el de los objetivos TD. Se remuestrean las semillas de
@@ -160,12 +163,42 @@ def median_ratio_interval(
     if b.min() <= 0:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
-    medians_a = np.median(a[rng.integers(0, len(a), (draws, len(a)))], axis=1)
-    medians_b = np.median(b[rng.integers(0, len(b), (draws, len(b)))], axis=1)
-    low, high = np.percentile(
-        medians_a / medians_b, [50 * (1 - level), 50 * (1 + level)]
-    )
+
+    def resampled(values: np.ndarray) -> np.ndarray:
+        samples = values[rng.integers(0, len(values), (draws, len(values)))]
+        if statistic == "median":
+            return np.median(samples, axis=1)
+        q1, q3 = np.percentile(samples, [25, 75], axis=1)
+        return q3 - q1
+
+    levels = [50 * (1 - level), 50 * (1 + level)]
+    if statistic == "median":
+        ratios = resampled(a) / resampled(b)
+        low, high = np.percentile(ratios, levels)
+        return float(low), float(high)
+    # Una caja remuestreada puede medir 0: x/0 es ∞ (la otra varía
+    # infinitamente más) y 0/0 no dice nada (fuera). Sin interpolar, el
+    # percentil es una de las razones remuestreadas, también ∞.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = resampled(a) / resampled(b)
+    ratios = ratios[~np.isnan(ratios)]
+    if not len(ratios):
+        return float("nan"), float("nan")
+    low = np.percentile(ratios, levels[0], method="lower")
+    high = np.percentile(ratios, levels[1], method="higher")
     return float(low), float(high)
+
+
+def median_ratio_interval(
+    ours: list[float],
+    theirs: list[float],
+    level: float = 0.9,
+    draws: int = 10_000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Intervalo por remuestreo de la razón ``mediana(ours) / mediana(theirs)``
+    (:func:`ratio_interval` con la mediana)."""
+    return ratio_interval(ours, theirs, "median", level, draws, seed)
 
 
 def median_ratio_text(ours: list[float], theirs: list[float]) -> str:
