@@ -46,7 +46,9 @@ STATUS_WORDS = {
 #: La coma decimal del TeX del curso (``0{,}2``), tal como la deja
 #: latex2mathml: un operador entre dos números, que el navegador separa
 #: («0, 2», como si fueran dos valores).
-_DECIMAL_COMMA = re.compile(r"<mn>(\d+)</mn><mrow><mo>&#x0002C;</mo></mrow><mn>(\d+)</mn>")
+_DECIMAL_COMMA = re.compile(
+    r"<mn>(\d+)</mn><mrow><mo>&#x0002C;</mo></mrow><mn>(\d+)</mn>"
+)
 
 
 def math_to_mathml(tex: str, display: bool) -> str:

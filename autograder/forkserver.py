@@ -616,8 +616,13 @@ def _single_threaded() -> str:
     )
     if threading.active_count() == 1 and tasks == 1:
         return ""
-    names = ", ".join(t.name for t in threading.enumerate())
-    return f"tras cargar los módulos quedan {tasks} hilos vivos ({names})"
+    names = [t.name for t in threading.enumerate()]
+    with contextlib.suppress(OSError):  # los del sistema, con el nombre que tienen
+        names = [
+            Path(f"/proc/self/task/{task}/comm").read_text().strip()
+            for task in sorted(os.listdir("/proc/self/task"))
+        ]
+    return f"tras cargar los módulos quedan {tasks} hilos vivos ({', '.join(names)})"
 
 
 def serve_requests(requests: int, replies: int, fonts: dict[str, bytes]) -> int:

@@ -219,6 +219,11 @@ def _environment() -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        # El jemalloc de pyarrow (que importa datasets, en 09) arranca un hilo
+        # de fondo: con él vivo, el servidor de kernels no puede bifurcar sin
+        # riesgo y se califica con un kernel nuevo por entrega (el triple de
+        # lento). Sin ese hilo, jemalloc libera memoria al asignar.
+        "JE_ARROW_MALLOC_CONF": "background_thread:false",
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "NBGRADER_EXECUTION": "autograde",

@@ -309,8 +309,9 @@ class DQNConfig:
     ``target_every = 100`` es rápido, pero no siempre basta: en ``make bench``
     alguna semilla no llega nunca (cuántas, lo imprime el cuaderno 02, que
     comprueba que la 10 es una de ellas). Sus valores Q divergen:
-    ``helpers.dqn_runs`` repite la semilla 10 midiendo ``Q``, que pasa de ``1 / (1 − γ) = 100`` (el
-    mayor retorno descontado posible) y sigue creciendo sin freno. Al ajustar,
+    ``helpers.dqn_runs`` repite la semilla 10 midiendo ``Q``, que pasa de
+    ``1 / (1 − γ) = 100`` (el mayor retorno descontado posible) y sigue
+    creciendo sin freno. Al ajustar,
     con 250 ninguna de las semillas 1000-1039 se hundía, pero la mediana de
     pasos hasta llegar subía en más de la mitad; con 100 no se hundió ninguna
     de las 80 semillas 1000-1079, y se quedó en 100. Esas semillas de ajuste no
