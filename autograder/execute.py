@@ -91,6 +91,12 @@ def run(nb, notebook_dir: str, cell_timeout: int, hidden: list[str], fork_kernel
     # Un error de protocolo con el kernel (p. ej. «Invalid Signature» con la
     # máquina muy cargada) no es culpa de la entrega: se reintenta una vez con
     # un kernel nuevo. Si vuelve a pasar, se informa.
+    # Una celda de nbgrader nunca se salta, venga como venga el cuaderno: una
+    # celda de pruebas sin ejecutar no tendría error y contaría como aprobada.
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags") or []
+        if SKIP_TAG in tags and cell.get("metadata", {}).get("nbgrader"):
+            cell["metadata"]["tags"] = [tag for tag in tags if tag != SKIP_TAG]
     original = nbformat.from_dict(nb)
     # Lo que escribe fuera de su carpeta o sale a la red, aunque se trague el
     # error: lo anota un gancho dentro del kernel (ver autograder/audit.py).

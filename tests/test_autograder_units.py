@@ -202,6 +202,15 @@ def test_only_skipped_cells_are_not_sent_to_the_kernel(tmp_path):
     outputs = ["".join(o.get("text", "") for o in c.outputs) for c in executed.cells]
     assert outputs == ["", "compruebo\n", "mio\n"]
     assert executed.cells[0].execution_count is None
+    # Aunque un cuaderno llegara al ejecutor sin pasar por SkipSlowCells, una
+    # celda de pruebas con la etiqueta se ejecuta igual.
+    test_cell = {"tags": [SKIP_TAG], "nbgrader": {"grade": True, "grade_id": "t"}}
+    tagged = new_notebook(
+        cells=[new_code_cell("print('compruebo')", metadata=test_cell)]
+    )
+    assert SKIP_TAG in tagged.cells[0].metadata.tags
+    executed = run(tagged, str(tmp_path), cell_timeout=60, hidden=[])
+    assert executed.cells[0].outputs[0]["text"] == "compruebo\n"
 
 
 def test_sandbox_command_hides_and_isolates(tmp_path):
