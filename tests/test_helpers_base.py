@@ -145,6 +145,25 @@ def test_progress_summary_ignores_other_functions_the_student_tries(capsys):
     assert helpers.progress_summary("test_module") == {"double": False}
 
 
+def test_a_strange_answer_object_does_not_break_the_progress_record():
+    """Una respuesta con un ``__wrapped__`` sin fin o un ``__getattr__`` que
+    lanza no rompe la comprobación antes de empezar: se anota como la del
+    cuaderno."""
+    from helpers.checks.core.registry import _is_the_answer
+
+    class Endless:
+        @property
+        def __wrapped__(self):
+            return Endless()
+
+    class Hostile:
+        def __getattr__(self, name):
+            raise RuntimeError(name)
+
+    assert _is_the_answer(Endless(), "double")
+    assert _is_the_answer(Hostile(), "double")
+
+
 def test_progress_summary_lists_unchecked_exercises(capsys):
     summary = helpers.progress_summary("01_bandidos")
     assert set(summary) == {
