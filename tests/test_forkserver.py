@@ -20,7 +20,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder import forkserver
+from autograder import forkserver, preprocessors
 from autograder.course import module_ids, release_path
 from autograder.grade import autograded_path, grade
 from autograder.sandbox import ExecutionError, Limits, Sandbox, execute_notebook
@@ -228,6 +228,7 @@ def test_grading_gives_the_same_results_with_and_without_the_server(
     warm = grade(module_id, submissions, tmp_path / "con", jobs=2)
     assert list((tmp_path / "con" / "_work" / "_servidores").glob("servidor-*"))
     monkeypatch.setattr(forkserver, "preload_for", lambda source: ())
+    preprocessors._read_source.cache_clear()  # lo que carga se guarda por proceso
     cold = grade(module_id, submissions, tmp_path / "sin", jobs=2)
     assert not (tmp_path / "sin" / "_work" / "_servidores").exists()
     assert [r.score for r in warm] == [r.score for r in cold]

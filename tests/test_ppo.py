@@ -456,5 +456,7 @@ def test_ppo_runs_configs_change_only_what_they_say():
 def test_ppo_runs_reproduce_their_start(ppo_runs_data):
     from helpers import ppo_runs
 
+    # Las dos primeras actualizaciones: más allá, otros núcleos de float32
+    # (ATEN_CPU_CAPABILITY=default) ya cambian alguna acción muestreada.
     which = [("PPO sin decaimiento, sin parar", 1)]
-    assert ppo_runs.check(ppo_runs_data, steps=2048, which=which) == []
+    assert ppo_runs.check(ppo_runs_data, steps=ppo_runs.CHECK_STEPS, which=which) == []
