@@ -62,7 +62,6 @@ import torch
 
 from . import precomputed
 from .actor_critic import A2CConfig, train_a2c
-from .seeding import same_figure
 
 DATA_PATH = Path(__file__).resolve().parent / "data" / "a2c_runs.json"
 COMMAND = "python -m helpers.a2c_runs --write"
@@ -257,16 +256,9 @@ def check(
     for name, seed in which:
         stored = data["runs"][name][str(seed)]
         fresh = compute_run(name, int(seed), max_env_steps=steps)
-        for key in ("eval_returns", *TRACE_KEYS):
-            n = len(fresh[key])
-            for i, (old, new) in enumerate(
-                zip(stored[key][:n], fresh[key], strict=True)
-            ):
-                if not same_figure(old, new):
-                    problems.append(
-                        f"{name}, semilla {seed}, {key}[{i}]: "
-                        f"guardado {old!r}, ahora {new!r}"
-                    )
+        problems += precomputed.differences(
+            f"{name}, semilla {seed}", stored, fresh, ("eval_returns", *TRACE_KEYS)
+        )
     return problems
 
 

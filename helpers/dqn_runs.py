@@ -46,7 +46,6 @@ import torch
 
 from . import precomputed
 from .dqn import DQNConfig, train_dqn
-from .seeding import same_figure
 
 DATA_PATH = Path(__file__).resolve().parent / "data" / "dqn_runs.json"
 COMMAND = "python -m helpers.dqn_runs --write"
@@ -133,15 +132,7 @@ def check(
     for seed in seeds:
         stored = data["runs"][str(seed)]
         fresh = compute_run(int(seed), max_env_steps=steps)
-        for key in KEYS:
-            n = len(fresh[key])
-            for i, (old, new) in enumerate(
-                zip(stored[key][:n], fresh[key], strict=True)
-            ):
-                if not same_figure(old, new):
-                    problems.append(
-                        f"semilla {seed}, {key}[{i}]: guardado {old!r}, ahora {new!r}"
-                    )
+        problems += precomputed.differences(f"semilla {seed}", stored, fresh, KEYS)
     return problems
 
 

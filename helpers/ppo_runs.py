@@ -54,7 +54,6 @@ import torch
 
 from . import a2c_runs, precomputed
 from .ppo import PPOConfig, train_ppo
-from .seeding import same_figure
 
 DATA_PATH = Path(__file__).resolve().parent / "data" / "ppo_runs.json"
 COMMAND = "python -m helpers.ppo_runs --write"
@@ -140,16 +139,9 @@ def check(
     for name, seed in which:
         stored = data["runs"][name][str(seed)]
         fresh = compute_run(name, int(seed), max_env_steps=steps)
-        for key in ("eval_returns", *SERIES):
-            n = len(fresh[key])
-            for i, (old, new) in enumerate(
-                zip(stored[key][:n], fresh[key], strict=True)
-            ):
-                if not same_figure(old, new):
-                    problems.append(
-                        f"{name}, semilla {seed}, {key}[{i}]: "
-                        f"guardado {old!r}, ahora {new!r}"
-                    )
+        problems += precomputed.differences(
+            f"{name}, semilla {seed}", stored, fresh, ("eval_returns", *SERIES)
+        )
     return problems
 
 

@@ -28,6 +28,24 @@ from pathlib import Path
 from typing import Any
 
 
+def differences(
+    label: str, stored: dict[str, Any], fresh: dict[str, Any], keys: Sequence[str]
+) -> list[str]:
+    """Las cifras del principio recalculado ``fresh`` que no son las guardadas
+    en ``stored`` (salvo el redondeo de la CPU: ``seeding.same_figure``), una
+    línea por diferencia: «``label``, clave[i]: guardado …, ahora …». Cada
+    serie se compara hasta donde llega la recalculada."""
+    from .seeding import same_figure
+
+    problems = []
+    for key in keys:
+        n = len(fresh[key])
+        for i, (old, new) in enumerate(zip(stored[key][:n], fresh[key], strict=True)):
+            if not same_figure(old, new):
+                problems.append(f"{label}, {key}[{i}]: guardado {old!r}, ahora {new!r}")
+    return problems
+
+
 def machine() -> dict[str, Any]:
     """Versiones, fecha y carga de la máquina, para la procedencia."""
     import torch
