@@ -18,6 +18,9 @@ vive en ``helpers/checks/core/``, un módulo por asunto, de abajo arriba:
 - ``compare``: comparar resultados y decir dónde difieren;
 - ``calls``: llamar a la función del estudiante con copias (:func:`call`);
 - ``symptoms``: los síntomas generales (signo, redondeo, forma…);
+- ``rows``: una comprobación en una llamada (:func:`values_check`,
+  :func:`gradients_check`) y las variantes que solo cambian la salida de la
+  referencia (:func:`on_output`, :func:`negated`, :func:`scaled`);
 - ``masked``, ``diagnose``, ``gradients`` y ``procedures``: los tipos de
   comprobación. Valores en casos, con alternativas y con máscara
   (:func:`check_cases`, :class:`Masked`); gradientes por autograd de la
@@ -74,6 +77,13 @@ from helpers.checks.core.registry import (
     exercises,
     progress_summary,
     references_in_place_of,
+)
+from helpers.checks.core.rows import (
+    gradients_check,
+    negated,
+    on_output,
+    scaled,
+    values_check,
 )
 from helpers.checks.core.symptoms import BROADCAST_HINT
 from helpers.demo import demo_functions
@@ -137,12 +147,17 @@ __all__ = [
     "exercise",
     "exercise_title",
     "exercises",
+    "negated",
+    "on_output",
     "fail",
+    "gradients_check",
     "plain_text",
     "progress_summary",
     "python_number",
     "references_in_place_of",
     "same_parameters",
+    "scaled",
     "tensor",
+    "values_check",
     "variant_of",
 ]

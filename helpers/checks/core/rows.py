@@ -1,0 +1,158 @@
+"""Comprobaciones declaradas como filas: un ejercicio en una llamada.
+
+La mayoría de las comprobaciones de los temas son la misma envoltura: un
+ejercicio registrado (:func:`~helpers.checks.core.registry.exercise`) que
+llama a :func:`check_cases` o a :func:`check_gradients` con sus casos, su
+referencia y sus errores típicos. Aquí esa envoltura se escribe una vez:
+
+    check_discounted_returns = values_check(
+        MODULE, "discounted_returns", reinforce.discounted_returns,
+        RETURNS_MISTAKES, RETURNS_CASES,
+    )
+
+Y las variantes de los errores típicos que son la referencia con la salida
+cambiada (el signo, un factor, un redondeo) se escriben como transformaciones
+de la referencia (:func:`on_output`, :func:`negated`, :func:`scaled`), sin
+copiar sus cuentas.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from helpers.checks.core.diagnose import check_cases
+from helpers.checks.core.gradients import check_gradients
+from helpers.checks.core.mistakes import Mistake
+from helpers.checks.core.registry import exercise
+from helpers.topics import TOPICS
+
+
+def _registered(
+    module: str,
+    key: str,
+    run: Callable[[Callable[..., Any], Iterable[tuple[Any, ...]]], None],
+    cases: Iterable[tuple[Any, ...]],
+    *,
+    check_name: str,
+    doc: str,
+    aspect: str | None,
+    uses: Mapping[str, Callable[..., Any]] | None,
+) -> Callable[..., None]:
+    default_cases = list(cases)
+
+    def check(
+        student: Callable[..., Any], cases: Iterable[tuple[Any, ...]] | None = None
+    ) -> None:
+        run(student, default_cases if cases is None else list(cases))
+
+    check.__name__ = check.__qualname__ = check_name
+    check.__doc__ = doc
+    check.__module__ = f"helpers.checks.{TOPICS.get(module, 'core')}"
+    return exercise(module, key, aspect, uses=uses)(check)
+
+
+def values_check(
+    module: str,
+    key: str,
+    reference: Callable[..., Any] | tuple[Callable[..., Any], ...],
+    mistakes: Iterable[Mistake],
+    cases: Iterable[tuple[Any, ...]],
+    *,
+    name: str | None = None,
+    check_name: str | None = None,
+    aspect: str | None = None,
+    uses: Mapping[str, Callable[..., Any]] | None = None,
+    doc: str | None = None,
+    **options: Any,
+) -> Callable[..., None]:
+    """La comprobación de valores del ejercicio ``key``, lista para el cuaderno.
+
+    Devuelve ``check_<key>(student, cases=None)``, registrada con
+    :func:`exercise`, que llama a :func:`check_cases` con ``reference``,
+    ``mistakes`` y ``cases`` (los de la llamada, si se dan). ``name`` es el
+    nombre de la función en los mensajes (por defecto, ``key``);
+    ``options`` pasan tal cual a :func:`check_cases` (``atol``, ``returns``,
+    ``masked``…).
+    """
+    rows = list(mistakes)
+    shown = name or key
+
+    def run(student: Callable[..., Any], chosen: list[tuple[Any, ...]]) -> None:
+        check_cases(student, shown, chosen, reference, rows, **options)
+
+    return _registered(
+        module,
+        key,
+        run,
+        cases,
+        check_name=check_name or f"check_{key}",
+        doc=doc or f"Comprueba ``{shown}``: sus valores en los casos del ejercicio.",
+        aspect=aspect,
+        uses=uses,
+    )
+
+
+def gradients_check(
+    module: str,
+    key: str,
+    reference: Callable[..., Any],
+    mistakes: Iterable[Mistake],
+    cases: Iterable[tuple[Any, ...]],
+    *,
+    name: str | None = None,
+    check_name: str | None = None,
+    aspect: str | None = "los gradientes",
+    uses: Mapping[str, Callable[..., Any]] | None = None,
+    doc: str | None = None,
+    **options: Any,
+) -> Callable[..., None]:
+    """La comprobación de gradientes del ejercicio ``key``: como
+    :func:`values_check`, con :func:`check_gradients` (``options`` lleva
+    ``wrt``, ``prefix`` y el resto de sus argumentos con nombre)."""
+    rows = list(mistakes)
+    shown = name or key
+
+    def run(student: Callable[..., Any], chosen: list[tuple[Any, ...]]) -> None:
+        check_gradients(student, shown, chosen, reference, rows, **options)
+
+    return _registered(
+        module,
+        key,
+        run,
+        cases,
+        check_name=check_name or f"check_{key}_grad",
+        doc=doc or f"Comprueba ``{shown}``: los gradientes que llegan a cada entrada.",
+        aspect=aspect,
+        uses=uses,
+    )
+
+
+def on_output(
+    reference: Callable[..., Any], change: Callable[[Any], Any], what: str
+) -> Callable[..., Any]:
+    """La variante que es ``reference`` con la salida cambiada por ``change``.
+
+    Para los errores típicos que no tocan las cuentas, solo lo que se
+    devuelve (el signo, un factor, un redondeo, un ``.item()``): la fila no
+    copia la referencia. ``what`` describe el cambio, para el nombre de la
+    variante.
+    """
+
+    @functools.wraps(reference)
+    def variant(*args: Any, **kwargs: Any) -> Any:
+        return change(reference(*args, **kwargs))
+
+    variant.__name__ = f"{getattr(reference, '__name__', 'referencia')}[{what}]"
+    return variant
+
+
+def negated(reference: Callable[..., Any]) -> Callable[..., Any]:
+    """``reference`` con el signo cambiado."""
+    return on_output(reference, lambda out: -out, "signo cambiado")
+
+
+def scaled(reference: Callable[..., Any], factor: float) -> Callable[..., Any]:
+    """``reference`` multiplicada por ``factor`` (un factor que sobra o falta)."""
+    return on_output(reference, lambda out: out * factor, f"× {factor}")

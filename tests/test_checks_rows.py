@@ -1,0 +1,72 @@
+"""Las comprobaciones declaradas como filas (``helpers.checks.core.rows``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.checks import (
+    MUST,
+    MUST_NOT,
+    CheckError,
+    Mistake,
+    gradients_check,
+    negated,
+    on_output,
+    scaled,
+    values_check,
+)
+from helpers.checks.core.registry import _CHECKS
+
+
+def _mean(values):
+    return float(np.mean(values))
+
+
+def _weighted(log_probs, weights):
+    return -(log_probs * weights.detach()).sum()
+
+
+CASES = [(np.array([1.0, 2.0, 6.0]),), (np.array([-1.0, 0.5]),)]
+MISTAKES = [
+    Mistake("mean_sign", negated(_mean), "¿El signo?"),
+    Mistake("mean_sum", on_output(_mean, lambda out: out * 3, "suma"), "¿Sumaste?"),
+]
+
+
+def test_values_check_registers_and_diagnoses():
+    check = values_check("99_prueba", "mean", _mean, MISTAKES, CASES)
+    assert check.__name__ == "check_mean"
+    assert "check_mean" in _CHECKS[("99_prueba", "mean")]
+    check(_mean, quiet=True)
+    with pytest.raises(CheckError) as error:
+        check(lambda values: -float(np.mean(values)), quiet=True)
+    assert error.value.mistake == "mean_sign"
+    # Los casos de la llamada sustituyen a los del ejercicio.
+    with pytest.raises(CheckError) as error:
+        check(lambda values: float(np.sum(values)), [(np.ones(3),)], quiet=True)
+    assert error.value.mistake == "mean_sum"
+
+
+def test_transforms_change_only_the_output():
+    assert negated(_mean)(np.array([1.0, 3.0])) == -2.0
+    assert scaled(_mean, 0.5)(np.array([1.0, 3.0])) == 1.0
+    assert "signo cambiado" in negated(_mean).__name__
+
+
+def test_gradients_check_uses_autograd_of_the_reference():
+    cases = [(torch.tensor([-0.5, -1.0]), torch.tensor([2.0, 1.0]))]
+    check = gradients_check(
+        "99_prueba",
+        "weighted",
+        _weighted,
+        [],
+        cases,
+        wrt={"log_probs": MUST, "weights": MUST_NOT},
+        prefix="weighted",
+    )
+    check(_weighted, quiet=True)
+    with pytest.raises(CheckError) as error:
+        check(lambda log_probs, weights: -(log_probs * weights).sum(), quiet=True)
+    assert error.value.mistake == "weighted_gradient_leaks"
