@@ -269,35 +269,6 @@ def test_references_pass_their_checks():
     checks.check_actor_critic_loss(actor_critic.actor_critic_loss, quiet=True)
 
 
-def test_check_variants_without_mistakes_are_the_references():
-    for batch in checks.BATCHES + checks.HIDDEN_BATCHES:
-        for n, gamma, lam in ((1, 0.9, 0.0), (3, 0.5, 0.7), (10, 1.0, 1.0)):
-            np.testing.assert_allclose(
-                checks._n_step_variant()(
-                    batch["rewards"],
-                    batch["next_values"],
-                    batch["terminated"],
-                    batch["truncated"],
-                    n,
-                    gamma,
-                ),
-                actor_critic.n_step_returns(
-                    batch["rewards"],
-                    batch["next_values"],
-                    batch["terminated"],
-                    batch["truncated"],
-                    n,
-                    gamma,
-                ).numpy(),
-                atol=1e-5,
-            )
-            np.testing.assert_allclose(
-                checks._gae_variant()(**batch, gamma=gamma, lam=lam),
-                actor_critic.gae(**batch, gamma=gamma, lam=lam).numpy(),
-                atol=1e-5,
-            )
-
-
 def _diagnoses(check, answer) -> AssertionError | None:
     try:
         check(answer, quiet=True)
@@ -338,19 +309,23 @@ def test_every_mistake_is_told_apart_by_the_visible_cases():
             assert failed[0].mistake == mistake.id, (mistake.id, failed[0].mistake)
 
 
+def _variant(rows, ident):
+    return next(m.variant for m in rows if m.id == ident)
+
+
 def test_each_aspect_check_passes_what_it_does_not_look_at():
     """Crédito parcial: un error de truncamiento pasa las celdas sin truncados."""
-    truncation = checks._gae_variant(cut_truncated=True)
+    truncation = _variant(checks.GAE_MISTAKES, "gae_no_bootstrap_truncated")
     checks.check_gae(truncation, quiet=True)
     checks.check_gae_terminated(truncation, quiet=True)
     with pytest.raises(AssertionError):
         checks.check_gae_truncated(truncation, quiet=True)
-    terminal = checks._n_step_variant(boot_terminal=True)
+    terminal = _variant(checks.N_STEP_MISTAKES, "n_step_bootstraps_terminal")
     checks.check_n_step_returns(terminal, quiet=True)
     checks.check_n_step_returns_truncated(terminal, quiet=True)
     with pytest.raises(AssertionError):
         checks.check_n_step_returns_terminated(terminal, quiet=True)
-    attached = checks._loss_mistake("attached")
+    attached = _variant(checks.LOSS_MISTAKES, "loss_advantage_attached")
     checks.check_actor_critic_loss(attached, quiet=True)
     with pytest.raises(AssertionError):
         checks.check_actor_critic_loss_grad(attached, quiet=True)
