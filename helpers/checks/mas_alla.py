@@ -1,4 +1,9 @@
-"""Comprobaciones del módulo 08 · Más allá de GRPO: una por celda calificada."""
+"""Comprobaciones del módulo 08 · Más allá de GRPO: una por celda calificada.
+
+Las variantes de los errores típicos son las referencias de ``helpers.tinylm``
+con la entrada o la salida cambiadas, salvo las que cambian el algoritmo por
+dentro (un eje, un recorrido).
+"""
 
 from __future__ import annotations
 
@@ -14,12 +19,12 @@ from helpers.checks import (
     Mistake,
     as_array,
     call,
-    check_cases,
     check_procedure,
     exercise,
     fail,
+    negated,
     tensor,
-    variant_of,
+    values_check,
 )
 from helpers.checks.quiz import statements_check
 from helpers.tinylm.evaluate import estimate_pass_at_k as ref_pass_at_k
@@ -35,35 +40,22 @@ MODULE = "08_mas_alla"
 
 # Ejercicio 1 · las ventajas de RLOO
 
-
-_RLOO_CASES = [
-    (tensor([[0, 1, 1, 0]]),),
-    (tensor([[1, 1, 1, 1], [0, 0, 0, 0]]),),
-    (tensor([[1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1, 0]]),),
-    (tensor([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0], [0.0, 1.0, 0.25]]),),
-    (tensor([[1, 0], [0, 1], [1, 1]]),),
-]
-
-_RLOO_1D_CASES = [
-    (tensor([0, 1, 1, 0]),),
-    (tensor([1, 0, 0, 0, 0, 0]),),
-    (tensor([1, 0, 0, 1], torch.long),),
-    (tensor([[1, 0, 0], [1, 1, 0]], torch.long),),
-]
+_RLOO_CASES = [(tensor([[0, 1, 1, 0]]),), (tensor([[1, 1, 1, 1], [0, 0, 0, 0]]),)]
+_RLOO_CASES += [(tensor([[1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1, 0]]),)]
+_RLOO_CASES += [(tensor([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0], [0.0, 1.0, 0.25]]),)]
+_RLOO_CASES += [(tensor([[1, 0], [0, 1], [1, 1]]),)]
+_RLOO_1D_CASES = [(tensor([0, 1, 1, 0]),), (tensor([1, 0, 0, 0, 0, 0]),)]
+_RLOO_1D_CASES += [(tensor([1, 0, 0, 1], torch.long),)]
+_RLOO_1D_CASES += [(tensor([[1, 0, 0], [1, 1, 0]], torch.long),)]
 
 
-def _rloo(rewards, *, dim=-1, keep_self=False, divide="others"):
-    """RLOO con una opción por error típico (eje, incluirse, entre qué dividir)."""
-    rewards = torch.as_tensor(rewards)
-    rewards = rewards if rewards.is_floating_point() else rewards.float()
-    others = rewards.sum(dim=dim, keepdim=True) - (0 if keep_self else rewards)
-    size = rewards.shape[dim]
-    return rewards - others / {"others": size - 1, "all": size, "none": 1}[divide]
+def _rloo_dim0(rewards):
+    r = torch.as_tensor(rewards).float()
+    return r - (r.sum(dim=0) - r) / (len(r) - 1)
 
 
 def _rloo_integer(rewards):
-    rewards = torch.as_tensor(rewards)
-    out = torch.zeros_like(rewards)
+    out = torch.zeros_like(torch.as_tensor(rewards))
     out[...] = ref_rloo(rewards).to(out.dtype)
     return out
 
@@ -71,38 +63,39 @@ def _rloo_integer(rewards):
 _RLOO_MISTAKES: list[Mistake] = [
     Mistake(
         "rloo_group_mean",
-        variant_of(_rloo, keep_self=True, divide="all"),
+        lambda r: ref_rloo(r) * (1 - 1 / r.shape[-1]),
         "Restaste la media del grupo entero, con la propia respuesta dentro: eso "
         "es la línea base de GRPO. La de RLOO deja fuera a la respuesta i: la "
         "media de las otras G − 1.",
     ),
     Mistake(
         "rloo_divide_by_g",
-        variant_of(_rloo, divide="all"),
+        # la línea base de la referencia (r − A, la media de las otras) × (G − 1) / G
+        lambda r: r - (r - ref_rloo(r)) * (r.shape[-1] - 1) / r.shape[-1],
         "Sumaste las otras G − 1 recompensas pero dividiste entre G: su media se "
         "divide entre G − 1, las que has sumado.",
     ),
     Mistake(
         "rloo_sum_of_others",
-        variant_of(_rloo, divide="none"),
+        lambda r: r - (r - ref_rloo(r)) * (r.shape[-1] - 1),
         "Restaste la suma de las demás recompensas: la línea base es su media "
         "(divide entre G − 1).",
     ),
     Mistake(
         "rloo_sign",
-        lambda rewards: -ref_rloo(rewards),
+        negated(ref_rloo),
         "El signo está al revés: ventaja = recompensa − media de las demás (un "
         "acierto en un grupo con fallos debe salir positivo).",
     ),
     Mistake(
         "rloo_wrong_axis",
-        variant_of(_rloo, dim=0),
+        _rloo_dim0,
         "Sumaste sobre el eje equivocado (dim=0, entre enunciados): cada grupo es "
         "una fila, y las «demás» son las de su fila (dim=-1).",
     ),
     Mistake(
         "rloo_dim1",
-        variant_of(_rloo, dim=1),
+        lambda r: ref_rloo(r) if r.dim() == 2 else r.sum(dim=1),
         "Fijaste dim=1: con un solo grupo de forma (G,) ese eje no existe. Usa "
         "dim=-1 y rewards.shape[-1], que valen para (G,) y para (P, G).",
     ),
@@ -115,24 +108,19 @@ _RLOO_MISTAKES: list[Mistake] = [
     ),
 ]
 
-
-def _check_rloo(rloo_advantages: Callable[..., Any], cases: list) -> None:
-    check_cases(
-        rloo_advantages, "rloo_advantages", cases, ref_rloo, _RLOO_MISTAKES, atol=1e-5
-    )
-
-
-@exercise(MODULE, "rloo_advantages", "los valores")
-def check_rloo_advantages(rloo_advantages: Callable[..., Any], cases=None) -> None:
-    """``rloo_advantages(rewards)`` en lotes ``(P, G)`` de floats."""
-    _check_rloo(rloo_advantages, cases or _RLOO_CASES)
-
-
-@exercise(MODULE, "rloo_advantages", "(G,) y enteros")
-def check_rloo_advantages_1d(rloo_advantages: Callable[..., Any], cases=None) -> None:
-    """``rloo_advantages`` con un solo grupo ``(G,)`` y con enteros (ventajas
-    no enteras: un resultado en enteros falla en los valores)."""
-    _check_rloo(rloo_advantages, cases or _RLOO_1D_CASES)
+_RLOO = {"reference": ref_rloo, "mistakes": _RLOO_MISTAKES, "atol": 1e-5}
+check_rloo_advantages = values_check(
+    MODULE, "rloo_advantages", cases=_RLOO_CASES, aspect="los valores", **_RLOO
+)
+# Con un solo grupo (G,) y con enteros: las ventajas no son enteras.
+check_rloo_advantages_1d = values_check(
+    MODULE,
+    "rloo_advantages",
+    cases=_RLOO_1D_CASES,
+    check_name="check_rloo_advantages_1d",
+    aspect="(G,) y enteros",
+    **_RLOO,
+)
 
 
 # Ejercicio 2 · la recompensa por token de PPO
@@ -152,44 +140,25 @@ def _token_case(seed: int, lengths: list[int], length: int, kl_coef: float):
 _TOKEN_CASES = [
     _token_case(0, [5, 2, 4], 5, 0.1),
     _token_case(1, [1, 4, 3, 4], 4, 0.05),
-    _token_case(2, [6, 3], 6, 0.5),
-    _token_case(3, [4, 2, 3], 4, 0.2),
-    _token_case(4, [2], 3, 0.3),
 ]
-
-#: El enunciado: en el relleno, cualquier valor finito.
-_TOKEN_MASKED = Masked(
-    mask="mask",
-    padded=("log_probs", "ref_log_probs"),
-    padding="finite",
-    batched=("scores",),
-    mistake="token_kl_unmasked",
-)
+_TOKEN_CASES += [_token_case(2, [6, 3], 6, 0.5), _token_case(3, [4, 2, 3], 4, 0.2)]
+_TOKEN_CASES += [_token_case(4, [2], 3, 0.3)]
 
 
-def _kl_part(lp, ref, m, c):
-    return torch.where(m.bool(), -c * (lp - ref), torch.zeros_like(lp))
+def _kl_only(s, lp, ref, m, c):
+    """La referencia sin nota: solo la KL de los tokens de ``m``."""
+    return ref_token_rewards(torch.zeros(len(s)), lp, ref, m, c)
 
 
 def _score_at(column: Callable[[torch.Tensor], torch.Tensor]):
     """La KL bien y la nota en la columna ``column(mask)`` de cada fila."""
 
     def rewards(s, lp, ref, m, c):
-        out = torch.cat([_kl_part(lp, ref, m, c), torch.zeros(len(s), 1)], dim=-1)
+        out = torch.cat([_kl_only(s, lp, ref, m, c), torch.zeros(len(s), 1)], dim=-1)
         out[torch.arange(len(s)), column(m.long())] += s.float()
         return out[:, :-1]
 
     return rewards
-
-
-def _every_token(s, lp, ref, m, c):
-    return _kl_part(lp, ref, m, c) + s.float()[:, None] * m
-
-
-def _kl_unmasked(s, lp, ref, m, c):
-    out = -c * (lp - ref)
-    out[torch.arange(len(s)), m.long().sum(dim=-1) - 1] += s.float()
-    return out
 
 
 _TOKEN_MISTAKES: list[Mistake] = [
@@ -208,7 +177,7 @@ _TOKEN_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "token_every_token",
-        _every_token,
+        lambda s, lp, ref, m, c: _kl_only(s, lp, ref, m, c) + s.float()[:, None] * m,
         "Sumaste la nota a todos los tokens: es una sola recompensa por "
         "respuesta, en su último token. El crítico y GAE se encargan de "
         "repartir el mérito hacia atrás.",
@@ -221,7 +190,10 @@ _TOKEN_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "token_kl_unmasked",
-        _kl_unmasked,
+        # la referencia más la KL de las casillas de relleno
+        lambda s, lp, ref, m, c: (
+            ref_token_rewards(s, lp, ref, m, c) + _kl_only(s, lp, ref, ~m.bool(), c)
+        ),
         "El relleno no es parte de la respuesta: su recompensa debe ser 0, haya "
         "lo que haya en log_probs y ref_log_probs en esas casillas.",
     ),
@@ -239,65 +211,63 @@ _TOKEN_MISTAKES: list[Mistake] = [
     ),
 ]
 
-
-@exercise(MODULE, "token_level_rewards", "los valores")
-def check_token_level_rewards(token_level_rewards: Callable[..., Any], cases=None):
-    """La KL por token en cada token válido y la nota en el último."""
-    check_cases(
-        token_level_rewards,
-        "token_level_rewards",
-        cases or _TOKEN_CASES,
-        ref_token_rewards,
-        _TOKEN_MISTAKES,
-        atol=1e-5,
-        masked=_TOKEN_MASKED,
-    )
-
-
-def _check_no_gradient(
-    function: Callable[..., Any],
-    name: str,
-    cases: list,
-    position: int,
-    what: str,
-    in_place: str,
-    message: str,
-    *,
-    mistake: str,
-) -> None:
-    """Falla si el resultado lleva gradiente hacia el argumento ``position``
-    (o si lo modifica en su sitio): es un dato fijo, no algo que optimizar."""
-    for case in cases:
-        args = list(copy.deepcopy(case))
-        args[position].requires_grad_(True)
-        try:
-            out = call(function, name, *args)
-        except RuntimeError as error:
-            if "in-place" not in str(error):
-                raise
-            fail(in_place, "modified_input")
-        if isinstance(out, torch.Tensor) and out.requires_grad:
-            fail(message, mistake)
-        as_array(out, what)
+check_token_level_rewards = values_check(
+    MODULE,
+    "token_level_rewards",
+    ref_token_rewards,
+    _TOKEN_MISTAKES,
+    _TOKEN_CASES,
+    aspect="los valores",
+    atol=1e-5,
+    # El enunciado: en el relleno, cualquier valor finito.
+    masked=Masked(
+        mask="mask",
+        padded=("log_probs", "ref_log_probs"),
+        padding="finite",
+        batched=("scores",),
+        mistake="token_kl_unmasked",
+    ),
+)
 
 
-@exercise(MODULE, "token_level_rewards", "sin gradiente")
-def check_token_level_rewards_grad(token_level_rewards: Callable[..., Any], cases=None):
-    """La recompensa por token no lleva gradiente hacia π_θ."""
-    _check_no_gradient(
-        token_level_rewards,
-        "token_level_rewards",
-        cases or _TOKEN_CASES[:2],
-        1,
-        "La recompensa por token",
-        "token_level_rewards modificó log_probs en su sitio (un -=, *= o "
-        ".sub_()): es el tensor del que sale el gradiente de la política. "
-        "Calcula sobre un resultado nuevo.",
-        "La recompensa lleva gradiente hacia log_probs: para PPO es un dato "
-        "fijo (como la nota del verificador), no algo que optimizar. Calcula "
-        "la KL con log_probs.detach() o dentro de torch.no_grad().",
-        mistake="token_rewards_with_grad",
-    )
+# candidato al núcleo: una salida que es un dato fijo, sin gradiente
+def _no_gradient_check(
+    key: str, cases: list, what: str, in_place: str, message: str, *, mistake: str
+) -> Callable[..., None]:
+    """La comprobación de que el resultado no lleva gradiente hacia el
+    argumento 1 ni lo modifica en su sitio: es un dato fijo, no algo que
+    optimizar."""
+
+    def check(function: Callable[..., Any], cases=cases) -> None:
+        for case in cases:
+            args = copy.deepcopy(case)
+            args[1].requires_grad_(True)
+            try:
+                out = call(function, key, *args)
+            except RuntimeError as error:
+                if "in-place" not in str(error):
+                    raise
+                fail(in_place, "modified_input")
+            if isinstance(out, torch.Tensor) and out.requires_grad:
+                fail(message, mistake)
+            as_array(out, what)
+
+    check.__name__ = check.__qualname__ = f"check_{key}_grad"
+    return exercise(MODULE, key, "sin gradiente")(check)
+
+
+check_token_level_rewards_grad = _no_gradient_check(
+    "token_level_rewards",
+    _TOKEN_CASES[:2],
+    "La recompensa por token",
+    "token_level_rewards modificó log_probs en su sitio (un -=, *= o .sub_()): es "
+    "el tensor del que sale el gradiente de la política. Calcula sobre un "
+    "resultado nuevo.",
+    "La recompensa lleva gradiente hacia log_probs: para PPO es un dato fijo "
+    "(como la nota del verificador), no algo que optimizar. Calcula la KL con "
+    "log_probs.detach() o dentro de torch.no_grad().",
+    mistake="token_rewards_with_grad",
+)
 
 
 # Ejercicio 3 · GAE por token sobre una respuesta
@@ -316,67 +286,42 @@ def _gae_case(seed: int, lengths: list[int], length: int, gamma: float, lam: flo
 _GAE_CASES = [
     _gae_case(0, [5, 3, 1], 5, 1.0, 0.95),
     _gae_case(1, [4, 4, 2, 3], 4, 0.9, 0.8),
-    _gae_case(2, [6, 2], 6, 1.0, 0.0),
-    _gae_case(3, [3, 5, 4], 5, 1.0, 1.0),
-    _gae_case(4, [2], 3, 0.9, 0.9),
 ]
-
-#: El enunciado: en el relleno, cualquier valor finito.
-_GAE_MASKED = Masked(
-    mask="mask", padded=("rewards", "values"), padding="finite", mistake="gae_no_mask"
-)
+_GAE_CASES += [_gae_case(2, [6, 2], 6, 1.0, 0.0), _gae_case(3, [3, 5, 4], 5, 1.0, 1.0)]
+_GAE_CASES += [_gae_case(4, [2], 3, 0.9, 0.9)]
 
 
-def _gae_loop(
-    rewards,
-    values,
-    mask,
-    gamma,
-    lam,
-    *,
-    bootstrap_pad=False,
-    reset_pad=True,
-    lam_gamma=True,
-    mask_out=True,
-):
-    """GAE fila a fila, hacia atrás, con una opción por error típico."""
-    batch, length = rewards.shape
-    advantages = torch.zeros(batch, length)
-    for row in range(batch):
-        running, next_value = 0.0, 0.0
-        for t in reversed(range(length)):
-            if not mask[row, t] and reset_pad:
-                running = 0.0
-                next_value = float(values[row, t]) if bootstrap_pad else 0.0
-                continue
-            delta = float(rewards[row, t]) + gamma * next_value - float(values[row, t])
-            running = delta + (gamma * lam if lam_gamma else lam) * running
-            advantages[row, t] = running
-            next_value = float(values[row, t])
-    return advantages * mask if mask_out else advantages
+def _next(x: torch.Tensor, last: float = 0.0) -> torch.Tensor:
+    """``x`` desplazado una columna a la izquierda: el valor en ``t + 1``."""
+    return torch.cat([x[:, 1:], torch.full_like(x[:, :1], last)], dim=1)
+
+
+def _gae_bootstrap_pad(r, v, m, g, lam):
+    # la referencia, con γ · V(relleno siguiente) sumado a la recompensa del
+    # último token válido: el bootstrap que no toca
+    last = m.bool() & ~_next(m.float(), 1.0).bool()
+    return ref_token_gae(r + g * _next(v) * last, v, m, g, lam)
 
 
 def _gae_forward(r, v, m, g, lam):
-    # Los δ_t bien calculados, pero acumulados de t = 0 en adelante
-    deltas = ref_token_gae(r, v, m, g, 0.0)
-    advantages, running = torch.zeros_like(deltas), torch.zeros(len(deltas))
-    for t in range(deltas.shape[1]):
-        running = deltas[:, t] + g * lam * running
-        advantages[:, t] = running
-    return advantages * m
+    # los δ_t de la referencia acumulados de t = 0 en adelante: la referencia
+    # sobre los δ dados la vuelta, sin valores ni máscara
+    deltas = ref_token_gae(r, v, m, g, 0.0).flip(1)
+    ones = torch.ones_like(deltas)
+    return ref_token_gae(deltas, 0 * ones, ones, g, lam).flip(1) * m
 
 
 _GAE_MISTAKES: list[Mistake] = [
     Mistake(
         "gae_bootstrap_pad",
-        variant_of(_gae_loop, bootstrap_pad=True),
+        _gae_bootstrap_pad,
         "Tras el último token usaste el valor de la casilla de relleno como "
         "V(s_{t+1}): la respuesta terminó (el punto final), así que ese valor "
         "es 0, sin bootstrap.",
     ),
     Mistake(
         "gae_no_mask",
-        variant_of(_gae_loop, reset_pad=False, mask_out=False),
+        lambda r, v, m, g, lam: ref_token_gae(r, v, torch.ones_like(r), g, lam),
         "Recorriste también el relleno: GAE debe empezar en el último token "
         "válido de cada fila (con A y V siguientes a 0) y dejar 0 en el relleno.",
     ),
@@ -388,7 +333,7 @@ _GAE_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "gae_lambda_only",
-        variant_of(_gae_loop, lam_gamma=False),
+        lambda r, v, m, g, lam: ref_token_gae(r, v, m, g, lam / g),
         "El factor de la recursión es γ·λ, no solo λ: A_t = δ_t + γλ·A_{t+1}.",
     ),
     Mistake(
@@ -405,37 +350,33 @@ _GAE_MISTAKES: list[Mistake] = [
     ),
 ]
 
-
-@exercise(MODULE, "token_gae", "los valores")
-def check_token_gae(token_gae: Callable[..., Any], cases=None) -> None:
-    """``token_gae(rewards, values, mask, gamma, lam)``, relleno incluido."""
-    check_cases(
-        token_gae,
-        "token_gae",
-        cases or _GAE_CASES,
-        ref_token_gae,
-        _GAE_MISTAKES,
-        atol=1e-5,
-        masked=_GAE_MASKED,
-    )
-
-
-@exercise(MODULE, "token_gae", "sin gradiente")
-def check_token_gae_grad(token_gae: Callable[..., Any], cases=None) -> None:
-    """Las ventajas no llevan gradiente hacia el crítico."""
-    _check_no_gradient(
-        token_gae,
-        "token_gae",
-        cases or _GAE_CASES[:2],
-        1,
-        "Las ventajas",
-        "token_gae modificó values en su sitio: son las predicciones del "
-        "crítico. Escribe las ventajas en un tensor nuevo.",
-        "Las ventajas llevan gradiente hacia values: son un peso fijo para la "
-        "pérdida de la política, y el crítico aprende con su propia pérdida. "
-        "Usa values.detach() (o torch.no_grad()).",
-        mistake="gae_with_grad",
-    )
+check_token_gae = values_check(
+    MODULE,
+    "token_gae",
+    ref_token_gae,
+    _GAE_MISTAKES,
+    _GAE_CASES,
+    aspect="los valores",
+    atol=1e-5,
+    # El enunciado: en el relleno, cualquier valor finito.
+    masked=Masked(
+        mask="mask",
+        padded=("rewards", "values"),
+        padding="finite",
+        mistake="gae_no_mask",
+    ),
+)
+check_token_gae_grad = _no_gradient_check(
+    "token_gae",
+    _GAE_CASES[:2],
+    "Las ventajas",
+    "token_gae modificó values en su sitio: son las predicciones del crítico. "
+    "Escribe las ventajas en un tensor nuevo.",
+    "Las ventajas llevan gradiente hacia values: son un peso fijo para la "
+    "pérdida de la política, y el crítico aprende con su propia pérdida. Usa "
+    "values.detach() (o torch.no_grad()).",
+    mistake="gae_with_grad",
+)
 
 
 # Ejercicio 4 · un experimento: solo la forma (la clave, en las pruebas ocultas)
@@ -443,39 +384,17 @@ def check_token_gae_grad(token_gae: Callable[..., Any], cases=None) -> None:
 EXPERIMENT_KEY = "clip_experiment_answer"
 
 check_clip_experiment_answer = statements_check(
-    MODULE,
-    EXPERIMENT_KEY,
-    "answer_experiment",
-    "la pregunta del experimento",
+    MODULE, EXPERIMENT_KEY, "answer_experiment", "la pregunta del experimento"
 )
 
 
 # Ejercicio 5 · pass@k insesgado
 
-_PASS_CASES = [
-    (10, 3, 1),
-    (10, 3, 2),
-    (16, 4, 5),
-    (64, 5, 10),
-    (20, 0, 5),
-    (8, 8, 3),
-    (32, 1, 16),
-    # n − c = k: las k elegidas aún pueden ser justo los n − c fallos
-    (10, 3, 7),
-]
-
-_PASS_EDGE_CASES = [
-    (2000, 3, 1000),
-    (1500, 700, 750),
-    (200, 190, 50),
-    (64, 60, 8),
-    (1000, 1, 1),
-]
-
-
-def _pass_early_return_at_equal(n, c, k):
-    return 1.0 if n - c <= k else ref_pass_at_k(n, c, k)
-
+_PASS_CASES = [(10, 3, 1), (10, 3, 2), (16, 4, 5), (64, 5, 10), (20, 0, 5), (8, 8, 3)]
+# (10, 3, 7): n − c = k, y las k elegidas aún pueden ser justo los n − c fallos
+_PASS_CASES += [(32, 1, 16), (10, 3, 7)]
+_PASS_EDGE_CASES = [(2000, 3, 1000), (1500, 700, 750), (200, 190, 50), (64, 60, 8)]
+_PASS_EDGE_CASES += [(1000, 1, 1)]
 
 _PASS_MISTAKES: list[Mistake] = [
     Mistake(
@@ -504,7 +423,7 @@ _PASS_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "pass_early_return_at_equal",
-        _pass_early_return_at_equal,
+        lambda n, c, k: 1.0 if n - c <= k else ref_pass_at_k(n, c, k),
         "Con n − c = k, pass@k aún no es 1: las k elegidas pueden ser justo los "
         "n − c fallos (una de las C(n, k) maneras de elegir). El atajo «vale 1» "
         "es solo para n − c < k, cuando no hay fallos suficientes para llenar "
@@ -525,70 +444,50 @@ _PASS_MISTAKES: list[Mistake] = [
     ),
 ]
 
-
-def _check_pass(estimate_pass_at_k: Callable[..., Any], cases: list) -> None:
-    check_cases(
-        estimate_pass_at_k,
-        "estimate_pass_at_k",
-        cases,
-        ref_pass_at_k,
-        _PASS_MISTAKES,
-        atol=1e-9,
-        returns="float",
-    )
-
-
-@exercise(MODULE, "estimate_pass_at_k", "los valores")
-def check_estimate_pass_at_k(estimate_pass_at_k: Callable[..., Any], cases=None):
-    """``estimate_pass_at_k(n, c, k)`` con n pequeños."""
-    _check_pass(estimate_pass_at_k, cases or _PASS_CASES)
-
-
-@exercise(MODULE, "estimate_pass_at_k", "n grandes")
-def check_estimate_pass_at_k_edges(estimate_pass_at_k: Callable[..., Any], cases=None):
-    """``estimate_pass_at_k`` con n de miles y con n − c < k."""
-    _check_pass(estimate_pass_at_k, cases or _PASS_EDGE_CASES)
+_PASS = {"reference": ref_pass_at_k, "mistakes": _PASS_MISTAKES, "atol": 1e-9}
+check_estimate_pass_at_k = values_check(
+    MODULE,
+    "estimate_pass_at_k",
+    cases=_PASS_CASES,
+    aspect="los valores",
+    returns="float",
+    **_PASS,
+)
+# n de miles, y n − c < k
+check_estimate_pass_at_k_edges = values_check(
+    MODULE,
+    "estimate_pass_at_k",
+    cases=_PASS_EDGE_CASES,
+    check_name="check_estimate_pass_at_k_edges",
+    aspect="n grandes",
+    returns="float",
+    **_PASS,
+)
 
 
 # Ejercicio 6 · cazar el exploit en un lote
 
-#: Respuestas de todas las clases: correctas, con un despiste, cortadas, y las
-#: que engañan a verificadores con errores típicos (el número bueno en medio, la
-#: última cifra, el primer «=»...). La del curso es una de ellas.
-_EXPLOIT_TEXTS = [
-    ("17×20+17×4=340+68=408.", (17, 24)),
-    ("17×20+17×4=340+58=398.", (17, 24)),
-    ("17×20+17×4=340+68=408", (17, 24)),
-    ("17×20+17×4=408+0=398.", (17, 24)),
-    ("17×20+17×4=340+68=418.", (17, 24)),
-    ("17×20+17×4=340+68=4088.", (17, 24)),
-    ("408=17×20+17×4=340+58=398.", (17, 24)),
-    ("23×40+23×5=920+115=1035.", (23, 45)),
-    ("23×40+23×5=920+115=1025.", (23, 45)),
-    ("23×40+23×5=920+115=1035+1.", (23, 45)),
-    ("23×40+23×5=920+1035=1955.", (23, 45)),
-    ("23×40+23×5=920+115=1035=5.", (23, 45)),
-    ("99×90+99×9=8910+891=9801.", (99, 99)),
-    ("99×90+99×9=8910+891=9811.", (99, 99)),
-    ("99×90+99×9=8910+891=1.", (99, 99)),
-    ("99×90+99×9=9801+0=9800.", (99, 99)),
-    ("12×10+12×1=120+12=132.", (12, 11)),
-    ("12×10+12×1=120+12=2.", (12, 11)),
-    ("12×10+12×1=120+12=1132.", (12, 11)),
-    ("132.", (12, 11)),
-    ("", (12, 11)),
-]
-
-
-def _exploit_case(indices: list[int]) -> tuple[list[str], list[tuple[int, int]]]:
-    chosen = [_EXPLOIT_TEXTS[i] for i in indices]
-    return [t for t, _ in chosen], [p for _, p in chosen]
-
-
+#: Respuestas de todas las clases, separadas por un espacio: correctas, con un
+#: despiste, cortadas, y las que engañan a verificadores con errores típicos (el
+#: número bueno en medio, la última cifra, el primer «=»...). La del curso es una
+#: de ellas. La última de 12 × 11 es la respuesta vacía.
+_EXPLOIT_TEXTS = {
+    (17, 24): "17×20+17×4=340+68=408. 17×20+17×4=340+58=398. 17×20+17×4=340+68=408 "
+    "17×20+17×4=408+0=398. 17×20+17×4=340+68=418. 17×20+17×4=340+68=4088. "
+    "408=17×20+17×4=340+58=398.",
+    (23, 45): "23×40+23×5=920+115=1035. 23×40+23×5=920+115=1025. "
+    "23×40+23×5=920+115=1035+1. 23×40+23×5=920+1035=1955. 23×40+23×5=920+115=1035=5.",
+    (99, 99): "99×90+99×9=8910+891=9801. 99×90+99×9=8910+891=9811. "
+    "99×90+99×9=8910+891=1. 99×90+99×9=9801+0=9800.",
+    (
+        12,
+        11,
+    ): "12×10+12×1=120+12=132. 12×10+12×1=120+12=2. 12×10+12×1=120+12=1132. 132. ",
+}
+_EXPLOITS = [(t, p) for p, texts in _EXPLOIT_TEXTS.items() for t in texts.split(" ")]
 _EXPLOIT_CASES = [
-    _exploit_case(list(range(len(_EXPLOIT_TEXTS)))),
-    _exploit_case([0, 1, 5, 6, 3]),
-    _exploit_case([12, 13, 14, 15, 7, 8, 9, 10, 11]),
+    ([_EXPLOITS[i][0] for i in chosen], [_EXPLOITS[i][1] for i in chosen])
+    for chosen in (range(21), [0, 1, 5, 6, 3], [12, 13, 14, 15, 7, 8, 9, 10, 11])
 ]
 
 
@@ -622,10 +521,7 @@ _EXPLOIT_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "exploit_first_problem",
-        lambda texts, problems: [
-            bool(buggy_verify(t, *problems[0])) and not verify(t, *problems[0])
-            for t in texts
-        ],
+        lambda texts, problems: ref_exploit_flags(texts, [problems[0]] * len(texts)),
         "Usaste el mismo problema para todas las respuestas: cada respuesta se "
         "corrige con su propio (a, b), el de la misma posición en problems.",
     ),
@@ -649,16 +545,14 @@ def _as_flags(value: Any, size: int) -> list[bool]:
             "va una por respuesta, en el mismo orden.",
             "exploit_wrong_length",
         )
-    flags = []
+    items = [item.item() if hasattr(item, "item") else item for item in items]
     for item in items:
-        item = item.item() if hasattr(item, "item") else item
-        if item not in (0, 1, True, False):
+        if item not in (0, 1):  # True y False también: valen 1 y 0
             fail(
                 f"Cada marca debe ser True o False; hay una que vale {item!r}.",
                 "exploit_not_bool",
             )
-        flags.append(bool(item))
-    return flags
+    return [bool(item) for item in items]
 
 
 @exercise(MODULE, "exploit_flags")
@@ -671,13 +565,13 @@ def check_exploit_flags(exploit_flags: Callable[..., Any], cases=None) -> None:
             return _as_flags(out, len(texts))
 
         def describe(got, want, texts=texts, problems=problems) -> str:
-            first = next(
+            i = next(
                 i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w
             )
-            text, (a, b) = texts[first], problems[first]
+            text, (a, b) = texts[i], problems[i]
             return (
-                f"En la respuesta «{text}» a {a} × {b}, tu marca es {got[first]} y "
-                f"debía ser {want[first]} (verificador con el error: "
+                f"En la respuesta «{text}» a {a} × {b}, tu marca es {got[i]} y "
+                f"debía ser {want[i]} (verificador con el error: "
                 f"{buggy_verify(text, a, b)}; correcto: {verify(text, a, b)})."
             )
 
