@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import numpy as np
@@ -13,113 +13,88 @@ from helpers.checks import (
     as_array,
     as_int,
     call,
-    check_cases,
     check_procedure,
     close,
     describe_difference,
     exercise,
     fail,
+    on_output,
     python_number,
+    values_check,
     variant_of,
 )
 from helpers.formatting import number, numbers, percent
 
 MODULE = "01_bandidos"
 
-
 # ---------------------------------------------------------------------------
 # Ejercicio 1 · media incremental
 # ---------------------------------------------------------------------------
 
-INCREMENTAL_MEAN_CASES = [
-    (2.0, 5.0, 4),
-    (0.0, 1.0, 1),
-    (3.0, -1.0, 2),
-    (1.5, 1.5, 7),
-    # Con decimales que no acaban: un redondeo no pasa desapercibido.
-    (1.0, 2.0, 3),
-]
+_mean = bandits.incremental_mean
 
-
-INCREMENTAL_MEAN_MISTAKES: list[Mistake] = [
-    Mistake(
-        "mean_not_divided",
-        lambda q, r, n: r,
-        "¿Olvidaste dividir por count? Así la estimación es solo la última recompensa.",
-    ),
-    Mistake(
-        "mean_count_minus_one",
-        lambda q, r, n: q + (r - q) / (n - 1),
-        "¿Dividiste entre count − 1? count ya cuenta la recompensa nueva.",
-    ),
-    Mistake(
-        "mean_count_plus_one",
-        lambda q, r, n: q + (r - q) / (n + 1),
-        "¿Dividiste entre count + 1? count ya cuenta la recompensa nueva.",
-    ),
-    Mistake(
-        "mean_sign",
-        lambda q, r, n: q - (r - q) / n,
-        "¿El signo? La estimación debe moverse hacia la recompensa: Q + (R − Q)/n.",
-    ),
-    Mistake(
-        "mean_of_two",
-        lambda q, r, n: (q + r) / 2,
-        "Eso es la media entre la estimación y "
-        "la recompensa: la recompensa nueva pesa 1/count, no 1/2.",
-    ),
-    Mistake(
-        "mean_times_count",
-        lambda q, r, n: q + (r - q) * n,
-        "¿Multiplicaste por count en vez de dividir?",
-    ),
-]
-
-
-@exercise(MODULE, "incremental_mean")
-def check_incremental_mean(
-    incremental_mean: Callable[..., Any],
-    cases: Iterable[tuple[float, float, int]] = INCREMENTAL_MEAN_CASES,
-) -> None:
-    """Comprueba ``incremental_mean(estimate, reward, count)``."""
-    check_cases(
-        incremental_mean,
-        "incremental_mean",
-        cases,
-        bandits.incremental_mean,
-        INCREMENTAL_MEAN_MISTAKES,
-    )
-
+check_incremental_mean = values_check(
+    MODULE,
+    "incremental_mean",
+    _mean,
+    [
+        Mistake(
+            "mean_not_divided",
+            lambda q, r, n: _mean(q, r, 1),
+            "¿Olvidaste dividir por count? Así la estimación es solo la última "
+            "recompensa.",
+        ),
+        Mistake(
+            "mean_count_minus_one",
+            lambda q, r, n: _mean(q, r, n - 1),
+            "¿Dividiste entre count − 1? count ya cuenta la recompensa nueva.",
+        ),
+        Mistake(
+            "mean_count_plus_one",
+            lambda q, r, n: _mean(q, r, n + 1),
+            "¿Dividiste entre count + 1? count ya cuenta la recompensa nueva.",
+        ),
+        Mistake(
+            "mean_sign",
+            lambda q, r, n: _mean(q, 2 * q - r, n),  # Q − (R − Q)/n
+            "¿El signo? La estimación debe moverse hacia la recompensa: Q + (R − Q)/n.",
+        ),
+        Mistake(
+            "mean_of_two",
+            lambda q, r, n: _mean(q, r, 2),
+            "Eso es la media entre la estimación y "
+            "la recompensa: la recompensa nueva pesa 1/count, no 1/2.",
+        ),
+        Mistake(
+            "mean_times_count",
+            lambda q, r, n: _mean(q, r, 1 / n),
+            "¿Multiplicaste por count en vez de dividir?",
+        ),
+    ],
+    # El último, con decimales que no acaban: un redondeo no pasa desapercibido.
+    [(2.0, 5.0, 4), (0.0, 1.0, 1), (3.0, -1.0, 2), (1.5, 1.5, 7), (1.0, 2.0, 3)],
+)
 
 # ---------------------------------------------------------------------------
 # Ejercicio 2 · ε-greedy con desempate al azar
 # ---------------------------------------------------------------------------
 
 
-def _frequencies(
-    epsilon_greedy: Callable[..., Any],
-    q_values: list[float],
-    epsilon: float,
-    n: int,
-    seed: int,
-) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    k = len(q_values)
-    counts = np.zeros(k)
-    q = np.array(q_values, dtype=float)
+def _frequencies(epsilon_greedy, q_values, epsilon, n, seed) -> np.ndarray:
+    rng, q = np.random.default_rng(seed), np.array(q_values, dtype=float)
+    counts = np.zeros(len(q))
     for step in range(n):
         # La entrada se vigila (¿la modifica?) en las primeras llamadas; después,
         # miles de copias solo harían lenta la comprobación.
-        choose = (
-            call(epsilon_greedy, "epsilon_greedy", q, epsilon, rng)
-            if step < 20
-            else epsilon_greedy(q, epsilon, rng)
+        watch = call if step < 20 else lambda f, _, *args: f(*args)
+        action = as_int(
+            watch(epsilon_greedy, "epsilon_greedy", q, epsilon, rng),
+            "La acción elegida",
         )
-        action = as_int(choose, "La acción elegida")
-        if not 0 <= action < k:
+        if not 0 <= action < len(q):
             fail(
                 f"epsilon_greedy devolvió {action}, que no es un brazo válido (0 a "
-                f"{k - 1}). ¿Devolviste el valor Q en lugar del índice del brazo?",
+                f"{len(q) - 1}). ¿Devolviste el valor Q en lugar del índice del brazo?",
                 "not_an_arm",
             )
         counts[action] += 1
@@ -155,30 +130,30 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
         )
     # 2. Sin exploración elige el mejor brazo, no el peor.
     greedy = _frequencies(epsilon_greedy, [1.0, 5.0, 2.0], 0.0, 200, seed)
+    shown = numbers(greedy, 2)
     if greedy.max() < 0.6:
         fail(
             "Con ε = 0 no debías explorar nunca, pero elegiste brazos al azar "
-            f"(frecuencias: {numbers(greedy, 2)}). ¿Comparas al revés? Explora "
+            f"(frecuencias: {shown}). ¿Comparas al revés? Explora "
             "solo cuando rng.random() < ε.",
             "explores_when_greedy",
         )
     if greedy[0] == 1.0 or greedy[2] == 1.0:
         fail(
             "Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1 y elegiste "
-            f"otro. ¿Usaste argmin en vez de argmax? Frecuencias: "
-            f"{numbers(greedy, 2)}.",
+            f"otro. ¿Usaste argmin en vez de argmax? Frecuencias: {shown}.",
             "argmin",
         )
     if greedy[1] != 1.0:
         fail(
             f"Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1; "
-            f"frecuencias: {numbers(greedy, 2)}. ¿Exploras aunque ε valga 0? Usa "
+            f"frecuencias: {shown}. ¿Exploras aunque ε valga 0? Usa "
             "el ε que recibes como argumento, no uno escrito a mano.",
             "greedy_wrong_arm",
         )
-    # 3. Los empates se deshacen al azar.
-    # Tamaños elegidos para ≥ 4 errores típicos de margen en cada tolerancia (y
-    # una comprobación barata: se ejecuta en cada entrega al calificar).
+    # 3. Los empates se deshacen al azar. Tamaños elegidos para ≥ 4 errores
+    # típicos de margen en cada tolerancia (y una comprobación barata: se
+    # ejecuta en cada entrega al calificar).
     ties = _frequencies(epsilon_greedy, [3.0, 1.0, 3.0, 3.0], 0.0, 2000, seed + 1)
     if ties[0] == 1.0:
         fail(
@@ -195,12 +170,12 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
         )
     # El desempate no puede tocar a los que no empatan: un ruido sumado a Q que
     # no es diminuto cambia el orden de dos valores cercanos.
-    near = [0.5, 0.52, 0.1]
-    close_values = _frequencies(epsilon_greedy, near, 0.0, 200, seed + 4)
-    if close_values[1] != 1.0:
+    near_q = [0.5, 0.52, 0.1]
+    near = _frequencies(epsilon_greedy, near_q, 0.0, 200, seed + 4)
+    if near[1] != 1.0:
         fail(
-            f"Con ε = 0 y Q = {numbers(near, 2)} debías elegir siempre el brazo 1, "
-            f"el único máximo; frecuencias: {numbers(close_values, 2)}. ¿Desempatas "
+            f"Con ε = 0 y Q = {numbers(near_q, 2)} debías elegir siempre el brazo 1, "
+            f"el único máximo; frecuencias: {numbers(near, 2)}. ¿Desempatas "
             "sumando ruido a Q? Un ruido que no es diminuto cambia el orden de dos "
             "brazos que no estaban empatados: reúne los empatados "
             "(np.flatnonzero(q == q.max())) y deja que rng elija uno.",
@@ -230,9 +205,8 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
             f"Frecuencias: {numbers(explore, 3)}.",
             "explore_not_uniform",
         )
-    # 5. Con ε = 0,2 y 4 brazos: P(mejor) = 1 − ε + ε/k = 0,85.
-    # (Explorar con probabilidad 1 − ε no llega aquí: con ε = 0 exploraría
-    # siempre, y eso lo dice el paso 2.)
+    # 5. Con ε = 0,2 y 4 brazos: P(mejor) = 1 − ε + ε/k = 0,85. (Explorar con
+    # probabilidad 1 − ε no llega aquí: lo dice el paso 2.)
     mixed = _frequencies(epsilon_greedy, [0.0, 0.0, 1.0, 0.0], 0.2, 5000, seed + 3)
     if abs(mixed[2] - 0.85) > 0.02:
         fail(
@@ -244,6 +218,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
 
 # ---------------------------------------------------------------------------
 # Ejercicio 3 · un paso del banco de pruebas, en todas las ejecuciones a la vez
+# (dos celdas calificadas: elegir y cobrar; actualizar)
 # ---------------------------------------------------------------------------
 
 
@@ -260,25 +235,23 @@ def testbed_cases(seed: int) -> list[tuple[Any, ...]]:
         q[1, : k - 1] = q[1].max() + 1.0  # k − 1 brazos empatados arriba
         counts = rng.integers(1, 5, size=(n, k))
         counts[0] = 0
-        counts[2, 0] = 0  # un brazo sin probar (su Q es 0)
-        q[2, 0] = 0.0
+        counts[2, 0] = q[2, 0] = 0  # un brazo sin probar (su Q es 0)
         q_star = rng.normal(size=(n, k))
         cases.append((q, counts, q_star, epsilon, int(rng.integers(10_000))))
     return cases
 
 
 TESTBED_CASES = testbed_cases(0)
-# Las dos celdas calificadas (elegir y cobrar; actualizar) son un solo ejercicio.
 
 
 def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
     """Las cuatro salidas de ``testbed_step``, comprobadas de forma y tipo."""
     if not isinstance(result, tuple | list) or len(result) != 4:
+        length = f" de longitud {len(result)}" if hasattr(result, "__len__") else ""
         fail(
             "testbed_step debe devolver cuatro cosas, en este orden: "
             "(actions, rewards, new_q, new_counts). Devolvió "
-            f"{type(result).__name__}"
-            + (f" de longitud {len(result)}." if hasattr(result, "__len__") else "."),
+            f"{type(result).__name__}{length}.",
             "step_not_four",
         )
     actions = as_array(result[0], "actions")
@@ -289,9 +262,7 @@ def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
             "mezclaron por broadcasting un (n,) y un (n, 1)?",
             "actions_shape",
         )
-    if not np.all(actions == np.round(actions)) or (
-        actions.size and (actions.min() < 0 or actions.max() >= k)
-    ):
+    if np.any(actions != np.round(actions)) or np.any((actions < 0) | (actions >= k)):
         fail(
             f"actions debe tener índices de brazo enteros, de 0 a {k - 1}; "
             f"devolviste {numbers(actions, 2)}. ¿Devolviste valores (de Q o "
@@ -299,17 +270,17 @@ def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
             "rewards, new_q, new_counts).",
             "actions_not_indices",
         )
-    rewards, new_q, new_counts = (
-        as_array(result[i], name)
-        for i, name in ((1, "rewards"), (2, "new_q"), (3, "new_counts"))
+    names = ("rewards", "new_q", "new_counts")
+    return (
+        actions.astype(int),
+        *(as_array(result[i], m) for i, m in enumerate(names, 1)),
     )
-    return actions.astype(int), rewards, new_q, new_counts
 
 
 def _actions(q, counts, q_star, epsilon, seed, *, ties="row", below=True, order=""):
-    """Las acciones de ``testbed_step`` con un error típico: ``ties`` (los
-    empatados de la fila o de toda la matriz), ``below`` (explorar si u < ε) y
-    ``order`` de los números aleatorios."""
+    """Las acciones de ``testbed_step`` con un error típico que vive dentro del
+    algoritmo: ``ties`` (los empatados de la fila o de toda la matriz),
+    ``below`` (explorar si u < ε) y ``order`` de los números aleatorios."""
     rng = np.random.default_rng(seed)
     n, k = q.shape
     explore = (rng.random(n) < epsilon) == below
@@ -327,7 +298,6 @@ def _actions(q, counts, q_star, epsilon, seed, *, ties="row", below=True, order=
     return np.where(explore, arms, np.argmax(noise * (q == best), axis=1))
 
 
-#: Los errores típicos al elegir, con la firma de un caso.
 ACTION_MISTAKES: list[Mistake] = [
     Mistake(
         "step_ties_first_max",
@@ -364,8 +334,7 @@ ACTION_MISTAKES: list[Mistake] = [
     ),
 ]
 
-#: Los errores típicos al cobrar: ``(q, q_star, acciones, recompensas de la
-#: referencia) → recompensas``.
+#: Al cobrar: ``(q, q_star, acciones, recompensas de la referencia) → recompensas``.
 REWARD_MISTAKES: list[Mistake] = [
     Mistake(
         "reward_without_noise",
@@ -386,24 +355,17 @@ def _reference_step(q, counts, q_star, epsilon, seed):
 
 
 def _student_step(testbed_step, case, *, watch_inputs):
-    q, counts, q_star, epsilon, seed = case
     # La elección no depende de si modificas q o counts: eso se califica en la
     # celda de la actualización.
+    q, counts, q_star, epsilon, seed = case
+    rng, free = np.random.default_rng(seed), () if watch_inputs else (0, 1)
     result = call(
-        testbed_step,
-        "testbed_step",
-        q,
-        counts,
-        q_star,
-        epsilon,
-        np.random.default_rng(seed),
-        may_modify=() if watch_inputs else (0, 1),
+        testbed_step, "testbed_step", q, counts, q_star, epsilon, rng, may_modify=free
     )
     return _unpack_step(result, *q.shape)
 
 
 def _rewards_shape(index: int, rewards: np.ndarray, n: int) -> None:
-    """Una recompensa por ejecución (las dos celdas lo miran)."""
     if rewards.shape != (n,):
         fail(
             f"En el caso {index + 1}, rewards tiene forma {rewards.shape} y "
@@ -425,11 +387,14 @@ def _rounded(got: np.ndarray, want: np.ndarray, intro: str) -> None:
             )
 
 
+def _given(arguments):
+    """``run`` de :func:`check_procedure` con el resultado del estudiante ya
+    calculado: las implementaciones se llaman con ``arguments``."""
+    return lambda f: f(*arguments) if callable(f) else f
+
+
 @exercise(MODULE, "testbed_step")
-def check_testbed_step(
-    testbed_step: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = TESTBED_CASES,
-) -> None:
+def check_testbed_step(testbed_step: Callable[..., Any], cases=TESTBED_CASES) -> None:
     """Comprueba las acciones y las recompensas de ``testbed_step``."""
     cases = list(cases)
     results = [_student_step(testbed_step, case, watch_inputs=False) for case in cases]
@@ -447,11 +412,12 @@ def check_testbed_step(
     def unexplained(got, want) -> NoReturn:
         # Con ε = 0 nadie explora: un brazo que no es máximo en su fila no es
         # cuestión del orden de los números aleatorios.
-        for index, (case, actions) in enumerate(zip(cases, got, strict=True)):
-            q = case[0]
+        for index, ((q, *_, epsilon, _), actions) in enumerate(
+            zip(cases, got, strict=True)
+        ):
             best = q == q.max(axis=1, keepdims=True)
             wrong = [i for i, a in enumerate(actions) if not best[i, a]]
-            if case[3] == 0.0 and wrong:
+            if epsilon == 0.0 and wrong:
                 fail(
                     f"{describe(got, want, index)}\nCon ε = 0 nadie explora, y "
                     f"la ejecución {wrong[0]} eligió el brazo {actions[wrong[0]]}, "
@@ -482,7 +448,6 @@ def check_testbed_step(
     ):
         q, _, q_star, _, _ = case
         _rewards_shape(index, rewards, q.shape[0])
-        want = _reference_step(*case)[1]
 
         def describe_rewards(got, want, index=index) -> str:
             return f"En el caso {index + 1}, rewards " + describe_difference(got, want)
@@ -500,25 +465,25 @@ def check_testbed_step(
             rewards,
             lambda *args: args[3],
             REWARD_MISTAKES,
-            run=lambda f, c=(q, q_star, actions, want): f(*c) if callable(f) else f,
+            run=_given((q, q_star, actions, _reference_step(*case)[1])),
             same=close,
             describe=describe_rewards,
             unexplained=unexplained_rewards,
         )
 
 
-def _update(q, counts, actions, rewards, *, rows_of=None, divide_by="new"):
-    """La actualización de la referencia (o una variante) con las acciones y
-    recompensas del estudiante."""
-    q = np.asarray(q, dtype=float)
-    index = (slice(None) if rows_of else np.arange(q.shape[0]), actions)
-    new_counts = np.array(counts, dtype=float)
-    old = new_counts[index].copy()
+def _update(q, counts, actions, rewards, *, columns=False, divide_by="new"):
+    """``(new_q, new_counts)`` con las acciones y recompensas del estudiante: la
+    media incremental (ejercicio 1) de la casilla elegida de cada fila, o de
+    las columnas enteras (``columns``), dividiendo entre la N nueva, la vieja o
+    nada (``divide_by``)."""
+    new_q, new_counts = np.array(q, dtype=float), np.array(counts, dtype=float)
+    index = (slice(None) if columns else np.arange(len(new_q)), actions)
+    old = new_counts[index]
     new_counts[index] += 1
-    new_q = q.copy()
+    count = {"new": old + 1, "old": old, "none": 1.0}[divide_by]
     with np.errstate(all="ignore"):
-        step = {"new": 1.0 / new_counts[index], "old": 1.0 / old, "none": 1.0}
-        new_q[index] += (rewards - q[index]) * step[divide_by]
+        new_q[index] = bandits.incremental_mean(new_q[index], rewards, count)
     return new_q, new_counts
 
 
@@ -534,7 +499,7 @@ COUNTS_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "counts_whole_columns",
-        variant_of(_update, rows_of=1),
+        variant_of(_update, columns=True),
         "Con [:, actions] sumas en columnas enteras, en todas las filas. Cada "
         "ejecución i solo toca su casilla (i, A_i): indexa con un array de filas "
         "y otro de columnas.",
@@ -555,22 +520,19 @@ Q_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "q_whole_columns",
-        variant_of(_update, rows_of=1),
+        variant_of(_update, columns=True),
         "Con [:, actions] actualizas columnas enteras, en todas las filas. Cada "
         "ejecución i solo toca su casilla (i, A_i).",
     ),
     Mistake(
-        "q_unchanged",
-        _unchanged,
-        "new_q es la Q de entrada: falta la actualización.",
+        "q_unchanged", _unchanged, "new_q es la Q de entrada: falta la actualización."
     ),
 ]
 
 
 @exercise(MODULE, "testbed_step")
 def check_testbed_step_update(
-    testbed_step: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = TESTBED_CASES,
+    testbed_step: Callable[..., Any], cases=TESTBED_CASES
 ) -> None:
     """Comprueba ``new_q`` y ``new_counts`` con las acciones y recompensas del
     propio estudiante (así un error al elegir no cuenta aquí otra vez)."""
@@ -580,8 +542,7 @@ def check_testbed_step_update(
 
 def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) -> None:
     """``new_counts`` y luego ``new_q`` del caso ``index``."""
-    q, counts = case[0], case[1]
-    n, k = q.shape
+    (q, counts, *_), (n, k) = case, case[0].shape
     actions, rewards, new_q, new_counts = result
     _rewards_shape(index, rewards, n)
     want_q, want_counts = _update(q, counts, actions, rewards)
@@ -597,21 +558,15 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
                 "update_shape",
             )
 
-    def describe_counts(got, want) -> str:
-        return f"{where}, new_counts " + describe_difference(got[1], want[1])
-
     def unexplained_counts(got, want) -> NoReturn:
         fail(
-            f"{describe_counts(got, want)}\nSolo cambia N(i, A_i), y en 1, en "
-            "cada fila i.",
+            f"{where}, new_counts {describe_difference(got[1], want[1])}\nSolo "
+            "cambia N(i, A_i), y en 1, en cada fila i.",
             "counts_wrong",
         )
 
-    def describe_q(got, want) -> str:
-        return f"{where}, new_q " + describe_difference(got[0], want[0])
-
     def unexplained_q(got, want) -> NoReturn:
-        intro = describe_q(got, want)
+        intro = f"{where}, new_q " + describe_difference(got[0], want[0])
         untouched = np.ones((n, k), dtype=bool)
         untouched[np.arange(n), actions] = False
         if not close(got[0][untouched], q[untouched]):
@@ -627,22 +582,19 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
             "q_wrong",
         )
 
-    def run(implementation: Any) -> tuple[np.ndarray, np.ndarray]:
-        if callable(implementation):
-            return implementation(q, counts, actions, rewards)
-        return implementation  # lo tuyo, ya calculado
-
-    for position, rows, describe, unexplained in (
-        (1, COUNTS_MISTAKES, describe_counts, unexplained_counts),
-        (0, Q_MISTAKES, describe_q, unexplained_q),
+    for position, name, rows, unexplained in (
+        (1, "new_counts", COUNTS_MISTAKES, unexplained_counts),
+        (0, "new_q", Q_MISTAKES, unexplained_q),
     ):
         check_procedure(
             (new_q, new_counts),
             _update,
             rows,
-            run=run,
+            run=_given((q, counts, actions, rewards)),
             same=lambda got, want, p=position: close(got[p], want[p]),
-            describe=describe,
+            describe=lambda got, want, p=position, m=name: (
+                f"{where}, {m} " + describe_difference(got[p], want[p])
+            ),
             unexplained=unexplained,
         )
 
@@ -651,145 +603,113 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
 # Ejercicio 4 · UCB, con los brazos sin probar primero
 # ---------------------------------------------------------------------------
 
+_ucb = bandits.ucb_action
+
+
+def _a(*values: float) -> np.ndarray:
+    return np.array(values)
+
+
 UCB_CASES = [
-    (np.array([0.9, 0.5, 0.1]), np.array([3, 2, 0]), 6, 2.0),
-    (np.array([0.2, 0.8, 0.4, 0.1]), np.array([5, 0, 0, 4]), 10, 1.0),
-    (np.array([1.0, 0.8, 0.0]), np.array([40, 2, 30]), 73, 1.0),
-    (np.array([1.0, 0.7, 0.2]), np.array([10, 10, 2]), 23, 0.5),
-    (np.array([0.5, 0.6, 0.45]), np.array([20, 30, 3]), 54, 0.3),
-    (np.array([2.0, 1.2, 1.0]), np.array([5, 6, 9]), 21, 2.0),
-    (np.array([1.0, 0.95]), np.array([2, 50]), 53, 1.0),
-    (np.array([0.2, 0.9, 0.5]), np.array([3, 9, 14]), 27, 1.0),
-    (np.array([0.7, 0.5, 0.5]), np.array([20, 23, 7]), 51, 0.5),
-    (np.array([0.0, 0.0, 0.0]), np.array([0, 0, 0]), 1, 2.0),
+    (_a(0.9, 0.5, 0.1), _a(3, 2, 0), 6, 2.0),
+    (_a(0.2, 0.8, 0.4, 0.1), _a(5, 0, 0, 4), 10, 1.0),
+    (_a(1.0, 0.8, 0.0), _a(40, 2, 30), 73, 1.0),
+    (_a(1.0, 0.7, 0.2), _a(10, 10, 2), 23, 0.5),
+    (_a(0.5, 0.6, 0.45), _a(20, 30, 3), 54, 0.3),
+    (_a(2.0, 1.2, 1.0), _a(5, 6, 9), 21, 2.0),
+    (_a(1.0, 0.95), _a(2, 50), 53, 1.0),
+    (_a(0.2, 0.9, 0.5), _a(3, 9, 14), 27, 1.0),
+    (_a(0.7, 0.5, 0.5), _a(20, 23, 7), 51, 0.5),
+    (_a(0.0, 0.0, 0.0), _a(0, 0, 0), 1, 2.0),
     # Estos tres separan las variantes del bono que coinciden en los demás: otra
     # base del logaritmo, ln(t + 1) y la suma de counts en lugar de t.
-    (np.array([0.0, 0.4, 0.6]), np.array([2, 3, 4]), 10, 2.0),
-    (np.array([0.4, 0.8, 0.1]), np.array([4, 7, 3]), 15, 2.0),
-    (np.array([0.2, 0.8, 0.4]), np.array([1, 11, 7]), 20, 0.5),
+    (_a(0.0, 0.4, 0.6), _a(2, 3, 4), 10, 2.0),
+    (_a(0.4, 0.8, 0.1), _a(4, 7, 3), 15, 2.0),
+    (_a(0.2, 0.8, 0.4), _a(1, 11, 7), 20, 0.5),
     # Un brazo sin probar muy por debajo de otro: con N(a) + 1 en el bono no
     # sale primero (separa ese error de los del logaritmo).
-    (np.array([5.0, 0.0]), np.array([1, 0]), 2, 1.0),
+    (_a(5.0, 0.0), _a(1, 0), 2, 1.0),
 ]
 
 
-def _ucb_formula(bonus: Callable[[np.ndarray, int, float], np.ndarray]) -> Callable:
-    """Un UCB que prueba primero los brazos nuevos pero usa otro bono."""
-
-    def choose(q: np.ndarray, counts: np.ndarray, t: int, c: float) -> int:
-        counts = np.asarray(counts, dtype=float)
-        untried = np.flatnonzero(counts == 0)
-        if untried.size:
-            return int(untried[0])
-        return int(np.argmax(np.asarray(q, dtype=float) + bonus(counts, t, c)))
-
-    return choose
+def _log_base(base: float) -> Callable[..., int]:
+    """UCB con el logaritmo en base ``base``: el de referencia con un t cuyo ln
+    es log_base(t)."""
+    return lambda q, n, t, c: _ucb(q, n, np.exp(np.log(t) / np.log(base)), c)
 
 
-def _ucb_plus_one(q, counts, t, c):
-    counts = np.asarray(counts, dtype=float)
-    return int(np.argmax(q + c * np.sqrt(np.log(t) / (counts + 1))))
+def _last_untried(q, n, t, c):
+    untried = np.flatnonzero(np.asarray(n) == 0)
+    return int(untried[-1]) if untried.size else _ucb(q, n, t, c)
 
 
-def _ucb_last_untried(q, counts, t, c):
-    untried = np.flatnonzero(np.asarray(counts) == 0)
-    if untried.size:
-        return int(untried[-1])
-    return bandits.ucb_action(q, counts, t, c)
-
-
-UCB_MISTAKES: list[Mistake] = [
-    Mistake(
-        "ucb_plus_one",
-        _ucb_plus_one,
-        "Los brazos sin probar (N(a) = 0) van primero. "
-        "¿Sumaste 1 a N(a) para no dividir por cero? Eso cambia la fórmula.",
-    ),
-    Mistake(
-        "ucb_last_untried",
-        _ucb_last_untried,
-        "Si hay varios brazos sin probar, devuelve el de menor índice.",
-    ),
-    Mistake(
-        "ucb_no_bonus",
-        _ucb_formula(lambda n, t, c: 0.0 * n),
-        "Falta el bono de incertidumbre "
-        "c·sqrt(ln t / N(a)): así es una elección voraz.",
-    ),
-    Mistake(
-        "ucb_no_sqrt",
-        _ucb_formula(lambda n, t, c: c * np.log(t) / n),
-        "¿Olvidaste la raíz cuadrada? El bono es c·sqrt(ln t / N(a)).",
-    ),
-    Mistake(
-        "ucb_c_inside_sqrt",
-        _ucb_formula(lambda n, t, c: np.sqrt(c * np.log(t) / n)),
-        "c multiplica a la raíz, no va dentro: c·sqrt(ln t / N(a)).",
-    ),
-    Mistake(
-        "ucb_no_log",
-        _ucb_formula(lambda n, t, c: c * np.sqrt(t / n)),
-        "¿Olvidaste el logaritmo? El bono es c·sqrt(ln t / N(a)).",
-    ),
-    Mistake(
-        "ucb_log2",
-        _ucb_formula(lambda n, t, c: c * np.sqrt(np.log2(t) / n)),
-        "El logaritmo del bono es el natural, ln t (np.log), no log2.",
-    ),
-    Mistake(
-        "ucb_log10",
-        _ucb_formula(lambda n, t, c: c * np.sqrt(np.log10(t) / n)),
-        "El logaritmo del bono es el natural, ln t (np.log), no log10.",
-    ),
-    Mistake(
-        "ucb_log_t_plus_one",
-        _ucb_formula(lambda n, t, c: c * np.sqrt(np.log(t + 1) / n)),
-        "El bono usa ln t, no ln(t + 1): t ya empieza en 1, así que no "
-        "hay logaritmo de cero que evitar.",
-    ),
-    Mistake(
-        "ucb_sum_of_counts",
-        _ucb_formula(lambda n, t, c: c * np.sqrt(np.log(n.sum()) / n)),
-        "En el bono va t, el paso que recibes como argumento, no la suma "
-        "de counts: usa el argumento t.",
-    ),
-    Mistake(
-        "ucb_bonus_subtracted",
-        _ucb_formula(lambda n, t, c: -c * np.sqrt(np.log(t) / n)),
-        "¿El signo? El bono de incertidumbre se suma: favorece a los "
-        "brazos poco probados.",
-    ),
-]
-
-
-@exercise(MODULE, "ucb_action")
-def check_ucb_action(
-    ucb_action: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = UCB_CASES,
-) -> None:
-    """Comprueba ``ucb_action(q_values, counts, t, c)``."""
-    check_cases(
-        ucb_action,
-        "ucb_action",
-        cases,
-        bandits.ucb_action,
-        UCB_MISTAKES,
-        returns="int",
-    )
-
+_LOG = "El logaritmo del bono es el natural, ln t (np.log), no"
+check_ucb_action = values_check(
+    MODULE,
+    "ucb_action",
+    _ucb,
+    [
+        Mistake(
+            "ucb_plus_one",
+            lambda q, n, t, c: _ucb(q, n + 1, t, c),
+            "Los brazos sin probar (N(a) = 0) van primero. "
+            "¿Sumaste 1 a N(a) para no dividir por cero? Eso cambia la fórmula.",
+        ),
+        Mistake(
+            "ucb_last_untried",
+            _last_untried,
+            "Si hay varios brazos sin probar, devuelve el de menor índice.",
+        ),
+        Mistake(
+            "ucb_no_bonus",
+            lambda q, n, t, c: _ucb(q, n, t, 0.0),
+            "Falta el bono de incertidumbre "
+            "c·sqrt(ln t / N(a)): así es una elección voraz.",
+        ),
+        Mistake(
+            "ucb_no_sqrt",
+            # c·sqrt(ln²t / N²) = c·ln t / N
+            lambda q, n, t, c: _ucb(q, n**2, np.exp(np.log(t) ** 2), c),
+            "¿Olvidaste la raíz cuadrada? El bono es c·sqrt(ln t / N(a)).",
+        ),
+        Mistake(
+            "ucb_c_inside_sqrt",
+            lambda q, n, t, c: _ucb(q, n, t, np.sqrt(c)),
+            "c multiplica a la raíz, no va dentro: c·sqrt(ln t / N(a)).",
+        ),
+        Mistake(
+            "ucb_no_log",
+            lambda q, n, t, c: _ucb(q, n, np.exp(t), c),
+            "¿Olvidaste el logaritmo? El bono es c·sqrt(ln t / N(a)).",
+        ),
+        Mistake("ucb_log2", _log_base(2), f"{_LOG} log2."),
+        Mistake("ucb_log10", _log_base(10), f"{_LOG} log10."),
+        Mistake(
+            "ucb_log_t_plus_one",
+            lambda q, n, t, c: _ucb(q, n, t + 1, c),
+            "El bono usa ln t, no ln(t + 1): t ya empieza en 1, así que no "
+            "hay logaritmo de cero que evitar.",
+        ),
+        Mistake(
+            "ucb_sum_of_counts",
+            lambda q, n, t, c: _ucb(q, n, n.sum(), c),
+            "En el bono va t, el paso que recibes como argumento, no la suma "
+            "de counts: usa el argumento t.",
+        ),
+        Mistake(
+            "ucb_bonus_subtracted",
+            lambda q, n, t, c: _ucb(q, n, t, -c),
+            "¿El signo? El bono de incertidumbre se suma: favorece a los "
+            "brazos poco probados.",
+        ),
+    ],
+    UCB_CASES,
+    returns="int",
+)
 
 # ---------------------------------------------------------------------------
 # Ejercicio 5 · softmax estable
 # ---------------------------------------------------------------------------
-
-SOFTMAX_CASES = [
-    (np.array([0.0, 0.0, 0.0]),),
-    (np.array([1.0, 2.0, 3.0]),),
-    (np.array([-1.0, 0.5, 0.0, 2.0]),),
-    (np.array([1000.0, 1000.0, 999.0]),),
-    (np.array([-1000.0, -1001.0]),),
-    (np.array([50.0, -700.0, 0.0]),),
-]
 
 
 def _softmax_naive(h):
@@ -797,132 +717,101 @@ def _softmax_naive(h):
     return z / z.sum()
 
 
-SOFTMAX_MISTAKES: list[Mistake] = [
-    Mistake(
-        "softmax_overflow",
-        _softmax_naive,
-        "Con preferencias grandes exp(H) desborda (inf/inf = NaN) o se "
-        "anula (0/0). Resta el máximo de H antes de exp: el resultado no "
-        "cambia y no desborda.",
-    ),
-    Mistake(
-        "softmax_minus_min",
-        lambda h: _softmax_naive(np.asarray(h) - np.min(h)),
-        "Resta el máximo, no el mínimo: con H − min(H) los exponentes "
-        "pueden ser enormes y exp desborda.",
-    ),
-    Mistake(
-        "softmax_not_normalized",
-        lambda h: np.exp(h - np.max(h)),
-        "¿Olvidaste dividir por la suma? Las probabilidades deben sumar 1.",
-    ),
-    Mistake(
-        "softmax_no_exp",
-        lambda h: np.asarray(h) / np.sum(h),
-        "Softmax usa exponenciales: exp(H(a)) / Σ exp(H(b)), no H(a) / Σ H(b).",
-    ),
-    Mistake(
-        "softmax_sign",
-        lambda h: bandits.softmax(-np.asarray(h, dtype=float)),
-        "¿El signo? Una preferencia mayor debe dar una probabilidad mayor.",
-    ),
-]
-
-
-@exercise(MODULE, "softmax")
-def check_softmax(
-    softmax: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = SOFTMAX_CASES,
-) -> None:
-    """Comprueba ``softmax(preferences)``."""
-    check_cases(
-        softmax,
-        "softmax",
-        cases,
-        bandits.softmax,
-        SOFTMAX_MISTAKES,
-    )
-
+check_softmax = values_check(
+    MODULE,
+    "softmax",
+    bandits.softmax,
+    [
+        Mistake(
+            "softmax_overflow",
+            _softmax_naive,
+            "Con preferencias grandes exp(H) desborda (inf/inf = NaN) o se "
+            "anula (0/0). Resta el máximo de H antes de exp: el resultado no "
+            "cambia y no desborda.",
+        ),
+        Mistake(
+            "softmax_minus_min",
+            lambda h: _softmax_naive(h - np.min(h)),
+            "Resta el máximo, no el mínimo: con H − min(H) los exponentes "
+            "pueden ser enormes y exp desborda.",
+        ),
+        Mistake(
+            "softmax_not_normalized",
+            lambda h: np.exp(h - np.max(h)),
+            "¿Olvidaste dividir por la suma? Las probabilidades deben sumar 1.",
+        ),
+        Mistake(
+            "softmax_no_exp",
+            lambda h: h / np.sum(h),
+            "Softmax usa exponenciales: exp(H(a)) / Σ exp(H(b)), no H(a) / Σ H(b).",
+        ),
+        Mistake(
+            "softmax_sign",
+            lambda h: bandits.softmax(-h),
+            "¿El signo? Una preferencia mayor debe dar una probabilidad mayor.",
+        ),
+    ],
+    [
+        (_a(0.0, 0.0, 0.0),),
+        (_a(1.0, 2.0, 3.0),),
+        (_a(-1.0, 0.5, 0.0, 2.0),),
+        (_a(1000.0, 1000.0, 999.0),),
+        (_a(-1000.0, -1001.0),),
+        (_a(50.0, -700.0, 0.0),),
+    ],
+)
 
 # ---------------------------------------------------------------------------
 # Ejercicio 6 · la actualización del bandido de gradiente
 # ---------------------------------------------------------------------------
 
-GRADIENT_CASES = [
-    (np.array([0.0, 0.0, 0.0]), 1, 1.0, 0.0, 0.1),
-    (np.array([0.5, -0.2, 0.1]), 0, 2.0, 1.5, 0.5),
-    (np.array([1.0, 0.0, -1.0, 0.5]), 2, 0.0, 1.0, 0.2),
-    (np.array([0.3, 0.3]), 1, 4.0, 4.5, 1.0),
-]
+_step = bandits.gradient_bandit_update
 
-
-def _gradient_rule(signal, chosen_only: bool = False):
-    """Una actualización del bandido de gradiente con algún error."""
-
-    def update(h, a, r, b, alpha):
-        h = np.asarray(h, dtype=float)
-        pi = bandits.softmax(h)
-        one_hot = np.eye(len(h))[a]
-        step = alpha * signal(r, b) * (one_hot - pi)
-        if chosen_only:
-            step = step * one_hot
-        return h + step
-
-    return update
-
-
-def _without_alpha(h, a, r, b, alpha):
-    return _gradient_rule(lambda r, b: r - b)(h, a, r, b, 1.0)
-
-
-GRADIENT_MISTAKES: list[Mistake] = [
-    Mistake(
-        "gradient_no_baseline",
-        _gradient_rule(lambda r, b: r),
-        "¿Olvidaste restar la línea base? La señal es (R − b), no R.",
-    ),
-    Mistake(
-        "gradient_baseline_added",
-        _gradient_rule(lambda r, b: r + b),
-        "La línea base se resta: (R − b).",
-    ),
-    Mistake(
-        "gradient_sign",
-        # (b − R)(1{a=A} − π) y (R − b)(π − 1{a=A}) son el mismo error.
-        _gradient_rule(lambda r, b: b - r),
-        "¿Un signo al revés? Es (R − b)(1{a = A} − π(a)): si la recompensa "
-        "supera la línea base, el brazo elegido debe subir.",
-    ),
-    Mistake(
-        "gradient_chosen_only",
-        _gradient_rule(lambda r, b: r - b, chosen_only=True),
-        "También se mueven los brazos no elegidos: bajan en α(R − b)π(a).",
-    ),
-    Mistake("gradient_no_alpha", _without_alpha, "¿Olvidaste multiplicar por α?"),
-]
-
-
-@exercise(
+check_gradient_bandit_update = values_check(
     MODULE,
     "gradient_bandit_update",
-    # Se califica con la softmax de referencia: un error en tu softmax ya
-    # cuenta en su ejercicio y no debe costar puntos también aquí.
+    _step,
+    [
+        Mistake(
+            "gradient_no_baseline",
+            lambda h, a, r, b, alpha: _step(h, a, r, 0.0, alpha),
+            "¿Olvidaste restar la línea base? La señal es (R − b), no R.",
+        ),
+        Mistake(
+            "gradient_baseline_added",
+            lambda h, a, r, b, alpha: _step(h, a, r, -b, alpha),
+            "La línea base se resta: (R − b).",
+        ),
+        Mistake(
+            "gradient_sign",
+            # (b − R)(1{a=A} − π) y (R − b)(π − 1{a=A}) son el mismo error.
+            lambda h, a, r, b, alpha: _step(h, a, b, r, alpha),
+            "¿Un signo al revés? Es (R − b)(1{a = A} − π(a)): si la recompensa "
+            "supera la línea base, el brazo elegido debe subir.",
+        ),
+        Mistake(
+            "gradient_chosen_only",
+            lambda h, a, r, b, alpha: (
+                h + np.eye(len(h))[a] * (_step(h, a, r, b, alpha) - h)
+            ),
+            "También se mueven los brazos no elegidos: bajan en α(R − b)π(a).",
+        ),
+        Mistake(
+            "gradient_no_alpha",
+            lambda h, a, r, b, alpha: _step(h, a, r, b, 1.0),
+            "¿Olvidaste multiplicar por α?",
+        ),
+    ],
+    [
+        (_a(0.0, 0.0, 0.0), 1, 1.0, 0.0, 0.1),
+        (_a(0.5, -0.2, 0.1), 0, 2.0, 1.5, 0.5),
+        (_a(1.0, 0.0, -1.0, 0.5), 2, 0.0, 1.0, 0.2),
+        (_a(0.3, 0.3), 1, 4.0, 4.5, 1.0),
+    ],
+    # Con la softmax de referencia: un error en tu softmax ya cuenta en su
+    # ejercicio y no debe costar puntos también aquí.
     uses={"softmax": bandits.softmax},
 )
-def check_gradient_bandit_update(
-    gradient_bandit_update: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = GRADIENT_CASES,
-) -> None:
-    """Comprueba ``gradient_bandit_update(preferences, action, reward, baseline,
-    alpha)``; si la función llama a ``softmax``, usa la de referencia."""
-    check_cases(
-        gradient_bandit_update,
-        "gradient_bandit_update",
-        cases,
-        bandits.gradient_bandit_update,
-        GRADIENT_MISTAKES,
-    )
-
 
 # ---------------------------------------------------------------------------
 # Ejercicio 7 · el bucle del bandido de gradiente
@@ -931,20 +820,12 @@ def check_gradient_bandit_update(
 
 def bernoulli_pull(q_star: list[float]) -> Callable[[int, np.random.Generator], float]:
     """Un bandido de Bernoulli diminuto: ``pull(arm, rng)`` da 1 con prob. q*."""
-
-    def pull(arm: int, rng: np.random.Generator) -> float:
-        return float(rng.random() < q_star[arm])
-
-    return pull
+    return lambda arm, rng: float(rng.random() < q_star[arm])
 
 
 def gaussian_pull(q_star: list[float]) -> Callable[[int, np.random.Generator], float]:
     """Un bandido gaussiano diminuto: ``pull(arm, rng) = q*(arm) + N(0, 1)``."""
-
-    def pull(arm: int, rng: np.random.Generator) -> float:
-        return float(q_star[arm] + rng.standard_normal())
-
-    return pull
+    return lambda arm, rng: float(q_star[arm] + rng.standard_normal())
 
 
 # (pull, k, n_steps, alpha, semilla): problemas pequeños y fijos.
@@ -956,40 +837,32 @@ TRAIN_CASES = [
 
 
 def _train(
-    pull,
-    k,
-    n_steps,
-    alpha,
-    rng,
-    *,
-    baseline="previous",
-    mean_first=False,
-    greedy=False,
-    return_pi=False,
+    pull, k, n_steps, alpha, rng, *, baseline="previous", mean_first=False, greedy=False
 ):
-    """El bucle con un error típico (las etapas, con las referencias de los
-    ejercicios 1, 5 y 6)."""
-    preferences, mean_reward, actions = np.zeros(k), 0.0, []
+    """El bucle con un error típico en el orden de sus etapas (con las
+    referencias de los ejercicios 1, 5 y 6)."""
+    preferences, mean, actions = np.zeros(k), 0.0, []
     for t in range(1, n_steps + 1):
         pi = bandits.softmax(preferences)
         action = int(np.argmax(pi)) if greedy else int(rng.choice(k, p=pi))
         reward = pull(action, rng)
-        if mean_first:
-            mean_reward = bandits.incremental_mean(mean_reward, reward, t)
-        base = {"previous": reward if t == 1 else mean_reward, "mean": mean_reward}
-        preferences = bandits.gradient_bandit_update(
-            preferences, action, reward, base.get(baseline, 0.0), alpha
-        )
-        if not mean_first:
-            mean_reward = bandits.incremental_mean(mean_reward, reward, t)
+        new_mean = _mean(mean, reward, t)
+        mean = new_mean if mean_first else mean
+        base = {"previous": reward if t == 1 else mean, "mean": mean}.get(baseline, 0.0)
+        preferences = _step(preferences, action, reward, base, alpha)
+        mean = new_mean
         actions.append(action)
-    return (bandits.softmax(preferences) if return_pi else preferences), actions
+    return preferences, actions
 
 
 TRAIN_MISTAKES: list[Mistake] = [
     Mistake(
         "train_returns_pi",
-        variant_of(_train, return_pi=True),
+        on_output(
+            bandits.gradient_bandit_train,
+            lambda out: (bandits.softmax(out[0]), out[1]),
+            "π",
+        ),
         "Devolviste π = softmax(H), las probabilidades de la política: el "
         "ejercicio pide las preferencias H, lo que se actualiza en cada paso "
         "(π sale de ellas).",
@@ -1029,27 +902,21 @@ TRAIN_MISTAKES: list[Mistake] = [
     # cuenta en su ejercicio.
     uses={
         "softmax": bandits.softmax,
-        "gradient_bandit_update": bandits.gradient_bandit_update,
-        "incremental_mean": bandits.incremental_mean,
+        "gradient_bandit_update": _step,
+        "incremental_mean": _mean,
     },
 )
 def check_gradient_bandit_train(
-    gradient_bandit_train: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = TRAIN_CASES,
+    gradient_bandit_train: Callable[..., Any], cases=TRAIN_CASES
 ) -> None:
     """Comprueba ``gradient_bandit_train(pull, k, n_steps, alpha, rng)``: con la
     misma semilla, los mismos brazos y las mismas preferencias finales."""
     cases = list(cases)
     results = []
     for pull, k, n_steps, alpha, seed in cases:
+        rng = np.random.default_rng(seed)
         result = call(
-            gradient_bandit_train,
-            "gradient_bandit_train",
-            pull,
-            k,
-            n_steps,
-            alpha,
-            np.random.default_rng(seed),
+            gradient_bandit_train, "gradient_bandit_train", pull, k, n_steps, alpha, rng
         )
         if not isinstance(result, tuple | list) or len(result) != 2:
             fail(
@@ -1057,8 +924,12 @@ def check_gradient_bandit_train(
                 "actions), las preferencias finales y la lista de brazos elegidos.",
                 "train_not_a_pair",
             )
-        preferences = as_array(result[0], "preferences")
-        results.append((preferences, [as_int(a, "Cada acción") for a in result[1]]))
+        results.append(
+            (
+                as_array(result[0], "preferences"),
+                [as_int(a, "Cada acción") for a in result[1]],
+            )
+        )
 
     def run(implementation: Any) -> list[tuple[Any, ...]]:
         if implementation is gradient_bandit_train:
@@ -1068,20 +939,23 @@ def check_gradient_bandit_train(
             for pull, k, n_steps, alpha, seed in cases
         ]
 
-    def same(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
+    def same(got, want) -> bool:
         return all(
             list(got_a) == list(want_a) and close(got_h, want_h)
             for (got_h, got_a), (want_h, want_a) in zip(got, want, strict=True)
         )
 
-    def first_difference(got, want) -> tuple[int, str]:
+    def first(got, want) -> tuple[str, tuple[Any, ...], tuple[Any, ...]]:
         index = next(i for i in range(len(cases)) if not same([got[i]], [want[i]]))
         _, k, n_steps, alpha, _ = cases[index]
-        return index, f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}"
+        return (
+            f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}",
+            got[index],
+            want[index],
+        )
 
     def describe(got, want) -> str:
-        index, where = first_difference(got, want)
-        (got_h, got_a), (want_h, want_a) = got[index], want[index]
+        where, (got_h, got_a), (want_h, want_a) = first(got, want)
         if len(got_a) != len(want_a):
             fail(
                 f"{where}: devolviste {len(got_a)} acciones y debían ser "
@@ -1089,8 +963,9 @@ def check_gradient_bandit_train(
                 "train_wrong_number_of_actions",
             )
         if list(got_a) != list(want_a):
-            pairs = enumerate(zip(got_a, want_a, strict=True))
-            step = next(i for i, (g, w) in pairs if g != w)
+            step = next(
+                i for i, (g, w) in enumerate(zip(got_a, want_a, strict=True)) if g != w
+            )
             return (
                 f"{where}: en el paso {step + 1} elegiste el brazo {got_a[step]} y "
                 f"la referencia, con la misma semilla, el {want_a[step]}."
@@ -1102,9 +977,10 @@ def check_gradient_bandit_train(
         )
 
     def unexplained(got, want) -> NoReturn:
-        index, _ = first_difference(got, want)
-        intro = describe(got, want)
-        (got_h, got_a), (want_h, want_a) = got[index], want[index]
+        intro, (_, (got_h, got_a), (want_h, want_a)) = (
+            describe(got, want),
+            first(got, want),
+        )
         if list(got_a) == list(want_a):
             _rounded(got_h, want_h, intro)
         fail(
