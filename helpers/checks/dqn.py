@@ -1,9 +1,18 @@
-"""Comprobaciones del módulo 02 · DQN."""
+"""Comprobaciones del módulo 02 · DQN.
+
+Las variantes de los errores típicos son las referencias (``helpers.gridworld``
+y ``helpers.dqn``) con la entrada cambiada: otra recompensa, otro estado, un
+optimizador o un entorno que hacen otra cosa. Solo ``_loss`` cambia una cuenta
+por dentro (la pérdida y cómo se toma Q(s, a)).
+"""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import math
 from collections.abc import Callable, Iterable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -22,6 +31,8 @@ from helpers.checks import (
     describe_difference,
     exercise,
     fail,
+    tensor,
+    values_check,
     variant_of,
 )
 from helpers.formatting import numbers, significant
@@ -39,9 +50,7 @@ def _first_output(function: Callable[..., Any], case: tuple[Any, ...]) -> Any:
         return ...
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 1 · la actualización de Q-learning
-# ---------------------------------------------------------------------------
 
 
 def _table(seed: int, n_states: int = 6, n_actions: int = 3) -> np.ndarray:
@@ -57,83 +66,70 @@ Q_LEARNING_CASES = [
     (_table(4), 1, 0, 2.0, 0, True, 0.3, 0.9),
     (_table(5), 3, 2, 0.0, 4, False, 0.2, 0.0),
 ]
+ref_update = gridworld.q_learning_update
 
 
-def _q_update(
-    q, s, a, r, s_next, terminated, alpha, gamma, *, future=None, target=None, step=None
-):
-    """La actualización de Q-learning con otro «futuro» ``future(q, s, a, s')``
-    (solo si ``s'`` no es terminal), otro objetivo u otro paso."""
-    q = np.array(q, dtype=float)
-    if target is not None:
-        y = target(q, s, a, r, s_next, terminated, gamma)
-    else:
-        y = r if terminated else r + gamma * future(q, s, a, s_next)
-    q[s, a] = step(q[s, a], y, alpha) if step else q[s, a] + alpha * (y - q[s, a])
-    return q
+def _with_future(future: Callable[..., Any]) -> Callable[..., Any]:
+    """La referencia con otro «futuro» ``future(q, s, a, s')`` en el objetivo: se
+    le da como recompensa el objetivo ya hecho, con ``s'`` terminal."""
 
+    def update(q, s, a, r, s2, terminated, alpha, gamma):
+        y = r if terminated else r + gamma * future(q, s, a, s2)
+        return ref_update(q, s, a, y, s2, True, alpha, gamma)
 
-def _max_next(q, s, a, s2):
-    return q[s2].max()
+    return update
 
 
 Q_LEARNING_MISTAKES: list[Mistake] = [
     Mistake(
         "q_bootstraps_terminal",
-        variant_of(_q_update, target=lambda q, s, a, r, s2, d, g: r + g * q[s2].max()),
+        lambda q, s, a, r, s2, d, al, g: ref_update(q, s, a, r, s2, False, al, g),
         "¿Te apoyas en Q(s') aunque s' sea terminal? Si terminated es True, "
         "s' no tiene futuro: el objetivo es solo r, sin γ · max Q(s', a').",
     ),
     Mistake(
         "q_max_whole_table",
-        variant_of(_q_update, future=lambda q, s, a, s2: q.max()),
+        _with_future(lambda q, s, a, s2: q.max()),
         "max_a' Q(s', a') es el máximo de la fila de s' (q_table[next_state]"
         ".max()), no el de toda la tabla.",
     ),
     Mistake(
         "q_max_wrong_axis",
-        variant_of(_q_update, future=lambda q, s, a, s2: q.max(axis=0)[s2]),
+        _with_future(lambda q, s, a, s2: q.max(axis=0)[s2]),
         "¿max sobre el eje equivocado? q_table[next_state] es la fila de "
         "s', de forma (n_actions,): su máximo es max_a' Q(s', a').",
     ),
     Mistake(
         "q_current_state",
-        variant_of(_q_update, future=lambda q, s, a, s2: q[s].max()),
+        _with_future(lambda q, s, a, s2: q[s].max()),
         "El objetivo mira el estado siguiente: max_a' Q(s', a') con "
         "s' = next_state, no el estado actual.",
     ),
     Mistake(
         "q_same_action",
-        variant_of(_q_update, future=lambda q, s, a, s2: q[s2, a]),
+        _with_future(lambda q, s, a, s2: q[s2, a]),
         "Q-learning usa el máximo sobre todas las acciones de s' "
         "(max_a' Q(s', a')), no Q(s', a) con la misma acción.",
     ),
     Mistake(
         "q_mean_not_max",
-        variant_of(_q_update, future=lambda q, s, a, s2: q[s2].mean()),
+        _with_future(lambda q, s, a, s2: q[s2].mean()),
         "Q-learning usa el máximo de Q(s', ·), no la media.",
     ),
     Mistake(
         "q_no_alpha",
-        variant_of(_q_update, future=_max_next, step=lambda old, y, alpha: y),
+        lambda q, s, a, r, s2, d, al, g: ref_update(q, s, a, r, s2, d, 1.0, g),
         "¿Olvidaste α? Q(s, a) se mueve una fracción α hacia el objetivo: "
         "Q + α · (y − Q).",
     ),
     Mistake(
         "q_gamma_on_reward",
-        variant_of(
-            _q_update,
-            target=lambda q, s, a, r, s2, d, g: g * r if d else g * (r + q[s2].max()),
-        ),
+        lambda q, s, a, r, s2, d, al, g: ref_update(q, s, a, g * r, s2, d, al, g),
         "γ descuenta solo el futuro: y = r + γ · max Q(s', a'), sin γ delante de r.",
     ),
     Mistake(
         "q_step_sign",
-        variant_of(
-            _q_update,
-            future=_max_next,
-            step=lambda old, y, alpha: old + alpha * (old - y),
-        ),
+        lambda q, s, a, r, s2, d, al, g: ref_update(q, s, a, r, s2, d, -al, g),
         "¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).",
     ),
 ]
@@ -153,15 +149,13 @@ def check_q_learning_update(q_learning_update, cases=Q_LEARNING_CASES) -> None:
         q_learning_update,
         "q_learning_update",
         cases,
-        gridworld.q_learning_update,
+        ref_update,
         Q_LEARNING_MISTAKES,
         may_modify=(0,),
     )
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 2 · un episodio de Q-learning
-# ---------------------------------------------------------------------------
 
 
 class WatchedGridWorld(gridworld.GridWorld):
@@ -228,32 +222,27 @@ def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
     return played
 
 
-def _episode(
-    env, q, alpha, gamma, epsilon, rng, *, greedy=False, stop=False, update=None
-):
-    """Un episodio que elige con ``greedy``, pasa ``terminated or truncated``
-    (con ``stop``) o actualiza con otra ``update``."""
-    update = update or gridworld.q_learning_update
-    state, _ = env.reset()
-    total, length = 0.0, 0
-    while True:
-        if greedy:
-            action = int(np.argmax(q[state]))
-        else:
-            action = bandits.epsilon_greedy(q[state], epsilon, rng)
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        end = terminated or (truncated and stop)
-        q = update(q, state, action, reward, next_state, end, alpha, gamma)
-        total, length, state = total + reward, length + 1, next_state
-        if terminated or truncated:
-            return q, total, length
+#: Un rng que nunca explora y desempata por la primera acción: con él,
+#: epsilon_greedy es ``np.argmax``.
+_GREEDY = SimpleNamespace(random=lambda: 1.0, choice=lambda options: options[0])
 
 
-_update = gridworld.q_learning_update
+def _truncated_as_terminal(env, *args):
+    """La referencia en un entorno que da ``terminated or truncated`` como
+    ``terminated``."""
+
+    def step(action: int) -> tuple[int, float, bool, bool, dict]:
+        state, reward, terminated, truncated, info = env.step(action)
+        return state, reward, terminated or truncated, truncated, info
+
+    return ref_episode(SimpleNamespace(reset=env.reset, step=step), *args)
+
+
+ref_episode = gridworld.q_learning_episode
 EPISODE_MISTAKES: list[Mistake] = [
     Mistake(
         "episode_update_ignored",
-        variant_of(_episode, update=lambda q, *transition: q),
+        variant_of(ref_episode, update=lambda q, *transition: q),
         "Tu tabla no cambia: llamas a q_learning_update pero no guardas lo que "
         "devuelve. El enunciado deja que la actualización trabaje sobre una "
         "copia, así que la tabla nueva es la que devuelve: "
@@ -261,7 +250,9 @@ EPISODE_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "episode_greedy",
-        variant_of(_episode, greedy=True),
+        lambda env, q, alpha, gamma, eps, rng: ref_episode(
+            env, q, alpha, gamma, eps, _GREEDY
+        ),
         "Tu agente no explora: elige siempre la acción de mayor Q. Cada acción "
         "sale de epsilon_greedy(q_table[state], epsilon, rng), con el rng que "
         "recibes (explora con probabilidad ε y desempata al azar).",
@@ -269,8 +260,8 @@ EPISODE_MISTAKES: list[Mistake] = [
     Mistake(
         "episode_updates_next_state",
         variant_of(
-            _episode,
-            update=lambda q, s, a, r, s2, *rest: _update(q, s2, a, r, s2, *rest),
+            ref_episode,
+            update=lambda q, s, a, r, s2, *rest: ref_update(q, s2, a, r, s2, *rest),
         ),
         "Actualizas Q(s', a) en lugar de Q(s, a): la transición es (s, a, r, s') "
         "y se actualiza la casilla desde la que se actuó. Cambia de estado "
@@ -279,8 +270,8 @@ EPISODE_MISTAKES: list[Mistake] = [
     Mistake(
         "episode_never_terminal",
         variant_of(
-            _episode,
-            update=lambda q, s, a, r, s2, d, *rest: _update(
+            ref_episode,
+            update=lambda q, s, a, r, s2, d, *rest: ref_update(
                 q, s, a, r, s2, False, *rest
             ),
         ),
@@ -295,7 +286,7 @@ EPISODE_MISTAKES: list[Mistake] = [
 TRUNCATED_MISTAKES: list[Mistake] = [
     Mistake(
         "episode_truncated_as_terminal",
-        variant_of(_episode, stop=True),
+        _truncated_as_terminal,
         "En el último paso, truncado por límite de tiempo, s' "
         "es un estado normal, con futuro: la actualización se apoya en "
         "Q(s'). Pasa a q_learning_update terminated, no terminated or "
@@ -357,7 +348,7 @@ def _check_episodes(
 
     check_procedure(
         student,
-        gridworld.q_learning_episode,
+        ref_episode,
         mistakes,
         run=run,
         same=lambda got, want: _compare_episodes(got, want, "") is None,
@@ -367,7 +358,7 @@ def _check_episodes(
 
 
 EPISODE_USES = {
-    "q_learning_update": gridworld.q_learning_update,
+    "q_learning_update": ref_update,
     "epsilon_greedy": bandits.epsilon_greedy,
 }
 
@@ -415,138 +406,114 @@ def check_q_learning_episode_truncated(
         )
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 3 · el calendario lineal de ε
-# ---------------------------------------------------------------------------
 
 EPSILON_CASES = [(0, 1.0, 0.05, 100), (50, 1.0, 0.05, 100), (1, 1.0, 0.0, 10)]
 EPSILON_CASES += [(9, 1.0, 0.1, 10), (10, 1.0, 0.1, 10), (100, 1.0, 0.05, 100)]
 EPSILON_CASES += [(250, 1.0, 0.05, 100), (3, 0.5, 0.5, 4)]
 
+ref_epsilon = dqn.linear_epsilon
 EPSILON_MISTAKES: list[Mistake] = [
     Mistake(
         "epsilon_no_clip",
-        lambda t, s, e, d: s + t / d * (e - s),
+        lambda t, s, e, d: s + t / d * (e - s),  # la recta, sin min(·, 1)
         "Pasado el paso duration, ε debe quedarse en end; tu ε sigue "
         "bajando (y acaba negativo). Limita la fracción: min(step / "
         "duration, 1).",
     ),
     Mistake(
         "epsilon_off_by_one_end",
-        lambda t, s, e, d: s + min(t / (d - 1), 1.0) * (e - s),
+        lambda t, s, e, d: ref_epsilon(t, s, e, d - 1),
         "Error de uno: tu ε llega a end en el paso duration − 1; debe "
         "llegar justo en el paso duration (fracción step / duration).",
     ),
     Mistake(
         "epsilon_off_by_one_start",
-        lambda t, s, e, d: s + min((t + 1) / d, 1.0) * (e - s),
+        lambda t, s, e, d: ref_epsilon(t + 1, s, e, d),
         "Error de uno: en el paso 0 ε debe valer start; tu ε ya ha bajado "
         "un paso (¿usaste step + 1?).",
     ),
     Mistake(
         "epsilon_reversed",
-        lambda t, s, e, d: e + min(t / d, 1.0) * (s - e),
+        lambda t, s, e, d: ref_epsilon(t, e, s, d),
         "¿Al revés? ε empieza en start (mucha exploración) y baja hacia end.",
     ),
     Mistake(
         "epsilon_integer_division",
-        lambda t, s, e, d: s + min(t // d, 1) * (e - s),
+        lambda t, s, e, d: ref_epsilon(t - t % d, s, e, d),
         "¿División entera? step // duration vale 0 hasta el final: usa "
         "step / duration.",
     ),
 ]
 
-
-@exercise(MODULE, "linear_epsilon")
-def check_linear_epsilon(linear_epsilon, cases=EPSILON_CASES) -> None:
-    """Comprueba ``linear_epsilon(step, start, end, duration)``."""
-    check_cases(
-        linear_epsilon,
-        "linear_epsilon",
-        cases,
-        dqn.linear_epsilon,
-        EPSILON_MISTAKES,
-        returns="float",
-    )
+check_linear_epsilon = values_check(
+    MODULE,
+    "linear_epsilon",
+    ref_epsilon,
+    EPSILON_MISTAKES,
+    EPSILON_CASES,
+    returns="float",
+)
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 4 · objetivos TD con la máscara de estados terminales
-# ---------------------------------------------------------------------------
 
-_t = torch.tensor
+
+def _td_case(rewards, next_q_values, terminated, gamma):
+    return tensor(rewards), tensor(next_q_values), tensor(terminated), gamma
+
+
 TD_CASES = [
     # (rewards, next_q_values, terminated, gamma)
-    (
-        _t([1.0, 1.0, 0.0, -1.0]),
-        _t([[2.0, 3.0], [0.5, -1.0], [4.0, 1.0], [-2.0, -3.0]]),
-        _t([0.0, 1.0, 0.0, 1.0]),
-        0.9,
-    ),
-    (
-        _t([0.5, 2.0, 1.0]),
-        _t([[1.0, 7.0, 2.0], [3.0, 0.0, -1.0], [5.0, 4.0, 6.0]]),
-        _t([0.0, 0.0, 1.0]),
-        0.5,
-    ),
-    (_t([1.0, 1.0]), _t([[10.0, 20.0], [30.0, 40.0]]), _t([1.0, 1.0]), 0.99),
-    (
-        _t([0.0, 0.0, 3.0, 1.0, 1.0]),
-        _t([[1.0, 2.0], [2.0, 1.0], [0.0, 0.0], [5.0, -5.0], [1.0, 1.5]]),
-        _t([0.0, 0.0, 0.0, 0.0, 0.0]),
-        0.99,
+    _td_case([1, 1, 0, -1], [[2, 3], [0.5, -1], [4, 1], [-2, -3]], [0, 1, 0, 1], 0.9),
+    _td_case([0.5, 2, 1], [[1, 7, 2], [3, 0, -1], [5, 4, 6]], [0, 0, 1], 0.5),
+    _td_case([1, 1], [[10, 20], [30, 40]], [1, 1], 0.99),
+    _td_case(
+        [0, 0, 3, 1, 1], [[1, 2], [2, 1], [0, 0], [5, -5], [1, 1.5]], [0] * 5, 0.99
     ),
     # Un lote de una sola transición (B = 1): también vale.
-    (_t([0.5]), _t([[1.0, -2.0, 3.0]]), _t([0.0]), 0.9),
+    _td_case([0.5], [[1, -2, 3]], [0], 0.9),
 ]
-
-
-def _td(r, next_q, d, gamma, *, future=lambda q: q.max(dim=1).values, combine=None):
-    """Objetivos TD con otro «futuro» o con otra forma de aplicar la máscara."""
-    if combine is not None:
-        return combine(r, future(next_q), d, gamma)
-    return r + gamma * (1.0 - d) * future(next_q)
-
-
+ref_td = dqn.td_targets
 TD_MISTAKES: list[Mistake] = [
     Mistake(
         "td_no_mask",
-        variant_of(_td, combine=lambda r, f, d, g: r + g * f),
+        lambda r, q, d, g: ref_td(r, q, 0 * d, g),
         "Sumas el futuro de estados terminales: si terminated = 1, s' no "
         "tiene futuro y el objetivo es solo r. Multiplica el término del "
         "futuro por (1 − terminated).",
     ),
     Mistake(
         "td_mask_on_reward",
-        variant_of(_td, combine=lambda r, f, d, g: (r + g * f) * (1 - d)),
+        lambda r, q, d, g: ref_td(r * (1 - d), q, d, g),
         "La máscara solo anula el futuro: en un paso terminal la "
         "recompensa r sí cuenta. y = r + γ · (1 − terminated) · max Q(s', ·).",
     ),
     Mistake(
         "td_mask_reversed",
-        variant_of(_td, combine=lambda r, f, d, g: r + g * d * f),
+        lambda r, q, d, g: ref_td(r, q, 1 - d, g),
         "¿La máscara al revés? El futuro se anula cuando terminated = 1: "
         "multiplica por (1 − terminated), no por terminated.",
     ),
     Mistake(
         "td_max_wrong_dim",
-        variant_of(_td, future=lambda q: q.max(dim=0).values),
+        lambda r, q, d, g: ref_td(r, q.T, d, g),
         "¿max sobre el eje equivocado? next_q_values tiene forma "
         "(B, n_actions): el máximo sobre las acciones es max(dim=1).",
     ),
     Mistake(
         "td_mean_not_max",
-        variant_of(_td, future=lambda q: q.mean(dim=1)),
+        lambda r, q, d, g: ref_td(r, q.mean(dim=1, keepdim=True), d, g),
         "Q-learning usa el máximo sobre las acciones de s', no la media.",
     ),
     Mistake(
         "td_no_gamma",
-        variant_of(_td, combine=lambda r, f, d, g: r + (1 - d) * f),
+        lambda r, q, d, g: ref_td(r, q, d, 1.0),
         "¿Olvidaste multiplicar el futuro por γ?",
     ),
     Mistake(
         "td_gamma_on_reward",
-        variant_of(_td, combine=lambda r, f, d, g: g * (r + (1 - d) * f)),
+        lambda r, q, d, g: ref_td(g * r, q, d, g),
         "γ descuenta solo el futuro: y = r + γ · (1 − terminated) · max "
         "Q(s', ·), sin γ delante de r.",
     ),
@@ -571,12 +538,10 @@ def check_td_targets(td_targets, cases=TD_CASES) -> None:
             "(B, 1) + (B,) PyTorch difunde a (B, B).",
             "td_keepdim",
         )
-    check_cases(td_targets, "td_targets", cases, dqn.td_targets, TD_MISTAKES)
+    check_cases(td_targets, "td_targets", cases, ref_td, TD_MISTAKES)
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 5 · un lote del búfer de repetición
-# ---------------------------------------------------------------------------
 
 
 def tagged_buffer(
@@ -748,16 +713,10 @@ def check_sample_batch(
         )
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 6 · la pérdida de DQN
-# ---------------------------------------------------------------------------
 
-LOSS_CASES = [
-    # (semilla, tamaño del lote, obs_dim, n_actions, gamma)
-    (0, 5, 3, 2, 0.9),
-    (1, 4, 2, 3, 0.99),
-    (2, 6, 4, 2, 0.5),
-]
+# (semilla, tamaño del lote, obs_dim, n_actions, gamma)
+LOSS_CASES = [(0, 5, 3, 2, 0.9), (1, 4, 2, 3, 0.99), (2, 6, 4, 2, 0.5)]
 
 
 def loss_problem(
@@ -783,22 +742,14 @@ def loss_problem(
     return q_network, target_network, batch
 
 
-class _Named:
-    """Lo que los mensajes nombran por su papel (``label``), no por su
-    contenido (las capas de una red, los tensores de un lote)."""
-
-    label = ""
-
-    def __repr__(self) -> str:
-        return self.label
-
-
-class _Network(_Named, torch.nn.Sequential):
-    pass
-
-
-class _Batch(_Named, dict):
-    pass
+def _named(value: Any, label: str) -> Any:
+    """``value`` con ``label`` por repr: los mensajes nombran una red o un lote
+    por su papel, no por su contenido (sus capas, sus tensores)."""
+    kind = type(type(value).__name__, (type(value),), {"__repr__": lambda _: label})
+    if isinstance(value, dict):
+        return kind(value)
+    value.__class__ = kind
+    return value
 
 
 def _loss_cases(cases: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -807,41 +758,31 @@ def _loss_cases(cases: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     built = []
     for seed, size, obs_dim, n_actions, gamma in cases:
         q_network, target_network, batch = loss_problem(seed, size, obs_dim, n_actions)
-        q_network.__class__ = target_network.__class__ = _Network
-        q_network.label, target_network.label = "q_network", "target_network"
-        batch = _Batch(batch)
-        batch.label = (
-            f"<lote de prueba {seed}: {size} transiciones, {n_actions} acciones>"
+        label = f"<lote de prueba {seed}: {size} transiciones, {n_actions} acciones>"
+        networks = (
+            _named(q_network, "q_network"),
+            _named(target_network, "target_network"),
         )
-        built.append((q_network, target_network, batch, gamma))
+        built.append((*networks, _named(batch, label), gamma))
     return built
 
 
-def _loss(
-    q_network,
-    target_network,
-    batch,
-    gamma,
-    *,
-    gather="ok",
-    target="ok",
-    loss=F.smooth_l1_loss,
-):
-    """La pérdida de DQN con otra selección de Q(s, a), otro objetivo u otra
-    pérdida."""
-    q, actions = q_network(batch["observations"]), batch["actions"].unsqueeze(1)
-    q_taken = {
-        "ok": lambda: q.gather(1, actions).squeeze(1),
-        "dim0": lambda: q.gather(0, actions).squeeze(1),
-        "max": lambda: q.max(dim=1).values,
-        "nosqueeze": lambda: q.gather(1, actions),
-    }[gather]()
+ref_loss = dqn.dqn_loss
+
+
+def _gather(q: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    return q.gather(1, actions).squeeze(1)
+
+
+def _loss(q_network, target_network, batch, gamma, *, pick=_gather, loss=None):
+    """La pérdida con otra forma de tomar Q(s, a) de la salida de la red
+    (``pick(q, actions)``, con ``actions`` de forma (B, 1)) o con otra pérdida;
+    el objetivo es el de ``td_targets``."""
     with torch.no_grad():
-        network = q_network if target == "online" else target_network
-        next_q = network(batch["next_observations"]).max(dim=1).values
-        mask = 1.0 if target == "nomask" else 1.0 - batch["terminated"]
-        y = batch["rewards"] + gamma * mask * next_q
-    return loss(q_taken, y)
+        next_q = target_network(batch["next_observations"])
+        y = dqn.td_targets(batch["rewards"], next_q, batch["terminated"], gamma)
+    q_taken = pick(q_network(batch["observations"]), batch["actions"].unsqueeze(1))
+    return (loss or F.smooth_l1_loss)(q_taken, y)
 
 
 LOSS_MISTAKES: list[Mistake] = [
@@ -853,7 +794,7 @@ LOSS_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "loss_sum",
-        variant_of(_loss, loss=lambda q, y: F.smooth_l1_loss(q, y, reduction="sum")),
+        lambda qn, tn, b, g: ref_loss(qn, tn, b, g) * len(b["actions"]),
         "¿Sumaste en lugar de promediar? La pérdida es la media sobre el lote "
         "(así el paso no depende del tamaño del lote).",
     ),
@@ -865,31 +806,36 @@ LOSS_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "loss_no_mask",
-        variant_of(_loss, target="nomask"),
+        lambda qn, tn, b, g: ref_loss(
+            qn, tn, {**b, "terminated": 0 * b["terminated"]}, g
+        ),
         "Sumas el futuro de estados terminales: el objetivo debe multiplicar el "
         "futuro por (1 − terminated). Usa tu td_targets.",
     ),
     Mistake(
         "loss_online_target",
-        variant_of(_loss, target="online"),
+        lambda qn, tn, b, g: ref_loss(qn, qn, b, g),
         "El objetivo se calcula con target_network, no con q_network: esa es la "
         "gracia de la red objetivo (un blanco que no se mueve en cada paso).",
     ),
     Mistake(
         "loss_max_not_gather",
-        variant_of(_loss, gather="max"),
+        # la referencia con la acción de mayor Q en lugar de la tomada
+        lambda qn, tn, b, g: ref_loss(
+            qn, tn, {**b, "actions": qn(b["observations"]).argmax(dim=1)}, g
+        ),
         "Usa Q(s, a) de la acción tomada (batch['actions']) con gather, no "
         "max_a Q(s, a): la pérdida corrige solo el valor de lo que se hizo.",
     ),
     Mistake(
         "loss_gather_wrong_dim",
-        variant_of(_loss, gather="dim0"),
+        variant_of(_loss, pick=lambda q, actions: q.gather(0, actions).squeeze(1)),
         "¿gather sobre el eje equivocado? q_values tiene forma (B, n_actions) y "
         "las acciones eligen columnas: q_values.gather(1, actions.unsqueeze(1)).",
     ),
     Mistake(
         "loss_no_squeeze",
-        variant_of(_loss, gather="nosqueeze"),
+        variant_of(_loss, pick=lambda q, actions: q.gather(1, actions)),
         "¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetivo (B,): "
         "PyTorch los difunde a (B, B) y compara cada Q con todos los objetivos.",
     ),
@@ -898,32 +844,36 @@ LOSS_MISTAKES: list[Mistake] = [
 # Con los objetivos TD de referencia: un error en td_targets ya cuenta en su
 # ejercicio y no debe costar puntos también aquí.
 LOSS_USES = {"td_targets": dqn.td_targets}
+_LOSS_HINT = (
+    "¿Cortaste el gradiente en alguna parte de Q(s, a), o la pérdida no es la "
+    "media de la Huber?"
+)
 
 
 @exercise(MODULE, "dqn_loss", uses=LOSS_USES)
 def check_dqn_loss(dqn_loss, cases=LOSS_CASES) -> None:
     """Comprueba el valor de ``dqn_loss(q_network, target_network, batch, gamma)``."""
-    check_cases(dqn_loss, "dqn_loss", _loss_cases(cases), dqn.dqn_loss, LOSS_MISTAKES)
+    check_cases(dqn_loss, "dqn_loss", _loss_cases(cases), ref_loss, LOSS_MISTAKES)
 
 
 @exercise(MODULE, "dqn_loss", uses=LOSS_USES)
 def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
     """Comprueba por dónde pasa el gradiente de ``dqn_loss``: hacia la red Q,
     igual que el de la referencia; hacia la red objetivo, nunca."""
-    wrong = (
-        "Los gradientes de tu pérdida respecto a q_network no son los "
-        "de la pérdida de DQN. ¿Cortaste el gradiente en alguna parte "
-        "de Q(s, a), o la pérdida no es la media de la Huber?"
-    )
     check_gradients(
         dqn_loss,
         "dqn_loss",
         _loss_cases(cases),
-        dqn.dqn_loss,
+        ref_loss,
         LOSS_MISTAKES,
         prefix="loss",
         wrt={
-            "q_network": Flow(True, id="loss_wrong_gradients", message=wrong),
+            "q_network": Flow(
+                True,
+                id="loss_wrong_gradients",
+                message="Los gradientes de tu pérdida respecto a q_network no son los "
+                f"de la pérdida de DQN. {_LOSS_HINT}",
+            ),
             "target_network": Flow(
                 False,
                 id="loss_grad_into_target",
@@ -933,8 +883,7 @@ def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
             ),
         },
         mistake="loss_wrong_gradients",
-        hint="¿Cortaste el gradiente en alguna parte de Q(s, a), o la pérdida no "
-        "es la media de la Huber?",
+        hint=_LOSS_HINT,
         without_gradient=Diagnosis(
             id="loss_no_grad",
             message="La pérdida no tiene gradiente: no la conviertas a float "
@@ -949,9 +898,7 @@ def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
     )
 
 
-# ---------------------------------------------------------------------------
 # Ejercicio 7 · una actualización de DQN
-# ---------------------------------------------------------------------------
 
 
 def update_problem(
@@ -987,53 +934,48 @@ def update_config(**fields: Any) -> dqn.DQNConfig:
     return dqn.DQNConfig(**{**defaults, "target_every": 10**9, **fields})
 
 
-def _dqn_update(
-    q_network,
-    target_network,
-    optimizer,
-    buffer,
-    rng,
-    step,
-    config,
-    *,
-    zero_grad=True,
-    step_first=False,
-    clip="norm",
-):
-    """Una actualización de DQN sin ``zero_grad``, con el paso antes de
-    ``backward`` o con otro recorte (``"none"``, ``"value"``, ``"after"``)."""
-    batch = dqn.sample_batch(buffer, config.batch_size, rng)
-    loss = dqn.dqn_loss(q_network, target_network, batch, config.gamma)
-    parameters, norm = q_network.parameters(), config.max_grad_norm
-    if zero_grad:
-        optimizer.zero_grad()
-    if step_first:
-        optimizer.step()
-    loss.backward()
-    if clip == "norm":
-        torch.nn.utils.clip_grad_norm_(parameters, norm)
-    elif clip == "value":
-        torch.nn.utils.clip_grad_value_(parameters, norm)
-    if not step_first:
-        optimizer.step()
-    if clip == "after":
-        torch.nn.utils.clip_grad_norm_(q_network.parameters(), norm)
-    if step % config.target_every == 0:
-        target_network.load_state_dict(q_network.state_dict())
-    return loss.item()
+def _changed_update(*, zero_grad=True, step=True, clip="norm"):
+    """``dqn_update`` de referencia con un optimizador cambiado (``zero_grad`` o
+    ``step`` que no hacen nada; con ``clip="value"``, un recorte por
+    componentes justo antes del paso) y, si ``clip`` no es ``"norm"``, sin
+    recorte de la norma (``max_grad_norm`` infinito) o con él tras el paso."""
+
+    def update(q_network, target_network, optimizer, buffer, rng, t, config):
+        norm, parameters = config.max_grad_norm, list(q_network.parameters())
+
+        def stepped() -> None:
+            if clip == "value":
+                torch.nn.utils.clip_grad_value_(parameters, norm)
+            if step:
+                optimizer.step()
+
+        changed = SimpleNamespace(
+            zero_grad=optimizer.zero_grad if zero_grad else lambda: None, step=stepped
+        )
+        if clip != "norm":
+            config = dataclasses.replace(config, max_grad_norm=math.inf)
+        loss = dqn.dqn_update(
+            q_network, target_network, changed, buffer, rng, t, config
+        )
+        if clip == "after":
+            torch.nn.utils.clip_grad_norm_(parameters, norm)
+        return loss
+
+    return update
 
 
 UPDATE_MISTAKES: list[Mistake] = [
     Mistake(
         "update_no_zero_grad",
-        variant_of(_dqn_update, zero_grad=False),
+        _changed_update(zero_grad=False),
         "¿Borras los gradientes viejos? La red llega con los de la actualización "
         "anterior, y backward los suma a los nuevos: optimizer.zero_grad() va "
         "antes de loss.backward().",
     ),
     Mistake(
         "update_step_before_backward",
-        variant_of(_dqn_update, step_first=True, clip="none"),
+        # el paso, con los gradientes recién borrados, no mueve nada
+        _changed_update(step=False, clip="none"),
         "¿optimizer.step() antes de loss.backward()? El optimizador mueve los "
         "pesos con los gradientes que hay en ese momento: primero backward, "
         "después step.",
@@ -1042,20 +984,20 @@ UPDATE_MISTAKES: list[Mistake] = [
 CLIP_MISTAKES: list[Mistake] = [
     Mistake(
         "update_no_clip",
-        variant_of(_dqn_update, clip="none"),
+        _changed_update(clip="none"),
         "¿Recortas el gradiente? Con max_grad_norm = {norm} la norma del gradiente "
         "de este lote lo supera, y tu paso es el del gradiente entero. Recorta la "
         "norma de todos los gradientes de q_network juntos entre backward y step.",
     ),
     Mistake(
         "update_clip_after_step",
-        variant_of(_dqn_update, clip="after"),
+        _changed_update(clip="after"),
         "Recortas después de optimizer.step(): el paso ya se dio con el gradiente "
         "entero. El recorte va entre backward y step.",
     ),
     Mistake(
         "update_clip_value",
-        variant_of(_dqn_update, clip="value"),
+        _changed_update(clip="value"),
         "Recortas cada componente del gradiente por separado (clip_grad_value_); "
         "DQN recorta la norma del gradiente entero (clip_grad_norm_), que conserva "
         "su dirección.",
@@ -1075,7 +1017,7 @@ def _snapshot(network: torch.nn.Module) -> dict[str, torch.Tensor]:
 def _same_state(a: dict, b: dict, gradients: bool = False) -> bool:
     """¿Los mismos pesos? Con ``gradients``, también la misma norma del gradiente
     que queda en la red (para reconocer un error típico)."""
-    keys = [k for k in a if gradients or not k.startswith("__")]
+    keys = [k for k in a if gradients or k[0] != "_"]
     return a.keys() == b.keys() and all(
         torch.allclose(a[k], b[k], atol=1e-6, rtol=1e-4, equal_nan=True) for k in keys
     )
@@ -1085,20 +1027,17 @@ def _updated(function, seed, kind, step, config, stale_gradients) -> tuple[Any, 
     """Una actualización desde el estado de un caso: lo devuelto, los pesos de
     la red Q y la norma del gradiente que queda en ella (distingue recortar
     después del paso: mismos pesos que sin recortar, gradiente recortado)."""
-    q_network, target_network, buffer = update_problem(
-        seed, stale_gradients=stale_gradients
-    )
-    optimizer = (torch.optim.Adam if kind == "adam" else torch.optim.SGD)(
-        q_network.parameters(), lr=0.01 if kind == "adam" else 0.1
+    q_network, target_network, buffer = update_problem(seed, stale_gradients)
+    adam = kind == "adam"
+    optimizer = (torch.optim.Adam if adam else torch.optim.SGD)(
+        q_network.parameters(), lr=0.01 if adam else 0.1
     )
     rng = np.random.default_rng(seed)
     loss = function(q_network, target_network, optimizer, buffer, rng, step, config)
     state = _snapshot(q_network)
     grads = [p.grad.reshape(-1) for p in q_network.parameters() if p.grad is not None]
-    state["__norma del gradiente__"] = (
-        torch.cat(grads).norm() if grads else torch.tensor(float("nan"))
-    )
-    return loss, state
+    norm = torch.cat(grads).norm() if grads else torch.tensor(float("nan"))
+    return loss, {**state, "__norma del gradiente__": norm}
 
 
 def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) -> Any:
@@ -1115,11 +1054,11 @@ def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) ->
 
         def unexplained(got: Any, want: Any, seed=seed, kind=kind) -> bool:
             # Ningún error típico lo explica: se dice qué parámetro difiere.
+            weights = [
+                {k: v for k, v in s[1].items() if k[0] != "_"} for s in (got, want)
+            ]
             compare_parameters(
-                *[
-                    {k: v for k, v in s[1].items() if not k.startswith("__")}
-                    for s in (got, want)
-                ],
+                *weights,
                 what=f"la red Q tras {what} (semilla {seed}, {kind.upper()})",
                 mistake="update_wrong_weights",
             )
