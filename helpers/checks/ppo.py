@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import math
 import numbers
-from typing import Any
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -26,7 +28,8 @@ from helpers.checks import (
     compare_parameters,
     exercise,
     fail,
-    variant_of,
+    negated,
+    on_output,
 )
 from helpers.checks.quiz import STATEMENT_KEYS as STATEMENT_KEYS
 from helpers.checks.quiz import numbered_quiz
@@ -94,75 +97,71 @@ CLIP_CASES = [
     ),
 ]
 
+_clip = ppo.clipped_surrogate_loss
 
-def _clip_loss(log_probs, old_log_probs, advantages, clip_eps=0.2, *, error=None):
-    """La pérdida recortada con el error típico ``error`` (su id)."""
-    lp, old, adv = log_probs, old_log_probs.detach(), advantages
-    if error == "inverted_ratio":
-        r = torch.exp(old - lp)
-    elif error == "ratio_of_exponentials":
-        r = torch.exp(lp) / torch.exp(old)
-    else:
-        r = lp - old if error == "missing_exp" else torch.exp(lp - old)
-    clipped = torch.clamp(r, 1 - clip_eps, 1 + clip_eps) * adv
-    terms = {
-        "max_instead_of_min": torch.max(r * adv, clipped),
-        "clip_without_min": clipped,
-        "clip_upper_only": torch.clamp(r, max=1 + clip_eps) * adv,
-        "no_clip": r * adv,
-    }.get(error, torch.min(r * adv, clipped))
-    sign = 1 if error == "missing_minus_sign" else -1
-    return sign * (terms.sum() if error == "sum_instead_of_mean" else terms.mean())
+
+def _objective(terms):
+    """La pérdida recortada con otro objetivo por elemento, ``terms(r, A, ε)``."""
+    return lambda lp, old, adv, eps=0.2: (
+        -terms(ppo.probability_ratio(lp, old), adv, eps).mean()
+    )
+
+
+def _ratio(ratio):
+    """La pérdida recortada con el cociente calculado como ``ratio(lp, old)``."""
+    return lambda lp, old, adv, eps=0.2: (
+        -ppo.clipped_surrogate(ratio(lp, old.detach()), adv, eps).mean()
+    )
 
 
 CLIP_MISTAKES: list[Mistake] = [
     Mistake(
         "max_instead_of_min",
-        variant_of(_clip_loss, error="max_instead_of_min"),
+        _objective(lambda r, a, e: torch.max(r * a, r.clamp(1 - e, 1 + e) * a)),
         "Usaste max en lugar de min: el objetivo de PPO es la cota pesimista, "
         "min(r·A, clip(r)·A). Con max, el cociente nunca deja de empujar.",
     ),
     Mistake(
         "clip_without_min",
-        variant_of(_clip_loss, error="clip_without_min"),
+        _objective(lambda r, a, e: r.clamp(1 - e, 1 + e) * a),
         "Recortaste sin el min: solo clip(r)·A. Fuera del intervalo el gradiente "
         "se anula también cuando el paso estaba «deshaciendo» un error (p. ej. "
         "A > 0 y r < 1 − ε). Toma min(r·A, clip(r)·A).",
     ),
     Mistake(
         "clip_upper_only",
-        variant_of(_clip_loss, error="clip_upper_only"),
+        _objective(lambda r, a, e: r.clamp(max=1 + e) * a),
         "Solo recortaste por arriba (min(r, 1 + ε)·A): con ventajas negativas el "
         "min queda del lado equivocado. Usa min(r·A, clip(r, 1 − ε, 1 + ε)·A), "
         "que funciona para los dos signos de A.",
     ),
     Mistake(
         "no_clip",
-        variant_of(_clip_loss, error="no_clip"),
+        lambda lp, old, adv, eps=0.2: _clip(lp, old, adv, math.inf),
         "No hay recorte: −mean(r·A) es el gradiente de política sin freno. Falta "
         "el término clip(r, 1 − ε, 1 + ε)·A y el min.",
     ),
     Mistake(
         "missing_minus_sign",
-        variant_of(_clip_loss, error="missing_minus_sign"),
+        negated(_clip),
         "Falta el signo menos: L^CLIP se maximiza y el optimizador minimiza; la "
         "pérdida es −mean(min(...)).",
     ),
     Mistake(
         "sum_instead_of_mean",
-        variant_of(_clip_loss, error="sum_instead_of_mean"),
+        lambda lp, old, adv, eps=0.2: _clip(lp, old, adv, eps) * lp.numel(),
         "Sumaste en lugar de promediar: la pérdida es una media sobre las "
         "muestras (si no, su escala depende del tamaño del lote).",
     ),
     Mistake(
         "inverted_ratio",
-        variant_of(_clip_loss, error="inverted_ratio"),
+        _ratio(lambda lp, old: torch.exp(old - lp)),
         "El cociente está invertido: r = π_θ / π_θold = exp(log_probs − "
         "old_log_probs), la política nueva en el numerador.",
     ),
     Mistake(
         "ratio_of_exponentials",
-        variant_of(_clip_loss, error="ratio_of_exponentials"),
+        _ratio(lambda lp, old: torch.exp(lp) / torch.exp(old)),
         "Calculaste el cociente como exp(log_probs) / exp(old_log_probs): es el "
         "correcto en teoría, pero con log-probabilidades muy negativas (una "
         "respuesta entera, log π ≈ −1000) las dos exponenciales dan 0 y el "
@@ -171,7 +170,7 @@ CLIP_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "missing_exp",
-        variant_of(_clip_loss, error="missing_exp"),
+        _ratio(lambda lp, old: lp - old),
         "Falta la exponencial: log_probs − old_log_probs es log r_t; el cociente "
         "es r_t = exp(log_probs − old_log_probs).",
     ),
@@ -195,13 +194,9 @@ def _scalars(loss, cases):
 @exercise(MODULE, "clipped_surrogate_loss", "el valor")
 def check_clipped_surrogate_loss(clipped_surrogate_loss, cases=CLIP_CASES):
     """El valor de ``clipped_surrogate_loss(log_probs, old, A, ε)``."""
-    check_cases(
-        clipped_surrogate_loss,
-        "clipped_surrogate_loss",
-        _scalars(clipped_surrogate_loss, cases),
-        ppo.clipped_surrogate_loss,
-        CLIP_MISTAKES,
-    )
+    cases = _scalars(clipped_surrogate_loss, cases)
+    name = "clipped_surrogate_loss"
+    check_cases(clipped_surrogate_loss, name, cases, _clip, CLIP_MISTAKES)
 
 
 @exercise(MODULE, "clipped_surrogate_loss", "el gradiente")
@@ -211,7 +206,7 @@ def check_clipped_surrogate_loss_grad(clipped_surrogate_loss, cases=CLIP_CASES):
         clipped_surrogate_loss,
         "clipped_surrogate_loss",
         _scalars(clipped_surrogate_loss, cases),
-        ppo.clipped_surrogate_loss,
+        _clip,
         CLIP_MISTAKES,
         prefix="clip",
         mistake="clip_wrong_gradient",
@@ -243,15 +238,7 @@ KL_CASES = [
     (_t([[-1.0, -0.4], [-0.3, -2.2]]), _t([[-0.8, -0.5], [-0.9, -1.6]])),
 ]
 
-
-def _kl(k1, k3):
-    """``kl_estimators`` con ``k1`` y ``k3`` como funciones de ``log ρ``."""
-
-    def estimators(log_probs, other_log_probs):
-        log_rho = other_log_probs - log_probs
-        return k1(log_rho).mean(), k3(log_rho).mean()
-
-    return estimators
+_kl = ppo.kl_estimators
 
 
 def _pair(function):
@@ -268,30 +255,31 @@ def _pair(function):
 KL_MISTAKES: list[Mistake] = [
     Mistake(
         "k1_sign",
-        _kl(lambda lr: lr, lambda lr: torch.exp(lr) - 1 - lr),
+        on_output(_kl, lambda k: (-k[0], k[1]), "−k1"),
         "k1 tiene el signo cambiado: con log ρ = log p − log q, k1 = −log ρ = "
         "log q − log p (log_probs − other_log_probs).",
     ),
     Mistake(
         "inverted_rho",
-        _kl(lambda lr: lr, lambda lr: torch.exp(-lr) - 1 + lr),
+        lambda log_probs, other: _kl(other, log_probs),
         "Invertiste ρ: es ρ = p(x)/q(x), log ρ = other_log_probs − log_probs (las "
         "muestras vienen de q, la primera distribución).",
     ),
     Mistake(
         "k3_missing_minus_one",
-        _kl(lambda lr: -lr, lambda lr: torch.exp(lr) - lr),
+        on_output(_kl, lambda k: (k[0], k[1] + 1), "k3 + 1"),
         "A k3 le falta el −1: k3 = (ρ − 1) − log ρ. Sin él no es insesgado (y no "
         "vale 0 cuando las dos distribuciones coinciden).",
     ),
     Mistake(
         "k2_instead_of_k3",
-        _kl(lambda lr: -lr, lambda lr: 0.5 * lr**2),
+        lambda lp, other: (_kl(lp, other)[0], 0.5 * ((other - lp) ** 2).mean()),
         "Eso es k2 = ½·(log ρ)², no k3: k3 = (ρ − 1) − log ρ, con ρ = exp(log ρ).",
     ),
     Mistake(
         "k3_last_term_sign",
-        _kl(lambda lr: -lr, lambda lr: (torch.exp(lr) - 1) + lr),
+        # (ρ − 1) + log ρ = k3 + 2·log ρ, y la media de log ρ es −k1.
+        on_output(_kl, lambda k: (k[0], k[1] - 2 * k[0]), "k3 + 2·log ρ"),
         "El signo del último término de k3: es (ρ − 1) − log ρ, que nunca es "
         "negativo porque log ρ ≤ ρ − 1.",
     ),
@@ -318,13 +306,8 @@ def check_kl_estimators(kl_estimators, cases=KL_CASES):
                     "promediaste sobre un solo eje?",
                     "kl_not_scalar",
                 )
-    check_cases(
-        _pair(kl_estimators),
-        "kl_estimators",
-        cases,
-        _pair(ppo.kl_estimators),
-        [Mistake(m.id, _pair(m.variant), m.message) for m in KL_MISTAKES],
-    )
+    rows = [Mistake(m.id, _pair(m.variant), m.message) for m in KL_MISTAKES]
+    check_cases(_pair(kl_estimators), "kl_estimators", cases, _pair(_kl), rows)
 
 
 # ---------------------------------------------------------------------------
@@ -362,91 +345,105 @@ def _minibatch_args(case):
     return (agent, batch, torch.tensor(indices), *coefs)
 
 
-def _minibatch_loss(
-    agent, batch, indices, clip_eps=0.2, vf_coef=0.5, ent_coef=0.01, *, error=None
-):
-    """La pérdida del minilote con el error típico ``error`` (su id)."""
-    logits, values = agent(batch.obs[indices])
-    log_pi = torch.log_softmax(logits, dim=-1)
-    chosen = logits if error == "logits_as_log_probs" else log_pi
-    log_probs = chosen.gather(-1, batch.actions[indices][:, None]).squeeze(-1)
-    entropy = -(log_pi.exp() * log_pi).sum(-1)
-    if error == "entropy_detached":
-        entropy = entropy.detach()
-    advantages = batch.advantages[indices]
-    if error != "advantages_not_normalized":
-        whole = (
-            batch.advantages if error == "normalized_with_whole_batch" else advantages
-        )
-        std = whole.std(unbiased=error != "biased_std")
-        advantages = (advantages - whole.mean()) / (std + 1e-8)
-    old = batch.log_probs[indices]
-    policy = ppo.clipped_surrogate_loss(log_probs, old, advantages, clip_eps)
-    errors = values - batch.returns[indices]
-    value = {"absolute_value_error": errors.abs(), "half_value_error": errors**2 / 2}
-    c_v = 1.0 if error == "missing_vf_coef" else vf_coef
-    c_h = -ent_coef if error == "entropy_sign" else ent_coef
-    return policy + c_v * value.get(error, errors**2).mean() - c_h * entropy.mean()
+_minibatch = ppo.ppo_minibatch_loss
+_LOSS_ARGS = list(inspect.signature(ppo.ppo_loss).parameters)
+
+
+def _changed(change):
+    """La pérdida de referencia del minilote con los argumentos de
+    ``ppo.ppo_loss`` cambiados: ``change(args, agent, batch, indices)`` da los
+    que cambian (``args``: los de la referencia, por nombre)."""
+
+    def loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+        def total(*args):
+            named = dict(zip(_LOSS_ARGS, args, strict=True))
+            return ppo.ppo_loss(**named | change(named, agent, batch, indices))
+
+        coefs = (clip_eps, vf_coef, ent_coef)
+        return ppo._minibatch_loss(agent, batch, indices, *coefs, loss_fn=total)[0]
+
+    return loss
+
+
+def _logits_as_log_probs(args, agent, batch, indices):
+    logits = agent(batch.obs[indices])[0]
+    return {"log_probs": logits.gather(-1, batch.actions[indices][:, None])[:, 0]}
+
+
+def _normalized(x, unbiased=True):
+    return (x - x.mean()) / (x.std(unbiased=unbiased) + 1e-8)
 
 
 MINIBATCH_LOSS_MISTAKES: list[Mistake] = [
     Mistake(
         "advantages_not_normalized",
-        variant_of(_minibatch_loss, error="advantages_not_normalized"),
+        _changed(lambda a, agent, batch, i: {"advantages": batch.advantages[i]}),
         "Falta normalizar las ventajas del minilote: (Â − media) / (desviación "
         "típica + 1e-8), con la media y la desviación de ese minilote.",
     ),
     Mistake(
         "biased_std",
-        variant_of(_minibatch_loss, error="biased_std"),
+        _changed(
+            lambda a, agent, batch, i: {
+                "advantages": _normalized(batch.advantages[i], unbiased=False)
+            }
+        ),
         "Normalizaste con la desviación típica sesgada (unbiased=False o "
         "correction=0): el enunciado fija la de torch.std por defecto, la "
         "insesgada, que divide por n − 1.",
     ),
     Mistake(
         "normalized_with_whole_batch",
-        variant_of(_minibatch_loss, error="normalized_with_whole_batch"),
+        _changed(
+            lambda a, agent, batch, i: {"advantages": _normalized(batch.advantages)[i]}
+        ),
         "Normalizaste con la media y la desviación de todo el lote: aquí se "
         "normaliza cada minilote con las suyas.",
     ),
     Mistake(
         "logits_as_log_probs",
-        variant_of(_minibatch_loss, error="logits_as_log_probs"),
+        _changed(_logits_as_log_probs),
         "Tomaste los logits de la acción como si fueran log π(a|s): antes hay "
         "que pasarlos por log_softmax (si no, no son log-probabilidades).",
     ),
     Mistake(
         "entropy_sign",
-        variant_of(_minibatch_loss, error="entropy_sign"),
+        lambda agent, batch, i, e=0.2, v=0.5, h=0.01: _minibatch(
+            agent, batch, i, e, v, -h
+        ),
         "El premio a la entropía va con signo menos: queremos subir la entropía "
         "(explorar) y el optimizador minimiza. loss = … − c_H·mean(entropía).",
     ),
     Mistake(
         "missing_vf_coef",
-        variant_of(_minibatch_loss, error="missing_vf_coef"),
+        lambda agent, batch, i, e=0.2, v=0.5, h=0.01: _minibatch(
+            agent, batch, i, e, 1.0, h
+        ),
         "Falta multiplicar la pérdida del crítico por vf_coef (c_V).",
     ),
     Mistake(
         "absolute_value_error",
-        variant_of(_minibatch_loss, error="absolute_value_error"),
+        lambda agent, batch, i, e=0.2, v=0.5, h=0.01: (
+            _minibatch(agent, batch, i, e, 0.0, h)
+            + v * (agent(batch.obs[i])[1] - batch.returns[i]).abs().mean()
+        ),
         "La pérdida del crítico es el error cuadrático medio, mean((V − R)²), no "
         "el valor absoluto.",
     ),
     Mistake(
         "half_value_error",
-        variant_of(_minibatch_loss, error="half_value_error"),
+        lambda agent, batch, i, e=0.2, v=0.5, h=0.01: _minibatch(
+            agent, batch, i, e, v / 2, h
+        ),
         "Sobra el ½ en la pérdida del crítico: aquí es mean((V − R)²) y el peso "
         "lo pone solo vf_coef.",
     ),
 ]
 
-_MINIBATCH_USES = {
-    "clipped_surrogate_loss": ppo.clipped_surrogate_loss,
-    "kl_estimators": ppo.kl_estimators,
-}
-
-
 # Con la pérdida recortada de referencia: cada ejercicio se califica solo.
+_MINIBATCH_USES = {"clipped_surrogate_loss": _clip, "kl_estimators": _kl}
+
+
 @exercise(MODULE, "ppo_minibatch_loss", "el valor", uses=_MINIBATCH_USES)
 def check_ppo_minibatch_loss(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES):
     """El valor de ``ppo_minibatch_loss(agent, batch, indices, ε, c_V, c_H)``."""
@@ -465,9 +462,7 @@ def check_ppo_minibatch_loss(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES):
             i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not close(g, w)
         )
         seed, indices, clip_eps, vf_coef, ent_coef = cases[index]
-        shown = ", ".join(str(i) for i in indices[:6]) + (
-            ", …" if len(indices) > 6 else ""
-        )
+        shown = ", ".join(map(str, indices[:6])) + (", …" if len(indices) > 6 else "")
         fail(
             f"En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] "
             f"({len(indices)} muestras), ε = {significant(clip_eps)}, "
@@ -483,7 +478,7 @@ def check_ppo_minibatch_loss(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES):
     # Un error típico reconocido se dice con su mensaje solo.
     check_procedure(
         ppo_minibatch_loss,
-        ppo.ppo_minibatch_loss,
+        _minibatch,
         MINIBATCH_LOSS_MISTAKES,
         run=run,
         same=close,
@@ -495,7 +490,7 @@ def check_ppo_minibatch_loss(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES):
 #: El error típico que solo se ve en el gradiente (el valor es el bueno).
 ENTROPY_DETACHED = Mistake(
     "entropy_detached",
-    variant_of(_minibatch_loss, error="entropy_detached"),
+    _changed(lambda a, agent, batch, i: {"entropy": a["entropy"].detach()}),
     "El gradiente es el de la pérdida sin el premio a la entropía: "
     "¿calculaste la entropía con .detach() o bajo torch.no_grad()? "
     "También tiene que llegar al actor.",
@@ -509,7 +504,7 @@ def check_ppo_minibatch_loss_grad(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES
         ppo_minibatch_loss,
         "ppo_minibatch_loss",
         [_minibatch_args(case) for case in cases],
-        ppo.ppo_minibatch_loss,
+        _minibatch,
         [ENTROPY_DETACHED, *MINIBATCH_LOSS_MISTAKES],
         prefix="minibatch",
         mistake="minibatch_wrong_gradient",
@@ -548,7 +543,7 @@ def check_ppo_minibatch_loss_grad(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES
 
 #: Los hiperparámetros de ``ppo_update`` en las comprobaciones (salvo lo que cada
 #: caso cambie): sin recorte del gradiente que actúe y sin parada temprana.
-UPDATE_SETTINGS: dict[str, Any] = dict(
+UPDATE_SETTINGS = dict(
     n_epochs=4,
     minibatch_size=16,
     clip_eps=0.2,
@@ -569,95 +564,159 @@ UPDATE_KL_CASES = [
 ]
 
 
-def _kl_after_epoch(agent, batch, error):
-    """La KL que mira la parada temprana (con ``error``, la equivocada)."""
-    if error not in ("kl_with_k1", "kl_reversed"):
-        return ppo.batch_kl(agent, batch)
-    with torch.no_grad():
-        log_pi = torch.log_softmax(agent(batch.obs)[0], dim=-1)
-        new = log_pi.gather(-1, batch.actions[:, None]).squeeze(-1)
-    if error == "kl_with_k1":
-        return float(ppo.kl_estimators(batch.log_probs, new)[0])
-    return float(ppo.kl_estimators(new, batch.log_probs)[1])
+def _changed_update(minibatches=None, optimizer=None, agent=None, **options):
+    """``ppo.ppo_update`` con un error típico: ``options`` cambia sus
+    argumentos, ``minibatches`` da su ``minibatch_fn`` y ``optimizer`` y
+    ``agent`` envuelven lo que recibe (cada uno, ``f(agent, optimizer, batch,
+    settings)``, con lo de la llamada)."""
+
+    def update(agent_, optimizer_, batch, generator, **settings):
+        given = (agent_, optimizer_, batch, settings)
+        changed = {**settings, **options}
+        if minibatches is not None:
+            changed["minibatch_fn"] = minibatches(*given)
+        return ppo.ppo_update(
+            agent_ if agent is None else agent(*given),
+            optimizer_ if optimizer is None else optimizer(*given),
+            batch,
+            generator,
+            **changed,
+        )
+
+    return update
 
 
-def _update(agent, optimizer, batch, generator, *, error=None, **settings):
-    """La fase de actualización con el error típico ``error`` (su id)."""
-    n, size, target = len(batch), settings["minibatch_size"], settings["target_kl"]
-    coefs = [settings[k] for k in ("clip_eps", "vf_coef", "ent_coef")]
-    clipped = {"gradient_not_clipped": None, "clipped_actor_only": agent.actor}
-    clipped = clipped.get(error, agent)
-    step_each, epochs = error != "one_step_per_epoch", 0
+def _shuffled_once(*_):
+    first: list[torch.Tensor] = []
+
+    def minibatches(n, size, epochs, generator):
+        first.extend([] if first else ppo.minibatch_indices(n, size, 1, generator))
+        return first
+
+    return minibatches
+
+
+def _strided(n, size, epochs, generator):
     order = torch.randperm(n, generator=generator)
-    for epoch in range(settings["n_epochs"]):
-        if epoch and error != "shuffled_once":
-            order = torch.randperm(n, generator=generator)
-        source = torch.arange(n) if error == "not_shuffled" else order
-        chunks = list(source.split(size))
-        if error == "dropped_last_minibatch" and len(chunks[-1]) < size:
-            chunks = chunks[:-1]
-        if error == "strided_minibatches":
-            chunks = [order[k :: len(chunks)] for k in range(len(chunks))]
-        stop = False
-        for j, indices in enumerate(chunks):
-            if error != "missing_zero_grad" and (step_each or j == 0):
-                optimizer.zero_grad()
-            ppo.ppo_minibatch_loss(agent, batch, indices, *coefs).backward()
-            if step_each or j == len(chunks) - 1:
-                if clipped is not None:
-                    max_norm = settings["max_grad_norm"]
-                    torch.nn.utils.clip_grad_norm_(clipped.parameters(), max_norm)
-                optimizer.step()
-            if error == "stopped_midway" and target is not None:
-                if stop := ppo.batch_kl(agent, batch) > target:
-                    break
-        epochs += 1
-        if target is not None and not stop:
-            stop = _kl_after_epoch(agent, batch, error) > target
-        if stop:
-            epochs -= error == "epoch_not_counted"
-            break
-    return settings["n_epochs"] if error == "returned_n_epochs" else epochs
+    count = math.ceil(n / size)
+    return [order[k::count] for k in range(count)]
+
+
+def _one_step_per_epoch(agent, optimizer, batch, settings):
+    """Un optimizador que pone a cero al empezar cada época y, al acabarla,
+    recorta la suma de los gradientes de sus minilotes y da un solo paso."""
+    per_epoch, done = math.ceil(len(batch) / settings["minibatch_size"]), [0]
+
+    def step():
+        done[0] += 1
+        if done[0] % per_epoch == 0:
+            norm = settings["max_grad_norm"]
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), norm)
+            optimizer.step()
+
+    zero_grad = lambda: done[0] % per_epoch or optimizer.zero_grad()  # noqa: E731
+    return SimpleNamespace(zero_grad=zero_grad, step=step)
+
+
+def _actor_only(agent, *_):
+    """El agente, con ``parameters()`` solo del actor (lo que se recorta)."""
+    proxy = functools.partial(agent)
+    proxy.parameters = agent.actor.parameters
+    return proxy
+
+
+def _stopped_midway(agent, optimizer, batch, settings):
+    """Minilotes que se acaban en cuanto la KL pasa de ``target_kl``."""
+
+    def minibatches(n, size, epochs, generator):
+        for indices in ppo.minibatch_indices(n, size, epochs, generator):
+            yield indices
+            if ppo.batch_kl(agent, batch) > settings["target_kl"]:
+                return
+
+    return minibatches
+
+
+def _kl_with(estimator, swapped=False):
+    """La fase de actualización que para con otra KL (``estimator``: 0 es k1
+    y 1 es k3; ``swapped``, con los argumentos cambiados), época a época."""
+
+    def kl(agent, batch):
+        with torch.no_grad():
+            new = ppo._log_probs_and_entropy(agent(batch.obs)[0], batch.actions)[0]
+        pair = (new, batch.log_probs) if swapped else (batch.log_probs, new)
+        return float(_kl(*pair)[estimator])
+
+    def update(agent, optimizer, batch, generator, **settings):
+        target, one = settings["target_kl"], {**settings, "n_epochs": 1}
+        for epoch in range(1, settings["n_epochs"] + 1):
+            ppo.ppo_update(
+                agent, optimizer, batch, generator, **one | {"target_kl": None}
+            )
+            if target is not None and kl(agent, batch) > target:
+                return epoch
+        return settings["n_epochs"]
+
+    return update
+
+
+def _epoch_not_counted(agent, optimizer, batch, generator, **settings):
+    epochs, target = (
+        ppo.ppo_update(agent, optimizer, batch, generator, **settings),
+        settings["target_kl"],
+    )
+    # Paró si la KL tras la última época pasa del umbral.
+    return epochs - (target is not None and ppo.batch_kl(agent, batch) > target)
 
 
 UPDATE_MISTAKES: list[Mistake] = [
     Mistake(
         "shuffled_once",
-        variant_of(_update, error="shuffled_once"),
+        _changed_update(minibatches=_shuffled_once),
         "Barajaste una sola vez y repetiste ese orden en todas las épocas: cada "
         "época empieza con una permutación nueva del lote (y así el generador "
         "se usa una vez por época).",
     ),
     Mistake(
         "not_shuffled",
-        variant_of(_update, error="not_shuffled"),
+        _changed_update(
+            minibatch_fn=lambda n, size, *_: list(torch.arange(n).split(size))
+        ),
         "Recorriste el lote en orden, sin barajar: cada época empieza con una "
         "permutación nueva del lote, con el generador que recibes.",
     ),
     Mistake(
         "dropped_last_minibatch",
-        variant_of(_update, error="dropped_last_minibatch"),
+        _changed_update(
+            minibatch_fn=lambda n, size, *rest: [
+                i for i in ppo.minibatch_indices(n, size, *rest) if len(i) == size
+            ]
+        ),
         "Te saltaste el último minilote de cada época, el más corto: cada "
         "muestra se usa una vez por época, aunque el lote no sea múltiplo del "
         "tamaño del minilote.",
     ),
     Mistake(
         "strided_minibatches",
-        variant_of(_update, error="strided_minibatches"),
+        _changed_update(minibatch_fn=_strided),
         "Tus minilotes salen de la permutación a saltos (order[k::n]): cada "
         "minilote es un trozo seguido de la permutación, order[0:m], "
         "order[m:2m]…, con m = minibatch_size, y en ese orden.",
     ),
     Mistake(
         "one_step_per_epoch",
-        variant_of(_update, error="one_step_per_epoch"),
+        _changed_update(optimizer=_one_step_per_epoch, max_grad_norm=math.inf),
         "Diste un solo paso del optimizador por época, con los gradientes de "
         "todos los minilotes sumados: PPO da un paso por minilote (zero_grad, "
         "backward, recorte y step dentro del bucle de los minilotes).",
     ),
     Mistake(
         "missing_zero_grad",
-        variant_of(_update, error="missing_zero_grad"),
+        _changed_update(
+            optimizer=lambda agent, opt, *_: SimpleNamespace(
+                zero_grad=lambda: None, step=opt.step
+            )
+        ),
         "Falta poner los gradientes a cero antes de cada backward: sin "
         "optimizer.zero_grad(), PyTorch los suma a los del minilote anterior.",
     ),
@@ -666,7 +725,7 @@ UPDATE_MISTAKES: list[Mistake] = [
 UPDATE_CLIP_MISTAKES: list[Mistake] = [
     Mistake(
         "gradient_not_clipped",
-        variant_of(_update, error="gradient_not_clipped"),
+        _changed_update(max_grad_norm=math.inf),
         "Los gradientes no se recortan: antes de cada paso del optimizador, la "
         "norma del gradiente de todos los parámetros (actor y crítico juntos) "
         "se limita a max_grad_norm. Si recortas después de optimizer.step(), ya "
@@ -674,7 +733,7 @@ UPDATE_CLIP_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "clipped_actor_only",
-        variant_of(_update, error="clipped_actor_only"),
+        _changed_update(agent=_actor_only),
         "Recortaste solo el gradiente del actor: la norma que se limita es la de "
         "todos los parámetros juntos, agent.parameters().",
     ),
@@ -683,31 +742,34 @@ UPDATE_CLIP_MISTAKES: list[Mistake] = [
 UPDATE_KL_MISTAKES: list[Mistake] = [
     Mistake(
         "kl_with_k1",
-        variant_of(_update, error="kl_with_k1"),
+        _kl_with(0),
         "Mediste la KL con k1: la parada temprana usa k3, que nunca es negativo.",
     ),
     Mistake(
         "kl_reversed",
-        variant_of(_update, error="kl_reversed"),
+        _kl_with(1, swapped=True),
         "Mediste la KL con los argumentos cambiados: las muestras vienen de la "
         "política vieja, así que es KL(π_θold ‖ π_θ), "
         "kl_estimators(batch.log_probs, log π_θ).",
     ),
     Mistake(
         "stopped_midway",
-        variant_of(_update, error="stopped_midway"),
+        _changed_update(minibatches=_stopped_midway),
         "Cortaste a mitad de una época: la KL se mide al acabar cada época, y "
         "las épocas se hacen enteras.",
     ),
     Mistake(
         "epoch_not_counted",
-        variant_of(_update, error="epoch_not_counted"),
+        _epoch_not_counted,
         "Paraste bien, pero contaste mal: la época tras la que la KL pasó de "
         "target_kl se hizo entera y cuenta.",
     ),
     Mistake(
         "returned_n_epochs",
-        variant_of(_update, error="returned_n_epochs"),
+        lambda *args, **settings: (
+            ppo.ppo_update(*args, **settings),
+            settings["n_epochs"],
+        )[1],
         "Devuelves n_epochs aunque la KL haya cortado: devuelve cuántas épocas "
         "se hicieron de verdad.",
     ),
@@ -807,11 +869,7 @@ def _check_update_case(ppo_update, case, mistakes, what, check_epochs):
 
 
 # Con las piezas de referencia: cada ejercicio se califica por sí solo.
-_UPDATE_USES = {
-    "ppo_minibatch_loss": ppo.ppo_minibatch_loss,
-    "clipped_surrogate_loss": ppo.clipped_surrogate_loss,
-    "kl_estimators": ppo.kl_estimators,
-}
+_UPDATE_USES = {"ppo_minibatch_loss": _minibatch, **_MINIBATCH_USES}
 
 
 @exercise(MODULE, "ppo_update", "los parámetros", uses=_UPDATE_USES)
