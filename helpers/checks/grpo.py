@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import math
-from collections.abc import Callable
-from typing import Any
+import re
+from unittest import mock
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 
 from helpers.checks import (
     MUST,
@@ -23,12 +26,18 @@ from helpers.checks import (
     compare_parameters,
     exercise,
     fail,
+    negated,
+    on_output,
     python_number,
     same_parameters,
+    scaled,
     tensor,
-    variant_of,
+    values_check,
 )
 from helpers.formatting import numbers
+from helpers.tinylm import grpo as tl_grpo
+from helpers.tinylm import sampling as tl_sampling
+from helpers.tinylm import task as tl_task
 from helpers.tinylm.grpo import group_advantages as ref_group_advantages
 from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
 from helpers.tinylm.grpo import k3_kl as ref_k3_kl
@@ -38,9 +47,28 @@ from helpers.tinylm.reference import grpo_update as ref_grpo_update
 from helpers.tinylm.reference import log10_num_responses as ref_log10
 from helpers.tinylm.reference import logit_push as ref_logit_push
 from helpers.tinylm.reference import path_log_probability as ref_path_log_probability
+from helpers.tinylm.reference import path_probability as ref_path_probability
 from helpers.tinylm.task import verify as ref_verify
 
 MODULE = "07_grpo"
+
+
+# candidato al núcleo: las filas con sus mensajes en un bloque de texto
+def with_messages(text: str, *rows: Mistake) -> list[Mistake]:
+    """Las filas ``rows``, escritas ``Mistake("id", variante, ...)``, con su
+    mensaje tomado de ``text``: cada uno empieza en una línea «id: …» (o
+    «id_1, id_2: …», el mismo para varios) y sigue en las líneas sangradas, que
+    se juntan con un espacio. Cada fila tiene su mensaje y cada mensaje, su fila."""
+    said = {}
+    for keys, body in re.findall(
+        r"^(\w[\w, ]*): (.*?)(?=^\w[\w, ]*: |\Z)", text, re.M | re.S
+    ):
+        said |= dict.fromkeys(keys.split(", "), " ".join(body.split()))
+    if {row.id for row in rows} != said.keys():
+        raise ValueError(
+            f"filas y mensajes no casan: {sorted(said.keys() ^ {r.id for r in rows})}"
+        )
+    return [dataclasses.replace(row, message=said[row.id]) for row in rows]
 
 
 def _raising_with_gradient(function):
@@ -74,55 +102,58 @@ def _raising_with_gradient(function):
     return wrapped
 
 
+def _lengths_mask(lengths: list[int], length: int) -> torch.Tensor:
+    return (torch.arange(length)[None, :] < torch.tensor(lengths)[:, None]).float()
+
+
+#: Lo que falta cuando una pérdida sale sin gradiente.
+_BACKWARD = "devuelve un tensor de PyTorch para poder hacer loss.backward()."
+
+
 # -- Ejercicio 1 · el camino en escala logarítmica y cuántas respuestas hay --
 
 
-def _log_sum(p, *, dtype=torch.float64):
-    return float(torch.as_tensor(np.asarray(p, dtype=float), dtype=dtype).log().sum())
+def _half(dtype):
+    """El camino en media precisión: cada paso, su logaritmo y la suma."""
+    return lambda p: float(
+        torch.as_tensor(np.asarray(p, dtype=float), dtype=dtype).log().sum()
+    )
 
 
-_HALF_MESSAGE = (
-    "Calculaste en media precisión (float16 o bfloat16): con 8 bits de mantisa "
-    "el logaritmo de cada paso ya sale con un error de milésimas, y en un camino "
-    "largo se acumula. Usa float32 o float64."
-)
-
-_PATH_MISTAKES = [
+_PATH_MISTAKES = with_messages(
+    """
+path_log_of_product: Multiplicaste y después tomaste el logaritmo: donde el producto se
+    queda en 0 (un camino largo), log(0) no existe. Toma el logaritmo de cada paso y
+    súmalos: así nunca se calcula el número diminuto.
+path_log_of_product_numpy: Multiplicaste y después tomaste el logaritmo: donde el
+    producto se queda en 0 (un camino largo), log(0) = −∞. Toma el logaritmo de cada
+    paso y súmalos: así nunca se calcula el número diminuto.
+path_probability: Devolviste la probabilidad (el producto): el ejercicio pide su
+    logaritmo, la log-probabilidad del camino.
+path_log10: Usaste log10: la log-probabilidad de los modelos (y la de la pérdida) usa el
+    logaritmo natural.
+path_mean_of_logs: Promediaste los logaritmos: el de un producto es la **suma** de los
+    logaritmos de sus factores.
+path_float16, path_bfloat16: Calculaste en media precisión (float16 o bfloat16): con 8
+    bits de mantisa el logaritmo de cada paso ya sale con un error de milésimas, y en un
+    camino largo se acumula. Usa float32 o float64.
+""",
     Mistake(
         "path_log_of_product",
-        lambda p: math.log(math.prod(float(x) for x in p)),
-        "Multiplicaste y después tomaste el logaritmo: donde el producto se queda "
-        "en 0 (un camino largo), log(0) no existe. Toma el logaritmo de cada paso "
-        "y súmalos: así nunca se calcula el número diminuto.",
+        on_output(ref_path_probability, math.log, "math.log"),
+        ...,
     ),
     Mistake(
         "path_log_of_product_numpy",
-        lambda p: float(np.log(np.prod(np.asarray(p, dtype=float)))),
-        "Multiplicaste y después tomaste el logaritmo: donde el producto se queda "
-        "en 0 (un camino largo), log(0) = −∞. Toma el logaritmo de cada paso y "
-        "súmalos: así nunca se calcula el número diminuto.",
+        on_output(ref_path_probability, np.log, "np.log"),
+        ...,
     ),
-    Mistake(
-        "path_probability",
-        lambda p: float(np.prod(np.asarray(p, dtype=float))),
-        "Devolviste la probabilidad (el producto): el ejercicio pide su "
-        "logaritmo, la log-probabilidad del camino.",
-    ),
-    Mistake(
-        "path_log10",
-        lambda p: float(np.sum(np.log10(np.asarray(p, dtype=float)))),
-        "Usaste log10: la log-probabilidad de los modelos (y la de la pérdida) "
-        "usa el logaritmo natural.",
-    ),
-    Mistake(
-        "path_mean_of_logs",
-        lambda p: float(np.mean(np.log(np.asarray(p, dtype=float)))),
-        "Promediaste los logaritmos: el de un producto es la **suma** de los "
-        "logaritmos de sus factores.",
-    ),
-    Mistake("path_float16", variant_of(_log_sum, dtype=torch.float16), _HALF_MESSAGE),
-    Mistake("path_bfloat16", variant_of(_log_sum, dtype=torch.bfloat16), _HALF_MESSAGE),
-]
+    Mistake("path_probability", ref_path_probability, ...),
+    Mistake("path_log10", scaled(ref_path_log_probability, 1 / math.log(10)), ...),
+    Mistake("path_mean_of_logs", lambda p: ref_path_log_probability(p) / len(p), ...),
+    Mistake("path_float16", _half(torch.float16), ...),
+    Mistake("path_bfloat16", _half(torch.bfloat16), ...),
+)
 
 #: Un camino corto, uno de 26 pasos en float32 (como los del modelo) y uno tan
 #: largo que su producto se queda en 0.
@@ -133,65 +164,41 @@ PATH_CASES = [
     ([0.5] * 2000,),
 ]
 
+check_path_log_probability = values_check(
+    MODULE, "path_log_probability", ref_path_log_probability, _PATH_MISTAKES, PATH_CASES
+)
 
-@exercise(MODULE, "path_log_probability")
-def check_path_log_probability(path_log_probability, cases=None):
-    """``path_log_probability(step_probs)``: Σ log p, en float32 o float64."""
-    check_cases(
-        path_log_probability,
-        "path_log_probability",
-        cases or PATH_CASES,
-        ref_path_log_probability,
-        _PATH_MISTAKES,
-    )
+_LOG10_MISTAKES = with_messages(
+    """
+count_natural_log: Usaste el logaritmo natural (math.log): el exponente de 10 pide el
+    logaritmo en base 10.
+count_reversed: Lo calculaste al revés: hay vocab_size opciones en cada una de las
+    length posiciones, vocab_size ** length, no length ** vocab_size.
+count_product: Multiplicaste vocab_size × length: las opciones de cada posición se
+    multiplican entre sí (una potencia), no por la longitud.
+count_float_overflow: float(vocab_size) ** length desborda (OverflowError): el número
+    tiene cientos de cifras. El logaritmo de una potencia se puede calcular sin calcular
+    la potencia.
+count_digits: Contaste las cifras de la potencia: eso es el exponente redondeado hacia
+    abajo (solo coincide cuando vocab_size es 10, 100...). El ejercicio pide el
+    exponente real, con sus decimales.
+""",
+    Mistake("count_natural_log", scaled(ref_log10, math.log(10)), ...),
+    Mistake("count_reversed", lambda v, n: ref_log10(n, v), ...),
+    Mistake("count_product", lambda v, n: ref_log10(v * n, 1), ...),
+    Mistake("count_float_overflow", lambda v, n: math.log10(float(v) ** n), ...),
+    Mistake("count_digits", lambda v, n: len(str(v**n)) - 1, ...),
+)
 
-
-_LOG10_MISTAKES = [
-    Mistake(
-        "count_natural_log",
-        lambda v, n: n * math.log(v),
-        "Usaste el logaritmo natural (math.log): el exponente de 10 pide el "
-        "logaritmo en base 10.",
-    ),
-    Mistake(
-        "count_reversed",
-        lambda v, n: v * math.log10(n),
-        "Lo calculaste al revés: hay vocab_size opciones en cada una de las "
-        "length posiciones, vocab_size ** length, no length ** vocab_size.",
-    ),
-    Mistake(
-        "count_product",
-        lambda v, n: math.log10(v * n),
-        "Multiplicaste vocab_size × length: las opciones de cada posición se "
-        "multiplican entre sí (una potencia), no por la longitud.",
-    ),
-    Mistake(
-        "count_float_overflow",
-        lambda v, n: math.log10(float(v) ** n),
-        "float(vocab_size) ** length desborda (OverflowError): el número tiene "
-        "cientos de cifras. El logaritmo de una potencia se puede calcular sin "
-        "calcular la potencia.",
-    ),
-    Mistake(
-        "count_digits",
-        lambda v, n: len(str(v**n)) - 1,
-        "Contaste las cifras de la potencia: eso es el exponente redondeado hacia "
-        "abajo (solo coincide cuando vocab_size es 10, 100...). El ejercicio pide "
-        "el exponente real, con sus decimales.",
-    ),
-]
-
-
-@exercise(MODULE, "path_log_probability")
-def check_log10_num_responses(log10_num_responses, cases=None):
-    """``log10_num_responses(vocab_size, length)``."""
-    check_cases(
-        log10_num_responses,
-        "log10_num_responses",
-        cases or [(150_000, 100), (10, 3), (15, 26), (50_257, 20)],
-        ref_log10,
-        _LOG10_MISTAKES,
-    )
+check_log10_num_responses = values_check(
+    MODULE,
+    "path_log_probability",
+    ref_log10,
+    _LOG10_MISTAKES,
+    [(150_000, 100), (10, 3), (15, 26), (50_257, 20)],
+    name="log10_num_responses",
+    check_name="check_log10_num_responses",
+)
 
 
 # -- Ejercicio 2 · el verificador --------------------------------------------
@@ -212,81 +219,76 @@ def _first_equals_verify(text, a, b):
     return _final_is(text.split(".")[0].split("=")[1].split("+")[0], a, b)
 
 
-def _ends_with_dot_verify(text, a, b):
-    return _final_is(_last_number(text[:-1]), a, b) if text.endswith(".") else 0
-
-
 def _isdigit_verify(text, a, b):
     end = text.find(".")
     return _final_is(_last_number(text[:end] if end >= 0 else ""), a, b, False)
 
 
-_VERIFY_MISTAKES = [
+_VERIFY_MISTAKES = with_messages(
+    """
+verify_keeps_dot: Te quedaste con el punto final pegado al número («408.»), y eso ya no
+    es un número: la respuesta final va entre el último «=» y el punto.
+verify_first_equals: Miras el número tras el primer «=»; la respuesta final es la que
+    sigue al último.
+verify_find_without_check: Cortaste en text.find(".") sin mirar si había punto: sin
+    punto, find devuelve −1 y text[:−1] se come el último carácter («…=4080» pasa a
+    «…=408»). Una respuesta sin punto final está cortada y vale 0.
+verify_requires_final_dot: La respuesta acaba en el **primer** punto (el token de fin) y
+    lo que venga detrás no cuenta: «…=408.+7» vale 1, aunque el texto no acabe en «.».
+    Corta el texto en ese punto y busca el último «=» antes de él.
+verify_isdigit: isdigit() también dice que sí a cifras como «²», que int() no sabe leer:
+    «…=408².» lanza ValueError. Comprueba que son las cifras 0–9 (isascii() y isdigit(),
+    o una expresión regular), o convierte dentro de un try/except ValueError.
+verify_no_end_check: Quitaste todos los puntos antes de leer el número, y con ellos se
+    va el final de la respuesta: acaba en el **primer** «.» (el token de fin) y lo de
+    detrás no cuenta («…=408.+7» vale 1, «…=40.8.» vale 0). Una respuesta sin punto
+    quedó cortada (el modelo no terminó): vale 0 aunque los dígitos coincidan.
+verify_strips_end: Quitaste el punto del final (rstrip) sin comprobar que estaba: una
+    respuesta sin punto quedó cortada (el modelo no terminó) y vale 0 aunque los dígitos
+    coincidan. Además, la respuesta acaba en el **primer** «.»: lo de detrás no cuenta
+    («…=408.+7» vale 1).
+verify_substring: Buscas el producto en cualquier parte del texto: una respuesta que
+    escribe 408 por el camino y acaba en 398 no es correcta. Mira solo el número tras el
+    último «=».
+verify_raises: El verificador nunca debe lanzar una excepción: una respuesta mal formada
+    (sin «=», o con algo que no es un número al final) vale 0.
+""",
     Mistake(
         "verify_keeps_dot",
         lambda text, a, b: _final_is(text.rsplit("=", 1)[-1], a, b),
-        "Te quedaste con el punto final pegado al número («408.»), y eso ya no es "
-        "un número: la respuesta final va entre el último «=» y el punto.",
+        ...,
     ),
-    Mistake(
-        "verify_first_equals",
-        _first_equals_verify,
-        "Miras el número tras el primer «=»; la respuesta final es la que "
-        "sigue al último.",
-    ),
+    Mistake("verify_first_equals", _first_equals_verify, ...),
     Mistake(
         "verify_find_without_check",
         lambda text, a, b: _final_is(_last_number(text[: text.find(".")]), a, b, False),
-        'Cortaste en text.find(".") sin mirar si había punto: sin punto, find '
-        "devuelve −1 y text[:−1] se come el último carácter («…=4080» pasa a "
-        "«…=408»). Una respuesta sin punto final está cortada y vale 0.",
+        ...,
     ),
     Mistake(
         "verify_requires_final_dot",
-        _ends_with_dot_verify,
-        "La respuesta acaba en el **primer** punto (el token de fin) y lo que "
-        "venga detrás no cuenta: «…=408.+7» vale 1, aunque el texto no acabe en "
-        "«.». Corta el texto en ese punto y busca el último «=» antes de él.",
+        lambda text, a, b: int(
+            text.endswith(".") and _final_is(_last_number(text[:-1]), a, b)
+        ),
+        ...,
     ),
-    Mistake(
-        "verify_isdigit",
-        _isdigit_verify,
-        "isdigit() también dice que sí a cifras como «²», que int() no sabe "
-        "leer: «…=408².» lanza ValueError. Comprueba que son las cifras 0–9 "
-        "(isascii() y isdigit(), o una expresión regular), o convierte dentro "
-        "de un try/except ValueError.",
-    ),
+    Mistake("verify_isdigit", _isdigit_verify, ...),
     Mistake(
         "verify_no_end_check",
         lambda text, a, b: _final_is(text.replace(".", "").rsplit("=", 1)[-1], a, b),
-        "Quitaste todos los puntos antes de leer el número, y con ellos se va "
-        "el final de la respuesta: acaba en el **primer** «.» (el token de fin) "
-        "y lo de detrás no cuenta («…=408.+7» vale 1, «…=40.8.» vale 0). Una "
-        "respuesta sin punto quedó cortada (el modelo no terminó): vale 0 "
-        "aunque los dígitos coincidan.",
+        ...,
     ),
     Mistake(
         "verify_strips_end",
         lambda text, a, b: _final_is(text.rsplit("=", 1)[-1].rstrip("."), a, b),
-        "Quitaste el punto del final (rstrip) sin comprobar que estaba: una "
-        "respuesta sin punto quedó cortada (el modelo no terminó) y vale 0 "
-        "aunque los dígitos coincidan. Además, la respuesta acaba en el "
-        "**primer** «.»: lo de detrás no cuenta («…=408.+7» vale 1).",
+        ...,
     ),
-    Mistake(
-        "verify_substring",
-        lambda text, a, b: int(str(a * b) in text),
-        "Buscas el producto en cualquier parte del texto: una respuesta que "
-        "escribe 408 por el camino y acaba en 398 no es correcta. Mira solo el "
-        "número tras el último «=».",
-    ),
+    Mistake("verify_substring", lambda text, a, b: int(str(a * b) in text), ...),
     Mistake(
         "verify_raises",
         lambda text, a, b: int(int(text.split(".")[0].rsplit("=", 1)[1]) == a * b),
-        "El verificador nunca debe lanzar una excepción: una respuesta mal "
-        "formada (sin «=», o con algo que no es un número al final) vale 0.",
+        ...,
     ),
-]
+)
 
 #: Respuestas bien formadas (con «=» y punto final): ¿acierta el número final?
 #: Lo que sigue al primer «.» no cuenta: el modelo ya había terminado.
@@ -316,98 +318,74 @@ VERIFY_MALFORMED_CASES = [
     ("17×20.+17×4=340+68=40.8", 17, 24),
 ]
 
-
-@exercise(MODULE, "verify")
-def check_verify(verify, cases=None):
-    """``verify(text, a, b)`` en respuestas bien formadas."""
-    check_cases(
-        verify,
-        "verify",
-        cases or VERIFY_CASES,
-        ref_verify,
-        _VERIFY_MISTAKES,
-        returns="int",
-    )
-
-
-@exercise(MODULE, "verify")
-def check_verify_malformed(verify, cases=None):
-    """``verify`` da 0, sin lanzar, a las respuestas mal formadas."""
-    check_verify.__wrapped__(verify, cases or VERIFY_MALFORMED_CASES)
+check_verify = values_check(
+    MODULE, "verify", ref_verify, _VERIFY_MISTAKES, VERIFY_CASES, returns="int"
+)
+check_verify_malformed = values_check(
+    MODULE,
+    "verify",
+    ref_verify,
+    _VERIFY_MISTAKES,
+    VERIFY_MALFORMED_CASES,
+    check_name="check_verify_malformed",
+    doc="``verify`` da 0, sin lanzar, a las respuestas mal formadas.",
+    returns="int",
+)
 
 
 # -- Ejercicio 3 · el empujón 1 − p sobre el logit propio ----------------------
 
 
-def _push(logits, token, advantage=1.0, *, own_only=False, p_factor=False):
-    push = ref_logit_push(logits, token, advantage)
-    probs = torch.as_tensor(logits, dtype=torch.float64).softmax(-1)
-    if own_only:
-        push = torch.zeros_like(push).index_fill(0, torch.tensor([token]), 1) * push
-    if p_factor:
-        push = probs[token] * push
-    return push
+def _probs(logits):
+    return torch.as_tensor(logits, dtype=torch.float64).softmax(-1)
 
 
-def _push_p_not_one_minus_p(logits, token, advantage=1.0):
-    probs = torch.as_tensor(logits, dtype=torch.float64).softmax(-1)
-    push = -advantage * probs
-    push[token] = advantage * probs[token]
-    return push
+def _own(logits, token):
+    """1 en el logit del token elegido, 0 en los demás."""
+    return F.one_hot(torch.tensor(token), len(logits)).double()
 
 
-_PUSH_CASES = [
-    (torch.tensor([2.0, 0.5, -1.0, 0.0]), 0, 1.0),
-    (torch.tensor([2.0, 0.5, -1.0, 0.0]), 2, 1.0),
-    (torch.tensor([0.3, 0.1, 3.0]), 1, -0.75),
-    (torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0]), 4, 0.5),
-]
-
-_PUSH_MISTAKES = [
-    Mistake(
-        "push_sign",
-        lambda logits, token, advantage=1.0: -ref_logit_push(logits, token, advantage),
-        "El signo: con ventaja positiva el logit del token elegido **sube** "
-        "(A · (1 − p)) y los demás bajan (−A · p).",
-    ),
-    Mistake(
-        "push_own_only",
-        variant_of(_push, own_only=True),
-        "Solo moviste el logit del token elegido: los demás también se mueven, "
-        "cada uno baja A · p_otro (el gradiente de la softmax los toca a todos).",
-    ),
-    Mistake(
-        "push_no_advantage",
-        lambda logits, token, advantage=1.0: ref_logit_push(logits, token, 1.0),
-        "Olvidaste la ventaja: todo el empujón se multiplica por A (con A < 0 el "
-        "token baja).",
-    ),
+_PUSH_MISTAKES = with_messages(
+    """
+push_sign: El signo: con ventaja positiva el logit del token elegido **sube** (A · (1 −
+    p)) y los demás bajan (−A · p).
+push_own_only: Solo moviste el logit del token elegido: los demás también se mueven,
+    cada uno baja A · p_otro (el gradiente de la softmax los toca a todos).
+push_no_advantage: Olvidaste la ventaja: todo el empujón se multiplica por A (con A < 0
+    el token baja).
+push_probability_gradient: Derivaste la probabilidad p y no su logaritmo: la pérdida usa
+    log π, y el gradiente de log softmax es one_hot − p, sin el factor p delante.
+push_p_not_one_minus_p: El logit propio sube A · (1 − p), lo que le faltaba al modelo
+    para estar seguro, no A · p.
+""",
+    Mistake("push_sign", negated(ref_logit_push), ...),
+    Mistake("push_own_only", lambda z, t, a: ref_logit_push(z, t, a) * _own(z, t), ...),
+    Mistake("push_no_advantage", lambda z, t, a: ref_logit_push(z, t, 1.0), ...),
     Mistake(
         "push_probability_gradient",
-        variant_of(_push, p_factor=True),
-        "Derivaste la probabilidad p y no su logaritmo: la pérdida usa log π, "
-        "y el gradiente de log softmax es one_hot − p, sin el factor p delante.",
+        lambda z, t, a: ref_logit_push(z, t, a) * _probs(z)[t],
+        ...,
     ),
     Mistake(
         "push_p_not_one_minus_p",
-        _push_p_not_one_minus_p,
-        "El logit propio sube A · (1 − p), lo que le faltaba al modelo para estar "
-        "seguro, no A · p.",
+        lambda z, t, a: a * _probs(z) * (2 * _own(z, t) - 1),
+        ...,
     ),
-]
+)
 
-
-@exercise(MODULE, "logit_push")
-def check_logit_push(logit_push, cases=None):
-    """``logit_push(logits, token, advantage)``."""
-    check_cases(
-        logit_push,
-        "logit_push",
-        cases or _PUSH_CASES,
-        ref_logit_push,
-        _PUSH_MISTAKES,
-        atol=1e-5,
-    )
+check_logit_push = values_check(
+    MODULE,
+    "logit_push",
+    ref_logit_push,
+    _PUSH_MISTAKES,
+    [
+        (torch.tensor([2.0, 0.5, -1.0, 0.0]), 0, 1.0),
+        (torch.tensor([2.0, 0.5, -1.0, 0.0]), 2, 1.0),
+        (torch.tensor([0.3, 0.1, 3.0]), 1, -0.75),
+        (torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0]), 4, 0.5),
+    ],
+    atol=1e-5,
+)
 
 
 # -- Ejercicio 4 · ventajas de grupo ---------------------------------------------
@@ -430,113 +408,82 @@ _GROUP_CASES = [
 ]
 
 
-def _advantages(
-    rewards, std_normalize=False, eps=1e-6, *, dim=-1, unbiased=False, guard="eps"
-):
-    """Las ventajas con una desviación muestral o poblacional y una forma de
-    evitar dividir por 0 (``guard``: ``"eps"``, ``"none"`` o ``"zero_test"``)."""
-    advantages = rewards - rewards.mean(dim=dim, keepdim=True)
-    if std_normalize:
-        std = rewards.std(dim=dim, unbiased=unbiased, keepdim=True)
-        if guard == "zero_test":
-            std = torch.where(std == 0, torch.ones_like(std), std)
-        advantages = advantages / (std + eps if guard == "eps" else std)
-    return advantages
+def _sample_std(variant):
+    """``variant`` con la desviación muestral (entre G − 1): σ_s = c · σ con
+    c = √(G / (G − 1)), así que (R − media) / (σ_s + eps) es la variante con
+    eps / c, dividida entre c."""
+
+    def wrapped(rewards, std_normalize=False, eps=1e-6):
+        if not std_normalize:
+            return variant(rewards, False, eps)
+        c = (rewards.shape[-1] / (rewards.shape[-1] - 1)) ** 0.5
+        return variant(rewards, True, eps / c) / c
+
+    return wrapped
 
 
-#: La otra convención válida: la desviación muestral (entre G − 1, la de
-#: ``torch.std`` por defecto y la de TRL); la del curso es la poblacional.
-_sample_std_advantages = variant_of(_advantages, unbiased=True)
+def _no_eps(rewards, std_normalize=False, eps=1e-6):
+    return ref_group_advantages(rewards, std_normalize, 0.0)
 
-_NO_EPS_MESSAGE = (
-    "Dividiste por una desviación típica que vale 0 en los grupos todo "
-    "aciertos o todo fallos: 0/0 = NaN. Suma eps a la desviación."
-)
 
-_GROUP_MISTAKES = [
+#: Preguntar σ == 0 en lugar de sumar eps: donde σ es 0 exacto sale 0/0 = NaN,
+#: y el grupo unánime lo cambia por 0; donde no, lo mismo que sin eps.
+_zero_std_test = on_output(_no_eps, torch.nan_to_num, "σ == 0")
+
+_GROUP_MISTAKES = with_messages(
+    """
+advantages_batch_mean: Restaste la media de **todo el lote**: la línea base de GRPO es
+    la media de cada grupo (cada fila, un enunciado), rewards.mean(dim=-1,
+    keepdim=True).
+advantages_no_eps, advantages_no_eps_unbiased: Dividiste por una desviación típica que
+    vale 0 en los grupos todo aciertos o todo fallos: 0/0 = NaN. Suma eps a la
+    desviación.
+advantages_zero_std_test: Comprobaste si la desviación es exactamente 0 (σ == 0) en
+    lugar de sumar eps. Con recompensas que no son exactas en binario, un grupo unánime
+    no tiene σ = 0: 0,1 + 0,2 y 0,3 son la misma nota, pero no el mismo float, y σ sale
+    del orden de 10⁻¹⁷. Entonces (R − media)/σ, el cociente de dos restos del redondeo,
+    sale del orden de 1 en lugar de 0. Divide siempre entre σ + eps.
+advantages_sign: El signo está al revés: ventaja = recompensa − media (los aciertos
+    deben salir positivos).
+advantages_wrong_axis: Promediaste sobre el eje equivocado (dim=0, entre grupos): cada
+    grupo es una fila, la media va por filas (dim=-1).
+advantages_never_std: Con std_normalize=True hay que dividir además por la desviación
+    típica del grupo (más eps).
+advantages_always_std: Con std_normalize=False no se divide por la desviación (Dr.
+    GRPO): solo se resta la media.
+""",
     Mistake(
         "advantages_batch_mean",
-        variant_of(_advantages, dim=(0, 1)),
-        "Restaste la media de **todo el lote**: la línea base de GRPO es la "
-        "media de cada grupo (cada fila, un enunciado), rewards.mean(dim=-1, "
-        "keepdim=True).",
+        lambda r, s: ref_group_advantages(r.reshape(1, -1), s).reshape(r.shape),
+        ...,
     ),
-    Mistake(
-        "advantages_no_eps",
-        variant_of(_advantages, guard="none"),
-        _NO_EPS_MESSAGE,
-    ),
-    Mistake(
-        "advantages_no_eps_unbiased",
-        variant_of(_advantages, unbiased=True, guard="none"),
-        _NO_EPS_MESSAGE,
-    ),
-    *(
-        Mistake(
-            "advantages_zero_std_test",
-            variant_of(_advantages, unbiased=unbiased, guard="zero_test"),
-            "Comprobaste si la desviación es exactamente 0 (σ == 0) en lugar de "
-            "sumar eps. Con recompensas que no son exactas en binario, un grupo "
-            "unánime no tiene σ = 0: 0,1 + 0,2 y 0,3 son la misma nota, pero no "
-            "el mismo float, y σ sale del orden de 10⁻¹⁷. Entonces (R − media)/σ, "
-            "el cociente de dos restos del redondeo, sale del orden de 1 en lugar "
-            "de 0. Divide siempre entre σ + eps.",
-        )
-        for unbiased in (False, True)
-    ),
-    Mistake(
-        "advantages_sign",
-        lambda rewards, std_normalize=False, eps=1e-6: (
-            -ref_group_advantages(rewards, std_normalize, eps)
-        ),
-        "El signo está al revés: ventaja = recompensa − media (los aciertos "
-        "deben salir positivos).",
-    ),
-    Mistake(
-        "advantages_wrong_axis",
-        variant_of(_advantages, dim=0),
-        "Promediaste sobre el eje equivocado (dim=0, entre grupos): cada "
-        "grupo es una fila, la media va por filas (dim=-1).",
-    ),
-    Mistake(
-        "advantages_never_std",
-        lambda rewards, std_normalize=False, eps=1e-6: ref_group_advantages(
-            rewards, False, eps
-        ),
-        "Con std_normalize=True hay que dividir además por la desviación "
-        "típica del grupo (más eps).",
-    ),
-    Mistake(
-        "advantages_always_std",
-        lambda rewards, std_normalize=False, eps=1e-6: ref_group_advantages(
-            rewards, True, eps
-        ),
-        "Con std_normalize=False no se divide por la desviación (Dr. GRPO): "
-        "solo se resta la media.",
-    ),
-]
+    Mistake("advantages_no_eps", _no_eps, ...),
+    Mistake("advantages_no_eps_unbiased", _sample_std(_no_eps), ...),
+    Mistake("advantages_zero_std_test", _zero_std_test, ...),
+    Mistake("advantages_zero_std_test", _sample_std(_zero_std_test), ...),
+    Mistake("advantages_sign", negated(ref_group_advantages), ...),
+    Mistake("advantages_wrong_axis", lambda r, s: ref_group_advantages(r.T, s).T, ...),
+    Mistake("advantages_never_std", lambda r, s: ref_group_advantages(r, False), ...),
+    Mistake("advantages_always_std", lambda r, s: ref_group_advantages(r, True), ...),
+)
 
 
 @exercise(MODULE, "group_advantages")
 def check_group_advantages(group_advantages, std_normalize=None, cases=None):
     """``group_advantages(rewards, std_normalize)`` en los casos con ese
     ``std_normalize`` (``None``: todos); vale la desviación poblacional o la
-    muestral, la misma en todos los casos."""
+    muestral (la de ``torch.std`` y TRL), la misma en todos los casos."""
     check_cases(
         group_advantages,
         "group_advantages",
         [c for c in cases or _GROUP_CASES if std_normalize in (None, c[1])],
-        (ref_group_advantages, _sample_std_advantages),
+        (ref_group_advantages, _sample_std(ref_group_advantages)),
         _GROUP_MISTAKES,
         atol=1e-4,
     )
 
 
 # -- Ejercicio 5 · la pérdida de GRPO con máscara ------------------------------
-
-
-def _lengths_mask(lengths: list[int], length: int) -> torch.Tensor:
-    return (torch.arange(length)[None, :] < torch.tensor(lengths)[:, None]).float()
 
 
 def _loss_case(seed: int, length: int, lengths: list[int]):
@@ -552,78 +499,66 @@ _LOSS_CASES = [
     _loss_case(2, 4, [4, 4, 1, 2, 3, 4]),
 ]
 
-
-def _fixed_advantage(formula):
-    """Una pérdida errónea que, como la referencia, no deriva la ventaja."""
-    return lambda lp, m, a: formula(lp, m, a.detach())
-
-
-_LOSS_MISTAKES = [
+_LOSS_MISTAKES = with_messages(
+    """
+loss_no_mask: Contaste los tokens de relleno: multiplica las log-probabilidades por la
+    máscara antes de sumar (el relleno no es parte de la respuesta).
+loss_sign: El signo: el optimizador minimiza, así que la pérdida es −media(A · Σ log π).
+    Sin el menos, los aciertos bajarían.
+loss_wrong_axis: Sumaste las log-probabilidades sobre el eje equivocado (dim=0, entre
+    respuestas): cada respuesta es una fila; suma sobre sus tokens, dim=-1.
+loss_per_token_mean: Promediaste por token dentro de cada respuesta: el ejercicio pide
+    la suma de sus log-probabilidades (la log-probabilidad de la respuesta).
+loss_mean_over_cells: Dividiste por B · T (todas las casillas, relleno incluido): suma
+    sobre los tokens de cada respuesta y promedia sobre las B respuestas.
+loss_sum_not_mean: Sumaste sobre las respuestas en lugar de promediar: divide por B.
+loss_not_scalar: Devolviste un término por respuesta, de forma (B,): la pérdida es un
+    escalar, la media de esos B términos.
+""",
     Mistake(
-        "loss_no_mask",
-        _fixed_advantage(lambda lp, m, a: -(a * lp.sum(dim=-1)).mean()),
-        "Contaste los tokens de relleno: multiplica las log-probabilidades por "
-        "la máscara antes de sumar (el relleno no es parte de la respuesta).",
+        "loss_no_mask", lambda lp, m, a: ref_grpo_loss(lp, torch.ones_like(m), a), ...
     ),
-    Mistake(
-        "loss_sign",
-        _fixed_advantage(lambda lp, m, a: (a * (lp * m).sum(dim=-1)).mean()),
-        "El signo: el optimizador minimiza, así que la pérdida es "
-        "−media(A · Σ log π). Sin el menos, los aciertos bajarían.",
-    ),
+    Mistake("loss_sign", negated(ref_grpo_loss), ...),
     Mistake(
         "loss_wrong_axis",
-        _fixed_advantage(lambda lp, m, a: -(a * (lp * m).sum(dim=0)).mean()),
-        "Sumaste las log-probabilidades sobre el eje equivocado (dim=0, entre "
-        "respuestas): cada respuesta es una fila; suma sobre sus tokens, dim=-1.",
+        lambda lp, m, a: -(a.detach() * (lp * m).sum(dim=0)).mean(),
+        ...,
     ),
     Mistake(
         "loss_per_token_mean",
-        _fixed_advantage(
-            lambda lp, m, a: -(a * (lp * m).sum(dim=-1) / m.sum(dim=-1)).mean()
-        ),
-        "Promediaste por token dentro de cada respuesta: el ejercicio pide la "
-        "suma de sus log-probabilidades (la log-probabilidad de la respuesta).",
+        lambda lp, m, a: ref_grpo_loss(lp, m / m.sum(dim=-1, keepdim=True), a),
+        ...,
     ),
     Mistake(
         "loss_mean_over_cells",
-        _fixed_advantage(lambda lp, m, a: -(a[:, None] * lp * m).mean()),
-        "Dividiste por B · T (todas las casillas, relleno incluido): suma "
-        "sobre los tokens de cada respuesta y promedia sobre las B respuestas.",
+        lambda lp, m, a: ref_grpo_loss(lp, m, a) / m.shape[-1],
+        ...,
     ),
     Mistake(
-        "loss_sum_not_mean",
-        _fixed_advantage(lambda lp, m, a: -(a * (lp * m).sum(dim=-1)).sum()),
-        "Sumaste sobre las respuestas en lugar de promediar: divide por B.",
+        "loss_sum_not_mean", lambda lp, m, a: ref_grpo_loss(lp, m, a) * len(a), ...
     ),
     Mistake(
-        "loss_not_scalar",
-        _fixed_advantage(lambda lp, m, a: -(a * (lp * m).sum(dim=-1))),
-        "Devolviste un término por respuesta, de forma (B,): la pérdida es un "
-        "escalar, la media de esos B términos.",
+        "loss_not_scalar", lambda lp, m, a: -(a.detach() * (lp * m).sum(dim=-1)), ...
     ),
-]
+)
 
-
-@exercise(MODULE, "grpo_loss")
-def check_grpo_loss(grpo_loss, cases=None):
-    """El **valor** de ``grpo_loss(log_probs, mask, advantages)``."""
-    check_cases(
-        grpo_loss,
-        "grpo_loss",
-        cases or _LOSS_CASES,
-        ref_grpo_loss,
-        _LOSS_MISTAKES,
-        atol=1e-5,
-        # El enunciado: en el relleno de log_probs, cualquier valor finito
-        masked=Masked(
-            mask="mask",
-            padded=("log_probs",),
-            padding="finite",
-            batched=("advantages",),
-            mistake="loss_no_mask",
-        ),
-    )
+check_grpo_loss = values_check(
+    MODULE,
+    "grpo_loss",
+    ref_grpo_loss,
+    _LOSS_MISTAKES,
+    _LOSS_CASES,
+    doc="El **valor** de ``grpo_loss(log_probs, mask, advantages)``.",
+    atol=1e-5,
+    # El enunciado: en el relleno de log_probs, cualquier valor finito
+    masked=Masked(
+        mask="mask",
+        padded=("log_probs",),
+        padding="finite",
+        batched=("advantages",),
+        mistake="loss_no_mask",
+    ),
+)
 
 
 @exercise(MODULE, "grpo_loss")
@@ -659,8 +594,7 @@ def check_grpo_loss_gradient(grpo_loss, cases=None):
         without_gradient=Diagnosis(
             id="loss_without_gradient",
             message="Tu pérdida no tiene gradiente respecto a log_probs "
-            "(¿.item(), float() o detach?): devuelve un tensor de PyTorch para "
-            "poder hacer loss.backward().",
+            f"(¿.item(), float() o detach?): {_BACKWARD}",
         ),
         wrong_shape=Diagnosis(
             id="loss_not_scalar",
@@ -679,115 +613,135 @@ UPDATE_PROBLEMS = [(17, 24), (12, 11), (47, 38)]
 UPDATE_GROUP_SIZE = 4
 UPDATE_LR = 0.05
 
-
-def _update(
-    model,
-    optimizer,
-    problems,
-    group_size,
-    generator,
-    *,
-    zero_grad=True,
-    batch_mean=False,
-    per_problem=False,
-    clip_norm=None,
-    tiled_prompts=False,
-    tiled_problems=False,
-    transposed_groups=False,
-):
-    """La referencia con un error típico: los enunciados en mosaico
-    (``tiled_prompts``; ``tiled_problems``, también la lista de problemas),
-    muestrear enunciado a enunciado, agrupar con ``view(G, -1)``, recortar la
-    norma del gradiente…"""
-    from helpers.tinylm import encode_prompts, rewards_for, sample, token_log_probs
-
-    prompts = encode_prompts(problems)
-    if tiled_prompts:
-        prompts = prompts.repeat(group_size, 1)
-    else:
-        prompts = prompts.repeat_interleave(group_size, dim=0)
-    step = group_size if per_problem else len(prompts)
-    parts = [
-        sample(model, prompts[i : i + step], generator=generator)
-        for i in range(0, len(prompts), step)
-    ]
-    sequences = torch.cat([part.sequences for part in parts])
-    completions = torch.cat([part.completions for part in parts])
-    mask = torch.cat([part.mask for part in parts])
-    if tiled_problems:
-        repeated = list(problems) * group_size
-    else:
-        repeated = [p for p in problems for _ in range(group_size)]
-    rewards = rewards_for(completions, repeated)
-    if batch_mean:
-        advantages = rewards - rewards.mean()
-    elif transposed_groups:
-        advantages = ref_group_advantages(rewards.view(group_size, -1)).view(-1)
-    else:
-        advantages = ref_group_advantages(rewards.view(-1, group_size)).view(-1)
-    log_probs = token_log_probs(model, sequences, parts[0].prompt_len)
-    loss = ref_grpo_loss(log_probs, mask, advantages)
-    if zero_grad:
-        optimizer.zero_grad()
-    loss.backward()
-    if clip_norm is not None:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
-    optimizer.step()
-    return rewards.mean().item()
+_sample, _rewards_for = tl_sampling.sample, tl_task.rewards_for
 
 
-_UPDATE_MISTAKES = [
+def _update_with(swaps):
+    """``grpo_update`` de referencia con un error típico, sin copiar el paso:
+    ``swaps(G, optimizer)`` da ``{(dónde, nombre): sustituto}``, las piezas que
+    la referencia toma de ``helpers.tinylm`` (o del optimizador) cambiadas
+    mientras dura la llamada."""
+
+    def variant(model, optimizer, problems, group_size, generator):
+        with contextlib.ExitStack() as stack:
+            for (owner, name), new in swaps(group_size, optimizer).items():
+                stack.enter_context(mock.patch.object(owner, name, new))
+            return ref_grpo_update(model, optimizer, problems, group_size, generator)
+
+    return variant
+
+
+def _tiled(G):
+    """``sample`` con los enunciados en mosaico (1, 2, 3, 1, 2, 3...), no por
+    bloques de G (1, 1, 1, 1, 2...)."""
+
+    def sample(model, prompts, **options):
+        tiled = prompts.reshape(-1, G, prompts.shape[-1]).transpose(0, 1)
+        return _sample(model, tiled.reshape(prompts.shape), **options)
+
+    return sample
+
+
+def _per_problem(G):
+    """``sample`` llamada enunciado a enunciado, G filas cada vez."""
+
+    def sample(model, prompts, **options):
+        parts = [
+            _sample(model, prompts[i : i + G], **options)
+            for i in range(0, len(prompts), G)
+        ]
+        return tl_sampling.Samples(*map(torch.cat, zip(*parts, strict=True)))
+
+    return sample
+
+
+def _clipped(optimizer):
+    step = optimizer.step
+
+    def clipped_step(*args, **kwargs):
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        return step(*args, **kwargs)
+
+    return clipped_step
+
+
+_UPDATE_MISTAKES = with_messages(
+    """
+update_tiled_groups: Tus grupos mezclan enunciados: repetiste los enunciados en mosaico
+    (1, 2, 3, 4, 1, 2...). Las G respuestas de cada enunciado deben ir seguidas, para
+    que cada fila de rewards.view(-1, G) sea un grupo.
+update_tiled_prompts: Tus recompensas corrigen cada respuesta con otro problema:
+    repetiste los enunciados en mosaico (.repeat: 1, 2, 3, 4, 1, 2...) pero la lista de
+    problemas va por bloques (1, 1, 1, 1, 2...). Las filas de `prompts` deben ir por
+    bloques, como la lista: repeat_interleave(G, dim=0), o construye la lista de
+    enunciados repitiendo cada problema G veces.
+update_transposed_groups: Agrupaste las recompensas con view(G, -1): así cada fila junta
+    len(problems) recompensas seguidas, que no son un grupo. Las G respuestas de cada
+    enunciado van seguidas, así que cada grupo es una fila de rewards.view(-1, G), o
+    view(len(problems), G).
+update_clipped_gradient: Recortaste la norma del gradiente: en este ejercicio el paso va
+    sin recortar (el enunciado lo fija, para que una respuesta correcta deje exactamente
+    los mismos pesos). Quita el clip_grad_norm_.
+update_no_zero_grad: Los gradientes se acumulan de un paso a otro: PyTorch los suma en
+    .grad hasta que alguien los pone a cero. Ponlos a cero antes de cada backward.
+update_batch_mean: Restaste la media de todo el lote: la línea base de GRPO es la media
+    de cada grupo (las G respuestas del mismo enunciado).
+update_sampled_per_problem: Muestreaste enunciado a enunciado: el enunciado pide una
+    sola llamada a tl.sample con todo el lote. Con otro orden, el generador reparte sus
+    números aleatorios de otra manera y salen otras respuestas.
+""",
     Mistake(
         "update_tiled_groups",
-        variant_of(_update, tiled_prompts=True, tiled_problems=True),
-        "Tus grupos mezclan enunciados: repetiste los enunciados en mosaico "
-        "(1, 2, 3, 4, 1, 2...). Las G respuestas de cada enunciado deben ir "
-        "seguidas, para que cada fila de rewards.view(-1, G) sea un grupo.",
+        _update_with(
+            lambda G, opt: {
+                (tl_sampling, "sample"): _tiled(G),
+                (tl_task, "rewards_for"): lambda c, problems: _rewards_for(
+                    c, problems[::G] * G
+                ),
+            }
+        ),
+        ...,
     ),
     Mistake(
         "update_tiled_prompts",
-        variant_of(_update, tiled_prompts=True),
-        "Tus recompensas corrigen cada respuesta con otro problema: repetiste "
-        "los enunciados en mosaico (.repeat: 1, 2, 3, 4, 1, 2...) pero la lista "
-        "de problemas va por bloques (1, 1, 1, 1, 2...). Las filas de `prompts` "
-        "deben ir por bloques, como la lista: repeat_interleave(G, dim=0), o "
-        "construye la lista de enunciados repitiendo cada problema G veces.",
+        _update_with(lambda G, opt: {(tl_sampling, "sample"): _tiled(G)}),
+        ...,
     ),
     Mistake(
         "update_transposed_groups",
-        variant_of(_update, transposed_groups=True),
-        "Agrupaste las recompensas con view(G, -1): así cada fila junta "
-        "len(problems) recompensas seguidas, que no son un grupo. Las G "
-        "respuestas de cada enunciado van seguidas, así que cada grupo es una "
-        "fila de rewards.view(-1, G), o view(len(problems), G).",
+        _update_with(
+            lambda G, opt: {
+                (tl_grpo, "group_advantages"): lambda r: ref_group_advantages(
+                    r.reshape(G, -1)
+                ).reshape(r.shape)
+            }
+        ),
+        ...,
     ),
     Mistake(
         "update_clipped_gradient",
-        variant_of(_update, clip_norm=1.0),
-        "Recortaste la norma del gradiente: en este ejercicio el paso va sin "
-        "recortar (el enunciado lo fija, para que una respuesta correcta deje "
-        "exactamente los mismos pesos). Quita el clip_grad_norm_.",
+        _update_with(lambda G, opt: {(opt, "step"): _clipped(opt)}),
+        ...,
     ),
     Mistake(
         "update_no_zero_grad",
-        variant_of(_update, zero_grad=False),
-        "Los gradientes se acumulan de un paso a otro: PyTorch los suma en .grad "
-        "hasta que alguien los pone a cero. Ponlos a cero antes de cada backward.",
+        _update_with(lambda G, opt: {(opt, "zero_grad"): lambda *a, **k: None}),
+        ...,
     ),
     Mistake(
         "update_batch_mean",
-        variant_of(_update, batch_mean=True),
-        "Restaste la media de todo el lote: la línea base de GRPO es la media de "
-        "cada grupo (las G respuestas del mismo enunciado).",
+        _update_with(
+            lambda G, opt: {(tl_grpo, "group_advantages"): lambda r: r - r.mean()}
+        ),
+        ...,
     ),
     Mistake(
         "update_sampled_per_problem",
-        variant_of(_update, per_problem=True),
-        "Muestreaste enunciado a enunciado: el enunciado pide una sola llamada a "
-        "tl.sample con todo el lote. Con otro orden, el generador reparte sus "
-        "números aleatorios de otra manera y salen otras respuestas.",
+        _update_with(lambda G, opt: {(tl_sampling, "sample"): _per_problem(G)}),
+        ...,
     ),
-]
+)
 
 
 def _run_updates(update, steps: int, seed: int):
@@ -835,11 +789,10 @@ def _run_updates(update, steps: int, seed: int):
     return model.state_dict(), rewards
 
 
-@exercise(
-    MODULE,
-    "grpo_update",
-    uses={"group_advantages": ref_group_advantages, "grpo_loss": ref_grpo_loss},
-)
+_UPDATE_USES = {"group_advantages": ref_group_advantages, "grpo_loss": ref_grpo_loss}
+
+
+@exercise(MODULE, "grpo_update", uses=_UPDATE_USES)
 def check_grpo_update(grpo_update, seed=0, steps=1):
     """``steps`` actualizaciones de ``grpo_update`` frente a la referencia
     (los pesos y la recompensa devuelta), con las referencias de
@@ -879,11 +832,7 @@ def check_grpo_update(grpo_update, seed=0, steps=1):
         )
 
 
-@exercise(
-    MODULE,
-    "grpo_update",
-    uses={"group_advantages": ref_group_advantages, "grpo_loss": ref_grpo_loss},
-)
+@exercise(MODULE, "grpo_update", uses=_UPDATE_USES)
 def check_grpo_update_steps(grpo_update, steps=3, seed=0):
     """Varias actualizaciones seguidas (con el mismo optimizador y generador)."""
     check_grpo_update.__wrapped__(grpo_update, seed=seed, steps=steps)
@@ -912,56 +861,43 @@ _TIS_CASES = [
     _tis_case(2, 6, [6, 3], 3.0),
 ]
 
-_TIS_MISTAKES = [
-    Mistake(
-        "tis_ratio_inverted",
-        lambda t, s, m, c: torch.exp(s - t).clamp(max=c) * m,
-        "El cociente está al revés: el peso es π_entrenador / π_muestreador, "
-        "exp(trainer_log_probs − sampler_log_probs).",
-    ),
-    Mistake(
-        "tis_not_truncated",
-        lambda t, s, m, c: torch.exp(t - s) * m,
-        "No truncaste: el peso debe ser min(cociente, cap), para que un token "
-        "raro del muestreador no domine la pérdida.",
-    ),
+_TIS_MISTAKES = with_messages(
+    """
+tis_ratio_inverted: El cociente está al revés: el peso es π_entrenador / π_muestreador,
+    exp(trainer_log_probs − sampler_log_probs).
+tis_not_truncated: No truncaste: el peso debe ser min(cociente, cap), para que un token
+    raro del muestreador no domine la pérdida.
+tis_clamped_below: Solo se trunca por arriba (min con cap): los pesos pequeños son la
+    corrección de los tokens que el muestreador sobrevaloró.
+tis_no_mask: El relleno no es parte de la respuesta: multiplica por la máscara (su peso
+    debe ser 0).
+tis_integer_cap: El tope es un número real (1,5; 2,5...): al convertirlo a entero lo
+    truncaste. Úsalo tal como llega.
+tis_log_ratio: Eso es el log-cociente: el peso es su exponencial, exp(t − s).
+""",
+    Mistake("tis_ratio_inverted", lambda t, s, m, c: ref_tis(s, t, m, c), ...),
+    Mistake("tis_not_truncated", lambda t, s, m, c: ref_tis(t, s, m, math.inf), ...),
     Mistake(
         "tis_clamped_below",
-        lambda t, s, m, c: torch.exp(t - s).clamp(1 / c, c) * m,
-        "Solo se trunca por arriba (min con cap): los pesos pequeños son la "
-        "corrección de los tokens que el muestreador sobrevaloró.",
+        lambda t, s, m, c: ref_tis(t, s, m, c).clamp(min=1 / c) * m,
+        ...,
     ),
     Mistake(
-        "tis_no_mask",
-        lambda t, s, m, c: torch.exp(t - s).clamp(max=c),
-        "El relleno no es parte de la respuesta: multiplica por la máscara (su "
-        "peso debe ser 0).",
+        "tis_no_mask", lambda t, s, m, c: ref_tis(t, s, torch.ones_like(m), c), ...
     ),
-    Mistake(
-        "tis_integer_cap",
-        lambda t, s, m, c: torch.exp(t - s).clamp(max=int(c)) * m,
-        "El tope es un número real (1,5; 2,5...): al convertirlo a entero lo "
-        "truncaste. Úsalo tal como llega.",
-    ),
-    Mistake(
-        "tis_log_ratio",
-        lambda t, s, m, c: (t - s).clamp(max=c) * m,
-        "Eso es el log-cociente: el peso es su exponencial, exp(t − s).",
-    ),
-]
+    Mistake("tis_integer_cap", lambda t, s, m, c: ref_tis(t, s, m, int(c)), ...),
+    Mistake("tis_log_ratio", lambda t, s, m, c: (t - s).clamp(max=c) * m, ...),
+)
 
-
-@exercise(MODULE, "truncated_importance_weights")
-def check_truncated_importance_weights(truncated_importance_weights, cases=None):
-    """El **valor** de ``truncated_importance_weights(...)``."""
-    check_cases(
-        truncated_importance_weights,
-        "truncated_importance_weights",
-        cases or _TIS_CASES,
-        ref_tis,
-        _TIS_MISTAKES,
-        atol=1e-5,
-    )
+check_truncated_importance_weights = values_check(
+    MODULE,
+    "truncated_importance_weights",
+    ref_tis,
+    _TIS_MISTAKES,
+    _TIS_CASES,
+    doc="El **valor** de ``truncated_importance_weights(...)``.",
+    atol=1e-5,
+)
 
 
 @exercise(MODULE, "truncated_importance_weights")
@@ -969,13 +905,12 @@ def check_truncated_importance_weights_gradient(
     truncated_importance_weights, cases=None
 ):
     """Los pesos salen **sin gradiente** (son una constante)."""
-    for case in cases or _TIS_CASES[:2]:
-        trainer, sampler, mask, cap = (
-            x.clone().requires_grad_(i < 2) if torch.is_tensor(x) else x
-            for i, x in enumerate(case)
-        )
+    for trainer, sampler, mask, cap in cases or _TIS_CASES[:2]:
         weights = _raising_with_gradient(truncated_importance_weights)(
-            trainer, sampler, mask, cap
+            trainer.clone().requires_grad_(),
+            sampler.clone().requires_grad_(),
+            mask.clone(),
+            cap,
         )
         if isinstance(weights, torch.Tensor) and weights.requires_grad:
             fail(
@@ -995,73 +930,54 @@ _KL_CASES = [
 ]
 
 
-def _k3_with(k3_of_log_rho, masked: bool = True, flip: bool = False):
-    """Una penalización errónea: otra fórmula de log ρ (con la referencia
-    congelada, como en la buena)."""
+def _kl_of_log_rho(estimator, flip: bool = False):
+    """Otro estimador de la KL por token, ``estimator(log ρ)``, con la
+    referencia congelada y 0 en el relleno, como en la buena; con ``flip``,
+    ``log ρ`` al revés."""
 
     def wrapped(log_probs, ref_log_probs, mask):
         log_rho = ref_log_probs.detach() - log_probs
-        value = k3_of_log_rho(-log_rho if flip else log_rho)
-        return (
-            torch.where(mask.bool(), value, torch.zeros_like(value))
-            if masked
-            else value
-        )
+        value = estimator(-log_rho if flip else log_rho)
+        return torch.where(mask.bool(), value, torch.zeros_like(value))
 
     return wrapped
 
 
-_KL_MISTAKES = [
+_KL_MISTAKES = with_messages(
+    """
+kl_ratio_inverted: El cociente va al revés: las respuestas salen de π_θ, así que ρ =
+    π_ref / π_θ, log ρ = ref_log_probs − log_probs.
+kl_k1: Eso es k1 = log π_θ − log π_ref: también estima la KL, pero cada token puede ser
+    negativo y es muy ruidoso. GRPO usa k3 = ρ − log ρ − 1.
+kl_missing_minus_one: Te falta el −1: k3 = ρ − log ρ − 1 vale 0 cuando las dos políticas
+    coinciden (ρ = 1).
+kl_log_added: El logaritmo se resta: k3 = ρ − log ρ − 1, que nunca es negativo porque
+    log ρ ≤ ρ − 1.
+kl_no_mask: El relleno no es parte de la respuesta: su penalización debe ser 0, haya lo
+    que haya en esas casillas: multiplica por la máscara (o elige con torch.where).
+kl_k2: Eso es k2 = ½ (log ρ)²: el estimador que usa GRPO es k3 = ρ − log ρ − 1.
+""",
     Mistake(
         "kl_ratio_inverted",
-        _k3_with(lambda x: torch.exp(x) - x - 1, flip=True),
-        "El cociente va al revés: las respuestas salen de π_θ, así que "
-        "ρ = π_ref / π_θ, log ρ = ref_log_probs − log_probs.",
+        _kl_of_log_rho(lambda x: torch.exp(x) - x - 1, flip=True),
+        ...,
     ),
-    Mistake(
-        "kl_k1",
-        _k3_with(lambda x: -x),
-        "Eso es k1 = log π_θ − log π_ref: también estima la KL, pero cada token "
-        "puede ser negativo y es muy ruidoso. GRPO usa k3 = ρ − log ρ − 1.",
-    ),
-    Mistake(
-        "kl_missing_minus_one",
-        _k3_with(lambda x: torch.exp(x) - x),
-        "Te falta el −1: k3 = ρ − log ρ − 1 vale 0 cuando las dos políticas "
-        "coinciden (ρ = 1).",
-    ),
-    Mistake(
-        "kl_log_added",
-        _k3_with(lambda x: torch.exp(x) + x - 1),
-        "El logaritmo se resta: k3 = ρ − log ρ − 1, que nunca es negativo "
-        "porque log ρ ≤ ρ − 1.",
-    ),
-    Mistake(
-        "kl_no_mask",
-        _k3_with(lambda x: torch.exp(x) - x - 1, masked=False),
-        "El relleno no es parte de la respuesta: su penalización debe ser 0, "
-        "haya lo que haya en esas casillas: multiplica por la máscara (o elige "
-        "con torch.where).",
-    ),
-    Mistake(
-        "kl_k2",
-        _k3_with(lambda x: 0.5 * x**2),
-        "Eso es k2 = ½ (log ρ)²: el estimador que usa GRPO es k3 = ρ − log ρ − 1.",
-    ),
-]
+    Mistake("kl_k1", _kl_of_log_rho(lambda x: -x), ...),
+    Mistake("kl_missing_minus_one", lambda lp, r, m: ref_k3_kl(lp, r, m) + m, ...),
+    Mistake("kl_log_added", _kl_of_log_rho(lambda x: torch.exp(x) + x - 1), ...),
+    Mistake("kl_no_mask", lambda lp, r, m: ref_k3_kl(lp, r, torch.ones_like(m)), ...),
+    Mistake("kl_k2", _kl_of_log_rho(lambda x: 0.5 * x**2), ...),
+)
 
-
-@exercise(MODULE, "kl_penalty")
-def check_kl_penalty(kl_penalty, cases=None):
-    """El **valor** de ``kl_penalty(log_probs, ref_log_probs, mask)``."""
-    check_cases(
-        kl_penalty,
-        "kl_penalty",
-        cases or _KL_CASES,
-        ref_k3_kl,
-        _KL_MISTAKES,
-        atol=1e-5,
-    )
+check_kl_penalty = values_check(
+    MODULE,
+    "kl_penalty",
+    ref_k3_kl,
+    _KL_MISTAKES,
+    _KL_CASES,
+    doc="El **valor** de ``kl_penalty(log_probs, ref_log_probs, mask)``.",
+    atol=1e-5,
+)
 
 
 @exercise(MODULE, "kl_penalty")
@@ -1075,7 +991,7 @@ def check_kl_penalty_gradient(kl_penalty, cases=None):
         [
             Mistake(
                 "kl_wrong_gradient",
-                _k3_with(lambda x: torch.exp(x).detach() - x - 1),
+                _kl_of_log_rho(lambda x: torch.exp(x).detach() - x - 1),
                 "Derivas como si ρ fuera una constante (o como con k1 = "
                 "log π_θ − log π_ref): así a cada token le llega 1. El gradiente "
                 "de k3 es 1 − ρ en la respuesta y 0 en el relleno: ρ depende de "
@@ -1123,13 +1039,8 @@ _NORM_CASES = [
 ]
 
 
-def _masked(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
-    """``x`` con 0 en el relleno, sin mirar qué había."""
-    return torch.where(m.bool(), x, torch.zeros_like(x))
-
-
-def _norm_with(branch: str, wrong: Callable[..., Any]):
-    """La referencia, con la rama ``branch`` cambiada por ``wrong``."""
+def _norm_with(branch: str, wrong):
+    """La referencia, con la rama ``branch`` cambiada por ``wrong(x, mask)``."""
 
     def wrapped(per_token, mask, normalization):
         if normalization == branch:
@@ -1139,69 +1050,68 @@ def _norm_with(branch: str, wrong: Callable[..., Any]):
     return wrapped
 
 
-def _per_response_mean(x, m):
-    return (_masked(x, m).sum(-1) / m.sum(-1)).mean()
+def _as(normalization: str, mask=None):
+    """La referencia con otra normalización (y otra máscara: ``"ones"``, sin
+    máscara), para la rama que se equivoca."""
+    return lambda x, m: ref_normalize_loss(
+        x, torch.ones_like(m) if mask == "ones" else m, normalization
+    )
 
 
-def _swap(per_token, mask, normalization):
-    swapped = {"grpo": "dr_grpo", "dr_grpo": "grpo"}.get(normalization, normalization)
-    return ref_normalize_loss(per_token, mask, swapped)
-
-
-_NORM_MISTAKES = [
+_NORM_MISTAKES = with_messages(
+    """
+norm_grpo_padded_length: Con «grpo» dividiste entre T, la longitud con relleno: cada
+    respuesta se divide entre **su** longitud, |o_i| = mask.sum(dim=-1).
+norm_grpo_counts_padding: Con «grpo» contaste el relleno (x.mean(dim=-1)): multiplica
+    por la máscara y divide entre |o_i| = mask.sum(dim=-1).
+norm_dr_grpo_divides_by_length: Con «dr_grpo» no se divide entre la longitud de cada
+    respuesta: ese es justo el sesgo que quita Dr. GRPO. Suma los tokens de cada
+    respuesta y promedia sobre las B respuestas.
+norm_dr_grpo_sum: Con «dr_grpo» sumaste todo sin dividir: el normalizador es una
+    constante, aquí el número B de respuestas (la media sobre ellas).
+norm_token_per_response: Con «token» (DAPO) todos los tokens del lote pesan igual:
+    divide la suma total entre el total de tokens, no respuesta a respuesta.
+norm_token_floor_division: Con «token» usaste la división entera (//): redondea hacia
+    abajo. La pérdida es un número real; divide con /.
+norm_token_counts_padding: Con «token» contaste el relleno (x.mean()): divide la suma
+    con máscara entre mask.sum(), el número de tokens de verdad.
+norm_swapped: Tienes «grpo» y «dr_grpo» cambiados: «grpo» divide la suma de cada
+    respuesta entre su longitud |o_i|; «dr_grpo» no divide entre la longitud (suma los
+    tokens de cada respuesta y promedia sobre las B).
+""",
     Mistake(
         "norm_grpo_padded_length",
-        _norm_with("grpo", lambda x, m: (_masked(x, m).sum(-1) / m.shape[-1]).mean()),
-        "Con «grpo» dividiste entre T, la longitud con relleno: cada respuesta "
-        "se divide entre **su** longitud, |o_i| = mask.sum(dim=-1).",
+        _norm_with(
+            "grpo", lambda x, m: ref_normalize_loss(x, m, "dr_grpo") / m.shape[-1]
+        ),
+        ...,
     ),
-    Mistake(
-        "norm_grpo_counts_padding",
-        _norm_with("grpo", lambda x, m: x.mean(dim=-1).mean()),
-        "Con «grpo» contaste el relleno (x.mean(dim=-1)): multiplica por la "
-        "máscara y divide entre |o_i| = mask.sum(dim=-1).",
-    ),
-    Mistake(
-        "norm_dr_grpo_divides_by_length",
-        _norm_with("dr_grpo", _per_response_mean),
-        "Con «dr_grpo» no se divide entre la longitud de cada respuesta: ese es "
-        "justo el sesgo que quita Dr. GRPO. Suma los tokens de cada respuesta y "
-        "promedia sobre las B respuestas.",
-    ),
+    Mistake("norm_grpo_counts_padding", _norm_with("grpo", _as("grpo", "ones")), ...),
+    Mistake("norm_dr_grpo_divides_by_length", _norm_with("dr_grpo", _as("grpo")), ...),
     Mistake(
         "norm_dr_grpo_sum",
-        _norm_with("dr_grpo", lambda x, m: _masked(x, m).sum()),
-        "Con «dr_grpo» sumaste todo sin dividir: el normalizador es una "
-        "constante, aquí el número B de respuestas (la media sobre ellas).",
+        _norm_with(
+            "dr_grpo", lambda x, m: ref_normalize_loss(x, m, "dr_grpo") * len(m)
+        ),
+        ...,
     ),
-    Mistake(
-        "norm_token_per_response",
-        _norm_with("token", _per_response_mean),
-        "Con «token» (DAPO) todos los tokens del lote pesan igual: divide la "
-        "suma total entre el total de tokens, no respuesta a respuesta.",
-    ),
+    Mistake("norm_token_per_response", _norm_with("token", _as("grpo")), ...),
     Mistake(
         "norm_token_floor_division",
-        _norm_with("token", lambda x, m: _masked(x, m).sum() // m.sum()),
-        "Con «token» usaste la división entera (//): redondea hacia abajo. La "
-        "pérdida es un número real; divide con /.",
+        _norm_with("token", lambda x, m: torch.where(m.bool(), x, 0).sum() // m.sum()),
+        ...,
     ),
     Mistake(
-        "norm_token_counts_padding",
-        _norm_with("token", lambda x, m: x.mean()),
-        "Con «token» contaste el relleno (x.mean()): divide la suma con máscara "
-        "entre mask.sum(), el número de tokens de verdad.",
+        "norm_token_counts_padding", _norm_with("token", _as("token", "ones")), ...
     ),
-    # El último: en una celda de una sola normalización, el error concreto de
-    # esa rama dice más que «cambiados»
     Mistake(
         "norm_swapped",
-        _swap,
-        "Tienes «grpo» y «dr_grpo» cambiados: «grpo» divide la suma de cada "
-        "respuesta entre su longitud |o_i|; «dr_grpo» no divide entre la "
-        "longitud (suma los tokens de cada respuesta y promedia sobre las B).",
+        lambda x, m, n: ref_normalize_loss(
+            x, m, {"grpo": "dr_grpo", "dr_grpo": "grpo"}.get(n, n)
+        ),
+        ...,
     ),
-]
+)
 
 
 @exercise(MODULE, "normalize_loss")
@@ -1234,7 +1144,7 @@ def check_normalize_loss(normalize_loss, normalization="grpo", cases=None):
         without_gradient=Diagnosis(
             id="normalize_without_gradient",
             message="Tu pérdida no tiene gradiente (¿.item(), float() o detach?): "
-            "devuelve un tensor de PyTorch para poder hacer loss.backward().",
+            + _BACKWARD,
         ),
         atol=1e-5,
     )
