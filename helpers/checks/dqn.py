@@ -145,13 +145,9 @@ def check_q_learning_update(q_learning_update, cases=Q_LEARNING_CASES) -> None:
             "`return q_table`.",
             "returns_none",
         )
+    rows = Q_LEARNING_MISTAKES
     check_cases(
-        q_learning_update,
-        "q_learning_update",
-        cases,
-        ref_update,
-        Q_LEARNING_MISTAKES,
-        may_modify=(0,),
+        q_learning_update, "q_learning_update", cases, ref_update, rows, may_modify=(0,)
     )
 
 
@@ -250,9 +246,7 @@ EPISODE_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "episode_greedy",
-        lambda env, q, alpha, gamma, eps, rng: ref_episode(
-            env, q, alpha, gamma, eps, _GREEDY
-        ),
+        lambda env, q, al, g, eps, rng: ref_episode(env, q, al, g, eps, _GREEDY),
         "Tu agente no explora: elige siempre la acción de mayor Q. Cada acción "
         "sale de epsilon_greedy(q_table[state], epsilon, rng), con el rng que "
         "recibes (explora con probabilidad ε y desempata al azar).",
@@ -272,7 +266,7 @@ EPISODE_MISTAKES: list[Mistake] = [
         variant_of(
             ref_episode,
             update=lambda q, s, a, r, s2, d, *rest: ref_update(
-                q, s, a, r, s2, False, *rest
+                q, s, a, r, s2, 0, *rest
             ),
         ),
         "Pasas terminated = False en todos los pasos. En el paso que llega a la "
@@ -321,12 +315,12 @@ def _compare_episodes(got, want, described: str) -> str | None:
     return None
 
 
-def _check_episodes(
-    student, mistakes, start, case, max_steps, described, wrong_order=True
-) -> None:
+def _check_episodes(student, rows, case, zero, max_steps, described, order=True):
     """Los episodios de ``case`` del estudiante (en un tablero vigilado), de la
-    referencia y de cada error típico, comparados; con ``wrong_order``, misma
-    duración y retorno con otra tabla es «episode_wrong_order»."""
+    referencia y de cada error típico, desde una tabla de ceros (``zero``) o
+    no; con ``order``, misma duración y retorno con otra tabla es
+    «episode_wrong_order»."""
+    start = np.zeros((20, 4)) if zero else _episode_table(case[0], 20, 4)
 
     def run(function: Any) -> Any:
         env_class = WatchedGridWorld if function is student else gridworld.GridWorld
@@ -349,11 +343,11 @@ def _check_episodes(
     check_procedure(
         student,
         ref_episode,
-        mistakes,
+        rows,
         run=run,
         same=lambda got, want: _compare_episodes(got, want, "") is None,
         describe=lambda got, want: _compare_episodes(got, want, described) or "",
-        unexplained=unexplained if wrong_order else None,
+        unexplained=unexplained if order else None,
     )
 
 
@@ -367,42 +361,35 @@ EPISODE_USES = {
 def check_q_learning_episode(
     q_learning_episode, cases=EPISODE_CASES, zero_table: bool = True
 ) -> None:
-    """Comprueba ``q_learning_episode(env, q_table, alpha, gamma, epsilon, rng)``
-    con episodios sin truncar, desde una tabla de ceros y, con ``zero_table``,
+    """Episodios sin truncar desde una tabla de ceros y, con ``zero_table``,
     también desde una sin ceros (ahí se nota apoyarse en un estado terminal)."""
-    cases = list(cases)
-    tables = [zero_table] * len(cases)
-    if zero_table:
-        cases, tables = [*cases, (2, 2, 0.5, 0.9, 0.3)], [*tables, False]
-    for case, zero in zip(cases, tables, strict=True):
+    runs = [(case, zero_table) for case in cases]
+    for case, zero in runs + ([((2, 2, 0.5, 0.9, 0.3), False)] if zero_table else []):
         seed, _, alpha, gamma, epsilon = case
         described = (
             f"Con rng = np.random.default_rng({seed}), α = {significant(alpha)}, "
             f"γ = {significant(gamma)} y ε = {significant(epsilon)}"
             + ("" if zero else ", empezando con una tabla sin ceros")
         )
-        start = np.zeros((20, 4)) if zero else _episode_table(seed, 20, 4)
-        _check_episodes(
-            q_learning_episode, EPISODE_MISTAKES, start, case, LONG_EPISODES, described
-        )
+        rows = EPISODE_MISTAKES
+        _check_episodes(q_learning_episode, rows, case, zero, LONG_EPISODES, described)
 
 
 @exercise(MODULE, "q_learning_episode", uses=EPISODE_USES)
 def check_q_learning_episode_truncated(
     q_learning_episode, cases=TRUNCATED_CASES, max_steps: int = 4
 ) -> None:
-    """Comprueba el final por límite de tiempo: con ``max_steps`` pasos cada
-    episodio queda truncado, para ahí y su último paso se apoya en ``Q(s')``."""
+    """El final por límite de tiempo: con ``max_steps`` pasos cada episodio
+    queda truncado, para ahí y su último paso se apoya en ``Q(s')``."""
+    # Las filas del primer ejercicio también explican lo que pasa aquí.
+    rows = [*TRUNCATED_MISTAKES, *EPISODE_MISTAKES]
     for case in cases:
         described = (
             f"Con un límite de {max_steps} pasos (el episodio queda truncado) y "
             f"rng = np.random.default_rng({case[0]})"
         )
-        start = _episode_table(case[0], 20, 4)
-        # Las filas del primer ejercicio también explican lo que pasa aquí.
-        rows = [*TRUNCATED_MISTAKES, *EPISODE_MISTAKES]
         _check_episodes(
-            q_learning_episode, rows, start, case, max_steps, described, False
+            q_learning_episode, rows, case, False, max_steps, described, False
         )
 
 
@@ -660,12 +647,7 @@ def check_sample_batch(
     batch = sample_batch(buffer, 5, np.random.default_rng(seed))
     _check_one_batch(batch, 5, obs_dim)
     _slots(batch, size, 2)
-    if any(
-        not np.array_equal(before[k], v)
-        if isinstance(v, np.ndarray)
-        else before[k] != v
-        for k, v in buffer.__dict__.items()
-    ):
+    if any(not np.array_equal(before[k], v) for k, v in buffer.__dict__.items()):
         fail(
             "sample_batch modificó el búfer: solo debe leerlo.", "batch_modifies_buffer"
         )
@@ -1083,23 +1065,21 @@ def check_dqn_update(dqn_update, cases=UPDATE_CASES) -> None:
     """Comprueba el paso de gradiente de ``dqn_update`` (con gradientes viejos,
     sin que el recorte llegue a actuar ni la red objetivo se copie) y lo que
     devuelve."""
-    config = update_config()
-    for loss, reference_loss in _check_update(
-        dqn_update, cases, config, True, UPDATE_MISTAKES, "una actualización"
+    config, rows = update_config(), UPDATE_MISTAKES
+    for loss, ref in _check_update(
+        dqn_update, cases, config, True, rows, "una actualización"
     ):
-        if isinstance(loss, torch.Tensor) or not isinstance(
-            loss, float | int | np.floating
-        ):
+        if not isinstance(loss, float | int | np.floating):  # ni un tensor
             fail(
                 "dqn_update debe devolver el valor de la pérdida como un float "
                 f"de Python (loss.item()), no {type(loss).__name__}: así el "
                 "bucle lo guarda sin retener el grafo de gradientes.",
                 "update_loss_not_float",
             )
-        if not np.isclose(float(loss), reference_loss, atol=1e-6, rtol=1e-5):
+        if not np.isclose(float(loss), ref, atol=1e-6, rtol=1e-5):
             fail(
                 f"La red queda bien, pero devolviste {significant(float(loss))} y "
-                f"la pérdida del lote era {significant(reference_loss)}. Devuelve "
+                f"la pérdida del lote era {significant(ref)}. Devuelve "
                 "la pérdida que usaste para el paso.",
                 "update_wrong_loss",
             )
@@ -1111,14 +1091,9 @@ def check_dqn_update_clipping(
 ) -> None:
     """Comprueba el recorte de la norma del gradiente: una actualización desde
     una red sin gradientes, con un ``max_grad_norm`` que el gradiente supera."""
-    _check_update(
-        dqn_update,
-        cases,
-        update_config(max_grad_norm=max_grad_norm),
-        False,
-        CLIP_MISTAKES,
-        "una actualización con el gradiente recortado",
-    )
+    config = update_config(max_grad_norm=max_grad_norm)
+    what = "una actualización con el gradiente recortado"
+    _check_update(dqn_update, cases, config, False, CLIP_MISTAKES, what)
 
 
 @exercise(MODULE, "dqn_update", uses=UPDATE_USES)
