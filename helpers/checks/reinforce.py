@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 from unittest import mock
@@ -26,7 +26,10 @@ from helpers.checks import (
     compare_parameters,
     exercise,
     fail,
-    variant_of,
+    gradients_check,
+    negated,
+    on_output,
+    values_check,
 )
 from helpers.checks import call as guarded_call
 from helpers.formatting import number, numbers
@@ -194,28 +197,17 @@ SAMPLE_CASES = [
 ]
 
 
-def _first_above(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    below = (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
-    return below.clamp(max=probs.shape[-1] - 1)
+_SAMPLE = reinforce.sample_action
 
 
-def _with_log(actions: torch.Tensor, logits: torch.Tensor) -> tuple:
-    log_pi = torch.log_softmax(logits, -1)
-    return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+def _action(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    return _SAMPLE(logits, u)[0]
 
 
-def _manual_softmax(logits: torch.Tensor) -> torch.Tensor:
-    return torch.exp(logits) / torch.exp(logits).sum(-1, keepdim=True)
-
-
-def _strictly_below(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    below = (torch.softmax(logits, -1).cumsum(-1) < u.unsqueeze(-1)).sum(-1)
-    return below.clamp(max=logits.shape[-1] - 1)
-
-
-def _first_above_or_zero(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    above = torch.softmax(logits, -1).cumsum(-1) > u.unsqueeze(-1)
-    return above.int().argmax(-1)
+def _count(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Cuántos tramos acumulados quedan en u o por debajo, sin el tope de A − 1
+    de la referencia: los errores típicos que están en ese recuento."""
+    return (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
 
 
 _NO_LAST_FALLBACK = (
@@ -224,88 +216,86 @@ _NO_LAST_FALLBACK = (
     "y el enunciado pide la última acción. Limita el índice a A − 1."
 )
 
+#: Cada variante da solo la acción elegida (la log-probabilidad es otra celda).
 SAMPLE_MISTAKES: list[Mistake] = [
     Mistake(
         "sample_strictly_below",
-        lambda logits, u: _with_log(_strictly_below(logits, u), logits),
+        # «acumulada < u» es «acumulada ≤ el float anterior a u».
+        lambda logits, u: _action(logits, torch.nextafter(u, u - 1)),
         "Con «<» te quedas con la acción cuya acumulada vale justo u: la acción es "
         "la primera cuya acumulada **supera** u, así que los tramos que cuentan "
         "son los de acumulada ≤ u.",
     ),
     Mistake(
         "sample_no_last_fallback",
-        lambda logits, u: _with_log(_first_above_or_zero(logits, u), logits),
+        # Sin ningún tramo por encima de u, la primera acción (argmax de nada).
+        lambda logits, u: _count(logits.softmax(-1), u) % logits.shape[-1],
         _NO_LAST_FALLBACK,
     ),
     Mistake(
         "sample_no_clamp",
-        lambda logits, u: _with_log(
-            (torch.softmax(logits, -1).cumsum(-1) <= u.unsqueeze(-1)).sum(-1), logits
-        ),
+        lambda logits, u: _count(logits.softmax(-1), u),
         _NO_LAST_FALLBACK,
     ),
     Mistake(
         "sample_argmax",
-        lambda logits, u: _with_log(logits.argmax(-1), logits),
+        lambda logits, u: logits.argmax(-1),
         "No usas u: eliges siempre la acción más probable (argmax), y así la "
         "política no explora. La acción es la primera cuya probabilidad acumulada "
         "supera u.",
     ),
     Mistake(
         "sample_uniform_bins",
-        lambda logits, u: _with_log(
-            (u * logits.shape[-1]).long().clamp(max=logits.shape[-1] - 1), logits
-        ),
+        lambda logits, u: _action(torch.zeros_like(logits), u),
         "Repartiste u en A tramos iguales: eso elige todas las acciones con la misma "
         "probabilidad. Los tramos deben medir π(0), π(1), …: acumula softmax(logits).",
     ),
     Mistake(
         "sample_cumsum_logits",
-        lambda logits, u: _with_log(
-            (logits.cumsum(-1) <= u.unsqueeze(-1))
-            .sum(-1)
-            .clamp(max=logits.shape[-1] - 1),
-            logits,
-        ),
+        lambda logits, u: _count(logits, u).clamp(max=logits.shape[-1] - 1),
         "Acumulaste los logits; lo que se acumula son las probabilidades "
         "softmax(logits), que suman 1.",
     ),
     Mistake(
         "sample_one_before",
-        lambda logits, u: _with_log(
-            ((torch.softmax(logits, -1).cumsum(-1) <= u.unsqueeze(-1)).sum(-1) - 1)
-            .clamp(min=0)
-            .clamp(max=logits.shape[-1] - 1),
-            logits,
+        lambda logits, u: (_count(logits.softmax(-1), u) - 1).clamp(
+            0, logits.shape[-1] - 1
         ),
         "Te quedas una acción antes: tomaste la última cuya probabilidad acumulada no "
         "llega a u. Es la primera que la supera.",
     ),
     Mistake(
         "sample_sign",
-        lambda logits, u: _with_log(
-            _first_above(torch.softmax(-logits, -1), u), logits
-        ),
+        lambda logits, u: _action(-logits, u),
         "¿El signo? Las probabilidades son softmax(logits), no softmax(−logits).",
     ),
     Mistake(
         "sample_reversed_cumsum",
-        lambda logits, u: _with_log(
-            _first_above(torch.softmax(logits, -1).flip(-1), u).neg()
-            + logits.shape[-1]
-            - 1,
-            logits,
-        ),
+        lambda logits, u: logits.shape[-1] - 1 - _action(logits.flip(-1), u),
         "Acumulaste las probabilidades desde la última acción: se acumulan en orden, "
         "π(0), π(0) + π(1), …",
     ),
     Mistake(
         "sample_softmax_overflow",
-        lambda logits, u: _with_log(_first_above(_manual_softmax(logits), u), logits),
+        lambda logits, u: _count(
+            logits.exp() / logits.exp().sum(-1, keepdim=True), u
+        ).clamp(max=logits.shape[-1] - 1),
         "Con logits enormes, exp(1000) desborda (inf / inf = nan) y la acción sale "
         "mal. Resta el máximo antes de exponenciar, o usa torch.softmax.",
     ),
 ]
+
+
+def _with_log(actions_of: Callable[..., Any]) -> Callable[..., Any]:
+    """El par ``(acción, log π)`` de una variante que da solo la acción: un
+    índice fuera de rango lanza, como en la respuesta con ese error."""
+
+    def sample(logits: torch.Tensor, u: torch.Tensor) -> tuple:
+        actions = actions_of(logits, u)
+        log_pi = torch.log_softmax(logits, -1)
+        return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+
+    return sample
 
 
 def _sampled_actions(sample_action: Callable[..., Any]) -> Callable[..., np.ndarray]:
@@ -323,17 +313,17 @@ def _sampled_actions(sample_action: Callable[..., Any]) -> Callable[..., np.ndar
 
 
 @exercise(MODULE, "sample_action", "la acción")
-def check_sample_action(
-    sample_action: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = SAMPLE_CASES,
-) -> None:
+def check_sample_action(sample_action, cases=SAMPLE_CASES) -> None:
     """Comprueba la acción de ``sample_action(logits, u)`` (inversa de la acumulada)."""
     check_cases(
         _sampled_actions(sample_action),
         "sample_action",
         list(cases),
-        _sampled_actions(reinforce.sample_action),
-        [replace(m, variant=_sampled_actions(m.variant)) for m in SAMPLE_MISTAKES],
+        _sampled_actions(_SAMPLE),
+        [
+            replace(m, variant=_sampled_actions(_with_log(m.variant)))
+            for m in SAMPLE_MISTAKES
+        ],
     )
 
 
@@ -370,10 +360,7 @@ LOG_PROB_GRADIENT_CASES = [(_t([[0.3, -1.2, 1.7], [1.0, 0.0, -1.0]]), _t([0.1, 0
 
 
 @exercise(MODULE, "sample_action", "su log-probabilidad")
-def check_sample_action_log_prob(
-    sample_action: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = SAMPLE_CASES,
-) -> None:
+def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
     """Comprueba la log-probabilidad de la acción que eligió ``sample_action``:
     valor, forma y gradiente."""
     for logits, u in cases:
@@ -445,76 +432,59 @@ GAUSSIAN_CASES = [
     (_t([[1.5, 1.5]]), _t([[1.5, 1.0]]), _t([-2.0, -2.0])),
 ]
 
-_LOG_2PI = math.log(2 * math.pi)
-
-
-def _gaussian(per_dim: Callable, reduce: str = "sum") -> Callable:
-    """Una log-densidad con alguna variación de la fórmula por dimensión."""
-
-    def log_prob(actions, mean, log_std):
-        values = per_dim(actions, mean, log_std.expand_as(actions))
-        return values.sum(-1) if reduce == "sum" else values.mean(-1)
-
-    return log_prob
+_GAUSSIAN = reinforce.gaussian_log_prob
 
 
 def _gaussian_naive(actions, mean, log_std):
+    """La densidad y luego su logaritmo: la forma ingenua que se redondea a 0."""
     std = torch.exp(log_std)
-    density = torch.exp(-0.5 * ((actions - mean) / std) ** 2) / (
-        std * math.sqrt(2 * math.pi)
-    )
-    return torch.log(density).sum(-1)
+    z2 = ((actions - mean) / std) ** 2
+    return torch.log(torch.exp(-0.5 * z2) / (std * math.sqrt(2 * math.pi))).sum(-1)
+
+
+def _stretched(factor: Callable[[torch.Tensor], Any]) -> Callable[..., Any]:
+    """La referencia con a − μ multiplicado por ``factor(log_std)``: cambia solo
+    el término cuadrático, −z²/2 → −z²·factor²/2."""
+    return lambda a, m, s: _GAUSSIAN(m + (a - m) * factor(s), m, s)
 
 
 GAUSSIAN_MISTAKES: list[Mistake] = [
     Mistake(
         "gaussian_log_std_as_std",
-        _gaussian(
-            lambda a, m, s: -0.5 * ((a - m) / s) ** 2 - torch.log(s) - 0.5 * _LOG_2PI
-        ),
+        # A mano: con log_std < 0 el valor es NaN, pero el gradiente no.
+        lambda a, m, s: (
+            -0.5 * ((a - m) / s) ** 2 - torch.log(s) - math.log(2 * math.pi) / 2
+        ).sum(-1),
         "¿Usaste log_std como si fuera σ? Es su logaritmo: σ = exp(log_std).",
     ),
     Mistake(
         "gaussian_log_std_as_log_var",
-        _gaussian(
-            lambda a, m, s: (
-                -0.5 * (a - m) ** 2 / torch.exp(s) - 0.5 * s - 0.5 * _LOG_2PI
-            )
-        ),
+        lambda a, m, s: _GAUSSIAN(a, m, s / 2),
         "¿Tomaste log_std como log σ²? Es log σ: la varianza es exp(2·log_std).",
     ),
     Mistake(
         "gaussian_no_log_std",
-        _gaussian(
-            lambda a, m, s: -0.5 * ((a - m) * torch.exp(-s)) ** 2 - 0.5 * _LOG_2PI
-        ),
+        lambda a, m, s: _GAUSSIAN(a, m, s) + s.expand_as(a).sum(-1),
         "Falta el término −log σ (la normalización de la densidad por su anchura).",
     ),
     Mistake(
         "gaussian_no_constant",
-        _gaussian(lambda a, m, s: -0.5 * ((a - m) * torch.exp(-s)) ** 2 - s),
+        lambda a, m, s: _GAUSSIAN(a, m, s) + a.shape[-1] * math.log(2 * math.pi) / 2,
         "Falta la constante −½·log(2π) en cada dimensión.",
     ),
     Mistake(
         "gaussian_divide_by_std",
-        _gaussian(
-            lambda a, m, s: -0.5 * (a - m) ** 2 * torch.exp(-s) - s - 0.5 * _LOG_2PI
-        ),
+        _stretched(lambda s: torch.exp(s / 2)),
         "En el término cuadrático se divide por σ², no por σ: −(a − μ)² / (2σ²).",
     ),
     Mistake(
         "gaussian_no_half",
-        _gaussian(
-            lambda a, m, s: -(((a - m) * torch.exp(-s)) ** 2) - s - 0.5 * _LOG_2PI
-        ),
+        _stretched(lambda s: math.sqrt(2)),
         "Falta el ½ del término cuadrático: −(a − μ)² / (2σ²).",
     ),
     Mistake(
         "gaussian_mean_dims",
-        _gaussian(
-            lambda a, m, s: -0.5 * ((a - m) * torch.exp(-s)) ** 2 - s - 0.5 * _LOG_2PI,
-            reduce="mean",
-        ),
+        lambda a, m, s: _GAUSSIAN(a, m, s) / a.shape[-1],
         "Promediaste las dimensiones: las d dimensiones son independientes, así que "
         "sus log-densidades se suman.",
     ),
@@ -559,10 +529,7 @@ def _on_case(function: Callable[..., Any]) -> Callable[[_GaussianCase], Any]:
 
 
 @exercise(MODULE, "gaussian_log_prob", "el valor")
-def check_gaussian_log_prob(
-    gaussian_log_prob: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = GAUSSIAN_CASES,
-) -> None:
+def check_gaussian_log_prob(gaussian_log_prob, cases=GAUSSIAN_CASES) -> None:
     """Comprueba ``gaussian_log_prob(actions, mean, log_std)`` contra la fórmula."""
     cases = [_GaussianCase(*(torch.as_tensor(x) for x in case)) for case in cases]
     # Una acción de varias dimensiones: ¿devuelve una log-densidad por acción?
@@ -578,7 +545,7 @@ def check_gaussian_log_prob(
         _on_case(gaussian_log_prob),
         "gaussian_log_prob",
         [(case,) for case in cases],
-        _on_case(reinforce.gaussian_log_prob),
+        _on_case(_GAUSSIAN),
         [replace(m, variant=_on_case(m.variant)) for m in GAUSSIAN_MISTAKES],
     )
 
@@ -589,8 +556,7 @@ GAUSSIAN_GRADIENT_CASES = GAUSSIAN_CASES[:3] + GAUSSIAN_CASES[4:]
 
 @exercise(MODULE, "gaussian_log_prob", "el gradiente")
 def check_gaussian_log_prob_grad(
-    gaussian_log_prob: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = GAUSSIAN_GRADIENT_CASES,
+    gaussian_log_prob, cases=GAUSSIAN_GRADIENT_CASES
 ) -> None:
     """Comprueba que el gradiente de la log-densidad (sumada) llega a ``mean`` y
     ``log_std`` y es el de la referencia."""
@@ -599,7 +565,7 @@ def check_gaussian_log_prob_grad(
         _summed(gaussian_log_prob),
         "gaussian_log_prob",
         [tuple(torch.as_tensor(x) for x in case) for case in cases],
-        _summed(reinforce.gaussian_log_prob),
+        _summed(_GAUSSIAN),
         [replace(m, variant=_summed(m.variant)) for m in GAUSSIAN_MISTAKES],
         prefix="gaussian",
         wrt={"mean": no_gradient, "log_std": no_gradient},
@@ -631,93 +597,57 @@ RETURNS_CASES = [
     ([1, 0, 2, 1], 0.5),
 ]
 
-
-def _returns_forward(rewards, gamma):
-    """Acumulado hacia delante: lo cobrado hasta t, no desde t."""
-    out, running = [], 0.0
-    for r in rewards:
-        running = r + gamma * running
-        out.append(running)
-    return np.array(out)
+_RETURNS = reinforce.discounted_returns
 
 
-def _returns_loop(rewards, gamma, update):
-    out, future = [], 0.0
-    for r in reversed(list(rewards)):
-        future = update(r, future, gamma)
-        out.append(future)
-    return np.array(out[::-1])
-
-
-def _returns_absolute(rewards, gamma):
-    rewards = np.asarray(rewards, dtype=float)
-    powers = gamma ** np.arange(len(rewards))
-    return np.array([np.sum(powers[t:] * rewards[t:]) for t in range(len(rewards))])
-
-
-def _returns_total(rewards, gamma):
-    g = reinforce.discounted_returns(rewards, gamma)
-    return np.full(len(g), g[0])
-
-
-def _returns_not_reversed(rewards, gamma):
-    return reinforce.discounted_returns(rewards, gamma)[::-1]
+def _floats(values: Any) -> np.ndarray:
+    return np.asarray(values, dtype=float)
 
 
 RETURNS_MISTAKES: list[Mistake] = [
     Mistake(
         "returns_forward",
-        _returns_forward,
+        # Los de referencia del episodio al revés: lo cobrado hasta t.
+        lambda rewards, gamma: _RETURNS(_floats(rewards)[::-1], gamma)[::-1],
         "Acumulaste hacia delante (lo cobrado hasta t). G_t mira al futuro: recorre "
         "el episodio hacia atrás, G_t = r_t + γ·G_{t+1}.",
     ),
     Mistake(
         "returns_gamma_outside",
-        lambda rewards, gamma: _returns_loop(
-            rewards, gamma, lambda r, g, y: y * (r + g)
-        ),
+        lambda rewards, gamma: _RETURNS(gamma * _floats(rewards), gamma),
         "γ multiplica en el paso equivocado: r_t no se descuenta, solo el futuro. "
         "Es G_t = r_t + γ·G_{t+1}, no γ·(r_t + G_{t+1}).",
     ),
     Mistake(
         "returns_absolute_discount",
-        _returns_absolute,
+        lambda rewards, gamma: _RETURNS(
+            gamma ** np.arange(len(rewards)) * _floats(rewards), 1.0
+        ),
         "El descuento cuenta desde t, no desde el inicio del episodio: "
         "G_t = Σ_k γ^(k−t)·r_k.",
     ),
     Mistake(
         "returns_total",
-        _returns_total,
+        on_output(_RETURNS, lambda g: np.full(len(g), g[0]), "G_0 en cada paso"),
         "Diste a todos los pasos el retorno del episodio entero (G_0). Cada paso "
         "recibe lo que viene desde él: G_t = r_t + γ·G_{t+1}.",
     ),
     Mistake(
         "returns_immediate",
-        lambda rewards, gamma: np.asarray(rewards, dtype=float),
+        lambda rewards, gamma: _RETURNS(rewards, 0.0),
         "Devolviste las recompensas inmediatas: falta sumar el futuro descontado.",
     ),
     Mistake(
         "returns_not_reversed",
-        _returns_not_reversed,
+        on_output(_RETURNS, lambda g: g[::-1], "al revés"),
         "Los valores están bien pero al revés: si los calculas hacia atrás, dale la "
         "vuelta a la lista al final (o escribe en returns[t]).",
     ),
 ]
 
-
-@exercise(MODULE, "discounted_returns")
-def check_discounted_returns(
-    discounted_returns: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = RETURNS_CASES,
-) -> None:
-    """Comprueba ``discounted_returns(rewards, gamma)``."""
-    check_cases(
-        discounted_returns,
-        "discounted_returns",
-        cases,
-        reinforce.discounted_returns,
-        RETURNS_MISTAKES,
-    )
+check_discounted_returns = values_check(
+    MODULE, "discounted_returns", _RETURNS, RETURNS_MISTAKES, RETURNS_CASES
+)
 
 
 # --- Ejercicio 4 · la estimación del gradiente por función de puntuación
@@ -740,88 +670,80 @@ SCORE_CASES = [
     ),
 ]
 
+_SCORE = reinforce.score_function_gradient
 
-def _score(weight: Callable, scale: str = "episodes", chosen_only: bool = False):
-    """Una estimación con alguna variación: peso de cada término y escala."""
 
-    def estimate(theta, actions, returns):
-        theta = np.asarray(theta, dtype=float)
-        pi = np.exp(theta - theta.max())
-        pi /= pi.sum()
-        total, steps = np.zeros_like(theta), 0
-        for acts, rets in zip(actions, returns, strict=True):
-            for a, g in zip(acts, rets, strict=True):
-                one_hot = np.eye(len(theta))[int(a)]
-                term = weight(g, one_hot, pi, int(a))
-                total += term * one_hot if chosen_only else term
-                steps += 1
-        if scale == "episodes":
-            return total / len(actions)
-        if scale == "steps":
-            return total / steps
-        return total
+def _without_pi(theta, actions, returns):
+    """(1/N) Σ G_t·one_hot(a_t), sin el −π: la referencia con una acción de
+    más que se lleva toda la probabilidad (π ≈ 0 en las de verdad)."""
+    return _SCORE(np.append(theta, 1e3), actions, returns)[:-1]
 
-    return estimate
+
+def _reweighted(weight, estimate=_SCORE):
+    """``estimate`` con cada G_t cambiado por ``weight(G_t, π(a_t))``."""
+
+    def variant(theta, actions, returns):
+        theta = _floats(theta)
+        pi = np.exp(theta - theta.max()) / np.exp(theta - theta.max()).sum()
+        new = [
+            weight(_floats(g), pi[np.asarray(a, dtype=int)])
+            for a, g in zip(actions, returns, strict=True)
+        ]
+        return estimate(theta, actions, new)
+
+    return variant
 
 
 SCORE_MISTAKES: list[Mistake] = [
     Mistake(
         "score_no_divide",
-        _score(lambda g, e, pi, a: g * (e - pi), scale="sum"),
+        lambda theta, actions, returns: len(actions) * _SCORE(theta, actions, returns),
         "¿Olvidaste dividir por N, el número de episodios? Es una media sobre "
         "episodios: (1/N) Σ_i Σ_t …",
     ),
     Mistake(
         "score_divide_by_steps",
-        _score(lambda g, e, pi, a: g * (e - pi), scale="steps"),
+        lambda theta, actions, returns: (
+            len(actions) / sum(map(len, actions)) * _SCORE(theta, actions, returns)
+        ),
         "Dividiste por el número total de pasos; se divide por N, el número de "
         "episodios (dentro de cada episodio los pasos se suman).",
     ),
     Mistake(
         "score_grad_of_prob",
-        _score(lambda g, e, pi, a: g * pi[a] * (e - pi)),
+        _reweighted(lambda g, pi_a: g * pi_a),
         "Eso es ∇π(a), el gradiente de la probabilidad. El truco usa "
         "∇log π(a) = ∇π(a) / π(a) = one_hot(a) − π: no multipliques por π(a).",
     ),
     Mistake(
         "score_sign",
-        _score(lambda g, e, pi, a: g * (pi - e)),
+        negated(_SCORE),
         "¿El signo? ∇log π(a) = one_hot(a) − π: la acción tomada sube y las demás "
         "bajan.",
     ),
     Mistake(
         "score_chosen_only",
-        _score(lambda g, e, pi, a: g * (e - pi), chosen_only=True),
+        # Solo la componente a de G·(one_hot(a) − π): G·(1 − π(a))·one_hot(a).
+        _reweighted(lambda g, pi_a: g * (1 - pi_a), _without_pi),
         "También cambian los logits de las acciones no tomadas: ∇log π(a) tiene "
         "−π(b) en cada componente b ≠ a.",
     ),
     Mistake(
         "score_no_minus_pi",
-        _score(lambda g, e, pi, a: g * e),
+        _without_pi,
         "Falta restar π: ∇_θ log softmax(θ)[a] = one_hot(a) − π.",
     ),
     Mistake(
         "score_no_return",
-        _score(lambda g, e, pi, a: e - pi),
+        _reweighted(lambda g, pi_a: np.ones_like(g)),
         "Falta multiplicar cada término por su retorno G_t: así solo sube lo que se "
         "eligió, sin importar si salió bien o mal.",
     ),
 ]
 
-
-@exercise(MODULE, "score_function_gradient")
-def check_score_function_gradient(
-    score_function_gradient: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = SCORE_CASES,
-) -> None:
-    """Comprueba ``score_function_gradient(theta, actions, returns)``."""
-    check_cases(
-        score_function_gradient,
-        "score_function_gradient",
-        cases,
-        reinforce.score_function_gradient,
-        SCORE_MISTAKES,
-    )
+check_score_function_gradient = values_check(
+    MODULE, "score_function_gradient", _SCORE, SCORE_MISTAKES, SCORE_CASES
+)
 
 
 # --- Ejercicio 5 · la pérdida de REINFORCE
@@ -829,40 +751,38 @@ def check_score_function_gradient(
 LOSS_CASES = [
     (_t([-0.5, -1.0, -0.2]), _t([3.0, 2.0, 1.0]), 1),
     (_t([-0.7, -0.1, -2.0, -0.3]), _t([1.0, -1.0, 0.5, 2.0]), 2),
-    (
-        _t([-1.2, -0.4, -0.9, -0.05, -3.0]),
-        _t([5.0, 4.0, 3.0, 2.0, 1.0]),
-        4,
-    ),
+    (_t([-1.2, -0.4, -0.9, -0.05, -3.0]), _t([5.0, 4.0, 3.0, 2.0, 1.0]), 4),
 ]
+
+_LOSS = reinforce.reinforce_loss
 
 LOSS_MISTAKES: list[Mistake] = [
     Mistake(
         "loss_no_minus",
-        lambda lp, g, n: (lp * g).sum() / n,
+        negated(_LOSS),
         "Falta el signo menos: el optimizador minimiza, y sin él subes la "
         "probabilidad de lo que salió peor. Es −(1/N) Σ log π · G.",
     ),
     Mistake(
         "loss_mean_over_steps",
-        lambda lp, g, n: -(lp * g).mean(),
+        lambda log_probs, returns, n: _LOSS(log_probs, returns, len(log_probs)),
         "Promediaste sobre los pasos; el enunciado divide por N, el número de "
         "episodios. Con la media por pasos los episodios largos pesan menos y la "
         "escala del gradiente cambia.",
     ),
     Mistake(
         "loss_no_divide",
-        lambda lp, g, n: -(lp * g).sum(),
+        lambda log_probs, returns, n: _LOSS(log_probs, returns, 1),
         "¿Olvidaste dividir por n_episodes? Es una media sobre los N episodios.",
     ),
     Mistake(
         "loss_prob",
-        lambda lp, g, n: -(lp.exp() * g).sum() / n,
+        lambda log_probs, returns, n: _LOSS(log_probs.exp(), returns, n),
         "La pérdida usa log π(a_t|s_t), no la probabilidad π = exp(log π).",
     ),
     Mistake(
         "loss_sum_times_sum",
-        lambda lp, g, n: -(lp.sum() * g.sum()) / n,
+        lambda log_probs, returns, n: _LOSS(log_probs.sum(), returns.sum(), n),
         "Cada log π(a_t|s_t) se multiplica por su propio G_t (producto elemento a "
         "elemento), no la suma de unos por la suma de otros.",
     ),
@@ -877,10 +797,7 @@ _NOT_SCALAR = Diagnosis(
 
 
 @exercise(MODULE, "reinforce_loss", "el valor")
-def check_reinforce_loss(
-    reinforce_loss: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
-) -> None:
+def check_reinforce_loss(reinforce_loss, cases=LOSS_CASES) -> None:
     """Comprueba el valor de ``reinforce_loss(log_probs, returns, n_episodes)``."""
     cases = list(cases)
     try:
@@ -889,50 +806,45 @@ def check_reinforce_loss(
         shape = ()
     if int(np.prod(shape)) != 1:
         fail(f"{_NOT_SCALAR.message} Tiene forma {shape}.", _NOT_SCALAR.id)
-    check_cases(
-        reinforce_loss, "reinforce_loss", cases, reinforce.reinforce_loss, LOSS_MISTAKES
-    )
+    check_cases(reinforce_loss, "reinforce_loss", cases, _LOSS, LOSS_MISTAKES)
 
 
-@exercise(MODULE, "reinforce_loss", "el gradiente")
-def check_reinforce_loss_grad(
-    reinforce_loss: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = LOSS_CASES,
-) -> None:
-    """Comprueba el gradiente: llega a ``log_probs`` (−G_t / N) y no a ``returns``."""
-    check_gradients(
-        reinforce_loss,
-        "reinforce_loss",
-        cases,
-        reinforce.reinforce_loss,
-        LOSS_MISTAKES,
-        prefix="loss",
-        wrt={
-            "log_probs": Flow(
-                True,
-                id="loss_wrong_grad",
-                message="No llega gradiente a log_probs: ¿la cambiaste por un "
-                "tensor nuevo (con torch.tensor(...) o .detach())? Usa log_probs "
-                "tal cual.",
-            ),
-            "returns": Flow(
-                False,
-                id="loss_returns_grad",
-                message="El retorno arrastra gradiente: loss.backward() llegó "
-                "hasta returns. G_t es un peso constante, no algo que optimizar: "
-                "usa returns.detach(). Si no, estás optimizando otra cosa.",
-            ),
-        },
-        without_gradient=Diagnosis(
-            id="loss_not_tensor",
-            message="La pérdida debe ser un tensor de PyTorch conectado a log_probs "
-            "(para poder llamar a loss.backward()); no uses .item(), float() ni "
-            "NumPy.",
+check_reinforce_loss_grad = gradients_check(
+    MODULE,
+    "reinforce_loss",
+    _LOSS,
+    # Sin filas: quien ya falla el valor por un error típico lo lee en esa celda.
+    (),
+    LOSS_CASES,
+    aspect="el gradiente",
+    doc="Comprueba el gradiente: llega a ``log_probs`` (−G_t / N) y no a ``returns``.",
+    prefix="loss",
+    wrt={
+        "log_probs": Flow(
+            True,
+            id="loss_wrong_grad",
+            message="No llega gradiente a log_probs: ¿la cambiaste por un "
+            "tensor nuevo (con torch.tensor(...) o .detach())? Usa log_probs "
+            "tal cual.",
         ),
-        wrong_shape=_NOT_SCALAR,
-        mistake="loss_wrong_grad",
-        hint="Respecto a log_probs debe ser −G_t / N.",
-    )
+        "returns": Flow(
+            False,
+            id="loss_returns_grad",
+            message="El retorno arrastra gradiente: loss.backward() llegó "
+            "hasta returns. G_t es un peso constante, no algo que optimizar: "
+            "usa returns.detach(). Si no, estás optimizando otra cosa.",
+        ),
+    },
+    without_gradient=Diagnosis(
+        id="loss_not_tensor",
+        message="La pérdida debe ser un tensor de PyTorch conectado a log_probs "
+        "(para poder llamar a loss.backward()); no uses .item(), float() ni "
+        "NumPy.",
+    ),
+    wrong_shape=_NOT_SCALAR,
+    mistake="loss_wrong_grad",
+    hint="Respecto a log_probs debe ser −G_t / N.",
+)
 
 
 # --- Ejercicio 6 · el bucle de REINFORCE (rollout, gradiente y parámetros)
@@ -1040,16 +952,8 @@ def _run_loop(
     env = _RecordingEnv(case.make_env())
     generator = torch.Generator().manual_seed(case.seed)
     start = generator.get_state()
-    returned = function(
-        policy,
-        optimizer,
-        env,
-        n_updates,
-        case.n_episodes,
-        case.gamma,
-        case.seed,
-        generator,
-    )
+    episodes = (case.n_episodes, case.gamma, case.seed)
+    returned = function(policy, optimizer, env, n_updates, *episodes, generator)
     probe = torch.Generator()
     probe.set_state(start)
     # ¿Cuántos uniformes se sacaron? Se cuenta reproduciendo la secuencia.
@@ -1068,14 +972,8 @@ _LOOP_USES = {
 }
 
 
-def _episode_lengths(env: _RecordingEnv) -> list[int]:
-    return [len(a) for a in env.actions]
-
-
 @exercise(MODULE, "reinforce_updates", "el rollout", uses=_LOOP_USES)
-def check_reinforce_updates(
-    reinforce_updates: Callable[..., Any], case: str = "cartpole"
-) -> None:
+def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
     """Comprueba la etapa 1 (semillas, muestreo, final de cada episodio) y lo que
     devuelve. Con una tasa de aprendizaje 0 la política no cambia, así que esto
     no depende de la pérdida ni del paso del optimizador."""
@@ -1092,11 +990,7 @@ def check_reinforce_updates(
             "loop_wrong_episode_count",
         )
     if got.env.seeds != want.env.seeds:
-        first = next(
-            i
-            for i, (a, b) in enumerate(zip(got.env.seeds, want.env.seeds, strict=True))
-            if a != b
-        )
+        first = next(i for i, s in enumerate(got.env.seeds) if s != want.env.seeds[i])
         hint = "el episodio número i (contando todos) empieza con reset(seed=seed + i)"
         if len(set(got.env.seeds)) == 1:
             hint = "todos tus episodios empiezan igual; " + hint
@@ -1123,25 +1017,18 @@ def check_reinforce_updates(
             "sample_action(logits, u).",
             "loop_no_generator_draws",
         )
-    for episode, (mine, theirs) in enumerate(
-        zip(got.env.actions, want.env.actions, strict=True)
-    ):
-        if mine != theirs:
-            step = next(
-                (
-                    t
-                    for t, (a, b) in enumerate(zip(mine, theirs, strict=False))
-                    if a != b
-                ),
-                min(len(mine), len(theirs)),
+    pairs = zip(got.env.actions, want.env.actions, strict=True)
+    for episode, (mine, theirs) in enumerate(pairs):
+        shared = min(len(mine), len(theirs))
+        step = next((t for t in range(shared) if mine[t] != theirs[t]), shared)
+        if step == shared and len(mine) != len(theirs):
+            fail(
+                f"El episodio {episode} duró {len(mine)} pasos y debía durar "
+                f"{len(theirs)}: un episodio acaba cuando terminated o truncated "
+                "vale True, ni antes ni después.",
+                "loop_wrong_episode_length",
             )
-            if step == min(len(mine), len(theirs)):
-                fail(
-                    f"El episodio {episode} duró {len(mine)} pasos y debía durar "
-                    f"{len(theirs)}: un episodio acaba cuando terminated o truncated "
-                    "vale True, ni antes ni después.",
-                    "loop_wrong_episode_length",
-                )
+        if step < shared:
             draws = (
                 f" (sacaste {got.generator_draws} uniformes y hacían falta "
                 f"{want.generator_draws}, uno por paso)"
@@ -1164,7 +1051,7 @@ def check_reinforce_updates(
             "loop_returned_wrong_shape",
         )
     if not close(returned, expected, atol=1e-5):
-        lengths = np.array(_episode_lengths(want.env), dtype=float)
+        lengths = np.array([len(a) for a in want.env.actions], dtype=float)
         hint, mistake = "", "loop_returned_wrong_value"
         if close(returned, lengths.reshape(n_updates, -1).sum(1), atol=1e-5):
             hint = " Sumaste los episodios: es la media sobre los N de cada una."
@@ -1252,15 +1139,8 @@ def _flat(gradients: list[torch.Tensor | None]) -> np.ndarray:
     )
 
 
-@exercise(
-    MODULE,
-    "reinforce_updates",
-    "retornos y pérdida",
-    uses=_LOOP_USES,
-)
-def check_reinforce_updates_grad(
-    reinforce_updates: Callable[..., Any], case: str = "cartpole"
-) -> None:
+@exercise(MODULE, "reinforce_updates", "retornos y pérdida", uses=_LOOP_USES)
+def check_reinforce_updates_grad(reinforce_updates, case="cartpole") -> None:
     """Comprueba las etapas 2 y 3: el gradiente en el momento del único paso
     (da igual dónde vaya zero_grad)."""
     setup = LOOP_CASES[case]
@@ -1323,15 +1203,8 @@ def check_reinforce_updates_grad(
     )
 
 
-@exercise(
-    MODULE,
-    "reinforce_updates",
-    "varias actualizaciones",
-    uses=_LOOP_USES,
-)
-def check_reinforce_updates_params(
-    reinforce_updates: Callable[..., Any], case: str = "cartpole"
-) -> None:
+@exercise(MODULE, "reinforce_updates", "varias actualizaciones", uses=_LOOP_USES)
+def check_reinforce_updates_params(reinforce_updates, case="cartpole") -> None:
     """Comprueba la etapa 4: tres actualizaciones dejan los parámetros de la
     referencia (un paso por actualización, con el gradiente de esa y no de las
     anteriores, y la política nueva en el rollout siguiente)."""
@@ -1428,62 +1301,50 @@ def _estimator(function: Callable[..., Any], index: int) -> Callable[..., Any]:
     return one
 
 
-def _by_hand(
-    f: Callable[..., Any],
-    mean: float,
-    log_std: float,
-    noise: torch.Tensor,
-    *,
-    detach_x: bool = True,
-    constant_weight: bool = True,
-    reduce: str = "mean",
-    wrt_std: bool = False,
-    pathwise_through_x: bool = True,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """La referencia con cada pieza que puede salir mal hecha a propósito."""
-    noise = torch.as_tensor(noise)
-    second = math.exp(log_std) if wrt_std else log_std
-    params = torch.tensor([float(mean), second], dtype=noise.dtype, requires_grad=True)
-    mu = params[0]
-    std = params[1] if wrt_std else params[1].exp()
-    x = mu + std * noise
-
-    def average(values: torch.Tensor) -> torch.Tensor:
-        return values.mean() if reduce == "mean" else values.sum()
-
-    source = x if pathwise_through_x else x.detach()
-    pathwise = torch.zeros(2, dtype=noise.dtype)
-    if source.requires_grad:
-        (pathwise,) = torch.autograd.grad(average(f(source)), params, retain_graph=True)
-    sample = x.detach() if detach_x else x
-    log_prob = torch.distributions.Normal(mu, std).log_prob(sample)
-    weights = f(x.detach()) if constant_weight else f(x)
-    (score,) = torch.autograd.grad(average(weights * log_prob), params)
-    return score.detach(), pathwise.detach()
+_ESTIMATORS = reinforce.gradient_estimators
 
 
-def _score_without_minus_one(f, mean, log_std, noise):
-    """La derivada de log N respecto a log σ sin el −1 de −log σ."""
-    score, pathwise = _by_hand(f, mean, log_std, noise)
-    weights = f((mean + math.exp(log_std) * torch.as_tensor(noise)).detach())
-    return score + torch.stack([torch.zeros(()), weights.mean()]).to(score), pathwise
+def _samples(mean: float, log_std: float, noise: Any) -> torch.Tensor:
+    """Las muestras x = μ + σ·ε de la referencia, sin grafo."""
+    return mean + math.exp(log_std) * torch.as_tensor(noise)
+
+
+def _on_log_std(value: torch.Tensor) -> torch.Tensor:
+    """``(0, value)``: algo que solo toca la componente de log σ."""
+    return torch.stack([torch.zeros_like(value), value])
+
+
+def _weight_with_grad(f, mean, log_std, noise):
+    """El peso f(x) sin separar: a la función de puntuación se le suma el
+    gradiente por reparametrización de f(x)·log N(x), con log N(x) fijo."""
+    x = _samples(mean, log_std, noise)
+    fixed = torch.distributions.Normal(mean, math.exp(log_std)).log_prob(x).to(x)
+    score, pathwise = _ESTIMATORS(f, mean, log_std, noise)
+    weighted = _ESTIMATORS(lambda y: f(y) * fixed, mean, log_std, noise)[1]
+    return score + weighted, pathwise
 
 
 _ESTIMATORS_SWAPPED = Mistake(
     "estimators_swapped",
-    lambda *a: _by_hand(*a)[::-1],
+    on_output(_ESTIMATORS, lambda out: out[::-1], "en el orden cambiado"),
     "Devolviste las dos estimaciones en el orden cambiado: primero va la de "
     "función de puntuación (score) y después la de reparametrización (pathwise).",
 )
 _ESTIMATORS_SUMMED = Mistake(
     "estimators_summed",
-    variant_of(_by_hand, reduce="sum"),
+    lambda f, mean, log_std, noise: tuple(
+        len(noise) * e for e in _ESTIMATORS(f, mean, log_std, noise)
+    ),
     "Cada estimación es una media sobre las N muestras, no una suma: con una "
     "suma, el gradiente crece con N.",
 )
 _ESTIMATORS_WRT_STD = Mistake(
     "estimators_wrt_std",
-    variant_of(_by_hand, wrt_std=True),
+    # d/dσ = d/dlog σ · 1/σ.
+    lambda f, mean, log_std, noise: tuple(
+        e / torch.tensor([1.0, math.exp(log_std)]).to(e)
+        for e in _ESTIMATORS(f, mean, log_std, noise)
+    ),
     "La segunda componente es la derivada respecto a log σ, no respecto a σ: "
     "pon log σ en el tensor que derivas y calcula σ = exp(log σ) dentro (la "
     "regla de la cadena multiplica por σ).",
@@ -1494,7 +1355,11 @@ SCORE_ESTIMATOR_MISTAKES: list[Mistake] = [
     _ESTIMATORS_SWAPPED,
     Mistake(
         "score_estimate_x_attached",
-        variant_of(_by_hand, detach_x=False),
+        # Con x = μ + σ·ε en el grafo, log N(x) = −ε²/2 − log σ − ½ log 2π.
+        lambda f, mean, log_std, noise: (
+            _on_log_std(-f(_samples(mean, log_std, noise)).mean()),
+            _ESTIMATORS(f, mean, log_std, noise)[1],
+        ),
         "En la función de puntuación las muestras x son fijas: sepáralas del "
         "grafo (x.detach()) antes de evaluar log N(x; μ, σ²). Si no, la "
         "derivada de log N pasa también a través de x = μ + σ·ε, y eso ya no "
@@ -1502,14 +1367,19 @@ SCORE_ESTIMATOR_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "score_estimate_weight_grad",
-        variant_of(_by_hand, constant_weight=False),
+        _weight_with_grad,
         "En la función de puntuación el peso f(x) es una constante, como el "
         "retorno en REINFORCE: evalúa f en las muestras separadas del grafo "
         "(o haz .detach()). Si no, se cuela la derivada de f.",
     ),
     Mistake(
         "score_estimate_no_minus_one",
-        _score_without_minus_one,
+        # Sin el −1 de −log σ: se suma la media de los pesos a la de log σ.
+        lambda f, mean, log_std, noise: (
+            _ESTIMATORS(f, mean, log_std, noise)[0]
+            + _on_log_std(f(_samples(mean, log_std, noise)).mean()),
+            _ESTIMATORS(f, mean, log_std, noise)[1],
+        ),
         "La derivada de log N(x; μ, σ²) respecto a log σ es z² − 1, con "
         "z = (x − μ)/σ: te falta el −1, que viene del término −log σ.",
     ),
@@ -1522,7 +1392,7 @@ PATHWISE_ESTIMATOR_MISTAKES: list[Mistake] = [
     _ESTIMATORS_SWAPPED,
     Mistake(
         "pathwise_estimate_detached",
-        variant_of(_by_hand, pathwise_through_x=False),
+        lambda *args: (_ESTIMATORS(*args)[0], torch.zeros(2)),
         "En la reparametrización el gradiente tiene que pasar por la muestra: "
         "x = μ + σ·ε con μ y log σ en el grafo, y deriva la media de f(x) sin "
         "separar x del grafo.",
@@ -1530,37 +1400,28 @@ PATHWISE_ESTIMATOR_MISTAKES: list[Mistake] = [
     _ESTIMATORS_SUMMED,
     _ESTIMATORS_WRT_STD,
 ]
-
-
-def _check_estimator(function: Callable[..., Any], cases: Any, index: int) -> None:
-    """La estimación ``index`` (0: función de puntuación, 1: reparametrización)."""
-    rows = SCORE_ESTIMATOR_MISTAKES if index == 0 else PATHWISE_ESTIMATOR_MISTAKES
-    check_cases(
-        _estimator(function, index),
-        "gradient_estimators",
-        cases,
-        _estimator(reinforce.gradient_estimators, index),
-        [replace(m, variant=_estimator(m.variant, index)) for m in rows],
-        atol=1e-5,
-    )
-
-
 _ESTIMATOR_USES = {"gaussian_log_prob": reinforce.gaussian_log_prob}
 
 
-@exercise(MODULE, "gradient_estimators", uses=_ESTIMATOR_USES)
-def check_gradient_estimators_score(
-    gradient_estimators: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = GRADIENT_ESTIMATOR_CASES,
-) -> None:
-    """La estimación por función de puntuación (la primera que se devuelve)."""
-    _check_estimator(gradient_estimators, cases, 0)
+def _estimator_check(index: int, rows: list[Mistake]) -> Callable[..., None]:
+    """La celda de la estimación ``index`` (0: función de puntuación,
+    1: reparametrización)."""
+    which = ("score", "pathwise")[index]
+
+    def check(gradient_estimators, cases=None) -> None:
+        check_cases(
+            _estimator(gradient_estimators, index),
+            "gradient_estimators",
+            GRADIENT_ESTIMATOR_CASES if cases is None else list(cases),
+            _estimator(_ESTIMATORS, index),
+            [replace(m, variant=_estimator(m.variant, index)) for m in rows],
+            atol=1e-5,
+        )
+
+    check.__name__ = check.__qualname__ = f"check_gradient_estimators_{which}"
+    check.__doc__ = f"La estimación {which} (la {index + 1}.ª que se devuelve)."
+    return exercise(MODULE, "gradient_estimators", uses=_ESTIMATOR_USES)(check)
 
 
-@exercise(MODULE, "gradient_estimators", uses=_ESTIMATOR_USES)
-def check_gradient_estimators_pathwise(
-    gradient_estimators: Callable[..., Any],
-    cases: Iterable[tuple[Any, ...]] = GRADIENT_ESTIMATOR_CASES,
-) -> None:
-    """La estimación por reparametrización (la segunda que se devuelve)."""
-    _check_estimator(gradient_estimators, cases, 1)
+check_gradient_estimators_score = _estimator_check(0, SCORE_ESTIMATOR_MISTAKES)
+check_gradient_estimators_pathwise = _estimator_check(1, PATHWISE_ESTIMATOR_MISTAKES)
