@@ -102,16 +102,12 @@ _clip = ppo.clipped_surrogate_loss
 
 def _objective(terms):
     """La pérdida recortada con otro objetivo por elemento, ``terms(r, A, ε)``."""
-    return lambda lp, old, adv, eps=0.2: (
-        -terms(ppo.probability_ratio(lp, old), adv, eps).mean()
-    )
+    return lambda lp, old, a, e=0.2: -terms(ppo.probability_ratio(lp, old), a, e).mean()
 
 
 def _ratio(ratio):
     """La pérdida recortada con el cociente calculado como ``ratio(lp, old)``."""
-    return lambda lp, old, adv, eps=0.2: (
-        -ppo.clipped_surrogate(ratio(lp, old.detach()), adv, eps).mean()
-    )
+    return lambda lp, old, a, e=0.2: -ppo.clipped_surrogate(ratio(lp, old), a, e).mean()
 
 
 CLIP_MISTAKES: list[Mistake] = [
@@ -137,7 +133,7 @@ CLIP_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "no_clip",
-        lambda lp, old, adv, eps=0.2: _clip(lp, old, adv, math.inf),
+        lambda lp, old, a, *e: _clip(lp, old, a, math.inf),
         "No hay recorte: −mean(r·A) es el gradiente de política sin freno. Falta "
         "el término clip(r, 1 − ε, 1 + ε)·A y el min.",
     ),
@@ -149,19 +145,19 @@ CLIP_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "sum_instead_of_mean",
-        lambda lp, old, adv, eps=0.2: _clip(lp, old, adv, eps) * lp.numel(),
+        lambda lp, old, *rest: _clip(lp, old, *rest) * lp.numel(),
         "Sumaste en lugar de promediar: la pérdida es una media sobre las "
         "muestras (si no, su escala depende del tamaño del lote).",
     ),
     Mistake(
         "inverted_ratio",
-        _ratio(lambda lp, old: torch.exp(old - lp)),
+        _ratio(lambda lp, old: torch.exp(old.detach() - lp)),
         "El cociente está invertido: r = π_θ / π_θold = exp(log_probs − "
         "old_log_probs), la política nueva en el numerador.",
     ),
     Mistake(
         "ratio_of_exponentials",
-        _ratio(lambda lp, old: torch.exp(lp) / torch.exp(old)),
+        _ratio(lambda lp, old: torch.exp(lp) / torch.exp(old.detach())),
         "Calculaste el cociente como exp(log_probs) / exp(old_log_probs): es el "
         "correcto en teoría, pero con log-probabilidades muy negativas (una "
         "respuesta entera, log π ≈ −1000) las dos exponenciales dan 0 y el "
@@ -170,7 +166,7 @@ CLIP_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "missing_exp",
-        _ratio(lambda lp, old: lp - old),
+        _ratio(lambda lp, old: lp - old.detach()),
         "Falta la exponencial: log_probs − old_log_probs es log r_t; el cociente "
         "es r_t = exp(log_probs − old_log_probs).",
     ),
@@ -243,13 +239,9 @@ _kl = ppo.kl_estimators
 
 def _pair(function):
     """``function`` devolviendo un array ``[k1, k3]``, para comparar huellas."""
-
-    def pair(*args):
-        return np.array(
-            [float(as_array(x, "k").reshape(-1)[0]) for x in function(*args)]
-        )
-
-    return pair
+    return lambda *args: np.array(
+        [float(as_array(x, "k").reshape(-1)[0]) for x in function(*args)]
+    )
 
 
 KL_MISTAKES: list[Mistake] = [
@@ -350,43 +342,46 @@ _LOSS_ARGS = list(inspect.signature(ppo.ppo_loss).parameters)
 
 
 def _changed(change):
-    """La pérdida de referencia del minilote con los argumentos de
-    ``ppo.ppo_loss`` cambiados: ``change(args, agent, batch, indices)`` da los
-    que cambian (``args``: los de la referencia, por nombre)."""
+    """La pérdida de referencia del minilote con lo que ``change(a)`` cambia de
+    los argumentos de ``ppo.ppo_loss`` (``a``: los de la referencia por nombre,
+    con ``agent``, ``batch`` e ``indices``)."""
 
-    def loss(agent, batch, indices, clip_eps=0.2, vf_coef=0.5, ent_coef=0.01):
+    def loss(agent, batch, indices, *coefs):
         def total(*args):
             named = dict(zip(_LOSS_ARGS, args, strict=True))
-            return ppo.ppo_loss(**named | change(named, agent, batch, indices))
+            a = SimpleNamespace(agent=agent, batch=batch, indices=indices, **named)
+            return ppo.ppo_loss(**named | change(a))
 
-        coefs = (clip_eps, vf_coef, ent_coef)
         return ppo._minibatch_loss(agent, batch, indices, *coefs, loss_fn=total)[0]
 
     return loss
 
 
-def _logits_as_log_probs(args, agent, batch, indices):
-    logits = agent(batch.obs[indices])[0]
-    return {"log_probs": logits.gather(-1, batch.actions[indices][:, None])[:, 0]}
+def _coefs(change):
+    """La pérdida de referencia con otros pesos, ``change(ε, c_V, c_H)``."""
+    return lambda agent, batch, i, *coefs: _minibatch(agent, batch, i, *change(*coefs))
 
 
 def _normalized(x, unbiased=True):
     return (x - x.mean()) / (x.std(unbiased=unbiased) + 1e-8)
 
 
+def _chosen(logits, a):
+    """Las columnas de las acciones tomadas en el minilote."""
+    return logits.gather(-1, a.batch.actions[a.indices][:, None])[:, 0]
+
+
 MINIBATCH_LOSS_MISTAKES: list[Mistake] = [
     Mistake(
         "advantages_not_normalized",
-        _changed(lambda a, agent, batch, i: {"advantages": batch.advantages[i]}),
+        _changed(lambda a: {"advantages": a.batch.advantages[a.indices]}),
         "Falta normalizar las ventajas del minilote: (Â − media) / (desviación "
         "típica + 1e-8), con la media y la desviación de ese minilote.",
     ),
     Mistake(
         "biased_std",
         _changed(
-            lambda a, agent, batch, i: {
-                "advantages": _normalized(batch.advantages[i], unbiased=False)
-            }
+            lambda a: {"advantages": _normalized(a.batch.advantages[a.indices], False)}
         ),
         "Normalizaste con la desviación típica sesgada (unbiased=False o "
         "correction=0): el enunciado fija la de torch.std por defecto, la "
@@ -394,36 +389,32 @@ MINIBATCH_LOSS_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "normalized_with_whole_batch",
-        _changed(
-            lambda a, agent, batch, i: {"advantages": _normalized(batch.advantages)[i]}
-        ),
+        _changed(lambda a: {"advantages": _normalized(a.batch.advantages)[a.indices]}),
         "Normalizaste con la media y la desviación de todo el lote: aquí se "
         "normaliza cada minilote con las suyas.",
     ),
     Mistake(
         "logits_as_log_probs",
-        _changed(_logits_as_log_probs),
+        _changed(
+            lambda a: {"log_probs": _chosen(a.agent(a.batch.obs[a.indices])[0], a)}
+        ),
         "Tomaste los logits de la acción como si fueran log π(a|s): antes hay "
         "que pasarlos por log_softmax (si no, no son log-probabilidades).",
     ),
     Mistake(
         "entropy_sign",
-        lambda agent, batch, i, e=0.2, v=0.5, h=0.01: _minibatch(
-            agent, batch, i, e, v, -h
-        ),
+        _coefs(lambda e, v, h: (e, v, -h)),
         "El premio a la entropía va con signo menos: queremos subir la entropía "
         "(explorar) y el optimizador minimiza. loss = … − c_H·mean(entropía).",
     ),
     Mistake(
         "missing_vf_coef",
-        lambda agent, batch, i, e=0.2, v=0.5, h=0.01: _minibatch(
-            agent, batch, i, e, 1.0, h
-        ),
+        _coefs(lambda e, v, h: (e, 1.0, h)),
         "Falta multiplicar la pérdida del crítico por vf_coef (c_V).",
     ),
     Mistake(
         "absolute_value_error",
-        lambda agent, batch, i, e=0.2, v=0.5, h=0.01: (
+        lambda agent, batch, i, e, v, h: (
             _minibatch(agent, batch, i, e, 0.0, h)
             + v * (agent(batch.obs[i])[1] - batch.returns[i]).abs().mean()
         ),
@@ -432,9 +423,7 @@ MINIBATCH_LOSS_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "half_value_error",
-        lambda agent, batch, i, e=0.2, v=0.5, h=0.01: _minibatch(
-            agent, batch, i, e, v / 2, h
-        ),
+        _coefs(lambda e, v, h: (e, v / 2, h)),
         "Sobra el ½ en la pérdida del crítico: aquí es mean((V − R)²) y el peso "
         "lo pone solo vf_coef.",
     ),
@@ -490,7 +479,7 @@ def check_ppo_minibatch_loss(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES):
 #: El error típico que solo se ve en el gradiente (el valor es el bueno).
 ENTROPY_DETACHED = Mistake(
     "entropy_detached",
-    _changed(lambda a, agent, batch, i: {"entropy": a["entropy"].detach()}),
+    _changed(lambda a: {"entropy": a.entropy.detach()}),
     "El gradiente es el de la pérdida sin el premio a la entropía: "
     "¿calculaste la entropía con .detach() o bajo torch.no_grad()? "
     "También tiene que llegar al actor.",
@@ -564,82 +553,61 @@ UPDATE_KL_CASES = [
 ]
 
 
-def _changed_update(minibatches=None, optimizer=None, agent=None, **options):
-    """``ppo.ppo_update`` con un error típico: ``options`` cambia sus
-    argumentos, ``minibatches`` da su ``minibatch_fn`` y ``optimizer`` y
-    ``agent`` envuelven lo que recibe (cada uno, ``f(agent, optimizer, batch,
-    settings)``, con lo de la llamada)."""
+def _update_with(change):
+    """``ppo.ppo_update`` con lo que ``change(a)`` cambia de sus argumentos
+    (``a``: los de la llamada, por nombre): otro ``minibatch_fn``, otro
+    ``max_grad_norm``, el optimizador o el agente envueltos."""
 
-    def update(agent_, optimizer_, batch, generator, **settings):
-        given = (agent_, optimizer_, batch, settings)
-        changed = {**settings, **options}
-        if minibatches is not None:
-            changed["minibatch_fn"] = minibatches(*given)
-        return ppo.ppo_update(
-            agent_ if agent is None else agent(*given),
-            optimizer_ if optimizer is None else optimizer(*given),
-            batch,
-            generator,
-            **changed,
-        )
+    def update(agent, optimizer, batch, generator, **settings):
+        a = dict(agent=agent, optimizer=optimizer, batch=batch, generator=generator)
+        a |= settings
+        return ppo.ppo_update(**a | change(SimpleNamespace(**a)))
 
     return update
 
 
-def _shuffled_once(*_):
-    first: list[torch.Tensor] = []
-
-    def minibatches(n, size, epochs, generator):
-        first.extend([] if first else ppo.minibatch_indices(n, size, 1, generator))
-        return first
-
-    return minibatches
-
-
 def _strided(n, size, epochs, generator):
-    order = torch.randperm(n, generator=generator)
-    count = math.ceil(n / size)
+    order, count = torch.randperm(n, generator=generator), math.ceil(n / size)
     return [order[k::count] for k in range(count)]
 
 
-def _one_step_per_epoch(agent, optimizer, batch, settings):
+def _one_step_per_epoch(a):
     """Un optimizador que pone a cero al empezar cada época y, al acabarla,
     recorta la suma de los gradientes de sus minilotes y da un solo paso."""
-    per_epoch, done = math.ceil(len(batch) / settings["minibatch_size"]), [0]
+    per_epoch, done = math.ceil(len(a.batch) / a.minibatch_size), [0]
 
     def step():
         done[0] += 1
         if done[0] % per_epoch == 0:
-            norm = settings["max_grad_norm"]
-            torch.nn.utils.clip_grad_norm_(agent.parameters(), norm)
-            optimizer.step()
+            torch.nn.utils.clip_grad_norm_(a.agent.parameters(), a.max_grad_norm)
+            a.optimizer.step()
 
-    zero_grad = lambda: done[0] % per_epoch or optimizer.zero_grad()  # noqa: E731
+    zero_grad = lambda: done[0] % per_epoch or a.optimizer.zero_grad()  # noqa: E731
     return SimpleNamespace(zero_grad=zero_grad, step=step)
 
 
-def _actor_only(agent, *_):
+def _actor_only(agent):
     """El agente, con ``parameters()`` solo del actor (lo que se recorta)."""
     proxy = functools.partial(agent)
     proxy.parameters = agent.actor.parameters
     return proxy
 
 
-def _stopped_midway(agent, optimizer, batch, settings):
+def _stopping(a):
     """Minilotes que se acaban en cuanto la KL pasa de ``target_kl``."""
 
-    def minibatches(n, size, epochs, generator):
-        for indices in ppo.minibatch_indices(n, size, epochs, generator):
+    def minibatches(*args):
+        for indices in ppo.minibatch_indices(*args):
             yield indices
-            if ppo.batch_kl(agent, batch) > settings["target_kl"]:
+            if ppo.batch_kl(a.agent, a.batch) > a.target_kl:
                 return
 
     return minibatches
 
 
 def _kl_with(estimator, swapped=False):
-    """La fase de actualización que para con otra KL (``estimator``: 0 es k1
-    y 1 es k3; ``swapped``, con los argumentos cambiados), época a época."""
+    """La fase de actualización, época a época, parando con otra KL
+    (``estimator``: 0 es k1 y 1 es k3; ``swapped``: los argumentos cambiados)."""
 
     def kl(agent, batch):
         with torch.no_grad():
@@ -648,11 +616,10 @@ def _kl_with(estimator, swapped=False):
         return float(_kl(*pair)[estimator])
 
     def update(agent, optimizer, batch, generator, **settings):
-        target, one = settings["target_kl"], {**settings, "n_epochs": 1}
+        one = settings | {"n_epochs": 1, "target_kl": None}
+        target = settings["target_kl"]
         for epoch in range(1, settings["n_epochs"] + 1):
-            ppo.ppo_update(
-                agent, optimizer, batch, generator, **one | {"target_kl": None}
-            )
+            ppo.ppo_update(agent, optimizer, batch, generator, **one)
             if target is not None and kl(agent, batch) > target:
                 return epoch
         return settings["n_epochs"]
@@ -661,36 +628,39 @@ def _kl_with(estimator, swapped=False):
 
 
 def _epoch_not_counted(agent, optimizer, batch, generator, **settings):
-    epochs, target = (
-        ppo.ppo_update(agent, optimizer, batch, generator, **settings),
-        settings["target_kl"],
-    )
-    # Paró si la KL tras la última época pasa del umbral.
+    """Una época menos si paró: si la KL tras la última pasa del umbral."""
+    epochs = ppo.ppo_update(agent, optimizer, batch, generator, **settings)
+    target = settings["target_kl"]
     return epochs - (target is not None and ppo.batch_kl(agent, batch) > target)
 
 
 UPDATE_MISTAKES: list[Mistake] = [
     Mistake(
         "shuffled_once",
-        _changed_update(minibatches=_shuffled_once),
+        # La misma llamada (el mismo generador) da los mismos minilotes.
+        _update_with(
+            lambda a: {"minibatch_fn": functools.cache(ppo.minibatch_indices)}
+        ),
         "Barajaste una sola vez y repetiste ese orden en todas las épocas: cada "
         "época empieza con una permutación nueva del lote (y así el generador "
         "se usa una vez por época).",
     ),
     Mistake(
         "not_shuffled",
-        _changed_update(
-            minibatch_fn=lambda n, size, *_: list(torch.arange(n).split(size))
+        _update_with(
+            lambda a: {"minibatch_fn": lambda n, size, *_: torch.arange(n).split(size)}
         ),
         "Recorriste el lote en orden, sin barajar: cada época empieza con una "
         "permutación nueva del lote, con el generador que recibes.",
     ),
     Mistake(
         "dropped_last_minibatch",
-        _changed_update(
-            minibatch_fn=lambda n, size, *rest: [
-                i for i in ppo.minibatch_indices(n, size, *rest) if len(i) == size
-            ]
+        _update_with(
+            lambda a: {
+                "minibatch_fn": lambda *args: [
+                    i for i in ppo.minibatch_indices(*args) if len(i) == args[1]
+                ]
+            }
         ),
         "Te saltaste el último minilote de cada época, el más corto: cada "
         "muestra se usa una vez por época, aunque el lote no sea múltiplo del "
@@ -698,24 +668,28 @@ UPDATE_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "strided_minibatches",
-        _changed_update(minibatch_fn=_strided),
+        _update_with(lambda a: {"minibatch_fn": _strided}),
         "Tus minilotes salen de la permutación a saltos (order[k::n]): cada "
         "minilote es un trozo seguido de la permutación, order[0:m], "
         "order[m:2m]…, con m = minibatch_size, y en ese orden.",
     ),
     Mistake(
         "one_step_per_epoch",
-        _changed_update(optimizer=_one_step_per_epoch, max_grad_norm=math.inf),
+        _update_with(
+            lambda a: {"optimizer": _one_step_per_epoch(a), "max_grad_norm": math.inf}
+        ),
         "Diste un solo paso del optimizador por época, con los gradientes de "
         "todos los minilotes sumados: PPO da un paso por minilote (zero_grad, "
         "backward, recorte y step dentro del bucle de los minilotes).",
     ),
     Mistake(
         "missing_zero_grad",
-        _changed_update(
-            optimizer=lambda agent, opt, *_: SimpleNamespace(
-                zero_grad=lambda: None, step=opt.step
-            )
+        _update_with(
+            lambda a: {
+                "optimizer": SimpleNamespace(
+                    zero_grad=lambda: None, step=a.optimizer.step
+                )
+            }
         ),
         "Falta poner los gradientes a cero antes de cada backward: sin "
         "optimizer.zero_grad(), PyTorch los suma a los del minilote anterior.",
@@ -725,7 +699,7 @@ UPDATE_MISTAKES: list[Mistake] = [
 UPDATE_CLIP_MISTAKES: list[Mistake] = [
     Mistake(
         "gradient_not_clipped",
-        _changed_update(max_grad_norm=math.inf),
+        _update_with(lambda a: {"max_grad_norm": math.inf}),
         "Los gradientes no se recortan: antes de cada paso del optimizador, la "
         "norma del gradiente de todos los parámetros (actor y crítico juntos) "
         "se limita a max_grad_norm. Si recortas después de optimizer.step(), ya "
@@ -733,7 +707,7 @@ UPDATE_CLIP_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "clipped_actor_only",
-        _changed_update(agent=_actor_only),
+        _update_with(lambda a: {"agent": _actor_only(a.agent)}),
         "Recortaste solo el gradiente del actor: la norma que se limita es la de "
         "todos los parámetros juntos, agent.parameters().",
     ),
@@ -754,7 +728,7 @@ UPDATE_KL_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "stopped_midway",
-        _changed_update(minibatches=_stopped_midway),
+        _update_with(lambda a: {"minibatch_fn": _stopping(a)}),
         "Cortaste a mitad de una época: la KL se mide al acabar cada época, y "
         "las épocas se hacen enteras.",
     ),
@@ -766,10 +740,10 @@ UPDATE_KL_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "returned_n_epochs",
-        lambda *args, **settings: (
+        lambda *args, **settings: [
             ppo.ppo_update(*args, **settings),
             settings["n_epochs"],
-        )[1],
+        ][-1],
         "Devuelves n_epochs aunque la KL haya cortado: devuelve cuántas épocas "
         "se hicieron de verdad.",
     ),
