@@ -2,8 +2,8 @@
 
 Las variantes de los errores típicos son las referencias (``helpers.gridworld``
 y ``helpers.dqn``) con la entrada cambiada: otra recompensa, otro estado, un
-optimizador o un entorno que hacen otra cosa. Solo ``_loss`` cambia una cuenta
-por dentro (la pérdida y cómo se toma Q(s, a)).
+optimizador o un entorno que hacen otra cosa. Solo cambian una cuenta por
+dentro ``_loss`` (la pérdida y cómo se toma Q(s, a)) y la ε que no se limita.
 """
 
 from __future__ import annotations
@@ -218,6 +218,7 @@ def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
     return played
 
 
+ref_episode = gridworld.q_learning_episode
 #: Un rng que nunca explora y desempata por la primera acción: con él,
 #: epsilon_greedy es ``np.argmax``.
 _GREEDY = SimpleNamespace(random=lambda: 1.0, choice=lambda options: options[0])
@@ -234,7 +235,6 @@ def _truncated_as_terminal(env, *args):
     return ref_episode(SimpleNamespace(reset=env.reset, step=step), *args)
 
 
-ref_episode = gridworld.q_learning_episode
 EPISODE_MISTAKES: list[Mistake] = [
     Mistake(
         "episode_update_ignored",
@@ -544,15 +544,9 @@ def tagged_buffer(
     buffer = dqn.ReplayBuffer(capacity, obs_dim)
     for i in range(size):
         slot = i % capacity
-        observation = np.full(obs_dim, float(slot + 1), dtype=np.float32)
-        observation[1::2] *= -1
-        buffer.add(
-            observation,
-            slot % n_actions,
-            10.0 * (slot + 1),
-            observation + 0.5,
-            slot % 3 == 0,
-        )
+        obs = np.full(obs_dim, float(slot + 1), dtype=np.float32)
+        obs[1::2] *= -1
+        buffer.add(obs, slot % n_actions, 10.0 * (slot + 1), obs + 0.5, slot % 3 == 0)
     return buffer
 
 
@@ -899,13 +893,9 @@ def update_problem(
     rng = np.random.default_rng(seed + 100)
     buffer = dqn.ReplayBuffer(16, obs_dim)
     for i in range(11):
-        buffer.add(
-            rng.normal(size=obs_dim).astype(np.float32),
-            int(rng.integers(n_actions)),
-            float(3 * rng.normal()),
-            rng.normal(size=obs_dim).astype(np.float32),
-            i % 3 == 0,
-        )
+        s = rng.normal(size=obs_dim).astype(np.float32)
+        a, r = int(rng.integers(n_actions)), float(3 * rng.normal())
+        buffer.add(s, a, r, rng.normal(size=obs_dim).astype(np.float32), i % 3 == 0)
     return q_network, target_network, buffer
 
 
