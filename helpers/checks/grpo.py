@@ -1,4 +1,9 @@
-"""Comprobaciones del módulo 07 · GRPO en 17 × 24."""
+"""Comprobaciones del módulo 07 · GRPO en 17 × 24.
+
+Las variantes de los errores típicos son las referencias de ``helpers.tinylm``
+con otra entrada o la salida cambiada; el paso de GRPO, la referencia con una
+pieza cambiada. Los mensajes van en un bloque de texto por tabla, por id.
+"""
 
 from __future__ import annotations
 
@@ -41,7 +46,7 @@ from helpers.tinylm import task as tl_task
 from helpers.tinylm.grpo import group_advantages as ref_group_advantages
 from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
 from helpers.tinylm.grpo import k3_kl as ref_k3_kl
-from helpers.tinylm.grpo import normalize_loss as ref_normalize_loss
+from helpers.tinylm.grpo import normalize_loss as ref_normalize
 from helpers.tinylm.offpolicy import truncated_importance_weights as ref_tis
 from helpers.tinylm.reference import grpo_update as ref_grpo_update
 from helpers.tinylm.reference import log10_num_responses as ref_log10
@@ -71,6 +76,16 @@ def with_messages(text: str, *rows: Mistake) -> list[Mistake]:
     return [dataclasses.replace(row, message=said[row.id]) for row in rows]
 
 
+#: Lo que se añade cuando lanza con gradiente, según el error.
+_RAISED = {
+    "in-place": " Modificas una entrada en su sitio (+=, *=, x[...] = ...): calcula "
+    "sobre valores nuevos.",
+    "numpy": " Un tensor con gradiente no pasa a NumPy: haz la cuenta con operaciones "
+    "de PyTorch (torch.exp, .clamp, torch.where…) y corta con .detach() solo lo que "
+    "el enunciado dice que no se deriva.",
+}
+
+
 def _raising_with_gradient(function):
     """La función del estudiante, con un RuntimeError (al recibir entradas que
     llevan gradiente) dicho con el id del tema, ``raises_with_gradient``."""
@@ -80,19 +95,7 @@ def _raising_with_gradient(function):
         try:
             return function(*args)
         except RuntimeError as error:
-            hint = ""
-            if "in-place" in str(error):
-                hint = (
-                    " Modificas una entrada en su sitio (+=, *=, x[...] = ...): "
-                    "calcula sobre valores nuevos."
-                )
-            elif "numpy" in str(error):
-                hint = (
-                    " Un tensor con gradiente no pasa a NumPy: haz la cuenta con "
-                    "operaciones de PyTorch (torch.exp, .clamp, torch.where…) y "
-                    "corta con .detach() solo lo que el enunciado dice que no se "
-                    "deriva."
-                )
+            hint = next((h for k, h in _RAISED.items() if k in str(error)), "")
             fail(
                 "Con entradas que llevan gradiente, tu función lanzó RuntimeError: "
                 f"{str(error).rstrip('.')}.{hint}",
@@ -102,12 +105,19 @@ def _raising_with_gradient(function):
     return wrapped
 
 
-def _lengths_mask(lengths: list[int], length: int) -> torch.Tensor:
+def _mask(lengths: list[int], length: int) -> torch.Tensor:
     return (torch.arange(length)[None, :] < torch.tensor(lengths)[:, None]).float()
 
 
+def _randn(seed: int, *shape: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
 #: Lo que falta cuando una pérdida sale sin gradiente.
-_BACKWARD = "devuelve un tensor de PyTorch para poder hacer loss.backward()."
+_BACKWARD = (
+    "(¿.item(), float() o detach?): devuelve un tensor de PyTorch para poder hacer "
+    "loss.backward()."
+)
 
 
 # -- Ejercicio 1 · el camino en escala logarítmica y cuántas respuestas hay --
@@ -116,7 +126,7 @@ _BACKWARD = "devuelve un tensor de PyTorch para poder hacer loss.backward()."
 def _half(dtype):
     """El camino en media precisión: cada paso, su logaritmo y la suma."""
     return lambda p: float(
-        torch.as_tensor(np.asarray(p, dtype=float), dtype=dtype).log().sum()
+        torch.as_tensor(np.asarray(p, float), dtype=dtype).log().sum()
     )
 
 
@@ -139,14 +149,10 @@ path_float16, path_bfloat16: Calculaste en media precisión (float16 o bfloat16)
     camino largo se acumula. Usa float32 o float64.
 """,
     Mistake(
-        "path_log_of_product",
-        on_output(ref_path_probability, math.log, "math.log"),
-        ...,
+        "path_log_of_product", on_output(ref_path_probability, math.log, "log"), ...
     ),
     Mistake(
-        "path_log_of_product_numpy",
-        on_output(ref_path_probability, np.log, "np.log"),
-        ...,
+        "path_log_of_product_numpy", on_output(ref_path_probability, np.log, "np"), ...
     ),
     Mistake("path_probability", ref_path_probability, ...),
     Mistake("path_log10", scaled(ref_path_log_probability, 1 / math.log(10)), ...),
@@ -157,15 +163,13 @@ path_float16, path_bfloat16: Calculaste en media precisión (float16 o bfloat16)
 
 #: Un camino corto, uno de 26 pasos en float32 (como los del modelo) y uno tan
 #: largo que su producto se queda en 0.
-PATH_CASES = [
-    ([0.6, 0.9, 0.7],),
-    (np.array([0.95, 0.9, 0.5, 0.99]),),
-    (torch.full((26,), 0.93),),
-    ([0.5] * 2000,),
-]
-
 check_path_log_probability = values_check(
-    MODULE, "path_log_probability", ref_path_log_probability, _PATH_MISTAKES, PATH_CASES
+    MODULE,
+    "path_log_probability",
+    ref_path_log_probability,
+    _PATH_MISTAKES,
+    [([0.6, 0.9, 0.7],), (np.array([0.95, 0.9, 0.5, 0.99]),)]
+    + [(torch.full((26,), 0.93),), ([0.5] * 2000,)],
 )
 
 _LOG10_MISTAKES = with_messages(
@@ -205,23 +209,19 @@ check_log10_num_responses = values_check(
 
 
 def _final_is(final: str, a: int, b: int, ascii_only: bool = True) -> int:
+    """¿Es ``final`` el número a · b? (con ``ascii_only=False``, como isdigit)."""
     digits = final.isdigit() and (final.isascii() or not ascii_only)
     return int(digits and int(final) == a * b)
 
 
-def _last_number(body: str) -> str:
+def _after_last_equals(body: str) -> str:
     return body.rsplit("=", 1)[-1] if "=" in body else ""
 
 
-def _first_equals_verify(text, a, b):
+def _first_equals(text, a, b):
     if "." not in text or "=" not in text:
         return 0
     return _final_is(text.split(".")[0].split("=")[1].split("+")[0], a, b)
-
-
-def _isdigit_verify(text, a, b):
-    end = text.find(".")
-    return _final_is(_last_number(text[:end] if end >= 0 else ""), a, b, False)
 
 
 _VERIFY_MISTAKES = with_messages(
@@ -254,79 +254,84 @@ verify_raises: El verificador nunca debe lanzar una excepción: una respuesta ma
     (sin «=», o con algo que no es un número al final) vale 0.
 """,
     Mistake(
-        "verify_keeps_dot",
-        lambda text, a, b: _final_is(text.rsplit("=", 1)[-1], a, b),
-        ...,
+        "verify_keeps_dot", lambda t, a, b: _final_is(t.rsplit("=", 1)[-1], a, b), ...
     ),
-    Mistake("verify_first_equals", _first_equals_verify, ...),
+    Mistake("verify_first_equals", _first_equals, ...),
     Mistake(
         "verify_find_without_check",
-        lambda text, a, b: _final_is(_last_number(text[: text.find(".")]), a, b, False),
+        lambda t, a, b: _final_is(_after_last_equals(t[: t.find(".")]), a, b, False),
         ...,
     ),
     Mistake(
         "verify_requires_final_dot",
-        lambda text, a, b: int(
-            text.endswith(".") and _final_is(_last_number(text[:-1]), a, b)
+        lambda t, a, b: int(
+            t.endswith(".") and _final_is(_after_last_equals(t[:-1]), a, b)
         ),
         ...,
     ),
-    Mistake("verify_isdigit", _isdigit_verify, ...),
+    Mistake(
+        "verify_isdigit",
+        lambda t, a, b: _final_is(
+            _after_last_equals(t[: t.find(".")] if "." in t else ""), a, b, False
+        ),
+        ...,
+    ),
     Mistake(
         "verify_no_end_check",
-        lambda text, a, b: _final_is(text.replace(".", "").rsplit("=", 1)[-1], a, b),
+        lambda t, a, b: _final_is(t.replace(".", "").rsplit("=", 1)[-1], a, b),
         ...,
     ),
     Mistake(
         "verify_strips_end",
-        lambda text, a, b: _final_is(text.rsplit("=", 1)[-1].rstrip("."), a, b),
+        lambda t, a, b: _final_is(t.rsplit("=", 1)[-1].rstrip("."), a, b),
         ...,
     ),
-    Mistake("verify_substring", lambda text, a, b: int(str(a * b) in text), ...),
+    Mistake("verify_substring", lambda t, a, b: int(str(a * b) in t), ...),
     Mistake(
         "verify_raises",
-        lambda text, a, b: int(int(text.split(".")[0].rsplit("=", 1)[1]) == a * b),
+        lambda t, a, b: int(int(t.split(".")[0].rsplit("=", 1)[1]) == a * b),
         ...,
     ),
 )
 
 #: Respuestas bien formadas (con «=» y punto final): ¿acierta el número final?
 #: Lo que sigue al primer «.» no cuenta: el modelo ya había terminado.
-VERIFY_CASES = [
-    ("17×24=17×20+17×4=340+68=408.", 17, 24),
-    ("17×24=17×20+17×4=340+58=398.", 17, 24),
-    ("17×20+17×4=340+68=408.", 17, 24),
-    ("17×20+17×4=408+0=398.", 17, 24),
-    ("17×24=408=398.", 17, 24),
-    ("17×24=408.", 17, 24),
-    ("17×20+17×4=340+68=408.+7", 17, 24),
-    ("12×11=12×10+12×1=120+12=132.", 12, 11),
-    ("17×20+17×4=340+68=408..", 17, 24),
-    ("17×20+17×4=340+68=40.8.", 17, 24),
-]
-
+check_verify = values_check(
+    MODULE,
+    "verify",
+    ref_verify,
+    _VERIFY_MISTAKES,
+    [
+        ("17×24=17×20+17×4=340+68=408.", 17, 24),
+        ("17×24=17×20+17×4=340+58=398.", 17, 24),
+        ("17×20+17×4=340+68=408.", 17, 24),
+        ("17×20+17×4=408+0=398.", 17, 24),
+        ("17×24=408=398.", 17, 24),
+        ("17×24=408.", 17, 24),
+        ("17×20+17×4=340+68=408.+7", 17, 24),
+        ("12×11=12×10+12×1=120+12=132.", 12, 11),
+        ("17×20+17×4=340+68=408..", 17, 24),
+        ("17×20+17×4=340+68=40.8.", 17, 24),
+    ],
+    returns="int",
+)
 #: Respuestas mal formadas: cortadas, sin «=», sin número al final, vacías; la
 #: última acaba en el primer «.», sin «=» antes (quitar los puntos la arregla).
-VERIFY_MALFORMED_CASES = [
-    ("17×20+17×4=340+68=408", 17, 24),
-    ("17×20+17×4=340+68=4080", 17, 24),
-    ("408.", 17, 24),
-    ("17×20+17×4=340+68=.", 17, 24),
-    ("17×20+17×4=340+68=408².", 17, 24),
-    ("17×20+17×4=340+68=4", 17, 24),
-    ("", 17, 24),
-    ("17×20.+17×4=340+68=40.8", 17, 24),
-]
-
-check_verify = values_check(
-    MODULE, "verify", ref_verify, _VERIFY_MISTAKES, VERIFY_CASES, returns="int"
-)
 check_verify_malformed = values_check(
     MODULE,
     "verify",
     ref_verify,
     _VERIFY_MISTAKES,
-    VERIFY_MALFORMED_CASES,
+    [
+        ("17×20+17×4=340+68=408", 17, 24),
+        ("17×20+17×4=340+68=4080", 17, 24),
+        ("408.", 17, 24),
+        ("17×20+17×4=340+68=.", 17, 24),
+        ("17×20+17×4=340+68=408².", 17, 24),
+        ("17×20+17×4=340+68=4", 17, 24),
+        ("", 17, 24),
+        ("17×20.+17×4=340+68=40.8", 17, 24),
+    ],
     check_name="check_verify_malformed",
     doc="``verify`` da 0, sin lanzar, a las respuestas mal formadas.",
     returns="int",
@@ -373,17 +378,14 @@ push_p_not_one_minus_p: El logit propio sube A · (1 − p), lo que le faltaba a
     ),
 )
 
+_LOGITS = torch.tensor([2.0, 0.5, -1.0, 0.0])
 check_logit_push = values_check(
     MODULE,
     "logit_push",
     ref_logit_push,
     _PUSH_MISTAKES,
-    [
-        (torch.tensor([2.0, 0.5, -1.0, 0.0]), 0, 1.0),
-        (torch.tensor([2.0, 0.5, -1.0, 0.0]), 2, 1.0),
-        (torch.tensor([0.3, 0.1, 3.0]), 1, -0.75),
-        (torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0]), 4, 0.5),
-    ],
+    [(_LOGITS, 0, 1.0), (_LOGITS, 2, 1.0), (torch.tensor([0.3, 0.1, 3.0]), 1, -0.75)]
+    + [(torch.ones(5), 4, 0.5)],
     atol=1e-5,
 )
 
@@ -391,21 +393,26 @@ check_logit_push = values_check(
 # -- Ejercicio 4 · ventajas de grupo ---------------------------------------------
 
 _GROUP_CASES = [
-    (tensor([[0, 1, 1, 0]]), False),
-    (tensor([[1, 1, 1, 1], [0, 0, 0, 0]]), False),
-    (tensor([[1, 1, 0, 1]]), False),
-    (tensor([[0, 1, 1], [1, 0, 0]]), False),
-    (tensor([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), False),
-    (tensor([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]]), True),
-    (tensor([[1, 1, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]]), True),
-    (tensor([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0]]), True),
-    # Recompensas que no son exactas en binario: 0,1 + 0,2 y 0,3 son la misma
-    # nota, pero no el mismo float: el grupo unánime tiene σ ~ 10⁻¹⁷, no 0
+    (tensor(rows), std_normalize)
+    for rows, std_normalize in [
+        ([[0, 1, 1, 0]], False),
+        ([[1, 1, 1, 1], [0, 0, 0, 0]], False),
+        ([[1, 1, 0, 1]], False),
+        ([[0, 1, 1], [1, 0, 0]], False),
+        ([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]], False),
+        ([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]], True),
+        ([[1, 1, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]], True),
+        ([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0]], True),
+    ]
+]
+# Recompensas que no son exactas en binario: 0,1 + 0,2 y 0,3 son la misma nota,
+# pero no el mismo float: el grupo unánime tiene σ ~ 10⁻¹⁷, no 0
+_GROUP_CASES.append(
     (
         tensor([[0.1 + 0.2, 0.3, 0.3, 0.1 + 0.2], [0.1, 0.3, 0.2, 0.1]], torch.float64),
         True,
-    ),
-]
+    )
+)
 
 
 def _sample_std(variant):
@@ -490,14 +497,11 @@ def _loss_case(seed: int, length: int, lengths: list[int]):
     generator = torch.Generator().manual_seed(seed)
     log_probs = -torch.rand(len(lengths), length, generator=generator) * 3
     advantages = torch.randn(len(lengths), generator=generator)
-    return log_probs, _lengths_mask(lengths, length), advantages
+    return log_probs, _mask(lengths, length), advantages
 
 
-_LOSS_CASES = [
-    _loss_case(0, 6, [6, 3, 1, 5]),
-    _loss_case(1, 5, [2, 5, 4]),
-    _loss_case(2, 4, [4, 4, 1, 2, 3, 4]),
-]
+_LOSS_CASES = [_loss_case(0, 6, [6, 3, 1, 5]), _loss_case(1, 5, [2, 5, 4])]
+_LOSS_CASES.append(_loss_case(2, 4, [4, 4, 1, 2, 3, 4]))
 
 _LOSS_MISTAKES = with_messages(
     """
@@ -552,11 +556,11 @@ check_grpo_loss = values_check(
     atol=1e-5,
     # El enunciado: en el relleno de log_probs, cualquier valor finito
     masked=Masked(
-        mask="mask",
-        padded=("log_probs",),
-        padding="finite",
-        batched=("advantages",),
+        "mask",
+        ("log_probs",),
+        "finite",
         mistake="loss_no_mask",
+        batched=("advantages",),
     ),
 )
 
@@ -575,11 +579,10 @@ def check_grpo_loss_gradient(grpo_loss, cases=None):
             "log_probs": Flow(
                 True,
                 id="loss_wrong_gradient",
-                message="A log_probs no le llega ningún gradiente: tu pérdida sale "
-                "de otro tensor. ¿Cortaste el grafo (detach, .data, "
-                "torch.tensor(...)) y después pediste requires_grad_() a la copia? "
-                "Eso crea un tensor nuevo, desconectado del modelo: calcula "
-                "directamente con log_probs.",
+                message="A log_probs no le llega ningún gradiente: tu pérdida sale de "
+                "otro tensor. ¿Cortaste el grafo (detach, .data, torch.tensor(...)) y "
+                "después pediste requires_grad_() a la copia? Eso crea un tensor "
+                "nuevo, desconectado del modelo: calcula directamente con log_probs.",
             ),
             "advantages": Flow(
                 False,
@@ -589,17 +592,16 @@ def check_grpo_loss_gradient(grpo_loss, cases=None):
             ),
         },
         mistake="loss_wrong_gradient",
-        hint="El gradiente respecto a log_probs debería ser −A_i · m_it / B "
-        "(cero en el relleno).",
+        hint="El gradiente respecto a log_probs debería ser −A_i · m_it / B (cero en "
+        "el relleno).",
         without_gradient=Diagnosis(
             id="loss_without_gradient",
-            message="Tu pérdida no tiene gradiente respecto a log_probs "
-            f"(¿.item(), float() o detach?): {_BACKWARD}",
+            message=f"Tu pérdida no tiene gradiente respecto a log_probs {_BACKWARD}",
         ),
         wrong_shape=Diagnosis(
             id="loss_not_scalar",
-            message="La pérdida es un escalar: la media de los B términos, uno "
-            "por respuesta.",
+            message="La pérdida es un escalar: la media de los B términos, uno por "
+            "respuesta.",
         ),
     )
 
@@ -609,40 +611,38 @@ def check_grpo_loss_gradient(grpo_loss, cases=None):
 #: El problema fijo: tres enunciados distintos (si fueran iguales, mezclar los
 #: grupos no se notaría), G = 4 (con tantos enunciados como respuestas por
 #: grupo, view(G, -1) daría los mismos grupos que view(-1, G)), SGD con 0,05.
-UPDATE_PROBLEMS = [(17, 24), (12, 11), (47, 38)]
-UPDATE_GROUP_SIZE = 4
-UPDATE_LR = 0.05
+UPDATE_PROBLEMS, UPDATE_GROUP_SIZE, UPDATE_LR = [(17, 24), (12, 11), (47, 38)], 4, 0.05
 
 _sample, _rewards_for = tl_sampling.sample, tl_task.rewards_for
+_WHERE = {"sample": tl_sampling, "rewards_for": tl_task, "group_advantages": tl_grpo}
 
 
-def _update_with(swaps):
+def _update_with(**pieces):
     """``grpo_update`` de referencia con un error típico, sin copiar el paso:
-    ``swaps(G, optimizer)`` da ``{(dónde, nombre): sustituto}``, las piezas que
-    la referencia toma de ``helpers.tinylm`` (o del optimizador) cambiadas
-    mientras dura la llamada."""
+    ``pieces`` da, por nombre, ``f(G, optimizer)``, el sustituto de una función
+    de ``helpers.tinylm`` (o de un método del optimizador) durante la llamada."""
 
-    def variant(model, optimizer, problems, group_size, generator):
+    def variant(model, optimizer, problems, G, generator):
         with contextlib.ExitStack() as stack:
-            for (owner, name), new in swaps(group_size, optimizer).items():
-                stack.enter_context(mock.patch.object(owner, name, new))
-            return ref_grpo_update(model, optimizer, problems, group_size, generator)
+            for name, piece in pieces.items():
+                owner = _WHERE.get(name, optimizer)
+                stack.enter_context(mock.patch.object(owner, name, piece(G, optimizer)))
+            return ref_grpo_update(model, optimizer, problems, G, generator)
 
     return variant
 
 
-def _tiled(G):
-    """``sample`` con los enunciados en mosaico (1, 2, 3, 1, 2, 3...), no por
-    bloques de G (1, 1, 1, 1, 2...)."""
+def _tiled(G, optimizer):
+    """``sample`` con los enunciados en mosaico (1, 2, 3, 1, 2, 3...)."""
 
     def sample(model, prompts, **options):
         tiled = prompts.reshape(-1, G, prompts.shape[-1]).transpose(0, 1)
-        return _sample(model, tiled.reshape(prompts.shape), **options)
+        return _sample(model, tiled.flatten(0, 1), **options)
 
     return sample
 
 
-def _per_problem(G):
+def _per_problem(G, optimizer):
     """``sample`` llamada enunciado a enunciado, G filas cada vez."""
 
     def sample(model, prompts, **options):
@@ -655,15 +655,11 @@ def _per_problem(G):
     return sample
 
 
-def _clipped(optimizer):
-    step = optimizer.step
-
-    def clipped_step(*args, **kwargs):
-        params = [p for group in optimizer.param_groups for p in group["params"]]
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        return step(*args, **kwargs)
-
-    return clipped_step
+def _clipped(G, optimizer):
+    """``optimizer.step`` tras recortar la norma del gradiente a 1."""
+    step, groups = optimizer.step, optimizer.param_groups
+    clip = torch.nn.utils.clip_grad_norm_
+    return lambda: (clip([p for g in groups for p in g["params"]], 1.0), step())
 
 
 _UPDATE_MISTAKES = with_messages(
@@ -694,53 +690,31 @@ update_sampled_per_problem: Muestreaste enunciado a enunciado: el enunciado pide
     Mistake(
         "update_tiled_groups",
         _update_with(
-            lambda G, opt: {
-                (tl_sampling, "sample"): _tiled(G),
-                (tl_task, "rewards_for"): lambda c, problems: _rewards_for(
-                    c, problems[::G] * G
-                ),
-            }
+            sample=_tiled,
+            rewards_for=lambda G, o: lambda c, p: _rewards_for(c, p[::G] * G),
         ),
         ...,
     ),
-    Mistake(
-        "update_tiled_prompts",
-        _update_with(lambda G, opt: {(tl_sampling, "sample"): _tiled(G)}),
-        ...,
-    ),
+    Mistake("update_tiled_prompts", _update_with(sample=_tiled), ...),
     Mistake(
         "update_transposed_groups",
         _update_with(
-            lambda G, opt: {
-                (tl_grpo, "group_advantages"): lambda r: ref_group_advantages(
-                    r.reshape(G, -1)
-                ).reshape(r.shape)
-            }
+            group_advantages=lambda G, o: (
+                lambda r: ref_group_advantages(r.reshape(G, -1)).reshape(r.shape)
+            )
         ),
         ...,
     ),
+    Mistake("update_clipped_gradient", _update_with(step=_clipped), ...),
     Mistake(
-        "update_clipped_gradient",
-        _update_with(lambda G, opt: {(opt, "step"): _clipped(opt)}),
-        ...,
-    ),
-    Mistake(
-        "update_no_zero_grad",
-        _update_with(lambda G, opt: {(opt, "zero_grad"): lambda *a, **k: None}),
-        ...,
+        "update_no_zero_grad", _update_with(zero_grad=lambda G, o: lambda: None), ...
     ),
     Mistake(
         "update_batch_mean",
-        _update_with(
-            lambda G, opt: {(tl_grpo, "group_advantages"): lambda r: r - r.mean()}
-        ),
+        _update_with(group_advantages=lambda G, o: lambda r: r - r.mean()),
         ...,
     ),
-    Mistake(
-        "update_sampled_per_problem",
-        _update_with(lambda G, opt: {(tl_sampling, "sample"): _per_problem(G)}),
-        ...,
-    ),
+    Mistake("update_sampled_per_problem", _update_with(sample=_per_problem), ...),
 )
 
 
@@ -763,24 +737,23 @@ def _run_updates(update, steps: int, seed: int):
             )
             if problems != UPDATE_PROBLEMS:
                 fail(
-                    "grpo_update modificó su argumento problems: al volver, la "
-                    "lista ya no era la que le pasamos. Quien llama la sigue "
-                    "usando; construye listas nuevas en vez de cambiarla.",
+                    "grpo_update modificó su argumento problems: al volver, la lista "
+                    "ya no era la que le pasamos. Quien llama la sigue usando; "
+                    "construye listas nuevas en vez de cambiarla.",
                     "update_modifies_problems",
                 )
     except RuntimeError as error:
         if "does not require grad" in str(error):
             fail(
                 "Tu pérdida no tiene gradiente: las log-probabilidades que trae "
-                "tl.sample se calculan sin gradiente (son las del muestreo). "
-                "Vuelve a calcularlas con el modelo que entrenas "
-                "(tl.token_log_probs).",
+                "tl.sample se calculan sin gradiente (son las del muestreo). Vuelve a "
+                "calcularlas con el modelo que entrenas (tl.token_log_probs).",
                 "update_log_probs_without_gradient",
             )
         if "dtype" in str(error):
             fail(
-                f"Tu paso lanzó RuntimeError: {error}. ¿Recompensas de enteros? "
-                "La media de un grupo necesita floats.",
+                f"Tu paso lanzó RuntimeError: {error}. ¿Recompensas de enteros? La "
+                "media de un grupo necesita floats.",
                 "update_integer_rewards",
             )
         raise
@@ -794,9 +767,9 @@ _UPDATE_USES = {"group_advantages": ref_group_advantages, "grpo_loss": ref_grpo_
 
 @exercise(MODULE, "grpo_update", uses=_UPDATE_USES)
 def check_grpo_update(grpo_update, seed=0, steps=1):
-    """``steps`` actualizaciones de ``grpo_update`` frente a la referencia
-    (los pesos y la recompensa devuelta), con las referencias de
-    ``group_advantages`` y ``grpo_loss``."""
+    """``steps`` actualizaciones de ``grpo_update`` frente a la referencia (los
+    pesos y la recompensa devuelta), con las referencias de ``group_advantages`` y
+    ``grpo_loss``."""
     what = "la red tras " + (
         f"{steps} actualizaciones" if steps > 1 else "una actualización"
     )
@@ -825,9 +798,8 @@ def check_grpo_update(grpo_update, seed=0, steps=1):
     got, want = np.array([float(r) for r in rewards]), runs[ref_grpo_update][1]
     if not close(got, np.array(want), atol=1e-6):
         fail(
-            "Los parámetros coinciden, pero lo que devuelves no es la recompensa "
-            f"media del lote: devolviste {numbers(got, 4)} y era "
-            f"{numbers(want, 4)}.",
+            "Los parámetros coinciden, pero lo que devuelves no es la recompensa media "
+            f"del lote: devolviste {numbers(got, 4)} y era {numbers(want, 4)}.",
             "update_wrong_reward",
         )
 
@@ -847,7 +819,7 @@ def _log_probs_pair(seed: int, length: int, lengths: list[int], spread: float):
     generator = torch.Generator().manual_seed(seed)
     first = -torch.rand(len(lengths), length, generator=generator) * 2
     second = first + spread * torch.randn(len(lengths), length, generator=generator)
-    return first, second, _lengths_mask(lengths, length)
+    return first, second, _mask(lengths, length)
 
 
 def _tis_case(seed, length, lengths, cap):
@@ -855,11 +827,8 @@ def _tis_case(seed, length, lengths, cap):
     return trainer * mask, sampler * mask, mask, cap  # 0 en el relleno
 
 
-_TIS_CASES = [
-    _tis_case(0, 5, [5, 2, 4], 2.0),
-    _tis_case(1, 4, [1, 4, 3, 2], 1.5),
-    _tis_case(2, 6, [6, 3], 3.0),
-]
+_TIS_CASES = [_tis_case(0, 5, [5, 2, 4], 2.0), _tis_case(1, 4, [1, 4, 3, 2], 1.5)]
+_TIS_CASES.append(_tis_case(2, 6, [6, 3], 3.0))
 
 _TIS_MISTAKES = with_messages(
     """
@@ -914,9 +883,9 @@ def check_truncated_importance_weights_gradient(
         )
         if isinstance(weights, torch.Tensor) and weights.requires_grad:
             fail(
-                "Los pesos llevan gradiente: son una corrección de *qué* se "
-                "muestreó, una constante para la pérdida. Córtales el gradiente "
-                "a las dos log-probabilidades.",
+                "Los pesos llevan gradiente: son una corrección de *qué* se muestreó, "
+                "una constante para la pérdida. Córtales el gradiente a las dos "
+                "log-probabilidades.",
                 "tis_weights_have_gradient",
             )
 
@@ -924,9 +893,10 @@ def check_truncated_importance_weights_gradient(
 # -- Ejercicio 8 · la penalización KL k3 por token ----------------------------
 
 _KL_CASES = [
-    _log_probs_pair(0, 5, [5, 2, 4], 0.6),
-    _log_probs_pair(1, 4, [1, 4, 3, 2], 0.6),
-    _log_probs_pair(2, 6, [6, 3], 0.6),
+    _log_probs_pair(seed, length, lengths, 0.6)
+    for seed, (length, lengths) in enumerate(
+        [(5, [5, 2, 4]), (4, [1, 4, 3, 2]), (6, [6, 3])]
+    )
 ]
 
 
@@ -958,13 +928,11 @@ kl_no_mask: El relleno no es parte de la respuesta: su penalización debe ser 0,
 kl_k2: Eso es k2 = ½ (log ρ)²: el estimador que usa GRPO es k3 = ρ − log ρ − 1.
 """,
     Mistake(
-        "kl_ratio_inverted",
-        _kl_of_log_rho(lambda x: torch.exp(x) - x - 1, flip=True),
-        ...,
+        "kl_ratio_inverted", _kl_of_log_rho(lambda x: x.exp() - x - 1, flip=True), ...
     ),
     Mistake("kl_k1", _kl_of_log_rho(lambda x: -x), ...),
     Mistake("kl_missing_minus_one", lambda lp, r, m: ref_k3_kl(lp, r, m) + m, ...),
-    Mistake("kl_log_added", _kl_of_log_rho(lambda x: torch.exp(x) + x - 1), ...),
+    Mistake("kl_log_added", _kl_of_log_rho(lambda x: x.exp() + x - 1), ...),
     Mistake("kl_no_mask", lambda lp, r, m: ref_k3_kl(lp, r, torch.ones_like(m)), ...),
     Mistake("kl_k2", _kl_of_log_rho(lambda x: 0.5 * x**2), ...),
 )
@@ -991,11 +959,11 @@ def check_kl_penalty_gradient(kl_penalty, cases=None):
         [
             Mistake(
                 "kl_wrong_gradient",
-                _kl_of_log_rho(lambda x: torch.exp(x).detach() - x - 1),
+                _kl_of_log_rho(lambda x: x.exp().detach() - x - 1),
                 "Derivas como si ρ fuera una constante (o como con k1 = "
-                "log π_θ − log π_ref): así a cada token le llega 1. El gradiente "
-                "de k3 es 1 − ρ en la respuesta y 0 en el relleno: ρ depende de "
-                "π_θ; lo único constante es ref_log_probs.",
+                "log π_θ − log π_ref): así a cada token le llega 1. El gradiente de k3 "
+                "es 1 − ρ en la respuesta y 0 en el relleno: ρ depende de π_θ; lo "
+                "único constante es ref_log_probs.",
             ),
             *_KL_MISTAKES,
         ],
@@ -1011,8 +979,8 @@ def check_kl_penalty_gradient(kl_penalty, cases=None):
             ),
         },
         mistake="kl_wrong_gradient",
-        hint="El gradiente respecto a log_probs debería ser (1 − ρ) en la "
-        "respuesta y 0 en el relleno.",
+        hint="El gradiente respecto a log_probs debería ser (1 − ρ) en la respuesta y "
+        "0 en el relleno.",
         without_gradient=Diagnosis(
             id="kl_without_gradient",
             message="Tu penalización no tiene gradiente respecto a log_probs "
@@ -1025,15 +993,8 @@ def check_kl_penalty_gradient(kl_penalty, cases=None):
 
 # -- Ejercicio 9 · las normalizaciones por longitud ----------------------------
 
-
-def _norm_case(seed: int, lengths: list[int], length: int, normalization: str):
-    generator = torch.Generator().manual_seed(seed)
-    per_token = torch.randn(len(lengths), length, generator=generator)
-    return per_token, _lengths_mask(lengths, length), normalization
-
-
 _NORM_CASES = [
-    _norm_case(seed, lengths, length, normalization)
+    (_randn(seed, len(lengths), length), _mask(lengths, length), normalization)
     for seed, (lengths, length) in enumerate([([6, 2, 4], 6), ([1, 5, 5, 3], 5)])
     for normalization in ("grpo", "dr_grpo", "token")
 ]
@@ -1045,16 +1006,16 @@ def _norm_with(branch: str, wrong):
     def wrapped(per_token, mask, normalization):
         if normalization == branch:
             return wrong(per_token, mask)
-        return ref_normalize_loss(per_token, mask, normalization)
+        return ref_normalize(per_token, mask, normalization)
 
     return wrapped
 
 
-def _as(normalization: str, mask=None):
-    """La referencia con otra normalización (y otra máscara: ``"ones"``, sin
-    máscara), para la rama que se equivoca."""
-    return lambda x, m: ref_normalize_loss(
-        x, torch.ones_like(m) if mask == "ones" else m, normalization
+def _as(normalization: str, mask: str = "mask"):
+    """La rama que se equivoca es la referencia con otra normalización (y, con
+    ``mask="ones"``, sin máscara)."""
+    return lambda x, m: ref_normalize(
+        x, m if mask == "mask" else torch.ones_like(m), normalization
     )
 
 
@@ -1081,18 +1042,14 @@ norm_swapped: Tienes «grpo» y «dr_grpo» cambiados: «grpo» divide la suma d
 """,
     Mistake(
         "norm_grpo_padded_length",
-        _norm_with(
-            "grpo", lambda x, m: ref_normalize_loss(x, m, "dr_grpo") / m.shape[-1]
-        ),
+        _norm_with("grpo", lambda x, m: ref_normalize(x, m, "dr_grpo") / m.shape[-1]),
         ...,
     ),
     Mistake("norm_grpo_counts_padding", _norm_with("grpo", _as("grpo", "ones")), ...),
     Mistake("norm_dr_grpo_divides_by_length", _norm_with("dr_grpo", _as("grpo")), ...),
     Mistake(
         "norm_dr_grpo_sum",
-        _norm_with(
-            "dr_grpo", lambda x, m: ref_normalize_loss(x, m, "dr_grpo") * len(m)
-        ),
+        _norm_with("dr_grpo", lambda x, m: ref_normalize(x, m, "dr_grpo") * len(m)),
         ...,
     ),
     Mistake("norm_token_per_response", _norm_with("token", _as("grpo")), ...),
@@ -1104,9 +1061,11 @@ norm_swapped: Tienes «grpo» y «dr_grpo» cambiados: «grpo» divide la suma d
     Mistake(
         "norm_token_counts_padding", _norm_with("token", _as("token", "ones")), ...
     ),
+    # El último: en una celda de una sola normalización, el error concreto de
+    # esa rama dice más que «cambiados»
     Mistake(
         "norm_swapped",
-        lambda x, m, n: ref_normalize_loss(
+        lambda x, m, n: ref_normalize(
             x, m, {"grpo": "dr_grpo", "dr_grpo": "grpo"}.get(n, n)
         ),
         ...,
@@ -1123,13 +1082,13 @@ def check_normalize_loss(normalize_loss, normalization="grpo", cases=None):
         normalize_loss,
         "normalize_loss",
         cases,
-        ref_normalize_loss,
+        ref_normalize,
         _NORM_MISTAKES,
         atol=1e-5,
         masked=Masked(
-            mask="mask",
-            padded=("per_token_loss",),
-            padding="finite",
+            "mask",
+            ("per_token_loss",),
+            "finite",
             mistake=f"norm_{normalization}_counts_padding",
         ),
     )
@@ -1137,14 +1096,13 @@ def check_normalize_loss(normalize_loss, normalization="grpo", cases=None):
         normalize_loss,
         "normalize_loss",
         cases,
-        ref_normalize_loss,
+        ref_normalize,
         _NORM_MISTAKES,
         prefix="normalize",
         wrt={"per_token_loss": MUST},
         without_gradient=Diagnosis(
             id="normalize_without_gradient",
-            message="Tu pérdida no tiene gradiente (¿.item(), float() o detach?): "
-            + _BACKWARD,
+            message=f"Tu pérdida no tiene gradiente {_BACKWARD}",
         ),
         atol=1e-5,
     )
