@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -163,8 +164,8 @@ def _diagnose_log_prob(got: float, logits: torch.Tensor, action: int) -> None:
     )
 
 
-def _t(values: Any) -> torch.Tensor:
-    return torch.tensor(values, dtype=torch.float64)
+def _t(values: Any, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    return torch.tensor(values, dtype=dtype)
 
 
 SAMPLE_CASES = [
@@ -185,15 +186,12 @@ SAMPLE_CASES = [
     # En float32, la suma de estas probabilidades se queda en 0,99999988, por
     # debajo de u = 0,99999994: ningún tramo supera u y toca la última acción.
     (
-        torch.tensor([0.4, -3.7, 0.7, -1.3, 0.3, -3.7], dtype=torch.float32),
-        torch.tensor(1 - 2**-24, dtype=torch.float32),
+        _t([0.4, -3.7, 0.7, -1.3, 0.3, -3.7], torch.float32),
+        _t(1 - 2**-24, torch.float32),
     ),
     # π(0) = e^−100 es subnormal en float32: softmax la guarda con un 2 % de
     # error, y log(softmax) lo arrastra; log_softmax da −100.
-    (
-        torch.tensor([0.0, 100.0], dtype=torch.float32),
-        torch.tensor(0.0, dtype=torch.float32),
-    ),
+    (_t([0.0, 100.0], torch.float32), _t(0.0, torch.float32)),
 ]
 
 
@@ -507,13 +505,8 @@ class _GaussianCase:
     log_std: torch.Tensor
 
     def __repr__(self) -> str:
-        def show(x: torch.Tensor) -> str:
-            return numbers(x, 4)
-
-        return (
-            f"actions={show(self.actions)}, mean={show(self.mean)}, "
-            f"log_std={show(self.log_std)}"
-        )
+        a, m, s = (numbers(x, 4) for x in (self.actions, self.mean, self.log_std))
+        return f"actions={a}, mean={m}, log_std={s}"
 
 
 def _on_case(function: Callable[..., Any]) -> Callable[[_GaussianCase], Any]:
@@ -889,11 +882,9 @@ class _RecordingEnv:
     """Un entorno que anota las semillas de ``reset`` y las acciones de cada paso."""
 
     def __init__(self, env: Any) -> None:
-        self.env = env
+        self.env, self.after_end, self._done = env, False, True
         self.seeds: list[Any] = []
         self.actions: list[list[int]] = []
-        self.after_end = False
-        self._done = True
 
     def reset(self, *args: Any, **kwargs: Any) -> Any:
         seed = kwargs.get("seed", args[0] if args else None)
@@ -923,25 +914,13 @@ class _RecordingSGD(torch.optim.SGD):
 
     @torch.no_grad()
     def step(self, closure: Any = None) -> Any:
-        self.gradients.append(
-            [
-                None if p.grad is None else p.grad.detach().clone()
-                for group in self.param_groups
-                for p in group["params"]
-            ]
-        )
+        grads = [p.grad for group in self.param_groups for p in group["params"]]
+        self.gradients.append([None if g is None else g.clone() for g in grads])
         return super().step(closure)
 
 
-@dataclass
-class _Run:
-    """Lo que dejó una ejecución del bucle."""
-
-    returned: Any
-    env: _RecordingEnv
-    optimizer: _RecordingSGD
-    policy: torch.nn.Module
-    generator_draws: int
+#: Lo que dejó una ejecución del bucle.
+_Run = namedtuple("_Run", "returned env optimizer policy generator_draws")
 
 
 def _run_loop(
@@ -1065,10 +1044,6 @@ def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
         )
 
 
-_discounted_returns = reinforce.discounted_returns
-_reinforce_loss = reinforce.reinforce_loss
-
-
 def _loop_weighting(returns_of: Callable[[list[list[float]], float], Any]):
     """El bucle de referencia con otros pesos: ``returns_of(recompensas de cada
     episodio del lote, gamma)`` da los de todos los pasos, seguidos."""
@@ -1084,7 +1059,7 @@ def _loop_weighting(returns_of: Callable[[list[list[float]], float], Any]):
             weights = np.asarray(returns_of(episodes, args[5]), dtype=float)
             episodes.clear()
             weights = torch.as_tensor(weights, dtype=torch.float32)
-            return _reinforce_loss(log_probs, weights, n)
+            return _LOSS(log_probs, weights, n)
 
         with mock.patch.multiple(
             reinforce, discounted_returns=record, reinforce_loss=loss
@@ -1105,20 +1080,20 @@ def _each(returns: Callable[[list[float], float], Any]):
 LOOP_GRADIENT_MISTAKES: list[Mistake] = [
     Mistake(
         "loop_returns_across_batch",
-        _loop_weighting(lambda eps, gamma: _discounted_returns(sum(eps, []), gamma)),
+        _loop_weighting(lambda eps, gamma: _RETURNS(sum(eps, []), gamma)),
         "Calculaste los retornos sobre todo el lote seguido: así el final de un "
         "episodio cobra lo que pasó en el siguiente. Los retornos se calculan "
         "episodio a episodio.",
     ),
     Mistake(
         "loop_returns_no_gamma",
-        _each(lambda r, gamma: _discounted_returns(r, 1.0)),
+        _each(lambda r, gamma: _RETURNS(r, 1.0)),
         "Tus retornos no usan gamma: G_t = r_t + γ·G_{t+1}, con el gamma que "
         "recibe la función.",
     ),
     Mistake(
         "loop_returns_total",
-        _each(lambda r, gamma: np.full(len(r), _discounted_returns(r, gamma)[0])),
+        _each(lambda r, gamma: np.full(len(r), _RETURNS(r, gamma)[0])),
         "Diste a cada paso el retorno del episodio entero (G_0): cada paso pesa "
         "con lo que vino después de él, G_t.",
     ),
