@@ -1,13 +1,25 @@
 """Comprobaciones del módulo 10 · Preferencias: una por celda calificada, en el
-orden del cuaderno."""
+orden del cuaderno.
+
+Las referencias son las de ``helpers.tinylm.preferences``, y las variantes de
+los errores típicos son esas referencias con otra entrada, con la salida
+cambiada o con una pieza cambiada (:func:`patched`); solo se escribe a mano el
+error que vive dentro de la cuenta.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import dataclasses
+import functools
 import inspect
+import math
 import random
 from collections.abc import Callable, Iterable
+from types import SimpleNamespace
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import torch
@@ -27,30 +39,50 @@ from helpers.checks import (
     describe_difference,
     exercise,
     fail,
+    negated,
     python_number,
     same_parameters,
+    scaled,
     tensor,
-    variant_of,
+    values_check,
 )
 from helpers.checks.quiz import statements_check
 from helpers.formatting import significant
 from helpers.tinylm import preferences as pref
 from helpers.tinylm.model import TinyLM, TinyLMConfig
-from helpers.tinylm.preferences import PreferencePairs
-from helpers.tinylm.preferences import dpo_loss as ref_dpo_loss
-from helpers.tinylm.preferences import implicit_rewards as ref_implicit_rewards
-from helpers.tinylm.preferences import pairwise_accuracy as ref_pairwise_accuracy
 from helpers.tinylm.sampling import completion_mask, token_log_probs
 from helpers.tinylm.task import encode_prompts, solution_text
 from helpers.tinylm.tokenizer import tokenizer
 
 MODULE = "10_preferencias"
 
-# Las referencias son las de helpers.tinylm.preferences.
 _bt_ref = pref.bradley_terry_loss
 _acc_ref = pref.pairwise_accuracy
 _dpo_ref = pref.dpo_loss
 _implicit_ref = pref.implicit_rewards
+_sequence = pref.sequence_log_probs
+_update = pref._update
+
+
+# candidato al núcleo
+def patched(reference: Callable[..., Any], **pieces: Any) -> Callable[..., Any]:
+    """``reference`` con unas piezas de su módulo cambiadas mientras corre.
+
+    Para el error típico que vive en una función que la referencia llama
+    (``sequence_log_probs`` que promedia en vez de sumar): la variante es la
+    referencia con esa pieza cambiada, sin copiar el resto de sus cuentas.
+    """
+    module = inspect.getmodule(reference)
+
+    @functools.wraps(reference)
+    def variant(*args: Any, **kwargs: Any) -> Any:
+        with contextlib.ExitStack() as stack:
+            for name, piece in pieces.items():
+                stack.enter_context(mock.patch.object(module, name, piece))
+            return reference(*args, **kwargs)
+
+    variant.__name__ = f"{reference.__name__}[{', '.join(pieces)}]"
+    return variant
 
 
 def _generator(seed: int) -> torch.Generator:
@@ -67,12 +99,7 @@ def _plain(name: str) -> Callable[..., str]:
     return lambda *case: f"{name}(...)"
 
 
-def _check_tensor_loss(
-    function: Callable[..., Any],
-    name: str,
-    cases: list,
-    shown: Callable[..., str] | None = None,
-) -> None:
+def _check_tensor_loss(function, name: str, cases: list, shown=None) -> None:
     """Falla si la pérdida no es un tensor de PyTorch (su valor ya está bien).
     ``shown(*case)`` dice la llamada en el mensaje (``nombre(...)``)."""
     for case in cases:
@@ -88,15 +115,15 @@ def _check_tensor_loss(
 
 
 def _check_loss_gradients(
-    function: Callable[..., Any],
+    function,
     name: str,
     cases: list,
-    reference: Callable[..., Any],
+    reference,
     inputs: tuple[str, ...],
     *,
     mistakes: Iterable[Mistake] = (),
     hint: str,
-    shown: Callable[..., str] | None = None,
+    shown=None,
 ) -> None:
     """El gradiente de una pérdida respecto a ``inputs``, el de la referencia.
 
@@ -159,6 +186,13 @@ def _check_loss_gradients(
     )
 
 
+def _loss_checks(function, name, cases, reference, rows, inputs, *, atol, **grads):
+    """Los valores (con ``rows``), que sea un tensor y su gradiente."""
+    check_cases(function, name, cases, reference, rows, atol=atol)
+    _check_tensor_loss(function, name, cases, grads.get("shown"))
+    _check_loss_gradients(function, name, cases, reference, inputs, **grads)
+
+
 _CORNER = (
     "Si el valor sale bien y el gradiente no, busca una función con esquina "
     "(abs, relu, max, clamp): en la esquina PyTorch elige una derivada, y en "
@@ -174,10 +208,7 @@ def bt_case(seed: int, size: int, scale: float = 1.0) -> tuple[torch.Tensor, ...
     """``(chosen_rewards, rejected_rewards)``: dos tensores ``(size,)`` con
     semilla, en octavos."""
     generator = _generator(seed)
-    return (
-        _eighths(scale * torch.randn(size, generator=generator)),
-        _eighths(scale * torch.randn(size, generator=generator)),
-    )
+    return tuple(_eighths(scale * torch.randn(size, generator=generator)) for _ in "cr")
 
 
 #: Diferencias moderadas (la sigmoide no satura), con un empate y un lote de 1.
@@ -205,23 +236,25 @@ def _bt_epsilon(eps: float, clamp: bool) -> Callable[..., torch.Tensor]:
     return loss
 
 
+_BATCH_MEAN = "Sumaste sobre el lote: la pérdida es la media de los pares (.mean())."
+
 BT_MISTAKES: list[Mistake] = [
     Mistake(
         "bt_swapped",
-        lambda c, r: -F.logsigmoid(r - c).mean(),
+        lambda c, r: _bt_ref(r, c),
         "La diferencia va al revés: es r_elegida − r_rechazada (chosen − "
         "rejected). Con la resta cambiada, la pérdida baja cuando el modelo "
         "puntúa más a la rechazada.",
     ),
     Mistake(
         "bt_sum",
-        lambda c, r: -F.logsigmoid(c - r).sum(),
+        lambda c, r: len(c) * _bt_ref(c, r),
         "Sumaste sobre el lote: la pérdida es la media de los B pares (.mean()), "
         "para que su escala no dependa del tamaño del lote.",
     ),
     Mistake(
         "bt_no_minus",
-        lambda c, r: F.logsigmoid(c - r).mean(),
+        negated(_bt_ref),
         "Falta el signo menos: la pérdida es −log σ(r_elegida − r_rechazada), "
         "que es positiva y baja cuando la elegida puntúa más. Sin el menos, "
         "minimizarla empuja al revés.",
@@ -240,7 +273,7 @@ BT_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "bt_per_pair",
-        lambda c, r: -F.logsigmoid(c - r),
+        torch.vmap(_bt_ref),
         "Devuelves la pérdida de cada par: falta promediar sobre el lote "
         "(.mean()) para tener un escalar al que llamar .backward().",
     ),
@@ -252,7 +285,7 @@ BT_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "bt_means_inside",
-        lambda c, r: -F.logsigmoid(c.mean() - r.mean()),
+        lambda c, r: _bt_ref(c.mean(), r.mean()),
         "Restaste las medias del lote dentro de σ: la pérdida es la media de "
         "−log σ(·) de cada par, no −log σ de la diferencia de medias.",
     ),
@@ -292,7 +325,6 @@ BT_STABLE_MISTAKES: list[Mistake] = [
     *BT_MISTAKES,
 ]
 
-
 _BT_INPUTS = ("chosen_rewards", "rejected_rewards")
 
 
@@ -317,16 +349,17 @@ BT_GRADIENT_MISTAKES = [
 
 
 @exercise(MODULE, "bradley_terry_loss")
-def check_bradley_terry_loss(
-    bradley_terry_loss: Callable[..., Any], cases: list | None = None
-) -> None:
+def check_bradley_terry_loss(bradley_terry_loss, cases: list | None = None) -> None:
     """Valores y gradiente de ``bradley_terry_loss`` con diferencias moderadas."""
-    cases = list(cases or BT_CASES)
-    name = "bradley_terry_loss"
-    check_cases(bradley_terry_loss, name, cases, _bt_ref, BT_MISTAKES, atol=1e-5)
-    _check_tensor_loss(bradley_terry_loss, name, cases)
-    _check_loss_gradients(
-        bradley_terry_loss, name, cases, _bt_ref, _BT_INPUTS, hint=_CORNER
+    _loss_checks(
+        bradley_terry_loss,
+        "bradley_terry_loss",
+        list(cases or BT_CASES),
+        _bt_ref,
+        BT_MISTAKES,
+        _BT_INPUTS,
+        atol=1e-5,
+        hint=_CORNER,
     )
 
 
@@ -336,14 +369,13 @@ def _large(*case):
 
 @exercise(MODULE, "bradley_terry_loss")
 def check_bradley_terry_loss_stable(
-    bradley_terry_loss: Callable[..., Any], cases: list | None = None
+    bradley_terry_loss, cases: list | None = None
 ) -> None:
     """``bradley_terry_loss`` con diferencias de ±50 a ±300: valores y
     gradientes finitos y exactos."""
     cases = list(cases or BT_STABLE_CASES)
-    name = "bradley_terry_loss"
     for case in cases:
-        out = call(bradley_terry_loss, name, *case)
+        out = call(bradley_terry_loss, "bradley_terry_loss", *case)
         if torch.is_tensor(out) and not torch.isfinite(out.detach()).all():
             shown = "; ".join(significant(d) for d in (case[0] - case[1]).tolist()[:6])
             fail(
@@ -351,14 +383,14 @@ def check_bradley_terry_loss_stable(
                 f"sale {significant(out.detach().reshape(-1)[0])}.\n{_UNSTABLE}",
                 "bt_overflow",
             )
-    check_cases(bradley_terry_loss, name, cases, _bt_ref, BT_STABLE_MISTAKES, atol=1e-4)
-    _check_tensor_loss(bradley_terry_loss, name, cases, _large)
-    _check_loss_gradients(
+    _loss_checks(
         bradley_terry_loss,
-        name,
+        "bradley_terry_loss",
         cases,
         _bt_ref,
+        BT_STABLE_MISTAKES,
         _BT_INPUTS,
+        atol=1e-4,
         shown=_large,
         mistakes=BT_GRADIENT_MISTAKES,
         hint="Si sale inf o nan, una rama que desborda envenena el gradiente "
@@ -390,31 +422,22 @@ def _acc_ties_close(chosen, rejected):
     return ((chosen > rejected) & ~tie).float().add(0.5 * tie.float()).mean().item()
 
 
-def _acc_ties_excluded(chosen, rejected):
-    decided = chosen != rejected
-    if not decided.any():
-        return float("nan")
-    return (chosen[decided] > rejected[decided]).float().mean().item()
-
+_TIES_ZERO = (
+    "Los empates cuentan como fallo: un empate es medio acierto (0,5). Un "
+    "modelo que da a todo la misma nota debe sacar 0,5, como una moneda, no 0."
+)
+_TIES_ONE = (
+    "Con ≥ los empates cuentan como acierto entero: la elegida tiene que "
+    "puntuar más (>), y un empate vale 0,5. Si no, un modelo que da a todo "
+    "la misma nota sacaría un 100 %."
+)
 
 ACCURACY_MISTAKES: list[Mistake] = [
-    Mistake(
-        "acc_ties_zero",
-        lambda c, r: (c > r).float().mean().item(),
-        "Los empates cuentan como fallo: un empate es medio acierto (0,5). Un "
-        "modelo que da a todo la misma nota debe sacar 0,5, como una moneda, "
-        "no 0.",
-    ),
-    Mistake(
-        "acc_ties_one",
-        lambda c, r: (c >= r).float().mean().item(),
-        "Con ≥ los empates cuentan como acierto entero: la elegida tiene que "
-        "puntuar más (>), y un empate vale 0,5. Si no, un modelo que da a todo "
-        "la misma nota sacaría un 100 %.",
-    ),
+    Mistake("acc_ties_zero", lambda c, r: (c > r).float().mean().item(), _TIES_ZERO),
+    Mistake("acc_ties_one", lambda c, r: (c >= r).float().mean().item(), _TIES_ONE),
     Mistake(
         "acc_counts",
-        lambda c, r: ((c > r).float() + 0.5 * (c == r).float()).sum().item(),
+        lambda c, r: len(c) * _acc_ref(c, r),
         "Devuelves cuántos aciertos hay, no la fracción: divide entre el número "
         "de pares (o usa .mean()).",
     ),
@@ -439,27 +462,22 @@ ACCURACY_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "acc_ties_excluded",
-        _acc_ties_excluded,
+        lambda c, r: _acc_ref(c[c != r], r[c != r]) if (c != r).any() else math.nan,
         "Quitaste los empates del recuento: se quedan, y cuentan medio acierto "
         "cada uno (la fracción es sobre todos los pares).",
     ),
 ]
 
-
-@exercise(MODULE, "pairwise_accuracy")
-def check_pairwise_accuracy(
-    pairwise_accuracy: Callable[..., Any], cases: list | None = None
-) -> None:
-    """La fracción de pares con la elegida por encima (un empate, 0,5), como
-    ``float`` de Python: un tensor de 0 dimensiones no vale."""
-    check_cases(
-        pairwise_accuracy,
-        "pairwise_accuracy",
-        cases or ACCURACY_CASES,
-        _acc_ref,
-        ACCURACY_MISTAKES,
-        returns="float",
-    )
+check_pairwise_accuracy = values_check(
+    MODULE,
+    "pairwise_accuracy",
+    _acc_ref,
+    ACCURACY_MISTAKES,
+    ACCURACY_CASES,
+    returns="float",
+    doc="La fracción de pares con la elegida por encima (un empate, 0,5), como "
+    "``float`` de Python: un tensor de 0 dimensiones no vale.",
+)
 
 
 # El cuestionario del experimento (dos valores de β)
@@ -471,10 +489,7 @@ def check_pairwise_accuracy(
 EXPERIMENT_KEY = "experiment_answer"
 
 check_experiment_answer = statements_check(
-    MODULE,
-    EXPERIMENT_KEY,
-    "answer_experiment",
-    "la pregunta del experimento",
+    MODULE, EXPERIMENT_KEY, "answer_experiment", "la pregunta del experimento"
 )
 
 
@@ -521,23 +536,22 @@ IPO_CASES = [
     dpo_case(5, 3, 2.0, 3.0),
 ]
 
+# Las variantes reciben los casos con loss_type (pc, pr, rc, rr, β, tipo) y son
+# la referencia con otras entradas: cambiar elegida y rechazada cambia el signo
+# de h; la referencia con log-probabilidades 0 no tiene referencia.
 
-def _h(pc, pr, rc, rr):
-    return (pc - rc) - (pr - rr)
+
+def _each_pair(pc, pr, rc, rr, beta, loss_type):
+    """La pérdida de cada par por separado, ``(B,)``: sin la media del lote."""
+    return torch.vmap(lambda *x: _dpo_ref(*x, beta, loss_type))(pc, pr, rc, rr)
 
 
-def _dpo_variant(sigmoid=None, ipo=None):
-    """La referencia con un error típico en una de sus dos ramas."""
+def _swapped(pc, pr, rc, rr, beta, loss_type):
+    return _dpo_ref(pr, pc, rr, rc, beta, loss_type)
 
-    def loss(pc, pr, rc, rr, beta, loss_type="sigmoid"):
-        h = _h(pc, pr, rc, rr)
-        if loss_type == "ipo" and ipo is not None:
-            return ipo(h, beta, pc, pr, rc, rr)
-        if loss_type != "ipo" and sigmoid is not None:
-            return sigmoid(h, beta, pc, pr, rc, rr)
-        return _dpo_ref(pc, pr, rc, rr, beta, loss_type)
 
-    return loss
+def _summed(pc, *args):
+    return len(pc) * _dpo_ref(pc, *args)
 
 
 _SIGN = (
@@ -547,39 +561,29 @@ _SIGN = (
 )
 
 DPO_MISTAKES: list[Mistake] = [
-    Mistake(
-        "dpo_sign",
-        _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(-b * h).mean()),
-        _SIGN,
-    ),
+    Mistake("dpo_sign", _swapped, _SIGN),
     Mistake(
         "dpo_beta_outside",
-        _dpo_variant(sigmoid=lambda h, b, *_: -b * F.logsigmoid(h).mean()),
+        lambda pc, pr, rc, rr, b, t: b * _dpo_ref(pc, pr, rc, rr, 1.0, t),
         "β va dentro de la sigmoide: −log σ(β·h), no −β·log σ(h). Fuera, solo "
         "escala la pérdida; dentro, decide cuánto se puede alejar la política "
         "de la referencia.",
     ),
     Mistake(
         "dpo_no_beta",
-        _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(h).mean()),
+        lambda pc, pr, rc, rr, b, t: _dpo_ref(pc, pr, rc, rr, 1.0, t),
         "Falta β: la pérdida es −log σ(β·h). β es el peso de la KL implícita, "
         "cuánto se deja alejar la política de la referencia.",
     ),
-    Mistake(
-        "dpo_sum",
-        _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(b * h).sum()),
-        "Sumaste sobre el lote: la pérdida es la media de los pares (.mean()).",
-    ),
+    Mistake("dpo_sum", _summed, _BATCH_MEAN),
     Mistake(
         "dpo_per_pair",
-        _dpo_variant(sigmoid=lambda h, b, *_: -F.logsigmoid(b * h)),
+        _each_pair,
         "Devuelves la pérdida de cada par: falta la media del lote (.mean()).",
     ),
     Mistake(
         "dpo_no_reference",
-        _dpo_variant(
-            sigmoid=lambda h, b, pc, pr, rc, rr: -F.logsigmoid(b * (pc - pr)).mean()
-        ),
+        lambda pc, pr, rc, rr, b, t: _dpo_ref(pc, pr, 0 * rc, 0 * rr, b, t),
         "Falta la referencia: h compara los cocientes π/π_ref de las dos "
         "respuestas, (log π_elegida − log π_ref,elegida) − (log π_rechazada − "
         "log π_ref,rechazada). Sin ella, nada ata la política a su punto de "
@@ -587,89 +591,81 @@ DPO_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "dpo_ratios",
-        _dpo_variant(
-            sigmoid=lambda h, b, pc, pr, rc, rr: (
-                -F.logsigmoid(b * ((pc - rc).exp() - (pr - rr).exp())).mean()
-            )
+        lambda pc, pr, rc, rr, b, t: _dpo_ref(
+            (pc - rc).exp(), (pr - rr).exp(), 0 * rc, 0 * rr, b, t
         ),
         "Usaste los cocientes π/π_ref (con exp) en vez de sus logaritmos: h "
         "es una resta de log-cocientes, log π − log π_ref, sin exponenciales.",
     ),
     Mistake(
         "dpo_log_of_sigmoid",
-        _dpo_variant(sigmoid=lambda h, b, *_: -torch.log(torch.sigmoid(b * h)).mean()),
+        patched(_dpo_ref, F=SimpleNamespace(logsigmoid=lambda x: x.sigmoid().log())),
         "log(σ(β·h)) en dos pasos se desborda: en float32, σ redondea a 0 "
         "cuando β·h < −88, y log(0) = −∞. Usa F.logsigmoid(beta * h), que lo "
         "calcula de una vez sin pasar por σ.",
     ),
 ]
 
+# En IPO, (h − 1/(2β))²: otra β en el objetivo es la referencia con otra β.
 IPO_MISTAKES: list[Mistake] = [
     Mistake(
         "ipo_target_one_over_beta",
-        _dpo_variant(ipo=lambda h, b, *_: ((h - 1 / b) ** 2).mean()),
+        lambda pc, pr, rc, rr, b, t: _dpo_ref(pc, pr, rc, rr, b / 2, t),
         "El objetivo de IPO es 1/(2β), no 1/β: (h − 1/(2β))².",
     ),
     Mistake(
         "ipo_precedence",
-        _dpo_variant(ipo=lambda h, b, *_: ((h - b / 2) ** 2).mean()),
+        lambda pc, pr, rc, rr, b, t: _dpo_ref(pc, pr, rc, rr, 1 / b, t),
         "En Python, 1 / 2 * beta es β/2, no 1/(2β): la multiplicación y la "
         "división van de izquierda a derecha. Escribe 1 / (2 * beta).",
     ),
     Mistake(
         "ipo_beta_times_h_half",
-        _dpo_variant(ipo=lambda h, b, *_: ((b * h - 0.5) ** 2).mean()),
+        lambda pc, pr, rc, rr, b, t: b**2 * _dpo_ref(pc, pr, rc, rr, b, t),
         "β no multiplica a h en IPO: la pérdida es (h − 1/(2β))², con β solo en "
         "el objetivo. (β·h − 1/2)² es β² veces eso.",
     ),
     Mistake(
         "ipo_beta_times_h",
-        _dpo_variant(ipo=lambda h, b, *_: ((b * h - 1 / (2 * b)) ** 2).mean()),
+        lambda pc, pr, rc, rr, b, t: _dpo_ref(b * pc, b * pr, b * rc, b * rr, b, t),
         "β no multiplica a h en IPO: la pérdida es (h − 1/(2β))², con β solo en "
         "el objetivo.",
     ),
     Mistake(
         "ipo_sign",
-        _dpo_variant(ipo=lambda h, b, *_: ((h + 1 / (2 * b)) ** 2).mean()),
+        _swapped,
         _SIGN.replace("DPO sube", "IPO sube") + " (O el objetivo va con signo "
         "menos: es h − 1/(2β).)",
     ),
-    Mistake(
-        "ipo_sum",
-        _dpo_variant(ipo=lambda h, b, *_: ((h - 1 / (2 * b)) ** 2).sum()),
-        "Sumaste sobre el lote: la pérdida es la media de los pares (.mean()).",
-    ),
+    Mistake("ipo_sum", _summed, _BATCH_MEAN),
     Mistake(
         "ipo_abs",
-        _dpo_variant(ipo=lambda h, b, *_: (h - 1 / (2 * b)).abs().mean()),
+        lambda *case: _each_pair(*case).sqrt().mean(),
         "Usaste el valor absoluto: IPO es un cuadrado, (h − 1/(2β))².",
     ),
     Mistake(
         "ipo_returns_dpo",
-        _dpo_variant(ipo=lambda h, b, *_: -F.logsigmoid(b * h).mean()),
+        lambda pc, pr, rc, rr, b, t: _dpo_ref(pc, pr, rc, rr, b),
         'Con loss_type="ipo" devolviste la pérdida de DPO: mira loss_type y, '
         'si es "ipo", devuelve (h − 1/(2β))².',
     ),
 ]
 
 
-def _check_dpo_family(
-    dpo_loss: Callable[..., Any], cases: list, loss_type: str, mistakes: list
-) -> None:
+def _check_dpo_family(dpo_loss, cases: list, loss_type: str, mistakes: list) -> None:
     """Valores y gradiente de ``dpo_loss`` con ``loss_type`` añadido a los casos."""
-    full = [tuple(case[:5]) + (loss_type,) for case in cases]
-    check_cases(dpo_loss, "dpo_loss", full, _dpo_ref, mistakes, atol=1e-5)
 
     def shown(*case):
         return f'dpo_loss(..., beta={significant(case[4])}, loss_type="{loss_type}")'
 
-    _check_tensor_loss(dpo_loss, "dpo_loss", full, shown)
-    _check_loss_gradients(
+    _loss_checks(
         dpo_loss,
         "dpo_loss",
-        full,
+        [tuple(case[:5]) + (loss_type,) for case in cases],
         _dpo_ref,
+        mistakes,
         ("policy_chosen", "policy_rejected"),
+        atol=1e-5,
         shown=shown,
         hint="Si el gradiente sale inf o nan y usaste log(σ(·)) en dos pasos, se "
         "desborda: usa F.logsigmoid.\n" + _CORNER,
@@ -677,7 +673,7 @@ def _check_dpo_family(
 
 
 @exercise(MODULE, "dpo_loss")
-def check_dpo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> None:
+def check_dpo_loss(dpo_loss, cases: list | None = None) -> None:
     """DPO (``loss_type="sigmoid"``): valores, gradiente y el valor por defecto
     de ``loss_type``; los casos son tuplas de cinco, sin ``loss_type``."""
     cases = list(cases or DPO_CASES)
@@ -685,9 +681,7 @@ def check_dpo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> N
     case = tuple(cases[0][:5])
     default = call(dpo_loss, "dpo_loss", *case)
     if not close(
-        default.detach() if torch.is_tensor(default) else default,
-        _dpo_ref(*case),
-        atol=1e-5,
+        getattr(default, "detach", lambda: default)(), _dpo_ref(*case), atol=1e-5
     ):
         fail(
             "Sin loss_type, dpo_loss debe calcular la pérdida de DPO: el valor "
@@ -697,7 +691,7 @@ def check_dpo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> N
 
 
 @exercise(MODULE, "dpo_loss")
-def check_ipo_loss(dpo_loss: Callable[..., Any], cases: list | None = None) -> None:
+def check_ipo_loss(dpo_loss, cases: list | None = None) -> None:
     """IPO (``loss_type="ipo"``): valores y gradiente de (h − 1/(2β))²."""
     _check_dpo_family(dpo_loss, list(cases or IPO_CASES), "ipo", IPO_MISTAKES)
 
@@ -755,40 +749,21 @@ def implicit_case(seed: int) -> tuple[Any, ...]:
     return policy, reference, encode_prompts(problems), completions, _BETAS[seed % 3]
 
 
-def _sequence_log_probs(model, prompts, completions, prompt_len=None):
-    sequences = torch.cat([prompts, completions], dim=1)
-    start = prompts.shape[1] if prompt_len is None else prompt_len
-    return token_log_probs(model, sequences, start)
+def _token_mean(model, prompts, completions):
+    """log π(y | x) promediada sobre los tokens de la respuesta (sin relleno)."""
+    return _sequence(model, prompts, completions) / completion_mask(completions).sum(-1)
 
 
-def _ir(
-    policy,
-    reference,
-    prompts,
-    completions,
-    beta,
-    *,
-    reduce="sum",
-    start=None,
-    beta_on_both=True,
-    with_reference=True,
-):
-    """La recompensa implícita con una opción por error típico: cómo se
-    reducen los tokens, desde dónde se cuentan y dónde va β."""
-    pol, ref = (
-        _sequence_log_probs(model, prompts, completions, start)
-        for model in (policy, reference)
+def _tokens(start: Callable[[torch.Tensor], int]) -> Callable[..., torch.Tensor]:
+    """Las log-probabilidades ``(B, T)`` de cada token desde ``start(prompts)``."""
+    return lambda model, prompts, completions: token_log_probs(
+        model, torch.cat([prompts, completions], dim=1), start(prompts)
     )
-    if reduce == "sum":
-        pol, ref = pol.sum(-1), ref.sum(-1)
-    elif reduce == "valid":
-        lengths = completion_mask(completions).sum(-1)
-        pol, ref = pol.sum(-1) / lengths, ref.sum(-1) / lengths
-    elif reduce == "all":
-        pol, ref = pol.mean(-1), ref.mean(-1)
-    if not with_reference:
-        return beta * pol
-    return beta * (pol - ref) if beta_on_both else beta * pol - ref
+
+
+def _frozen(model, prompts, completions):
+    with torch.no_grad():
+        return _sequence(model, prompts, completions)
 
 
 _AVERAGED = (
@@ -798,15 +773,20 @@ _AVERAGED = (
 )
 
 IMPLICIT_MISTAKES: list[Mistake] = [
-    Mistake("ir_mean", variant_of(_ir, reduce="valid"), _AVERAGED),
+    Mistake(
+        "ir_mean", patched(_implicit_ref, sequence_log_probs=_token_mean), _AVERAGED
+    ),
     Mistake(
         "ir_mean_with_padding",
-        variant_of(_ir, reduce="all"),
+        patched(
+            _implicit_ref,
+            sequence_log_probs=lambda m, x, y: _sequence(m, x, y) / y.shape[1],
+        ),
         _AVERAGED + " Además, la media de las T columnas cuenta el relleno.",
     ),
     Mistake(
         "ir_swapped",
-        lambda p, r, x, y, beta: -_implicit_ref(p, r, x, y, beta),
+        negated(_implicit_ref),
         "Política y referencia cambiadas: es β (log π − log π_ref), la política "
         "menos la referencia. Al revés, la recompensa sube cuando la política "
         "le quita probabilidad a la respuesta.",
@@ -818,26 +798,29 @@ IMPLICIT_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "ir_beta_on_policy",
-        variant_of(_ir, beta_on_both=False),
+        lambda p, r, x, y, beta: beta * _sequence(p, x, y) - _frozen(r, x, y),
         "β multiplica a la diferencia entera: β (log π − log π_ref), no "
         "β log π − log π_ref.",
     ),
     Mistake(
         "ir_prompt_tokens",
-        variant_of(_ir, start=1),
+        patched(
+            _implicit_ref,
+            sequence_log_probs=lambda *a: _tokens(lambda x: 1)(*a).sum(-1),
+        ),
         "Cuentas también los tokens del enunciado: prompt_len es la longitud "
         "del enunciado (`prompts.shape[1]`), para que solo se sumen los de la "
         "respuesta.",
     ),
     Mistake(
         "ir_per_token",
-        variant_of(_ir, reduce="none"),
+        patched(_implicit_ref, sequence_log_probs=_tokens(lambda x: x.shape[1])),
         "Devuelves un valor por token (B, T): falta sumar sobre los tokens de "
         "cada respuesta (.sum(dim=-1)) para tener uno por respuesta, (B,).",
     ),
     Mistake(
         "ir_policy_only",
-        variant_of(_ir, with_reference=False),
+        lambda p, r, x, y, beta: beta * _sequence(p, x, y),
         "Falta la referencia: β (log π − log π_ref). La recompensa implícita "
         "mide cuánto ha subido la política la respuesta respecto al punto de "
         "partida, no su probabilidad a secas.",
@@ -847,32 +830,18 @@ IMPLICIT_MISTAKES: list[Mistake] = [
 
 @exercise(MODULE, "implicit_rewards")
 def check_implicit_rewards(
-    implicit_rewards: Callable[..., Any], seeds: Iterable[int] = IMPLICIT_SEEDS
+    implicit_rewards, seeds: Iterable[int] = IMPLICIT_SEEDS
 ) -> None:
     """Los valores de ``implicit_rewards``, ``(B,)``, con modelos diminutos."""
+    cases = [implicit_case(seed) for seed in seeds]
     check_cases(
         implicit_rewards,
         "implicit_rewards",
-        [implicit_case(seed) for seed in seeds],
+        cases,
         _implicit_ref,
         IMPLICIT_MISTAKES,
         atol=1e-4,
     )
-
-
-def _fail_if_reference_has_gradient(reference: TinyLM) -> None:
-    """Falla si algún parámetro de ``reference`` recibió gradiente."""
-    leaked = [
-        name
-        for name, p in reference.named_parameters()
-        if p.grad is not None and p.grad.abs().max() > 0
-    ]
-    if leaked:
-        fail(
-            "El gradiente llega a los parámetros de la referencia (por ejemplo "
-            f"a «{leaked[0]}»): " + _REFERENCE_FROZEN,
-            "reference_has_gradient",
-        )
 
 
 _REFERENCE_FROZEN = (
@@ -883,24 +852,14 @@ _REFERENCE_FROZEN = (
 
 
 @exercise(MODULE, "implicit_rewards")
-def check_implicit_rewards_grad(
-    implicit_rewards: Callable[..., Any], seeds: Iterable[int] = (3,)
-) -> None:
+def check_implicit_rewards_grad(implicit_rewards, seeds: Iterable[int] = (3,)) -> None:
     """El gradiente de ``implicit_rewards``: el de la referencia respecto a la
     política, y ninguno a la referencia aunque tenga ``requires_grad``."""
-    cases = [implicit_case(seed) for seed in seeds]
-    check_cases(
-        implicit_rewards,
-        "implicit_rewards",
-        cases,
-        _implicit_ref,
-        IMPLICIT_MISTAKES,
-        atol=1e-4,
-    )
+    check_implicit_rewards.__wrapped__(implicit_rewards, seeds)
     check_gradients(
         implicit_rewards,
         "implicit_rewards",
-        cases,
+        [implicit_case(seed) for seed in seeds],
         _implicit_ref,
         IMPLICIT_MISTAKES,
         wrt={
@@ -953,7 +912,7 @@ def step_case(seed: int, tied: bool = False) -> tuple[Any, ...]:
     if tied:
         reference = copy.deepcopy(policy)
     zeros = torch.zeros(len(problems))
-    batch = PreferencePairs(
+    batch = pref.PreferencePairs(
         encode_prompts(problems),
         tokenizer.encode_batch(chosen),
         tokenizer.encode_batch(rejected),
@@ -965,75 +924,46 @@ def step_case(seed: int, tied: bool = False) -> tuple[Any, ...]:
     return policy, reference, batch, _BETAS[seed % 3]
 
 
-def _dpo_losses(
-    policy, reference, batch, beta, *, average, swapped, no_beta, twice_beta, total
-):
-    """La pérdida de DPO del lote y las recompensas implícitas (sin gradiente)
-    de elegidas y rechazadas, con las opciones de :func:`_dpo_step`."""
-
-    def log_probs(model, completions):
-        sums = _sequence_log_probs(model, batch.prompts, completions).sum(-1)
-        return sums / completion_mask(completions).sum(-1) if average else sums
-
-    with torch.no_grad():
-        ref_w, ref_l = (
-            log_probs(reference, batch.chosen),
-            log_probs(reference, batch.rejected),
-        )
-    pol_w, pol_l = log_probs(policy, batch.chosen), log_probs(policy, batch.rejected)
-    scale = 1.0 if no_beta else beta
-    r_w, r_l = scale * (pol_w - ref_w), scale * (pol_l - ref_l)
-    if swapped:
-        r_w, r_l = r_l, r_w
-    per_pair = -F.logsigmoid(beta * (r_w - r_l) if twice_beta else r_w - r_l)
-    loss = per_pair.sum() if total else per_pair.mean()
-    return loss, (r_w.detach(), r_l.detach()), (pol_w.detach(), pol_l.detach())
+# Las variantes son pref.dpo_step con otra entrada (el lote con elegidas y
+# rechazadas cambiadas, otra β, un optimizador que no pone a cero, sin
+# recorte) o con una pieza cambiada (patched).
+_step = pref.dpo_step
 
 
-def _dpo_step(
-    policy,
-    reference,
-    optimizer,
-    batch,
-    beta,
-    max_grad_norm=1.0,
-    *,
-    zero_grad=True,
-    clip=True,
-    loss_after=False,
-    accuracy="implicit",
-    ties=0.5,
-    average=False,
-    swapped=False,
-    no_beta=False,
-    twice_beta=False,
-    total=False,
-):
-    """La referencia de ``dpo_step`` (todo por defecto), con una opción por
-    error típico: las variantes son ``variant_of(_dpo_step, opción=...)``."""
-    options = dict(
-        average=average,
-        swapped=swapped,
-        no_beta=no_beta,
-        twice_beta=twice_beta,
-        total=total,
-    )
-    loss, implicit, raw = _dpo_losses(policy, reference, batch, beta, **options)
-    if zero_grad:
-        optimizer.zero_grad()
-    loss.backward()
-    if clip:
-        torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
-    optimizer.step()
-    if loss_after:
-        loss = _dpo_losses(policy, reference, batch, beta, **options)[0]
-    chosen, rejected = raw if accuracy == "policy" else implicit
-    diff = rejected - chosen if accuracy == "reversed" else chosen - rejected
-    right = ((diff > 0).float() + ties * (diff == 0).float()).mean().item()
-    return loss.item(), 100 * right if accuracy == "percent" else right
+def _never_zeroed(policy, reference, optimizer, *args, **kwargs):
+    kept = SimpleNamespace(zero_grad=lambda: None, step=optimizer.step)
+    return _step(policy, reference, kept, *args, **kwargs)
 
 
-_ref_dpo_step = _dpo_step
+def _swapped_pairs(policy, reference, optimizer, batch, *args, **kwargs):
+    swapped = dataclasses.replace(batch, chosen=batch.rejected, rejected=batch.chosen)
+    return _step(policy, reference, optimizer, swapped, *args, **kwargs)
+
+
+def _summed_loss(policy, reference, optimizer, batch, *args, **kwargs):
+    def update(model, optimizer, loss, max_grad_norm):
+        _update(model, optimizer, len(batch) * loss, max_grad_norm)
+
+    step = patched(_step, _update=update)
+    return step(policy, reference, optimizer, batch, *args, **kwargs)
+
+
+def _pair_log_probs(policy, reference, batch):
+    """Las cuatro log-probabilidades del lote, en el orden de ``dpo_loss``."""
+    models, answers = (policy, reference), (batch.chosen, batch.rejected)
+    return [_frozen(m, batch.prompts, y) for m in models for y in answers]
+
+
+def _loss_after(policy, reference, optimizer, batch, beta, **kwargs):
+    accuracy = _step(policy, reference, optimizer, batch, beta, **kwargs)[1]
+    return _dpo_ref(*_pair_log_probs(policy, reference, batch), beta).item(), accuracy
+
+
+def _policy_accuracy(policy, reference, optimizer, batch, beta, **kwargs):
+    chosen, rejected = _pair_log_probs(policy, reference, batch)[:2]
+    loss = _step(policy, reference, optimizer, batch, beta, **kwargs)[0]
+    return loss, _acc_ref(chosen, rejected)
+
 
 _SUMMED = (
     "DPO compara log-probabilidades de respuestas enteras: la suma de sus "
@@ -1043,39 +973,39 @@ _SUMMED = (
 STEP_MISTAKES: list[Mistake] = [
     Mistake(
         "step_no_zero_grad",
-        variant_of(_dpo_step, zero_grad=False),
+        _never_zeroed,
         "Los gradientes se acumulan de un paso a otro: PyTorch los suma en .grad "
         "hasta que alguien los pone a cero. Llama a optimizer.zero_grad() antes "
         "de loss.backward().",
     ),
     Mistake(
         "step_swapped",
-        variant_of(_dpo_step, swapped=True),
+        _swapped_pairs,
         "Elegida y rechazada cambiadas: la pérdida es −log σ(r̂_w − r̂_l), la "
         "recompensa implícita de la elegida menos la de la rechazada. Al revés, "
         "el paso enseña a preferir la rechazada.",
     ),
     Mistake(
         "step_beta_twice",
-        variant_of(_dpo_step, twice_beta=True),
+        lambda p, r, o, b, beta, **k: _step(p, r, o, b, beta**2, **k),
         "β aparece dos veces: la recompensa implícita ya lleva β, así que la "
         "pérdida es −log σ(r̂_w − r̂_l), sin otro β. Si usas dpo_loss, pásale "
         "log-probabilidades (con la β del paso), no recompensas implícitas.",
     ),
     Mistake(
         "step_no_beta",
-        variant_of(_dpo_step, no_beta=True),
+        lambda p, r, o, b, beta, **k: _step(p, r, o, b, 1.0, **k),
         "Falta β: la pérdida de DPO es −log σ(β h), con h la diferencia de los "
         "log-cocientes entre política y referencia.",
     ),
     Mistake(
         "step_token_average",
-        variant_of(_dpo_step, average=True),
+        patched(_step, sequence_log_probs=_token_mean),
         "Promediaste por token. " + _SUMMED,
     ),
     Mistake(
         "step_sum",
-        variant_of(_dpo_step, total=True),
+        _summed_loss,
         "Sumaste la pérdida sobre el lote: es la media de los pares (.mean()), "
         "para que el paso no dependa del tamaño del lote.",
     ),
@@ -1084,7 +1014,7 @@ STEP_MISTAKES: list[Mistake] = [
 CLIP_MISTAKES: list[Mistake] = [
     Mistake(
         "step_no_clip",
-        variant_of(_dpo_step, clip=False),
+        lambda *args, max_grad_norm=1.0: _step(*args, max_grad_norm=math.inf),
         "Falta recortar la norma del gradiente a max_grad_norm, entre "
         "loss.backward() y optimizer.step(): "
         "torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm). "
@@ -1092,41 +1022,45 @@ CLIP_MISTAKES: list[Mistake] = [
     ),
 ]
 
+_STEP_TIES = (
+    "En la precisión, un empate cuenta medio acierto, como en "
+    "pairwise_accuracy: en el primer paso desde el SFT la política aún "
+    "es la referencia, todas las recompensas implícitas valen 0 y la "
+    "precisión debe salir 0,5 (ni 0 con >, ni 1 con ≥)."
+)
+
 RETURN_MISTAKES: list[Mistake] = [
     Mistake(
         "step_loss_after",
-        variant_of(_dpo_step, loss_after=True),
+        _loss_after,
         "La pérdida que devuelves es la de después del paso: devuelve la que "
         "derivaste (loss.item() de la que pasó por backward).",
     ),
     Mistake(
         "step_accuracy_policy",
-        variant_of(_dpo_step, accuracy="policy"),
+        _policy_accuracy,
         "La precisión compara log π de la política sin restar la referencia: es "
         "la de la recompensa implícita, β (log π − log π_ref), la elegida por "
         "encima de la rechazada.",
     ),
     Mistake(
         "step_accuracy_reversed",
-        variant_of(_dpo_step, accuracy="reversed"),
+        patched(_step, pairwise_accuracy=lambda c, r: _acc_ref(r, c)),
         "La precisión va al revés: cuenta los pares en que la recompensa "
         "implícita de la elegida supera a la de la rechazada.",
     ),
     Mistake(
         "step_accuracy_percent",
-        variant_of(_dpo_step, accuracy="percent"),
+        patched(_step, pairwise_accuracy=scaled(_acc_ref, 100)),
         "La precisión es una fracción entre 0 y 1, no un porcentaje.",
     ),
     *[
         Mistake(
             "step_accuracy_ties",
-            variant_of(_dpo_step, ties=ties),
-            "En la precisión, un empate cuenta medio acierto, como en "
-            "pairwise_accuracy: en el primer paso desde el SFT la política aún "
-            "es la referencia, todas las recompensas implícitas valen 0 y la "
-            "precisión debe salir 0,5 (ni 0 con >, ni 1 con ≥).",
+            patched(_step, pairwise_accuracy=row.variant),
+            _STEP_TIES,
         )
-        for ties in (0.0, 1.0)
+        for row in ACCURACY_MISTAKES[:2]  # los empates como fallo o como acierto
     ],
 ]
 
@@ -1151,11 +1085,7 @@ def _run_steps(step, seed: int, steps: int, max_grad_norm: float, tied=False):
 
 
 def _check_step_parameters(
-    dpo_step: Callable[..., Any],
-    seed: int,
-    steps: int,
-    max_grad_norm: float,
-    mistakes: list[Mistake],
+    dpo_step, seed: int, steps: int, max_grad_norm: float, mistakes
 ) -> None:
     """Los parámetros de la política tras ``steps`` pasos: la fila que los
     explica o, si ninguna, qué parámetro difiere primero y dónde."""
@@ -1169,7 +1099,17 @@ def _check_step_parameters(
         # implementación; la del estudiante se ejecuta primero, y solo ella
         # puede fallar aquí.
         got, reference, _ = _run_steps(step, seed, steps, max_grad_norm)
-        _fail_if_reference_has_gradient(reference)
+        leaked = [
+            n
+            for n, p in reference.named_parameters()
+            if p.grad is not None and p.grad.abs().max() > 0
+        ]
+        if leaked:
+            fail(
+                "El gradiente llega a los parámetros de la referencia (por ejemplo "
+                f"a «{leaked[0]}»): " + _REFERENCE_FROZEN,
+                "reference_has_gradient",
+            )
         if not same_parameters(reference.state_dict(), untouched.state_dict()):
             fail(
                 "dpo_step cambió los pesos de la referencia: debe quedar congelada. "
@@ -1184,34 +1124,29 @@ def _check_step_parameters(
             )
         return got
 
-    def unexplained(got, want) -> None:
-        compare_parameters(
-            got, want, what=what, atol=1e-5, mistake="step_wrong_parameters"
-        )
-
     check_procedure(
         dpo_step,
-        _ref_dpo_step,
+        _step,
         mistakes,
         run=run,
         same=same_parameters,
         describe=lambda got, want: f"Los parámetros de {what} no son los esperados.",
         same_as_mistake=lambda got, wrong: same_parameters(wrong, got),
-        unexplained=unexplained,
+        unexplained=lambda got, want: compare_parameters(
+            got, want, what=what, atol=1e-5, mistake="step_wrong_parameters"
+        ),
     )
 
 
 _STEP_USES = {
-    "dpo_loss": ref_dpo_loss,
-    "implicit_rewards": ref_implicit_rewards,
-    "pairwise_accuracy": ref_pairwise_accuracy,
+    "dpo_loss": pref.dpo_loss,
+    "implicit_rewards": pref.implicit_rewards,
+    "pairwise_accuracy": pref.pairwise_accuracy,
 }
 
 
 @exercise(MODULE, "dpo_step", uses=_STEP_USES)
-def check_dpo_step(
-    dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
-) -> None:
+def check_dpo_step(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
     """Los parámetros tras tres pasos sin recorte efectivo (SGD con momento);
     la referencia, sin gradiente y sin cambios. Las funciones de ejercicios
     anteriores son las de referencia mientras comprueba (``uses``)."""
@@ -1220,41 +1155,11 @@ def check_dpo_step(
 
 
 @exercise(MODULE, "dpo_step", uses=_STEP_USES)
-def check_dpo_step_clip(
-    dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
-) -> None:
+def check_dpo_step_clip(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
     """El **recorte**: dos pasos con ``max_grad_norm`` = 0,05, que siempre actúa."""
     for seed in seeds:
         _check_step_parameters(
             dpo_step, seed, 2, TIGHT_CLIP, CLIP_MISTAKES + STEP_MISTAKES
-        )
-
-
-@exercise(MODULE, "dpo_step", uses=_STEP_USES)
-def check_dpo_step_returns(
-    dpo_step: Callable[..., Any], seeds: Iterable[int] = STEP_SEEDS
-) -> None:
-    """Lo que devuelve un paso: ``(pérdida, precisión)``, dos ``float``, la
-    pérdida de antes del paso y la precisión de la recompensa implícita (un
-    empate, 0,5: también con la referencia igual a la política)."""
-    seeds = list(seeds)
-    for seed, tied in [(seed, False) for seed in seeds] + [(seeds[0], True)]:
-        # Un error típico de lo devuelto se dice solo: su mensaje ya explica
-        check_procedure(
-            dpo_step,
-            _ref_dpo_step,
-            RETURN_MISTAKES,
-            run=lambda step, seed=seed, tied=tied: _step_returns(step, seed, tied),
-            same=lambda got, want: close(np.array(got), np.array(want), atol=1e-5),
-            describe=lambda got, want: "",
-            unexplained=lambda got, want: fail(
-                f"dpo_step devolvió ({significant(got[0][0])}; "
-                f"{significant(got[0][1])}) y se esperaba ({significant(want[0][0])}; "
-                f"{significant(want[0][1])}): la pérdida de antes del paso y la "
-                "fracción de pares con r̂(elegida) > r̂(rechazada) (un empate, "
-                "medio acierto).",
-                "wrong_result",
-            ),
         )
 
 
@@ -1272,6 +1177,35 @@ def _step_returns(step: Callable[..., Any], seed: int, tied: bool) -> list[tuple
         python_number(value[0], "La pérdida que devuelve dpo_step")
         python_number(value[1], "La precisión que devuelve dpo_step")
     return [(float(a), float(b)) for a, b in returned]
+
+
+def _unexplained_returns(got, want):
+    fail(
+        f"dpo_step devolvió ({significant(got[0][0])}; {significant(got[0][1])}) y "
+        f"se esperaba ({significant(want[0][0])}; {significant(want[0][1])}): la "
+        "pérdida de antes del paso y la fracción de pares con r̂(elegida) > "
+        "r̂(rechazada) (un empate, medio acierto).",
+        "wrong_result",
+    )
+
+
+@exercise(MODULE, "dpo_step", uses=_STEP_USES)
+def check_dpo_step_returns(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
+    """Lo que devuelve un paso: ``(pérdida, precisión)``, dos ``float``, la
+    pérdida de antes del paso y la precisión de la recompensa implícita (un
+    empate, 0,5: también con la referencia igual a la política)."""
+    seeds = list(seeds)
+    for seed, tied in [(seed, False) for seed in seeds] + [(seeds[0], True)]:
+        # Un error típico de lo devuelto se dice solo: su mensaje ya explica
+        check_procedure(
+            dpo_step,
+            _step,
+            RETURN_MISTAKES,
+            run=lambda step, seed=seed, tied=tied: _step_returns(step, seed, tied),
+            same=lambda got, want: close(np.array(got), np.array(want), atol=1e-5),
+            describe=lambda got, want: "",
+            unexplained=_unexplained_returns,
+        )
 
 
 # La política óptima del objetivo con KL (de dónde sale DPO)
@@ -1293,18 +1227,17 @@ OPTIMAL_CASES = [
     optimal_case(2, 4, 2.0),
     (tensor([0.9, 0.1]), tensor([0.0, 0.0]), 0.3),
 ]
-
 #: r/β de cientos a miles: e^{r/β} desborda en float32 (por encima de 88).
 OPTIMAL_STABLE_CASES = [
     (tensor([0.5, 0.3, 0.2]), tensor([0.0, 1.0, 2.0]), 0.01),
     (tensor([0.1, 0.2, 0.3, 0.4]), tensor([-5.0, 3.0, 2.5, 3.0]), 0.005),
 ]
 
+_optimal = pref.optimal_policy
 
-def _softmax(logits: torch.Tensor) -> torch.Tensor:
-    return torch.softmax(logits, dim=-1)
-
-
+# Las variantes son la referencia con otras entradas: softmax(log π_ref + r/β)
+# con otra π_ref (p' tal que log p' = lo que se sumó), otra r o otra β; β
+# dividiendo también a log π_ref se escribe a mano (p^{1/β} se haría 0).
 OPTIMAL_MISTAKES: list[Mistake] = [
     Mistake(
         "opt_no_partition",
@@ -1314,34 +1247,34 @@ OPTIMAL_MISTAKES: list[Mistake] = [
     ),
     Mistake(
         "opt_sign",
-        lambda p, r, beta: _softmax(torch.log(p) - r / beta),
+        lambda p, r, beta: _optimal(p, -r, beta),
         "El signo de la recompensa va al revés: π* ∝ π_ref·e^{+r/β}. Con el "
         "menos, la política óptima preferiría las respuestas con menos "
         "recompensa.",
     ),
     Mistake(
         "opt_beta_times",
-        lambda p, r, beta: _softmax(torch.log(p) + beta * r),
+        lambda p, r, beta: _optimal(p, r, 1 / beta),
         "β divide a la recompensa, no la multiplica: e^{r/β}. Una β grande "
         "(mucha penalización KL) debe dejar π* cerca de π_ref; con β·r pasa lo "
         "contrario.",
     ),
     Mistake(
         "opt_beta_whole",
-        lambda p, r, beta: _softmax((torch.log(p) + r) / beta),
+        lambda p, r, beta: torch.softmax((p.log() + r) / beta, dim=-1),
         "β divide solo a la recompensa: log π* = log π_ref + r/β − log Z. "
         "Dividiste también log π_ref, que es como elevar π_ref a 1/β.",
     ),
     Mistake(
         "opt_no_reference",
-        lambda p, r, beta: _softmax(r / beta),
+        lambda p, r, beta: _optimal(torch.ones_like(p), r, beta),
         "Falta π_ref: π* ∝ π_ref·e^{r/β}. Sin ella sale la política óptima sin "
         "penalización KL respecto a una referencia uniforme, no la de tu "
         "referencia.",
     ),
     Mistake(
         "opt_probs_not_logs",
-        lambda p, r, beta: _softmax(p + r / beta),
+        lambda p, r, beta: _optimal(p.exp(), r, beta),
         "Dentro de softmax van logaritmos: softmax(log π_ref + r/β). Sumaste la "
         "probabilidad π_ref, no su logaritmo.",
     ),
@@ -1353,26 +1286,19 @@ _OPT_OVERFLOW = (
     "torch.softmax (o resta el máximo antes de exp), que no desborda."
 )
 
-
-@exercise(MODULE, "optimal_policy")
-def check_optimal_policy(
-    optimal_policy: Callable[..., Any], cases: list | None = None
-) -> None:
-    """π* = π_ref·e^{r/β}/Z en bandidos pequeños, con r/β moderado."""
-    check_cases(
-        optimal_policy,
-        "optimal_policy",
-        list(cases or OPTIMAL_CASES),
-        pref.optimal_policy,
-        OPTIMAL_MISTAKES,
-        atol=1e-5,
-    )
+check_optimal_policy = values_check(
+    MODULE,
+    "optimal_policy",
+    _optimal,
+    OPTIMAL_MISTAKES,
+    OPTIMAL_CASES,
+    atol=1e-5,
+    doc="π* = π_ref·e^{r/β}/Z en bandidos pequeños, con r/β moderado.",
+)
 
 
 @exercise(MODULE, "optimal_policy")
-def check_optimal_policy_stable(
-    optimal_policy: Callable[..., Any], cases: list | None = None
-) -> None:
+def check_optimal_policy_stable(optimal_policy, cases: list | None = None) -> None:
     """π* con r/β de cientos a miles: finita y exacta."""
     cases = list(cases or OPTIMAL_STABLE_CASES)
     for case in cases:
@@ -1384,11 +1310,4 @@ def check_optimal_policy_stable(
                 f"optimal_policy devolvió valores inf o nan.\n{_OPT_OVERFLOW}",
                 "opt_overflow",
             )
-    check_cases(
-        optimal_policy,
-        "optimal_policy",
-        cases,
-        pref.optimal_policy,
-        OPTIMAL_MISTAKES,
-        atol=1e-5,
-    )
+    check_optimal_policy.__wrapped__(optimal_policy, cases)
