@@ -63,17 +63,22 @@ def with_messages(text: str, *rows: Mistake) -> list[Mistake]:
     """Las filas ``rows``, escritas ``Mistake("id", variante, ...)``, con su
     mensaje tomado de ``text``: cada uno empieza en una línea «id: …» (o
     «id_1, id_2: …», el mismo para varios) y sigue en las líneas sangradas, que
-    se juntan con un espacio. Cada fila tiene su mensaje y cada mensaje, su fila."""
+    se juntan con un espacio. Cada fila tiene su mensaje y cada mensaje, su fila
+    (una fila que ya trae el suyo, escrito, se queda con él)."""
     said = {}
     for keys, body in re.findall(
         r"^(\w[\w, ]*): (.*?)(?=^\w[\w, ]*: |\Z)", text, re.M | re.S
     ):
         said |= dict.fromkeys(keys.split(", "), " ".join(body.split()))
-    if {row.id for row in rows} != said.keys():
-        raise ValueError(
-            f"filas y mensajes no casan: {sorted(said.keys() ^ {r.id for r in rows})}"
-        )
-    return [dataclasses.replace(row, message=said[row.id]) for row in rows]
+    wanted = {row.id for row in rows if row.message is ...}
+    if wanted != said.keys():
+        raise ValueError(f"filas y mensajes no casan: {sorted(said.keys() ^ wanted)}")
+    return [
+        row
+        if row.message is not ...
+        else dataclasses.replace(row, message=said[row.id])
+        for row in rows
+    ]
 
 
 #: Lo que se añade cuando lanza con gradiente, según el error.

@@ -1,13 +1,17 @@
 """Comprobaciones del módulo 09 · El puente: del modelo diminuto a transformers y TRL.
 
 Una por aspecto de cada ejercicio, con tensores pequeños con semilla y, en la
-acumulación, un GPT-2 diminuto de transformers con pesos fijos.
+acumulación, un GPT-2 diminuto de transformers con pesos fijos. Las variantes
+de los errores típicos son las referencias de ``helpers.puente`` con otra
+entrada (logits desplazados, otro ``loss_type``, ventajas reescaladas), salvo
+las que cambian la cuenta por dentro. Los mensajes, en un bloque por tabla.
 """
 
 from __future__ import annotations
 
+from unittest import mock
+
 import torch
-from torch.nn import functional as F
 
 from helpers.checks import (
     MUST,
@@ -24,13 +28,15 @@ from helpers.checks import (
     compare_parameters,
     exercise,
     fail,
+    on_output,
     python_number,
     tensor,
-    variant_of,
+    values_check,
 )
+from helpers.checks.grpo import with_messages
 from helpers.formatting import significant
 from helpers.puente import plumbing
-from helpers.puente.losses import response_log_probs as ref_response_log_probs
+from helpers.puente.losses import response_log_probs as ref_log_probs
 
 MODULE = "09_puente"
 VOCAB = 15  # el alfabeto del curso (relleno incluido)
@@ -52,6 +58,10 @@ def _padded(seed: int, lengths: list[int], width: int, fill: float = 0.0):
     return torch.where(mask.bool(), values, torch.full_like(values, fill)), mask
 
 
+def _kept(x, m):
+    return torch.where(m.bool(), x, torch.zeros_like(x))
+
+
 # --- Ejercicio 1 · log-probabilidades por token desde los logits de HF
 
 
@@ -69,110 +79,86 @@ def log_probs_case(
     return logits, input_ids, prompt_len, mask
 
 
-_LOG_PROBS_CASES = [
-    log_probs_case(0, 3, [5, 2, 4], 5),
-    log_probs_case(1, 6, [4, 4], 4),
-    log_probs_case(2, 2, [1, 3, 6, 2], 6),
-    log_probs_case(3, 4, [3], 5),  # B = 1: cada eje da otra cosa
-]
-
-
-def _lp_read(
-    logits, input_ids, prompt_len, mask, *, rows=-1, tokens=0, dim=-1, how="log_softmax"
-):
-    """Cada token de la respuesta leído en una fila de los logits, por la
-    máscara: ``rows`` y ``tokens`` desplazan filas y tokens (la referencia: −1
-    y 0), ``dim`` es el eje y ``how``, ``"log_softmax"``, ``"softmax"`` o
-    ``"logits"`` (el logit tal cual)."""
-    n = logits.shape[1]
-    shifted = logits[:, prompt_len + rows : n + rows]
-    ids = input_ids[:, prompt_len + tokens : n + tokens]
-    if how != "logits":
-        shifted = getattr(F, how)(shifted, dim=dim)
-    return shifted.gather(-1, ids[..., None]).squeeze(-1) * mask
-
-
-def _lp_unmasked(logits, input_ids, prompt_len, mask):
-    return ref_response_log_probs(logits, input_ids, prompt_len)
-
-
-_WRONG_DIM = (
-    "El log_softmax va sobre el vocabulario, el último eje (dim=-1): sobre otro "
-    "eje reparte la probabilidad entre posiciones (dim=1) o entre las "
-    "respuestas del lote (dim=0), no entre tokens."
-)
-_WRONG_SHAPE = Mistake(
-    "lp_wrong_shape",
-    lambda *args: ref_response_log_probs(*args)[..., None],
-    "Sobra el último eje, el de gather: quítalo con squeeze(-1). Sale (B, T), "
-    "una columna por token de la respuesta (input_ids[:, P:]).",
-)
-_LOG_PROBS_MISTAKES = [
-    Mistake(
-        "lp_no_shift",
-        variant_of(_lp_read, rows=0),
-        "Falta el desplazamiento: los logits de la posición t predicen el token "
-        "t + 1. El token de la respuesta en la posición P + j se lee en los "
-        "logits de la posición P + j − 1: logits[:, P − 1 : −1].",
-    ),
-    Mistake(
-        "lp_labels_shifted_too",
-        variant_of(_lp_read, tokens=-1),
-        "Desplazaste los logits y también los tokens: así cada logit «predice» "
-        "el token que ya tenía delante. Los logits van de P − 1 a −1 y los "
-        "tokens que se leen son los de la respuesta, input_ids[:, P:].",
-    ),
-    Mistake(
-        "lp_shift_backwards",
-        variant_of(_lp_read, rows=0, tokens=-1),
-        "Desplazaste al revés: lees el token de la posición t en los logits de "
-        "t + 1, que ya lo tenían delante. Son los logits de t − 1 los que "
-        "predicen el token t: los de la respuesta, input_ids[:, P:], se leen "
-        "en logits[:, P − 1 : −1].",
-    ),
-    Mistake(
-        "lp_raw_logits",
-        variant_of(_lp_read, how="logits"),
-        "Devuelves el logit del token, no su log-probabilidad: pasa los logits "
-        "por log_softmax sobre el vocabulario (el último eje) antes de elegir.",
-    ),
-    Mistake(
-        "lp_probabilities",
-        variant_of(_lp_read, how="softmax"),
-        "Devuelves probabilidades (softmax), no log-probabilidades: usa "
-        "log_softmax (más estable que log(softmax(...))).",
-    ),
-    Mistake(
-        "lp_unmasked",
-        _lp_unmasked,
-        "En el relleno debe salir 0. Elige con torch.where(mask.bool(), "
-        "log_probs, 0) (o masked_fill): multiplicar por la máscara no basta, "
-        "porque en el relleno puede haber −∞ o nan, y 0 · (−∞) = nan.",
-    ),
-    Mistake("lp_wrong_dim", variant_of(_lp_read, dim=1), _WRONG_DIM),
-    Mistake("lp_wrong_dim", variant_of(_lp_read, dim=0), _WRONG_DIM),
-    _WRONG_SHAPE,
-]
-
-
-@exercise(MODULE, "response_log_probs", "los valores")
-def check_response_log_probs(response_log_probs, cases=None) -> None:
-    """Los valores de ``response_log_probs(logits, ids, prompt_len, mask)``."""
-    check_cases(
-        response_log_probs,
-        "response_log_probs",
-        cases or _LOG_PROBS_CASES,
-        ref_response_log_probs,
-        _LOG_PROBS_MISTAKES,
-        atol=1e-5,
+def _read(transform):
+    """Cada token de la respuesta leído en ``transform`` de sus logits (las
+    filas de P − 1 a −2), por la máscara: sin log_softmax, o con otro eje."""
+    return lambda z, ids, P, m: (
+        transform(z[:, P - 1 : -1]).gather(-1, ids[:, P:, None]).squeeze(-1) * m
     )
 
 
-#: Con otro id en el relleno: el relleno lo dice la máscara, no el id
-_PADDING_CASES = [
-    log_probs_case(0, 3, [5, 2, 4], 5, VOCAB - 1),
-    log_probs_case(1, 6, [4, 1], 4, VOCAB - 1),
-]
+def _lp_unmasked(logits, input_ids, prompt_len, mask):
+    return ref_log_probs(logits, input_ids, prompt_len)
+
+
+_WRONG_SHAPE = Mistake(
+    "lp_wrong_shape",
+    on_output(ref_log_probs, lambda out: out[..., None], "(B, T, 1)"),
+    "Sobra el último eje, el de gather: quítalo con squeeze(-1). Sale (B, T), "
+    "una columna por token de la respuesta (input_ids[:, P:]).",
+)
+
+
+def _shifted(logits: int = 0, tokens: int = 0):
+    """La referencia con los logits o los tokens desplazados una posición: lee
+    el token t en los logits de t (no t − 1), o el t − 1."""
+    return lambda z, ids, P, m: ref_log_probs(
+        z.roll(-logits, 1), ids.roll(tokens, 1), P, m
+    )
+
+
+_LOG_PROBS_MISTAKES = with_messages(
+    """
+lp_no_shift: Falta el desplazamiento: los logits de la posición t predicen el token t +
+    1. El token de la respuesta en la posición P + j se lee en los logits de la posición
+    P + j − 1: logits[:, P − 1 : −1].
+lp_labels_shifted_too: Desplazaste los logits y también los tokens: así cada logit
+    «predice» el token que ya tenía delante. Los logits van de P − 1 a −1 y los tokens
+    que se leen son los de la respuesta, input_ids[:, P:].
+lp_shift_backwards: Desplazaste al revés: lees el token de la posición t en los logits
+    de t + 1, que ya lo tenían delante. Son los logits de t − 1 los que predicen el
+    token t: los de la respuesta, input_ids[:, P:], se leen en logits[:, P − 1 : −1].
+lp_raw_logits: Devuelves el logit del token, no su log-probabilidad: pasa los logits por
+    log_softmax sobre el vocabulario (el último eje) antes de elegir.
+lp_probabilities: Devuelves probabilidades (softmax), no log-probabilidades: usa
+    log_softmax (más estable que log(softmax(...))).
+lp_unmasked: En el relleno debe salir 0. Elige con torch.where(mask.bool(), log_probs,
+    0) (o masked_fill): multiplicar por la máscara no basta, porque en el relleno puede
+    haber −∞ o nan, y 0 · (−∞) = nan.
+lp_wrong_dim: El log_softmax va sobre el vocabulario, el último eje (dim=-1): sobre otro
+    eje reparte la probabilidad entre posiciones (dim=1) o entre las respuestas del lote
+    (dim=0), no entre tokens.
+""",
+    Mistake("lp_no_shift", _shifted(logits=1), ...),
+    Mistake("lp_labels_shifted_too", _shifted(tokens=1), ...),
+    Mistake("lp_shift_backwards", _shifted(logits=1, tokens=1), ...),
+    Mistake("lp_raw_logits", _read(lambda x: x), ...),
+    Mistake(
+        "lp_probabilities",
+        lambda z, ids, P, m: ref_log_probs(z, ids, P, m).exp() * m,
+        ...,
+    ),
+    Mistake("lp_unmasked", _lp_unmasked, ...),
+    Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=1)), ...),
+    Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=0)), ...),
+    _WRONG_SHAPE,
+)
+
+check_response_log_probs = values_check(
+    MODULE,
+    "response_log_probs",
+    ref_log_probs,
+    _LOG_PROBS_MISTAKES,
+    [
+        log_probs_case(0, 3, [5, 2, 4], 5),
+        log_probs_case(1, 6, [4, 4], 4),
+        log_probs_case(2, 2, [1, 3, 6, 2], 6),
+        log_probs_case(3, 4, [3], 5),  # B = 1: cada eje da otra cosa
+    ],
+    aspect="los valores",
+    doc="Los valores de ``response_log_probs(logits, ids, prompt_len, mask)``.",
+    atol=1e-5,
+)
 
 
 def _padding_logits(args: dict) -> torch.Tensor:
@@ -196,24 +182,27 @@ def _on_padding(response_log_probs):
     return padding
 
 
-_PADDING_MISTAKES = [
-    Mistake(
-        "lp_padding_not_zero",
-        _on_padding(_lp_unmasked),
-        "En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el id "
-        "que haya en input_ids: el relleno lo dice la máscara, no el id (el del "
-        "relleno no tiene por qué ser 0). Elige con torch.where(mask.bool(), "
-        "log_probs, 0) (o masked_fill).",
-    ),
+_PADDING_MISTAKES = with_messages(
+    """
+lp_padding_not_zero: En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el
+    id que haya en input_ids: el relleno lo dice la máscara, no el id (el del relleno no
+    tiene por qué ser 0). Elige con torch.where(mask.bool(), log_probs, 0) (o
+    masked_fill).
+""",
+    Mistake("lp_padding_not_zero", _on_padding(_lp_unmasked), ...),
     _WRONG_SHAPE,
-]
+)
 
 
 @exercise(MODULE, "response_log_probs", "la forma y el relleno")
 def check_response_log_probs_shape(response_log_probs, cases=None) -> None:
     """Un tensor ``(B, T)`` con 0 en el relleno, haya el id que haya y valgan
     lo que valgan los logits de sus posiciones (también ``nan`` y ±∞)."""
-    cases = cases or _PADDING_CASES
+    # Con otro id en el relleno: el relleno lo dice la máscara, no el id
+    cases = cases or [
+        log_probs_case(0, 3, [5, 2, 4], 5, VOCAB - 1),
+        log_probs_case(1, 6, [4, 1], 4, VOCAB - 1),
+    ]
     got = call(response_log_probs, "response_log_probs", *cases[0])
     if not isinstance(got, torch.Tensor):
         fail(
@@ -225,7 +214,7 @@ def check_response_log_probs_shape(response_log_probs, cases=None) -> None:
         _on_padding(response_log_probs),
         "response_log_probs",
         cases,
-        _on_padding(ref_response_log_probs),
+        _on_padding(ref_log_probs),
         _PADDING_MISTAKES,
         atol=1e-5,
         masked=Masked(
@@ -239,26 +228,21 @@ def check_response_log_probs_shape(response_log_probs, cases=None) -> None:
     )
 
 
-def _mask_shaped(response_log_probs):
-    """La respuesta con la forma de la máscara: la forma se califica en su
-    celda, y aquí solo el gradiente."""
+@exercise(MODULE, "response_log_probs", "el gradiente")
+def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
+    """El gradiente respecto a los logits es el de la referencia (la respuesta
+    se lleva a la forma de la máscara: la forma se califica en su celda)."""
 
     def reshaped(logits, input_ids, prompt_len, mask):
         out = response_log_probs(logits, input_ids, prompt_len, mask)
         fits = isinstance(out, torch.Tensor) and out.numel() == mask.numel()
         return out.reshape(mask.shape) if fits else out
 
-    return reshaped
-
-
-@exercise(MODULE, "response_log_probs", "el gradiente")
-def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
-    """El gradiente respecto a los logits es el de la referencia."""
     check_gradients(
-        _mask_shaped(response_log_probs),
+        reshaped,
         "response_log_probs",
-        [case or _LOG_PROBS_CASES[0]],
-        ref_response_log_probs,
+        [case or log_probs_case(0, 3, [5, 2, 4], 5)],
+        ref_log_probs,
         wrt={"logits": MUST},
         prefix="lp",
         without_gradient=Diagnosis(id="lp_no_gradient"),
@@ -273,155 +257,134 @@ def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
 
 # --- Ejercicio 2 · la media con máscara
 
-_MASKED_CASES = [
-    _padded(0, [4, 2, 3], 4, 5.0),
-    _padded(1, [1, 5], 5, -3.0),
-    tuple(
-        torch.stack(pair)
-        for pair in zip(_padded(6, [2, 3], 3), _padded(7, [1, 3], 3), strict=True)
-    ),
-]
-
-
-def _kept(x, m):
-    return torch.where(m.bool(), x, torch.zeros_like(x))
-
 
 def _mm_divides_by_all(values, mask, dim=None):
     size = mask.numel() if dim is None else mask.shape[dim]
     return _kept(values, mask).sum(dim=dim) / size
 
 
-_MASKED_MISTAKES = [
+_MASKED_MISTAKES = with_messages(
+    """
+mm_counts_padding: Contaste el relleno: values.mean() promedia todas las casillas. Solo
+    cuentan las de mask = 1.
+mm_divides_by_all: Sumaste solo lo válido pero dividiste entre todas las casillas (con
+    el relleno): divide entre el número de casillas válidas, mask.sum().
+mm_ignores_dim: Ignoras dim: con dim=None es la media de todo lo válido (un escalar);
+    con un eje, la media a lo largo de ese eje (una por fila con dim=-1).
+mm_last_axis_only: Con un eje que no es el último devolviste la media de cada fila: usa
+    el eje que te piden, dim, en la suma y en el recuento (sum(dim=dim)).
+mm_dim_zero_as_none: Con dim=0 devolviste la media de todo: 0 es un eje (el primero), no
+    «sin eje». Un if dim: (o if not dim:) toma el 0 por None; pregunta si dim is None.
+""",
     Mistake(
         "mm_counts_padding",
-        lambda values, mask, dim=None: values.mean(dim=dim),
-        "Contaste el relleno: values.mean() promedia todas las casillas. Solo "
-        "cuentan las de mask = 1.",
+        lambda v, m, dim=None: plumbing.masked_mean(v, torch.ones_like(m), dim),
+        ...,
     ),
-    Mistake(
-        "mm_divides_by_all",
-        _mm_divides_by_all,
-        "Sumaste solo lo válido pero dividiste entre todas las casillas (con el "
-        "relleno): divide entre el número de casillas válidas, mask.sum().",
-    ),
-    Mistake(
-        "mm_ignores_dim",
-        lambda values, mask, dim=None: plumbing.masked_mean(values, mask),
-        "Ignoras dim: con dim=None es la media de todo lo válido (un escalar); "
-        "con un eje, la media a lo largo de ese eje (una por fila con dim=-1).",
-    ),
+    Mistake("mm_divides_by_all", _mm_divides_by_all, ...),
+    Mistake("mm_ignores_dim", lambda v, m, dim=None: plumbing.masked_mean(v, m), ...),
     Mistake(
         "mm_last_axis_only",
-        lambda values, mask, dim=None: plumbing.masked_mean(
-            values, mask, None if dim is None else -1
-        ),
-        "Con un eje que no es el último devolviste la media de cada fila: usa "
-        "el eje que te piden, dim, en la suma y en el recuento (sum(dim=dim)).",
+        lambda v, m, dim=None: plumbing.masked_mean(v, m, None if dim is None else -1),
+        ...,
     ),
     Mistake(
         "mm_dim_zero_as_none",
-        lambda values, mask, dim=None: plumbing.masked_mean(values, mask, dim or None),
-        "Con dim=0 devolviste la media de todo: 0 es un eje (el primero), no "
-        "«sin eje». Un if dim: (o if not dim:) toma el 0 por None; pregunta "
-        "si dim is None.",
+        lambda v, m, dim=None: plumbing.masked_mean(v, m, dim or None),
+        ...,
     ),
-]
+)
 
-
-def _check_masked_mean(masked_mean, cases, padding: str, mistake: str) -> None:
-    check_cases(
-        masked_mean,
-        "masked_mean",
-        cases or _MASKED_CASES,
-        plumbing.masked_mean,
-        _MASKED_MISTAKES,
-        atol=1e-5,
-        masked=Masked(
-            mask="mask",
-            padded=("values",),
-            padding=padding,
-            mistake=mistake,
-            axis="dim",
-            transposed=True,
-        ),
+_MASKED_CASES = [_padded(0, [4, 2, 3], 4, 5.0), _padded(1, [1, 5], 5, -3.0)]
+_MASKED_CASES.append(
+    tuple(
+        torch.stack(pair)
+        for pair in zip(_padded(6, [2, 3], 3), _padded(7, [1, 3], 3), strict=True)
     )
+)
 
-
-@exercise(MODULE, "masked_mean", "relleno finito")
-def check_masked_mean(masked_mean, cases=None) -> None:
-    """``masked_mean(values, mask, dim)`` en cada eje, con relleno finito."""
-    _check_masked_mean(masked_mean, cases, "finite", mistake="mm_counts_padding")
-
-
-@exercise(MODULE, "masked_mean", "relleno con nan e inf")
-def check_masked_mean_nonfinite(masked_mean, cases=None) -> None:
-    """``masked_mean`` en cada eje, con ``nan`` e ±``inf`` en el relleno."""
-    _check_masked_mean(masked_mean, cases, "any", mistake="mm_multiplies_mask")
+_MASKED = {
+    "reference": plumbing.masked_mean,
+    "mistakes": _MASKED_MISTAKES,
+    "atol": 1e-5,
+}
+_MASKED_AXES = {
+    "mask": "mask",
+    "padded": ("values",),
+    "axis": "dim",
+    "transposed": True,
+}
+check_masked_mean = values_check(
+    MODULE,
+    "masked_mean",
+    cases=_MASKED_CASES,
+    aspect="relleno finito",
+    doc="``masked_mean(values, mask, dim)`` en cada eje, con relleno finito.",
+    masked=Masked(**_MASKED_AXES, padding="finite", mistake="mm_counts_padding"),
+    **_MASKED,
+)
+check_masked_mean_nonfinite = values_check(
+    MODULE,
+    "masked_mean",
+    cases=_MASKED_CASES,
+    check_name="check_masked_mean_nonfinite",
+    aspect="relleno con nan e inf",
+    doc="``masked_mean`` en cada eje, con ``nan`` e ±``inf`` en el relleno.",
+    masked=Masked(**_MASKED_AXES, padding="any", mistake="mm_multiplies_mask"),
+    **_MASKED,
+)
 
 
 # --- Ejercicio 3 · las normalizaciones de TRL
 
 MAX_COMPLETION = 8  # > T en los casos: dr_grpo no divide entre el ancho del lote
-_NORM_PADDED = [
-    _padded(10, [5, 2, 4], 5, 9.0),
-    _padded(11, [1, 6, 6, 3], 6, -2.0),
-    _padded(12, [3, 3], 4, 0.5),
-]
 
 
-def _norm_with(loss_type: str, wrong):
-    """La referencia, salvo en ``loss_type``: ``wrong(per_token, mask, L_max)``."""
+def _as(loss_type: str, wrong: str, length=None):
+    """La referencia, salvo en ``loss_type``: ahí, la de ``wrong`` (con
+    ``length(per_token)`` en lugar de max_completion_length, si se da)."""
 
     def variant(per_token, mask, kind, max_completion_length):
         if kind == loss_type:
-            return wrong(per_token, mask, max_completion_length)
+            kind = wrong
+            if length is not None:
+                max_completion_length = length(per_token)
         return plumbing.trl_normalize(per_token, mask, kind, max_completion_length)
 
     return variant
 
 
-_NORMALIZE_MISTAKES = [
+_NORMALIZE_MISTAKES = with_messages(
+    """
+grpo_mean_of_tokens: Con «grpo» hiciste la media de todos los tokens del lote (eso es
+    «bnpo»): primero la media de cada respuesta (dim=-1) y después la media de esas B
+    medias.
+grpo_divides_by_width: Con «grpo» dividiste cada respuesta entre T, el ancho del lote
+    con relleno: cada una se divide entre su longitud, mask.sum(dim=-1).
+bnpo_mean_of_means: Con «bnpo» hiciste la media de cada respuesta y luego la de las
+    respuestas (eso es «grpo»): en «bnpo» todos los tokens del lote pesan igual, la suma
+    entre mask.sum().
+dr_grpo_divides_by_batch: Con «dr_grpo» dividiste solo entre B: TRL divide entre B ·
+    max_completion_length.
+dr_grpo_divides_by_width: Con «dr_grpo» dividiste entre B · T, el ancho de este lote:
+    TRL divide entre B · max_completion_length, una constante que no depende de lo
+    largas que salieran las respuestas del lote.
+dr_grpo_divides_by_tokens: Con «dr_grpo» dividiste entre el número de tokens válidos
+    (eso es «bnpo»): el divisor es la constante B · max_completion_length.
+""",
+    Mistake("grpo_mean_of_tokens", _as("grpo", "bnpo"), ...),
     Mistake(
-        "grpo_mean_of_tokens",
-        _norm_with("grpo", lambda x, m, L: plumbing.masked_mean(x, m)),
-        "Con «grpo» hiciste la media de todos los tokens del lote (eso es "
-        "«bnpo»): primero la media de cada respuesta (dim=-1) y después la "
-        "media de esas B medias.",
+        "grpo_divides_by_width", _as("grpo", "dr_grpo", lambda x: x.shape[-1]), ...
     ),
-    Mistake(
-        "grpo_divides_by_width",
-        _norm_with("grpo", lambda x, m, L: (_kept(x, m).sum(-1) / x.shape[-1]).mean()),
-        "Con «grpo» dividiste cada respuesta entre T, el ancho del lote con "
-        "relleno: cada una se divide entre su longitud, mask.sum(dim=-1).",
-    ),
-    Mistake(
-        "bnpo_mean_of_means",
-        _norm_with("bnpo", lambda x, m, L: plumbing.masked_mean(x, m, -1).mean()),
-        "Con «bnpo» hiciste la media de cada respuesta y luego la de las "
-        "respuestas (eso es «grpo»): en «bnpo» todos los tokens del lote pesan "
-        "igual, la suma entre mask.sum().",
-    ),
-    Mistake(
-        "dr_grpo_divides_by_batch",
-        _norm_with("dr_grpo", lambda x, m, L: _kept(x, m).sum() / x.shape[0]),
-        "Con «dr_grpo» dividiste solo entre B: TRL divide entre "
-        "B · max_completion_length.",
-    ),
+    Mistake("bnpo_mean_of_means", _as("bnpo", "grpo"), ...),
+    Mistake("dr_grpo_divides_by_batch", _as("dr_grpo", "dr_grpo", lambda x: 1), ...),
     Mistake(
         "dr_grpo_divides_by_width",
-        _norm_with("dr_grpo", lambda x, m, L: _kept(x, m).sum() / x.numel()),
-        "Con «dr_grpo» dividiste entre B · T, el ancho de este lote: TRL divide "
-        "entre B · max_completion_length, una constante que no depende de lo "
-        "largas que salieran las respuestas del lote.",
+        _as("dr_grpo", "dr_grpo", lambda x: x.shape[-1]),
+        ...,
     ),
-    Mistake(
-        "dr_grpo_divides_by_tokens",
-        _norm_with("dr_grpo", lambda x, m, L: plumbing.masked_mean(x, m)),
-        "Con «dr_grpo» dividiste entre el número de tokens válidos (eso es "
-        "«bnpo»): el divisor es la constante B · max_completion_length.",
-    ),
-]
+    Mistake("dr_grpo_divides_by_tokens", _as("dr_grpo", "bnpo"), ...),
+)
 
 
 @exercise(MODULE, "trl_normalize", uses={"masked_mean": plumbing.masked_mean})
@@ -429,7 +392,14 @@ def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> N
     """``trl_normalize(per_token, mask, loss_type, max_completion_length)`` en
     un ``loss_type`` (una celda calificada por cada uno): valores con
     cualquier relleno y gradiente respecto a ``per_token``."""
-    cases = cases or [(x, m, loss_type, MAX_COMPLETION) for x, m in _NORM_PADDED]
+    cases = cases or [
+        (x, m, loss_type, MAX_COMPLETION)
+        for x, m in [
+            _padded(10, [5, 2, 4], 5, 9.0),
+            _padded(11, [1, 6, 6, 3], 6, -2.0),
+            _padded(12, [3, 3], 4, 0.5),
+        ]
+    ]
     check_cases(
         trl_normalize,
         "trl_normalize",
@@ -499,71 +469,75 @@ def accumulate_case(
 ACCUMULATE_BATCH = accumulate_case(20, [5, 1, 3, 5, 2, 4, 4, 1])
 
 
-def _accumulate(model, input_ids, prompt_len, mask, advantages, k, *, error=None):
-    """La referencia, o con el error típico ``error`` (su id sin ``acc_``)."""
-    size = len(input_ids) // k
-    total = 0.0
-    for start in range(0, len(input_ids), size):
-        rows = slice(start, start + size)
-        if error == "zero_grad_inside":
-            model.zero_grad()
-        m = torch.ones_like(mask[rows]) if error == "counts_padding" else mask[rows]
-        logits = model(input_ids[rows]).logits
-        log_probs = ref_response_log_probs(logits, input_ids[rows], prompt_len, m)
-        loss = -(advantages[rows][:, None] * log_probs * m).sum()
-        if error == "sign":
-            loss = -loss
-        if error in ("local_tokens", "mean_of_means"):
-            loss = loss / m.sum() / (k if error == "mean_of_means" else 1)
-        elif error != "no_divisor":
-            loss = loss / mask.sum()
-        loss.backward()
-        total += loss.item()
-    return total
+def _reweighted(weight, ones: bool = False):
+    """La referencia con cada ventaja multiplicada por ``weight(mask, k)``, una
+    por fila (la pérdida es lineal en la ventaja: así cambia su divisor o su
+    signo); con ``ones``, una máscara de unos (el relleno cuenta)."""
+
+    def variant(model, input_ids, prompt_len, mask, advantages, k):
+        scaled = advantages * weight(mask, k)
+        mask = torch.ones_like(mask) if ones else mask
+        return plumbing.accumulate_gradients(
+            model, input_ids, prompt_len, mask, scaled, k
+        )
+
+    return variant
 
 
-_ACCUMULATE_MISTAKES = [
+def _tokens_per_microbatch(mask, k):
+    """Los tokens de cada micro-lote, repetidos en cada una de sus filas."""
+    return mask.reshape(k, -1).sum(-1).repeat_interleave(len(mask) // k)
+
+
+def _zero_grad_inside(model, *args):
+    """La referencia con ``model.zero_grad()`` antes de cada forward."""
+    forward = model.forward
+
+    def zeroing(*inputs, **options):
+        model.zero_grad()
+        return forward(*inputs, **options)
+
+    with mock.patch.object(model, "forward", zeroing):
+        return plumbing.accumulate_gradients(model, *args)
+
+
+_ACCUMULATE_MISTAKES = with_messages(
+    """
+acc_mean_of_means: Cada micro-lote se normaliza entre sus propios tokens y luego divides
+    entre k: es la media de k medias, que solo coincide con la del lote entero si todos
+    los micro-lotes tienen los mismos tokens (el fallo de acumulación que transformers
+    corrigió en 2024). Divide cada trozo entre los tokens de todo el lote, mask.sum().
+acc_local_tokens: Cada micro-lote se normaliza entre sus propios tokens: así la suma
+    pesa k veces más y los trozos con menos tokens pesan más por token. Divide cada
+    trozo entre los tokens de todo el lote, mask.sum().
+acc_zero_grad_inside: Pones los gradientes a 0 dentro del bucle: solo sobrevive el
+    último micro-lote. backward() suma en .grad; deja que sume.
+acc_counts_padding: Cuentas los tokens de relleno: sus log-probabilidades entran en la
+    suma. response_log_probs, con la máscara del micro-lote, ya pone 0 en el relleno; y
+    el divisor son los tokens de verdad, mask.sum().
+acc_sign: El signo: la pérdida es −Σ A · log π / N (el optimizador minimiza).
+acc_no_divisor: Falta el divisor: la pérdida es la suma entre el número de tokens de
+    todo el lote, mask.sum().
+""",
     Mistake(
         "acc_mean_of_means",
-        variant_of(_accumulate, error="mean_of_means"),
-        "Cada micro-lote se normaliza entre sus propios tokens y luego divides "
-        "entre k: es la media de k medias, que solo coincide con la del lote "
-        "entero si todos los micro-lotes tienen los mismos tokens (el fallo "
-        "de acumulación que transformers corrigió en 2024). Divide cada trozo "
-        "entre los tokens de todo el lote, mask.sum().",
+        _reweighted(lambda m, k: m.sum() / (k * _tokens_per_microbatch(m, k))),
+        ...,
     ),
     Mistake(
         "acc_local_tokens",
-        variant_of(_accumulate, error="local_tokens"),
-        "Cada micro-lote se normaliza entre sus propios tokens: así la suma "
-        "pesa k veces más y los trozos con menos tokens pesan más por token. "
-        "Divide cada trozo entre los tokens de todo el lote, mask.sum().",
+        _reweighted(lambda m, k: m.sum() / _tokens_per_microbatch(m, k)),
+        ...,
     ),
-    Mistake(
-        "acc_zero_grad_inside",
-        variant_of(_accumulate, error="zero_grad_inside"),
-        "Pones los gradientes a 0 dentro del bucle: solo sobrevive el último "
-        "micro-lote. backward() suma en .grad; deja que sume.",
-    ),
+    Mistake("acc_zero_grad_inside", _zero_grad_inside, ...),
     Mistake(
         "acc_counts_padding",
-        variant_of(_accumulate, error="counts_padding"),
-        "Cuentas los tokens de relleno: sus log-probabilidades entran en la "
-        "suma. response_log_probs, con la máscara del micro-lote, ya pone 0 en "
-        "el relleno; y el divisor son los tokens de verdad, mask.sum().",
+        _reweighted(lambda m, k: m.numel() / m.sum(), ones=True),
+        ...,
     ),
-    Mistake(
-        "acc_sign",
-        variant_of(_accumulate, error="sign"),
-        "El signo: la pérdida es −Σ A · log π / N (el optimizador minimiza).",
-    ),
-    Mistake(
-        "acc_no_divisor",
-        variant_of(_accumulate, error="no_divisor"),
-        "Falta el divisor: la pérdida es la suma entre el número de tokens de "
-        "todo el lote, mask.sum().",
-    ),
-]
+    Mistake("acc_sign", _reweighted(lambda m, k: -1), ...),
+    Mistake("acc_no_divisor", _reweighted(lambda m, k: m.sum()), ...),
+)
 
 
 def _same_grads(got, want) -> bool:
@@ -631,7 +605,7 @@ def _whole_batch(model, input_ids, prompt_len, mask, advantages, num_microbatche
     )
 
 
-_USES = {"response_log_probs": ref_response_log_probs}
+_USES = {"response_log_probs": ref_log_probs}
 
 
 @exercise(MODULE, "accumulate_gradients", "los gradientes", uses=_USES)
@@ -715,48 +689,39 @@ def _ig_tiled(rewards, group_size):
     return (groups != groups[:, :1]).any(dim=-1).repeat(group_size)
 
 
-_INFORMATIVE_MISTAKES = [
-    Mistake(
-        "ig_mixed_binary",
-        _ig_mixed_binary,
-        "Miras si la media del grupo está entre 0 y 1: vale para recompensas 0/1, "
-        "pero no para otras (un grupo [0,5; 0,5; 0,5] no tiene señal y uno "
-        "[2; 2; 1] sí). Un grupo no aporta si todas sus recompensas son iguales.",
-    ),
-    Mistake(
-        "ig_per_group",
-        lambda r, g: plumbing.informative_groups(r, g)[::g],
-        "Devuelves un valor por grupo: el resultado es uno por respuesta, (B,), "
-        "repetido G veces dentro de cada grupo (repeat_interleave).",
-    ),
-    Mistake(
-        "ig_tiled",
-        _ig_tiled,
-        "Los grupos son G respuestas seguidas (las del primer enunciado, luego "
-        "las del segundo...): reshape(-1, G), no reshape(G, -1).",
-    ),
+_INFORMATIVE_MISTAKES = with_messages(
+    """
+ig_mixed_binary: Miras si la media del grupo está entre 0 y 1: vale para recompensas
+    0/1, pero no para otras (un grupo [0,5; 0,5; 0,5] no tiene señal y uno [2; 2; 1]
+    sí). Un grupo no aporta si todas sus recompensas son iguales.
+ig_per_group: Devuelves un valor por grupo: el resultado es uno por respuesta, (B,),
+    repetido G veces dentro de cada grupo (repeat_interleave).
+ig_tiled: Los grupos son G respuestas seguidas (las del primer enunciado, luego las del
+    segundo...): reshape(-1, G), no reshape(G, -1).
+ig_std_rounding: Comparas con 0 la variación del grupo (su desviación típica, su
+    varianza o la distancia a su media), y con floats eso falla: la desviación típica de
+    tres recompensas iguales de 0,1 no sale exactamente 0, por el redondeo, y el grupo
+    parece tener señal. Compara las recompensas entre sí: un grupo no aporta si todas
+    son iguales.
+ig_inverse: Está al revés: True en los grupos con recompensas distintas (los que tienen
+    señal), False en los de todo iguales.
+ig_batch_std: Miras la variación del lote entero: lo que cuenta es la de cada grupo.
+""",
+    Mistake("ig_mixed_binary", _ig_mixed_binary, ...),
+    Mistake("ig_per_group", lambda r, g: plumbing.informative_groups(r, g)[::g], ...),
+    Mistake("ig_tiled", _ig_tiled, ...),
     Mistake(
         "ig_std_rounding",
         lambda r, g: (r.reshape(-1, g).std(dim=-1) > 0).repeat_interleave(g),
-        "Comparas con 0 la variación del grupo (su desviación típica, su "
-        "varianza o la distancia a su media), y con floats eso falla: la "
-        "desviación típica de tres recompensas iguales de 0,1 no sale "
-        "exactamente 0, por el redondeo, y el grupo parece tener señal. "
-        "Compara las recompensas entre sí: un grupo no aporta si todas son "
-        "iguales.",
+        ...,
     ),
-    Mistake(
-        "ig_inverse",
-        lambda r, g: ~plumbing.informative_groups(r, g),
-        "Está al revés: True en los grupos con recompensas distintas (los que "
-        "tienen señal), False en los de todo iguales.",
-    ),
+    Mistake("ig_inverse", lambda r, g: ~plumbing.informative_groups(r, g), ...),
     Mistake(
         "ig_batch_std",
         lambda r, g: torch.full_like(r, bool(r.std() > 0), dtype=torch.bool),
-        "Miras la variación del lote entero: lo que cuenta es la de cada grupo.",
+        ...,
     ),
-]
+)
 
 
 @exercise(MODULE, "informative_groups")
