@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -112,16 +113,10 @@ def _action(value: Any) -> int:
 def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> None:
     """Comprueba ``epsilon_greedy(q_values, epsilon, rng)`` con frecuencias."""
     # 1. Usa el rng que recibe: mismas semillas, mismas elecciones.
-    q = np.array([1.0, 1.0, 1.0, 0.0])
-    runs = []
-    for _ in range(2):
-        rng = np.random.default_rng(seed)
-        runs.append(
-            [
-                _action(call(epsilon_greedy, "epsilon_greedy", q, 0.5, rng))
-                for _ in range(60)
-            ]
-        )
+    q, runs = np.array([1.0, 1.0, 1.0, 0.0]), []
+    for rng in (np.random.default_rng(seed), np.random.default_rng(seed)):
+        choose = functools.partial(call, epsilon_greedy, "epsilon_greedy", q, 0.5, rng)
+        runs.append([_action(choose()) for _ in range(60)])
     if runs[0] != runs[1]:
         fail(
             "Con el mismo rng (misma semilla) tu función eligió brazos distintos. "
@@ -924,12 +919,8 @@ def check_gradient_bandit_train(
                 "actions), las preferencias finales y la lista de brazos elegidos.",
                 "train_not_a_pair",
             )
-        results.append(
-            (
-                as_array(result[0], "preferences"),
-                [as_int(a, "Cada acción") for a in result[1]],
-            )
-        )
+        actions = [as_int(a, "Cada acción") for a in result[1]]
+        results.append((as_array(result[0], "preferences"), actions))
 
     def run(implementation: Any) -> list[tuple[Any, ...]]:
         if implementation is gradient_bandit_train:
@@ -977,10 +968,8 @@ def check_gradient_bandit_train(
         )
 
     def unexplained(got, want) -> NoReturn:
-        intro, (_, (got_h, got_a), (want_h, want_a)) = (
-            describe(got, want),
-            first(got, want),
-        )
+        intro = describe(got, want)
+        _, (got_h, got_a), (want_h, want_a) = first(got, want)
         if list(got_a) == list(want_a):
             _rounded(got_h, want_h, intro)
         fail(
