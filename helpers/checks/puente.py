@@ -58,10 +58,6 @@ def _padded(seed: int, lengths: list[int], width: int, fill: float = 0.0):
     return torch.where(mask.bool(), values, torch.full_like(values, fill)), mask
 
 
-def _kept(x, m):
-    return torch.where(m.bool(), x, torch.zeros_like(x))
-
-
 # --- Ejercicio 1 · log-probabilidades por token desde los logits de HF
 
 
@@ -182,16 +178,17 @@ def _on_padding(response_log_probs):
     return padding
 
 
-_PADDING_MISTAKES = with_messages(
-    """
-lp_padding_not_zero: En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el
-    id que haya en input_ids: el relleno lo dice la máscara, no el id (el del relleno no
-    tiene por qué ser 0). Elige con torch.where(mask.bool(), log_probs, 0) (o
-    masked_fill).
-""",
-    Mistake("lp_padding_not_zero", _on_padding(_lp_unmasked), ...),
+_PADDING_MISTAKES = [
+    Mistake(
+        "lp_padding_not_zero",
+        _on_padding(_lp_unmasked),
+        "En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el id que "
+        "haya en input_ids: el relleno lo dice la máscara, no el id (el del relleno "
+        "no tiene por qué ser 0). Elige con torch.where(mask.bool(), log_probs, 0) (o "
+        "masked_fill).",
+    ),
     _WRONG_SHAPE,
-)
+]
 
 
 @exercise(MODULE, "response_log_probs", "la forma y el relleno")
@@ -218,9 +215,9 @@ def check_response_log_probs_shape(response_log_probs, cases=None) -> None:
         _PADDING_MISTAKES,
         atol=1e-5,
         masked=Masked(
-            mask="mask",
-            padded=("logits",),
-            padding="any",
+            "mask",
+            ("logits",),
+            "any",
             mistake="lp_multiplies_mask",
             batched=("input_ids",),
             where={"logits": _padding_logits},
@@ -260,7 +257,7 @@ def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
 
 def _mm_divides_by_all(values, mask, dim=None):
     size = mask.numel() if dim is None else mask.shape[dim]
-    return _kept(values, mask).sum(dim=dim) / size
+    return torch.where(mask.bool(), values, 0.0).sum(dim=dim) / size
 
 
 _MASKED_MISTAKES = with_messages(
@@ -407,12 +404,7 @@ def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> N
         plumbing.trl_normalize,
         _NORMALIZE_MISTAKES,
         atol=1e-5,
-        masked=Masked(
-            mask="mask",
-            padded=("per_token",),
-            padding="any",
-            mistake="norm_multiplies_mask",
-        ),
+        masked=Masked("mask", ("per_token",), "any", mistake="norm_multiplies_mask"),
     )
     check_gradients(
         trl_normalize,
@@ -685,8 +677,11 @@ def _ig_mixed_binary(rewards, group_size):
 
 
 def _ig_tiled(rewards, group_size):
-    groups = rewards.reshape(group_size, -1).T
-    return (groups != groups[:, :1]).any(dim=-1).repeat(group_size)
+    """Los grupos salteados, reshape(G, -1): la referencia sobre las recompensas
+    así agrupadas, con su resultado repetido en mosaico."""
+    strided = rewards.reshape(group_size, -1).T.flatten()
+    informative = plumbing.informative_groups(strided, group_size)
+    return informative.reshape(-1, group_size).T.flatten()
 
 
 _INFORMATIVE_MISTAKES = with_messages(
