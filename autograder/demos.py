@@ -157,12 +157,12 @@ def _module_names(cells: list[NotebookNode]) -> set[str]:
 
 
 #: Módulos cuya carga no cambia nada de lo que se califica: los del propio
-#: curso, la visualización de IPython, dos de la biblioteca estándar sin estado
-#: y TRL (importarlo deja igual el tipo por defecto, los hilos, el gradiente y
-#: los generadores aleatorios de PyTorch, NumPy y Python: lo comprueba
-#: tests/test_autograder_units.py; y el servidor de kernels ya lo tiene
-#: cargado). El nombre que ligan sí cuenta (como cualquier asignación).
-HARMLESS_IMPORTS = ("helpers", "IPython.display", "copy", "math", "trl")
+#: curso, la visualización de IPython, dos de la biblioteca estándar sin estado,
+#: math-verify y TRL (importarlos deja igual el tipo por defecto, los hilos, el
+#: gradiente y los generadores aleatorios de PyTorch, NumPy y Python: lo
+#: comprueba tests/test_autograder_units.py; y el servidor de kernels ya los
+#: tiene cargados). El nombre que ligan sí cuenta (como cualquier asignación).
+HARMLESS_IMPORTS = ("helpers", "IPython.display", "copy", "math", "math_verify", "trl")
 
 
 def _harmless(module: str) -> bool:
