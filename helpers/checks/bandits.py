@@ -382,6 +382,7 @@ def _rounded(got: np.ndarray, want: np.ndarray, intro: str) -> None:
             )
 
 
+# candidato al núcleo: check_procedure con el resultado del estudiante ya calculado.
 def _given(arguments):
     """``run`` de :func:`check_procedure` con el resultado del estudiante ya
     calculado: las implementaciones se llaman con ``arguments``."""

@@ -71,31 +71,16 @@ def _scalar(function, case, name):
 # uno). En float64, exp(−1000) da exactamente 0: solo la resta en escala
 # logarítmica da los cocientes (1/2, 1 y 2).
 CLIP_CASES = [
-    (
-        _t([math.log(x) for x in (0.5, 0.9, 1.0, 1.1, 1.5, 0.7, 1.3, 0.95)]),
-        _t([0.0] * 8),
-        _t([1.0, 2.0, -1.0, 0.5, 2.0, -1.5, -0.5, -2.0]),
-        0.2,
-    ),
-    (
-        _t([-0.2, -1.6, -0.7, -0.1, -0.5]),
-        _t([-0.7, -1.0, -0.6, -0.9, -0.5]),
-        _t([-1.0, 0.8, 1.2, -0.3, 0.7]),
-        0.1,
-    ),
-    (
-        _t([[-0.3, -1.0, -2.0], [-0.4, -0.05, -1.3]]),
-        _t([[-0.6, -0.7, -2.1], [-0.3, -0.9, -1.0]]),
-        _t([[0.5, -1.0, 2.0], [-0.7, 1.5, -2.5]]),
-        0.2,
-    ),
-    (
-        _t([-1000.0, -1000.0, -1000.0]),
-        _t([-1000.0 + math.log(2), -1000.0, -1000.0 - math.log(2)]),
-        _t([1.0, -0.5, -1.0]),
-        0.2,
-    ),
-]
+    (_t([math.log(x) for x in (0.5, 0.9, 1.0, 1.1, 1.5, 0.7, 1.3, 0.95)]),
+     _t([0.0] * 8), _t([1.0, 2.0, -1.0, 0.5, 2.0, -1.5, -0.5, -2.0]), 0.2),
+    (_t([-0.2, -1.6, -0.7, -0.1, -0.5]), _t([-0.7, -1.0, -0.6, -0.9, -0.5]),
+     _t([-1.0, 0.8, 1.2, -0.3, 0.7]), 0.1),
+    (_t([[-0.3, -1.0, -2.0], [-0.4, -0.05, -1.3]]),
+     _t([[-0.6, -0.7, -2.1], [-0.3, -0.9, -1.0]]),
+     _t([[0.5, -1.0, 2.0], [-0.7, 1.5, -2.5]]), 0.2),
+    (_t([-1000.0] * 3), _t([-1000.0 + math.log(2), -1000.0, -1000.0 - math.log(2)]),
+     _t([1.0, -0.5, -1.0]), 0.2),
+]  # fmt: skip
 
 _clip = ppo.clipped_surrogate_loss
 
@@ -533,14 +518,9 @@ def check_ppo_minibatch_loss_grad(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES
 #: Los hiperparámetros de ``ppo_update`` en las comprobaciones (salvo lo que cada
 #: caso cambie): sin recorte del gradiente que actúe y sin parada temprana.
 UPDATE_SETTINGS = dict(
-    n_epochs=4,
-    minibatch_size=16,
-    clip_eps=0.2,
-    vf_coef=0.5,
-    ent_coef=0.01,
-    max_grad_norm=100.0,
-    target_kl=None,
-)
+    n_epochs=4, minibatch_size=16, clip_eps=0.2, vf_coef=0.5, ent_coef=0.01,
+    max_grad_norm=100.0, target_kl=None,
+)  # fmt: skip
 #: Cada caso: ``(semilla del problema, semilla del barajado, tasa, cambios)``.
 UPDATE_CASES = [(0, 0, 0.01, {})]
 UPDATE_CLIP_CASES = [(0, 0, 0.01, {"max_grad_norm": 0.5})]
@@ -553,6 +533,7 @@ UPDATE_KL_CASES = [
 ]
 
 
+# candidato al núcleo: como variant_of, con opciones que dependen de la llamada.
 def _update_with(change):
     """``ppo.ppo_update`` con lo que ``change(a)`` cambia de sus argumentos
     (``a``: los de la llamada, por nombre): otro ``minibatch_fn``, otro
