@@ -20,6 +20,8 @@ STABLE = re.compile(
     r"iclr-blog-track\.github\.io/|andyljones\.com/|joschu\.net/|"
     r"fengyao\.notion\.site/|aclanthology\.org/|"
     r"www\.jmlr\.org/papers/v\d+/|"
+    # La nota de cDPO solo está en la web de su autor (la cita TRL)
+    r"ericmitchell\.ai/cdpo\.pdf$|"
     # Bibliotecas y libros con código: su repositorio oficial y su blog
     r"github\.com/(huggingface|rasbt)/|huggingface\.co/blog/)"
 )
