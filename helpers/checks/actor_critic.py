@@ -118,10 +118,7 @@ def _aspect_checks(key, rows, atol, *defaults, uses=None):
         check.__doc__ = f"Comprueba ``{key}``: {aspect}."
         return exercise(MODULE, key, aspect, uses=uses)(check)
 
-    return [
-        make(*aspect, default)
-        for aspect, default in zip(_ASPECTS, defaults, strict=True)
-    ]
+    return [make(*a, d) for a, d in zip(_ASPECTS, defaults, strict=True)]
 
 
 _ASPECTS = [
@@ -443,11 +440,7 @@ def check_actor_critic_loss(actor_critic_loss, cases=None) -> None:
     cases = cases or LOSS_CASES
 
     def describe(got: list[float], want: list[float]) -> str:
-        i = next(
-            i
-            for i, (g, w) in enumerate(zip(got, want, strict=True))
-            if abs(g - w) > 1e-5
-        )
+        i = int(np.argmax(np.abs(np.subtract(got, want)) > 1e-5))
         return (
             f"En un bloque de prueba la pérdida vale {number(want[i], 5)} y la "
             f"tuya {number(got[i], 5)}."

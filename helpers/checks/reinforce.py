@@ -337,11 +337,6 @@ def _summed(function: Callable[..., Any]) -> Callable[..., Any]:
     return functools.wraps(function)(summed)
 
 
-def _log_prob_of(sample_action: Callable[..., Any]) -> Callable[..., Any]:
-    """Solo la log-probabilidad de ``sample_action``."""
-    return lambda logits, u: _split_pair(sample_action(logits, u), "sample_action")[1]
-
-
 def _log_pi_of_chosen(sample_action: Callable[..., Any]) -> Callable[..., Any]:
     """La referencia de la log-probabilidad: log_softmax en la acción que
     eligió ``sample_action`` (una mala elección cuesta en la otra celda)."""
@@ -402,7 +397,7 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
         "loss.backward() no puede mover la política."
     )
     check_gradients(
-        _summed(_log_prob_of(sample_action)),
+        _summed(lambda z, u: _split_pair(sample_action(z, u), "sample_action")[1]),
         "sample_action",
         LOG_PROB_GRADIENT_CASES,
         _summed(_log_pi_of_chosen(sample_action)),
