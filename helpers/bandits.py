@@ -15,7 +15,7 @@ Y el bandido de las estrategias para resolver 17 × 24, con su verificador.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -501,6 +501,57 @@ def run_bernoulli(
         rewards[t], optimal[t] = r, arms == best
         gaps[t] = success[best] - success[arms]
     return BanditRuns(rewards, optimal, gaps)
+
+
+def run_nonstationary(
+    n_runs: int,
+    n_steps: int,
+    epsilon: float = 0.1,
+    *,
+    alphas: Sequence[float | None] = (None, 0.1),
+    walk: float = 0.01,
+    k: int = 10,
+    rng: np.random.Generator,
+) -> list[BanditRuns]:
+    """ε-greedy en ``n_runs`` bandidos cuyos ``q*`` se mueven (ejercicio 2.5 de
+    Sutton y Barto, 2018), con cada tamaño de paso de ``alphas``.
+
+    Todos los ``q*(a)`` empiezan en 0 y, **después** de cada paso, cada uno da
+    un paso de paseo aleatorio ``N(0, walk²)``. Los métodos juegan los mismos
+    bandidos (los mismos ``q*`` en cada paso, con su propio ruido y sus propias
+    acciones). Las estimaciones empiezan en ``Q = 0`` y se actualizan con la
+    media muestral (``None``) o con un paso constante ``α``. La acción óptima y
+    lo perdido (``gaps``) se miden con los ``q*`` del momento.
+
+    Returns:
+        Un :class:`BanditRuns` por elemento de ``alphas``, en el mismo orden.
+    """
+    n_methods = len(alphas)
+    constant = np.array([a is not None for a in alphas])[:, None]
+    alpha = np.array([0.0 if a is None else a for a in alphas])[:, None]
+    q_star = np.zeros((n_runs, k))
+    q = np.zeros((n_methods * n_runs, k))
+    counts = np.zeros((n_methods * n_runs, k))
+    rows = np.arange(n_methods * n_runs)
+    run_rows = np.tile(np.arange(n_runs), n_methods)
+    rewards = np.empty((n_steps, n_methods * n_runs))
+    optimal = np.empty((n_steps, n_methods * n_runs), dtype=bool)
+    gaps = np.empty((n_steps, n_methods * n_runs))
+    for t in range(n_steps):
+        actions = _epsilon_greedy_rows(q, epsilon, rng)
+        true_values = q_star[run_rows, actions]
+        r = true_values + rng.standard_normal(rows.size)
+        counts[rows, actions] += 1
+        sample_step = 1.0 / counts[rows, actions].reshape(n_methods, -1)
+        step = np.where(constant, alpha, sample_step).ravel()
+        q[rows, actions] += step * (r - q[rows, actions])
+        best = q_star.max(axis=1)[run_rows]
+        rewards[t], optimal[t], gaps[t] = r, true_values == best, best - true_values
+        q_star += walk * rng.standard_normal(q_star.shape)
+    return [
+        BanditRuns(rewards[:, m], optimal[:, m], gaps[:, m])
+        for m in np.split(np.arange(n_methods * n_runs), n_methods)
+    ]
 
 
 # ---------------------------------------------------------------------------

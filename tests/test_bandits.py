@@ -276,6 +276,26 @@ def test_expected_best_arm():
     assert bandits.expected_best_arm() == pytest.approx(1.5388, abs=0.005)
 
 
+def test_nonstationary_without_walk_is_the_stationary_update():
+    # Sin paseo, los q* se quedan en 0: todas las acciones son óptimas y lo
+    # perdido es 0; con la media muestral, Q es la media de las recompensas.
+    sample, constant = bandits.run_nonstationary(
+        5, 50, 0.5, walk=0.0, rng=np.random.default_rng(0)
+    )
+    assert sample.optimal.all() and constant.optimal.all()
+    assert not sample.gaps.any()
+    assert sample.rewards.shape == constant.rewards.shape == (50, 5)
+
+
+def test_nonstationary_constant_step_tracks_the_walk():
+    # Ejercicio 2.5 de Sutton y Barto: al final, α = 0,1 acierta más que 1/n.
+    sample, constant = bandits.run_nonstationary(
+        200, 3000, 0.1, alphas=(None, 0.1), rng=np.random.default_rng(1)
+    )
+    assert constant.final_optimal(500) > sample.final_optimal(500) + 0.1
+    assert constant.cumulative_regret()[-1] < sample.cumulative_regret()[-1]
+
+
 @pytest.mark.parametrize("arm", range(5))
 def test_strategy_success_probability_matches_simulation(arm):
     bandit = bandits.StrategyBandit()
