@@ -746,18 +746,15 @@ def _loss_cases(cases: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 ref_loss = dqn.dqn_loss
 
 
-def _gather(q: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-    return q.gather(1, actions).squeeze(1)
-
-
-def _loss(q_network, target_network, batch, gamma, *, pick=_gather, loss=None):
+def _loss(q_network, target_network, batch, gamma, *, pick=None, loss=None):
     """La pérdida con otra forma de tomar Q(s, a) de la salida de la red
     (``pick(q, actions)``, con ``actions`` de forma (B, 1)) o con otra pérdida;
     el objetivo es el de ``td_targets``."""
     with torch.no_grad():
         next_q = target_network(batch["next_observations"])
         y = dqn.td_targets(batch["rewards"], next_q, batch["terminated"], gamma)
-    q_taken = pick(q_network(batch["observations"]), batch["actions"].unsqueeze(1))
+    q, actions = q_network(batch["observations"]), batch["actions"].unsqueeze(1)
+    q_taken = pick(q, actions) if pick else q.gather(1, actions).squeeze(1)
     return (loss or F.smooth_l1_loss)(q_taken, y)
 
 

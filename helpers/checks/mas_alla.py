@@ -234,9 +234,8 @@ check_token_level_rewards = values_check(
 def _no_gradient_check(
     key: str, cases: list, what: str, in_place: str, message: str, *, mistake: str
 ) -> Callable[..., None]:
-    """La comprobación de que el resultado no lleva gradiente hacia el
-    argumento 1 ni lo modifica en su sitio: es un dato fijo, no algo que
-    optimizar."""
+    """El resultado no lleva gradiente hacia el argumento 1 ni lo modifica en su
+    sitio: es un dato fijo, no algo que optimizar."""
 
     def check(function: Callable[..., Any], cases=cases) -> None:
         for case in cases:
@@ -359,12 +358,7 @@ check_token_gae = values_check(
     aspect="los valores",
     atol=1e-5,
     # El enunciado: en el relleno, cualquier valor finito.
-    masked=Masked(
-        mask="mask",
-        padded=("rewards", "values"),
-        padding="finite",
-        mistake="gae_no_mask",
-    ),
+    masked=Masked("mask", ("rewards", "values"), "finite", mistake="gae_no_mask"),
 )
 check_token_gae_grad = _no_gradient_check(
     "token_gae",
