@@ -22,7 +22,9 @@ módulos siguientes importan en lugar de depender de tu solución:
   REINFORCE con una ``V(s)`` aprendida en CartPole;
 * ``ContextualCoin``, ``fitted_values`` y ``fit_order_gradients``: por qué ``V``
   se ajusta **después** de calcular la ventaja (ajustada antes, al mismo lote,
-  la ventaja encoge y el gradiente se sesga).
+  la ventaja encoge y el gradiente se sesga);
+* ``state_baselines`` y ``state_baseline_variances``: en ``ContextualCoin``, la
+  línea base de menor varianza de cada estado, ``b*(s)``, frente a ``V(s)``.
 
 Referencias: Williams (1992); Greensmith, Bartlett y Baxter (2004), *Variance
 reduction techniques for gradient estimates in reinforcement learning*; Sutton y
@@ -623,6 +625,50 @@ class ContextualCoin:
         rewards = 2 + states * (2 * actions - 1) + noise
         scores = (actions - p)[..., None] * np.stack([np.ones_like(states), states], -1)
         return states, actions, rewards, scores
+
+
+def state_baselines(
+    problem: ContextualCoin, states: np.ndarray
+) -> dict[str, np.ndarray]:
+    """``V(s)`` y la línea base de menor varianza ``b*(s)`` de ``problem``, exactas.
+
+    Con ``p = π(1|s)`` y ``r̄(s, a) = 2 + s·(2a − 1)``:
+
+    * ``V(s) = p·r̄(s, 1) + (1 − p)·r̄(s, 0)``, la recompensa esperada en ``s``;
+    * ``b*(s) = E[‖∇log π‖²·R | s] / E[‖∇log π‖² | s]``. Como
+      ``∇log π(a|s) = (a − p)·(1, s)``, el factor ``1 + s²`` se va y quedan los
+      pesos ``p·(1 − p)²`` (``a = 1``) y ``(1 − p)·p²`` (``a = 0``):
+      ``b*(s) = (1 − p)·r̄(s, 1) + p·r̄(s, 0)``. Es ``V(s)`` con los pesos de
+      las acciones **cambiados**: pesa más la acción menos probable, la que
+      empuja más. Coinciden solo donde ``p = 1/2``.
+    """
+    p = problem.prob_one(states)
+    r1, r0 = 2 + states, 2 - states
+    return {"V(s)": p * r1 + (1 - p) * r0, "b*(s)": (1 - p) * r1 + p * r0}
+
+
+def state_baseline_variances(
+    problem: ContextualCoin, n_points: int = 200_000
+) -> dict[str, float]:
+    """Varianza total exacta de la estimación por muestra ``(R − b(s))·∇log π``.
+
+    Para ``b = 0``, ``V(s)`` y ``b*(s)`` (:func:`state_baselines`), por
+    cuadratura en ``s``: ``E‖ĝ‖² − ‖∇J‖²``, con
+    ``E‖ĝ‖² = E_s[(1 + s²)·Σ_a π(a|s)·(a − p)²·((r̄(s, a) − b(s))² + ruido²)]``.
+    """
+    s = problem.states((np.arange(n_points) + 0.5) / n_points)
+    p = problem.prob_one(s)
+    r1, r0 = 2 + s, 2 - s
+    gradient = problem.exact_gradient()
+    noise = problem.noise**2
+    out = {}
+    for label, b in {"sin línea base": 0 * s, **state_baselines(problem, s)}.items():
+        second = (1 + s**2) * (
+            p * (1 - p) ** 2 * ((r1 - b) ** 2 + noise)
+            + (1 - p) * p**2 * ((r0 - b) ** 2 + noise)
+        )
+        out[label] = float(second.mean() - gradient @ gradient)
+    return out
 
 
 def bin_features(states: np.ndarray, n_features: int) -> np.ndarray:

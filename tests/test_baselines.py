@@ -418,3 +418,33 @@ def test_fitting_v_first_shrinks_the_gradient_as_predicted(seed):
     np.testing.assert_allclose(
         coin.fit_first_expected_gradient(1, 32), 31 / 32 * exact, rtol=1e-9
     )
+
+
+def test_state_optimal_baseline_is_the_score_weighted_mean():
+    # b*(s) = E[‖∇log π‖² R | s] / E[‖∇log π‖² | s], a partir de la definición.
+    coin = baselines.ContextualCoin(theta=(1.0, -2.0))
+    s = np.linspace(-1, 1, 7)
+    p = coin.prob_one(s)
+    weight = {a: (a - p) ** 2 * (1 + s**2) * np.where(a == 1, p, 1 - p) for a in (0, 1)}
+    mean_reward = {a: 2 + s * (2 * a - 1) for a in (0, 1)}
+    want = sum(weight[a] * mean_reward[a] for a in (0, 1)) / sum(weight.values())
+    got = baselines.state_baselines(coin, s)
+    np.testing.assert_allclose(got["b*(s)"], want)
+    want_v = p * mean_reward[1] + (1 - p) * mean_reward[0]
+    np.testing.assert_allclose(got["V(s)"], want_v)
+
+
+def test_state_baseline_variances_match_sampling_and_b_star_is_the_floor():
+    coin = baselines.ContextualCoin()
+    exact = baselines.state_baseline_variances(coin)
+    states, _, rewards, scores = coin.batches(1, 200_000, np.random.default_rng(5))
+    state_b = baselines.state_baselines(coin, states)
+    for label, b in {"sin línea base": 0 * states, **state_b}.items():
+        measured = baselines.total_variance(((rewards - b)[..., None] * scores)[0])
+        assert measured == pytest.approx(exact[label], rel=0.03)
+    assert exact["b*(s)"] < exact["V(s)"] < exact["sin línea base"]
+    # Moverse de b*(s) en cualquier sentido sube la varianza.
+    for shift in (-0.2, 0.2):
+        b = state_b["b*(s)"] + shift
+        shifted = baselines.total_variance(((rewards - b)[..., None] * scores)[0])
+        assert shifted > exact["b*(s)"] * 1.01
