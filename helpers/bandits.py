@@ -514,7 +514,7 @@ def run_nonstationary(
     rng: np.random.Generator,
 ) -> list[BanditRuns]:
     """ε-greedy en ``n_runs`` bandidos cuyos ``q*`` se mueven (ejercicio 2.5 de
-    Sutton y Barto, 2018), con cada tamaño de paso de ``alphas``.
+    Sutton y Barto, 2018), con cada tasa de aprendizaje de ``alphas``.
 
     Todos los ``q*(a)`` empiezan en 0 y, **después** de cada paso, cada uno da
     un paso de paseo aleatorio ``N(0, walk²)``. Los métodos juegan los mismos
