@@ -70,3 +70,28 @@ def test_gradients_check_uses_autograd_of_the_reference():
     with pytest.raises(CheckError) as error:
         check(lambda log_probs, weights: -(log_probs * weights).sum(), quiet=True)
     assert error.value.mistake == "weighted_gradient_leaks"
+
+
+def test_with_messages_fills_each_row_and_rejects_a_mismatch():
+    from helpers.checks import with_messages
+
+    text = """
+one, two: Lo mismo para
+    las dos filas.
+three: Otra cosa.
+"""
+    rows = with_messages(
+        text,
+        Mistake("one", _mean, ...),
+        Mistake("two", _mean, ...),
+        Mistake("three", _mean, ...),
+        Mistake("own", _mean, "El suyo."),
+    )
+    assert [row.message for row in rows] == [
+        "Lo mismo para las dos filas.",
+        "Lo mismo para las dos filas.",
+        "Otra cosa.",
+        "El suyo.",
+    ]
+    with pytest.raises(ValueError, match="three"):
+        with_messages(text, Mistake("one", _mean, ...), Mistake("two", _mean, ...))

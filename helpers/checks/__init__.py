@@ -12,7 +12,8 @@ Este archivo solo reúne lo que importan los temas y los cuadernos. Lo común
 vive en ``helpers/checks/core/``, un módulo por asunto, de abajo arriba:
 
 - ``mistakes``: fallar (:func:`fail`, :class:`CheckError`) y las filas
-  (:class:`Mistake`, :class:`Diagnosis`, :func:`variant_of`);
+  (:class:`Mistake`, :class:`Diagnosis`, :func:`variant_of`, y
+  :func:`with_messages` para escribir los mensajes de una tabla en un bloque);
 - ``registry``: el registro de ejercicios (:func:`exercise`) y el resumen de
   progreso;
 - ``compare``: comparar resultados y decir dónde difieren;
@@ -60,6 +61,7 @@ from helpers.checks.core.mistakes import (
     fail,
     plain_text,
     variant_of,
+    with_messages,
 )
 from helpers.checks.core.procedures import (
     Microbatches,
@@ -160,4 +162,5 @@ __all__ = [
     "tensor",
     "values_check",
     "variant_of",
+    "with_messages",
 ]

@@ -8,10 +8,8 @@ pieza cambiada. Los mensajes van en un bloque de texto por tabla, por id.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import math
-import re
 from unittest import mock
 
 import numpy as np
@@ -38,6 +36,7 @@ from helpers.checks import (
     scaled,
     tensor,
     values_check,
+    with_messages,
 )
 from helpers.formatting import numbers
 from helpers.tinylm import grpo as tl_grpo
@@ -59,28 +58,6 @@ MODULE = "07_grpo"
 
 
 # candidato al núcleo: las filas con sus mensajes en un bloque de texto
-def with_messages(text: str, *rows: Mistake) -> list[Mistake]:
-    """Las filas ``rows``, escritas ``Mistake("id", variante, ...)``, con su
-    mensaje tomado de ``text``: cada uno empieza en una línea «id: …» (o
-    «id_1, id_2: …», el mismo para varios) y sigue en las líneas sangradas, que
-    se juntan con un espacio. Cada fila tiene su mensaje y cada mensaje, su fila
-    (una fila que ya trae el suyo, escrito, se queda con él)."""
-    said = {}
-    for keys, body in re.findall(
-        r"^(\w[\w, ]*): (.*?)(?=^\w[\w, ]*: |\Z)", text, re.M | re.S
-    ):
-        said |= dict.fromkeys(keys.split(", "), " ".join(body.split()))
-    wanted = {row.id for row in rows if row.message is ...}
-    if wanted != said.keys():
-        raise ValueError(f"filas y mensajes no casan: {sorted(said.keys() ^ wanted)}")
-    return [
-        row
-        if row.message is not ...
-        else dataclasses.replace(row, message=said[row.id])
-        for row in rows
-    ]
-
-
 #: Lo que se añade cuando lanza con gradiente, según el error.
 _RAISED = {
     "in-place": " Modificas una entrada en su sitio (+=, *=, x[...] = ...): calcula "

@@ -32,8 +32,8 @@ from helpers.checks import (
     python_number,
     tensor,
     values_check,
+    with_messages,
 )
-from helpers.checks.grpo import with_messages
 from helpers.formatting import significant
 from helpers.puente import plumbing
 from helpers.puente.losses import response_log_probs as ref_log_probs

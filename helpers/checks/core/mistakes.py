@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable
@@ -87,7 +88,8 @@ class Mistake:
       mismo estado, y la fila explica el fallo si las dos dan lo mismo. Una
       variante de una referencia con opciones (``_update(kl="k1")``) se
       escribe con :func:`variant_of`.
-    - ``message``: lo que se le dice al estudiante, en español.
+    - ``message``: lo que se le dice al estudiante, en español. En una tabla
+      larga, ``...`` y los mensajes en un bloque aparte (:func:`with_messages`).
     """
 
     id: str
@@ -132,6 +134,28 @@ def variant_of(
     variant.__name__ = f"{name}({shown})"  # type: ignore[attr-defined]
     variant.__doc__ = getattr(implementation, "__doc__", None)
     return variant
+
+
+def with_messages(text: str, *rows: Mistake) -> list[Mistake]:
+    """Las filas ``rows``, escritas ``Mistake("id", variante, ...)``, con su
+    mensaje tomado de ``text``: cada uno empieza en una línea «id: …» (o
+    «id_1, id_2: …», el mismo para varios) y sigue en las líneas sangradas, que
+    se juntan con un espacio. Cada fila tiene su mensaje y cada mensaje, su fila
+    (una fila que ya trae el suyo, escrito, se queda con él)."""
+    said = {}
+    for keys, body in re.findall(
+        r"^(\w[\w, ]*): (.*?)(?=^\w[\w, ]*: |\Z)", text, re.M | re.S
+    ):
+        said |= dict.fromkeys(keys.split(", "), " ".join(body.split()))
+    wanted = {row.id for row in rows if row.message is ...}
+    if wanted != said.keys():
+        raise ValueError(f"filas y mensajes no casan: {sorted(said.keys() ^ wanted)}")
+    return [
+        row
+        if row.message is not ...
+        else dataclasses.replace(row, message=said[row.id])
+        for row in rows
+    ]
 
 
 @dataclass(frozen=True)
