@@ -95,3 +95,20 @@ three: Otra cosa.
     ]
     with pytest.raises(ValueError, match="three"):
         with_messages(text, Mistake("one", _mean, ...), Mistake("two", _mean, ...))
+
+
+def _piece(x):
+    return x
+
+
+def _whole(x):
+    return _piece(x) + 1
+
+
+def test_patched_swaps_a_piece_of_the_reference_only_while_it_runs():
+    from helpers.checks import patched
+
+    variant = patched(_whole, _piece=lambda x: 10 * x)
+    assert variant(1) == 11
+    assert _whole(1) == 2
+    assert "_piece" in variant.__name__

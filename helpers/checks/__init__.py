@@ -21,7 +21,8 @@ vive en ``helpers/checks/core/``, un módulo por asunto, de abajo arriba:
 - ``symptoms``: los síntomas generales (signo, redondeo, forma…);
 - ``rows``: una comprobación en una llamada (:func:`values_check`,
   :func:`gradients_check`) y las variantes que solo cambian la salida de la
-  referencia (:func:`on_output`, :func:`negated`, :func:`scaled`);
+  referencia (:func:`on_output`, :func:`negated`, :func:`scaled`) o una pieza
+  que ella llama (:func:`patched`);
 - ``masked``, ``diagnose``, ``gradients`` y ``procedures``: los tipos de
   comprobación. Valores en casos, con alternativas y con máscara
   (:func:`check_cases`, :class:`Masked`); gradientes por autograd de la
@@ -84,6 +85,7 @@ from helpers.checks.core.rows import (
     gradients_check,
     negated,
     on_output,
+    patched,
     scaled,
     values_check,
 )
@@ -151,6 +153,7 @@ __all__ = [
     "exercises",
     "negated",
     "on_output",
+    "patched",
     "fail",
     "gradients_check",
     "plain_text",

@@ -9,17 +9,14 @@ error que vive dentro de la cuenta.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import functools
-import inspect
 import math
 import random
 from collections.abc import Callable, Iterable
 from types import SimpleNamespace
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import torch
@@ -39,6 +36,7 @@ from helpers.checks import (
     exercise,
     fail,
     negated,
+    patched,
     python_number,
     same_parameters,
     scaled,
@@ -61,27 +59,6 @@ _dpo_ref = pref.dpo_loss
 _implicit_ref = pref.implicit_rewards
 _sequence = pref.sequence_log_probs
 _update = pref._update
-
-
-# candidato al núcleo
-def patched(reference: Callable[..., Any], **pieces: Any) -> Callable[..., Any]:
-    """``reference`` con unas piezas de su módulo cambiadas mientras corre.
-
-    Para el error típico que vive en una función que la referencia llama
-    (``sequence_log_probs`` que promedia en vez de sumar): la variante es la
-    referencia con esa pieza cambiada, sin copiar el resto de sus cuentas.
-    """
-    module = inspect.getmodule(reference)
-
-    @functools.wraps(reference)
-    def variant(*args: Any, **kwargs: Any) -> Any:
-        with contextlib.ExitStack() as stack:
-            for name, piece in pieces.items():
-                stack.enter_context(mock.patch.object(module, name, piece))
-            return reference(*args, **kwargs)
-
-    variant.__name__ = f"{reference.__name__}[{', '.join(pieces)}]"
-    return variant
 
 
 def _generator(seed: int) -> torch.Generator:

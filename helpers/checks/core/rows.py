@@ -13,14 +13,18 @@ referencia y sus errores típicos. Aquí esa envoltura se escribe una vez:
 Y las variantes de los errores típicos que son la referencia con la salida
 cambiada (el signo, un factor, un redondeo) se escriben como transformaciones
 de la referencia (:func:`on_output`, :func:`negated`, :func:`scaled`), sin
-copiar sus cuentas.
+copiar sus cuentas; las que viven en una pieza que la referencia llama, como
+la referencia con esa pieza cambiada (:func:`patched`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from unittest import mock
 
 from helpers.checks.core.diagnose import check_cases
 from helpers.checks.core.gradients import check_gradients
@@ -156,3 +160,23 @@ def negated(reference: Callable[..., Any]) -> Callable[..., Any]:
 def scaled(reference: Callable[..., Any], factor: float) -> Callable[..., Any]:
     """``reference`` multiplicada por ``factor`` (un factor que sobra o falta)."""
     return on_output(reference, lambda out: out * factor, f"× {factor}")
+
+
+def patched(reference: Callable[..., Any], **pieces: Any) -> Callable[..., Any]:
+    """``reference`` con unas piezas de su módulo cambiadas mientras corre.
+
+    Para el error típico que vive en una función que la referencia llama
+    (``sequence_log_probs`` que promedia en vez de sumar): la variante es la
+    referencia con esa pieza cambiada, sin copiar el resto de sus cuentas.
+    """
+    module = inspect.getmodule(reference)
+
+    @functools.wraps(reference)
+    def variant(*args: Any, **kwargs: Any) -> Any:
+        with contextlib.ExitStack() as stack:
+            for name, piece in pieces.items():
+                stack.enter_context(mock.patch.object(module, name, piece))
+            return reference(*args, **kwargs)
+
+    variant.__name__ = f"{reference.__name__}[{', '.join(pieces)}]"
+    return variant
