@@ -640,7 +640,8 @@ def state_baselines(
       pesos ``p·(1 − p)²`` (``a = 1``) y ``(1 − p)·p²`` (``a = 0``):
       ``b*(s) = (1 − p)·r̄(s, 1) + p·r̄(s, 0)``. Es ``V(s)`` con los pesos de
       las acciones **cambiados**: pesa más la acción menos probable, la que
-      empuja más. Coinciden solo donde ``p = 1/2``.
+      empuja más. Coinciden solo donde ``p = 1/2`` o donde ``s = 0`` (las dos
+      acciones pagan lo mismo).
     """
     p = problem.prob_one(states)
     r1, r0 = 2 + states, 2 - states
