@@ -84,7 +84,13 @@ class Guard:
         # Quien llama a start() es el código de la celda de pruebas.
         self.test_file = sys._getframe(1).f_code.co_filename
         if self.codes:
-            self._previous = sys.getprofile()
+            previous = sys.getprofile()
+            if isinstance(previous, _lsprof.Profiler):
+                # El de una celda de pruebas anterior que lanzó un error antes
+                # de llegar a finish(): se apaga, no se restaura.
+                previous.disable()
+                previous = None
+            self._previous = previous
             # El perfilador de cProfile, escrito en C, sin las funciones de C:
             # anota quién llama a quién con mucho menos coste que una función
             # de Python en sys.setprofile, que se llamaría en cada llamada (y

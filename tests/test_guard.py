@@ -98,3 +98,31 @@ def test_the_previous_profiler_comes_back(capsys):
         assert sys.getprofile() is previous
     finally:
         sys.setprofile(None)
+
+
+def test_a_test_cell_that_raised_does_not_break_the_next_one(capsys):
+    """Una celda de pruebas que falla no llega a ``finish()``: su perfilador
+    sigue puesto, y la celda siguiente debe vigilar igual."""
+    config = json.dumps(
+        {
+            "nonce": "n0",
+            "names": ["answer"],
+            "codes": [_code_key(softmax)],
+            "classes": [],
+        }
+    )
+    namespace = {"reference": softmax, "Guard": Guard, "config": config}
+    _cell("def answer(values):\n    return reference(values)", STUDENT_FILE, namespace)
+    with pytest.raises(AssertionError):
+        _cell(
+            "guard = Guard(config); guard.start()\nassert False\n", TEST_FILE, namespace
+        )
+    try:
+        found = _graded(
+            "def answer(values):\n    return reference(values)", "answer([1.0])", capsys
+        )
+        left = sys.getprofile()
+    finally:
+        sys.setprofile(None)
+    assert "llama a la referencia" in found["delegated"]
+    assert left is None, "el perfilador de la celda que falló sigue puesto"
