@@ -6,6 +6,9 @@ maquinaria de la auditoría.
   del gradiente.
 - ``kl_estimate``: los estimadores k1, k2 y k3 de KL(π ‖ π_ref) de una
   respuesta entera, por token (sumados) o sobre la log-probabilidad sumada.
+- ``estimator_weights``: cada estimador del curso como pesos de las
+  puntuaciones ∇log p(y) de un lote; ``tempered_copy``: el modelo a otra
+  temperatura (la política «cerca» o «lejos» de la referencia).
 - ``score_basis`` y ``sample_estimates``: el gradiente de cada estimador
   sin un ``backward`` por muestra. Toda estimación de la familia de
   REINFORCE es Σ_i w_i ∇log p(y_i), una combinación de los ∇log p(y) de las
@@ -22,6 +25,7 @@ la masa que falta (∇J_q es exacto, y su ángulo con el ∇J de
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import NamedTuple
 
@@ -165,11 +169,19 @@ def score_basis(
     )
 
 
-def _weights(
+def estimator_weights(
     rewards: torch.Tensor, lengths: torch.Tensor, estimator: str
 ) -> torch.Tensor:
-    """Los pesos w de Σ w ∇log p(y) de un lote ``(R, P, G)``: R lotes de P
-    enunciados con G respuestas cada uno."""
+    """Los pesos w de Σ w ∇log p(y) de un lote ``(..., P, G)``: P enunciados
+    con G respuestas cada uno, con sus recompensas y longitudes (en tokens).
+
+    ``estimator`` es una clave de :data:`ESTIMATORS`; las dos normalizaciones
+    por longitud llevan la ventaja de RLOO (así solo cambia la longitud).
+    """
+    if estimator not in ESTIMATORS:
+        raise ValueError(
+            f"Estimador desconocido: {estimator!r}; hay {list(ESTIMATORS)}."
+        )
     P, G = rewards.shape[-2:]
     if estimator == "reinforce":
         return rewards / (P * G)
@@ -207,7 +219,7 @@ def sample_estimates(
     mean_length = float(basis.probs @ basis.lengths) / picked.shape[1]
     estimates = {}
     for estimator in ESTIMATORS:
-        weights = _weights(rewards, lengths, estimator)
+        weights = estimator_weights(rewards, lengths, estimator)
         if estimator in ("per_sequence", "per_token"):
             weights = weights * mean_length
         # Los pesos de cada respuesta enumerada, sumados: (R, N) @ (N, k)
@@ -220,3 +232,15 @@ def sample_estimates(
 def standard_error(values: torch.Tensor) -> float:
     """El error típico de la media de ``values`` ``(B,)``."""
     return float(values.double().std() / math.sqrt(len(values)))
+
+
+@torch.no_grad()
+def tempered_copy(model: TinyLM, inverse_temperature: float) -> TinyLM:
+    """Una copia de ``model`` cuyos logits son los suyos por
+    ``inverse_temperature``: el mismo modelo muestreado a temperatura
+    1/``inverse_temperature``. Como la matriz de salida es la de los
+    embeddings (atada, sin sesgo), basta escalar la última normalización."""
+    tempered = copy.deepcopy(model)
+    tempered.ln_final.weight.mul_(inverse_temperature)
+    tempered.ln_final.bias.mul_(inverse_temperature)
+    return tempered
