@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import matplotlib as mpl
 import numpy as np
+from matplotlib import scale as mscale
+from matplotlib import ticker
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -25,8 +27,45 @@ COLORS: tuple[str, ...] = (
 )
 
 
+def _comma(text: str) -> str:
+    """``text`` con coma decimal (``{,}`` dentro de una fórmula, sin espacio)."""
+    return text.replace(".", "{,}" if "$" in text else ",")
+
+
+class DecimalCommaFormatter(ticker.ScalarFormatter):
+    """Las marcas de los ejes con coma decimal, como los números del texto
+    (``helpers.formatting``): 0,5 y no 0.5. No depende del *locale* de la
+    máquina, que en Binder suele ser el inglés."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return _comma(super().__call__(x, pos))
+
+    def get_offset(self) -> str:
+        return _comma(super().get_offset())
+
+    def format_data_short(self, value: float) -> str:
+        return _comma(super().format_data_short(value))
+
+
+class _CourseLinearScale(mscale.LinearScale):
+    """La escala lineal de siempre, con las marcas en coma decimal."""
+
+    def __init__(self, *args: object) -> None:
+        # Sin el parámetro «axis», que Matplotlib 3.11 da por obsoleto (las
+        # versiones anteriores lo pasan, y aquí no hace falta).
+        super().__init__()
+
+    def set_default_locators_and_formatters(self, axis) -> None:  # noqa: ANN001
+        super().set_default_locators_and_formatters(axis)
+        axis.set_major_formatter(DecimalCommaFormatter())
+
+
 def use_course_style() -> None:
-    """Aplica el estilo de figuras del curso: tamaño, rejilla, fuentes y colores."""
+    """Aplica el estilo de figuras del curso: tamaño, rejilla, fuentes, colores
+    y coma decimal en las marcas de los ejes lineales."""
+    # Sustituye a la escala «linear» del registro de Matplotlib: los ejes que
+    # se creen desde ahora formatean sus marcas con DecimalCommaFormatter.
+    mscale.register_scale(_CourseLinearScale)
     mpl.rcParams.update(
         {
             "figure.figsize": (8.0, 4.5),

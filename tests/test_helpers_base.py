@@ -60,6 +60,23 @@ def test_course_style_sets_readable_defaults():
     assert mpl.rcParams["figure.figsize"] == [8.0, 4.5]
 
 
+def test_course_style_writes_axis_ticks_with_a_decimal_comma():
+    import matplotlib.pyplot as plt
+
+    helpers.use_course_style()
+    fig, ax = plt.subplots()
+    try:
+        ax.plot([0.0, 1.0], [-0.5, 0.25])
+        fig.canvas.draw()
+        labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+        assert "0,0" in labels and not any("." in label for label in labels)
+        assert any(label.startswith("−") for label in labels)  # el signo menos
+        formatter = ax.xaxis.get_major_formatter()
+        assert formatter.format_data_short(0.125).strip() == "0,125"
+    finally:
+        plt.close(fig)
+
+
 @exercise("test_module", "double", "el doble")
 def _check_double(function):
     check_cases(
