@@ -7,6 +7,10 @@ Por fila (enunciado y umbral p(y) ≥ …): respuestas enumeradas, masa cubierta
 pasadas en lote y segundos de reloj. La masa cubierta no depende de la
 máquina (salvo en el último decimal); los segundos, sí.
 
+Y la tabla de los estimadores (:func:`measure_estimators`): la auditoría del
+cuaderno (``helpers.tinylm.estimators``, con sus constantes ``AUDIT_*``), cada
+estimador del gradiente frente a ∇J exacto en cada G, en tres semillas.
+
 ``python -m benchmarks all --only oraculo --output BENCHMARKS.md`` lo mide y
 lo mezcla con el resto del banco.
 """
@@ -45,6 +49,94 @@ def measure(quick: bool, say: Callable[[str], None]) -> list[dict[str, Any]]:
         }
         for cost in costs
     ]
+
+
+def measure_estimators(quick: bool, say: Callable[[str], None]) -> dict[str, Any]:
+    """La auditoría de los estimadores del cuaderno 12 con las referencias:
+    por estimador y G, el ángulo, la norma relativa, la varianza y z de cada
+    semilla (con ``quick``, una semilla, G = 2 y 300 lotes)."""
+    import math
+
+    import torch
+
+    from helpers import tinylm as tl
+    from helpers.tinylm import estimators as est
+    from helpers.tinylm import oracle
+
+    say("oráculo: la auditoría de los estimadores del gradiente")
+    groups = est.AUDIT_GROUPS[:1] if quick else est.AUDIT_GROUPS
+    seeds = est.AUDIT_SEEDS[:1] if quick else est.AUDIT_SEEDS
+    runs = 300 if quick else est.AUDIT_RUNS
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = tl.load_pretrained()
+        found = [
+            oracle.enumerate_completions(model, p, math.log(est.AUDIT_MIN_PROB))
+            for p in est.AUDIT_PROBLEMS
+        ]
+        rewards = [
+            tl.rewards_for(f.completions, [p] * len(f.log_probs))
+            for p, f in zip(est.AUDIT_PROBLEMS, found, strict=True)
+        ]
+        basis = est.score_basis(model, found, rewards)
+        table: dict[str, dict[str, list[list[float]]]] = {}
+        for seed in seeds:
+            for G in groups:
+                estimates = est.sample_estimates(basis, G, runs, seed)
+                for name, values in estimates.items():
+                    row = est.audit_row(values, basis)
+                    table.setdefault(name, {}).setdefault(str(G), []).append(
+                        [row[0], row[1], row[2], row[3]]
+                    )
+    finally:
+        torch.set_num_threads(threads)
+    return {
+        "problems": [list(p) for p in est.AUDIT_PROBLEMS],
+        "min_prob": est.AUDIT_MIN_PROB,
+        "runs": runs,
+        "seeds": list(seeds),
+        "groups": list(groups),
+        "estimators": table,
+    }
+
+
+def render_estimators(data: dict[str, Any]) -> list[str]:
+    """La tabla de la auditoría en Markdown: por estimador y G, el ángulo con
+    ∇J, la norma relativa y z (el recorrido de las semillas)."""
+    from helpers.tinylm.estimators import ESTIMATORS
+
+    def spread(values: list[float], digits: int) -> str:
+        low, high = min(values), max(values)
+        if number(low, digits) == number(high, digits):
+            return number(low, digits)
+        return f"{number(low, digits)}–{number(high, digits)}"
+
+    problems = ", ".join(f"{a} × {b}" for a, b in data["problems"])
+    lines = [
+        f"La auditoría del cuaderno 12 con las referencias: {data['runs']} lotes "
+        f"por G (G respuestas de cada enunciado: {problems}), muestreados del "
+        f"modelo restringido a las respuestas con p(y) ≥ "
+        f"{scientific(data['min_prob'], 0)}, semillas "
+        f"{', '.join(map(str, data['seeds']))}. En cada celda, el ángulo de la "
+        "media de las estimaciones con ∇J, su norma entre la de ∇J y "
+        "z = ‖ḡ − ∇J‖² / (varianza/R), que vale 1 en promedio sin sesgo; "
+        "el recorrido de las semillas.",
+        "",
+        "| estimador | " + " | ".join(f"G = {G}" for G in data["groups"]) + " |",
+        "| --- |" + " --- |" * len(data["groups"]),
+    ]
+    for name, label in ESTIMATORS.items():
+        cells = []
+        for G in data["groups"]:
+            rows = data["estimators"][name][str(G)]
+            angles, norms, zs = ([row[i] for row in rows] for i in (0, 1, 3))
+            cells.append(
+                f"{spread(angles, 1)}° · ×{spread(norms, 2)} · z {spread(zs, 0)}"
+            )
+        shown = label.replace("|", "\\|")  # las barras de |y|, dentro de la tabla
+        lines.append(f"| {shown} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def render(rows: list[dict[str, Any]]) -> list[str]:

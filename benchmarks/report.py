@@ -334,7 +334,10 @@ def _measure_section(
     if section == "preferencias":
         return {"preferencias": preferencias_bench.measure(quick, _say)}
     if section == "oraculo":
-        return {"oraculo": oraculo_bench.measure(quick, _say)}
+        return {
+            "oraculo": oraculo_bench.measure(quick, _say),
+            "oraculo_estimators": oraculo_bench.measure_estimators(quick, _say),
+        }
     raise SystemExit(f"--only: {section!r} no es de {SECTIONS}")
 
 
@@ -686,6 +689,16 @@ def render(data: dict[str, Any]) -> str:
                 "",
                 *oraculo_bench.render(data["oraculo"]),
                 "",
+                *(
+                    [
+                        "### Los estimadores del gradiente frente a ∇J",
+                        "",
+                        *oraculo_bench.render_estimators(data["oraculo_estimators"]),
+                        "",
+                    ]
+                    if data.get("oraculo_estimators")
+                    else []
+                ),
             ]
             if data.get("oraculo")
             else []

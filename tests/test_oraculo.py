@@ -183,3 +183,33 @@ def test_the_basis_keeps_the_gradient_and_rloo_is_unbiased(model):
     error = estimates["rloo"] - basis.true_gradient
     spread = (error - error.mean(0)).norm(dim=1).pow(2).mean().sqrt()
     assert error.mean(0).norm() < 4 * spread / math.sqrt(400)
+
+
+def test_audit_row_z_is_zero_for_the_truth_and_large_for_a_tilt():
+    truth = torch.tensor([1.0, 0.0], dtype=torch.float64)
+    basis = est.ScoreBasis(*([None] * 5), truth, truth)
+    noise = torch.tensor([[0.1, 0.1], [-0.1, -0.1]], dtype=torch.float64)
+    _, _, _, z, z_perp = est.audit_row(truth + noise, basis)
+    assert z == 0 and z_perp == 0
+    tilted = truth + torch.tensor([0.0, 1.0], dtype=torch.float64) + noise
+    _, norm, _, z, z_perp = est.audit_row(tilted, basis)
+    assert z == z_perp > 10 and norm == pytest.approx(math.sqrt(2))
+
+
+def test_the_bench_table_has_one_row_per_estimator():
+    from benchmarks import oraculo as bench
+
+    row = [[3.0, 1.0, 2.0, 1.0]]
+    data = {
+        "problems": [[17, 24]],
+        "min_prob": 1e-4,
+        "runs": 10,
+        "seeds": [0],
+        "groups": [2],
+        "estimators": {name: {"2": row} for name in est.ESTIMATORS},
+    }
+    lines = bench.render_estimators(data)
+    rows = [line for line in lines if line.startswith("| ") and "---" not in line]
+    table = rows[1:]  # sin la cabecera
+    assert len(table) == len(est.ESTIMATORS)
+    assert all(line.count(" | ") == 1 for line in table)  # |y| no parte la fila

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import torch
@@ -44,6 +45,14 @@ ESTIMATORS: dict[str, str] = {
     "per_sequence": "RLOO, 1/|y| (GRPO)",
     "per_token": "RLOO, 1/Σ|y| (DAPO)",
 }
+
+#: La auditoría del cuaderno y de ``make bench``: los enunciados, el umbral de
+#: la enumeración, los tamaños de grupo, los lotes por G y las semillas.
+AUDIT_PROBLEMS: tuple[tuple[int, int], ...] = ((17, 24), (10, 15), (10, 22))
+AUDIT_MIN_PROB = 1e-4
+AUDIT_GROUPS: tuple[int, ...] = (2, 4, 8, 16)
+AUDIT_RUNS = 3000
+AUDIT_SEEDS: tuple[int, ...] = (0, 1, 2)
 
 
 def audit_estimates(
@@ -227,6 +236,31 @@ def sample_estimates(
         per_row.scatter_add_(1, picked.reshape(runs, -1), weights.reshape(runs, -1))
         estimates[estimator] = per_row @ basis.scores
     return estimates
+
+
+def audit_row(
+    estimates: torch.Tensor,
+    basis: ScoreBasis,
+    summarize: Callable[..., tuple[float, float, float]] = audit_estimates,
+) -> tuple[float, float, float, float, float]:
+    """Lo que la auditoría mira de las estimaciones ``(R, k)`` de un estimador:
+    el ángulo, la norma relativa y la varianza que da ``summarize`` (la
+    referencia, o la función del estudiante), y los cocientes
+    z = ‖ḡ − ∇J‖² / (varianza/R) y z⊥, con solo la parte de ḡ perpendicular a
+    ∇J. Sin sesgo, z vale 1 en promedio; z⊥ grande: el estimador inclina el
+    gradiente, no solo lo alarga."""
+    truth = basis.true_gradient
+    angle, norm, variance = summarize(estimates, truth)
+    mean, unit = estimates.mean(dim=0), truth / truth.norm()
+    perpendicular = mean - (mean @ unit) * unit
+    noise = variance / len(estimates)
+    return (
+        angle,
+        norm,
+        variance,
+        ((mean - truth) ** 2).sum().item() / noise,
+        (perpendicular**2).sum().item() / noise,
+    )
 
 
 def standard_error(values: torch.Tensor) -> float:
