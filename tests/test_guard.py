@@ -27,13 +27,10 @@ def _code_key(function) -> list:
     return [code.co_filename, code.co_firstlineno, code.co_name]
 
 
-def _cell(source: str, filename: str, namespace: dict) -> None:
-    exec(compile(source, filename, "exec"), namespace)
-
-
-def _graded(student_source: str, test_source: str, capsys) -> dict:
-    """Define la respuesta en una «celda» y ejecuta la de pruebas vigilada."""
-    config = json.dumps(
+def _config() -> str:
+    """La configuración de la vigilancia: el ejercicio ``answer``, cuya
+    referencia es ``softmax``."""
+    return json.dumps(
         {
             "nonce": "n0",
             "names": ["answer"],
@@ -41,6 +38,15 @@ def _graded(student_source: str, test_source: str, capsys) -> dict:
             "classes": [],
         }
     )
+
+
+def _cell(source: str, filename: str, namespace: dict) -> None:
+    exec(compile(source, filename, "exec"), namespace)
+
+
+def _graded(student_source: str, test_source: str, capsys) -> dict:
+    """Define la respuesta en una «celda» y ejecuta la de pruebas vigilada."""
+    config = _config()
     namespace = {"reference": softmax, "Guard": Guard, "config": config}
     _cell(student_source, STUDENT_FILE, namespace)
     _cell(
@@ -103,14 +109,7 @@ def test_the_previous_profiler_comes_back(capsys):
 def test_a_test_cell_that_raised_does_not_break_the_next_one(capsys):
     """Una celda de pruebas que falla no llega a ``finish()``: su perfilador
     sigue puesto, y la celda siguiente debe vigilar igual."""
-    config = json.dumps(
-        {
-            "nonce": "n0",
-            "names": ["answer"],
-            "codes": [_code_key(softmax)],
-            "classes": [],
-        }
-    )
+    config = _config()
     namespace = {"reference": softmax, "Guard": Guard, "config": config}
     _cell("def answer(values):\n    return reference(values)", STUDENT_FILE, namespace)
     with pytest.raises(AssertionError):

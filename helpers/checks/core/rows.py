@@ -33,23 +33,30 @@ from helpers.checks.core.registry import exercise
 from helpers.topics import TOPICS
 
 
-def _registered(
+def _declared(
+    kind: Callable[..., None],
     module: str,
     key: str,
-    run: Callable[[Callable[..., Any], Iterable[tuple[Any, ...]]], None],
+    reference: Any,
+    mistakes: Iterable[Mistake],
     cases: Iterable[tuple[Any, ...]],
     *,
+    shown: str,
     check_name: str,
     doc: str,
     aspect: str | None,
     uses: Mapping[str, Callable[..., Any]] | None,
+    options: dict[str, Any],
 ) -> Callable[..., None]:
-    default_cases = list(cases)
+    """La comprobación registrada que llama a ``kind`` (:func:`check_cases` o
+    :func:`check_gradients`) con los casos del ejercicio o los de la llamada."""
+    rows, default_cases = list(mistakes), list(cases)
 
     def check(
         student: Callable[..., Any], cases: Iterable[tuple[Any, ...]] | None = None
     ) -> None:
-        run(student, default_cases if cases is None else list(cases))
+        chosen = default_cases if cases is None else list(cases)
+        kind(student, shown, chosen, reference, rows, **options)
 
     check.__name__ = check.__qualname__ = check_name
     check.__doc__ = doc
@@ -80,21 +87,20 @@ def values_check(
     ``options`` pasan tal cual a :func:`check_cases` (``atol``, ``returns``,
     ``masked``…).
     """
-    rows = list(mistakes)
     shown = name or key
-
-    def run(student: Callable[..., Any], chosen: list[tuple[Any, ...]]) -> None:
-        check_cases(student, shown, chosen, reference, rows, **options)
-
-    return _registered(
+    return _declared(
+        check_cases,
         module,
         key,
-        run,
+        reference,
+        mistakes,
         cases,
+        shown=shown,
         check_name=check_name or f"check_{key}",
         doc=doc or f"Comprueba ``{shown}``: sus valores en los casos del ejercicio.",
         aspect=aspect,
         uses=uses,
+        options=options,
     )
 
 
@@ -115,21 +121,20 @@ def gradients_check(
     """La comprobación de gradientes del ejercicio ``key``: como
     :func:`values_check`, con :func:`check_gradients` (``options`` lleva
     ``wrt``, ``prefix`` y el resto de sus argumentos con nombre)."""
-    rows = list(mistakes)
     shown = name or key
-
-    def run(student: Callable[..., Any], chosen: list[tuple[Any, ...]]) -> None:
-        check_gradients(student, shown, chosen, reference, rows, **options)
-
-    return _registered(
+    return _declared(
+        check_gradients,
         module,
         key,
-        run,
+        reference,
+        mistakes,
         cases,
+        shown=shown,
         check_name=check_name or f"check_{key}_grad",
         doc=doc or f"Comprueba ``{shown}``: los gradientes que llegan a cada entrada.",
         aspect=aspect,
         uses=uses,
+        options=options,
     )
 
 
