@@ -242,29 +242,29 @@ WRONG: dict[str, list[Answer]] = {
     ],
     ORACLE: [
         Answer(
-            "todas verdaderas",
-            'answer_oracle = {"a": True, "b": True, "c": True, "d": True}',
-            mistake="statement_b",
-        ),
-        Answer(
-            "RLOO sesgado",
-            'answer_oracle = {"a": False, "b": False, "c": True, "d": False}',
+            "todo lo anterior se confirma",
+            'answer_oracle = {"a": True, "b": False, "c": True, "d": True}',
             mistake="statement_a",
         ),
         Answer(
-            "la media del grupo no acorta",
-            'answer_oracle = {"a": True, "b": False, "c": False, "d": False}',
-            mistake="statement_c",
-        ),
-        Answer(
-            "k3 negativo",
-            'answer_oracle = {"a": True, "b": False, "c": True, "d": True}',
-            mistake="statement_d",
+            "la media del grupo no sesga",
+            'answer_oracle = {"a": True, "b": True, "c": False, "d": False}',
+            mistake="statement_a",
         ),
         Answer(
             "la línea base siempre ayuda",
-            'answer_oracle = {"a": True, "b": True, "c": True, "d": False}',
+            'answer_oracle = {"a": False, "b": False, "c": False, "d": False}',
             mistake="statement_b",
+        ),
+        Answer(
+            "÷σ sesga ya con G = 2",
+            'answer_oracle = {"a": False, "b": True, "c": True, "d": False}',
+            mistake="statement_c",
+        ),
+        Answer(
+            "k3 siempre el menos disperso",
+            'answer_oracle = {"a": False, "b": True, "c": False, "d": True}',
+            mistake="statement_d",
         ),
     ],
 }
