@@ -25,7 +25,6 @@ la masa que falta (∇J_q es exacto, y su ángulo con el ∇J de
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable
 from typing import NamedTuple
@@ -35,6 +34,7 @@ import torch
 from .grpo import group_advantages
 from .model import TinyLM
 from .oracle import Enumeration, angle_degrees, sequence_log_probs
+from .sampling import copy_model
 
 #: Los estimadores de la auditoría, con su nombre en las figuras.
 ESTIMATORS: dict[str, str] = {
@@ -273,8 +273,9 @@ def tempered_copy(model: TinyLM, inverse_temperature: float) -> TinyLM:
     """Una copia de ``model`` cuyos logits son los suyos por
     ``inverse_temperature``: el mismo modelo muestreado a temperatura
     1/``inverse_temperature``. Como la matriz de salida es la de los
-    embeddings (atada, sin sesgo), basta escalar la última normalización."""
-    tempered = copy.deepcopy(model)
+    embeddings (atada, sin sesgo), basta escalar la última normalización. Como
+    ``copy_model``, la copia está congelada: sirve para muestrear y medir."""
+    tempered = copy_model(model)
     tempered.ln_final.weight.mul_(inverse_temperature)
     tempered.ln_final.bias.mul_(inverse_temperature)
     return tempered
