@@ -34,14 +34,19 @@ from __future__ import annotations
 import random
 import tempfile
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.nn import functional as F
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers.utils import logging as hf_logging
 
 from helpers.tinylm import MAX_NEW_TOKENS, Problem, prompt_text
+
+if TYPE_CHECKING:
+    import datasets
 
 #: Los tres pases del modelo que compara ``padding_table``, con su nombre.
 PADDING_FORWARDS: dict[str, str] = {
@@ -83,7 +88,9 @@ def practice_problems(n: int, seed: int) -> list[Problem]:
     return problems
 
 
-def chat_dataset(problems: Sequence[Problem], conversational: bool = True):
+def chat_dataset(
+    problems: Sequence[Problem], conversational: bool = True
+) -> datasets.Dataset:
     """Un ``datasets.Dataset`` con las columnas que espera ``GRPOTrainer``.
 
     - ``prompt``: la conversación ``[{"role": "user", "content": "7×24="}]``
@@ -287,6 +294,25 @@ def response_log_probs(
     return torch.where(keep, chosen, torch.zeros_like(chosen))
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Sin los avisos ni las barras de progreso de transformers (y restaurados).
+
+    ``padding_table`` hace a propósito un pase sin máscara (transformers avisa
+    de que falta) y ``trl_log_prob_gap`` guarda y carga el modelo (con barras).
+    """
+    verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
 def _real_rows(batch: dict[str, Any]) -> list[tuple[torch.Tensor, int, int]]:
     """Cada fila sin relleno: (ids, longitud del enunciado, de la respuesta)."""
     rows = []
@@ -326,8 +352,10 @@ def padding_table(model: PreTrainedModel, batch: dict[str, Any]) -> dict[str, fl
     absolutas; en uno rotatorio (``tiny_rotary_model``) basta la máscara.
     """
     input_ids, mask = batch["input_ids"], batch["attention_mask"]
+    with _quiet():  # el aviso de transformers: falta la máscara (a propósito)
+        nothing = model(input_ids=input_ids).logits
     forwards = {
-        "nothing": model(input_ids=input_ids).logits,
+        "nothing": nothing,
         "mask": model(input_ids=input_ids, attention_mask=mask).logits,
         "mask_and_positions": model(
             input_ids=input_ids,
@@ -366,7 +394,7 @@ def trl_log_prob_gap(model: PreTrainedModel, batch: dict[str, Any]) -> dict[str,
 
     truth = unpadded_log_probs(model, batch)
     keep = batch["completion_mask"].bool()
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, _quiet():
         model.save_pretrained(folder)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
