@@ -220,6 +220,17 @@ def test_side_by_side_shows_what_the_notebook_says(tmp_path, seed, capsys):
         assert result["trl"][key][0] == pytest.approx(
             result["course"][key][0], abs=0.01
         )
+
+    # La primera época baraja igual en los dos lados (la misma semilla): solo
+    # difiere el relleno; desde la segunda, los lotes cambian (ver _differences)
+    def gap(epoch):
+        return max(
+            abs(result["trl"][k][epoch] - result["course"][k][epoch])
+            for k in dpo.SERIES
+        )
+
+    assert gap(1) < 2e-3, result
+    assert gap(dpo.EPOCHS) > 5 * 2e-3, result
     findings = dpo.side_by_side_findings(result)
     assert all(findings.values()), (findings, result)
     assert trainer.state.global_step == dpo.EPOCHS * (dpo.N_PAIRS // dpo.BATCH_SIZE)

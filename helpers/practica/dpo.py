@@ -554,9 +554,10 @@ def _same_weights(a: nn.Module, b: nn.Module) -> bool:
 def _differences(args: Any) -> list[str]:
     """En qué se distinguen los dos entrenamientos, además del orden de los lotes."""
     notes = [
-        "cada uno baraja los pares con su propio generador (la misma semilla no "
-        "da los mismos lotes en las dos bibliotecas): las curvas se parecen sin "
-        "ser iguales",
+        "la primera época baraja los pares igual en los dos lados (accelerate "
+        "siembra la época e con seed + e, y train_dpo saca su primera "
+        "permutación con seed); desde la segunda, los lotes ya no son los "
+        "mismos y las curvas se parecen sin ser iguales",
         "el modelo del curso nunca escribe el relleno (log π = −∞); el de TRL "
         "le da algo de probabilidad: las log-probabilidades difieren un poco",
     ]
