@@ -30,6 +30,7 @@ help:
 	@echo "make test-hub  el ciclo de una tarea en un JupyterHub de verdad (como root)"
 	@echo "make bench     mide los presupuestos del curso y escribe BENCHMARKS.md"
 	@echo "make bench-quick   el banco en miniatura (lo que ejecuta CI)"
+	@echo "make gpu-check unos pasos del guion del 11 en una GPU (sin GPU, se salta)"
 	@echo "make release   regenera course/ a partir de solutions/"
 	@echo "make grade MODULE=01_bandidos SUBMISSIONS=entregas/   califica entregas"
 
@@ -115,6 +116,14 @@ bench: $(BENCH_STAMP)
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) -m benchmarks all --quick --output .grading/BENCHMARKS-quick.md
+
+# El guion del módulo 11 en una GPU (docs/gpu.md): unos pasos de GRPO con un
+# modelo de verdad ya descargado y un JSON con las métricas y la memoria. Sin
+# GPU dice que se salta y sale con 0. MODEL y STEPS lo cambian.
+.PHONY: gpu-check
+gpu-check: $(STAMP)
+	$(PY) -m helpers.practica.gpu_check $(if $(MODEL),--model $(MODEL)) \
+		$(if $(STEPS),--steps $(STEPS))
 
 release: notebooks
 	$(PY) -m autograder release

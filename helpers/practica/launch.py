@@ -75,7 +75,21 @@ from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM, AutoTokenizer
 import helpers
 """
-DATASETS = ("practica", "course")
+#: Campos del ``GRPOConfig`` que se copian al JSON de métricas.
+REPORTED_FIELDS: tuple[str, ...] = (
+    "num_generations",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "generation_batch_size",
+    "max_completion_length",
+    "loss_type",
+    "beta",
+    "use_cpu",
+    "bf16",
+    "use_vllm",
+    "vllm_mode",
+    "vllm_gpu_memory_utilization",
+)
 
 
 class NotebookError(GuardError):
@@ -350,6 +364,13 @@ def run(
             "make_grpo_config", functions["make_grpo_config"], str(output)
         )
     changes = machine_overrides(device, use_vllm, max_steps, max_completion_length)
+    kwargs = config.generation_kwargs or {}
+    if model is not None and "suppress_tokens" in kwargs:
+        # Prohibir el relleno del modelo del curso (id 0) no tiene sentido en
+        # otro vocabulario, y vLLM no acepta esa opción
+        changes["generation_kwargs"] = {
+            k: v for k, v in kwargs.items() if k != "suppress_tokens"
+        } or None
     config = with_overrides(config, **changes)
     if config.use_cpu or not torch.cuda.is_available():
         torch.set_num_threads(1)
@@ -395,6 +416,7 @@ def run(
         "model": model or "course",
         "dataset": dataset,
         "overrides": changes,
+        "config": {name: getattr(config, name) for name in REPORTED_FIELDS},
         "steps": trainer.state.global_step,
         "train_seconds": seconds,
         "loss_finite": bool(losses) and all(math.isfinite(x) for x in losses),
@@ -434,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--num-examples", type=int, default=64)
     parser.add_argument("--max-steps", type=int, default=3)
     parser.add_argument("--max-completion-length", type=int)
-    parser.add_argument("--output", default="runs/practica", help="carpeta")
+    parser.add_argument("--output", default=".artifacts/practica", help="carpeta")
     parser.add_argument("--device", choices=("keep", "cpu", "cuda"), default="keep")
     parser.add_argument("--vllm", action="store_true", help="generar con vLLM")
     args = parser.parse_args(argv)
