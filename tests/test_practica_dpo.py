@@ -375,3 +375,21 @@ def test_trained_trainer_is_refused(dataset, tmp_path):
     trainer.train()
     with pytest.raises(dpo.DPOInputError, match="ya entrenó"):
         dpo.train_side_by_side(trainer, verbose=False)
+
+
+def test_pairs_that_are_not_the_course_ones(tmp_path):
+    """El DPO del curso solo entrena enunciados «ab×cd=»: otro da un error claro."""
+    data = datasets.Dataset.from_list(
+        [
+            {
+                "prompt": [{"role": "user", "content": "7×8="}],
+                "chosen": [{"role": "assistant", "content": "56."}],
+                "rejected": [{"role": "assistant", "content": "54."}],
+            }
+        ]
+    )
+    trainer = dpo.reference_dpo_trainer(
+        load_pretrained_gpt2(), load_pretrained_gpt2(), data, "sigmoid", 0.1, tmp_path
+    )
+    with pytest.raises(dpo.DPOInputError, match="no es uno del curso"):
+        dpo.train_side_by_side(trainer, verbose=False)
