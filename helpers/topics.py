@@ -27,6 +27,7 @@ TOPICS: dict[str, str] = {
     "08_mas_alla": "mas_alla",
     "09_puente": "puente",
     "10_preferencias": "preferencias",
+    "11_practica": "practica",
     "12_oraculo": "oraculo",
 }
 

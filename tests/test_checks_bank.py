@@ -47,6 +47,7 @@ FULL_BANKS = {
     "08_mas_alla",
     "09_puente",
     "10_preferencias",
+    "11_practica",
     "12_oraculo",
 }
 
