@@ -75,7 +75,7 @@ def test_missing_reward_column_names_it():
 
 def test_missing_prompt_column():
     data = datasets.Dataset.from_dict({"question": ["17×24="], "answer": ["408"]})
-    with pytest.raises(GuardError, match="«prompt»") as info:
+    with pytest.raises(GuardError, match="`prompt`") as info:
         guards.check_reward_columns(data, [format_reward])
     assert info.value.kind == "columns" and _spanish(str(info.value))
 

@@ -112,11 +112,10 @@ def preference_dataset(n_pairs: int = N_PAIRS, seed: int = PAIRS_SEED):
     """Los pares del módulo 10 con las columnas de TRL: un ``datasets.Dataset``.
 
     Cada fila es conversacional, como las de un conjunto de preferencias de
-    verdad::
-
-        {"prompt": [{"role": "user", "content": "55×78="}],
-         "chosen": [{"role": "assistant", "content": "55×70+55×8=3850+440=4290."}],
-         "rejected": [{"role": "assistant", "content": "55×70+55×8=..."}]}
+    verdad: la columna ``prompt`` es ``[{"role": "user", "content": "55×78="}]``
+    y ``chosen`` y ``rejected`` son
+    ``[{"role": "assistant", "content": "55×70+55×8=3850+440=4290."}]`` y otra
+    respuesta al mismo enunciado.
 
     La plantilla de chat de ``helpers.puente.tokenizer.make_tokenizer()``
     escribe el enunciado y la respuesta seguidos, así que TRL tokeniza

@@ -113,9 +113,9 @@ def check_reward_columns(dataset: Any, reward_funcs: Sequence[Any]) -> None:
         raise GuardError(
             "columns",
             columns,
-            f"El conjunto de datos no tiene la columna «prompt» (tiene {columns}). "
+            f"El conjunto de datos no tiene la columna `prompt` (tiene {columns}). "
             "GRPOTrainer genera a partir de ella: renombra la columna de los "
-            "enunciados a «prompt».",
+            "enunciados a `prompt`.",
         )
     for function in reward_funcs:
         if isinstance(function, (str, torch.nn.Module)):
@@ -379,7 +379,7 @@ _TRL_MESSAGES: list[tuple[re.Pattern[str], str, Callable[[re.Match[str]], str]]]
         ),
     ),
     (
-        re.compile(r"GRPO requires at least 2 generations per prompt.*?(-?\d+)"),
+        re.compile(r"GRPO requires at least 2 generations per\sprompt.*?(-?\d+)"),
         "batch",
         lambda m: (
             f"TRL rechaza la configuración: num_generations = {m[1]}, y GRPO "

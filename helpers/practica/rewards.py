@@ -1,12 +1,9 @@
 """Funciones de recompensa con el contrato de TRL (ejercicio 2 del cuaderno 11).
 
 ``GRPOTrainer`` de TRL 1.16 (``_calculate_rewards``) llama a cada función de
-recompensa así::
-
-    f(prompts=..., completions=..., completion_ids=...,
-      answer=..., <cada otra columna del conjunto de datos>=...,
-      trainer_state=..., log_extra=..., log_metric=...)
-
+recompensa así: ``f(prompts=..., completions=..., completion_ids=...,
+answer=..., <cada otra columna del conjunto de datos>=..., trainer_state=...,
+log_extra=..., log_metric=...)``,
 todo con nombre, una lista por argumento (una entrada por respuesta), y
 espera una **lista de floats**, una por respuesta (``None`` significa «no se
 aplica» y TRL lo convierte en ``nan``). Por eso una función de recompensa
