@@ -55,7 +55,7 @@ def test_stated_total_is_the_computed_one(module_id):
     lines = re.findall(r"^\*\*Tiempo estimado:\*\*.*$", text, re.M)
     assert len(lines) == 1, f"{module_id}: una sola línea «Tiempo estimado»"
     stated = re.fullmatch(
-        r"\*\*Tiempo estimado:\*\* unas (?P<hours>[\d,]+) horas?: "
+        r"\*\*Tiempo estimado:\*\* (?:unas (?P<hours>[\d,]+) horas|una hora): "
         r"(?P<exercises>\d+) minutos de ejercicios y unos (?P<reading>\d+) "
         r"de lectura y celdas\.",
         lines[0],
@@ -68,7 +68,7 @@ def test_stated_total_is_the_computed_one(module_id):
         + hint
     )
     assert int(stated["reading"]) == study.reading_minutes, f"{module_id}: {hint}"
-    hours = float(stated["hours"].replace(",", "."))
+    hours = float((stated["hours"] or "1").replace(",", "."))
     assert hours * 60 == study.total_minutes, f"{module_id}: {hint}"
     # El total redondeado está a menos de un cuarto de hora de la suma.
     assert abs(hours * 60 - int(stated["exercises"]) - int(stated["reading"])) <= 15
@@ -91,6 +91,10 @@ def test_editing_one_exercise_time_is_caught():
 def test_rounding_and_wording():
     assert study_time.hours(60) == "1 hora"
     assert study_time.hours(150) == "2,5 horas"
-    assert study_time._round_half_up(6.5) == 7
-    study = study_time.StudyTime("x", (), words=0, code_cells=0, run_seconds=0)
-    assert study.total_minutes == study_time.TOTAL_ROUND
+
+
+def test_one_hour_reads_una_hora():
+    exercise = study_time.Exercise("e", "fácil", 50)
+    study = study_time.StudyTime("11_x", (exercise,), 0, 0, 0.0)
+    assert study.total_minutes == 60
+    assert study.line().startswith("**Tiempo estimado:** una hora: 50 minutos")

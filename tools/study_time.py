@@ -128,8 +128,10 @@ class StudyTime:
 
     def line(self) -> str:
         """La línea «**Tiempo estimado:**» de la presentación."""
+        total = hours(self.total_minutes)
+        about = "una hora" if total == "1 hora" else f"unas {total}"
         return (
-            f"**Tiempo estimado:** unas {hours(self.total_minutes)}: "
+            f"**Tiempo estimado:** {about}: "
             f"{self.exercise_minutes} minutos de ejercicios y unos "
             f"{self.reading_minutes} de lectura y celdas."
         )
