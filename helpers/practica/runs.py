@@ -14,7 +14,7 @@ Se guardan en ``helpers/data/practica_runs.json`` con nombres neutros (``"A"``,
 ``"B"``...: barajados con una semilla fija), para que el cuaderno enseñe «la
 ejecución C» sin decir su fallo. Se rehacen con una orden::
 
-    python -m helpers.practica.runs --write      # rehacer el archivo (≈ 2 min)
+    python -m helpers.practica.runs --write      # rehacer el archivo (unos 5 min)
     python -m helpers.practica.runs --check 3    # recalcular 3 pasos y comparar
 
 Lo que el cuaderno usa:
