@@ -10,6 +10,7 @@ Ejemplos::
     python -m benchmarks all --only preferencias --output BENCHMARKS.md  # módulo 10
     python -m benchmarks all --quick --only preferencias  # esa parte, en miniatura
     python -m benchmarks all --only oraculo --output BENCHMARKS.md  # módulo 12
+    python -m benchmarks all --only grading --module 11_practica --output BENCHMARKS.md
     python -m benchmarks notebooks 07_grpo            # tiempo y memoria
     python -m benchmarks grading 01_bandidos --students 100 --jobs 2
     python -m benchmarks grading --students 20        # todos los módulos
@@ -72,6 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         help="medir solo esta parte y mezclarla con el JSON que ya hay (repetible)",
     )
     all_parser.add_argument(
+        "--module",
+        action="append",
+        dest="module_ids",
+        metavar="NN_x",
+        help="con --only notebooks o grading: solo este módulo; sus filas "
+        "sustituyen a las del JSON (repetible)",
+    )
+    all_parser.add_argument(
         "--seeds",
         type=parse_seeds,
         help="semillas de CartPole («0-19», «3,5,7»); por defecto, 0-19",
@@ -108,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.kind == "all":
         from benchmarks import report
 
-        return report.run(args.quick, args.output, args.only, args.seeds)
+        return report.run(
+            args.quick, args.output, args.only, args.seeds, args.module_ids
+        )
     if args.kind == "cartpole":
         from benchmarks import cartpole
 

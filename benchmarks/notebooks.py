@@ -3,9 +3,9 @@
 ``python -m benchmarks notebooks [MODULO...]`` ejecuta cada cuaderno como lo
 haría un estudiante, en un kernel nuevo, e imprime su tiempo y la memoria
 máxima del kernel frente al presupuesto: ≤ 90 s (08_mas_alla, que entrena
-tres métodos, 10_preferencias y 12_oraculo, ≤ 120 s; 09_puente, que importa transformers
-y TRL y entrena con los dos, y 11_practica, ≤ 150 s) y ≤ 1,5 GB cada uno (09_puente y 11_practica, ≤ 2 GB),
-≤ 10 minutos todos.
+tres métodos, 10_preferencias y 12_oraculo, ≤ 120 s; 09_puente, que importa
+transformers y TRL y entrena con los dos, y 11_practica, ≤ 150 s) y ≤ 1,5 GB
+cada uno (09_puente y 11_practica, ≤ 2 GB), ≤ 10 minutos todos.
 """
 
 from __future__ import annotations

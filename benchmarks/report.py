@@ -53,7 +53,7 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -126,8 +126,11 @@ def machine() -> dict[str, str]:
     }
 
 
-def measure_notebooks(quick: bool) -> list[dict[str, Any]]:
-    """Tiempo y memoria de cada cuaderno de solución (uno de dos celdas si quick)."""
+def measure_notebooks(
+    quick: bool, module_ids: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """Tiempo y memoria de cada cuaderno de solución (o solo de ``module_ids``;
+    uno de dos celdas si quick)."""
     results = []
     with tempfile.TemporaryDirectory() as scratch:
         targets: list[tuple[str, Path | None]]
@@ -141,7 +144,7 @@ def measure_notebooks(quick: bool) -> list[dict[str, Any]]:
             nbformat.write(nb, path)
             targets = [("mini (--quick)", path)]
         else:
-            targets = [(module_id, None) for module_id in modules()]
+            targets = [(module_id, None) for module_id in module_ids or modules()]
         for name, path in targets:
             _say(f"cuaderno {name}")
             results.append({"module": name, **notebook_figures(name, path)})
@@ -271,14 +274,16 @@ def measure_grpo_all(
     return grpo, grouped
 
 
-def measure_grading(quick: bool) -> dict[str, Any]:
-    """Calificar una clase fabricada de cada módulo.
+def measure_grading(
+    quick: bool, module_ids: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Calificar una clase fabricada de cada módulo (o solo de ``module_ids``).
 
     Cada módulo con :data:`BUDGET_STUDENTS` entregas, la clase del
     presupuesto. Con ``quick``, dos entregas del primer módulo y del último:
     prueba el código, no mide.
     """
-    all_modules = modules()
+    all_modules = list(module_ids or modules())
     if quick:
         plan = [(all_modules[0], 2), (all_modules[-1], 2)]
     else:
@@ -314,19 +319,27 @@ def measure_cartpole(quick: bool, seeds: list[int] | None = None) -> dict[str, A
     }
 
 
+#: Las partes que se pueden medir solo para algunos módulos (``--module``).
+BY_MODULE = ("notebooks", "grading")
+
+
 def _measure_section(
-    section: str, quick: bool, seeds: list[int] | None
+    section: str,
+    quick: bool,
+    seeds: list[int] | None,
+    module_ids: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Las claves que ``section`` aporta al JSON del banco."""
+    """Las claves que ``section`` aporta al JSON del banco (``module_ids``:
+    solo esos módulos, en las partes de :data:`BY_MODULE`)."""
     if section == "notebooks":
-        return {"notebooks": measure_notebooks(quick)}
+        return {"notebooks": measure_notebooks(quick, module_ids)}
     if section == "cartpole":
         return {"cartpole": measure_cartpole(quick, seeds)}
     if section == "grpo":
         grpo, variants = measure_grpo_all(quick)
         return {"grpo": grpo, "grpo_variants": variants}
     if section == "grading":
-        return {"grading": measure_grading(quick)}
+        return {"grading": measure_grading(quick, module_ids)}
     if section == "methods":
         return {"methods": methods_bench.measure(quick, _say)}
     if section == "puente":
@@ -342,15 +355,34 @@ def _measure_section(
 
 
 def measure_sections(
-    sections: Iterable[str], quick: bool, seeds: list[int] | None = None
+    sections: Iterable[str],
+    quick: bool,
+    seeds: list[int] | None = None,
+    module_ids: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Mide cada parte de ``sections`` y apunta sus minutos en ``section_minutes``."""
+    """Mide cada parte de ``sections`` y apunta sus minutos en ``section_minutes``
+    (no los de una parte medida solo para algunos módulos: no son los suyos)."""
     data: dict[str, Any] = {"section_minutes": {}}
     for section in sections:
         start = time.perf_counter()
+        if module_ids and section in BY_MODULE:
+            data.update(_measure_section(section, quick, seeds, module_ids))
+            continue
         data.update(_measure_section(section, quick, seeds))
         data["section_minutes"][section] = (time.perf_counter() - start) / 60
     return data
+
+
+def merge_module_rows(
+    old: list[dict[str, Any]], new: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Las filas de ``old`` (una por módulo, clave ``"module"``) con las de
+    ``new`` en su lugar, y las de módulos nuevos añadidas, en el orden de los
+    módulos del curso (los que ya no existen, al final, como estaban)."""
+    rows = {row["module"]: row for row in old}
+    rows.update({row["module"]: row for row in new})
+    order = {module_id: i for i, module_id in enumerate(modules())}
+    return sorted(rows.values(), key=lambda row: order.get(row["module"], len(order)))
 
 
 def measure(quick: bool, seeds: list[int] | None = None) -> dict[str, Any]:
@@ -739,7 +771,10 @@ SECTION_NAMES = {
 
 
 def measure_only(
-    sections: list[str], seeds: list[int] | None = None, quick: bool = False
+    sections: list[str],
+    seeds: list[int] | None = None,
+    quick: bool = False,
+    module_ids: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Mide solo ``sections`` y las mezcla con la última medida completa.
 
@@ -747,23 +782,42 @@ def measure_only(
     al terminar de medir, para no pisar lo que haya cambiado mientras), y
     ``updates`` apunta qué se volvió a medir, cuándo y con qué carga. Con
     ``quick``, cada parte en miniatura y el resultado marcado ``quick``
-    (:func:`run` no lo escribe en el JSON de los cuadernos).
+    (:func:`run` no lo escribe en el JSON de los cuadernos). Con
+    ``module_ids``, las partes de :data:`BY_MODULE` solo para esos módulos:
+    sus filas sustituyen a las que había (:func:`merge_module_rows`).
     """
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
         raise SystemExit(f"--only: {unknown} no son de {SECTIONS}")
+    if module_ids:
+        other = [s for s in sections if s not in BY_MODULE]
+        if other:
+            raise SystemExit(f"--module solo vale con --only {' o '.join(BY_MODULE)}")
+        unknown = [m for m in module_ids if m not in modules()]
+        if unknown:
+            raise SystemExit(f"--module: {unknown} no son módulos del curso")
     current = machine()
-    measured = measure_sections(sections, quick, seeds)
+    measured = measure_sections(sections, quick, seeds, module_ids)
     minutes = measured.pop("section_minutes")
     data = json.loads(DATA.read_text(encoding="utf-8"))
     if data.get("quick"):
         raise SystemExit("--only mezcla con una medida completa, no con --quick")
+    if module_ids and "notebooks" in measured:
+        measured["notebooks"] = merge_module_rows(
+            data["notebooks"], measured["notebooks"]
+        )
+    if module_ids and "grading" in measured:
+        grading = measured["grading"]
+        grading["modules"] = merge_module_rows(
+            data["grading"]["modules"], grading["modules"]
+        )
     data.update(measured)
     data.setdefault("section_minutes", {}).update(minutes)
     data["quick"] = quick
     data.setdefault("updates", []).append(
         {
             "sections": sections,
+            **({"modules": list(module_ids)} if module_ids else {}),
             "date": current["date"],
             "load": current["load"],
             "cpu": current["cpu"],
@@ -777,6 +831,7 @@ def run(
     output: Path | None,
     only: list[str] | None = None,
     seeds: list[int] | None = None,
+    module_ids: list[str] | None = None,
 ) -> int:
     """Mide todo, imprime el Markdown y lo escribe en ``output``.
 
@@ -785,7 +840,13 @@ def run(
     Con ``only`` (p. ej. ``["grpo"]``) mide solo esas partes y las mezcla con
     el JSON que ya hay; con ``only`` y ``quick``, las mide en miniatura.
     """
-    data = measure_only(only, seeds, quick) if only else measure(quick, seeds)
+    if module_ids and not only:
+        raise SystemExit("--module va con --only notebooks o --only grading")
+    data = (
+        measure_only(only, seeds, quick, module_ids)
+        if only
+        else measure(quick, seeds)
+    )
     text = render(data)
     print(text)
     if output is not None:

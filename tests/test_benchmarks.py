@@ -690,14 +690,21 @@ def test_each_section_keeps_its_minutes_and_the_total_is_judged_only_when_comple
 ):
     calls = []
 
-    def fake_section(section, quick, seeds):
-        calls.append(section)
+    def fake_section(section, quick, seeds, module_ids=None):
+        calls.append((section, module_ids))
         return {section: {"measured": True}}
 
     monkeypatch.setattr(report, "_measure_section", fake_section)
     measured = report.measure_sections(["grading", "puente"], quick=True)
-    assert calls == ["grading", "puente"]
+    assert calls == [("grading", None), ("puente", None)]
     assert set(measured["section_minutes"]) == {"grading", "puente"}
+    # Medida solo para algunos módulos: sin minutos propios (no son los de la parte)
+    calls.clear()
+    partial = report.measure_sections(
+        ["grading", "puente"], quick=True, module_ids=["09_puente"]
+    )
+    assert calls == [("grading", ["09_puente"]), ("puente", None)]
+    assert set(partial["section_minutes"]) == {"puente"}
     assert all(m >= 0 for m in measured["section_minutes"].values())
 
     data = {"machine": {"date": "2026-12-02 04:43 UTC"}, "minutes": 34.0}
@@ -722,3 +729,19 @@ def test_each_section_keeps_its_minutes_and_the_total_is_judged_only_when_comple
         "methods": 2.0,
         "puente": 7.0,
     }
+
+
+def test_rows_of_some_modules_replace_theirs_in_course_order():
+    first, second, *_ = report.modules()
+    old = [{"module": first, "seconds": 1.0}, {"module": "00_viejo", "seconds": 9.0}]
+    new = [{"module": second, "seconds": 2.0}, {"module": first, "seconds": 3.0}]
+    merged = report.merge_module_rows(old, new)
+    assert merged == [
+        {"module": first, "seconds": 3.0},
+        {"module": second, "seconds": 2.0},
+        {"module": "00_viejo", "seconds": 9.0},
+    ]
+    with pytest.raises(SystemExit, match="--module solo vale"):
+        report.measure_only(["puente"], module_ids=[first])
+    with pytest.raises(SystemExit, match="no son módulos"):
+        report.measure_only(["grading"], module_ids=["99_nada"])
