@@ -843,9 +843,7 @@ def run(
     if module_ids and not only:
         raise SystemExit("--module va con --only notebooks o --only grading")
     data = (
-        measure_only(only, seeds, quick, module_ids)
-        if only
-        else measure(quick, seeds)
+        measure_only(only, seeds, quick, module_ids) if only else measure(quick, seeds)
     )
     text = render(data)
     print(text)
