@@ -280,7 +280,7 @@ class LogExplorer(WidgetView):
         shown = self.shown_keys()
         if not shown:
             raise ValueError("Marca al menos una clave para ver sus curvas.")
-        cols = 3 if len(shown) > 4 else len(shown)
+        cols = min(len(shown), 3)
         rows = -(-len(shown) // cols)
         with course_style():
             fig = Figure(figsize=(max(4.2 * cols, 5.0), 2.6 * rows + 0.5))
