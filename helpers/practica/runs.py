@@ -27,42 +27,7 @@ Lo que el cuaderno usa:
 - ``failure_of(run_id)``: el fallo de una ejecución (solo para las pruebas
   ocultas: el cuaderno no debe llamarla).
 
-Qué significa cada clave de TRL, con los nombres del curso:
-
-=================================  =========================================
-clave de TRL                       qué es (nombre del curso)
-=================================  =========================================
-``reward``                         recompensa media del lote, la suma
-                                   ponderada de las funciones (``reward``)
-``reward_std``                     su desviación típica dentro de cada grupo,
-                                   media sobre los grupos
-``rewards/<f>/mean``               la media de la función ``f`` sola; aquí
-                                   ``rewards/accuracy/mean`` es la precisión
-                                   **verdadera** (peso 0: no entrena)
-``frac_reward_zero_std``           fracción de grupos con las G recompensas
-                                   iguales: sin ventaja ni gradiente
-                                   (``1 − mixed_groups``)
-``completions/mean_length``        tokens por respuesta, fin incluido
-                                   (``length``)
-``completions/clipped_ratio``       fracción de respuestas cortadas por
-                                   ``max_completion_length`` (sin token de fin)
-``completions/mean_terminated_length``  longitud media de las que terminaron
-``clip_ratio/region_mean``         fracción de tokens donde el recorte de PPO
-                                   muerde (``clip_fraction``); con μ = 1 y el
-                                   muestreador igual al entrenador, 0
-``clip_ratio/low_mean``, ``/high_mean``  lo mismo, por debajo de 1 − ε (con
-                                   ventaja negativa) y por encima de 1 + ε
-                                   (con ventaja positiva)
-``entropy``                        nats por token de la respuesta
-``kl``                             KL a la referencia (k3 por token de TRL;
-                                   solo con β > 0) (``kl_ref``)
-``grad_norm``                      norma del gradiente **antes** de recortarla
-                                   a ``max_grad_norm``
-``loss``                           la pérdida; con μ = 1 vale ≈ 0 siempre
-                                   (las ventajas de un grupo suman 0): no dice
-                                   si se aprende
-``learning_rate``                  la tasa de Adam de ese paso
-=================================  =========================================
+Qué significa cada clave de TRL, con los nombres del curso: ``MEANINGS``.
 
 Todo es determinista con un hilo; ``--check`` compara con
 ``helpers.seeding.same_figure`` (en otra CPU el redondeo puede cambiar alguna
@@ -161,6 +126,49 @@ PLOT_KEYS: tuple[str, ...] = (
     "grad_norm",
 )
 
+#: Qué significa cada clave que registra TRL, con los nombres del curso. Una
+#: clave con ``<f>`` vale para cualquier función de recompensa.
+MEANINGS: dict[str, str] = {
+    "reward": (
+        "recompensa media del lote, la suma ponderada de las funciones (``reward``)"
+    ),
+    "reward_std": "su desviación típica dentro de cada grupo, media sobre los grupos",
+    "rewards/<f>/mean": (
+        "la media de la función ``f`` sola; aquí ``rewards/accuracy/mean`` es la "
+        "precisión **verdadera** (peso 0: no entrena)"
+    ),
+    "frac_reward_zero_std": (
+        "fracción de grupos con las G recompensas iguales: sin ventaja ni "
+        "gradiente (``1 − mixed_groups``)"
+    ),
+    "completions/mean_length": "tokens por respuesta, fin incluido (``length``)",
+    "completions/clipped_ratio": (
+        "fracción de respuestas cortadas por ``max_completion_length`` (sin token "
+        "de fin)"
+    ),
+    "completions/mean_terminated_length": "longitud media de las que terminaron",
+    "clip_ratio/region_mean": (
+        "fracción de tokens donde el recorte de PPO muerde (``clip_fraction``); "
+        "con μ = 1 y el muestreador igual al entrenador, 0"
+    ),
+    "clip_ratio/low_mean": (
+        "fracción de tokens con ventaja negativa cuyo cociente cae por debajo de "
+        "1 − ε: el recorte muerde por abajo"
+    ),
+    "clip_ratio/high_mean": (
+        "fracción de tokens con ventaja positiva cuyo cociente pasa de 1 + ε: el "
+        "recorte muerde por arriba"
+    ),
+    "entropy": "nats por token de la respuesta",
+    "kl": "KL a la referencia (k3 por token de TRL; solo con β > 0) (``kl_ref``)",
+    "grad_norm": "norma del gradiente **antes** de recortarla a ``max_grad_norm``",
+    "loss": (
+        "la pérdida; con μ = 1 vale ≈ 0 siempre (las ventajas de un grupo suman "
+        "0): no dice si se aprende"
+    ),
+    "learning_rate": "la tasa de Adam de ese paso",
+}
+
 #: Título (en español) de cada clave en las figuras.
 TITLES: dict[str, str] = {
     "reward": "Recompensa media (reward)",
@@ -169,7 +177,12 @@ TITLES: dict[str, str] = {
     "frac_reward_zero_std": "Grupos sin varianza (frac_reward_zero_std)",
     "completions/mean_length": "Longitud media (completions/mean_length)",
     "completions/clipped_ratio": "Respuestas cortadas (completions/clipped_ratio)",
+    "completions/mean_terminated_length": (
+        "Longitud de las terminadas (completions/mean_terminated_length)"
+    ),
     "clip_ratio/region_mean": "Tokens recortados (clip_ratio/region_mean)",
+    "clip_ratio/low_mean": "Recortados por abajo (clip_ratio/low_mean)",
+    "clip_ratio/high_mean": "Recortados por arriba (clip_ratio/high_mean)",
     "entropy": "Entropía por token (entropy)",
     "kl": "KL a la referencia (kl)",
     "grad_norm": "Norma del gradiente (grad_norm)",

@@ -20,7 +20,6 @@ las pruebas la manejan sin navegador.
 from __future__ import annotations
 
 import html
-import inspect
 import re
 from collections.abc import Iterable, Mapping
 
@@ -66,54 +65,11 @@ DEFAULT_KEYS: tuple[str, ...] = (
     "frac_reward_zero_std",
 )
 
-_BORDER = re.compile(r"^=+(\s+=+)+\s*$")
-_ROW = re.compile(r"^((?:``[^`]+``(?:,\s*)?)+)\s+(.*)$")
-
-
-def _table_meanings(doc: str) -> dict[str, str]:
-    """La tabla «clave de TRL → qué es» del docstring de ``runs``, como dict.
-
-    La tabla es la de reStructuredText simple: tres bordes de ``===``; entre
-    el segundo y el tercero, una fila por clave (``clave`` en la primera
-    columna) y sus líneas de continuación (la primera columna en blanco). Una
-    clave que empieza por ``/`` completa la anterior
-    (``clip_ratio/low_mean``, ``/high_mean``).
-    """
-    lines = inspect.cleandoc(doc).splitlines()
-    borders = [i for i, line in enumerate(lines) if _BORDER.match(line.strip())]
-    if len(borders) < 3:
-        raise ValueError(
-            "No encuentro la tabla de claves en helpers.practica.runs "
-            "(hacen falta sus tres bordes de «===»)."
-        )
-    meanings: dict[str, list[str]] = {}
-    current: list[str] = []
-    for line in lines[borders[1] + 1 : borders[2]]:
-        row = _ROW.match(line)
-        if row:
-            keys = re.findall(r"``([^`]+)``", row.group(1))
-            current = []
-            for key in keys:
-                if key.startswith("/") and current:
-                    key = current[-1].rsplit("/", 1)[0] + key
-                current.append(key)
-                meanings[key] = [row.group(2).strip()]
-        elif line.strip() and current:
-            for key in current:
-                meanings[key].append(line.strip())
-    return {key: " ".join(parts) for key, parts in meanings.items()}
-
 
 def key_meanings() -> dict[str, str]:
-    """Clave de TRL → qué es, con los nombres del curso (texto de una línea).
-
-    Sale de ``helpers.practica.runs``: de su diccionario ``MEANINGS`` si lo
-    tiene, y si no, de la tabla de su docstring. Una sola fuente.
-    """
-    stored = getattr(practica_runs, "MEANINGS", None)
-    if stored is not None:
-        return dict(stored)
-    return _table_meanings(practica_runs.__doc__ or "")
+    """Clave de TRL → qué es, con los nombres del curso (texto de una línea):
+    ``helpers.practica.runs.MEANINGS``, la única fuente."""
+    return dict(practica_runs.MEANINGS)
 
 
 def meaning_of(key: str, meanings: Mapping[str, str] | None = None) -> str:
