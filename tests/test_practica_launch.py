@@ -28,7 +28,7 @@ from tests.notebooks import REPO
 
 pytest.importorskip("trl")
 
-NOTEBOOK = REPO / "tests" / "data" / "practica_script.ipynb"
+NOTEBOOK = REPO / "solutions" / "11_practica" / "11_practica.ipynb"
 
 
 def _notebook(tmp_path, edit):

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import numbers
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -420,3 +423,524 @@ def check_response_log_probs(response_log_probs, cases=None):
             LOG_PROB_MISTAKES,
             atol=1e-4,
         )
+
+
+# Ejercicio · Las recompensas con el contrato de TRL
+
+#: Respuestas del curso tal como llegan dentro de TRL (sin el «.» final, que
+#: es el token de fin) y fuera (con él).
+_STRIPPED = "17×20+17×4=340+68=408"
+_COURSE = _STRIPPED + "."
+
+#: Textos raros que una recompensa recibe de un modelo que aún no sabe
+#: escribir: ninguno debe lanzar una excepción (ni tardar: nada como
+#: «10**10**10», que atasca a math-verify).
+GARBAGE: tuple[Any, ...] = (
+    "",
+    "   ",
+    "\x00",
+    "١٢٣",
+    "💥" * 50,
+    "=" * 300,
+    "\\boxed{" * 30,
+    "}{=",
+    "\n\n\n",
+    "NaN",
+    "17×20+17×4=340+6",
+)
+
+
+def _conversation(text: str) -> list[dict[str, str]]:
+    """Una respuesta en forma de conversación, como la pasa TRL cuando el
+    ``prompt`` del conjunto de datos es una conversación."""
+    return [{"role": "assistant", "content": text}]
+
+
+class _Recorder:
+    """Lo que TRL pasa como ``log_metric``: anota cada llamada."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        self.calls.append(args + tuple(kwargs.values()))
+
+
+def _trl_call(
+    reward: Callable[..., Any], completions: list[Any], **columns: Any
+) -> tuple[Any, _Recorder, list[warnings.WarningMessage]]:
+    """Llama a ``reward`` como lo hace ``GRPOTrainer`` de TRL 1.16: todo con
+    nombre, con los argumentos de TRL y las columnas del conjunto de datos.
+    Devuelve el resultado, lo que se registró con ``log_metric`` y los avisos."""
+    n = len(completions)
+    recorder = _Recorder()
+    kwargs = dict(
+        prompts=[[{"role": "user", "content": "17×24="}]] * n,
+        completions=completions,
+        completion_ids=[[1, 2, 3]] * n,
+        trainer_state=None,
+        log_extra=lambda *a, **k: None,
+        log_metric=recorder,
+        difficulty=["fácil"] * n,
+    )
+    kwargs.update(columns)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = reward(**kwargs)
+    return result, recorder, list(caught)
+
+
+_CONVERSATION = (
+    "Con un conjunto conversacional TRL pasa cada respuesta como "
+    "[{'role': 'assistant', 'content': '…'}]: el texto está en "
+    "completion[-1]['content'] (o en el contenido de sus mensajes)."
+)
+#: Lo que se dice cuando la recompensa lanza una excepción, según lo que se
+#: probaba.
+_HINTS = {
+    "reward_ignores_conversation": _CONVERSATION,
+    "reward_raises_on_garbage": (
+        "Una recompensa nunca debe lanzar: TRL pararía el entrenamiento por "
+        "un texto raro del modelo o una fila rota. Lo que no se puede leer "
+        "paga 0,0."
+    ),
+    "correctness_wrong_value": "Una respuesta que no se entiende paga 0,0.",
+    "format_wrong_value": "Una respuesta que no se entiende paga 0,0.",
+}
+
+
+def _reward_name(reward: Callable[..., Any]) -> str:
+    return getattr(reward, "__name__", "la recompensa")
+
+
+def _called(
+    reward: Callable[..., Any],
+    completions: list[Any],
+    what: str,
+    mistake: str | None,
+    **columns: Any,
+) -> tuple[list[float], _Recorder, list[warnings.WarningMessage]]:
+    """``_trl_call`` con cada fallo dicho en español: una excepción (con el id
+    ``mistake`` de lo que se probaba) o un resultado que no es una lista de
+    floats, una por respuesta."""
+    name = _reward_name(reward)
+    try:
+        result, recorder, caught = _trl_call(reward, completions, **columns)
+    except NotImplementedError:
+        raise
+    except TypeError as error:
+        if "unexpected keyword" in str(error) or "got an unexpected" in str(error):
+            fail(
+                f"TRL llama a {name} con todo por nombre: completions=, las "
+                "columnas del conjunto de datos (answer=...) y además sus propios "
+                "argumentos (completion_ids=, trainer_state=, log_metric=...). "
+                "Tu función no acepta alguno: termina la firma en **kwargs.\n"
+                f"(Python dijo: {error})",
+                "reward_no_kwargs",
+            )
+        if mistake is None:
+            raise
+        fail(f"{name} lanzó TypeError con {what}: {error}. {_HINTS[mistake]}", mistake)
+    except Exception as error:  # noqa: BLE001 — el código es del estudiante
+        if mistake is None:
+            raise
+        fail(
+            f"{name} lanzó {type(error).__name__} con {what}: {error}. "
+            f"{_HINTS[mistake]}",
+            mistake,
+        )
+    if result is None:
+        fail(
+            f"{name} devolvió None: ¿falta el return? TRL espera una lista de "
+            "floats, una por respuesta.",
+            "reward_returns_none",
+        )
+    if isinstance(result, torch.Tensor):
+        fail(
+            f"{name} devolvió un tensor: TRL espera una lista de floats de "
+            "Python, una por respuesta (result.tolist() o construye la lista).",
+            "reward_returns_tensor",
+        )
+    if not isinstance(result, list) or len(result) != len(completions):
+        fail(
+            f"{name} debe devolver una lista con un float por respuesta "
+            f"({len(completions)}); devolvió {type(result).__name__}"
+            + (f" de longitud {len(result)}" if hasattr(result, "__len__") else "")
+            + ".",
+            "reward_not_a_list",
+        )
+    if not all(isinstance(x, numbers.Real) for x in result):
+        kinds = sorted({type(x).__name__ for x in result})
+        fail(
+            f"{name} debe devolver floats de Python (1.0 o 0.0); devolvió "
+            f"elementos de tipo {', '.join(kinds)}.",
+            "reward_not_a_list",
+        )
+    return [float(x) for x in result], recorder, caught
+
+
+def _shown(completions: list[Any]) -> str:
+    return ", ".join(repr(c) for c in completions)
+
+
+def _same_rewards(
+    got: list[float],
+    want: list[float],
+    completions: list[Any],
+    name: str,
+    message: str,
+    mistake: str,
+    answer: list[Any] | None = None,
+) -> None:
+    """Falla con ``message`` (y las entradas) si ``got`` no es ``want``."""
+    if got == want:
+        return
+    gold = f"\n  answer = {answer!r}" if answer is not None else ""
+    fail(
+        f"{message}\n  completions = [{_shown(completions)}]{gold}\n"
+        f"  {name} dio {got}; debía dar {want}.",
+        mistake,
+    )
+
+
+def _reported(recorder: _Recorder, caught: list[warnings.WarningMessage]) -> bool:
+    """Si la recompensa avisó (``warnings.warn``) o registró algo (``log_metric``)."""
+    return bool(caught) or any(call and call[-1] for call in recorder.calls)
+
+
+@exercise(MODULE, "correctness_reward")
+def check_correctness_reward(correctness_reward):
+    """Comprueba la recompensa de corrección como la llama TRL: respuestas en
+    texto y en conversación, la trampa de la subcadena, referencias ilegibles
+    (pagan 0 y se avisan) y textos raros (nunca lanza)."""
+    from helpers.practica import rewards
+
+    name = "correctness_reward"
+    plain = [_COURSE, _STRIPPED, "3×4=12", "3×4=13", "Pienso.\n17×24=408"]
+    answer = ["408", "408", "12", "12", 408]
+    got, _, _ = _called(
+        correctness_reward, plain, "respuestas del curso", mistake=None, answer=answer
+    )
+    want = rewards.correctness_reward(plain, answer)
+    _same_rewards(
+        got,
+        want,
+        plain,
+        name,
+        "Paga 1,0 cuando math-verify da por buena la respuesta frente a la "
+        "columna answer (con el «.» final o sin él), y 0,0 si no.",
+        mistake="correctness_wrong_value",
+        answer=answer,
+    )
+    hack = ["68+340=408", "11×8=88", "5×8=40"]
+    gold = ["8", "8", "8"]
+    got, _, _ = _called(
+        correctness_reward,
+        hack,
+        "la respuesta 68+340=408",
+        mistake="correctness_wrong_value",
+        answer=gold,
+    )
+    _same_rewards(
+        got,
+        rewards.correctness_reward(hack, gold),
+        hack,
+        name,
+        "Pagas una respuesta que solo contiene la referencia: «8» está dentro "
+        "de «68+340=408», pero la respuesta es 408. Es la trampa que aprende un "
+        "modelo (escribir muchas cifras). Compara la respuesta extraída con "
+        "math-verify (parse y verify), no busques la cadena.",
+        mistake="correctness_substring",
+        answer=gold,
+    )
+    chat = [_conversation(text) for text in plain]
+    got, _, _ = _called(
+        correctness_reward,
+        chat,
+        "respuestas en forma de conversación",
+        mistake="reward_ignores_conversation",
+        answer=answer,
+    )
+    _same_rewards(
+        got,
+        want,
+        chat,
+        name,
+        _CONVERSATION,
+        mistake="reward_ignores_conversation",
+        answer=answer,
+    )
+    garbage = list(GARBAGE)
+    _called(
+        correctness_reward,
+        garbage,
+        "textos raros",
+        mistake="reward_raises_on_garbage",
+        answer=["408"] * len(garbage),
+    )
+    unreadable = ["", "n/a", "3×4=12", "####"]
+    bad_gold = ["", "n/a", "", "####"]
+    got, recorder, caught = _called(
+        correctness_reward,
+        unreadable,
+        "referencias ilegibles",
+        mistake="reward_raises_on_garbage",
+        answer=bad_gold,
+    )
+    _same_rewards(
+        got,
+        [0.0] * len(unreadable),
+        unreadable,
+        name,
+        "Una referencia que no se puede leer nunca paga: math-verify no saca "
+        "nada de «» ni de «n/a», y parse(gold) == parse(respuesta) es [] == [], "
+        "verdadero. Si parse(gold) está vacío, paga 0,0.",
+        mistake="correctness_pays_unparsable_gold",
+        answer=bad_gold,
+    )
+    if not _reported(recorder, caught):
+        fail(
+            "Las referencias ilegibles pagan 0, bien, pero en silencio: avísalo "
+            "con warnings.warn(...) (o regístralo con el log_metric que pasa "
+            "TRL), para que un conjunto de datos roto no entrene sin que nadie "
+            "lo vea.",
+            "correctness_silent_unparsable",
+        )
+
+
+@exercise(MODULE, "format_reward")
+def check_format_reward(format_reward):
+    """Comprueba la recompensa de formato como la llama TRL: el «=N» final
+    con el «.» o sin él, respuestas de varias líneas, conversaciones y
+    textos raros."""
+    from helpers.practica import rewards
+
+    name = "format_reward"
+    plain = [
+        _COURSE,
+        "=56.",
+        "408",
+        "la respuesta es 408",
+        "=408.\nY además 7",
+        "17×20+17×4=340+6",
+        "\\boxed{408}.",
+        "",
+    ]
+    got, _, _ = _called(format_reward, plain, "respuestas del curso", mistake=None)
+    _same_rewards(
+        got,
+        rewards.format_reward(plain),
+        plain,
+        name,
+        "Paga 1,0 si la respuesta termina en «=N» (N, cifras), con el «.» "
+        "final o sin él, o en \\boxed{…}; si no, 0,0.",
+        mistake="format_wrong_value",
+    )
+    stripped = [_STRIPPED, "=56", "3×4=12"]
+    got, _, _ = _called(
+        format_reward, stripped, "respuestas sin el punto", mistake="format_wrong_value"
+    )
+    _same_rewards(
+        got,
+        rewards.format_reward(stripped),
+        stripped,
+        name,
+        "Dentro de TRL la respuesta llega sin su «.» final: TRL decodifica con "
+        "skip_special_tokens=True y el «.» es el token de fin del curso. El "
+        "formato acepta «=N» con el punto y sin él («\\.?»).",
+        mistake="format_requires_dot",
+    )
+    lines = ["Primero 17×20=340.\nLuego 17×4=68.\n17×24=408", "Pienso:\n17×24=408."]
+    got, _, _ = _called(
+        format_reward,
+        lines,
+        "respuestas de varias líneas",
+        mistake="format_wrong_value",
+    )
+    _same_rewards(
+        got,
+        rewards.format_reward(lines),
+        lines,
+        name,
+        "Una respuesta puede tener varias líneas. Sin re.DOTALL, «.» no cruza "
+        "los saltos de línea y «.*=…» no llega al final: usa re.DOTALL (o busca "
+        "el final con re.search(r'=\\d+\\.?\\s*$', texto)).",
+        mistake="format_no_dotall",
+    )
+    chat = [_conversation(text) for text in plain]
+    got, _, _ = _called(
+        format_reward,
+        chat,
+        "respuestas en forma de conversación",
+        mistake="reward_ignores_conversation",
+    )
+    _same_rewards(
+        got,
+        rewards.format_reward(plain),
+        chat,
+        name,
+        _CONVERSATION,
+        mistake="reward_ignores_conversation",
+    )
+    garbage = list(GARBAGE)
+    got, _, _ = _called(
+        format_reward, garbage, "textos raros", mistake="reward_raises_on_garbage"
+    )
+    _same_rewards(
+        got,
+        rewards.format_reward(garbage),
+        garbage,
+        name,
+        "Un texto raro no tiene el formato: paga 0,0.",
+        mistake="format_wrong_value",
+    )
+
+
+# Ejercicio · El entrenador
+
+
+def correctness_stand_in(completions, answer, **kwargs) -> list[float]:
+    """Ocupa el lugar de la ``correctness_reward`` del estudiante mientras se
+    comprueba ``make_trainer``: así ese ejercicio se califica solo."""
+    return [0.0 for _ in completions]
+
+
+def format_stand_in(completions, **kwargs) -> list[float]:
+    """Ocupa el lugar de la ``format_reward`` del estudiante (ver arriba)."""
+    return [0.0 for _ in completions]
+
+
+_STAND_INS = {
+    "correctness_reward": correctness_stand_in,
+    "format_reward": format_stand_in,
+}
+
+
+@functools.cache
+def _checkpoint_dir(seed: int) -> str:
+    """Un punto de control en disco (modelo y tokenizador), con los pesos del
+    curso movidos un poco con ``seed``: si el entrenador carga otro modelo
+    (el del curso, con ``helpers.puente``), sus pesos no coinciden."""
+    from helpers.puente.convert import load_pretrained_gpt2
+    from helpers.puente.tokenizer import make_tokenizer
+
+    folder = Path(tempfile.mkdtemp(prefix="practica_checkpoint_"))
+    model = load_pretrained_gpt2()
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            noise = torch.randn(parameter.shape, generator=generator)
+            parameter.add_(0.01 * noise)
+    with _quiet_hf():
+        model.save_pretrained(folder)
+        make_tokenizer().save_pretrained(folder)
+    return str(folder)
+
+
+def tiny_dataset(problems: tuple[tuple[int, int], ...] = ((3, 4), (12, 5))) -> Any:
+    """Un conjunto conversacional diminuto con las columnas ``prompt`` y
+    ``answer`` (lo que leen las recompensas)."""
+    from datasets import Dataset
+
+    from helpers.tinylm import prompt_text
+
+    return Dataset.from_dict(
+        {
+            "prompt": [
+                [{"role": "user", "content": prompt_text(a, b)}] for a, b in problems
+            ],
+            "answer": [str(a * b) for a, b in problems],
+        }
+    )
+
+
+def _trainer_reward_names(trainer: Any) -> list[str]:
+    return [getattr(f, "__name__", type(f).__name__) for f in trainer.reward_funcs]
+
+
+@exercise(MODULE, "make_trainer", uses=_STAND_INS)
+def check_make_trainer(make_trainer, seed=0, steps=4):
+    """Comprueba el ``GRPOTrainer`` del estudiante sin entrenar: su tipo, el
+    modelo de la carpeta, las dos recompensas, la configuración y los datos."""
+    import trl
+
+    from helpers.puente.convert import load_gpt2
+
+    folder = _checkpoint_dir(seed)
+    with tempfile.TemporaryDirectory() as output_dir:
+        config = _config(output_dir, max_steps=steps)
+        dataset = tiny_dataset()
+        try:
+            with _quiet_hf():
+                trainer = make_trainer(folder, dataset, config)
+        except OSError as error:
+            # Con β > 0, TRL carga el modelo de referencia de la carpeta del
+            # modelo (model.config._name_or_path): uno hecho en memoria no la tiene
+            fail(
+                "TRL no encuentra la carpeta de tu modelo: con β > 0 carga el "
+                "modelo de referencia de model.config._name_or_path, que solo "
+                "tiene un modelo cargado de una carpeta. Carga el de model_path "
+                "con AutoModelForCausalLM.from_pretrained(model_path).\n"
+                f"(TRL dijo: {error})",
+                "trainer_other_model",
+            )
+        if not isinstance(trainer, trl.GRPOTrainer):
+            fail(
+                "make_trainer debe devolver un trl.GRPOTrainer, y devolvió "
+                f"{type(trainer).__name__}.",
+                "trainer_not_grpo_trainer",
+            )
+        expected = load_gpt2(folder).state_dict()
+        loaded = trainer.model.state_dict()
+        same = all(
+            name in loaded and torch.equal(loaded[name], tensor)
+            for name, tensor in expected.items()
+        )
+        if not same:
+            fail(
+                "El modelo del entrenador no es el punto de control de la carpeta "
+                "model_path: cárgalo con AutoModelForCausalLM.from_pretrained("
+                "model_path) (la misma línea que carga un Qwen), no con las "
+                "ayudas del curso.",
+                "trainer_other_model",
+            )
+        stand_in_of = {v.__name__: k for k, v in _STAND_INS.items()}
+        names = [stand_in_of.get(n, n) for n in _trainer_reward_names(trainer)]
+        if names != ["correctness_reward", "format_reward"]:
+            got = names
+            fail(
+                "reward_funcs debe llevar tus dos recompensas, en este orden: "
+                f"[correctness_reward, format_reward]. Lleva {got}.",
+                "trainer_rewards",
+            )
+        if trainer.args is not config:
+            fail(
+                "El entrenador no usa la configuración que recibe: pásala tal cual "
+                "en args=config (si construyes otra, pierdes el objetivo de "
+                "make_grpo_config).",
+                "trainer_ignores_config",
+            )
+        if trainer.train_dataset is None or len(trainer.train_dataset) != len(dataset):
+            fail(
+                "El entrenador no tiene el conjunto de datos que recibe: "
+                "train_dataset=dataset.",
+                "trainer_dataset",
+            )
+
+
+def reference_trainer(model_path: str, dataset: Any, config: Any) -> Any:
+    """La referencia de ``make_trainer``: el ``GRPOTrainer`` con el modelo y el
+    tokenizador de la carpeta y las recompensas de referencia
+    (``helpers.practica.rewards``)."""
+    import trl
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from helpers.practica.rewards import correctness_reward, format_reward
+
+    return trl.GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(model_path),
+        reward_funcs=[correctness_reward, format_reward],
+        args=config,
+        train_dataset=dataset,
+        processing_class=AutoTokenizer.from_pretrained(model_path),
+    )

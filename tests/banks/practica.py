@@ -217,3 +217,297 @@ def make_grpo_config(output_dir):
         ),
     ],
 }
+
+
+# Las recompensas: una con math-verify bien hecha, con huecos para los errores.
+_CORRECTNESS = """
+import warnings
+
+from math_verify import parse, verify
+
+
+def correctness_reward(completions, answer, **kwargs):
+    rewards, bad = [], []
+    for i, (completion, gold) in enumerate(zip(completions, answer)):
+        text = {text}
+        gold_parsed = parse(str(gold))
+        if not gold_parsed:
+            bad.append(i)
+            rewards.append(0.0)
+            continue
+        rewards.append({paid})
+    {report}
+    return {result}
+"""
+_CORRECTNESS_RIGHT = {
+    "text": 'completion[-1]["content"] if isinstance(completion, list) else completion',
+    "paid": "1.0 if verify(gold_parsed, parse(text)) else 0.0",
+    "report": 'if bad:\n        warnings.warn(f"referencias ilegibles: {bad}")',
+    "result": "rewards",
+}
+
+
+def _correctness(**changes: str) -> str:
+    return _CORRECTNESS.format(**{**_CORRECTNESS_RIGHT, **changes})
+
+
+_FORMAT = """
+import re
+
+
+def format_reward(completions, **kwargs):
+    rewards = []
+    for completion in completions:
+        text = {text}
+        rewards.append(1.0 if {test} else 0.0)
+    return {result}
+"""
+_FORMAT_RIGHT = {
+    "text": 'completion[-1]["content"] if isinstance(completion, list) else completion',
+    "test": r're.fullmatch(r".*(=\d+|\\boxed\{.+\})\s*\.?\s*", text, re.DOTALL)',
+    "result": "rewards",
+}
+
+
+def _format(**changes: str) -> str:
+    return _FORMAT.format(**{**_FORMAT_RIGHT, **changes})
+
+
+_TRAINER = """
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
+def make_trainer(model_path, dataset, config):
+    model = {model}
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    return {cls}(
+        model=model,
+        reward_funcs={rewards},
+        args={args},
+        train_dataset={data},
+        processing_class=tokenizer,
+    )
+"""
+_TRAINER_RIGHT = {
+    "model": "AutoModelForCausalLM.from_pretrained(model_path)",
+    "cls": "trl.GRPOTrainer",
+    "rewards": "[correctness_reward, format_reward]",
+    "args": "config",
+    "data": "dataset",
+}
+
+
+def _trainer(**changes: str) -> str:
+    return _TRAINER.format(**{**_TRAINER_RIGHT, **changes})
+
+
+WRONG["correctness_reward"] = [
+    Answer(
+        "compara parse(gold) == parse(respuesta): [] == [] paga",
+        """
+from math_verify import parse
+
+
+def correctness_reward(completions, answer, **kwargs):
+    texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
+    return [1.0 if parse(str(g)) == parse(t) else 0.0 for t, g in zip(texts, answer)]
+""",
+        mistake="correctness_pays_unparsable_gold",
+    ),
+    Answer(
+        "busca la referencia como subcadena",
+        """
+def correctness_reward(completions, answer, **kwargs):
+    rewards = []
+    for completion, gold in zip(completions, answer):
+        if isinstance(completion, list):
+            completion = completion[0]["content"]
+        rewards.append(1.0 if str(gold) in completion else 0.0)
+    return rewards
+""",
+        mistake="correctness_substring",
+    ),
+    Answer(
+        "no avisa de las referencias ilegibles",
+        _correctness(report="pass"),
+        mistake="correctness_silent_unparsable",
+    ),
+    Answer(
+        "sin **kwargs",
+        _correctness().replace("answer, **kwargs)", "answer)"),
+        mistake="reward_no_kwargs",
+    ),
+    Answer(
+        "trata cada respuesta como texto",
+        _correctness(text="completion"),
+        mistake="reward_ignores_conversation",
+    ),
+    Answer(
+        "lee el número tras el último «=» con float()",
+        """
+def correctness_reward(completions, answer, **kwargs):
+    rewards = []
+    for completion, gold in zip(completions, answer):
+        if isinstance(completion, list):
+            completion = completion[-1]["content"]
+        number = float(completion.split("=")[-1].rstrip("."))
+        rewards.append(1.0 if number == float(gold) else 0.0)
+    return rewards
+""",
+        mistake="reward_raises_on_garbage",
+    ),
+    Answer(
+        "compara el texto tras el último «=» con la referencia",
+        """
+def correctness_reward(completions, answer, **kwargs):
+    texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
+    return [1.0 if t.split("=")[-1] == str(g) else 0.0 for t, g in zip(texts, answer)]
+""",
+        mistake="correctness_wrong_value",
+    ),
+]
+WRONG["format_reward"] = [
+    Answer(
+        "fullmatch sin re.DOTALL",
+        _format(test=r're.fullmatch(r".*(=\d+|\\boxed\{.+\})\s*\.?\s*", text)'),
+        mistake="format_no_dotall",
+    ),
+    Answer(
+        "exige el «.» final",
+        _format(test=r're.search(r"(=\d+|\\boxed\{.+\})\s*\.\s*$", text, re.DOTALL)'),
+        mistake="format_requires_dot",
+    ),
+    Answer(
+        "mira solo si hay un «=»",
+        _format(test='"=" in text or "\\\\boxed{" in text'),
+        mistake="format_wrong_value",
+    ),
+    Answer(
+        "devuelve un tensor",
+        _format(result="torch.tensor(rewards)"),
+        mistake="reward_returns_tensor",
+    ),
+    Answer(
+        "olvida el return",
+        _format(result="None"),
+        mistake="reward_returns_none",
+    ),
+    Answer(
+        "devuelve la media del lote",
+        _format(result="sum(rewards) / len(rewards)"),
+        mistake="reward_not_a_list",
+    ),
+    Answer(
+        "trata cada respuesta como texto",
+        _format(text="completion.strip()"),
+        mistake="reward_ignores_conversation",
+    ),
+]
+WRONG["make_trainer"] = [
+    Answer(
+        "el modelo con las ayudas del curso",
+        _trainer(model="hp.load_pretrained_gpt2()"),
+        mistake="trainer_other_model",
+    ),
+    Answer(
+        "solo la recompensa de corrección",
+        _trainer(rewards="[correctness_reward]"),
+        mistake="trainer_rewards",
+    ),
+    Answer(
+        "las recompensas en otro orden",
+        _trainer(rewards="[format_reward, correctness_reward]"),
+        mistake="trainer_rewards",
+    ),
+    Answer(
+        "construye su propia configuración",
+        _trainer(args='make_grpo_config("runs/practica")'),
+        mistake="trainer_ignores_config",
+    ),
+    Answer(
+        "su propio conjunto de datos",
+        _trainer(data="prompts.chat_dataset(prompts.practice_problems(8, seed=0))"),
+        mistake="trainer_dataset",
+    ),
+    Answer(
+        "devuelve el modelo en vez del entrenador",
+        """
+from transformers import AutoModelForCausalLM
+
+
+def make_trainer(model_path, dataset, config):
+    model = AutoModelForCausalLM.from_pretrained(model_path)
+    trainer = trl.GRPOTrainer(model=model, args=config, train_dataset=dataset,
+                              reward_funcs=[correctness_reward, format_reward])
+    return trainer.model
+""",
+        mistake="trainer_not_grpo_trainer",
+    ),
+]
+RIGHT["correctness_reward"] = [
+    Answer("con el molde y warnings.warn", _correctness()),
+    Answer(
+        "con la métrica de TRL y un aviso",
+        """
+import warnings
+
+import math_verify
+
+
+def correctness_reward(completions, answer, **kwargs):
+    def text_of(completion):
+        if isinstance(completion, str):
+            return completion
+        return "".join(message.get("content") or "" for message in completion)
+
+    golds = [math_verify.parse(str(g)) for g in answer]
+    rewards = [
+        float(bool(g) and math_verify.verify(g, math_verify.parse(text_of(c))))
+        for c, g in zip(completions, golds, strict=True)
+    ]
+    missing = sum(1 for g in golds if not g)
+    if missing:
+        warnings.warn(f"{missing} referencias no se pueden leer y pagan 0")
+    log_metric = kwargs.get("log_metric")
+    if log_metric is not None:
+        log_metric("unparsable_gold", missing / len(golds))
+    return rewards
+""",
+    ),
+]
+RIGHT["format_reward"] = [
+    Answer("fullmatch con re.DOTALL", _format()),
+    Answer(
+        "re.search del final, sin DOTALL (no le hace falta)",
+        r"""
+import re
+
+ENDING = re.compile(r"(=[0-9]+|\\boxed\{.+\})\s*\.?\s*$")
+
+
+def format_reward(completions, **kwargs):
+    texts = []
+    for c in completions:
+        texts.append(c if isinstance(c, str) else c[-1]["content"])
+    return [float(ENDING.search(t) is not None) for t in texts]
+""",
+    ),
+]
+RIGHT["make_trainer"] = [
+    Answer("con nombres", _trainer()),
+    Answer(
+        "sin pasar el tokenizador (TRL lo carga de la carpeta del modelo)",
+        """
+from transformers import AutoModelForCausalLM
+
+
+def make_trainer(model_path, dataset, config):
+    return trl.GRPOTrainer(
+        AutoModelForCausalLM.from_pretrained(model_path),
+        [correctness_reward, format_reward],
+        args=config,
+        train_dataset=dataset,
+    )
+""",
+    ),
+]
