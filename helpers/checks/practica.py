@@ -944,3 +944,152 @@ def reference_trainer(model_path: str, dataset: Any, config: Any) -> Any:
         train_dataset=dataset,
         processing_class=AutoTokenizer.from_pretrained(model_path),
     )
+
+
+# Ejercicio · Los diagnósticos de las ejecuciones rotas
+
+
+def run_signals(logs: dict[str, Any]) -> dict[str, float]:
+    """Las cifras que resumen los registros de una ejecución (``Run.logs``):
+    lo que se lee en sus curvas, sin decir qué fallo tiene.
+
+    - ``zero_std``: media de ``frac_reward_zero_std``;
+    - ``grad_norm``: media de ``grad_norm``;
+    - ``clipped``: media de ``completions/clipped_ratio``;
+    - ``region_first``: ``clip_ratio/region_mean`` en el primer paso;
+    - ``kl_max``: el mayor ``kl``;
+    - ``length_first``, ``length_min``: ``completions/mean_length`` en el
+      primer paso y el menor;
+    - ``gap``: media de ``reward − rewards/accuracy/mean`` (cuánto paga la
+      recompensa por encima de la precisión verdadera).
+    """
+    import numpy as np
+
+    def series(key: str) -> Any:
+        return np.asarray(logs[key], dtype=float)
+
+    return {
+        "zero_std": float(np.nanmean(series("frac_reward_zero_std"))),
+        "grad_norm": float(np.nanmean(series("grad_norm"))),
+        "clipped": float(np.nanmean(series("completions/clipped_ratio"))),
+        "region_first": float(series("clip_ratio/region_mean")[0]),
+        "kl_max": float(np.nanmax(series("kl"))),
+        "length_first": float(series("completions/mean_length")[0]),
+        "length_min": float(np.nanmin(series("completions/mean_length"))),
+        "gap": float(np.nanmean(series("reward") - series("rewards/accuracy/mean"))),
+    }
+
+
+def diagnosis_runs() -> list[str]:
+    """Los ids de las ejecuciones que se diagnostican: todas menos la sana
+    (la de la sección de los registros)."""
+    from helpers.practica import runs
+
+    return sorted(k for k in runs.load_runs() if k != runs.healthy_run_id())
+
+
+@exercise(MODULE, "diagnoses")
+def _check_diagnoses_form(diagnoses):
+    from helpers.practica import runs
+
+    if not isinstance(diagnoses, dict):
+        fail(
+            "diagnoses debe ser un diccionario: id de la ejecución → id del fallo "
+            f'({{"A": "…", …}}); es {type(diagnoses).__name__}.',
+            "diagnoses_not_a_dict",
+        )
+    wanted = diagnosis_runs()
+    missing = [k for k in wanted if k not in diagnoses]
+    if missing:
+        fail(
+            f"Faltan las ejecuciones {', '.join(missing)}: diagnoses lleva una "
+            f"entrada por cada una de {', '.join(wanted)}.",
+            "diagnoses_missing_run",
+        )
+    extra = sorted(str(k) for k in diagnoses if k not in wanted)
+    if extra:
+        fail(
+            f"No hay que diagnosticar {', '.join(extra)}: las ejecuciones son "
+            f"{', '.join(wanted)}.",
+            "diagnoses_missing_run",
+        )
+    unknown = {k: v for k, v in diagnoses.items() if v not in runs.FAILURES}
+    if unknown:
+        shown = ", ".join(f"{k} → {v!r}" for k, v in sorted(unknown.items()))
+        fail(
+            f"Estos diagnósticos no son ids de runs.FAILURES: {shown}. Elige "
+            f"entre {', '.join(runs.FAILURES)}.",
+            "diagnoses_unknown_failure",
+        )
+
+
+def check_diagnoses(diagnoses: Any, quiet: bool = False) -> None:
+    """Comprueba que ``diagnoses`` está bien escrito: una entrada por
+    ejecución rota, cada una un id de ``runs.FAILURES``. No dice si aciertas:
+    se califica al corregir, y la explicación llega con la nota."""
+    from helpers.checks.core.registry import exercise_title
+    from helpers.checks.quiz import FORM_ONLY_MARK
+
+    _check_diagnoses_form(diagnoses, quiet=True)
+    if not quiet:
+        print(
+            f"{FORM_ONLY_MARK} {exercise_title(MODULE, 'diagnoses')}: respuesta "
+            "bien escrita (un fallo de la lista por cada ejecución). Esta "
+            "comprobación no dice si aciertas: se califica al corregir, y la "
+            "retroalimentación trae la explicación de cada ejecución."
+        )
+
+
+def grade_diagnosis(
+    diagnoses: dict[str, str],
+    run_id: str,
+    key: str,
+    signs: dict[str, tuple[Callable[..., bool], str]],
+) -> None:
+    """Califica el diagnóstico de la ejecución ``run_id`` con su clave ``key``
+    (la pone la prueba oculta que la llama: este módulo no la sabe).
+
+    ``signs``: para cada fallo, la señal que deja en los registros, como
+    ``(predicado, texto)``: ``predicado(s, h)`` dice si las cifras ``s`` de
+    una ejecución (``run_signals``) la muestran, frente a las ``h`` de la
+    sana, y ``texto`` la describe con huecos ``{s[...]}`` y ``{h[...]}``.
+    Antes de calificar se comprueba que la señal de ``key`` está en la
+    ejecución y la del diagnóstico equivocado no: lo que se dice es verdad.
+    Si falla, el mensaje dice qué no cuadra del diagnóstico elegido, con las
+    cifras de esa ejecución, y qué muestran sus registros.
+    """
+    from helpers.formatting import significant
+    from helpers.practica import runs
+
+    _check_diagnoses_form(diagnoses, quiet=True)
+    loaded = runs.load_runs()
+    shown = {
+        name: {k: significant(v, 3) for k, v in run_signals(r.logs).items()}
+        for name, r in (("s", loaded[run_id]), ("h", loaded[runs.healthy_run_id()]))
+    }
+    s = run_signals(loaded[run_id].logs)
+    h = run_signals(loaded[runs.healthy_run_id()].logs)
+    seen, says = signs[key]
+    if not seen(s, h):
+        raise RuntimeError(f"La señal de {key} no está en la ejecución {run_id}.")
+    evidence = says.format(**shown)
+    chosen = diagnoses[run_id]
+    if chosen == key:
+        print(f"Ejecución {run_id}: correcto ({key}). {evidence}")
+        return
+    if chosen == "sana":
+        why_not = "una ejecución sana no tiene ninguna señal fuera de lo normal"
+    else:
+        other_seen, other_says = signs[chosen]
+        if other_seen(s, h):
+            raise RuntimeError(f"La ejecución {run_id} también muestra {chosen}.")
+        why_not = (
+            "si lo fuera, veríamos esto: "
+            + other_says.format(**shown)
+            + " No es lo que hay en esta ejecución"
+        )
+    fail(
+        f"Ejecución {run_id}: no es «{chosen}»: {why_not}. Lo que dicen sus "
+        f"registros: {evidence}",
+        f"diagnosis_{chosen}",
+    )

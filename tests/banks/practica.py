@@ -511,3 +511,67 @@ def make_trainer(model_path, dataset, config):
 """,
     ),
 ]
+
+# Los diagnósticos: la respuesta buena con un cambio cada vez (la confusión
+# típica de cada ejecución). Solo falla la celda de la ejecución cambiada.
+_DIAGNOSES = {
+    "A": "zero_std",
+    "C": "kl_summed",
+    "D": "temperature",
+    "E": "unparsable_gold",
+    "F": "lora_lr",
+    "G": "high_lr",
+    "H": "truncation",
+}
+
+
+def _diagnoses(**changes: str) -> str:
+    return f"diagnoses = { ({**_DIAGNOSES, **changes})!r}\n"
+
+
+def _one_wrong(name: str, run_id: str, failure: str) -> Answer:
+    return Answer(
+        name,
+        _diagnoses(**{run_id: failure}),
+        mistake=f"diagnosis_{failure}",
+        fails=(f"diagnoses_{run_id.lower()}_test",),
+    )
+
+
+WRONG["diagnoses"] = [
+    _one_wrong("cortadas leídas como grupos sin varianza", "H", "zero_std"),
+    _one_wrong(
+        "grupos iguales leídos como recompensa que paga de más", "A", "unparsable_gold"
+    ),
+    _one_wrong("LoRA con tasa baja leída como sana", "F", "sana"),
+    _one_wrong("KL sumada leída como tasa alta", "C", "high_lr"),
+    _one_wrong("temperatura leída como KL sumada", "D", "kl_summed"),
+    _one_wrong("tasa alta leída como grupos sin varianza", "G", "zero_std"),
+    _one_wrong("referencias ilegibles leídas como temperatura", "E", "temperature"),
+    _one_wrong("LoRA con tasa baja leída como grupos sin varianza", "F", "zero_std"),
+    _one_wrong("cortadas leídas como LoRA", "H", "lora_lr"),
+    _one_wrong("KL sumada leída como cortadas", "C", "truncation"),
+    Answer(
+        "falta una ejecución",
+        "diagnoses = {'A': 'zero_std', 'C': 'kl_summed', 'D': 'temperature'}\n",
+        mistake="diagnoses_missing_run",
+    ),
+    Answer(
+        "un fallo que no está en la lista",
+        _diagnoses(D="temperatura"),
+        mistake="diagnoses_unknown_failure",
+    ),
+    Answer(
+        "una lista en vez de un diccionario",
+        "diagnoses = list(" + repr(list(_DIAGNOSES.values())) + ")\n",
+        mistake="diagnoses_not_a_dict",
+    ),
+]
+RIGHT["diagnoses"] = [
+    Answer("el diccionario escrito", _diagnoses()),
+    Answer(
+        "empezando por la plantilla",
+        "diagnoses = {run_id: None for run_id in diagnosis_runs()}\n"
+        + "".join(f"diagnoses[{k!r}] = {v!r}\n" for k, v in _DIAGNOSES.items()),
+    ),
+]
