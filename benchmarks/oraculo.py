@@ -9,7 +9,9 @@ máquina (salvo en el último decimal); los segundos, sí.
 
 Y la tabla de los estimadores (:func:`measure_estimators`): la auditoría del
 cuaderno (``helpers.tinylm.estimators``, con sus constantes ``AUDIT_*``), cada
-estimador del gradiente frente a ∇J exacto en cada G, en tres semillas.
+estimador del gradiente frente a ∇J exacto en cada G, en tres semillas, y el
+crítico de PPO (``critic_audit``: el de 08 entrenado brevemente y el exacto,
+con λ = 1 y 0,95), con sus cifras exactas.
 
 ``python -m benchmarks all --only oraculo --output BENCHMARKS.md`` lo mide y
 lo mezcla con el resto del banco.
@@ -89,6 +91,12 @@ def measure_estimators(quick: bool, say: Callable[[str], None]) -> dict[str, Any
                     table.setdefault(name, {}).setdefault(str(G), []).append(
                         [row[0], row[1], row[2], row[3]]
                     )
+        critics: dict[str, list[list[float]]] = {}
+        for seed in seeds:
+            for (kind, lam), row in est.critic_audit(model, basis, found, seed).items():
+                critics.setdefault(f"{kind} {lam}", []).append(
+                    [row.angle, row.relative_norm, row.variance, row.explained]
+                )
     finally:
         torch.set_num_threads(threads)
     return {
@@ -98,6 +106,7 @@ def measure_estimators(quick: bool, say: Callable[[str], None]) -> dict[str, Any
         "seeds": list(seeds),
         "groups": list(groups),
         "estimators": table,
+        "critics": critics,
     }
 
 
@@ -136,6 +145,55 @@ def render_estimators(data: dict[str, Any]) -> list[str]:
             )
         shown = label.replace("|", "\\|")  # las barras de |y|, dentro de la tabla
         lines.append(f"| {shown} | " + " | ".join(cells) + " |")
+    return lines + _render_critics(data, spread)
+
+
+def _render_critics(
+    data: dict[str, Any], spread: Callable[[list[float], int], str]
+) -> list[str]:
+    """La tabla del crítico de PPO (si los datos la traen): sus cifras exactas
+    y su varianza en cada G junto a la muestreada de REINFORCE y RLOO."""
+    from helpers.tinylm.estimators import CRITICS, ESTIMATORS
+
+    if "critics" not in data:
+        return []
+    groups = data["groups"]
+    lines = [
+        "",
+        "El crítico de PPO del módulo 08, auditado sin muestrear (en el mundo "
+        "de q): el de 08 entrenado brevemente con cada semilla y el exacto, "
+        "V = E_q[R | prefijo], con GAE de λ = 1 y 0,95. El ángulo y la norma de "
+        "su gradiente medio frente a ∇J_q, la fracción de la varianza de R "
+        "que explica V y la varianza total de una estimación con G respuestas "
+        "por enunciado; la de REINFORCE y RLOO, muestreada en la auditoría.",
+        "",
+        "| estimador | ángulo | norma | explicada | "
+        + " | ".join(f"varianza, G = {G}" for G in groups)
+        + " |",
+        "| --- | --- | --- | --- |" + " --- |" * len(groups),
+    ]
+    for (kind, lam), label in CRITICS.items():
+        rows = data["critics"][f"{kind} {lam}"]
+        angles, norms, variances, explained = (
+            [row[i] for row in rows] for i in range(4)
+        )
+        cells = [
+            f"{spread(angles, 2)}°",
+            f"×{spread(norms, 3)}",
+            spread(explained, 2),
+            *(spread([v / G for v in variances], 0) for G in groups),
+        ]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    for name in ("reinforce", "rloo"):
+        cells = [
+            spread([row[2] for row in data["estimators"][name][str(G)]], 0)
+            for G in groups
+        ]
+        lines.append(
+            f"| {ESTIMATORS[name]} (muestreada) | — | — | — | "
+            + " | ".join(cells)
+            + " |"
+        )
     return lines
 
 

@@ -208,8 +208,151 @@ def test_the_bench_table_has_one_row_per_estimator():
         "groups": [2],
         "estimators": {name: {"2": row} for name in est.ESTIMATORS},
     }
-    lines = bench.render_estimators(data)
+    lines = bench.render_estimators(data)  # sin críticos: los datos de antes
     rows = [line for line in lines if line.startswith("| ") and "---" not in line]
     table = rows[1:]  # sin la cabecera
     assert len(table) == len(est.ESTIMATORS)
     assert all(line.count(" | ") == 1 for line in table)  # |y| no parte la fila
+    data["critics"] = {
+        f"{kind} {lam}": [[0.0, 1.0, 10.0, 0.1]] for kind, lam in est.CRITICS
+    }
+    lines = bench.render_estimators(data)
+    rows = [line for line in lines if line.startswith("| ") and "---" not in line]
+    critics = rows[len(est.ESTIMATORS) + 2 :]  # tras las dos cabeceras
+    assert len(critics) == len(est.CRITICS) + 2  # y REINFORCE y RLOO
+    assert all(line.count(" | ") == 4 for line in critics)
+    assert critics[0].endswith("| 5 |")  # la varianza exacta con G = 2: 10 / 2
+
+
+# --- El crítico de PPO (módulo 08) en la auditoría
+
+
+@pytest.fixture(scope="module")
+def tiny_world():
+    """Un modelo diminuto, sus respuestas de hasta 3 tokens con p ≥ 10⁻³ a dos
+    enunciados, recompensas al azar y su base."""
+    model = tiny_model(3)
+    problems = [(12, 34), (56, 78)]
+    found = [
+        oracle.enumerate_completions(model, p, math.log(1e-3), max_new_tokens=3)
+        for p in problems
+    ]
+    generator = torch.Generator().manual_seed(0)
+    rewards = [
+        torch.randint(0, 2, (len(f.log_probs),), generator=generator).double()
+        for f in found
+    ]
+    return model, found, est.score_basis(model, found, rewards)
+
+
+def _prefix_function(basis, found, seed):
+    """Un V(y_<t) al azar que solo depende del prefijo (y del enunciado)."""
+    groups = est._prefix_groups(basis, found)[:-1]
+    generator = torch.Generator().manual_seed(seed)
+    return torch.stack(
+        [torch.rand(int(g.max()) + 1, generator=generator)[g] for g in groups], 1
+    ).double()
+
+
+def test_critic_token_scores_add_up_and_match_autograd(tiny_world):
+    model, found, basis = tiny_world
+    mask = torch.cat([f.mask for f in found]).double()
+    # Con A_t = 1, la suma de las puntuaciones por token es la de la respuesta
+    torch.testing.assert_close(est.critic_vectors(basis, found, mask), basis.scores)
+    # Con A = 1 solo en el token t, la puntuación de ese token, ∇log q(y_t | y_<t),
+    # calculada aparte con autograd: log M(y_≤t) − log M(y_<t) en los parámetros
+    params = [p for p in model.parameters() if p.requires_grad]
+    for t in range(2):
+        advantages = torch.zeros_like(mask)
+        advantages[:, t] = mask[:, t]
+        vectors = est.critic_vectors(basis, found, advantages)
+        f = found[0]
+        for i in (0, len(f.log_probs) - 1):
+            prefix = f.completions[i]
+            log_p = oracle.sequence_log_probs(model, f)
+            mass = [
+                log_p.exp()[(f.completions[:, :n] == prefix[:n]).all(1)].sum().log()
+                for n in (t, t + 1)
+            ]
+            grads = torch.autograd.grad(mass[1] - mass[0], params, allow_unused=True)
+            flat = torch.cat(
+                [
+                    torch.zeros(p.numel()) if g is None else g.reshape(-1)
+                    for p, g in zip(params, grads, strict=True)
+                ]
+            ).double()
+            assert float(mask[i, t]) == 0 or abs(
+                float(vectors[i].norm()) - float(flat.norm())
+            ) < 1e-6 * float(flat.norm())
+
+
+def test_critic_with_lambda_one_is_unbiased_for_any_prefix_value(tiny_world):
+    _, found, basis = tiny_world
+    zero = torch.zeros(len(basis.probs), found[0].mask.shape[1], dtype=torch.float64)
+    # Con V = 0 y λ = 1 es REINFORCE: R(y) ∇log q(y)
+    reinforce = est.critic_vectors(
+        basis, found, est.critic_advantages(basis, found, zero, 1.0)
+    )
+    torch.testing.assert_close(reinforce, basis.rewards[:, None] * basis.scores)
+    for seed in range(3):
+        values = _prefix_function(basis, found, seed)
+        vectors = est.critic_vectors(
+            basis, found, est.critic_advantages(basis, found, values, 1.0)
+        )
+        angle, norm, _ = est.exact_audit(basis, vectors)
+        assert angle < 1e-3 and abs(norm - 1) < 1e-5
+        gae = est.critic_vectors(
+            basis, found, est.critic_advantages(basis, found, values, 0.5)
+        )
+        assert est.exact_audit(basis, gae)[0] > 0.1  # λ < 1 con un V cualquiera
+    # Con el V exacto, cualquier λ
+    exact = est.exact_values(basis, found)
+    for lam in (0.0, 0.5, 0.95):
+        vectors = est.critic_vectors(
+            basis, found, est.critic_advantages(basis, found, exact, lam)
+        )
+        angle, norm, _ = est.exact_audit(basis, vectors)
+        assert angle < 1e-3 and abs(norm - 1) < 1e-5
+
+
+def test_exact_critic_values_by_hand(tiny_world):
+    _, found, basis = tiny_world
+    values = est.exact_values(basis, found)
+    for i in range(2):
+        rows = basis.prompt == i
+        j = basis.probs[rows] @ basis.rewards[rows]  # V(raíz) = J_q del enunciado
+        torch.testing.assert_close(values[rows, 0], j.expand(int(rows.sum())))
+
+
+def test_exact_critic_audit_matches_sampled_batches(tiny_world):
+    _, found, basis = tiny_world
+    values = _prefix_function(basis, found, 7)
+    vectors = est.critic_vectors(
+        basis, found, est.critic_advantages(basis, found, values, 0.8)
+    )
+    angle, norm, variance = est.exact_audit(basis, vectors)
+    runs, G = 20000, 3
+    sampled = est.sample_estimates(basis, G, runs, 1, per_answer={"c": vectors})["c"]
+    mean = sampled.mean(0)
+    exact_mean = torch.zeros_like(mean)
+    for i in range(2):
+        rows = basis.prompt == i
+        exact_mean += basis.probs[rows] @ vectors[rows] / 2
+    assert oracle.angle_degrees(exact_mean, basis.true_gradient) == pytest.approx(
+        angle, abs=1e-9
+    )
+    assert float(exact_mean.norm() / basis.true_gradient.norm()) == pytest.approx(norm)
+    # La media muestreada, a menos de 4 errores típicos de la exacta
+    assert (mean - exact_mean).norm() < 4 * math.sqrt(variance / G / runs)
+    spread = ((sampled - mean) ** 2).sum(1).mean()
+    assert float(spread) == pytest.approx(variance / G, rel=0.05)
+
+
+def test_train_critic_is_deterministic(tiny_world):
+    model, found, basis = tiny_world
+    first, second = (
+        est.critic_values(est.train_critic(model, basis, found, 4, 3, 2), found)
+        for _ in range(2)
+    )
+    torch.testing.assert_close(first, second)
+    assert first.abs().sum() > 0  # la cabeza, que empieza en 0, aprendió algo

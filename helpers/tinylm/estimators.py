@@ -16,6 +16,12 @@ maquinaria de la auditoría.
   dimensión ≤ N). ``score_basis`` calcula esos N gradientes una vez y los
   escribe en una base ortonormal de ese subespacio: mismos productos
   escalares, mismos ángulos y normas, con N coordenadas en vez de 10⁵.
+- ``critic_audit``: el crítico de PPO de 08 (``ValueModel`` entrenado
+  brevemente, ``train_critic``, y el exacto, ``exact_values``) con las
+  ventajas GAE de 08 (``critic_advantages``). Su estimación por respuesta,
+  Σ_t ∇log q(y_t | y_<t) A_t(y), también vive en la base
+  (``critic_vectors``), y su media y su varianza salen exactas, sin
+  muestrear (``exact_audit``).
 
 La auditoría muestrea del modelo **restringido** a lo enumerado,
 q(y) = p(y) / Z con Z la masa cubierta: así «insesgado» se comprueba sin
@@ -26,12 +32,13 @@ la masa que falta (∇J_q es exacto, y su ángulo con el ∇J de
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping
 from typing import NamedTuple
 
 import torch
 
 from .grpo import group_advantages
+from .methods import ValueModel, token_gae
 from .model import TinyLM
 from .oracle import Enumeration, angle_degrees, sequence_log_probs
 from .sampling import copy_model
@@ -207,14 +214,9 @@ def estimator_weights(
     return rloo / (P * G)
 
 
-def sample_estimates(
-    basis: ScoreBasis, group_size: int, runs: int, seed: int
-) -> dict[str, torch.Tensor]:
-    """``runs`` lotes, cada uno con ``group_size`` respuestas de cada
-    enunciado muestreadas de q (con semilla), y la estimación de ∇J de cada
-    estimador en cada lote: ``{nombre: (runs, k)}``. Los dos estimadores
-    normalizados por longitud se multiplican por la longitud media (con q):
-    la escala no cambia el ángulo y así su norma se compara con las demás."""
+def _draw(basis: ScoreBasis, group_size: int, runs: int, seed: int) -> torch.Tensor:
+    """``(runs, P, group_size)`` índices de respuestas enumeradas: en cada lote,
+    ``group_size`` de cada enunciado, muestreadas de q con semilla."""
     generator = torch.Generator().manual_seed(seed)
     picked = []
     for i in range(int(basis.prompt.max()) + 1):
@@ -223,7 +225,27 @@ def sample_estimates(
             basis.probs[rows], runs * group_size, replacement=True, generator=generator
         )
         picked.append(rows[draws].view(runs, 1, group_size))
-    picked = torch.cat(picked, dim=1)  # (R, P, G)
+    return torch.cat(picked, dim=1)
+
+
+def sample_estimates(
+    basis: ScoreBasis,
+    group_size: int,
+    runs: int,
+    seed: int,
+    per_answer: Mapping[Hashable, torch.Tensor] | None = None,
+) -> dict[Hashable, torch.Tensor]:
+    """``runs`` lotes, cada uno con ``group_size`` respuestas de cada
+    enunciado muestreadas de q (con semilla), y la estimación de ∇J de cada
+    estimador en cada lote: ``{nombre: (runs, k)}``. Los dos estimadores
+    normalizados por longitud se multiplican por la longitud media (con q):
+    la escala no cambia el ángulo y así su norma se compara con las demás.
+
+    ``per_answer``: ``{clave: (N, k)}``, estimadores que dan un vector por
+    respuesta (el del crítico, ``critic_vectors``); su estimación en un lote es
+    la media de los vectores de sus respuestas, y se añade a lo que devuelve.
+    Con la misma semilla, los lotes son los mismos para todos."""
+    picked = _draw(basis, group_size, runs, seed)  # (R, P, G)
     rewards, lengths = basis.rewards[picked], basis.lengths[picked]
     mean_length = float(basis.probs @ basis.lengths) / picked.shape[1]
     estimates = {}
@@ -231,11 +253,21 @@ def sample_estimates(
         weights = estimator_weights(rewards, lengths, estimator)
         if estimator in ("per_sequence", "per_token"):
             weights = weights * mean_length
-        # Los pesos de cada respuesta enumerada, sumados: (R, N) @ (N, k)
-        per_row = torch.zeros(runs, len(basis.probs), dtype=weights.dtype)
-        per_row.scatter_add_(1, picked.reshape(runs, -1), weights.reshape(runs, -1))
-        estimates[estimator] = per_row @ basis.scores
+        estimates[estimator] = _per_row(picked, weights, basis) @ basis.scores
+    uniform = torch.full(picked.shape, 1 / picked[0].numel(), dtype=torch.float64)
+    for name, vectors in (per_answer or {}).items():
+        estimates[name] = _per_row(picked, uniform, basis) @ vectors
     return estimates
+
+
+def _per_row(
+    picked: torch.Tensor, weights: torch.Tensor, basis: ScoreBasis
+) -> torch.Tensor:
+    """``(R, N)``: los pesos de cada respuesta enumerada en cada lote, sumados
+    (una respuesta que sale dos veces suma sus dos pesos)."""
+    runs = picked.shape[0]
+    per_row = torch.zeros(runs, len(basis.probs), dtype=weights.dtype)
+    return per_row.scatter_add_(1, picked.reshape(runs, -1), weights.reshape(runs, -1))
 
 
 def audit_row(
@@ -279,3 +311,215 @@ def tempered_copy(model: TinyLM, inverse_temperature: float) -> TinyLM:
     tempered.ln_final.weight.mul_(inverse_temperature)
     tempered.ln_final.bias.mul_(inverse_temperature)
     return tempered
+
+
+# --- El crítico de PPO (módulo 08) -------------------------------------------
+#
+# El crítico de 08 da una ventaja por token, A_t(y), y su estimación es
+# Σ_t ∇log π(y_t | y_<t) A_t(y): no es una combinación de los ∇log p(y) de
+# las respuestas. Pero en el mundo de la auditoría la política es q, y su
+# reparto del carácter siguiente es q(y_t | y_<t) = M(y_≤t) / M(y_<t), con
+# M(s) la masa de las respuestas enumeradas que empiezan por s. Su puntuación,
+#   ∇log q(y_t | y_<t) = m(y_≤t) − m(y_<t),
+# con m(s) la media (con q) de los ∇log p(y) de esas respuestas, sí vive en la
+# base: el crítico se audita como los demás, y sus sumas sobre t dan
+# m(y) − m(raíz) = ∇log q(y), la puntuación de toda la respuesta.
+
+#: Los críticos de la auditoría: (qué V, λ de GAE) y su nombre en las tablas.
+#: «trained», el de 08 entrenado brevemente (``train_critic``); «exact», el
+#: perfecto, V(y_<t) = E_q[R | y_<t] (``exact_values``). λ = 0,95 es la de 08.
+CRITICS: dict[tuple[str, float], str] = {
+    ("trained", 1.0): "crítico de 08, λ = 1",
+    ("trained", 0.95): "crítico de 08, λ = 0,95",
+    ("exact", 1.0): "crítico exacto, λ = 1",
+    ("exact", 0.95): "crítico exacto, λ = 0,95",
+}
+#: El entrenamiento breve del crítico (``train_critic``): pasos de Adam y
+#: respuestas por enunciado en cada paso.
+CRITIC_STEPS = 40
+CRITIC_SAMPLES = 16
+
+
+def _prefix_groups(
+    basis: ScoreBasis, enumerations: list[Enumeration]
+) -> list[torch.Tensor]:
+    """Para cada t = 0…T, ``(N,)``: el grupo de cada respuesta según su
+    enunciado y sus t primeros caracteres (mismo grupo, mismo prefijo)."""
+    completions = torch.cat([e.completions for e in enumerations])  # (N, T)
+    groups = []
+    for t in range(completions.shape[1] + 1):
+        key = torch.cat([basis.prompt[:, None], completions[:, :t]], dim=1)
+        groups.append(torch.unique(key, dim=0, return_inverse=True)[1])
+    return groups
+
+
+def _subtree_means(
+    group: torch.Tensor, probs: torch.Tensor, values: torch.Tensor
+) -> torch.Tensor:
+    """Para cada respuesta, la media con ``probs`` de ``values`` ``(N, ...)``
+    sobre las respuestas de su grupo (las que comparten su prefijo)."""
+    n, shape = int(group.max()) + 1, (-1,) + (1,) * (values.dim() - 1)
+    mass = torch.zeros(n, dtype=probs.dtype).index_add_(0, group, probs)
+    total = torch.zeros(n, *values.shape[1:], dtype=values.dtype)
+    total.index_add_(0, group, probs.view(shape) * values)
+    return (total / mass.view(shape))[group]
+
+
+def exact_values(basis: ScoreBasis, enumerations: list[Enumeration]) -> torch.Tensor:
+    """``(N, T)`` el crítico perfecto: V(y_<t) = E_q[R | y_<t], la recompensa
+    media (con q) de las respuestas enumeradas que empiezan por y_<t."""
+    groups = _prefix_groups(basis, enumerations)[:-1]
+    return torch.stack(
+        [_subtree_means(g, basis.probs, basis.rewards) for g in groups], dim=1
+    )
+
+
+@torch.no_grad()
+def critic_values(
+    critic: ValueModel, enumerations: list[Enumeration], batch_size: int = 256
+) -> torch.Tensor:
+    """``(N, T)`` float64: V(y_<t) del crítico ``critic`` antes de cada token
+    de cada respuesta enumerada (en lotes de ``batch_size``)."""
+    values = [
+        critic(e.sequences[rows], e.prompt_len)
+        for e in enumerations
+        for rows in (
+            slice(i, i + batch_size) for i in range(0, len(e.log_probs), batch_size)
+        )
+    ]
+    return torch.cat(values).double()
+
+
+def critic_advantages(
+    basis: ScoreBasis,
+    enumerations: list[Enumeration],
+    values: torch.Tensor,
+    lam: float,
+) -> torch.Tensor:
+    """``(N, T)`` las ventajas GAE de 08 (``methods.token_gae``, γ = 1) de cada
+    respuesta enumerada, con la recompensa R(y) en su último token y los
+    valores ``values`` ``(N, T)``; 0 en el relleno. Con λ = 1,
+    A_t = R − V(y_<t)."""
+    mask = torch.cat([e.mask for e in enumerations])
+    last = basis.lengths.long()[:, None] - 1
+    rewards = torch.zeros_like(mask).scatter_(1, last, basis.rewards[:, None].float())
+    return token_gae(rewards, values, mask, gamma=1.0, lam=lam).double()
+
+
+def critic_vectors(
+    basis: ScoreBasis, enumerations: list[Enumeration], advantages: torch.Tensor
+) -> torch.Tensor:
+    """``(N, k)`` la estimación del crítico con una sola respuesta,
+    g_y = Σ_t ∇log q(y_t | y_<t) A_t(y), de cada respuesta enumerada, en la
+    base. La de un lote de G respuestas por enunciado es la media de sus g_y
+    (``sample_estimates`` con ``per_answer``)."""
+    groups = _prefix_groups(basis, enumerations)
+    vectors = torch.zeros_like(basis.scores)
+    before = _subtree_means(groups[0], basis.probs, basis.scores)  # m(y_<t)
+    for t in range(advantages.shape[1]):
+        after = _subtree_means(groups[t + 1], basis.probs, basis.scores)  # m(y_≤t)
+        vectors += advantages[:, t, None] * (after - before)
+        before = after
+    return vectors
+
+
+def exact_audit(basis: ScoreBasis, vectors: torch.Tensor) -> tuple[float, float, float]:
+    """Sesgo y varianza exactos, sin muestrear, del estimador que da el vector
+    ``vectors[y]`` ``(N, k)`` por respuesta (la media sobre las respuestas del
+    lote; sobre los enunciados, la media de sus medias).
+
+    Devuelve el ángulo en grados de E_q[ĝ] con ∇J_q, ‖E_q[ĝ]‖ / ‖∇J_q‖ y la
+    varianza total con **una** respuesta por enunciado,
+    Σ_enunciados (E_q‖g_y‖² − ‖E_q g_y‖²) / P²; con G respuestas
+    independientes, se divide por G."""
+    P = int(basis.prompt.max()) + 1
+    weighted = basis.probs[:, None] * vectors
+    means = torch.zeros(P, vectors.shape[1], dtype=vectors.dtype)
+    means.index_add_(0, basis.prompt, weighted)
+    second = torch.zeros(P, dtype=vectors.dtype)
+    second.index_add_(0, basis.prompt, (weighted * vectors).sum(dim=1))
+    mean, truth = means.sum(dim=0) / P, basis.true_gradient
+    variance = float((second - (means**2).sum(dim=1)).sum()) / P**2
+    return angle_degrees(mean, truth), float(mean.norm() / truth.norm()), variance
+
+
+def train_critic(
+    model: TinyLM,
+    basis: ScoreBasis,
+    enumerations: list[Enumeration],
+    seed: int,
+    steps: int = CRITIC_STEPS,
+    samples: int = CRITIC_SAMPLES,
+    lr: float = 1e-3,
+) -> ValueModel:
+    """El crítico de 08 (``methods.ValueModel``: una copia de ``model`` con
+    una cabeza de valor que empieza en 0), entrenado brevemente con Adam (la
+    tasa de ``CriticConfig``) para predecir la recompensa final desde cada
+    prefijo. En cada paso, ``samples`` respuestas de cada enunciado
+    muestreadas de q (la política de la auditoría, con semilla) y el error
+    cuadrático medio de V(y_<t) frente a R(y) en sus tokens: el objetivo de 08
+    con λ = 1 y sin KL. Devuelve el crítico en modo evaluación."""
+    torch.manual_seed(seed)  # ValueModel no sortea nada; por si cambia
+    critic = ValueModel(model).to(next(model.parameters()).dtype)
+    optimizer = torch.optim.Adam(critic.parameters(), lr=lr)
+    sequences = torch.cat([e.sequences for e in enumerations])
+    mask = torch.cat([e.mask for e in enumerations]).bool()
+    prompt_len = enumerations[0].prompt_len
+    for rows in _draw(basis, samples, steps, seed).view(steps, -1):
+        values = critic(sequences[rows], prompt_len)
+        targets = basis.rewards[rows].to(values.dtype)[:, None].expand_as(values)
+        loss = ((values - targets) ** 2)[mask[rows]].mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return critic.eval()
+
+
+class CriticRow(NamedTuple):
+    """Un crítico en la auditoría (``critic_audit``).
+
+    - ``vectors``: ``(N, k)`` g_y de cada respuesta (``critic_vectors``), para
+      muestrear lotes con ``sample_estimates``;
+    - ``angle``, ``relative_norm``, ``variance``: los de ``exact_audit``
+      (la varianza, con una respuesta por enunciado: con G, ÷ G);
+    - ``explained``: la fracción de la varianza de R(y) que explica V(y_<t),
+      con cada token pesado por q(y): 1 − E_q[Σ_t (R − V)²] / E_q[Σ_t (R − R̄)²],
+      con R̄ la media de su enunciado. El crítico exacto da el techo: ni él
+      adivina una recompensa que aún no se ha sorteado.
+    """
+
+    vectors: torch.Tensor
+    angle: float
+    relative_norm: float
+    variance: float
+    explained: float
+
+
+def critic_audit(
+    model: TinyLM, basis: ScoreBasis, enumerations: list[Enumeration], seed: int
+) -> dict[tuple[str, float], CriticRow]:
+    """Cada crítico de :data:`CRITICS`, auditado exactamente: entrena el de 08
+    con ``seed`` (``train_critic``), calcula el exacto y, con cada λ, sus
+    ventajas GAE, sus g_y y su sesgo y su varianza sin muestrear."""
+    values = {
+        "trained": critic_values(
+            train_critic(model, basis, enumerations, seed), enumerations
+        ),
+        "exact": exact_values(basis, enumerations),
+    }
+    mask = torch.cat([e.mask for e in enumerations]).double()
+    weights = basis.probs[:, None] * mask  # q(y) en cada token de y
+    P = int(basis.prompt.max()) + 1
+    means = torch.zeros(P, dtype=torch.float64).index_add_(
+        0, basis.prompt, basis.probs * basis.rewards
+    )
+    spread = (weights * (basis.rewards - means[basis.prompt])[:, None] ** 2).sum()
+    rows = {}
+    for kind, lam in CRITICS:
+        error = (weights * (basis.rewards[:, None] - values[kind]) ** 2).sum()
+        advantages = critic_advantages(basis, enumerations, values[kind], lam)
+        vectors = critic_vectors(basis, enumerations, advantages)
+        rows[kind, lam] = CriticRow(
+            vectors, *exact_audit(basis, vectors), float(1 - error / spread)
+        )
+    return rows
