@@ -260,30 +260,38 @@ def test_critic_token_scores_add_up_and_match_autograd(tiny_world):
     # Con A_t = 1, la suma de las puntuaciones por token es la de la respuesta
     torch.testing.assert_close(est.critic_vectors(basis, found, mask), basis.scores)
     # Con A = 1 solo en el token t, la puntuación de ese token, ∇log q(y_t | y_<t),
-    # calculada aparte con autograd: log M(y_≤t) − log M(y_<t) en los parámetros
+    # calculada aparte con autograd: log M(y_≤t) − log M(y_<t) en los parámetros.
+    # Se compara con la base por sus productos escalares con cada ∇log q(y)
+    rows = torch.cat([est._score_rows(model, f) for f in found])  # (N, D)
+    means = torch.zeros(2, rows.shape[1], dtype=rows.dtype)
+    means.index_add_(0, basis.prompt, basis.probs[:, None] * rows)
+    centred = rows - means[basis.prompt]  # ∇log q(y), con todos los parámetros
     params = [p for p in model.parameters() if p.requires_grad]
+    f = found[0]
+    log_p = oracle.sequence_log_probs(model, f)
     for t in range(2):
         advantages = torch.zeros_like(mask)
         advantages[:, t] = mask[:, t]
         vectors = est.critic_vectors(basis, found, advantages)
-        f = found[0]
         for i in (0, len(f.log_probs) - 1):
+            if mask[i, t] == 0:
+                continue
             prefix = f.completions[i]
-            log_p = oracle.sequence_log_probs(model, f)
             mass = [
                 log_p.exp()[(f.completions[:, :n] == prefix[:n]).all(1)].sum().log()
                 for n in (t, t + 1)
             ]
-            grads = torch.autograd.grad(mass[1] - mass[0], params, allow_unused=True)
+            grads = torch.autograd.grad(
+                mass[1] - mass[0], params, allow_unused=True, retain_graph=True
+            )
             flat = torch.cat(
                 [
                     torch.zeros(p.numel()) if g is None else g.reshape(-1)
                     for p, g in zip(params, grads, strict=True)
                 ]
             ).double()
-            assert float(mask[i, t]) == 0 or abs(
-                float(vectors[i].norm()) - float(flat.norm())
-            ) < 1e-6 * float(flat.norm())
+            torch.testing.assert_close(vectors[i] @ basis.scores.T, centred @ flat)
+            assert vectors[i].norm().item() == pytest.approx(flat.norm().item())
 
 
 def test_critic_with_lambda_one_is_unbiased_for_any_prefix_value(tiny_world):
