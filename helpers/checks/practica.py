@@ -1093,3 +1093,148 @@ def grade_diagnosis(
         f"registros: {evidence}",
         f"diagnosis_{chosen}",
     )
+
+
+# Ejercicio · El entrenador de DPO
+
+#: Lo que pide el enunciado a la ``DPOConfig``, además de ``loss_type``,
+#: ``beta`` y ``output_dir`` (los argumentos): los hiperparámetros del DPO del
+#: módulo 10 (``helpers.practica.dpo``).
+DPO_OBJECTIVE: dict[str, Any] = {
+    "per_device_train_batch_size": 16,
+    "learning_rate": 2e-4,
+    "lr_scheduler_type": "constant",
+    "num_train_epochs": 4,
+    "logging_strategy": "epoch",
+    "use_cpu": True,
+    "bf16": False,
+    "save_strategy": "no",
+    "report_to": "none",
+    "seed": 0,
+}
+_DPO_MEANING = {
+    "per_device_train_batch_size": "los pares por lote",
+    "learning_rate": "la tasa de aprendizaje",
+    "lr_scheduler_type": "el calendario de la tasa",
+    "num_train_epochs": "las épocas",
+    "logging_strategy": "cuándo se registra",
+    "use_cpu": "entrenar en la CPU",
+    "bf16": "bf16",
+    "save_strategy": "cuándo se guardan puntos de control",
+    "report_to": "a dónde van los registros",
+    "seed": "la semilla",
+}
+
+
+@functools.cache
+def _dpo_pairs(n_pairs: int = 8) -> Any:
+    """Unos pocos pares de preferencias del módulo 10, con las columnas de TRL."""
+    from helpers.practica.dpo import preference_dataset
+
+    with _quiet_hf():
+        return preference_dataset(n_pairs)
+
+
+@exercise(MODULE, "make_dpo_trainer")
+def check_make_dpo_trainer(make_dpo_trainer, cases=(("ipo", 1.0),)):
+    """Construye el ``DPOTrainer`` del estudiante (sin entrenar) y mira su
+    tipo, sus dos modelos y los campos de su ``DPOConfig``."""
+    import trl
+
+    from helpers.puente.convert import load_pretrained_gpt2
+
+    for loss_type, beta in cases:
+        with tempfile.TemporaryDirectory() as output_dir:
+            model, ref_model = load_pretrained_gpt2(), load_pretrained_gpt2()
+            try:
+                with _quiet_hf():
+                    trainer = make_dpo_trainer(
+                        model, ref_model, _dpo_pairs(), loss_type, beta, output_dir
+                    )
+            except OSError as error:
+                # Sin ref_model, TRL carga una copia de la carpeta del modelo
+                # (model.config._name_or_path): uno hecho en memoria no la tiene
+                fail(
+                    "DPOTrainer no tiene modelo de referencia: pásale "
+                    "ref_model=ref_model. Sin él, TRL intenta cargar una copia "
+                    "de la carpeta de model, y este modelo no viene de ninguna.\n"
+                    f"(TRL dijo: {error})",
+                    "dpo_ref_model",
+                )
+            call = f"make_dpo_trainer(..., loss_type={loss_type!r}, beta={beta})"
+            if not isinstance(trainer, trl.DPOTrainer):
+                fail(
+                    f"{call} debe devolver un trl.DPOTrainer (con la DPOConfig en "
+                    f"args=), y devolvió {type(trainer).__name__}.",
+                    "dpo_not_a_trainer",
+                )
+            if trainer.ref_model is not ref_model:
+                fail(
+                    "El modelo de referencia del entrenador no es ref_model: "
+                    "pásalo en ref_model=ref_model. Sin él, TRL hace su propia "
+                    "copia congelada de model, y la referencia deja de ser la que "
+                    "tú eliges (la del SFT).",
+                    "dpo_ref_model",
+                )
+            if trainer.model is not model:
+                fail(
+                    "La política del entrenador no es model: pásalo en model=model "
+                    "(es el modelo que DPO entrena).",
+                    "dpo_other_model",
+                )
+            args = trainer.args
+            if list(args.loss_type) != [loss_type]:
+                fail(
+                    f"Con loss_type={loss_type!r}, la DPOConfig dice loss_type = "
+                    f"{args.loss_type!r}: pasa el argumento a DPOConfig(loss_type="
+                    "loss_type), no un valor fijo.",
+                    "dpo_loss_type_ignored",
+                )
+            if args.beta != beta:
+                fail(
+                    f"Con beta={beta}, la DPOConfig dice beta = {args.beta}: pasa el "
+                    "argumento a DPOConfig(beta=beta), no un valor fijo.",
+                    "dpo_beta_ignored",
+                )
+            if args.output_dir != output_dir:
+                fail(
+                    "La carpeta de salida es el argumento output_dir; la DPOConfig "
+                    f"dice {args.output_dir!r}.",
+                    "dpo_ignores_output_dir",
+                )
+            if args.bf16:
+                fail(
+                    "En la CPU del curso se entrena en float32: bf16=False (y "
+                    "use_cpu=True). DPOConfig activa bf16 por defecto.",
+                    "dpo_bf16",
+                )
+            scheduler = _field(args, "lr_scheduler_type")
+            if scheduler != "constant":
+                fail(
+                    f"lr_scheduler_type = {scheduler!r}: el DPO del módulo 10 usa "
+                    "una tasa constante, lr_scheduler_type='constant' (por defecto "
+                    "TRL la baja en línea recta hasta 0).",
+                    "dpo_scheduler",
+                )
+            wrong = [
+                f"{name} = {_field(args, name)!r} ({_DPO_MEANING[name]}), y se pide "
+                f"{want!r}"
+                for name, want in DPO_OBJECTIVE.items()
+                if _field(args, name) != _field_value(name, want)
+            ]
+            if wrong:
+                fail(
+                    "Algún campo de la DPOConfig no es el pedido: "
+                    + "; ".join(wrong)
+                    + ".",
+                    "dpo_wrong_field",
+                )
+
+
+def _field_value(name: str, value: Any) -> Any:
+    """Un valor del objetivo, comparable con ``_field``."""
+    if name == "report_to":
+        return [] if value in (None, "none", ["none"]) else list(value)
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return float(value)
+    return value

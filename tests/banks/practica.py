@@ -575,3 +575,98 @@ RIGHT["diagnoses"] = [
         + "".join(f"diagnoses[{k!r}] = {v!r}\n" for k, v in _DIAGNOSES.items()),
     ),
 ]
+
+# El entrenador de DPO, con un hueco por campo que se confunde.
+_DPO = """
+def make_dpo_trainer(model, ref_model, dataset, loss_type, beta, output_dir):
+    config = trl.DPOConfig(
+        output_dir={output_dir},
+        loss_type={loss_type},
+        beta={beta},
+        per_device_train_batch_size=16,
+        learning_rate={lr},
+        {scheduler}
+        num_train_epochs=4,
+        logging_strategy="epoch",
+        use_cpu=True,
+        {bf16}
+        seed=0,
+        save_strategy="no",
+        report_to="none",
+    )
+    return trl.DPOTrainer(
+        model=model,
+        {ref}
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+    )
+"""
+_DPO_RIGHT = {
+    "output_dir": "output_dir",
+    "loss_type": "loss_type",
+    "beta": "beta",
+    "lr": "2e-4",
+    "scheduler": 'lr_scheduler_type="constant",',
+    "bf16": "bf16=False,",
+    "ref": "ref_model=ref_model,",
+}
+
+
+def _dpo(**changes: str) -> str:
+    return _DPO.format(**{**_DPO_RIGHT, **changes})
+
+
+WRONG["make_dpo_trainer"] = [
+    Answer("sin ref_model", _dpo(ref=""), mistake="dpo_ref_model"),
+    Answer(
+        "loss_type fijo",
+        _dpo(loss_type='"sigmoid"'),
+        mistake="dpo_loss_type_ignored",
+    ),
+    Answer("β fija", _dpo(beta="0.1"), mistake="dpo_beta_ignored"),
+    Answer(
+        "el calendario por defecto (lineal)",
+        _dpo(scheduler=""),
+        mistake="dpo_scheduler",
+    ),
+    Answer("sin bf16=False", _dpo(bf16=""), mistake="dpo_bf16"),
+    Answer("la tasa por defecto", _dpo(lr="1e-6"), mistake="dpo_wrong_field"),
+    Answer(
+        "una carpeta fija",
+        _dpo(output_dir='"runs/dpo"'),
+        mistake="dpo_ignores_output_dir",
+    ),
+    Answer(
+        "devuelve la configuración",
+        """
+def make_dpo_trainer(model, ref_model, dataset, loss_type, beta, output_dir):
+    return trl.DPOConfig(output_dir=output_dir, loss_type=loss_type, beta=beta,
+                         use_cpu=True, bf16=False)
+""",
+        mistake="dpo_not_a_trainer",
+    ),
+    Answer(
+        "vuelve a cargar el SFT como política",
+        _dpo().replace("model=model,", "model=hp.load_pretrained_gpt2(),", 1),
+        mistake="dpo_other_model",
+    ),
+]
+RIGHT["make_dpo_trainer"] = [
+    Answer("con nombres", _dpo()),
+    Answer(
+        "con un diccionario y loss_type en lista",
+        """
+def make_dpo_trainer(model, ref_model, dataset, loss_type, beta, output_dir):
+    options = dict(
+        per_device_train_batch_size=16, learning_rate=2e-4,
+        lr_scheduler_type="constant", num_train_epochs=4,
+        logging_strategy="epoch", use_cpu=True, bf16=False, seed=0,
+        save_strategy="no", report_to=[],
+    )
+    args = trl.DPOConfig(output_dir, loss_type=[loss_type], beta=beta, **options)
+    return trl.DPOTrainer(model, ref_model, args=args, train_dataset=dataset,
+                          processing_class=make_tokenizer())
+""",
+    ),
+]
