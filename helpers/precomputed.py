@@ -4,8 +4,10 @@ Algunas afirmaciones de los cuadernos necesitan ejecuciones de minutos, con
 varias semillas: la divergencia de Q en DQN (``helpers.dqn_runs``, módulo 02),
 el tronco compartido de A2C (``helpers.a2c_runs``, 05), PPO sin parar
 (``helpers.ppo_runs``, 06), el muestreador retrasado de GRPO
-(``helpers.tinylm.lag_runs``, 07), la recompensa por partes
-(``helpers.tinylm.process_runs``, 08) y la etapa de preferencias
+(``helpers.tinylm.lag_runs``, 07), GRPO sin línea base
+(``helpers.tinylm.baseline_runs``, 07), la recompensa por partes
+(``helpers.tinylm.process_runs``, 08), la KL en la recompensa o en la pérdida
+(``helpers.tinylm.kl_runs``, 08) y la etapa de preferencias
 (``helpers.tinylm.preference_runs``, 10). Cada una se calcula una vez, se
 guarda en ``helpers/data/*.json`` con su procedencia (``machine``) y se puede
 recalcular y comparar. Todas comparten aquí la lectura, la escritura y la línea

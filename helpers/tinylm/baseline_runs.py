@@ -169,10 +169,9 @@ def compute_all(seeds: Sequence[int] = SEEDS) -> dict[str, Any]:
             "helpers.tinylm.baseline_runs.train(GRPOConfig(steps, seed), "
             "RUNS[receta]), un hilo por proceso: el paso de grpo_step con las "
             "ventajas de group_advantages (con línea base) o iguales a la "
-            "recompensa "
-            "(b = 0). Al final, heldout_accuracy (256 problemas de evaluación "
-            "× 8 respuestas, T = 1) y p_correct (1024 respuestas a 17 × 24, "
-            "T = 1) del modelo entrenado."
+            "recompensa (b = 0). Al final, heldout_accuracy (256 problemas de "
+            "evaluación × 8 respuestas, T = 1) y p_correct (1024 respuestas a "
+            "17 × 24, T = 1) del modelo entrenado."
         ),
         "steps": STEPS,
         "seeds": list(seeds),
