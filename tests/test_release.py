@@ -91,7 +91,9 @@ def test_nothing_private_reaches_course(module_id):
 #: Lo que delata la clave de un cuestionario en una celda: la calificación con
 #: la clave (que solo llaman las pruebas ocultas), una afirmación declarada
 #: verdadera o falsa, o un assert cuyo mensaje nombra una afirmación («a) …»).
-_KEY_CALLS = re.compile(r"\b(statements_key|number_key)\b|\bq\d+_key\b")
+_KEY_CALLS = re.compile(
+    r"\b(statements_key|number_key|failure_of|RUN_IDS)\b|\bq\d+_key\b"
+)
 _VERDICT = re.compile(r"(?<![\w(])[a-d]\)\s*(?:es|son)\s+(?:verdadera|falsa)", re.I)
 _NAMED_STATEMENT = re.compile(r"^\s*[a-d]\)\s")
 

@@ -22,7 +22,8 @@ Lo que el cuaderno usa:
 - ``FAILURES``: id del fallo → descripción en español (las opciones entre las
   que elige el estudiante, con ``"sana"``).
 - ``load_runs()``: id neutro → ``Run`` (``logs``, ``steps``, ``repaired``).
-- ``healthy_run_id()``: el id neutro de la ejecución sana (ejercicio 4).
+- ``healthy_run_id()``: el id neutro de la ejecución sana (la sección 4 del
+  cuaderno, «leer los registros»).
 - ``plot_run(run, ...)`` y ``plot_runs(runs, ...)``: las curvas que se leen.
 - ``failure_of(run_id)``: el fallo de una ejecución (solo para las pruebas
   ocultas: el cuaderno no debe llamarla).
@@ -211,7 +212,7 @@ def failure_of(run_id: str) -> str:
 
 
 def healthy_run_id() -> str:
-    """El id neutro de la ejecución sana (la del ejercicio 4)."""
+    """El id neutro de la ejecución sana (la de la sección 4 del cuaderno)."""
     return next(k for k, v in RUN_IDS.items() if v == "sana")
 
 
