@@ -54,7 +54,7 @@ from autograder.course import (
     nbgrader_meta,
 )
 from autograder.guard import unwrap as _unwrap
-from autograder.similarity import is_reference_copy, normalize, size
+from autograder.similarity import is_reference_copy, logic_size, normalize
 from autograder.sources import parse_code
 
 # Raíces de paquetes que un estudiante nunca debe modificar. Escribir en
@@ -630,12 +630,14 @@ def _reference_copy(source: str, references: list[str]) -> bool:
     y formato?
 
     Solo cuenta si el código es largo (:data:`COPY_MIN_TOKENS` símbolos
-    normalizados, unas seis líneas con lógica): una fórmula corta la escribe
-    igual cualquiera que la entienda. Las copias cortas las ve el docente en el
+    normalizados, unas seis líneas con lógica, sin contar los argumentos que
+    son datos: ``similarity.logic_size``): una fórmula corta, o una
+    configuración que el enunciado dicta campo a campo, la escribe igual
+    cualquiera que la entienda. Las copias cortas las ve el docente en el
     apartado de parecidos del informe, sin quitar puntos.
     """
     normalized = normalize(source)
-    if normalized is None or size(normalized) < COPY_MIN_TOKENS:
+    if normalized is None or logic_size(normalized) < COPY_MIN_TOKENS:
         return False
     return any(is_reference_copy(source, reference) for reference in references)
 

@@ -246,12 +246,38 @@ def normalize(source: str) -> str | None:
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
+_F_STRING = re.compile(r"^[rbuRBU]*[fF]")
+_F_PARTS = re.compile(r"\{\{|\}\}|\{[^{}]*\}|[^{}]+")
+
+
+def _string_tokens(text: str) -> list[str]:
+    """Un texto es un símbolo; una f-string, sus trozos y los símbolos de
+    cada ``{campo}`` (Python 3.11 da la f-string entera como un solo token, y
+    los nombres de dentro deben compararse como los de fuera)."""
+    if not _F_STRING.match(text):
+        return [text]
+    parts = []
+    for piece in _F_PARTS.findall(text):
+        if piece.startswith("{") and piece not in ("{{", "}}"):
+            parts += ["{", *tokens(piece[1:-1]), "}"]
+        else:
+            parts.append(piece)
+    return parts
+
+
 def tokens(normalized: str) -> list[str]:
     """Los símbolos (nombres, operadores, números, textos) de un código, sin
     saltos de línea, sangrías ni comentarios."""
     try:
         found = tokenize.generate_tokens(io.StringIO(normalized + "\n").readline)
-        return [t.string for t in found if t.type not in _LAYOUT]
+        return [
+            part
+            for t in found
+            if t.type not in _LAYOUT
+            for part in (
+                _string_tokens(t.string) if t.type == tokenize.STRING else [t.string]
+            )
+        ]
     except (tokenize.TokenError, SyntaxError):
         return normalized.split()
 
@@ -370,10 +396,60 @@ def size(normalized: str) -> int:
     return _code(normalized).size
 
 
+def _is_datum(node: ast.AST) -> bool:
+    """Un valor que se escribe, no se calcula: una constante, un nombre, un
+    atributo, o una lista, tupla o diccionario de ellos."""
+    if isinstance(node, ast.Constant | ast.Name | ast.Attribute):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return True  # -1, -1e-3
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(_is_datum(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(
+            k is not None and _is_datum(k) and _is_datum(v)
+            for k, v in zip(node.keys, node.values, strict=True)
+        )
+    return False
+
+
+#: Una llamada con al menos tantos argumentos con nombre que son datos es una
+#: configuración (``DPOConfig(...)``, ``GRPOTrainer(...)``), no un cálculo.
+CONFIG_KEYWORDS = 4
+
+
+class _DropConfigurations(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        data = [k for k in node.keywords if k.arg is not None and _is_datum(k.value)]
+        if len(data) >= CONFIG_KEYWORDS:
+            node.keywords = [k for k in node.keywords if k not in data]
+        return node
+
+
+def logic_size(normalized: str) -> int:
+    """Como :func:`size`, sin los argumentos con nombre que son datos
+    (``beta=0.1``, ``output_dir=output_dir``, ``report_to=[]``...) de las
+    llamadas que son configuraciones (:data:`CONFIG_KEYWORDS` o más).
+
+    Una respuesta que es una configuración (``GRPOConfig(...)`` con quince
+    campos) mide mucho en símbolos y no tiene lógica: dos personas que leen el
+    mismo enunciado la escriben igual. Lo que cuenta para decir «es una
+    copia» es lo que se calcula.
+    """
+    try:
+        tree = ast.parse(normalized)
+    except SyntaxError:
+        return size(normalized)
+    tree = _DropConfigurations().visit(tree)
+    return size(ast.unparse(ast.fix_missing_locations(tree)))
+
+
 def is_trivial(normalized: str | None) -> bool:
     """Si una respuesta es demasiado corta para que coincidir en ella diga
-    algo: menos de :data:`MIN_TOKENS` símbolos en el cuerpo, o no se entiende."""
-    return normalized is None or size(normalized) < MIN_TOKENS
+    algo: menos de :data:`MIN_TOKENS` símbolos en el cuerpo sin contar los
+    campos de una configuración (:func:`logic_size`), o no se entiende."""
+    return normalized is None or logic_size(normalized) < MIN_TOKENS
 
 
 def similarity(a: str | None, b: str | None) -> float:

@@ -58,6 +58,11 @@ def local_names(source: str) -> list[str]:
     return names
 
 
+_F_PREFIX = re.compile(r"^[rbuRBU]*[fF]")
+_FIELD = re.compile(r"\{[^{}]*\}")
+_NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
+
+
 def rename(source: str, mapping: dict[str, str] | None = None) -> str:
     """Cambia los nombres locales, sin tocar atributos (``.sum``) ni los
     argumentos por nombre de una llamada (``dtype=``)."""
@@ -76,6 +81,17 @@ def rename(source: str, mapping: dict[str, str] | None = None) -> str:
             in_def = True
         elif token.type == tokenize.OP and token.string == ":" and depth == 0:
             in_def = False
+        if token.type == tokenize.STRING and _F_PREFIX.match(token.string):
+            # En Python 3.11 una f-string es un solo token: sus {nombres} también
+            if token.start[0] == token.end[0]:
+                text = _FIELD.sub(
+                    lambda m: _NAME.sub(
+                        lambda n: mapping.get(n.group(), n.group()), m.group()
+                    ),
+                    token.string,
+                )
+                edits.append((token.start, token.end, text))
+            continue
         if token.type != tokenize.NAME or token.string not in mapping:
             continue
         after = tokens[i + 1].string if i + 1 < len(tokens) else ""
@@ -742,3 +758,47 @@ def test_unreadable_cells_are_named_not_compared():
     assert result.exercises["softmax"].unreadable == ["rota_1", "rota_2"]
     assert not result.matches()
     assert "Softmax estable (rota_1, rota_2)" in sim.render_html(result, titles())
+
+
+def test_a_configuration_counts_its_logic_not_its_fields():
+    """Una configuración que el enunciado dicta campo a campo no cuenta como
+    código largo (dos personas la escriben igual); un cálculo con dos
+    argumentos con nombre sí se cuenta entero."""
+    from autograder.similarity import CONFIG_KEYWORDS, logic_size, normalize, size
+
+    config = normalize(
+        "def f(out, beta):\n"
+        "    c = trl.DPOConfig(output_dir=out, beta=beta, learning_rate=2e-4,\n"
+        "        lr_scheduler_type='constant', use_cpu=True, bf16=False,\n"
+        "        report_to=[], seed=0, loss_type=['ipo'], save_strategy='no')\n"
+        "    return trl.DPOTrainer(model=m, args=c, train_dataset=d,\n"
+        "        processing_class=t)\n"
+    )
+    assert size(config) >= 60 > logic_size(config)
+    formula = normalize(
+        "def f(r):\n"
+        "    G = r.shape[-1]\n"
+        "    return r - (r.sum(dim=-1, keepdim=True) - r) / (G - 1)\n"
+    )
+    assert logic_size(formula) == size(formula)
+    # Un argumento calculado se queda, aunque la llamada sea una configuración
+    computed = normalize(
+        "x = F(" + ", ".join(f"k{i}={i}" for i in range(CONFIG_KEYWORDS)) + ", y=a+b)"
+    )
+    assert "a + b" in computed and logic_size(computed) < size(computed)
+
+
+def test_names_inside_f_strings_are_compared_like_the_rest():
+    """Python 3.11 da una f-string como un solo token: sus nombres, aun así,
+    llevan la etiqueta de cómo se definen."""
+    body = (
+        "    bad = [i for i, x in enumerate(a) if not x]\n"
+        "    good = [x * 2 + 1 for x in a if x]\n"
+        "    total = sum(good) / max(len(good), 1)\n"
+        "    return total, f'filas {bad}: {len(bad)} de {len(a)}'\n"
+    )
+    one = sim.normalize("def f(a):\n" + body)
+    more = sim.normalize("def f(a):\n    ok = True\n" + body)
+    assert not sim.is_trivial(one)
+    assert sim.near_identical(one, more)
+    assert "bad" not in sim.tokens(one)  # el nombre canónico, también dentro

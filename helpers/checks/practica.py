@@ -980,14 +980,6 @@ def run_signals(logs: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def diagnosis_runs() -> list[str]:
-    """Los ids de las ejecuciones que se diagnostican: todas menos la sana
-    (la de la sección de los registros)."""
-    from helpers.practica import runs
-
-    return sorted(k for k in runs.load_runs() if k != runs.healthy_run_id())
-
-
 @exercise(MODULE, "diagnoses")
 def _check_diagnoses_form(diagnoses):
     from helpers.practica import runs
@@ -998,7 +990,7 @@ def _check_diagnoses_form(diagnoses):
             f'({{"A": "…", …}}); es {type(diagnoses).__name__}.',
             "diagnoses_not_a_dict",
         )
-    wanted = diagnosis_runs()
+    wanted = runs.diagnosis_runs()
     missing = [k for k in wanted if k not in diagnoses]
     if missing:
         fail(

@@ -23,7 +23,7 @@ Lo que el cuaderno usa:
   que elige el estudiante, con ``"sana"``).
 - ``load_runs()``: id neutro → ``Run`` (``logs``, ``steps``, ``repaired``).
 - ``healthy_run_id()``: el id neutro de la ejecución sana (la sección 4 del
-  cuaderno, «leer los registros»).
+  cuaderno, «leer los registros»); ``diagnosis_runs()``, las demás.
 - ``plot_run(run, ...)`` y ``plot_runs(runs, ...)``: las curvas que se leen.
 - ``failure_of(run_id)``: el fallo de una ejecución (solo para las pruebas
   ocultas: el cuaderno no debe llamarla).
@@ -214,6 +214,12 @@ def failure_of(run_id: str) -> str:
 def healthy_run_id() -> str:
     """El id neutro de la ejecución sana (la de la sección 4 del cuaderno)."""
     return next(k for k, v in RUN_IDS.items() if v == "sana")
+
+
+def diagnosis_runs() -> list[str]:
+    """Los ids de las ejecuciones que el estudiante diagnostica: todas menos la
+    sana (la de la sección 4 del cuaderno), en orden."""
+    return sorted(k for k in RUN_IDS if k != healthy_run_id())
 
 
 @dataclass

@@ -571,7 +571,7 @@ RIGHT["diagnoses"] = [
     Answer("el diccionario escrito", _diagnoses()),
     Answer(
         "empezando por la plantilla",
-        "diagnoses = {run_id: None for run_id in diagnosis_runs()}\n"
+        "diagnoses = {run_id: None for run_id in runs.diagnosis_runs()}\n"
         + "".join(f"diagnoses[{k!r}] = {v!r}\n" for k, v in _DIAGNOSES.items()),
     ),
 ]
