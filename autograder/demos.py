@@ -8,8 +8,9 @@ cien entregas cuesta más que todo lo demás junto.
 :func:`demo_cell_ids` lee el cuaderno fuente de atrás hacia delante con
 ``ast``: una celda libre (sin metadatos de nbgrader) es una demo prescindible
 si ninguna celda que sí se ejecuta después lee un nombre que ella asigna o
-modifica (``x = ...``, ``x.attr = ...``, ``x[i] = ...``, ``x.metodo(...)``)
-antes de asignarlo ella misma. Las celdas «slow» ya no se ejecutan, así que
+modifica (``x = ...``, ``x.attr = ...``, ``x[i] = ...``, ``x.metodo(...)``,
+salvo los métodos que solo leen, :data:`READ_METHODS`) antes de asignarlo
+ella misma. Las celdas «slow» ya no se ejecutan, así que
 lo que leen no cuenta. Los módulos importados no cuentan como modificados por
 llamar a sus funciones (``plt.show()``, ``np.mean(...)``), ni el espacio de
 nombres ``demo = demo_functions(...)`` por llamar a ``demo.softmax(...)``: solo
@@ -40,6 +41,21 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+#: Métodos que solo leen su objeto (los de un tokenizador de Hugging Face y
+#: los que pasan un tensor a Python): ``tokenizer.decode(ids)`` no modifica
+#: ``tokenizer``. Cualquier otro método cuenta como una modificación.
+READ_METHODS = frozenset(
+    {
+        "apply_chat_template",
+        "batch_decode",
+        "convert_ids_to_tokens",
+        "decode",
+        "item",
+        "tolist",
+    }
+)
+
+
 def _writes_and_reads(node: ast.AST, modules: set[str]) -> tuple[set[str], set[str]]:
     """Nombres que una instrucción asigna o modifica, y nombres que lee."""
     writes: set[str] = set()
@@ -56,7 +72,7 @@ def _writes_and_reads(node: ast.AST, modules: set[str]) -> tuple[set[str], set[s
             writes.add(_root(child) or "")
         elif isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):
             root = _root(child.func)
-            if root and root not in modules:
+            if root and root not in modules and child.func.attr not in READ_METHODS:
                 writes.add(root)  # x.append(...), agent.train(...): modifica x
     writes.discard("")
     return writes, _global_reads(node)

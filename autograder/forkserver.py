@@ -117,31 +117,55 @@ def preload_for(source_nb) -> tuple[str, ...]:
 
     Se leen con ``ast`` de las celdas de código (las líneas mágicas fuera);
     ``from a.b import c`` carga ``a.b`` y, si existe, el submódulo ``a.b.c``.
+    Un atributo de un módulo importado que el cuaderno usa (``trl.GRPOTrainer``)
+    va como ``"trl:GRPOTrainer"``: las bibliotecas que cargan sus piezas al
+    pedirlas (TRL, transformers) las cargan así una vez, en el servidor, y no
+    en cada entrega.
     """
     from autograder.sources import parse_code
 
     names: list[str] = []
-    for cell in source_nb.cells:
-        if cell.cell_type != "code":
-            continue
-        tree = parse_code(cell.source)
-        if tree is None:
-            continue
+    aliases: dict[str, str] = {}
+    trees = [parse_code(c.source) for c in source_nb.cells if c.cell_type == "code"]
+    trees = [tree for tree in trees if tree is not None]
+    for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 names += [alias.name for alias in node.names]
+                aliases.update(
+                    {a.asname: a.name for a in node.names if a.asname}
+                    | {a.name: a.name for a in node.names if "." not in a.name}
+                )
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names.append(node.module)
                 names += [f"{node.module}.{alias.name}" for alias in node.names]
+    attributes = [
+        f"{aliases[node.value.id]}:{node.attr}"
+        for tree in trees
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in aliases
+    ]
     if any(name.split(".")[0] == "torch" for name in names):
         names += WITH_TORCH
-    return tuple(dict.fromkeys([*ALWAYS, *names]))
+    return tuple(dict.fromkeys([*ALWAYS, *names, *attributes]))
 
 
 def _load(names: list[str]) -> list[str]:
-    """Importa lo que se pueda; lo que falle fallará igual en el kernel."""
+    """Importa lo que se pueda; lo que falle fallará igual en el kernel. Un
+    ``"módulo:atributo"`` pide además ese atributo del módulo ya cargado."""
     loaded = []
     for name in names:
+        if ":" in name:
+            module, _, attribute = name.partition(":")
+            if module in sys.modules:
+                try:
+                    getattr(sys.modules[module], attribute)
+                except Exception:  # noqa: BLE001  (lo mismo fallará en el kernel)
+                    continue
+                loaded.append(name)
+            continue
         parent = name.rpartition(".")[0]
         if parent and parent in sys.modules:
             try:

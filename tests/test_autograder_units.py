@@ -263,6 +263,7 @@ def test_demos_that_grading_does_not_need_are_found():
         ),
         new_code_cell("history = []", id="history"),
         new_code_cell("history.append(np.ones(3))", id="grows"),
+        new_code_cell("print(history[0].tolist(), scale.item())", id="reads"),
         new_code_cell(
             "def f(x):\n    return scale * x + len(history)", id="f", metadata=solution
         ),
@@ -288,11 +289,20 @@ def test_demos_that_grading_does_not_need_are_found():
     demos = demo_cell_ids(new_notebook(cells=cells))
     # La figura y los «pruébalo» sobran (llamar a «demo.f» no modifica «demo»),
     # y también «demo», que solo leen ellos. Lo que la solución lee, no (ni la
-    # celda que modifica «history» con un método). Un import de fuera del curso
+    # celda que modifica «history» con un método; sí la que solo lee con
+    # .tolist() e .item(), métodos que no modifican). Un import de fuera del curso
     # siempre se ejecuta; uno de los submódulos de helpers, no. La celda que
     # asigna «rng» y «offset» hace falta por «offset»: «rng» y «total» son
     # locales de g.
-    assert demos == {"plot", "try", "demo", "try_demo", "widget", "try_demo_again"}
+    assert demos == {
+        "plot",
+        "reads",
+        "try",
+        "demo",
+        "try_demo",
+        "widget",
+        "try_demo_again",
+    }
     del cells[-2]  # sin g, nadie lee «offset»
     assert "locals_only" in demo_cell_ids(new_notebook(cells=cells))
 

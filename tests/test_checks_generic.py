@@ -1208,3 +1208,57 @@ def test_optimizer_steps_are_counted_and_inputs_watched():
     assert caught.value.mistake == "acc_step_count"
     with pytest.raises(CheckError, match="modificó su argumento «y»"):
         procedure.check(scales_targets, train)
+
+
+# ---------------------------------------------------------------------------
+# La plantilla sin resolver: la comprobación no prepara sus casos
+# ---------------------------------------------------------------------------
+
+_STUBS = '''
+def stub(x):
+    """La plantilla, como la deja nbgrader."""
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def bare(x):
+    raise NotImplementedError
+
+
+def started(x):
+    y = x + 1
+    raise NotImplementedError()
+
+
+def solved(x):
+    return x + 1
+'''
+
+
+def test_an_unsolved_template_fails_before_the_check_prepares_anything(
+    tmp_path, monkeypatch
+):
+    from helpers.checks import CheckError
+    from helpers.checks.core.registry import exercise, is_unsolved
+
+    (tmp_path / "plantillas.py").write_text(_STUBS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stubs = importlib.import_module("plantillas")
+    assert is_unsolved(stubs.stub) and is_unsolved(stubs.bare)
+    assert not is_unsolved(stubs.started) and not is_unsolved(stubs.solved)
+    assert not is_unsolved(len) and not is_unsolved({"a": 1})
+    prepared = []
+
+    @exercise("99_plantillas", "plus_one")
+    def check(f):
+        prepared.append(True)  # un caso caro: un modelo, un punto de control
+        assert f(1) == 2
+
+    with pytest.raises(CheckError, match="NotImplementedError"):
+        check(stubs.stub)
+    assert prepared == []
+    # Una función empezada sí llega a la comprobación (y lanza en ella)
+    with pytest.raises(CheckError, match="NotImplementedError"):
+        check(stubs.started)
+    assert prepared == [True]
+    check(stubs.solved, quiet=True)

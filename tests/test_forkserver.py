@@ -57,6 +57,21 @@ def test_load_skips_names_that_are_not_modules_and_broken_imports():
     assert loaded == ["json"]
 
 
+def test_attributes_of_imported_modules_are_requested_once_in_the_server():
+    nb = new_notebook(
+        cells=[
+            new_code_cell("import trl\nimport helpers.puente as hp\nimport os.path"),
+            new_code_cell("config = trl.GRPOConfig(output_dir='x')\nhp.to_gpt2"),
+            new_code_cell("x = config.beta  # un objeto, no un módulo"),
+        ]
+    )
+    names = forkserver.preload_for(nb)
+    assert "trl:GRPOConfig" in names and "helpers.puente:to_gpt2" in names
+    assert not any(name.startswith("config:") for name in names)
+    loaded = forkserver._load(["json", "json:dumps", "json:no_existe", "nada:x"])
+    assert loaded == ["json", "json:dumps"]
+
+
 def test_carried_over_keeps_the_outer_mounts_under_tmp(monkeypatch):
     # Un /proc/self/mountinfo inventado, desordenado y con un punto repetido.
     mounts = [

@@ -12,9 +12,11 @@ carga.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import numbers
+import shutil
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -816,6 +818,11 @@ _STAND_INS = {
 }
 
 
+#: Los pesos de cada punto de control de ``_checkpoint_dir``, para comparar
+#: sin volver a leerlos del disco.
+_CHECKPOINT_STATES: dict[str, dict[str, torch.Tensor]] = {}
+
+
 @functools.cache
 def _checkpoint_dir(seed: int) -> str:
     """Un punto de control en disco (modelo y tokenizador), con los pesos del
@@ -825,6 +832,7 @@ def _checkpoint_dir(seed: int) -> str:
     from helpers.puente.tokenizer import make_tokenizer
 
     folder = Path(tempfile.mkdtemp(prefix="practica_checkpoint_"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     model = load_pretrained_gpt2()
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -834,6 +842,9 @@ def _checkpoint_dir(seed: int) -> str:
     with _quiet_hf():
         model.save_pretrained(folder)
         make_tokenizer().save_pretrained(folder)
+    _CHECKPOINT_STATES[str(folder)] = {
+        name: tensor.clone() for name, tensor in model.state_dict().items()
+    }
     return str(folder)
 
 
@@ -864,8 +875,6 @@ def check_make_trainer(make_trainer, seed=0, steps=4):
     modelo de la carpeta, las dos recompensas, la configuración y los datos."""
     import trl
 
-    from helpers.puente.convert import load_gpt2
-
     folder = _checkpoint_dir(seed)
     with tempfile.TemporaryDirectory() as output_dir:
         config = _config(output_dir, max_steps=steps)
@@ -890,7 +899,7 @@ def check_make_trainer(make_trainer, seed=0, steps=4):
                 f"{type(trainer).__name__}.",
                 "trainer_not_grpo_trainer",
             )
-        expected = load_gpt2(folder).state_dict()
+        expected = _CHECKPOINT_STATES[folder]
         loaded = trainer.model.state_dict()
         same = all(
             name in loaded and torch.equal(loaded[name], tensor)
