@@ -13,7 +13,10 @@ módulos siguientes (PPO, GRPO) importan en lugar de depender de tu solución:
 * ``A2CConfig`` y ``train_a2c``: A2C completo sobre ``n_envs`` copias de un
   entorno de gymnasium en un ``SyncVectorEnv``;
 * ``RandomWalk``: la cadena de 19 casillas de Sutton y Barto, con valores
-  verdaderos conocidos, para medir el sesgo y la varianza de cada λ.
+  verdaderos conocidos, para medir el sesgo y la varianza de cada λ;
+* ``Corridor`` y ``gae_gradient_experiment``: un pasillo con acciones donde el
+  gradiente de política es exacto, para medir el sesgo de cada λ **en el
+  gradiente** (el que importa al actor) con un crítico imperfecto.
 
 Convención de los bloques (la de :mod:`helpers.rollouts`): todo tensor es
 ``(T, N)``, tiempo primero; ``terminated_t`` dice que ``s_{t+1}`` es terminal
@@ -48,9 +51,11 @@ from helpers.training import History, record_evaluation
 
 __all__ = [
     "A2CConfig",
+    "Corridor",
     "RandomWalk",
     "actor_critic_loss",
     "gae",
+    "gae_gradient_experiment",
     "lambda_returns_experiment",
     "n_step_returns",
     "td_errors",
@@ -477,3 +482,174 @@ def lambda_returns_experiment(
     result = {k: np.array(v) for k, v in out.items()}
     result["true_values"] = truth
     return result
+
+
+# El sesgo que importa al gradiente de política: un pasillo con acciones
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Corridor:
+    """Un pasillo de ``n_cells`` casillas con dos acciones (0 izquierda, 1 derecha).
+
+    Las casillas de los extremos son terminales; llegar a la de la derecha da
+    ``+1`` y cualquier otro paso, 0. Cada paso resbala al lado contrario con
+    probabilidad ``slip``. La política es la misma en todas las casillas, una
+    softmax tabular con ``π(derecha) = p_right``, y sus parámetros son los logits
+    ``θ[s, a]``: por eso ``∇_θ log π(a | s)`` es ``e_a − π`` en la fila ``s`` y 0
+    en las demás. Todo lo exacto sale de resolver sistemas lineales.
+    """
+
+    n_cells: int = 9
+    slip: float = 0.2
+    gamma: float = 0.9
+    p_right: float = 0.5
+
+    @property
+    def start(self) -> int:
+        return self.n_cells // 2
+
+    @property
+    def policy(self) -> np.ndarray:
+        return np.array([1.0 - self.p_right, self.p_right])
+
+    def _alive(self) -> np.ndarray:
+        alive = np.ones(self.n_cells)
+        alive[[0, -1]] = 0.0
+        return alive
+
+    def transitions(self) -> np.ndarray:
+        """``P[s, a, s']``; las filas de las terminales son 0."""
+        n = self.n_cells
+        p = np.zeros((n, 2, n))
+        for s in range(1, n - 1):
+            for a, step in ((0, -1), (1, 1)):
+                p[s, a, s + step] += 1.0 - self.slip
+                p[s, a, s - step] += self.slip
+        return p
+
+    def exact(self) -> dict[str, np.ndarray]:
+        """``values`` (V^π), ``advantages`` (A^π por casilla y acción) y
+        ``visits`` (visitas esperadas a cada casilla en un episodio, sin
+        descontar: lo que suma un lote de episodios)."""
+        p, alive = self.transitions(), self._alive()
+        rewards = p[:, :, -1]  # la única recompensa: llegar a la derecha
+        flow = np.einsum("a,sak->sk", self.policy, p) * alive[None, :]
+        values = np.linalg.solve(
+            np.eye(self.n_cells) - self.gamma * flow, rewards @ self.policy
+        )
+        q = rewards + self.gamma * p @ (values * alive)
+        visits = np.linalg.solve(
+            (np.eye(self.n_cells) - flow).T, np.eye(self.n_cells)[self.start]
+        )
+        return {
+            "values": values * alive,
+            "advantages": (q - values[:, None]) * alive[:, None],
+            "visits": visits * alive,
+        }
+
+    def policy_gradient(self, advantages: np.ndarray) -> np.ndarray:
+        """``E[Σ_t ∇log π(a_t|s_t) · Â_t]`` si ``Â_t`` vale en media
+        ``advantages[s_t, a_t]``: en cada casilla, sus visitas por
+        ``Σ_a π(a)·Â(s, a)·(e_a − π)``. Con ``A^π`` es el gradiente que
+        persiguen A2C y PPO (sin el factor γᵗ del módulo 03)."""
+        weighted = self.policy * advantages
+        per_state = weighted - np.outer(weighted.sum(axis=1), self.policy)
+        return self.exact()["visits"][:, None] * per_state
+
+    def expected_gradient(self, critic_error: np.ndarray, lam: float) -> np.ndarray:
+        """La media exacta de la estimación con ventajas GAE(γ, λ) y el crítico
+        ``V^π + critic_error``.
+
+        ``E[Â_t | s, a] = A^π(s, a) − ε(s)
+        + γ(1 − λ)·Σ_{l≥1} (γλ)^{l−1} E[ε(s_{t+l})]``:
+        el ``−ε(s)`` es una línea base (no sesga); el último término depende de
+        la acción a través de las casillas que vienen, y solo se anula con
+        ``λ = 1`` o un crítico exacto.
+        """
+        exact, p, alive = self.exact(), self.transitions(), self._alive()
+        error = np.asarray(critic_error, dtype=float) * alive
+        flow = np.einsum("a,sak->sk", self.policy, p) * alive[None, :]
+        ahead = np.linalg.solve(np.eye(self.n_cells) - self.gamma * lam * flow, error)
+        mean = exact["advantages"] - error[:, None]
+        mean = mean + self.gamma * (1.0 - lam) * p @ (ahead * alive)
+        return self.policy_gradient(mean * alive[:, None])
+
+    def sample_gradients(
+        self,
+        critic_error: np.ndarray,
+        lams: list[float] | np.ndarray,
+        n_episodes: int,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """La estimación de cada episodio, ``Σ_t ∇log π(a_t|s_t) · Â_t`` con
+        ventajas de :func:`gae`: forma ``(λ, episodio, casilla, acción)``. Los
+        mismos episodios para todas las λ."""
+        alive = self._alive()
+        critic = (self.exact()["values"] + np.asarray(critic_error, float)) * alive
+        states = np.full(n_episodes, self.start)
+        live = np.ones(n_episodes, dtype=bool)
+        rows: dict[str, list[np.ndarray]] = {k: [] for k in ("s", "a", "r", "d", "m")}
+        while live.any():
+            actions = (rng.random(n_episodes) < self.p_right).astype(int)
+            step = np.where(actions == 1, 1, -1)
+            step = np.where(rng.random(n_episodes) < self.slip, -step, step)
+            nxt = np.where(live, states + step, states)
+            done = live & (alive[nxt] == 0)
+            rows["s"].append(states)
+            rows["a"].append(actions)
+            rows["r"].append((done & (nxt == self.n_cells - 1)).astype(float))
+            rows["d"].append((done | ~live).astype(float))  # sin bootstrap al final
+            rows["m"].append(live.astype(float))
+            live = live & ~done
+            states = np.where(live, nxt, states)
+        rows["s"].append(states)  # la casilla siguiente del último paso
+        s_all = np.stack(rows["s"])
+        s, next_s = s_all[:-1], s_all[1:]
+        r, d, m = (np.stack(rows[k]) for k in ("r", "d", "m"))
+        scores = (np.eye(2)[np.stack(rows["a"])] - self.policy) * m[..., None]
+        episode = np.broadcast_to(np.arange(n_episodes), s.shape)
+        out = np.zeros((len(lams), n_episodes, self.n_cells, 2))
+        for i, lam in enumerate(lams):
+            advantages = gae(
+                r, critic[s], critic[next_s], d, np.zeros_like(r), self.gamma, lam
+            ).numpy()
+            np.add.at(out[i], (episode, s), scores * advantages[..., None])
+        return out
+
+
+def gae_gradient_experiment(
+    lams: list[float] | np.ndarray,
+    critic_error: np.ndarray,
+    n_episodes: int = 2_000,
+    seed: int = 0,
+    corridor: Corridor | None = None,
+) -> dict[str, np.ndarray]:
+    """Sesgo² y varianza de la estimación del gradiente de política con
+    ventajas GAE(γ, λ) y un crítico con error ``critic_error``, en el
+    :class:`Corridor`.
+
+    El sesgo² es exacto: ``‖E[ĝ_λ] − g‖²`` frente a la estimación con las
+    ventajas verdaderas ``A^π`` (la que A2C y PPO persiguen). La varianza
+    (la traza de la covarianza, por episodio) se mide con ``n_episodes``.
+
+    Returns:
+        ``bias2``, ``variance`` y ``expected`` (la media exacta, por λ),
+        ``sampled_mean`` y ``standard_error`` (la media de las muestras y su
+        error típico, para contrastar la cuenta exacta), y ``truth``.
+    """
+    corridor = corridor or Corridor()
+    truth = corridor.policy_gradient(corridor.exact()["advantages"])
+    expected = np.stack([corridor.expected_gradient(critic_error, lam) for lam in lams])
+    samples = corridor.sample_gradients(
+        critic_error, lams, n_episodes, np.random.default_rng(seed)
+    )
+    flat = samples.reshape(len(lams), n_episodes, -1)
+    return {
+        "bias2": ((expected - truth) ** 2).sum(axis=(1, 2)),
+        "variance": flat.var(axis=1).sum(axis=1),
+        "expected": expected,
+        "sampled_mean": samples.mean(axis=1),
+        "standard_error": samples.std(axis=1) / np.sqrt(n_episodes),
+        "truth": truth,
+    }

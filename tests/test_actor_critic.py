@@ -226,6 +226,68 @@ def test_lambda_experiment_trades_bias_for_variance():
 
 
 # ---------------------------------------------------------------------------
+# El pasillo con acciones: el sesgo de λ en el gradiente de política
+# ---------------------------------------------------------------------------
+
+
+def test_corridor_exact_values_satisfy_bellman_and_advantages_average_zero():
+    corridor = actor_critic.Corridor(p_right=0.6)
+    exact = corridor.exact()
+    p = corridor.transitions()
+    v = exact["values"]
+    for s in range(1, corridor.n_cells - 1):
+        q = [p[s, a, -1] + corridor.gamma * p[s, a, 1:-1] @ v[1:-1] for a in (0, 1)]
+        assert v[s] == pytest.approx(corridor.policy @ q)
+        assert exact["advantages"][s] == pytest.approx(np.array(q) - v[s])
+    np.testing.assert_allclose(exact["advantages"] @ corridor.policy, 0, atol=1e-12)
+
+
+def test_corridor_policy_gradient_is_the_derivative_when_gamma_is_one():
+    # Con γ = 1 no falta ningún γᵗ: la estimación con A^π es el gradiente de
+    # V(inicio). Mover el logit de «derecha» en todas las casillas a la vez es
+    # la suma sobre casillas de la columna de «derecha».
+    def value(logit):
+        p_right = 1 / (1 + np.exp(-logit))
+        corridor = actor_critic.Corridor(gamma=1.0, p_right=p_right)
+        return corridor.exact()["values"][corridor.start]
+
+    corridor = actor_critic.Corridor(gamma=1.0, p_right=0.6)
+    gradient = corridor.policy_gradient(corridor.exact()["advantages"])
+    logit, h = np.log(0.6 / 0.4), 1e-6
+    numeric = (value(logit + h) - value(logit - h)) / (2 * h)
+    assert gradient[:, 1].sum() == pytest.approx(numeric, rel=1e-6)
+    np.testing.assert_allclose(gradient.sum(axis=1), 0, atol=1e-12)
+
+
+def test_gae_gradient_bias_needs_a_wrong_critic_and_vanishes_at_lambda_one():
+    corridor = actor_critic.Corridor()
+    truth = corridor.policy_gradient(corridor.exact()["advantages"])
+    error = np.random.default_rng(0).normal(0, 0.1, corridor.n_cells)
+    for lam in (0.0, 0.5, 0.9):
+        exact_critic = corridor.expected_gradient(np.zeros(corridor.n_cells), lam)
+        np.testing.assert_allclose(exact_critic, truth, atol=1e-12)
+        assert np.abs(corridor.expected_gradient(error, lam) - truth).max() > 1e-4
+    np.testing.assert_allclose(
+        corridor.expected_gradient(error, 1.0), truth, atol=1e-12
+    )
+    # Un error constante en todas las casillas también sesga con λ < 1: no es
+    # una línea base, porque llega a través de las casillas siguientes.
+    constant = np.full(corridor.n_cells, 0.1)
+    assert np.abs(corridor.expected_gradient(constant, 0.0) - truth).max() > 1e-3
+
+
+def test_gae_gradient_experiment_samples_agree_with_the_exact_mean():
+    error = np.random.default_rng(1).normal(0, 0.1, 9)
+    lams = [0.0, 0.6, 1.0]
+    result = actor_critic.gae_gradient_experiment(lams, error, 3000, seed=5)
+    gap = np.abs(result["sampled_mean"] - result["expected"])
+    assert np.all(gap <= 4.5 * result["standard_error"] + 1e-12)
+    assert result["bias2"][0] > result["bias2"][1] > 1e-6
+    assert result["bias2"][2] < 1e-20  # λ = 1: sin sesgo (redondeo aparte)
+    assert np.all(result["variance"] > 0)
+
+
+# ---------------------------------------------------------------------------
 # A2C
 # ---------------------------------------------------------------------------
 
