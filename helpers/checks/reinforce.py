@@ -31,6 +31,7 @@ from helpers.checks import (
     negated,
     on_output,
     values_check,
+    with_messages,
 )
 from helpers.checks import call as guarded_call
 from helpers.formatting import number, numbers
@@ -41,15 +42,24 @@ MODULE = "03_reinforce"
 # --- Ejercicio 1 · muestrear una acción y su log-probabilidad (una celda cada una)
 
 
-def _split_pair(out: Any, call: str) -> tuple[Any, Any]:
-    """``(acción, log-probabilidad)`` de lo que devolvió el estudiante."""
+def _pair(out: Any, call: str, names: str, mistake: str) -> tuple[Any, Any]:
+    """Las dos cosas (``names``) que debe devolver ``call``."""
     if not isinstance(out, tuple | list) or len(out) != 2:
         fail(
-            f"{call} debe devolver dos cosas, (acción, log-probabilidad), y devolvió "
+            f"{call} debe devolver dos cosas, {names}, y devolvió "
             f"{type(out).__name__}.",
-            "returns_not_pair",
+            mistake,
         )
     return out[0], out[1]
+
+
+def _sample_pair(out: Any) -> tuple[Any, Any]:
+    return _pair(
+        out,
+        "sample_action(logits, u)",
+        "(acción, log-probabilidad)",
+        mistake="returns_not_pair",
+    )
 
 
 def _actions_array(actions: Any, n: int, n_actions: int) -> np.ndarray:
@@ -78,8 +88,7 @@ def _actions_array(actions: Any, n: int, n_actions: int) -> np.ndarray:
             "action_not_index",
         )
     if values.max() >= n_actions:
-        # El mismo diagnóstico que el de la fila «sample_no_clamp», cuando el
-        # índice de más no llega a romper la log-probabilidad.
+        # La fila «sample_no_clamp», cuando el índice de más no rompe log π.
         fail(
             f"Hay acciones ≥ {n_actions}: solo existen los índices 0 a {n_actions - 1} "
             "(si el redondeo deja la suma de probabilidades por debajo de u, toca la "
@@ -98,60 +107,50 @@ def _naive_log_pi(logits: torch.Tensor, action: int) -> float:
     return float(torch.log(z / z.sum())[action])
 
 
-_LOG_PROB_SIGN = (
-    "¿El signo? log π(a) = log_softmax(logits)[a], que nunca es positivo: ni "
-    "−log π(a) (lo que suma la entropía cruzada) ni la softmax de −logits."
-)
-
-#: Los errores típicos de la log-probabilidad de una acción: cada variante es
-#: ``(logits de un estado, acción) → la log-probabilidad con ese error``.
-LOG_PROB_MISTAKES: list[Mistake] = [
-    Mistake(
-        "log_prob_overflow",
-        _naive_log_pi,
-        "Con logits grandes, exp desborda (inf / inf = nan): resta el máximo "
-        "antes de exponenciar, o usa torch.log_softmax.",
-    ),
+#: Cada variante: ``(logits de un estado, acción) → log π con ese error``.
+LOG_PROB_MISTAKES = with_messages(
+    """
+log_prob_overflow: Con logits grandes, exp desborda (inf / inf = nan): resta el máximo
+    antes de exponenciar, o usa torch.log_softmax.
+log_prob_log_of_softmax: Calculaste log(softmax(logits)): una probabilidad diminuta
+    (e^−100) ya sale imprecisa o 0 de la softmax, y el logaritmo no lo arregla.
+    Normaliza en escala logarítmica, con torch.log_softmax.
+log_prob_is_prob: Eso es π(a), la probabilidad: falta el logaritmo.
+log_prob_unnormalized: Eso es el logit sin normalizar: log π(a) = logit(a) − log Σ_b
+    exp(logit(b)).
+log_prob_of_argmax: Es la log-probabilidad de la acción más probable: debe ser la de la
+    acción que elegiste.
+log_prob_sign: ¿El signo? log π(a) = log_softmax(logits)[a], que nunca es positivo: ni
+    −log π(a) (lo que suma la entropía cruzada) ni la softmax de −logits.
+log_prob_rounded: Está redondeado: no redondees la log-probabilidad.
+""",
+    Mistake("log_prob_overflow", _naive_log_pi, ...),
     Mistake(
         "log_prob_log_of_softmax",
         lambda logits, a: float(torch.log(torch.softmax(logits.float(), -1))[a]),
-        "Calculaste log(softmax(logits)): una probabilidad diminuta (e^−100) "
-        "ya sale imprecisa o 0 de la softmax, y el logaritmo no lo arregla. "
-        "Normaliza en escala logarítmica, con torch.log_softmax.",
+        ...,
     ),
-    Mistake(
-        "log_prob_is_prob",
-        lambda logits, a: math.exp(_log_pi(logits, a)),
-        "Eso es π(a), la probabilidad: falta el logaritmo.",
-    ),
-    Mistake(
-        "log_prob_unnormalized",
-        lambda logits, a: float(logits[a]),
-        "Eso es el logit sin normalizar: log π(a) = logit(a) − log Σ_b exp(logit(b)).",
-    ),
+    Mistake("log_prob_is_prob", lambda logits, a: math.exp(_log_pi(logits, a)), ...),
+    Mistake("log_prob_unnormalized", lambda logits, a: float(logits[a]), ...),
     Mistake(
         "log_prob_of_argmax",
         lambda logits, a: float(torch.log_softmax(logits.double(), -1).max()),
-        "Es la log-probabilidad de la acción más probable: debe ser la de la "
-        "acción que elegiste.",
+        ...,
     ),
-    Mistake("log_prob_sign", lambda logits, a: -_log_pi(logits, a), _LOG_PROB_SIGN),
-    Mistake("log_prob_sign", lambda logits, a: _log_pi(-logits, a), _LOG_PROB_SIGN),
-    Mistake(
-        "log_prob_rounded",
-        lambda logits, a: round(_log_pi(logits, a), 2),
-        "Está redondeado: no redondees la log-probabilidad.",
-    ),
-]
+    Mistake("log_prob_sign", lambda logits, a: -_log_pi(logits, a), ...),
+    Mistake("log_prob_sign", lambda logits, a: _log_pi(-logits, a), ...),
+    Mistake("log_prob_rounded", lambda logits, a: round(_log_pi(logits, a), 2), ...),
+)
 
 
 def _diagnose_log_prob(got: float, logits: torch.Tensor, action: int) -> None:
-    """Falla con el error típico cuya variante da ``got`` para esta acción."""
+    """Falla con la fila cuya variante da ``got``; dos no finitos coinciden
+    (un desbordamiento sale nan o −inf según cómo se escriba)."""
     logits = logits.detach()
-    want = _log_pi(logits, action)
     intro = (
         f"Para logits {numbers(logits.double(), 3)} y la acción elegida {action}, "
-        f"log π(a) = {number(want, 4)}, pero devolviste {number(got, 4)}."
+        f"log π(a) = {number(_log_pi(logits, action), 4)}, pero devolviste "
+        f"{number(got, 4)}."
     )
     for mistake in LOG_PROB_MISTAKES:
         value = mistake.variant(logits, action)
@@ -180,11 +179,11 @@ SAMPLE_CASES = [
     # Logits enormes: exp(1000) desborda si no se resta el máximo.
     (_t([1000.0, 1000.5, 999.0]), _t(0.5)),
     (_t([0.0, 0.0, 0.0, 0.0]), _t(0.0)),
-    # u justo en el borde de un tramo (0,25 + 0,25 = 0,5 exacto): la acumulada
-    # de la acción 1 no *supera* u, la de la 2 sí.
+    # u justo en el borde de un tramo (0,25 + 0,25 = 0,5): la acumulada de la
+    # acción 1 no *supera* u, la de la 2 sí.
     (_t([0.0, 0.0, 0.0, 0.0]), _t(0.5)),
-    # En float32, la suma de estas probabilidades se queda en 0,99999988, por
-    # debajo de u = 0,99999994: ningún tramo supera u y toca la última acción.
+    # En float32 estas probabilidades suman 0,99999988 < u = 0,99999994:
+    # ningún tramo supera u y toca la última acción.
     (
         _t([0.4, -3.7, 0.7, -1.3, 0.3, -3.7], torch.float32),
         _t(1 - 2**-24, torch.float32),
@@ -202,86 +201,71 @@ def _action(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     return _SAMPLE(logits, u)[0]
 
 
-def _count(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """Cuántos tramos acumulados quedan en u o por debajo, sin el tope de A − 1
-    de la referencia: los errores típicos que están en ese recuento."""
-    return (probs.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+def _clamped(weights: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Cuántos tramos de ``weights`` acumulados quedan en u o debajo, hasta A − 1."""
+    below = (weights.cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+    return below.clamp(max=weights.shape[-1] - 1)
 
 
-_NO_LAST_FALLBACK = (
+def _count(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """La acción sin el tope A − 1 de la referencia."""
+    return (logits.softmax(-1).cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
+
+
+_FALLBACK = (
     "En float32 la suma de todas las probabilidades puede quedarse un pelín por "
     "debajo de u (0,99999988 < 0,99999994): entonces ninguna acumulada supera u, "
     "y el enunciado pide la última acción. Limita el índice a A − 1."
 )
 
 #: Cada variante da solo la acción elegida (la log-probabilidad es otra celda).
-SAMPLE_MISTAKES: list[Mistake] = [
+SAMPLE_MISTAKES = with_messages(
+    """
+sample_strictly_below: Con «<» te quedas con la acción cuya acumulada vale justo u: la
+    acción es la primera cuya acumulada **supera** u, así que los tramos que cuentan son
+    los de acumulada ≤ u.
+sample_argmax: No usas u: eliges siempre la acción más probable (argmax), y así la
+    política no explora. La acción es la primera cuya probabilidad acumulada supera u.
+sample_uniform_bins: Repartiste u en A tramos iguales: eso elige todas las acciones con
+    la misma probabilidad. Los tramos deben medir π(0), π(1), …: acumula
+    softmax(logits).
+sample_cumsum_logits: Acumulaste los logits; lo que se acumula son las probabilidades
+    softmax(logits), que suman 1.
+sample_one_before: Te quedas una acción antes: tomaste la última cuya probabilidad
+    acumulada no llega a u. Es la primera que la supera.
+sample_sign: ¿El signo? Las probabilidades son softmax(logits), no softmax(−logits).
+sample_reversed_cumsum: Acumulaste las probabilidades desde la última acción: se
+    acumulan en orden, π(0), π(0) + π(1), …
+sample_softmax_overflow: Con logits enormes, exp(1000) desborda (inf / inf = nan) y la
+    acción sale mal. Resta el máximo antes de exponenciar, o usa torch.softmax.
+""",
+    # «acumulada < u» es «acumulada ≤ el float anterior a u».
+    Mistake("sample_strictly_below", lambda z, u: _action(z, u.nextafter(u - 1)), ...),
+    # Sin ningún tramo por encima de u, la primera acción (argmax de nada).
     Mistake(
-        "sample_strictly_below",
-        # «acumulada < u» es «acumulada ≤ el float anterior a u».
-        lambda logits, u: _action(logits, torch.nextafter(u, u - 1)),
-        "Con «<» te quedas con la acción cuya acumulada vale justo u: la acción es "
-        "la primera cuya acumulada **supera** u, así que los tramos que cuentan "
-        "son los de acumulada ≤ u.",
+        "sample_no_last_fallback", lambda z, u: _count(z, u) % z.shape[-1], _FALLBACK
     ),
-    Mistake(
-        "sample_no_last_fallback",
-        # Sin ningún tramo por encima de u, la primera acción (argmax de nada).
-        lambda logits, u: _count(logits.softmax(-1), u) % logits.shape[-1],
-        _NO_LAST_FALLBACK,
-    ),
-    Mistake(
-        "sample_no_clamp",
-        lambda logits, u: _count(logits.softmax(-1), u),
-        _NO_LAST_FALLBACK,
-    ),
-    Mistake(
-        "sample_argmax",
-        lambda logits, u: logits.argmax(-1),
-        "No usas u: eliges siempre la acción más probable (argmax), y así la "
-        "política no explora. La acción es la primera cuya probabilidad acumulada "
-        "supera u.",
-    ),
-    Mistake(
-        "sample_uniform_bins",
-        lambda logits, u: _action(torch.zeros_like(logits), u),
-        "Repartiste u en A tramos iguales: eso elige todas las acciones con la misma "
-        "probabilidad. Los tramos deben medir π(0), π(1), …: acumula softmax(logits).",
-    ),
-    Mistake(
-        "sample_cumsum_logits",
-        lambda logits, u: _count(logits, u).clamp(max=logits.shape[-1] - 1),
-        "Acumulaste los logits; lo que se acumula son las probabilidades "
-        "softmax(logits), que suman 1.",
-    ),
+    Mistake("sample_no_clamp", _count, _FALLBACK),
+    Mistake("sample_argmax", lambda z, u: z.argmax(-1), ...),
+    Mistake("sample_uniform_bins", lambda z, u: _action(torch.zeros_like(z), u), ...),
+    Mistake("sample_cumsum_logits", lambda z, u: _clamped(z, u), ...),
     Mistake(
         "sample_one_before",
-        lambda logits, u: (_count(logits.softmax(-1), u) - 1).clamp(
-            0, logits.shape[-1] - 1
-        ),
-        "Te quedas una acción antes: tomaste la última cuya probabilidad acumulada no "
-        "llega a u. Es la primera que la supera.",
+        lambda z, u: (_count(z, u) - 1).clamp(0, z.shape[-1] - 1),
+        ...,
     ),
-    Mistake(
-        "sample_sign",
-        lambda logits, u: _action(-logits, u),
-        "¿El signo? Las probabilidades son softmax(logits), no softmax(−logits).",
-    ),
+    Mistake("sample_sign", lambda z, u: _action(-z, u), ...),
     Mistake(
         "sample_reversed_cumsum",
-        lambda logits, u: logits.shape[-1] - 1 - _action(logits.flip(-1), u),
-        "Acumulaste las probabilidades desde la última acción: se acumulan en orden, "
-        "π(0), π(0) + π(1), …",
+        lambda z, u: z.shape[-1] - 1 - _action(z.flip(-1), u),
+        ...,
     ),
     Mistake(
         "sample_softmax_overflow",
-        lambda logits, u: _count(
-            logits.exp() / logits.exp().sum(-1, keepdim=True), u
-        ).clamp(max=logits.shape[-1] - 1),
-        "Con logits enormes, exp(1000) desborda (inf / inf = nan) y la acción sale "
-        "mal. Resta el máximo antes de exponenciar, o usa torch.softmax.",
+        lambda z, u: _clamped(z.exp() / z.exp().sum(-1, keepdim=True), u),
+        ...,
     ),
-]
+)
 
 
 def _with_log(actions_of: Callable[..., Any]) -> Callable[..., Any]:
@@ -301,10 +285,8 @@ def _sampled_actions(sample_action: Callable[..., Any]) -> Callable[..., np.ndar
 
     def actions(logits: torch.Tensor, u: torch.Tensor) -> np.ndarray:
         out = guarded_call(sample_action, "sample_action", logits, u)
-        action, _ = _split_pair(out, "sample_action(logits, u)")
-        n_actions = logits.shape[-1]
         n = 1 if logits.dim() == 1 else logits.shape[0]
-        values = _actions_array(action, n, n_actions)
+        values = _actions_array(_sample_pair(out)[0], n, logits.shape[-1])
         return values if logits.dim() > 1 else values.reshape(())
 
     return actions
@@ -326,11 +308,10 @@ def check_sample_action(sample_action, cases=SAMPLE_CASES) -> None:
 
 
 def _summed(function: Callable[..., Any]) -> Callable[..., Any]:
-    """La suma de lo que devuelve ``function`` (como tensor): la forma de la
-    salida la califica la celda del valor, no la del gradiente."""
+    """La suma de lo que devuelve ``function``, sobre copias: la forma y las
+    entradas modificadas las califica la celda del valor."""
 
     def summed(*args: Any) -> torch.Tensor:
-        # Sobre copias: modificar una entrada se califica en la celda del valor.
         copies = (a.clone() if isinstance(a, torch.Tensor) else a for a in args)
         return torch.as_tensor(function(*copies)).sum()
 
@@ -342,7 +323,7 @@ def _log_pi_of_chosen(sample_action: Callable[..., Any]) -> Callable[..., Any]:
     eligió ``sample_action`` (una mala elección cuesta en la otra celda)."""
 
     def log_pi(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        action = _split_pair(sample_action(logits.detach(), u), "sample_action")[0]
+        action = _sample_pair(sample_action(logits.detach(), u))[0]
         index = torch.as_tensor(action).long().reshape(*logits.shape[:-1], 1)
         return torch.log_softmax(logits, -1).gather(-1, index).squeeze(-1)
 
@@ -350,6 +331,11 @@ def _log_pi_of_chosen(sample_action: Callable[..., Any]) -> Callable[..., Any]:
 
 
 LOG_PROB_GRADIENT_CASES = [(_t([[0.3, -1.2, 1.7], [1.0, 0.0, -1.0]]), _t([0.1, 0.8]))]
+_LOG_PROB_NO_GRAD = (
+    "Tu log-probabilidad no tiene gradiente respecto a los logits (¿detach, "
+    ".item() o un tensor nuevo con torch.tensor(...)?). Sin él, "
+    "loss.backward() no puede mover la política."
+)
 
 
 @exercise(MODULE, "sample_action", "su log-probabilidad")
@@ -366,10 +352,10 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
                 raise
             fail(
                 f"sample_action({numbers(logits, 1)}, u = {numbers(u, 8)}) lanzó "
-                f"{type(error).__name__}: {error}. {_NO_LAST_FALLBACK}",
+                f"{type(error).__name__}: {error}. {_FALLBACK}",
                 "sample_no_clamp",
             )
-        action, log_prob = _split_pair(out, "sample_action(logits, u)")
+        action, log_prob = _sample_pair(out)
         actions = _actions_array(action, n, n_actions)
         if not isinstance(log_prob, torch.Tensor):
             fail(
@@ -391,19 +377,14 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
         if not close(got, np.array(want), atol=1e-4):
             wrong = int(np.argmax(np.nan_to_num(np.abs(got - want), nan=np.inf)))
             _diagnose_log_prob(float(got[wrong]), rows[wrong], int(actions[wrong]))
-    no_gradient = (
-        "Tu log-probabilidad no tiene gradiente respecto a los logits (¿detach, "
-        ".item() o un tensor nuevo con torch.tensor(...)?). Sin él, "
-        "loss.backward() no puede mover la política."
-    )
     check_gradients(
-        _summed(lambda z, u: _split_pair(sample_action(z, u), "sample_action")[1]),
+        _summed(lambda z, u: _sample_pair(sample_action(z, u))[1]),
         "sample_action",
         LOG_PROB_GRADIENT_CASES,
         _summed(_log_pi_of_chosen(sample_action)),
         prefix="log_prob",
-        wrt={"logits": Flow(True, id="log_prob_no_grad", message=no_gradient)},
-        without_gradient=Diagnosis(id="log_prob_no_grad", message=no_gradient),
+        wrt={"logits": Flow(True, id="log_prob_no_grad", message=_LOG_PROB_NO_GRAD)},
+        without_gradient=Diagnosis(id="log_prob_no_grad", message=_LOG_PROB_NO_GRAD),
         mistake="log_prob_wrong_grad",
         hint="Debe ser el de log_softmax(logits)[a], one_hot(a) − π fila a fila. "
         "¿Separaste del grafo algún trozo, como el normalizador log Σ exp(logits)?",
@@ -436,119 +417,84 @@ def _gaussian_naive(actions, mean, log_std):
 
 
 def _stretched(factor: Callable[[torch.Tensor], Any]) -> Callable[..., Any]:
-    """La referencia con a − μ multiplicado por ``factor(log_std)``: cambia solo
-    el término cuadrático, −z²/2 → −z²·factor²/2."""
+    """La referencia con a − μ por ``factor(log_std)``: −z²/2 → −z²·factor²/2."""
     return lambda a, m, s: _GAUSSIAN(m + (a - m) * factor(s), m, s)
 
 
-GAUSSIAN_MISTAKES: list[Mistake] = [
+GAUSSIAN_MISTAKES = with_messages(
+    """
+gaussian_log_std_as_std: ¿Usaste log_std como si fuera σ? Es su logaritmo:
+    σ = exp(log_std).
+gaussian_log_std_as_log_var: ¿Tomaste log_std como log σ²? Es log σ: la varianza es
+    exp(2·log_std).
+gaussian_no_log_std: Falta el término −log σ (la normalización de la densidad por su
+    anchura).
+gaussian_no_constant: Falta la constante −½·log(2π) en cada dimensión.
+gaussian_divide_by_std: En el término cuadrático se divide por σ², no por σ:
+    −(a − μ)² / (2σ²).
+gaussian_no_half: Falta el ½ del término cuadrático: −(a − μ)² / (2σ²).
+gaussian_mean_dims: Promediaste las dimensiones: las d dimensiones son independientes,
+    así que sus log-densidades se suman.
+gaussian_density_then_log: Calculaste la densidad y luego su logaritmo: para una acción
+    lejana exp(−z²/2) se redondea a 0 y log(0) = −inf. Escribe la fórmula directamente
+    en escala logarítmica.
+""",
+    # A mano: con log_std < 0 el valor es NaN, pero el gradiente no.
     Mistake(
         "gaussian_log_std_as_std",
-        # A mano: con log_std < 0 el valor es NaN, pero el gradiente no.
         lambda a, m, s: (
             -0.5 * ((a - m) / s) ** 2 - torch.log(s) - math.log(2 * math.pi) / 2
         ).sum(-1),
-        "¿Usaste log_std como si fuera σ? Es su logaritmo: σ = exp(log_std).",
+        ...,
     ),
-    Mistake(
-        "gaussian_log_std_as_log_var",
-        lambda a, m, s: _GAUSSIAN(a, m, s / 2),
-        "¿Tomaste log_std como log σ²? Es log σ: la varianza es exp(2·log_std).",
-    ),
+    Mistake("gaussian_log_std_as_log_var", lambda a, m, s: _GAUSSIAN(a, m, s / 2), ...),
     Mistake(
         "gaussian_no_log_std",
         lambda a, m, s: _GAUSSIAN(a, m, s) + s.expand_as(a).sum(-1),
-        "Falta el término −log σ (la normalización de la densidad por su anchura).",
+        ...,
     ),
     Mistake(
         "gaussian_no_constant",
         lambda a, m, s: _GAUSSIAN(a, m, s) + a.shape[-1] * math.log(2 * math.pi) / 2,
-        "Falta la constante −½·log(2π) en cada dimensión.",
+        ...,
     ),
+    Mistake("gaussian_divide_by_std", _stretched(lambda s: torch.exp(s / 2)), ...),
+    Mistake("gaussian_no_half", _stretched(lambda s: math.sqrt(2)), ...),
     Mistake(
-        "gaussian_divide_by_std",
-        _stretched(lambda s: torch.exp(s / 2)),
-        "En el término cuadrático se divide por σ², no por σ: −(a − μ)² / (2σ²).",
+        "gaussian_mean_dims", lambda a, m, s: _GAUSSIAN(a, m, s) / a.shape[-1], ...
     ),
-    Mistake(
-        "gaussian_no_half",
-        _stretched(lambda s: math.sqrt(2)),
-        "Falta el ½ del término cuadrático: −(a − μ)² / (2σ²).",
-    ),
-    Mistake(
-        "gaussian_mean_dims",
-        lambda a, m, s: _GAUSSIAN(a, m, s) / a.shape[-1],
-        "Promediaste las dimensiones: las d dimensiones son independientes, así que "
-        "sus log-densidades se suman.",
-    ),
-    Mistake(
-        "gaussian_density_then_log",
-        _gaussian_naive,
-        "Calculaste la densidad y luego su logaritmo: para una acción lejana "
-        "exp(−z²/2) se redondea a 0 y log(0) = −inf. Escribe la fórmula "
-        "directamente en escala logarítmica.",
-    ),
-]
-
-
-@dataclass(frozen=True)
-class _GaussianCase:
-    """Los tres argumentos de un caso, mostrados como listas cortas."""
-
-    actions: torch.Tensor
-    mean: torch.Tensor
-    log_std: torch.Tensor
-
-    def __repr__(self) -> str:
-        a, m, s = (numbers(x, 4) for x in (self.actions, self.mean, self.log_std))
-        return f"actions={a}, mean={m}, log_std={s}"
-
-
-def _on_case(function: Callable[..., Any]) -> Callable[[_GaussianCase], Any]:
-    """``function(actions, mean, log_std)`` aplicada a un :class:`_GaussianCase`."""
-
-    def call(case: _GaussianCase) -> Any:
-        # Con copias, y falla si la función modifica alguna (nombrando cuál).
-        return guarded_call(
-            function, "gaussian_log_prob", case.actions, case.mean, case.log_std
-        )
-
-    return call
+    Mistake("gaussian_density_then_log", _gaussian_naive, ...),
+)
 
 
 @exercise(MODULE, "gaussian_log_prob", "el valor")
 def check_gaussian_log_prob(gaussian_log_prob, cases=GAUSSIAN_CASES) -> None:
     """Comprueba ``gaussian_log_prob(actions, mean, log_std)`` contra la fórmula."""
-    cases = [_GaussianCase(*(torch.as_tensor(x) for x in case)) for case in cases]
+    cases = [tuple(torch.as_tensor(x) for x in case) for case in cases]
     # Una acción de varias dimensiones: ¿devuelve una log-densidad por acción?
-    wide = next((c for c in cases if c.actions.shape[-1] > 1), cases[0])
-    shape = tuple(as_array(_on_case(gaussian_log_prob)(wide), "El resultado").shape)
-    if shape == tuple(wide.actions.shape):
+    wide = next((c for c in cases if c[0].shape[-1] > 1), cases[0])
+    out = guarded_call(gaussian_log_prob, "gaussian_log_prob", *wide)
+    if as_array(out, "El resultado").shape == wide[0].shape:
         fail(
-            f"Devolviste una log-densidad por dimensión, forma {shape}: suma sobre la "
-            "última dimensión para tener una por acción, forma (N,).",
+            "Devolviste una log-densidad por dimensión, forma "
+            f"{tuple(wide[0].shape)}: suma sobre la última dimensión para tener "
+            "una por acción, forma (N,).",
             "gaussian_per_dimension",
         )
     check_cases(
-        _on_case(gaussian_log_prob),
-        "gaussian_log_prob",
-        [(case,) for case in cases],
-        _on_case(_GAUSSIAN),
-        [replace(m, variant=_on_case(m.variant)) for m in GAUSSIAN_MISTAKES],
+        gaussian_log_prob, "gaussian_log_prob", cases, _GAUSSIAN, GAUSSIAN_MISTAKES
     )
-
-
-#: Sin la acción lejana: que la densidad se redondee a 0 lo califica el valor.
-GAUSSIAN_GRADIENT_CASES = GAUSSIAN_CASES[:3] + GAUSSIAN_CASES[4:]
 
 
 @exercise(MODULE, "gaussian_log_prob", "el gradiente")
 def check_gaussian_log_prob_grad(
-    gaussian_log_prob, cases=GAUSSIAN_GRADIENT_CASES
+    gaussian_log_prob,
+    # Sin la acción lejana: que la densidad se redondee a 0 lo califica el valor.
+    cases=GAUSSIAN_CASES[:3] + GAUSSIAN_CASES[4:],
 ) -> None:
     """Comprueba que el gradiente de la log-densidad (sumada) llega a ``mean`` y
     ``log_std`` y es el de la referencia."""
-    no_gradient = Flow(True, id="gaussian_no_grad")
+    flows = Flow(True, id="gaussian_no_grad")
     check_gradients(
         _summed(gaussian_log_prob),
         "gaussian_log_prob",
@@ -556,7 +502,7 @@ def check_gaussian_log_prob_grad(
         _summed(_GAUSSIAN),
         [replace(m, variant=_summed(m.variant)) for m in GAUSSIAN_MISTAKES],
         prefix="gaussian",
-        wrt={"mean": no_gradient, "log_std": no_gradient},
+        wrt={"mean": flows, "log_std": flows},
         without_gradient=Diagnosis(
             id="gaussian_no_grad",
             message="Tu log-densidad no tiene gradiente respecto a mean y log_std: "
@@ -580,8 +526,7 @@ RETURNS_CASES = [
     ([5.0], 0.99),
     (np.array([1.0, -1.0, 2.0, 0.0, 3.0]), 0.8),
     (np.array([2.0, 0.0, 0.0, 0.0]), 0.0),
-    # Recompensas enteras: los retornos con γ < 1 tienen decimales y no deben
-    # perderse en un array de enteros.
+    # Recompensas enteras: los retornos con γ < 1 tienen decimales.
     ([1, 0, 2, 1], 0.5),
 ]
 
@@ -592,46 +537,41 @@ def _floats(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-RETURNS_MISTAKES: list[Mistake] = [
-    Mistake(
-        "returns_forward",
-        # Los de referencia del episodio al revés: lo cobrado hasta t.
-        lambda rewards, gamma: _RETURNS(_floats(rewards)[::-1], gamma)[::-1],
-        "Acumulaste hacia delante (lo cobrado hasta t). G_t mira al futuro: recorre "
-        "el episodio hacia atrás, G_t = r_t + γ·G_{t+1}.",
-    ),
-    Mistake(
-        "returns_gamma_outside",
-        lambda rewards, gamma: _RETURNS(gamma * _floats(rewards), gamma),
-        "γ multiplica en el paso equivocado: r_t no se descuenta, solo el futuro. "
-        "Es G_t = r_t + γ·G_{t+1}, no γ·(r_t + G_{t+1}).",
-    ),
+RETURNS_MISTAKES = with_messages(
+    """
+returns_forward: Acumulaste hacia delante (lo cobrado hasta t). G_t mira al futuro:
+    recorre el episodio hacia atrás, G_t = r_t + γ·G_{t+1}.
+returns_gamma_outside: γ multiplica en el paso equivocado: r_t no se descuenta, solo el
+    futuro. Es G_t = r_t + γ·G_{t+1}, no γ·(r_t + G_{t+1}).
+returns_absolute_discount: El descuento cuenta desde t, no desde el inicio del episodio:
+    G_t = Σ_k γ^(k−t)·r_k.
+returns_total: Diste a todos los pasos el retorno del episodio entero (G_0). Cada paso
+    recibe lo que viene desde él: G_t = r_t + γ·G_{t+1}.
+returns_immediate: Devolviste las recompensas inmediatas: falta sumar el futuro
+    descontado.
+returns_not_reversed: Los valores están bien pero al revés: si los calculas hacia atrás,
+    dale la vuelta a la lista al final (o escribe en returns[t]).
+""",
+    # Los de referencia del episodio al revés: lo cobrado hasta t.
+    Mistake("returns_forward", lambda r, g: _RETURNS(_floats(r)[::-1], g)[::-1], ...),
+    Mistake("returns_gamma_outside", lambda r, g: _RETURNS(g * _floats(r), g), ...),
     Mistake(
         "returns_absolute_discount",
-        lambda rewards, gamma: _RETURNS(
-            gamma ** np.arange(len(rewards)) * _floats(rewards), 1.0
-        ),
-        "El descuento cuenta desde t, no desde el inicio del episodio: "
-        "G_t = Σ_k γ^(k−t)·r_k.",
+        lambda r, g: _RETURNS(g ** np.arange(len(r)) * _floats(r), 1.0),
+        ...,
     ),
     Mistake(
         "returns_total",
-        on_output(_RETURNS, lambda g: np.full(len(g), g[0]), "G_0 en cada paso"),
-        "Diste a todos los pasos el retorno del episodio entero (G_0). Cada paso "
-        "recibe lo que viene desde él: G_t = r_t + γ·G_{t+1}.",
+        on_output(_RETURNS, lambda out: np.full(len(out), out[0]), "G_0 en cada paso"),
+        ...,
     ),
-    Mistake(
-        "returns_immediate",
-        lambda rewards, gamma: _RETURNS(rewards, 0.0),
-        "Devolviste las recompensas inmediatas: falta sumar el futuro descontado.",
-    ),
+    Mistake("returns_immediate", lambda r, g: _RETURNS(r, 0.0), ...),
     Mistake(
         "returns_not_reversed",
-        on_output(_RETURNS, lambda g: g[::-1], "al revés"),
-        "Los valores están bien pero al revés: si los calculas hacia atrás, dale la "
-        "vuelta a la lista al final (o escribe en returns[t]).",
+        on_output(_RETURNS, lambda out: out[::-1], "al revés"),
+        ...,
     ),
-]
+)
 
 check_discounted_returns = values_check(
     MODULE, "discounted_returns", _RETURNS, RETURNS_MISTAKES, RETURNS_CASES
@@ -671,8 +611,7 @@ def _reweighted(weight, estimate=_SCORE):
     """``estimate`` con cada G_t cambiado por ``weight(G_t, π(a_t))``."""
 
     def variant(theta, actions, returns):
-        theta = _floats(theta)
-        pi = np.exp(theta - theta.max()) / np.exp(theta - theta.max()).sum()
+        pi = np.exp(theta - np.max(theta)) / np.exp(theta - np.max(theta)).sum()
         new = [
             weight(_floats(g), pi[np.asarray(a, dtype=int)])
             for a, g in zip(actions, returns, strict=True)
@@ -682,52 +621,39 @@ def _reweighted(weight, estimate=_SCORE):
     return variant
 
 
-SCORE_MISTAKES: list[Mistake] = [
-    Mistake(
-        "score_no_divide",
-        lambda theta, actions, returns: len(actions) * _SCORE(theta, actions, returns),
-        "¿Olvidaste dividir por N, el número de episodios? Es una media sobre "
-        "episodios: (1/N) Σ_i Σ_t …",
-    ),
+SCORE_MISTAKES = with_messages(
+    """
+score_no_divide: ¿Olvidaste dividir por N, el número de episodios? Es una media sobre
+    episodios: (1/N) Σ_i Σ_t …
+score_divide_by_steps: Dividiste por el número total de pasos; se divide por N, el
+    número de episodios (dentro de cada episodio los pasos se suman).
+score_grad_of_prob: Eso es ∇π(a), el gradiente de la probabilidad. El truco usa
+    ∇log π(a) = ∇π(a) / π(a) = one_hot(a) − π: no multipliques por π(a).
+score_sign: ¿El signo? ∇log π(a) = one_hot(a) − π: la acción tomada sube y las demás
+    bajan.
+score_chosen_only: También cambian los logits de las acciones no tomadas: ∇log π(a)
+    tiene −π(b) en cada componente b ≠ a.
+score_no_minus_pi: Falta restar π: ∇_θ log softmax(θ)[a] = one_hot(a) − π.
+score_no_return: Falta multiplicar cada término por su retorno G_t: así solo sube lo que
+    se eligió, sin importar si salió bien o mal.
+""",
+    Mistake("score_no_divide", lambda th, a, g: len(a) * _SCORE(th, a, g), ...),
     Mistake(
         "score_divide_by_steps",
-        lambda theta, actions, returns: (
-            len(actions) / sum(map(len, actions)) * _SCORE(theta, actions, returns)
-        ),
-        "Dividiste por el número total de pasos; se divide por N, el número de "
-        "episodios (dentro de cada episodio los pasos se suman).",
+        lambda th, a, g: len(a) / sum(map(len, a)) * _SCORE(th, a, g),
+        ...,
     ),
-    Mistake(
-        "score_grad_of_prob",
-        _reweighted(lambda g, pi_a: g * pi_a),
-        "Eso es ∇π(a), el gradiente de la probabilidad. El truco usa "
-        "∇log π(a) = ∇π(a) / π(a) = one_hot(a) − π: no multipliques por π(a).",
-    ),
-    Mistake(
-        "score_sign",
-        negated(_SCORE),
-        "¿El signo? ∇log π(a) = one_hot(a) − π: la acción tomada sube y las demás "
-        "bajan.",
-    ),
+    Mistake("score_grad_of_prob", _reweighted(lambda g, pi_a: g * pi_a), ...),
+    Mistake("score_sign", negated(_SCORE), ...),
+    # Solo la componente a de G·(one_hot(a) − π): G·(1 − π(a))·one_hot(a).
     Mistake(
         "score_chosen_only",
-        # Solo la componente a de G·(one_hot(a) − π): G·(1 − π(a))·one_hot(a).
         _reweighted(lambda g, pi_a: g * (1 - pi_a), _without_pi),
-        "También cambian los logits de las acciones no tomadas: ∇log π(a) tiene "
-        "−π(b) en cada componente b ≠ a.",
+        ...,
     ),
-    Mistake(
-        "score_no_minus_pi",
-        _without_pi,
-        "Falta restar π: ∇_θ log softmax(θ)[a] = one_hot(a) − π.",
-    ),
-    Mistake(
-        "score_no_return",
-        _reweighted(lambda g, pi_a: np.ones_like(g)),
-        "Falta multiplicar cada término por su retorno G_t: así solo sube lo que se "
-        "eligió, sin importar si salió bien o mal.",
-    ),
-]
+    Mistake("score_no_minus_pi", _without_pi, ...),
+    Mistake("score_no_return", _reweighted(lambda g, pi_a: np.ones_like(g)), ...),
+)
 
 check_score_function_gradient = values_check(
     MODULE, "score_function_gradient", _SCORE, SCORE_MISTAKES, SCORE_CASES
@@ -744,38 +670,24 @@ LOSS_CASES = [
 
 _LOSS = reinforce.reinforce_loss
 
-LOSS_MISTAKES: list[Mistake] = [
-    Mistake(
-        "loss_no_minus",
-        negated(_LOSS),
-        "Falta el signo menos: el optimizador minimiza, y sin él subes la "
-        "probabilidad de lo que salió peor. Es −(1/N) Σ log π · G.",
-    ),
-    Mistake(
-        "loss_mean_over_steps",
-        lambda log_probs, returns, n: _LOSS(log_probs, returns, len(log_probs)),
-        "Promediaste sobre los pasos; el enunciado divide por N, el número de "
-        "episodios. Con la media por pasos los episodios largos pesan menos y la "
-        "escala del gradiente cambia.",
-    ),
-    Mistake(
-        "loss_no_divide",
-        lambda log_probs, returns, n: _LOSS(log_probs, returns, 1),
-        "¿Olvidaste dividir por n_episodes? Es una media sobre los N episodios.",
-    ),
-    Mistake(
-        "loss_prob",
-        lambda log_probs, returns, n: _LOSS(log_probs.exp(), returns, n),
-        "La pérdida usa log π(a_t|s_t), no la probabilidad π = exp(log π).",
-    ),
-    Mistake(
-        "loss_sum_times_sum",
-        lambda log_probs, returns, n: _LOSS(log_probs.sum(), returns.sum(), n),
-        "Cada log π(a_t|s_t) se multiplica por su propio G_t (producto elemento a "
-        "elemento), no la suma de unos por la suma de otros.",
-    ),
-]
-
+LOSS_MISTAKES = with_messages(
+    """
+loss_no_minus: Falta el signo menos: el optimizador minimiza, y sin él subes la
+    probabilidad de lo que salió peor. Es −(1/N) Σ log π · G.
+loss_mean_over_steps: Promediaste sobre los pasos; el enunciado divide por N, el número
+    de episodios. Con la media por pasos los episodios largos pesan menos y la escala
+    del gradiente cambia.
+loss_no_divide: ¿Olvidaste dividir por n_episodes? Es una media sobre los N episodios.
+loss_prob: La pérdida usa log π(a_t|s_t), no la probabilidad π = exp(log π).
+loss_sum_times_sum: Cada log π(a_t|s_t) se multiplica por su propio G_t (producto
+    elemento a elemento), no la suma de unos por la suma de otros.
+""",
+    Mistake("loss_no_minus", negated(_LOSS), ...),
+    Mistake("loss_mean_over_steps", lambda lp, g, n: _LOSS(lp, g, len(lp)), ...),
+    Mistake("loss_no_divide", lambda lp, g, n: _LOSS(lp, g, 1), ...),
+    Mistake("loss_prob", lambda lp, g, n: _LOSS(lp.exp(), g, n), ...),
+    Mistake("loss_sum_times_sum", lambda lp, g, n: _LOSS(lp.sum(), g.sum(), n), ...),
+)
 
 _NOT_SCALAR = Diagnosis(
     id="loss_not_scalar",
@@ -792,7 +704,7 @@ def check_reinforce_loss(reinforce_loss, cases=LOSS_CASES) -> None:
         shape = tuple(getattr(reinforce_loss(*copy.deepcopy(cases[0])), "shape", ()))
     except Exception:  # noqa: BLE001 - check_cases lo diagnostica
         shape = ()
-    if int(np.prod(shape)) != 1:
+    if math.prod(shape) != 1:
         fail(f"{_NOT_SCALAR.message} Tiene forma {shape}.", _NOT_SCALAR.id)
     check_cases(reinforce_loss, "reinforce_loss", cases, _LOSS, LOSS_MISTAKES)
 
@@ -801,8 +713,7 @@ check_reinforce_loss_grad = gradients_check(
     MODULE,
     "reinforce_loss",
     _LOSS,
-    # Sin filas: quien ya falla el valor por un error típico lo lee en esa celda.
-    (),
+    (),  # sin filas: el error típico ya lo dice la celda del valor
     LOSS_CASES,
     aspect="el gradiente",
     doc="Comprueba el gradiente: llega a ``log_probs`` (−G_t / N) y no a ``returns``.",
@@ -841,7 +752,7 @@ check_reinforce_loss_grad = gradients_check(
 @dataclass(frozen=True)
 class LoopCase:
     """Un problema diminuto y fijo: CartPole cortado a ``horizon`` pasos o la
-    sonda de un paso (``"sonda"``); ``seed`` es la de la red, del primer
+    sonda de un paso (``"sonda"``); ``seed``: la de la red, del primer
     episodio y del generador."""
 
     env_id: str = "cartpole"
@@ -882,15 +793,13 @@ class _RecordingEnv:
         self.actions: list[list[int]] = []
 
     def reset(self, *args: Any, **kwargs: Any) -> Any:
-        seed = kwargs.get("seed", args[0] if args else None)
-        self.seeds.append(seed)
+        self.seeds.append(kwargs.get("seed", args[0] if args else None))
         self.actions.append([])
         self._done = False
         return self.env.reset(*args, **kwargs)
 
     def step(self, action: Any) -> Any:
-        if self._done:
-            self.after_end = True
+        self.after_end |= self._done
         self.actions[-1].append(int(action))
         out = self.env.step(action)
         self._done = bool(out[2] or out[3])
@@ -901,7 +810,7 @@ class _RecordingEnv:
 
 
 class _RecordingSGD(torch.optim.SGD):
-    """SGD que guarda el gradiente de cada parámetro en el momento de cada paso."""
+    """SGD que guarda el gradiente de cada parámetro en cada paso."""
 
     def __init__(self, params: Any, lr: float) -> None:
         super().__init__(params, lr=lr)
@@ -914,7 +823,6 @@ class _RecordingSGD(torch.optim.SGD):
         return super().step(closure)
 
 
-#: Lo que dejó una ejecución del bucle.
 _Run = namedtuple("_Run", "returned env optimizer policy generator_draws")
 
 
@@ -925,15 +833,13 @@ def _run_loop(
     optimizer = _RecordingSGD(policy.parameters(), lr=lr)
     env = _RecordingEnv(case.make_env())
     generator = torch.Generator().manual_seed(case.seed)
-    start = generator.get_state()
+    probe = torch.Generator()
+    probe.set_state(generator.get_state())
     episodes = (case.n_episodes, case.gamma, case.seed)
     returned = function(policy, optimizer, env, n_updates, *episodes, generator)
-    probe = torch.Generator()
-    probe.set_state(start)
     # ¿Cuántos uniformes se sacaron? Se cuenta reproduciendo la secuencia.
-    end = generator.get_state()
     draws = 0
-    while not torch.equal(probe.get_state(), end) and draws < 100_000:
+    while not torch.equal(probe.get_state(), generator.get_state()) and draws < 1e5:
         torch.rand((), generator=probe)
         draws += 1
     return _Run(returned, env, optimizer, policy, draws)
@@ -949,32 +855,31 @@ _LOOP_USES = {
 @exercise(MODULE, "reinforce_updates", "el rollout", uses=_LOOP_USES)
 def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
     """Comprueba la etapa 1 (semillas, muestreo, final de cada episodio) y lo que
-    devuelve. Con una tasa de aprendizaje 0 la política no cambia, así que esto
-    no depende de la pérdida ni del paso del optimizador."""
-    setup = LOOP_CASES[case]
-    n_updates = 2
+    devuelve, con tasa de aprendizaje 0: la política no cambia, así que no
+    depende de la pérdida ni del paso del optimizador."""
+    setup, n_updates = LOOP_CASES[case], 2
     got = _run_loop(reinforce_updates, setup, n_updates, lr=0.0)
     want = _run_loop(reinforce.reinforce_updates, setup, n_updates, lr=0.0)
-    n_total = n_updates * setup.n_episodes
-    if len(got.env.seeds) != n_total:
+    seeds, n_total = got.env.seeds, n_updates * setup.n_episodes
+    if len(seeds) != n_total:
         fail(
             f"Con {n_updates} actualizaciones de {setup.n_episodes} episodios hacían "
             f"falta {n_total} episodios (un env.reset por episodio) y jugaste "
-            f"{len(got.env.seeds)}.",
+            f"{len(seeds)}.",
             "loop_wrong_episode_count",
         )
-    if got.env.seeds != want.env.seeds:
-        first = next(i for i, s in enumerate(got.env.seeds) if s != want.env.seeds[i])
+    if seeds != want.env.seeds:
+        first = next(i for i, s in enumerate(seeds) if s != want.env.seeds[i])
         hint = "el episodio número i (contando todos) empieza con reset(seed=seed + i)"
-        if len(set(got.env.seeds)) == 1:
+        if len(set(seeds)) == 1:
             hint = "todos tus episodios empiezan igual; " + hint
-        elif got.env.seeds[setup.n_episodes] == setup.seed:
+        elif seeds[setup.n_episodes] == setup.seed:
             hint = (
                 "las semillas vuelven a empezar en cada actualización; cuenta los "
                 "episodios a lo largo de todas: " + hint
             )
         fail(
-            f"El episodio {first} empezó con reset(seed={got.env.seeds[first]}) y "
+            f"El episodio {first} empezó con reset(seed={seeds[first]}) y "
             f"debía empezar con seed={want.env.seeds[first]}: {hint}.",
             "loop_wrong_seeds",
         )
@@ -1003,12 +908,12 @@ def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
                 "loop_wrong_episode_length",
             )
         if step < shared:
-            draws = (
-                f" (sacaste {got.generator_draws} uniformes y hacían falta "
-                f"{want.generator_draws}, uno por paso)"
-                if got.generator_draws != want.generator_draws
-                else ""
-            )
+            draws = ""
+            if got.generator_draws != want.generator_draws:
+                draws = (
+                    f" (sacaste {got.generator_draws} uniformes y hacían falta "
+                    f"{want.generator_draws}, uno por paso)"
+                )
             fail(
                 f"En el paso {step} del episodio {episode} tu acción fue "
                 f"{mine[step]} y debía ser {theirs[step]}{draws}. En cada paso, "
@@ -1017,7 +922,7 @@ def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
                 "loop_wrong_action",
             )
     returned = as_array(got.returned, "Lo que devuelve reinforce_updates")
-    expected = np.asarray(want.returned, dtype=float)
+    expected = _floats(want.returned)
     if returned.shape != expected.shape:
         fail(
             f"reinforce_updates debe devolver una lista con el retorno medio de cada "
@@ -1025,9 +930,9 @@ def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
             "loop_returned_wrong_shape",
         )
     if not close(returned, expected, atol=1e-5):
-        lengths = np.array([len(a) for a in want.env.actions], dtype=float)
+        sums = _floats([len(a) for a in want.env.actions]).reshape(n_updates, -1)
         hint, mistake = "", "loop_returned_wrong_value"
-        if close(returned, lengths.reshape(n_updates, -1).sum(1), atol=1e-5):
+        if close(returned, sums.sum(1), atol=1e-5):
             hint = " Sumaste los episodios: es la media sobre los N de cada una."
             mistake = "loop_returned_sum"
         fail(
@@ -1051,10 +956,9 @@ def _loop_weighting(returns_of: Callable[[list[list[float]], float], Any]):
             return np.zeros(len(rewards))
 
         def loss(log_probs: torch.Tensor, _: Any, n: int) -> torch.Tensor:
-            weights = np.asarray(returns_of(episodes, args[5]), dtype=float)
+            weights = _floats(returns_of(episodes, args[5]))
             episodes.clear()
-            weights = torch.as_tensor(weights, dtype=torch.float32)
-            return _LOSS(log_probs, weights, n)
+            return _LOSS(log_probs, torch.as_tensor(weights, dtype=torch.float32), n)
 
         with mock.patch.multiple(
             reinforce, discounted_returns=record, reinforce_loss=loss
@@ -1072,32 +976,31 @@ def _each(returns: Callable[[list[float], float], Any]):
 
 
 #: Los errores típicos del bucle que se reconocen por su gradiente.
-LOOP_GRADIENT_MISTAKES: list[Mistake] = [
+LOOP_GRADIENT_MISTAKES = with_messages(
+    """
+loop_returns_across_batch: Calculaste los retornos sobre todo el lote seguido: así el
+    final de un episodio cobra lo que pasó en el siguiente. Los retornos se calculan
+    episodio a episodio.
+loop_returns_no_gamma: Tus retornos no usan gamma: G_t = r_t + γ·G_{t+1}, con el gamma
+    que recibe la función.
+loop_returns_total: Diste a cada paso el retorno del episodio entero (G_0): cada paso
+    pesa con lo que vino después de él, G_t.
+loop_returns_immediate: Pesaste cada paso con su recompensa inmediata r_t: el peso es el
+    retorno G_t.
+""",
     Mistake(
         "loop_returns_across_batch",
         _loop_weighting(lambda eps, gamma: _RETURNS(sum(eps, []), gamma)),
-        "Calculaste los retornos sobre todo el lote seguido: así el final de un "
-        "episodio cobra lo que pasó en el siguiente. Los retornos se calculan "
-        "episodio a episodio.",
+        ...,
     ),
-    Mistake(
-        "loop_returns_no_gamma",
-        _each(lambda r, gamma: _RETURNS(r, 1.0)),
-        "Tus retornos no usan gamma: G_t = r_t + γ·G_{t+1}, con el gamma que "
-        "recibe la función.",
-    ),
+    Mistake("loop_returns_no_gamma", _each(lambda r, g: _RETURNS(r, 1.0)), ...),
     Mistake(
         "loop_returns_total",
-        _each(lambda r, gamma: np.full(len(r), _RETURNS(r, gamma)[0])),
-        "Diste a cada paso el retorno del episodio entero (G_0): cada paso pesa "
-        "con lo que vino después de él, G_t.",
+        _each(lambda r, g: np.full(len(r), _RETURNS(r, g)[0])),
+        ...,
     ),
-    Mistake(
-        "loop_returns_immediate",
-        _each(lambda r, gamma: np.asarray(r, dtype=float)),
-        "Pesaste cada paso con su recompensa inmediata r_t: el peso es el retorno G_t.",
-    ),
-]
+    Mistake("loop_returns_immediate", _each(lambda r, g: _floats(r)), ...),
+)
 
 
 def _flat(gradients: list[torch.Tensor | None]) -> np.ndarray:
@@ -1116,11 +1019,11 @@ def check_reinforce_updates_grad(reinforce_updates, case="cartpole") -> None:
     setup = LOOP_CASES[case]
     got = _run_loop(reinforce_updates, setup, 1, lr=0.0)
     want = _run_loop(reinforce.reinforce_updates, setup, 1, lr=0.0)
-    steps = len(got.optimizer.gradients)
-    if steps != 1:
+    if len(got.optimizer.gradients) != 1:
         fail(
-            f"En una actualización diste {steps} pasos del optimizador; es uno por "
-            "actualización, con la pérdida de los N episodios juntos.",
+            f"En una actualización diste {len(got.optimizer.gradients)} pasos del "
+            "optimizador; es uno por actualización, con la pérdida de los N "
+            "episodios juntos.",
             "loop_steps_per_update",
         )
     mine, theirs = got.optimizer.gradients[0], want.optimizer.gradients[0]
@@ -1176,32 +1079,29 @@ def check_reinforce_updates_grad(reinforce_updates, case="cartpole") -> None:
 @exercise(MODULE, "reinforce_updates", "varias actualizaciones", uses=_LOOP_USES)
 def check_reinforce_updates_params(reinforce_updates, case="cartpole") -> None:
     """Comprueba la etapa 4: tres actualizaciones dejan los parámetros de la
-    referencia (un paso por actualización, con el gradiente de esa y no de las
+    referencia (un paso por actualización, con su gradiente y no el de las
     anteriores, y la política nueva en el rollout siguiente)."""
-    setup = LOOP_CASES[case]
-    n_updates = 3
+    setup, n_updates = LOOP_CASES[case], 3
     got = _run_loop(reinforce_updates, setup, n_updates, lr=0.5)
     want = _run_loop(reinforce.reinforce_updates, setup, n_updates, lr=0.5)
-    steps = len(got.optimizer.gradients)
-    if steps != n_updates:
+    mine, theirs = got.optimizer.gradients, want.optimizer.gradients
+    if len(mine) != n_updates:
         fail(
-            f"En {n_updates} actualizaciones diste {steps} pasos del optimizador; es "
-            "uno por actualización.",
+            f"En {n_updates} actualizaciones diste {len(mine)} pasos del optimizador; "
+            "es uno por actualización.",
             "loop_wrong_step_count",
         )
-    if len(got.env.seeds) == len(want.env.seeds):
-        for k in range(1, n_updates):
-            mine, theirs = got.optimizer.gradients[k], want.optimizer.gradients[k]
-            previous = want.optimizer.gradients[k - 1]
-            if not close(_flat(mine), _flat(theirs), atol=1e-5, rtol=1e-4) and close(
-                _flat(mine), _flat(theirs) + _flat(previous), atol=1e-4, rtol=1e-3
-            ):
-                fail(
-                    f"En la actualización {k + 1} el gradiente arrastra el de la "
-                    "anterior: falta optimizer.zero_grad() en cada actualización "
-                    "(PyTorch suma los gradientes de cada backward).",
-                    "loop_no_zero_grad",
-                )
+    for k in range(1, n_updates if len(got.env.seeds) == len(want.env.seeds) else 1):
+        now, then = _flat(mine[k]), _flat(theirs[k])
+        if not close(now, then, atol=1e-5, rtol=1e-4) and close(
+            now, then + _flat(theirs[k - 1]), atol=1e-4, rtol=1e-3
+        ):
+            fail(
+                f"En la actualización {k + 1} el gradiente arrastra el de la "
+                "anterior: falta optimizer.zero_grad() en cada actualización "
+                "(PyTorch suma los gradientes de cada backward).",
+                "loop_no_zero_grad",
+            )
     compare_parameters(
         got.policy.state_dict(),
         want.policy.state_dict(),
@@ -1226,8 +1126,8 @@ class _Reward:
         return f"lambda x: {self.formula}"
 
 
-def _noise(n: int, seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    return torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+def _noise(n: int, seed: int) -> torch.Tensor:
+    return torch.randn(n, generator=torch.Generator().manual_seed(seed))
 
 
 GRADIENT_ESTIMATOR_CASES = [
@@ -1242,34 +1142,6 @@ GRADIENT_ESTIMATOR_CASES = [
         _noise(12, 2),
     ),
 ]
-
-
-def _estimator(function: Callable[..., Any], index: int) -> Callable[..., Any]:
-    """La estimación ``index`` (0: función de puntuación, 1: reparametrización)
-    de lo que devuelve ``function``, como tensor plano, tras comprobar su forma."""
-
-    def one(f, mean, log_std, noise):
-        out = function(f, mean, log_std, noise)
-        if not isinstance(out, tuple | list) or len(out) != 2:
-            fail(
-                "gradient_estimators debe devolver dos cosas, (score, pathwise): "
-                f"la estimación por función de puntuación y la de reparametrización; "
-                f"devolvió {type(out).__name__}.",
-                "estimators_not_pair",
-            )
-        value = out[index]
-        if isinstance(value, torch.Tensor) and value.requires_grad:
-            which = "score" if index == 0 else "pathwise"
-            fail(
-                f"La estimación {which} todavía lleva gradiente: es un número, no "
-                "algo que derivar. Devuélvela sin él (torch.autograd.grad ya lo da "
-                "así; si usaste .backward(), toma .grad o haz .detach()).",
-                "estimate_with_grad",
-            )
-        return torch.as_tensor(value, dtype=torch.float64).reshape(-1)
-
-    return one
-
 
 _ESTIMATORS = reinforce.gradient_estimators
 
@@ -1294,104 +1166,126 @@ def _weight_with_grad(f, mean, log_std, noise):
     return score + weighted, pathwise
 
 
-_ESTIMATORS_SWAPPED = Mistake(
-    "estimators_swapped",
-    on_output(_ESTIMATORS, lambda out: out[::-1], "en el orden cambiado"),
-    "Devolviste las dos estimaciones en el orden cambiado: primero va la de "
-    "función de puntuación (score) y después la de reparametrización (pathwise).",
-)
-_ESTIMATORS_SUMMED = Mistake(
-    "estimators_summed",
-    lambda f, mean, log_std, noise: tuple(
-        len(noise) * e for e in _ESTIMATORS(f, mean, log_std, noise)
-    ),
-    "Cada estimación es una media sobre las N muestras, no una suma: con una "
-    "suma, el gradiente crece con N.",
-)
-_ESTIMATORS_WRT_STD = Mistake(
-    "estimators_wrt_std",
-    # d/dσ = d/dlog σ · 1/σ.
-    lambda f, mean, log_std, noise: tuple(
-        e / torch.tensor([1.0, math.exp(log_std)]).to(e)
-        for e in _ESTIMATORS(f, mean, log_std, noise)
-    ),
-    "La segunda componente es la derivada respecto a log σ, no respecto a σ: "
-    "pon log σ en el tensor que derivas y calcula σ = exp(log σ) dentro (la "
-    "regla de la cadena multiplica por σ).",
-)
+def _score_plus(change: Callable[..., torch.Tensor]) -> Callable[..., Any]:
+    """La referencia con ``change(f, mean, log_std, noise)`` en lugar de la
+    estimación por función de puntuación."""
+    return lambda *args: (change(*args), _ESTIMATORS(*args)[1])
 
-#: Los errores típicos de la estimación por función de puntuación.
-SCORE_ESTIMATOR_MISTAKES: list[Mistake] = [
-    _ESTIMATORS_SWAPPED,
+
+#: Los errores típicos de las dos estimaciones: los de ``score_`` solo en la
+#: celda de la función de puntuación, los de ``pathwise_`` solo en la otra.
+ESTIMATOR_MISTAKES = with_messages(
+    """
+estimators_swapped: Devolviste las dos estimaciones en el orden cambiado: primero va la
+    de función de puntuación (score) y después la de reparametrización (pathwise).
+score_estimate_x_attached: En la función de puntuación las muestras x son fijas:
+    sepáralas del grafo (x.detach()) antes de evaluar log N(x; μ, σ²). Si no, la
+    derivada de log N pasa también a través de x = μ + σ·ε, y eso ya no es la función de
+    puntuación.
+score_estimate_weight_grad: En la función de puntuación el peso f(x) es una constante,
+    como el retorno en REINFORCE: evalúa f en las muestras separadas del grafo (o haz
+    .detach()). Si no, se cuela la derivada de f.
+score_estimate_no_minus_one: La derivada de log N(x; μ, σ²) respecto a log σ es z² − 1,
+    con z = (x − μ)/σ: te falta el −1, que viene del término −log σ.
+pathwise_estimate_detached: En la reparametrización el gradiente tiene que pasar por la
+    muestra: x = μ + σ·ε con μ y log σ en el grafo, y deriva la media de f(x) sin
+    separar x del grafo.
+estimators_summed: Cada estimación es una media sobre las N muestras, no una suma: con
+    una suma, el gradiente crece con N.
+estimators_wrt_std: La segunda componente es la derivada respecto a log σ, no respecto a
+    σ: pon log σ en el tensor que derivas y calcula σ = exp(log σ) dentro (la regla de
+    la cadena multiplica por σ).
+""",
+    Mistake(
+        "estimators_swapped",
+        on_output(_ESTIMATORS, lambda out: out[::-1], "en el orden cambiado"),
+        ...,
+    ),
+    # Con x = μ + σ·ε en el grafo, log N(x) = −ε²/2 − log σ − ½ log 2π.
     Mistake(
         "score_estimate_x_attached",
-        # Con x = μ + σ·ε en el grafo, log N(x) = −ε²/2 − log σ − ½ log 2π.
-        lambda f, mean, log_std, noise: (
-            _on_log_std(-f(_samples(mean, log_std, noise)).mean()),
-            _ESTIMATORS(f, mean, log_std, noise)[1],
-        ),
-        "En la función de puntuación las muestras x son fijas: sepáralas del "
-        "grafo (x.detach()) antes de evaluar log N(x; μ, σ²). Si no, la "
-        "derivada de log N pasa también a través de x = μ + σ·ε, y eso ya no "
-        "es la función de puntuación.",
+        _score_plus(lambda f, *a: _on_log_std(-f(_samples(*a)).mean())),
+        ...,
     ),
-    Mistake(
-        "score_estimate_weight_grad",
-        _weight_with_grad,
-        "En la función de puntuación el peso f(x) es una constante, como el "
-        "retorno en REINFORCE: evalúa f en las muestras separadas del grafo "
-        "(o haz .detach()). Si no, se cuela la derivada de f.",
-    ),
+    Mistake("score_estimate_weight_grad", _weight_with_grad, ...),
+    # Sin el −1 de −log σ: se suma la media de los pesos a la de log σ.
     Mistake(
         "score_estimate_no_minus_one",
-        # Sin el −1 de −log σ: se suma la media de los pesos a la de log σ.
-        lambda f, mean, log_std, noise: (
-            _ESTIMATORS(f, mean, log_std, noise)[0]
-            + _on_log_std(f(_samples(mean, log_std, noise)).mean()),
-            _ESTIMATORS(f, mean, log_std, noise)[1],
+        _score_plus(
+            lambda f, *a: _ESTIMATORS(f, *a)[0] + _on_log_std(f(_samples(*a)).mean())
         ),
-        "La derivada de log N(x; μ, σ²) respecto a log σ es z² − 1, con "
-        "z = (x − μ)/σ: te falta el −1, que viene del término −log σ.",
+        ...,
     ),
-    _ESTIMATORS_SUMMED,
-    _ESTIMATORS_WRT_STD,
-]
-
-#: Los errores típicos de la estimación por reparametrización.
-PATHWISE_ESTIMATOR_MISTAKES: list[Mistake] = [
-    _ESTIMATORS_SWAPPED,
     Mistake(
         "pathwise_estimate_detached",
         lambda *args: (_ESTIMATORS(*args)[0], torch.zeros(2)),
-        "En la reparametrización el gradiente tiene que pasar por la muestra: "
-        "x = μ + σ·ε con μ y log σ en el grafo, y deriva la media de f(x) sin "
-        "separar x del grafo.",
+        ...,
     ),
-    _ESTIMATORS_SUMMED,
-    _ESTIMATORS_WRT_STD,
-]
-_ESTIMATOR_USES = {"gaussian_log_prob": reinforce.gaussian_log_prob}
+    Mistake(
+        "estimators_summed",
+        lambda f, mean, log_std, noise: tuple(
+            len(noise) * e for e in _ESTIMATORS(f, mean, log_std, noise)
+        ),
+        ...,
+    ),
+    # d/dσ = d/dlog σ · 1/σ.
+    Mistake(
+        "estimators_wrt_std",
+        lambda f, mean, log_std, noise: tuple(
+            e / torch.tensor([1.0, math.exp(log_std)]).to(e)
+            for e in _ESTIMATORS(f, mean, log_std, noise)
+        ),
+        ...,
+    ),
+)
 
 
-def _estimator_check(index: int, rows: list[Mistake]) -> Callable[..., None]:
+def _estimator_check(index: int) -> Callable[..., None]:
     """La celda de la estimación ``index`` (0: función de puntuación,
     1: reparametrización)."""
     which = ("score", "pathwise")[index]
 
+    def estimate(function: Callable[..., Any]) -> Callable[..., Any]:
+        def one(*args: Any) -> torch.Tensor:
+            value = _pair(
+                function(*args),
+                "gradient_estimators",
+                "(score, pathwise), la estimación por función de puntuación y la de "
+                "reparametrización",
+                mistake="estimators_not_pair",
+            )[index]
+            if isinstance(value, torch.Tensor) and value.requires_grad:
+                fail(
+                    f"La estimación {which} todavía lleva gradiente: es un número, "
+                    "no algo que derivar. Devuélvela sin él (torch.autograd.grad ya "
+                    "lo da así; si usaste .backward(), toma .grad o haz .detach()).",
+                    "estimate_with_grad",
+                )
+            return torch.as_tensor(value, dtype=torch.float64).reshape(-1)
+
+        return one
+
+    rows = [
+        m
+        for m in ESTIMATOR_MISTAKES
+        if not m.id.startswith(("score", "path")[1 - index])
+    ]
+
     def check(gradient_estimators, cases=None) -> None:
         check_cases(
-            _estimator(gradient_estimators, index),
+            estimate(gradient_estimators),
             "gradient_estimators",
             GRADIENT_ESTIMATOR_CASES if cases is None else list(cases),
-            _estimator(_ESTIMATORS, index),
-            [replace(m, variant=_estimator(m.variant, index)) for m in rows],
+            estimate(_ESTIMATORS),
+            [replace(m, variant=estimate(m.variant)) for m in rows],
             atol=1e-5,
         )
 
     check.__name__ = check.__qualname__ = f"check_gradient_estimators_{which}"
     check.__doc__ = f"La estimación {which} (la {index + 1}.ª que se devuelve)."
-    return exercise(MODULE, "gradient_estimators", uses=_ESTIMATOR_USES)(check)
+    uses = {"gaussian_log_prob": reinforce.gaussian_log_prob}
+    return exercise(MODULE, "gradient_estimators", uses=uses)(check)
 
 
-check_gradient_estimators_score = _estimator_check(0, SCORE_ESTIMATOR_MISTAKES)
-check_gradient_estimators_pathwise = _estimator_check(1, PATHWISE_ESTIMATOR_MISTAKES)
+check_gradient_estimators_score = _estimator_check(0)
+check_gradient_estimators_pathwise = _estimator_check(1)
