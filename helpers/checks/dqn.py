@@ -1,16 +1,16 @@
 """Comprobaciones del módulo 02 · DQN.
 
 Las variantes de los errores típicos son las referencias (``helpers.gridworld``
-y ``helpers.dqn``) con la entrada cambiada: otra recompensa, otro estado, un
-optimizador o un entorno que hacen otra cosa. Solo cambian una cuenta por
-dentro ``_loss`` (la pérdida y cómo se toma Q(s, a)) y la ε que no se limita.
+y ``helpers.dqn``) con la entrada cambiada (:func:`_with_args`: otra recompensa,
+otro estado, un optimizador o un entorno que hacen otra cosa) o con una pieza
+cambiada (``patched``: el recorte). Solo cambian una cuenta por dentro ``_loss``
+(la pérdida y cómo se toma Q(s, a)) y la ε que no se limita.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
-import math
+import inspect
 from collections.abc import Callable, Iterable
 from types import SimpleNamespace
 from typing import Any
@@ -31,9 +31,11 @@ from helpers.checks import (
     describe_difference,
     exercise,
     fail,
+    patched,
     tensor,
     values_check,
     variant_of,
+    with_messages,
 )
 from helpers.formatting import numbers, significant
 
@@ -50,28 +52,38 @@ def _first_output(function: Callable[..., Any], case: tuple[Any, ...]) -> Any:
         return ...
 
 
+def _with_args(reference: Callable[..., Any], **changes: Any) -> Callable[..., Any]:
+    """``reference`` con unos argumentos cambiados: por un valor, o por una
+    función de los del caso (``lambda c: -c.alpha``)."""
+    names = list(inspect.signature(reference).parameters)
+
+    def variant(*args: Any) -> Any:
+        case = SimpleNamespace(**dict(zip(names, args, strict=False)))
+        new = {k: v(case) if callable(v) else v for k, v in changes.items()}
+        return reference(**{**vars(case), **new})
+
+    return variant
+
+
 # Ejercicio 1 · la actualización de Q-learning
 
 
-def _table(seed: int, n_states: int = 6, n_actions: int = 3) -> np.ndarray:
-    return np.round(np.random.default_rng(seed).normal(size=(n_states, n_actions)), 2)
-
-
+# (q_table, state, action, reward, next_state, terminated, alpha, gamma); la tabla
+# (6 estados, 3 acciones) sale de la semilla i, la posición del caso.
 Q_LEARNING_CASES = [
-    # (q_table, state, action, reward, next_state, terminated, alpha, gamma)
-    (_table(0), 0, 1, 0.0, 2, False, 0.5, 0.9),
-    (_table(1), 4, 2, 1.0, 5, True, 0.5, 0.9),
-    (_table(2), 2, 0, -1.0, 2, False, 0.1, 0.99),
-    (_table(3), 5, 1, 0.5, 1, False, 1.0, 0.5),
-    (_table(4), 1, 0, 2.0, 0, True, 0.3, 0.9),
-    (_table(5), 3, 2, 0.0, 4, False, 0.2, 0.0),
+    (np.round(np.random.default_rng(i).normal(size=(6, 3)), 2), *case)
+    for i, case in enumerate(
+        [(0, 1, 0.0, 2, False, 0.5, 0.9), (4, 2, 1.0, 5, True, 0.5, 0.9)]
+        + [(2, 0, -1.0, 2, False, 0.1, 0.99), (5, 1, 0.5, 1, False, 1.0, 0.5)]
+        + [(1, 0, 2.0, 0, True, 0.3, 0.9), (3, 2, 0.0, 4, False, 0.2, 0.0)]
+    )
 ]
 ref_update = gridworld.q_learning_update
 
 
 def _with_future(future: Callable[..., Any]) -> Callable[..., Any]:
-    """La referencia con otro «futuro» ``future(q, s, a, s')`` en el objetivo: se
-    le da como recompensa el objetivo ya hecho, con ``s'`` terminal."""
+    """La referencia con otro «futuro» ``future(q, s, a, s')``: recibe como
+    recompensa el objetivo ya hecho, con ``s'`` terminal."""
 
     def update(q, s, a, r, s2, terminated, alpha, gamma):
         y = r if terminated else r + gamma * future(q, s, a, s2)
@@ -80,59 +92,39 @@ def _with_future(future: Callable[..., Any]) -> Callable[..., Any]:
     return update
 
 
-Q_LEARNING_MISTAKES: list[Mistake] = [
-    Mistake(
-        "q_bootstraps_terminal",
-        lambda q, s, a, r, s2, d, al, g: ref_update(q, s, a, r, s2, False, al, g),
-        "¿Te apoyas en Q(s') aunque s' sea terminal? Si terminated es True, "
-        "s' no tiene futuro: el objetivo es solo r, sin γ · max Q(s', a').",
-    ),
-    Mistake(
-        "q_max_whole_table",
-        _with_future(lambda q, s, a, s2: q.max()),
-        "max_a' Q(s', a') es el máximo de la fila de s' (q_table[next_state]"
-        ".max()), no el de toda la tabla.",
-    ),
-    Mistake(
-        "q_max_wrong_axis",
-        _with_future(lambda q, s, a, s2: q.max(axis=0)[s2]),
-        "¿max sobre el eje equivocado? q_table[next_state] es la fila de "
-        "s', de forma (n_actions,): su máximo es max_a' Q(s', a').",
-    ),
-    Mistake(
-        "q_current_state",
-        _with_future(lambda q, s, a, s2: q[s].max()),
-        "El objetivo mira el estado siguiente: max_a' Q(s', a') con "
-        "s' = next_state, no el estado actual.",
-    ),
-    Mistake(
-        "q_same_action",
-        _with_future(lambda q, s, a, s2: q[s2, a]),
-        "Q-learning usa el máximo sobre todas las acciones de s' "
-        "(max_a' Q(s', a')), no Q(s', a) con la misma acción.",
-    ),
-    Mistake(
-        "q_mean_not_max",
-        _with_future(lambda q, s, a, s2: q[s2].mean()),
-        "Q-learning usa el máximo de Q(s', ·), no la media.",
-    ),
-    Mistake(
-        "q_no_alpha",
-        lambda q, s, a, r, s2, d, al, g: ref_update(q, s, a, r, s2, d, 1.0, g),
-        "¿Olvidaste α? Q(s, a) se mueve una fracción α hacia el objetivo: "
-        "Q + α · (y − Q).",
-    ),
+Q_LEARNING_MISTAKES = with_messages(
+    """
+q_bootstraps_terminal: ¿Te apoyas en Q(s') aunque s' sea terminal? Si terminated es
+    True, s' no tiene futuro: el objetivo es solo r, sin γ · max Q(s', a').
+q_max_whole_table: max_a' Q(s', a') es el máximo de la fila de s'
+    (q_table[next_state].max()), no el de toda la tabla.
+q_max_wrong_axis: ¿max sobre el eje equivocado? q_table[next_state] es la fila de s',
+    de forma (n_actions,): su máximo es max_a' Q(s', a').
+q_current_state: El objetivo mira el estado siguiente: max_a' Q(s', a') con
+    s' = next_state, no el estado actual.
+q_same_action: Q-learning usa el máximo sobre todas las acciones de s'
+    (max_a' Q(s', a')), no Q(s', a) con la misma acción.
+q_mean_not_max: Q-learning usa el máximo de Q(s', ·), no la media.
+q_no_alpha: ¿Olvidaste α? Q(s, a) se mueve una fracción α hacia el objetivo:
+    Q + α · (y − Q).
+q_gamma_on_reward: γ descuenta solo el futuro: y = r + γ · max Q(s', a'), sin γ
+    delante de r.
+q_step_sign: ¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).
+""",
+    Mistake("q_bootstraps_terminal", _with_args(ref_update, terminated=False), ...),
+    Mistake("q_max_whole_table", _with_future(lambda q, s, a, s2: q.max()), ...),
+    Mistake("q_max_wrong_axis", _with_future(lambda q, s, a, s2: q.max(0)[s2]), ...),
+    Mistake("q_current_state", _with_future(lambda q, s, a, s2: q[s].max()), ...),
+    Mistake("q_same_action", _with_future(lambda q, s, a, s2: q[s2, a]), ...),
+    Mistake("q_mean_not_max", _with_future(lambda q, s, a, s2: q[s2].mean()), ...),
+    Mistake("q_no_alpha", _with_args(ref_update, alpha=1.0), ...),
     Mistake(
         "q_gamma_on_reward",
-        lambda q, s, a, r, s2, d, al, g: ref_update(q, s, a, g * r, s2, d, al, g),
-        "γ descuenta solo el futuro: y = r + γ · max Q(s', a'), sin γ delante de r.",
+        _with_args(ref_update, reward=lambda c: c.gamma * c.reward),
+        ...,
     ),
-    Mistake(
-        "q_step_sign",
-        lambda q, s, a, r, s2, d, al, g: ref_update(q, s, a, r, s2, d, -al, g),
-        "¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).",
-    ),
-]
+    Mistake("q_step_sign", _with_args(ref_update, alpha=lambda c: -c.alpha), ...),
+)
 
 
 @exercise(MODULE, "q_learning_update")
@@ -145,10 +137,8 @@ def check_q_learning_update(q_learning_update, cases=Q_LEARNING_CASES) -> None:
             "`return q_table`.",
             "returns_none",
         )
-    rows = Q_LEARNING_MISTAKES
-    check_cases(
-        q_learning_update, "q_learning_update", cases, ref_update, rows, may_modify=(0,)
-    )
+    name, rows = "q_learning_update", Q_LEARNING_MISTAKES
+    check_cases(q_learning_update, name, cases, ref_update, rows, may_modify=(0,))
 
 
 # Ejercicio 2 · un episodio de Q-learning
@@ -192,9 +182,8 @@ LONG_EPISODES = 10_000
 
 
 def _episode_table(seed: int, n_states: int, n_actions: int) -> np.ndarray:
-    return np.round(
-        np.random.default_rng(seed).normal(0, 0.3, (n_states, n_actions)), 2
-    )
+    rng = np.random.default_rng(seed)
+    return np.round(rng.normal(0, 0.3, (n_states, n_actions)), 2)
 
 
 def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
@@ -235,58 +224,56 @@ def _truncated_as_terminal(env, *args):
     return ref_episode(SimpleNamespace(reset=env.reset, step=step), *args)
 
 
-EPISODE_MISTAKES: list[Mistake] = [
+EPISODE_MISTAKES = with_messages(
+    """
+episode_update_ignored: Tu tabla no cambia: llamas a q_learning_update pero no guardas
+    lo que devuelve. El enunciado deja que la actualización trabaje sobre una copia,
+    así que la tabla nueva es la que devuelve:
+    q_table = q_learning_update(q_table, ...).
+episode_greedy: Tu agente no explora: elige siempre la acción de mayor Q. Cada acción
+    sale de epsilon_greedy(q_table[state], epsilon, rng), con el rng que recibes
+    (explora con probabilidad ε y desempata al azar).
+episode_updates_next_state: Actualizas Q(s', a) en lugar de Q(s, a): la transición es
+    (s, a, r, s') y se actualiza la casilla desde la que se actuó. Cambia de estado
+    después de actualizar.
+episode_never_terminal: Pasas terminated = False en todos los pasos. En el paso que
+    llega a la meta o a la trampa, s' no tiene futuro y la actualización no debe
+    apoyarse en Q(s'): pasa a q_learning_update el terminated que devuelve env.step.
+""",
     Mistake(
-        "episode_update_ignored",
-        variant_of(ref_episode, update=lambda q, *transition: q),
-        "Tu tabla no cambia: llamas a q_learning_update pero no guardas lo que "
-        "devuelve. El enunciado deja que la actualización trabaje sobre una "
-        "copia, así que la tabla nueva es la que devuelve: "
-        "q_table = q_learning_update(q_table, ...).",
+        "episode_update_ignored", variant_of(ref_episode, update=lambda q, *_: q), ...
     ),
-    Mistake(
-        "episode_greedy",
-        lambda env, q, al, g, eps, rng: ref_episode(env, q, al, g, eps, _GREEDY),
-        "Tu agente no explora: elige siempre la acción de mayor Q. Cada acción "
-        "sale de epsilon_greedy(q_table[state], epsilon, rng), con el rng que "
-        "recibes (explora con probabilidad ε y desempata al azar).",
-    ),
+    Mistake("episode_greedy", _with_args(ref_episode, rng=_GREEDY), ...),
     Mistake(
         "episode_updates_next_state",
         variant_of(
-            ref_episode,
-            update=lambda q, s, a, r, s2, *rest: ref_update(q, s2, a, r, s2, *rest),
+            ref_episode, update=_with_args(ref_update, state=lambda c: c.next_state)
         ),
-        "Actualizas Q(s', a) en lugar de Q(s, a): la transición es (s, a, r, s') "
-        "y se actualiza la casilla desde la que se actuó. Cambia de estado "
-        "después de actualizar.",
+        ...,
     ),
     Mistake(
         "episode_never_terminal",
-        variant_of(
-            ref_episode,
-            update=lambda q, s, a, r, s2, d, *rest: ref_update(
-                q, s, a, r, s2, 0, *rest
-            ),
-        ),
-        "Pasas terminated = False en todos los pasos. En el paso que llega a la "
-        "meta o a la trampa, s' no tiene futuro y la actualización no debe "
-        "apoyarse en Q(s'): pasa a q_learning_update el terminated que devuelve "
-        "env.step.",
+        variant_of(ref_episode, update=_with_args(ref_update, terminated=0)),
+        ...,
     ),
     # Misma duración y retorno con otra tabla, sin fila que lo explique: lo
     # diagnostica _check_episodes («episode_wrong_order»).
-]
-TRUNCATED_MISTAKES: list[Mistake] = [
-    Mistake(
-        "episode_truncated_as_terminal",
-        _truncated_as_terminal,
-        "En el último paso, truncado por límite de tiempo, s' "
-        "es un estado normal, con futuro: la actualización se apoya en "
-        "Q(s'). Pasa a q_learning_update terminated, no terminated or "
-        "truncated (truncated solo sirve para parar).",
-    ),
-]
+)
+TRUNCATED_MISTAKES = with_messages(
+    """
+episode_truncated_as_terminal: En el último paso, truncado por límite de tiempo, s' es
+    un estado normal, con futuro: la actualización se apoya en Q(s'). Pasa a
+    q_learning_update terminated, no terminated or truncated (truncated solo sirve para
+    parar).
+""",
+    Mistake("episode_truncated_as_terminal", _truncated_as_terminal, ...),
+)
+_ORDER_HINT = (
+    "Repasa el orden: reset, y en cada paso elegir con epsilon_greedy(q_table[state], "
+    "epsilon, rng), env.step, actualizar Q(s, a) y pasar al estado siguiente. Y pasa a "
+    "q_learning_update los argumentos en el orden de su firma: (q_table, state, "
+    "action, reward, next_state, terminated, alpha, gamma)."
+)
 
 
 def _compare_episodes(got, want, described: str) -> str | None:
@@ -328,17 +315,9 @@ def _check_episodes(student, rows, case, zero, max_steps, described, order=True)
 
     def unexplained(got: Any, want: Any) -> None:
         # Dura y cobra lo mismo pero deja otra tabla: el orden de los pasos.
-        if "tu función devuelve" in (_compare_episodes(got, want, "") or ""):
-            fail(
-                f"{_compare_episodes(got, want, described)}\n"
-                "Repasa el orden: reset, y en cada paso elegir con "
-                "epsilon_greedy(q_table[state], epsilon, rng), env.step, "
-                "actualizar Q(s, a) y pasar al estado siguiente. Y pasa a "
-                "q_learning_update los argumentos en el orden de su firma: "
-                "(q_table, state, action, reward, next_state, terminated, alpha, "
-                "gamma).",
-                "episode_wrong_order",
-            )
+        difference = _compare_episodes(got, want, described)
+        if "tu función devuelve" in difference:
+            fail(f"{difference}\n{_ORDER_HINT}", "episode_wrong_order")
 
     check_procedure(
         student,
@@ -371,8 +350,9 @@ def check_q_learning_episode(
             f"γ = {significant(gamma)} y ε = {significant(epsilon)}"
             + ("" if zero else ", empezando con una tabla sin ceros")
         )
-        rows = EPISODE_MISTAKES
-        _check_episodes(q_learning_episode, rows, case, zero, LONG_EPISODES, described)
+        _check_episodes(
+            q_learning_episode, EPISODE_MISTAKES, case, zero, LONG_EPISODES, described
+        )
 
 
 @exercise(MODULE, "q_learning_episode", uses=EPISODE_USES)
@@ -395,50 +375,43 @@ def check_q_learning_episode_truncated(
 
 # Ejercicio 3 · el calendario lineal de ε
 
-EPSILON_CASES = [(0, 1.0, 0.05, 100), (50, 1.0, 0.05, 100), (1, 1.0, 0.0, 10)]
-EPSILON_CASES += [(9, 1.0, 0.1, 10), (10, 1.0, 0.1, 10), (100, 1.0, 0.05, 100)]
-EPSILON_CASES += [(250, 1.0, 0.05, 100), (3, 0.5, 0.5, 4)]
-
 ref_epsilon = dqn.linear_epsilon
-EPSILON_MISTAKES: list[Mistake] = [
+EPSILON_MISTAKES = with_messages(
+    """
+epsilon_no_clip: Pasado el paso duration, ε debe quedarse en end; tu ε sigue bajando (y
+    acaba negativo). Limita la fracción: min(step / duration, 1).
+epsilon_off_by_one_end: Error de uno: tu ε llega a end en el paso duration − 1; debe
+    llegar justo en el paso duration (fracción step / duration).
+epsilon_off_by_one_start: Error de uno: en el paso 0 ε debe valer start; tu ε ya ha
+    bajado un paso (¿usaste step + 1?).
+epsilon_reversed: ¿Al revés? ε empieza en start (mucha exploración) y baja hacia end.
+epsilon_integer_division: ¿División entera? step // duration vale 0 hasta el final:
+    usa step / duration.
+""",
+    # la recta, sin min(·, 1)
+    Mistake("epsilon_no_clip", lambda t, s, e, d: s + t / d * (e - s), ...),
     Mistake(
-        "epsilon_no_clip",
-        lambda t, s, e, d: s + t / d * (e - s),  # la recta, sin min(·, 1)
-        "Pasado el paso duration, ε debe quedarse en end; tu ε sigue "
-        "bajando (y acaba negativo). Limita la fracción: min(step / "
-        "duration, 1).",
+        "epsilon_off_by_one_end", lambda t, s, e, d: ref_epsilon(t, s, e, d - 1), ...
     ),
     Mistake(
-        "epsilon_off_by_one_end",
-        lambda t, s, e, d: ref_epsilon(t, s, e, d - 1),
-        "Error de uno: tu ε llega a end en el paso duration − 1; debe "
-        "llegar justo en el paso duration (fracción step / duration).",
+        "epsilon_off_by_one_start", lambda t, s, e, d: ref_epsilon(t + 1, s, e, d), ...
     ),
-    Mistake(
-        "epsilon_off_by_one_start",
-        lambda t, s, e, d: ref_epsilon(t + 1, s, e, d),
-        "Error de uno: en el paso 0 ε debe valer start; tu ε ya ha bajado "
-        "un paso (¿usaste step + 1?).",
-    ),
-    Mistake(
-        "epsilon_reversed",
-        lambda t, s, e, d: ref_epsilon(t, e, s, d),
-        "¿Al revés? ε empieza en start (mucha exploración) y baja hacia end.",
-    ),
+    Mistake("epsilon_reversed", lambda t, s, e, d: ref_epsilon(t, e, s, d), ...),
     Mistake(
         "epsilon_integer_division",
         lambda t, s, e, d: ref_epsilon(t - t % d, s, e, d),
-        "¿División entera? step // duration vale 0 hasta el final: usa "
-        "step / duration.",
+        ...,
     ),
-]
+)
 
 check_linear_epsilon = values_check(
     MODULE,
     "linear_epsilon",
     ref_epsilon,
     EPSILON_MISTAKES,
-    EPSILON_CASES,
+    [(0, 1.0, 0.05, 100), (50, 1.0, 0.05, 100), (1, 1.0, 0.0, 10), (9, 1.0, 0.1, 10)]
+    + [(10, 1.0, 0.1, 10), (100, 1.0, 0.05, 100), (250, 1.0, 0.05, 100)]
+    + [(3, 0.5, 0.5, 4)],
     returns="float",
 )
 
@@ -446,65 +419,45 @@ check_linear_epsilon = values_check(
 # Ejercicio 4 · objetivos TD con la máscara de estados terminales
 
 
-def _td_case(rewards, next_q_values, terminated, gamma):
-    return tensor(rewards), tensor(next_q_values), tensor(terminated), gamma
-
-
 TD_CASES = [
-    # (rewards, next_q_values, terminated, gamma)
-    _td_case([1, 1, 0, -1], [[2, 3], [0.5, -1], [4, 1], [-2, -3]], [0, 1, 0, 1], 0.9),
-    _td_case([0.5, 2, 1], [[1, 7, 2], [3, 0, -1], [5, 4, 6]], [0, 0, 1], 0.5),
-    _td_case([1, 1], [[10, 20], [30, 40]], [1, 1], 0.99),
-    _td_case(
-        [0, 0, 3, 1, 1], [[1, 2], [2, 1], [0, 0], [5, -5], [1, 1.5]], [0] * 5, 0.99
-    ),
-    # Un lote de una sola transición (B = 1): también vale.
-    _td_case([0.5], [[1, -2, 3]], [0], 0.9),
+    (tensor(rewards), tensor(next_q_values), tensor(terminated), gamma)
+    for rewards, next_q_values, terminated, gamma in [
+        ([1, 1, 0, -1], [[2, 3], [0.5, -1], [4, 1], [-2, -3]], [0, 1, 0, 1], 0.9),
+        ([0.5, 2, 1], [[1, 7, 2], [3, 0, -1], [5, 4, 6]], [0, 0, 1], 0.5),
+        ([1, 1], [[10, 20], [30, 40]], [1, 1], 0.99),
+        ([0, 0, 3, 1, 1], [[1, 2], [2, 1], [0, 0], [5, -5], [1, 1.5]], [0] * 5, 0.99),
+        ([0.5], [[1, -2, 3]], [0], 0.9),  # una sola transición (B = 1): también vale
+    ]
 ]
 ref_td = dqn.td_targets
-TD_MISTAKES: list[Mistake] = [
-    Mistake(
-        "td_no_mask",
-        lambda r, q, d, g: ref_td(r, q, 0 * d, g),
-        "Sumas el futuro de estados terminales: si terminated = 1, s' no "
-        "tiene futuro y el objetivo es solo r. Multiplica el término del "
-        "futuro por (1 − terminated).",
-    ),
-    Mistake(
-        "td_mask_on_reward",
-        lambda r, q, d, g: ref_td(r * (1 - d), q, d, g),
-        "La máscara solo anula el futuro: en un paso terminal la "
-        "recompensa r sí cuenta. y = r + γ · (1 − terminated) · max Q(s', ·).",
-    ),
-    Mistake(
-        "td_mask_reversed",
-        lambda r, q, d, g: ref_td(r, q, 1 - d, g),
-        "¿La máscara al revés? El futuro se anula cuando terminated = 1: "
-        "multiplica por (1 − terminated), no por terminated.",
-    ),
-    Mistake(
-        "td_max_wrong_dim",
-        lambda r, q, d, g: ref_td(r, q.T, d, g),
-        "¿max sobre el eje equivocado? next_q_values tiene forma "
-        "(B, n_actions): el máximo sobre las acciones es max(dim=1).",
-    ),
+TD_MISTAKES = with_messages(
+    """
+td_no_mask: Sumas el futuro de estados terminales: si terminated = 1, s' no tiene
+    futuro y el objetivo es solo r. Multiplica el término del futuro por
+    (1 − terminated).
+td_mask_on_reward: La máscara solo anula el futuro: en un paso terminal la recompensa r
+    sí cuenta. y = r + γ · (1 − terminated) · max Q(s', ·).
+td_mask_reversed: ¿La máscara al revés? El futuro se anula cuando terminated = 1:
+    multiplica por (1 − terminated), no por terminated.
+td_max_wrong_dim: ¿max sobre el eje equivocado? next_q_values tiene forma
+    (B, n_actions): el máximo sobre las acciones es max(dim=1).
+td_mean_not_max: Q-learning usa el máximo sobre las acciones de s', no la media.
+td_no_gamma: ¿Olvidaste multiplicar el futuro por γ?
+td_gamma_on_reward: γ descuenta solo el futuro: y = r + γ · (1 − terminated) ·
+    max Q(s', ·), sin γ delante de r.
+""",
+    Mistake("td_no_mask", lambda r, q, d, g: ref_td(r, q, 0 * d, g), ...),
+    Mistake("td_mask_on_reward", lambda r, q, d, g: ref_td(r * (1 - d), q, d, g), ...),
+    Mistake("td_mask_reversed", lambda r, q, d, g: ref_td(r, q, 1 - d, g), ...),
+    Mistake("td_max_wrong_dim", lambda r, q, d, g: ref_td(r, q.T, d, g), ...),
     Mistake(
         "td_mean_not_max",
-        lambda r, q, d, g: ref_td(r, q.mean(dim=1, keepdim=True), d, g),
-        "Q-learning usa el máximo sobre las acciones de s', no la media.",
+        lambda r, q, d, g: ref_td(r, q.mean(1, keepdim=True), d, g),
+        ...,
     ),
-    Mistake(
-        "td_no_gamma",
-        lambda r, q, d, g: ref_td(r, q, d, 1.0),
-        "¿Olvidaste multiplicar el futuro por γ?",
-    ),
-    Mistake(
-        "td_gamma_on_reward",
-        lambda r, q, d, g: ref_td(g * r, q, d, g),
-        "γ descuenta solo el futuro: y = r + γ · (1 − terminated) · max "
-        "Q(s', ·), sin γ delante de r.",
-    ),
-]
+    Mistake("td_no_gamma", lambda r, q, d, g: ref_td(r, q, d, 1.0), ...),
+    Mistake("td_gamma_on_reward", lambda r, q, d, g: ref_td(g * r, q, d, g), ...),
+)
 
 
 @exercise(MODULE, "td_targets")
@@ -550,13 +503,13 @@ def tagged_buffer(
     return buffer
 
 
-#: Cada campo del lote: su forma (``B``: filas, ``D``: obs_dim) y su dtype.
+#: Cada campo del lote: si lleva el eje de la observación (``D``) y su dtype.
 BATCH_FIELDS = {
-    "observations": ("B, D", torch.float32),
-    "actions": ("B", torch.int64),
-    "rewards": ("B", torch.float32),
-    "next_observations": ("B, D", torch.float32),
-    "terminated": ("B", torch.float32),
+    "observations": (True, torch.float32),
+    "actions": (False, torch.int64),
+    "rewards": (False, torch.float32),
+    "next_observations": (True, torch.float32),
+    "terminated": (False, torch.float32),
 }
 
 
@@ -579,8 +532,8 @@ def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
                 "de PyTorch (por ejemplo torch.as_tensor(...)).",
                 "batch_not_tensor",
             )
-    for key, (dims, _) in BATCH_FIELDS.items():
-        shape = (batch_size, obs_dim) if "D" in dims else (batch_size,)
+    for key, (wide, _) in BATCH_FIELDS.items():
+        shape = (batch_size, obs_dim) if wide else (batch_size,)
         if tuple(batch[key].shape) != shape:
             fail(
                 f"batch['{key}'] tiene forma {tuple(batch[key].shape)}; debía ser "
@@ -588,19 +541,18 @@ def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
                 "batch_wrong_shape",
             )
     for key, (_, dtype) in BATCH_FIELDS.items():
-        if batch[key].dtype == dtype:
-            continue
-        if dtype == torch.int64:
+        if batch[key].dtype != dtype and dtype == torch.int64:
             fail(
                 f"batch['{key}'] es {batch[key].dtype}; debe ser torch.int64: "
                 "gather solo acepta índices enteros int64.",
                 "batch_actions_not_int64",
             )
-        fail(
-            f"batch['{key}'] es {batch[key].dtype}; debe ser torch.float32, el "
-            "tipo de los pesos de la red (float64 daría un error al mezclarlos).",
-            "batch_not_float32",
-        )
+        if batch[key].dtype != dtype:
+            fail(
+                f"batch['{key}'] es {batch[key].dtype}; debe ser torch.float32, el "
+                "tipo de los pesos de la red (float64 daría un error al mezclarlos).",
+                "batch_not_float32",
+            )
 
 
 def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
@@ -758,61 +710,60 @@ def _loss(q_network, target_network, batch, gamma, *, pick=None, loss=None):
     return (loss or F.smooth_l1_loss)(q_taken, y)
 
 
-LOSS_MISTAKES: list[Mistake] = [
+def _batch_with(**changes: Callable[[Any, dict], Any]) -> Callable[..., Any]:
+    """La referencia con unos campos del lote cambiados por ``change(qn, batch)``."""
+    return lambda qn, tn, b, g: ref_loss(
+        qn, tn, {**b, **{k: v(qn, b) for k, v in changes.items()}}, g
+    )
+
+
+LOSS_MISTAKES = with_messages(
+    """
+loss_mse: ¿Error cuadrático en lugar de Huber? DQN usa la pérdida de Huber
+    (F.smooth_l1_loss): con errores TD grandes el gradiente no explota.
+loss_sum: ¿Sumaste en lugar de promediar? La pérdida es la media sobre el lote (así el
+    paso no depende del tamaño del lote).
+loss_not_scalar: dqn_loss debe devolver un tensor escalar (un solo número): la media de
+    la pérdida de Huber sobre el lote, no una pérdida por transición.
+loss_no_mask: Sumas el futuro de estados terminales: el objetivo debe multiplicar el
+    futuro por (1 − terminated). Usa tu td_targets.
+loss_online_target: El objetivo se calcula con target_network, no con q_network: esa es
+    la gracia de la red objetivo (un blanco que no se mueve en cada paso).
+loss_max_not_gather: Usa Q(s, a) de la acción tomada (batch['actions']) con gather, no
+    max_a Q(s, a): la pérdida corrige solo el valor de lo que se hizo.
+loss_gather_wrong_dim: ¿gather sobre el eje equivocado? q_values tiene forma
+    (B, n_actions) y las acciones eligen columnas: q_values.gather(1,
+    actions.unsqueeze(1)).
+loss_no_squeeze: ¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetivo (B,):
+    PyTorch los difunde a (B, B) y compara cada Q con todos los objetivos.
+""",
+    Mistake("loss_mse", variant_of(_loss, loss=F.mse_loss), ...),
     Mistake(
-        "loss_mse",
-        variant_of(_loss, loss=F.mse_loss),
-        "¿Error cuadrático en lugar de Huber? DQN usa la pérdida de Huber "
-        "(F.smooth_l1_loss): con errores TD grandes el gradiente no explota.",
-    ),
-    Mistake(
-        "loss_sum",
-        lambda qn, tn, b, g: ref_loss(qn, tn, b, g) * len(b["actions"]),
-        "¿Sumaste en lugar de promediar? La pérdida es la media sobre el lote "
-        "(así el paso no depende del tamaño del lote).",
+        "loss_sum", lambda qn, tn, b, g: ref_loss(qn, tn, b, g) * len(b["actions"]), ...
     ),
     Mistake(
         "loss_not_scalar",
         variant_of(_loss, loss=lambda q, y: F.smooth_l1_loss(q, y, reduction="none")),
-        "dqn_loss debe devolver un tensor escalar (un solo número): la media de "
-        "la pérdida de Huber sobre el lote, no una pérdida por transición.",
+        ...,
     ),
     Mistake(
-        "loss_no_mask",
-        lambda qn, tn, b, g: ref_loss(
-            qn, tn, {**b, "terminated": 0 * b["terminated"]}, g
-        ),
-        "Sumas el futuro de estados terminales: el objetivo debe multiplicar el "
-        "futuro por (1 − terminated). Usa tu td_targets.",
+        "loss_no_mask", _batch_with(terminated=lambda qn, b: 0 * b["terminated"]), ...
     ),
-    Mistake(
-        "loss_online_target",
-        lambda qn, tn, b, g: ref_loss(qn, qn, b, g),
-        "El objetivo se calcula con target_network, no con q_network: esa es la "
-        "gracia de la red objetivo (un blanco que no se mueve en cada paso).",
-    ),
-    Mistake(
+    Mistake("loss_online_target", lambda qn, tn, b, g: ref_loss(qn, qn, b, g), ...),
+    Mistake(  # la acción de mayor Q en lugar de la tomada
         "loss_max_not_gather",
-        # la referencia con la acción de mayor Q en lugar de la tomada
-        lambda qn, tn, b, g: ref_loss(
-            qn, tn, {**b, "actions": qn(b["observations"]).argmax(dim=1)}, g
-        ),
-        "Usa Q(s, a) de la acción tomada (batch['actions']) con gather, no "
-        "max_a Q(s, a): la pérdida corrige solo el valor de lo que se hizo.",
+        _batch_with(actions=lambda qn, b: qn(b["observations"]).argmax(dim=1)),
+        ...,
     ),
     Mistake(
         "loss_gather_wrong_dim",
         variant_of(_loss, pick=lambda q, actions: q.gather(0, actions).squeeze(1)),
-        "¿gather sobre el eje equivocado? q_values tiene forma (B, n_actions) y "
-        "las acciones eligen columnas: q_values.gather(1, actions.unsqueeze(1)).",
+        ...,
     ),
     Mistake(
-        "loss_no_squeeze",
-        variant_of(_loss, pick=lambda q, actions: q.gather(1, actions)),
-        "¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetivo (B,): "
-        "PyTorch los difunde a (B, B) y compara cada Q con todos los objetivos.",
+        "loss_no_squeeze", variant_of(_loss, pick=lambda q, a: q.gather(1, a)), ...
     ),
-]
+)
 
 # Con los objetivos TD de referencia: un error en td_targets ya cuenta en su
 # ejercicio y no debe costar puntos también aquí.
@@ -903,75 +854,60 @@ def update_config(**fields: Any) -> dqn.DQNConfig:
     return dqn.DQNConfig(**{**defaults, "target_every": 10**9, **fields})
 
 
-def _changed_update(*, zero_grad=True, step=True, clip="norm"):
-    """``dqn_update`` de referencia con un optimizador cambiado (``zero_grad`` o
-    ``step`` que no hacen nada; con ``clip="value"``, un recorte por
-    componentes justo antes del paso) y, si ``clip`` no es ``"norm"``, sin
-    recorte de la norma (``max_grad_norm`` infinito) o con él tras el paso."""
-
-    def update(q_network, target_network, optimizer, buffer, rng, t, config):
-        norm, parameters = config.max_grad_norm, list(q_network.parameters())
-
-        def stepped() -> None:
-            if clip == "value":
-                torch.nn.utils.clip_grad_value_(parameters, norm)
-            if step:
-                optimizer.step()
-
-        changed = SimpleNamespace(
-            zero_grad=optimizer.zero_grad if zero_grad else lambda: None, step=stepped
-        )
-        if clip != "norm":
-            config = dataclasses.replace(config, max_grad_norm=math.inf)
-        loss = dqn.dqn_update(
-            q_network, target_network, changed, buffer, rng, t, config
-        )
-        if clip == "after":
-            torch.nn.utils.clip_grad_norm_(parameters, norm)
-        return loss
-
-    return update
+ref_dqn_update = dqn.dqn_update
 
 
-UPDATE_MISTAKES: list[Mistake] = [
-    Mistake(
-        "update_no_zero_grad",
-        _changed_update(zero_grad=False),
-        "¿Borras los gradientes viejos? La red llega con los de la actualización "
-        "anterior, y backward los suma a los nuevos: optimizer.zero_grad() va "
-        "antes de loss.backward().",
-    ),
-    Mistake(
-        "update_step_before_backward",
-        # el paso, con los gradientes recién borrados, no mueve nada
-        _changed_update(step=False, clip="none"),
-        "¿optimizer.step() antes de loss.backward()? El optimizador mueve los "
-        "pesos con los gradientes que hay en ese momento: primero backward, "
-        "después step.",
-    ),
-]
-CLIP_MISTAKES: list[Mistake] = [
-    Mistake(
-        "update_no_clip",
-        _changed_update(clip="none"),
-        "¿Recortas el gradiente? Con max_grad_norm = {norm} la norma del gradiente "
-        "de este lote lo supera, y tu paso es el del gradiente entero. Recorta la "
-        "norma de todos los gradientes de q_network juntos entre backward y step.",
-    ),
-    Mistake(
-        "update_clip_after_step",
-        _changed_update(clip="after"),
-        "Recortas después de optimizer.step(): el paso ya se dio con el gradiente "
-        "entero. El recorte va entre backward y step.",
-    ),
-    Mistake(
-        "update_clip_value",
-        _changed_update(clip="value"),
-        "Recortas cada componente del gradiente por separado (clip_grad_value_); "
-        "DQN recorta la norma del gradiente entero (clip_grad_norm_), que conserva "
-        "su dirección.",
-    ),
-]
+def _optimizer(**methods: Callable[[], None]) -> Callable[..., Any]:
+    """``dqn_update`` de referencia con un optimizador que cambia ``methods``."""
+
+    def optimizer(c: Any) -> Any:
+        kept = {"zero_grad": c.optimizer.zero_grad, "step": c.optimizer.step}
+        return SimpleNamespace(**{**kept, **methods})
+
+    return _with_args(ref_dqn_update, optimizer=optimizer)
+
+
+def _clipping(clip: Callable[..., Any]) -> Callable[..., Any]:
+    """``dqn_update`` de referencia con ``clip(parameters, max_grad_norm)`` en el
+    sitio del recorte de la norma (entre backward y step)."""
+    utils = SimpleNamespace(clip_grad_norm_=clip)
+    return patched(ref_dqn_update, nn=SimpleNamespace(utils=utils))
+
+
+def _clip_after_step(q_network: torch.nn.Module, *args: Any) -> float:
+    loss = _clipping(lambda *_: None)(q_network, *args)
+    torch.nn.utils.clip_grad_norm_(q_network.parameters(), args[-1].max_grad_norm)
+    return loss
+
+
+UPDATE_MISTAKES = with_messages(
+    """
+update_no_zero_grad: ¿Borras los gradientes viejos? La red llega con los de la
+    actualización anterior, y backward los suma a los nuevos: optimizer.zero_grad() va
+    antes de loss.backward().
+update_step_before_backward: ¿optimizer.step() antes de loss.backward()? El optimizador
+    mueve los pesos con los gradientes que hay en ese momento: primero backward,
+    después step.
+""",
+    Mistake("update_no_zero_grad", _optimizer(zero_grad=lambda: None), ...),
+    # el paso, con los gradientes recién borrados, no mueve nada
+    Mistake("update_step_before_backward", _optimizer(step=lambda: None), ...),
+)
+CLIP_MISTAKES = with_messages(
+    """
+update_no_clip: ¿Recortas el gradiente? Con max_grad_norm = {norm} la norma del
+    gradiente de este lote lo supera, y tu paso es el del gradiente entero. Recorta la
+    norma de todos los gradientes de q_network juntos entre backward y step.
+update_clip_after_step: Recortas después de optimizer.step(): el paso ya se dio con el
+    gradiente entero. El recorte va entre backward y step.
+update_clip_value: Recortas cada componente del gradiente por separado
+    (clip_grad_value_); DQN recorta la norma del gradiente entero (clip_grad_norm_), que
+    conserva su dirección.
+""",
+    Mistake("update_no_clip", _clipping(lambda *_: None), ...),
+    Mistake("update_clip_after_step", _clip_after_step, ...),
+    Mistake("update_clip_value", _clipping(torch.nn.utils.clip_grad_value_), ...),
+)
 
 UPDATE_CASES = [(0, "sgd", 7), (1, "sgd", 250)]  # (semilla, optimizador, paso)
 CLIP_CASES = [(2, "sgd", 3)]
@@ -983,16 +919,13 @@ def _snapshot(network: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in network.state_dict().items()}
 
 
-def _same_state(a: dict, b: dict, gradients: bool = False) -> bool:
-    """¿Los mismos pesos? Con ``gradients``, también la misma norma del gradiente
-    que queda en la red (para reconocer un error típico)."""
-    keys = [k for k in a if gradients or k[0] != "_"]
+def _same_state(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(
-        torch.allclose(a[k], b[k], atol=1e-6, rtol=1e-4, equal_nan=True) for k in keys
+        torch.allclose(a[k], b[k], atol=1e-6, rtol=1e-4, equal_nan=True) for k in a
     )
 
 
-def _updated(function, seed, kind, step, config, stale_gradients) -> tuple[Any, dict]:
+def _updated(function, seed, kind, step, config, stale_gradients) -> tuple:
     """Una actualización desde el estado de un caso: lo devuelto, los pesos de
     la red Q y la norma del gradiente que queda en ella (distingue recortar
     después del paso: mismos pesos que sin recortar, gradiente recortado)."""
@@ -1003,10 +936,9 @@ def _updated(function, seed, kind, step, config, stale_gradients) -> tuple[Any, 
     )
     rng = np.random.default_rng(seed)
     loss = function(q_network, target_network, optimizer, buffer, rng, step, config)
-    state = _snapshot(q_network)
     grads = [p.grad.reshape(-1) for p in q_network.parameters() if p.grad is not None]
     norm = torch.cat(grads).norm() if grads else torch.tensor(float("nan"))
-    return loss, {**state, "__norma del gradiente__": norm}
+    return loss, _snapshot(q_network), {"norma": norm}
 
 
 def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) -> Any:
@@ -1018,32 +950,28 @@ def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) ->
     losses = []
     for seed, kind, step in cases:
 
-        def run(function: Any, case=(seed, kind, step)) -> tuple[Any, dict]:
+        def run(function: Any, case=(seed, kind, step)) -> tuple:
             return _updated(function, *case, config, stale_gradients)
 
         def unexplained(got: Any, want: Any, seed=seed, kind=kind) -> bool:
             # Ningún error típico lo explica: se dice qué parámetro difiere.
-            weights = [
-                {k: v for k, v in s[1].items() if k[0] != "_"} for s in (got, want)
-            ]
+            where = f"la red Q tras {what} (semilla {seed}, {kind.upper()})"
             compare_parameters(
-                *weights,
-                what=f"la red Q tras {what} (semilla {seed}, {kind.upper()})",
-                mistake="update_wrong_weights",
+                got[1], want[1], what=where, mistake="update_wrong_weights"
             )
             return True  # iguales con la tolerancia de compare_parameters
 
-        loss, _ = check_procedure(
+        got = check_procedure(
             dqn_update,
-            dqn.dqn_update,
+            ref_dqn_update,
             mistakes,
             run=run,
             same=lambda got, want: _same_state(got[1], want[1]),
-            same_as_mistake=lambda got, bad: _same_state(got[1], bad[1], True),
+            same_as_mistake=lambda got, bad: all(map(_same_state, got[1:], bad[1:])),
             describe=lambda got, want: f"La red Q no queda como debía tras {what}.",
             unexplained=unexplained,
         )
-        losses.append((loss, run(dqn.dqn_update)[0]))
+        losses.append((got[0], run(ref_dqn_update)[0]))
     return losses
 
 
