@@ -1,8 +1,8 @@
 """Comprobaciones del módulo 07 · GRPO en 17 × 24.
 
 Las variantes de los errores típicos son las referencias de ``helpers.tinylm``
-con otra entrada o la salida cambiada; el paso de GRPO, la referencia con una
-pieza cambiada. Los mensajes van en un bloque de texto por tabla, por id.
+con otra entrada o la salida cambiada; las del paso de GRPO, la referencia con
+una pieza cambiada. Los mensajes van en un bloque de texto por tabla, por id.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from helpers.checks import (
     check_cases,
     check_gradients,
     check_procedure,
-    close,
     compare_parameters,
     exercise,
     fail,
@@ -40,6 +39,7 @@ from helpers.checks import (
 )
 from helpers.formatting import numbers
 from helpers.tinylm import grpo as tl_grpo
+from helpers.tinylm import reference as ref
 from helpers.tinylm import sampling as tl_sampling
 from helpers.tinylm import task as tl_task
 from helpers.tinylm.grpo import group_advantages as ref_group_advantages
@@ -47,17 +47,9 @@ from helpers.tinylm.grpo import grpo_loss as ref_grpo_loss
 from helpers.tinylm.grpo import k3_kl as ref_k3_kl
 from helpers.tinylm.grpo import normalize_loss as ref_normalize
 from helpers.tinylm.offpolicy import truncated_importance_weights as ref_tis
-from helpers.tinylm.reference import grpo_update as ref_grpo_update
-from helpers.tinylm.reference import log10_num_responses as ref_log10
-from helpers.tinylm.reference import logit_push as ref_logit_push
-from helpers.tinylm.reference import path_log_probability as ref_path_log_probability
-from helpers.tinylm.reference import path_probability as ref_path_probability
-from helpers.tinylm.task import verify as ref_verify
 
 MODULE = "07_grpo"
 
-
-# candidato al núcleo: las filas con sus mensajes en un bloque de texto
 #: Lo que se añade cuando lanza con gradiente, según el error.
 _RAISED = {
     "in-place": " Modificas una entrada en su sitio (+=, *=, x[...] = ...): calcula "
@@ -66,6 +58,11 @@ _RAISED = {
     "de PyTorch (torch.exp, .clamp, torch.where…) y corta con .detach() solo lo que "
     "el enunciado dice que no se deriva.",
 }
+#: Lo que falta cuando una pérdida sale sin gradiente.
+_BACKWARD = (
+    "(¿.item(), float() o detach?): devuelve un tensor de PyTorch para poder hacer "
+    "loss.backward()."
+)
 
 
 def _raising_with_gradient(function):
@@ -91,35 +88,20 @@ def _mask(lengths: list[int], length: int) -> torch.Tensor:
     return (torch.arange(length)[None, :] < torch.tensor(lengths)[:, None]).float()
 
 
-def _randn(seed: int, *shape: int) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
-
-
-#: Lo que falta cuando una pérdida sale sin gradiente.
-_BACKWARD = (
-    "(¿.item(), float() o detach?): devuelve un tensor de PyTorch para poder hacer "
-    "loss.backward()."
-)
-
-
 # -- Ejercicio 1 · el camino en escala logarítmica y cuántas respuestas hay --
 
 
 def _half(dtype):
     """El camino en media precisión: cada paso, su logaritmo y la suma."""
-    return lambda p: float(
-        torch.as_tensor(np.asarray(p, float), dtype=dtype).log().sum()
-    )
+    return lambda p: float(torch.as_tensor(p, dtype=dtype).log().sum())
 
 
 _PATH_MISTAKES = with_messages(
     """
-path_log_of_product: Multiplicaste y después tomaste el logaritmo: donde el producto se
-    queda en 0 (un camino largo), log(0) no existe. Toma el logaritmo de cada paso y
-    súmalos: así nunca se calcula el número diminuto.
-path_log_of_product_numpy: Multiplicaste y después tomaste el logaritmo: donde el
-    producto se queda en 0 (un camino largo), log(0) = −∞. Toma el logaritmo de cada
-    paso y súmalos: así nunca se calcula el número diminuto.
+path_log_of_product, path_log_of_product_numpy: Multiplicaste y después tomaste el
+    logaritmo: donde el producto se queda en 0 (un camino largo), log(0) no existe
+    (math.log lanza un error; np.log da −∞). Toma el logaritmo de cada paso y súmalos:
+    así nunca se calcula el número diminuto.
 path_probability: Devolviste la probabilidad (el producto): el ejercicio pide su
     logaritmo, la log-probabilidad del camino.
 path_log10: Usaste log10: la log-probabilidad de los modelos (y la de la pérdida) usa el
@@ -131,27 +113,23 @@ path_float16, path_bfloat16: Calculaste en media precisión (float16 o bfloat16)
     camino largo se acumula. Usa float32 o float64.
 """,
     Mistake(
-        "path_log_of_product", on_output(ref_path_probability, math.log, "log"), ...
+        "path_log_of_product", on_output(ref.path_probability, math.log, "log"), ...
     ),
     Mistake(
-        "path_log_of_product_numpy", on_output(ref_path_probability, np.log, "np"), ...
+        "path_log_of_product_numpy", on_output(ref.path_probability, np.log, "np"), ...
     ),
-    Mistake("path_probability", ref_path_probability, ...),
-    Mistake("path_log10", scaled(ref_path_log_probability, 1 / math.log(10)), ...),
-    Mistake("path_mean_of_logs", lambda p: ref_path_log_probability(p) / len(p), ...),
+    Mistake("path_probability", ref.path_probability, ...),
+    Mistake("path_log10", scaled(ref.path_log_probability, 1 / math.log(10)), ...),
+    Mistake("path_mean_of_logs", lambda p: ref.path_log_probability(p) / len(p), ...),
     Mistake("path_float16", _half(torch.float16), ...),
     Mistake("path_bfloat16", _half(torch.bfloat16), ...),
 )
-
 #: Un camino corto, uno de 26 pasos en float32 (como los del modelo) y uno tan
 #: largo que su producto se queda en 0.
+_PATHS = [([0.6, 0.9, 0.7],), (np.array([0.95, 0.9, 0.5, 0.99]),)]
+_PATHS += [(torch.full((26,), 0.93),), ([0.5] * 2000,)]
 check_path_log_probability = values_check(
-    MODULE,
-    "path_log_probability",
-    ref_path_log_probability,
-    _PATH_MISTAKES,
-    [([0.6, 0.9, 0.7],), (np.array([0.95, 0.9, 0.5, 0.99]),)]
-    + [(torch.full((26,), 0.93),), ([0.5] * 2000,)],
+    MODULE, "path_log_probability", ref.path_log_probability, _PATH_MISTAKES, _PATHS
 )
 
 _LOG10_MISTAKES = with_messages(
@@ -169,17 +147,16 @@ count_digits: Contaste las cifras de la potencia: eso es el exponente redondeado
     abajo (solo coincide cuando vocab_size es 10, 100...). El ejercicio pide el
     exponente real, con sus decimales.
 """,
-    Mistake("count_natural_log", scaled(ref_log10, math.log(10)), ...),
-    Mistake("count_reversed", lambda v, n: ref_log10(n, v), ...),
-    Mistake("count_product", lambda v, n: ref_log10(v * n, 1), ...),
+    Mistake("count_natural_log", scaled(ref.log10_num_responses, math.log(10)), ...),
+    Mistake("count_reversed", lambda v, n: ref.log10_num_responses(n, v), ...),
+    Mistake("count_product", lambda v, n: ref.log10_num_responses(v * n, 1), ...),
     Mistake("count_float_overflow", lambda v, n: math.log10(float(v) ** n), ...),
     Mistake("count_digits", lambda v, n: len(str(v**n)) - 1, ...),
 )
-
 check_log10_num_responses = values_check(
     MODULE,
     "path_log_probability",
-    ref_log10,
+    ref.log10_num_responses,
     _LOG10_MISTAKES,
     [(150_000, 100), (10, 3), (15, 26), (50_257, 20)],
     name="log10_num_responses",
@@ -190,20 +167,28 @@ check_log10_num_responses = values_check(
 # -- Ejercicio 2 · el verificador --------------------------------------------
 
 
-def _final_is(final: str, a: int, b: int, ascii_only: bool = True) -> int:
-    """¿Es ``final`` el número a · b? (con ``ascii_only=False``, como isdigit)."""
-    digits = final.isdigit() and (final.isascii() or not ascii_only)
-    return int(digits and int(final) == a * b)
+def _reading(cut, ascii_only: bool = True):
+    """El verificador que lee como respuesta final ``cut(texto)``: vale 1 si son
+    cifras y son a · b (con ``ascii_only=False``, cifras como las de isdigit)."""
+
+    def verify(text, a, b):
+        final = cut(text)
+        digits = final.isdigit() and (final.isascii() or not ascii_only)
+        return int(digits and int(final) == a * b)
+
+    return verify
 
 
-def _after_last_equals(body: str) -> str:
+def _last(body: str) -> str:
+    """Lo que sigue al último «=» (nada, si no hay)."""
     return body.rsplit("=", 1)[-1] if "=" in body else ""
 
 
-def _first_equals(text, a, b):
+def _first(text: str) -> str:
+    """Lo que sigue al primer «=», hasta un «+» o el primer «.»."""
     if "." not in text or "=" not in text:
-        return 0
-    return _final_is(text.split(".")[0].split("=")[1].split("+")[0], a, b)
+        return ""
+    return text.split(".")[0].split("=")[1].split("+")[0]
 
 
 _VERIFY_MISTAKES = with_messages(
@@ -235,38 +220,30 @@ verify_substring: Buscas el producto en cualquier parte del texto: una respuesta
 verify_raises: El verificador nunca debe lanzar una excepción: una respuesta mal formada
     (sin «=», o con algo que no es un número al final) vale 0.
 """,
-    Mistake(
-        "verify_keeps_dot", lambda t, a, b: _final_is(t.rsplit("=", 1)[-1], a, b), ...
-    ),
-    Mistake("verify_first_equals", _first_equals, ...),
+    Mistake("verify_keeps_dot", _reading(lambda t: t.rsplit("=", 1)[-1]), ...),
+    Mistake("verify_first_equals", _reading(_first), ...),
     Mistake(
         "verify_find_without_check",
-        lambda t, a, b: _final_is(_after_last_equals(t[: t.find(".")]), a, b, False),
+        _reading(lambda t: _last(t[: t.find(".")]), ascii_only=False),
         ...,
     ),
     Mistake(
         "verify_requires_final_dot",
-        lambda t, a, b: int(
-            t.endswith(".") and _final_is(_after_last_equals(t[:-1]), a, b)
-        ),
+        _reading(lambda t: _last(t[:-1]) if t.endswith(".") else ""),
         ...,
     ),
     Mistake(
         "verify_isdigit",
-        lambda t, a, b: _final_is(
-            _after_last_equals(t[: t.find(".")] if "." in t else ""), a, b, False
-        ),
+        _reading(lambda t: _last(t.split(".")[0]) if "." in t else "", False),
         ...,
     ),
     Mistake(
         "verify_no_end_check",
-        lambda t, a, b: _final_is(t.replace(".", "").rsplit("=", 1)[-1], a, b),
+        _reading(lambda t: t.replace(".", "").rsplit("=", 1)[-1]),
         ...,
     ),
     Mistake(
-        "verify_strips_end",
-        lambda t, a, b: _final_is(t.rsplit("=", 1)[-1].rstrip("."), a, b),
-        ...,
+        "verify_strips_end", _reading(lambda t: t.rsplit("=", 1)[-1].rstrip(".")), ...
     ),
     Mistake("verify_substring", lambda t, a, b: int(str(a * b) in t), ...),
     Mistake(
@@ -281,7 +258,7 @@ verify_raises: El verificador nunca debe lanzar una excepción: una respuesta ma
 check_verify = values_check(
     MODULE,
     "verify",
-    ref_verify,
+    tl_task.verify,
     _VERIFY_MISTAKES,
     [
         ("17×24=17×20+17×4=340+68=408.", 17, 24),
@@ -302,7 +279,7 @@ check_verify = values_check(
 check_verify_malformed = values_check(
     MODULE,
     "verify",
-    ref_verify,
+    tl_task.verify,
     _VERIFY_MISTAKES,
     [
         ("17×20+17×4=340+68=408", 17, 24),
@@ -345,12 +322,12 @@ push_probability_gradient: Derivaste la probabilidad p y no su logaritmo: la pé
 push_p_not_one_minus_p: El logit propio sube A · (1 − p), lo que le faltaba al modelo
     para estar seguro, no A · p.
 """,
-    Mistake("push_sign", negated(ref_logit_push), ...),
-    Mistake("push_own_only", lambda z, t, a: ref_logit_push(z, t, a) * _own(z, t), ...),
-    Mistake("push_no_advantage", lambda z, t, a: ref_logit_push(z, t, 1.0), ...),
+    Mistake("push_sign", negated(ref.logit_push), ...),
+    Mistake("push_own_only", lambda z, t, a: ref.logit_push(z, t, a) * _own(z, t), ...),
+    Mistake("push_no_advantage", lambda z, t, a: ref.logit_push(z, t, 1.0), ...),
     Mistake(
         "push_probability_gradient",
-        lambda z, t, a: ref_logit_push(z, t, a) * _probs(z)[t],
+        lambda z, t, a: ref.logit_push(z, t, a) * _probs(z)[t],
         ...,
     ),
     Mistake(
@@ -359,12 +336,11 @@ push_p_not_one_minus_p: El logit propio sube A · (1 − p), lo que le faltaba a
         ...,
     ),
 )
-
 _LOGITS = torch.tensor([2.0, 0.5, -1.0, 0.0])
 check_logit_push = values_check(
     MODULE,
     "logit_push",
-    ref_logit_push,
+    ref.logit_push,
     _PUSH_MISTAKES,
     [(_LOGITS, 0, 1.0), (_LOGITS, 2, 1.0), (torch.tensor([0.3, 0.1, 3.0]), 1, -0.75)]
     + [(torch.ones(5), 4, 0.5)],
@@ -375,26 +351,21 @@ check_logit_push = values_check(
 # -- Ejercicio 4 · ventajas de grupo ---------------------------------------------
 
 _GROUP_CASES = [
-    (tensor(rows), std_normalize)
-    for rows, std_normalize in [
-        ([[0, 1, 1, 0]], False),
-        ([[1, 1, 1, 1], [0, 0, 0, 0]], False),
-        ([[1, 1, 0, 1]], False),
-        ([[0, 1, 1], [1, 0, 0]], False),
-        ([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]], False),
-        ([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]], True),
-        ([[1, 1, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]], True),
-        ([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0]], True),
+    (tensor(rows, dtype), std_normalize)
+    for rows, std_normalize, dtype in [
+        ([[0, 1, 1, 0]], False, None),
+        ([[1, 1, 1, 1], [0, 0, 0, 0]], False, None),
+        ([[1, 1, 0, 1]], False, None),
+        ([[0, 1, 1], [1, 0, 0]], False, None),
+        ([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]], False, None),
+        ([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]], True, None),
+        ([[1, 1, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]], True, None),
+        ([[0.5, 2.0, -1.0], [3.0, 3.0, 3.0]], True, None),
+        # Recompensas que no son exactas en binario: 0,1 + 0,2 y 0,3 son la misma
+        # nota, pero no el mismo float: el grupo unánime tiene σ ~ 10⁻¹⁷, no 0
+        ([[0.1 + 0.2, 0.3, 0.3, 0.1 + 0.2], [0.1, 0.3, 0.2, 0.1]], True, torch.float64),
     ]
 ]
-# Recompensas que no son exactas en binario: 0,1 + 0,2 y 0,3 son la misma nota,
-# pero no el mismo float: el grupo unánime tiene σ ~ 10⁻¹⁷, no 0
-_GROUP_CASES.append(
-    (
-        tensor([[0.1 + 0.2, 0.3, 0.3, 0.1 + 0.2], [0.1, 0.3, 0.2, 0.1]], torch.float64),
-        True,
-    )
-)
 
 
 def _sample_std(variant):
@@ -418,7 +389,6 @@ def _no_eps(rewards, std_normalize=False, eps=1e-6):
 #: Preguntar σ == 0 en lugar de sumar eps: donde σ es 0 exacto sale 0/0 = NaN,
 #: y el grupo unánime lo cambia por 0; donde no, lo mismo que sin eps.
 _zero_std_test = on_output(_no_eps, torch.nan_to_num, "σ == 0")
-
 _GROUP_MISTAKES = with_messages(
     """
 advantages_batch_mean: Restaste la media de **todo el lote**: la línea base de GRPO es
@@ -484,7 +454,6 @@ def _loss_case(seed: int, length: int, lengths: list[int]):
 
 _LOSS_CASES = [_loss_case(0, 6, [6, 3, 1, 5]), _loss_case(1, 5, [2, 5, 4])]
 _LOSS_CASES.append(_loss_case(2, 4, [4, 4, 1, 2, 3, 4]))
-
 _LOSS_MISTAKES = with_messages(
     """
 loss_no_mask: Contaste los tokens de relleno: multiplica las log-probabilidades por la
@@ -502,17 +471,17 @@ loss_not_scalar: Devolviste un término por respuesta, de forma (B,): la pérdid
     escalar, la media de esos B términos.
 """,
     Mistake(
-        "loss_no_mask", lambda lp, m, a: ref_grpo_loss(lp, torch.ones_like(m), a), ...
+        "loss_no_mask", lambda x, m, a: ref_grpo_loss(x, torch.ones_like(m), a), ...
     ),
     Mistake("loss_sign", negated(ref_grpo_loss), ...),
     Mistake(
         "loss_wrong_axis",
-        lambda lp, m, a: -(a.detach() * (lp * m).sum(dim=0)).mean(),
+        lambda x, m, a: -(a.detach() * (x * m).sum(dim=0)).mean(),
         ...,
     ),
     Mistake(
         "loss_per_token_mean",
-        lambda lp, m, a: ref_grpo_loss(lp, m / m.sum(dim=-1, keepdim=True), a),
+        lambda x, m, a: ref_grpo_loss(x, m / m.sum(dim=-1, keepdim=True), a),
         ...,
     ),
     Mistake(
@@ -520,14 +489,11 @@ loss_not_scalar: Devolviste un término por respuesta, de forma (B,): la pérdid
         lambda lp, m, a: ref_grpo_loss(lp, m, a) / m.shape[-1],
         ...,
     ),
+    Mistake("loss_sum_not_mean", lambda x, m, a: ref_grpo_loss(x, m, a) * len(a), ...),
     Mistake(
-        "loss_sum_not_mean", lambda lp, m, a: ref_grpo_loss(lp, m, a) * len(a), ...
-    ),
-    Mistake(
-        "loss_not_scalar", lambda lp, m, a: -(a.detach() * (lp * m).sum(dim=-1)), ...
+        "loss_not_scalar", lambda x, m, a: -(a.detach() * (x * m).sum(dim=-1)), ...
     ),
 )
-
 check_grpo_loss = values_check(
     MODULE,
     "grpo_loss",
@@ -538,11 +504,7 @@ check_grpo_loss = values_check(
     atol=1e-5,
     # El enunciado: en el relleno de log_probs, cualquier valor finito
     masked=Masked(
-        "mask",
-        ("log_probs",),
-        "finite",
-        mistake="loss_no_mask",
-        batched=("advantages",),
+        "mask", ("log_probs",), "finite", "loss_no_mask", batched=("advantages",)
     ),
 )
 
@@ -594,50 +556,41 @@ def check_grpo_loss_gradient(grpo_loss, cases=None):
 #: grupos no se notaría), G = 4 (con tantos enunciados como respuestas por
 #: grupo, view(G, -1) daría los mismos grupos que view(-1, G)), SGD con 0,05.
 UPDATE_PROBLEMS, UPDATE_GROUP_SIZE, UPDATE_LR = [(17, 24), (12, 11), (47, 38)], 4, 0.05
-
+_G = UPDATE_GROUP_SIZE
 _sample, _rewards_for = tl_sampling.sample, tl_task.rewards_for
+#: Dónde busca ``grpo_update`` cada función de ``helpers.tinylm`` que usa.
 _WHERE = {"sample": tl_sampling, "rewards_for": tl_task, "group_advantages": tl_grpo}
 
 
 def _update_with(**pieces):
-    """``grpo_update`` de referencia con un error típico, sin copiar el paso:
-    ``pieces`` da, por nombre, ``f(G, optimizer)``, el sustituto de una función
-    de ``helpers.tinylm`` (o de un método del optimizador) durante la llamada."""
+    """``grpo_update`` de referencia con unas piezas cambiadas mientras corre
+    (como ``patched``): funciones de ``helpers.tinylm`` o, si no, métodos del
+    optimizador, dados como ``f(optimizer)``."""
 
-    def variant(model, optimizer, problems, G, generator):
+    def variant(model, optimizer, *args):
         with contextlib.ExitStack() as stack:
             for name, piece in pieces.items():
                 owner = _WHERE.get(name, optimizer)
-                stack.enter_context(mock.patch.object(owner, name, piece(G, optimizer)))
-            return ref_grpo_update(model, optimizer, problems, G, generator)
+                new = piece if name in _WHERE else piece(optimizer)
+                stack.enter_context(mock.patch.object(owner, name, new))
+            return ref.grpo_update(model, optimizer, *args)
 
     return variant
 
 
-def _tiled(G, optimizer):
+def _tiled(model, prompts, **options):
     """``sample`` con los enunciados en mosaico (1, 2, 3, 1, 2, 3...)."""
-
-    def sample(model, prompts, **options):
-        tiled = prompts.reshape(-1, G, prompts.shape[-1]).transpose(0, 1)
-        return _sample(model, tiled.flatten(0, 1), **options)
-
-    return sample
+    tiled = prompts.reshape(-1, _G, prompts.shape[-1]).transpose(0, 1)
+    return _sample(model, tiled.flatten(0, 1), **options)
 
 
-def _per_problem(G, optimizer):
+def _per_problem(model, prompts, **options):
     """``sample`` llamada enunciado a enunciado, G filas cada vez."""
-
-    def sample(model, prompts, **options):
-        parts = [
-            _sample(model, prompts[i : i + G], **options)
-            for i in range(0, len(prompts), G)
-        ]
-        return tl_sampling.Samples(*map(torch.cat, zip(*parts, strict=True)))
-
-    return sample
+    parts = [_sample(model, rows, **options) for rows in prompts.split(_G)]
+    return tl_sampling.Samples(*map(torch.cat, zip(*parts, strict=True)))
 
 
-def _clipped(G, optimizer):
+def _clipped(optimizer):
     """``optimizer.step`` tras recortar la norma del gradiente a 1."""
     step, groups = optimizer.step, optimizer.param_groups
     clip = torch.nn.utils.clip_grad_norm_
@@ -672,8 +625,7 @@ update_sampled_per_problem: Muestreaste enunciado a enunciado: el enunciado pide
     Mistake(
         "update_tiled_groups",
         _update_with(
-            sample=_tiled,
-            rewards_for=lambda G, o: lambda c, p: _rewards_for(c, p[::G] * G),
+            sample=_tiled, rewards_for=lambda c, p: _rewards_for(c, p[::_G] * _G)
         ),
         ...,
     ),
@@ -681,20 +633,14 @@ update_sampled_per_problem: Muestreaste enunciado a enunciado: el enunciado pide
     Mistake(
         "update_transposed_groups",
         _update_with(
-            group_advantages=lambda G, o: (
-                lambda r: ref_group_advantages(r.reshape(G, -1)).reshape(r.shape)
-            )
+            group_advantages=lambda r: ref_group_advantages(r.view(_G, -1)).view(-1)
         ),
         ...,
     ),
     Mistake("update_clipped_gradient", _update_with(step=_clipped), ...),
+    Mistake("update_no_zero_grad", _update_with(zero_grad=lambda o: lambda: None), ...),
     Mistake(
-        "update_no_zero_grad", _update_with(zero_grad=lambda G, o: lambda: None), ...
-    ),
-    Mistake(
-        "update_batch_mean",
-        _update_with(group_advantages=lambda G, o: lambda r: r - r.mean()),
-        ...,
+        "update_batch_mean", _update_with(group_advantages=lambda r: r - r.mean()), ...
     ),
     Mistake("update_sampled_per_problem", _update_with(sample=_per_problem), ...),
 )
@@ -714,9 +660,7 @@ def _run_updates(update, steps: int, seed: int):
         rewards = []
         for _ in range(steps):
             problems = list(UPDATE_PROBLEMS)
-            rewards.append(
-                update(model, optimizer, problems, UPDATE_GROUP_SIZE, generator)
-            )
+            rewards.append(update(model, optimizer, problems, _G, generator))
             if problems != UPDATE_PROBLEMS:
                 fail(
                     "grpo_update modificó su argumento problems: al volver, la lista "
@@ -756,16 +700,11 @@ def check_grpo_update(grpo_update, seed=0, steps=1):
         f"{steps} actualizaciones" if steps > 1 else "una actualización"
     )
     runs = {}
-
-    def run(update):
-        runs[update] = _run_updates(update, steps, seed)
-        return runs[update]
-
     _, rewards = check_procedure(
         grpo_update,
-        ref_grpo_update,
+        ref.grpo_update,
         _UPDATE_MISTAKES,
-        run=run,
+        run=lambda update: runs.setdefault(update, _run_updates(update, steps, seed)),
         same=lambda got, want: same_parameters(got[0], want[0]),
         describe=lambda got, want: (
             f"Los parámetros de {what} no son los de la referencia."
@@ -777,8 +716,8 @@ def check_grpo_update(grpo_update, seed=0, steps=1):
     )
     for reward in rewards:
         python_number(reward, "Lo que devuelve grpo_update (la recompensa media)")
-    got, want = np.array([float(r) for r in rewards]), runs[ref_grpo_update][1]
-    if not close(got, np.array(want), atol=1e-6):
+    got, want = np.array([float(r) for r in rewards]), runs[ref.grpo_update][1]
+    if not np.allclose(got, want, atol=1e-6):
         fail(
             "Los parámetros coinciden, pero lo que devuelves no es la recompensa media "
             f"del lote: devolviste {numbers(got, 4)} y era {numbers(want, 4)}.",
@@ -794,24 +733,28 @@ def check_grpo_update_steps(grpo_update, steps=3, seed=0):
 
 # -- Ejercicio 7 · el peso de importancia truncado ----------------------------
 
-
-def _log_probs_pair(seed: int, length: int, lengths: list[int], spread: float):
-    """Dos log-probabilidades por token (la segunda, la primera más ruido de
-    escala ``spread``) y la máscara de esas longitudes."""
-    generator = torch.Generator().manual_seed(seed)
-    first = -torch.rand(len(lengths), length, generator=generator) * 2
-    second = first + spread * torch.randn(len(lengths), length, generator=generator)
-    return first, second, _mask(lengths, length)
+#: Los lotes de los ejercicios 7 y 8: la longitud T y la de cada respuesta.
+_SHAPES = [(5, [5, 2, 4]), (4, [1, 4, 3, 2]), (6, [6, 3])]
 
 
-def _tis_case(seed, length, lengths, cap):
-    sampler, trainer, mask = _log_probs_pair(seed, length, lengths, 0.8)
-    return trainer * mask, sampler * mask, mask, cap  # 0 en el relleno
+def _log_probs_pairs(spread: float):
+    """En cada lote de ``_SHAPES``, dos log-probabilidades por token (la segunda,
+    la primera más ruido de escala ``spread``) y la máscara."""
+    pairs = []
+    for seed, (length, lengths) in enumerate(_SHAPES):
+        generator = torch.Generator().manual_seed(seed)
+        first = -torch.rand(len(lengths), length, generator=generator) * 2
+        second = first + spread * torch.randn(len(lengths), length, generator=generator)
+        pairs.append((first, second, _mask(lengths, length)))
+    return pairs
 
 
-_TIS_CASES = [_tis_case(0, 5, [5, 2, 4], 2.0), _tis_case(1, 4, [1, 4, 3, 2], 1.5)]
-_TIS_CASES.append(_tis_case(2, 6, [6, 3], 3.0))
-
+_TIS_CASES = [
+    (trainer * mask, sampler * mask, mask, cap)  # 0 en el relleno
+    for (sampler, trainer, mask), cap in zip(
+        _log_probs_pairs(0.8), (2.0, 1.5, 3.0), strict=True
+    )
+]
 _TIS_MISTAKES = with_messages(
     """
 tis_ratio_inverted: El cociente está al revés: el peso es π_entrenador / π_muestreador,
@@ -839,7 +782,6 @@ tis_log_ratio: Eso es el log-cociente: el peso es su exponencial, exp(t − s).
     Mistake("tis_integer_cap", lambda t, s, m, c: ref_tis(t, s, m, int(c)), ...),
     Mistake("tis_log_ratio", lambda t, s, m, c: (t - s).clamp(max=c) * m, ...),
 )
-
 check_truncated_importance_weights = values_check(
     MODULE,
     "truncated_importance_weights",
@@ -857,11 +799,9 @@ def check_truncated_importance_weights_gradient(
 ):
     """Los pesos salen **sin gradiente** (son una constante)."""
     for trainer, sampler, mask, cap in cases or _TIS_CASES[:2]:
+        with_gradient = [x.clone().requires_grad_() for x in (trainer, sampler)]
         weights = _raising_with_gradient(truncated_importance_weights)(
-            trainer.clone().requires_grad_(),
-            sampler.clone().requires_grad_(),
-            mask.clone(),
-            cap,
+            *with_gradient, mask.clone(), cap
         )
         if isinstance(weights, torch.Tensor) and weights.requires_grad:
             fail(
@@ -874,12 +814,7 @@ def check_truncated_importance_weights_gradient(
 
 # -- Ejercicio 8 · la penalización KL k3 por token ----------------------------
 
-_KL_CASES = [
-    _log_probs_pair(seed, length, lengths, 0.6)
-    for seed, (length, lengths) in enumerate(
-        [(5, [5, 2, 4]), (4, [1, 4, 3, 2]), (6, [6, 3])]
-    )
-]
+_KL_CASES = _log_probs_pairs(0.6)
 
 
 def _kl_of_log_rho(estimator, flip: bool = False):
@@ -897,6 +832,9 @@ def _kl_of_log_rho(estimator, flip: bool = False):
 
 _KL_MISTAKES = with_messages(
     """
+kl_wrong_gradient: Derivas como si ρ fuera una constante (o como con k1 = log π_θ −
+    log π_ref): así a cada token le llega 1. El gradiente de k3 es 1 − ρ en la respuesta
+    y 0 en el relleno: ρ depende de π_θ; lo único constante es ref_log_probs.
 kl_ratio_inverted: El cociente va al revés: las respuestas salen de π_θ, así que ρ =
     π_ref / π_θ, log ρ = ref_log_probs − log_probs.
 kl_k1: Eso es k1 = log π_θ − log π_ref: también estima la KL, pero cada token puede ser
@@ -909,6 +847,10 @@ kl_no_mask: El relleno no es parte de la respuesta: su penalización debe ser 0,
     que haya en esas casillas: multiplica por la máscara (o elige con torch.where).
 kl_k2: Eso es k2 = ½ (log ρ)²: el estimador que usa GRPO es k3 = ρ − log ρ − 1.
 """,
+    # Solo cambia el gradiente: en los valores es la referencia, y no explica nada
+    Mistake(
+        "kl_wrong_gradient", _kl_of_log_rho(lambda x: x.exp().detach() - x - 1), ...
+    ),
     Mistake(
         "kl_ratio_inverted", _kl_of_log_rho(lambda x: x.exp() - x - 1, flip=True), ...
     ),
@@ -918,7 +860,6 @@ kl_k2: Eso es k2 = ½ (log ρ)²: el estimador que usa GRPO es k3 = ρ − log �
     Mistake("kl_no_mask", lambda lp, r, m: ref_k3_kl(lp, r, torch.ones_like(m)), ...),
     Mistake("kl_k2", _kl_of_log_rho(lambda x: 0.5 * x**2), ...),
 )
-
 check_kl_penalty = values_check(
     MODULE,
     "kl_penalty",
@@ -938,17 +879,7 @@ def check_kl_penalty_gradient(kl_penalty, cases=None):
         "kl_penalty",
         cases or _KL_CASES[:2],
         ref_k3_kl,
-        [
-            Mistake(
-                "kl_wrong_gradient",
-                _kl_of_log_rho(lambda x: x.exp().detach() - x - 1),
-                "Derivas como si ρ fuera una constante (o como con k1 = "
-                "log π_θ − log π_ref): así a cada token le llega 1. El gradiente de k3 "
-                "es 1 − ρ en la respuesta y 0 en el relleno: ρ depende de π_θ; lo "
-                "único constante es ref_log_probs.",
-            ),
-            *_KL_MISTAKES,
-        ],
+        _KL_MISTAKES,
         prefix="kl",
         wrt={
             "log_probs": MUST,
@@ -976,31 +907,34 @@ def check_kl_penalty_gradient(kl_penalty, cases=None):
 # -- Ejercicio 9 · las normalizaciones por longitud ----------------------------
 
 _NORM_CASES = [
-    (_randn(seed, len(lengths), length), _mask(lengths, length), normalization)
+    (
+        torch.randn(
+            len(lengths), length, generator=torch.Generator().manual_seed(seed)
+        ),
+        _mask(lengths, length),
+        normalization,
+    )
     for seed, (lengths, length) in enumerate([([6, 2, 4], 6), ([1, 5, 5, 3], 5)])
     for normalization in ("grpo", "dr_grpo", "token")
 ]
 
 
-def _norm_with(branch: str, wrong):
-    """La referencia, con la rama ``branch`` cambiada por ``wrong(x, mask)``."""
+def _norm_with(branch: str, wrong, *, ones: bool = False):
+    """La referencia con la rama ``branch`` cambiada: por ``wrong(x, mask)`` o, si
+    es un nombre, por la referencia con esa normalización (con ``ones``, sin
+    máscara)."""
 
     def wrapped(per_token, mask, normalization):
-        if normalization == branch:
+        if normalization != branch:
+            return ref_normalize(per_token, mask, normalization)
+        if callable(wrong):
             return wrong(per_token, mask)
-        return ref_normalize(per_token, mask, normalization)
+        return ref_normalize(per_token, torch.ones_like(mask) if ones else mask, wrong)
 
     return wrapped
 
 
-def _as(normalization: str, mask: str = "mask"):
-    """La rama que se equivoca es la referencia con otra normalización (y, con
-    ``mask="ones"``, sin máscara)."""
-    return lambda x, m: ref_normalize(
-        x, m if mask == "mask" else torch.ones_like(m), normalization
-    )
-
-
+_SWAP = {"grpo": "dr_grpo", "dr_grpo": "grpo"}
 _NORM_MISTAKES = with_messages(
     """
 norm_grpo_padded_length: Con «grpo» dividiste entre T, la longitud con relleno: cada
@@ -1027,31 +961,23 @@ norm_swapped: Tienes «grpo» y «dr_grpo» cambiados: «grpo» divide la suma d
         _norm_with("grpo", lambda x, m: ref_normalize(x, m, "dr_grpo") / m.shape[-1]),
         ...,
     ),
-    Mistake("norm_grpo_counts_padding", _norm_with("grpo", _as("grpo", "ones")), ...),
-    Mistake("norm_dr_grpo_divides_by_length", _norm_with("dr_grpo", _as("grpo")), ...),
+    Mistake("norm_grpo_counts_padding", _norm_with("grpo", "grpo", ones=True), ...),
+    Mistake("norm_dr_grpo_divides_by_length", _norm_with("dr_grpo", "grpo"), ...),
     Mistake(
         "norm_dr_grpo_sum",
         _norm_with("dr_grpo", lambda x, m: ref_normalize(x, m, "dr_grpo") * len(m)),
         ...,
     ),
-    Mistake("norm_token_per_response", _norm_with("token", _as("grpo")), ...),
+    Mistake("norm_token_per_response", _norm_with("token", "grpo"), ...),
     Mistake(
         "norm_token_floor_division",
         _norm_with("token", lambda x, m: torch.where(m.bool(), x, 0).sum() // m.sum()),
         ...,
     ),
-    Mistake(
-        "norm_token_counts_padding", _norm_with("token", _as("token", "ones")), ...
-    ),
+    Mistake("norm_token_counts_padding", _norm_with("token", "token", ones=True), ...),
     # El último: en una celda de una sola normalización, el error concreto de
     # esa rama dice más que «cambiados»
-    Mistake(
-        "norm_swapped",
-        lambda x, m, n: ref_normalize(
-            x, m, {"grpo": "dr_grpo", "dr_grpo": "grpo"}.get(n, n)
-        ),
-        ...,
-    ),
+    Mistake("norm_swapped", lambda x, m, n: ref_normalize(x, m, _SWAP.get(n, n)), ...),
 )
 
 
