@@ -1,15 +1,14 @@
-"""Comprobaciones del módulo 08 · Más allá de GRPO: una por celda calificada.
-
-Las variantes de los errores típicos son las referencias de ``helpers.tinylm``
-con la entrada o la salida cambiadas, salvo las que cambian el algoritmo por
-dentro (un eje, un recorrido).
-"""
+"""Comprobaciones del módulo 08 · Más allá de GRPO: una por celda calificada."""
 
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import math
+import operator
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -23,8 +22,10 @@ from helpers.checks import (
     exercise,
     fail,
     negated,
+    patched,
     tensor,
     values_check,
+    with_messages,
 )
 from helpers.checks.quiz import statements_check
 from helpers.tinylm.evaluate import estimate_pass_at_k as ref_pass_at_k
@@ -36,6 +37,21 @@ from helpers.tinylm.methods import token_level_rewards as ref_token_rewards
 from helpers.tinylm.task import verify
 
 MODULE = "08_mas_alla"
+
+
+# candidato al núcleo: como variant_of, con argumentos que dependen de la llamada
+def _with(reference, **changes):
+    """``reference`` con los argumentos de ``changes`` cambiados: cada uno, una
+    función de los de la llamada (por nombre)."""
+    names = list(inspect.signature(reference).parameters)
+
+    @functools.wraps(reference)
+    def variant(*args):
+        given = dict(zip(names, args, strict=False))
+        a = SimpleNamespace(**given)
+        return reference(**given | {name: f(a) for name, f in changes.items()})
+
+    return variant
 
 
 # Ejercicio 1 · las ventajas de RLOO
@@ -60,53 +76,40 @@ def _rloo_integer(rewards):
     return out
 
 
-_RLOO_MISTAKES: list[Mistake] = [
-    Mistake(
-        "rloo_group_mean",
-        lambda r: ref_rloo(r) * (1 - 1 / r.shape[-1]),
-        "Restaste la media del grupo entero, con la propia respuesta dentro: eso "
-        "es la línea base de GRPO. La de RLOO deja fuera a la respuesta i: la "
-        "media de las otras G − 1.",
-    ),
+_RLOO_MISTAKES = with_messages(
+    """
+rloo_group_mean: Restaste la media del grupo entero, con la propia respuesta dentro: eso
+    es la línea base de GRPO. La de RLOO deja fuera a la respuesta i: la media de las
+    otras G − 1.
+rloo_divide_by_g: Sumaste las otras G − 1 recompensas pero dividiste entre G: su media
+    se divide entre G − 1, las que has sumado.
+rloo_sum_of_others: Restaste la suma de las demás recompensas: la línea base es su media
+    (divide entre G − 1).
+rloo_sign: El signo está al revés: ventaja = recompensa − media de las demás (un acierto
+    en un grupo con fallos debe salir positivo).
+rloo_wrong_axis: Sumaste sobre el eje equivocado (dim=0, entre enunciados): cada grupo
+    es una fila, y las «demás» son las de su fila (dim=-1).
+rloo_dim1: Fijaste dim=1: con un solo grupo de forma (G,) ese eje no existe. Usa dim=-1
+    y rewards.shape[-1], que valen para (G,) y para (P, G).
+rloo_integer: Con recompensas enteras (0 y 1 de tipo long) tu resultado sale en enteros
+    y pierde los decimales (¿torch.zeros_like de la entrada?). Pasa las recompensas a
+    float antes de calcular.
+""",
+    Mistake("rloo_group_mean", lambda r: ref_rloo(r) * (1 - 1 / r.shape[-1]), ...),
+    # la línea base de la referencia (r − A, la media de las otras) × (G − 1) / G
     Mistake(
         "rloo_divide_by_g",
-        # la línea base de la referencia (r − A, la media de las otras) × (G − 1) / G
         lambda r: r - (r - ref_rloo(r)) * (r.shape[-1] - 1) / r.shape[-1],
-        "Sumaste las otras G − 1 recompensas pero dividiste entre G: su media se "
-        "divide entre G − 1, las que has sumado.",
+        ...,
     ),
     Mistake(
-        "rloo_sum_of_others",
-        lambda r: r - (r - ref_rloo(r)) * (r.shape[-1] - 1),
-        "Restaste la suma de las demás recompensas: la línea base es su media "
-        "(divide entre G − 1).",
+        "rloo_sum_of_others", lambda r: r - (r - ref_rloo(r)) * (r.shape[-1] - 1), ...
     ),
-    Mistake(
-        "rloo_sign",
-        negated(ref_rloo),
-        "El signo está al revés: ventaja = recompensa − media de las demás (un "
-        "acierto en un grupo con fallos debe salir positivo).",
-    ),
-    Mistake(
-        "rloo_wrong_axis",
-        _rloo_dim0,
-        "Sumaste sobre el eje equivocado (dim=0, entre enunciados): cada grupo es "
-        "una fila, y las «demás» son las de su fila (dim=-1).",
-    ),
-    Mistake(
-        "rloo_dim1",
-        lambda r: ref_rloo(r) if r.dim() == 2 else r.sum(dim=1),
-        "Fijaste dim=1: con un solo grupo de forma (G,) ese eje no existe. Usa "
-        "dim=-1 y rewards.shape[-1], que valen para (G,) y para (P, G).",
-    ),
-    Mistake(
-        "rloo_integer",
-        _rloo_integer,
-        "Con recompensas enteras (0 y 1 de tipo long) tu resultado sale en "
-        "enteros y pierde los decimales (¿torch.zeros_like de la entrada?). "
-        "Pasa las recompensas a float antes de calcular.",
-    ),
-]
+    Mistake("rloo_sign", negated(ref_rloo), ...),
+    Mistake("rloo_wrong_axis", _rloo_dim0, ...),
+    Mistake("rloo_dim1", lambda r: ref_rloo(r) if r.dim() == 2 else r.sum(dim=1), ...),
+    Mistake("rloo_integer", _rloo_integer, ...),
+)
 
 _RLOO = {"reference": ref_rloo, "mistakes": _RLOO_MISTAKES, "atol": 1e-5}
 check_rloo_advantages = values_check(
@@ -145,13 +148,13 @@ _TOKEN_CASES += [_token_case(2, [6, 3], 6, 0.5), _token_case(3, [4, 2, 3], 4, 0.
 _TOKEN_CASES += [_token_case(4, [2], 3, 0.3)]
 
 
-def _kl_only(s, lp, ref, m, c):
-    """La referencia sin nota: solo la KL de los tokens de ``m``."""
-    return ref_token_rewards(torch.zeros(len(s)), lp, ref, m, c)
+# La referencia sin nota: solo la KL de los tokens de la máscara.
+_kl_only = _with(ref_token_rewards, scores=lambda a: torch.zeros(len(a.scores)))
 
 
-def _score_at(column: Callable[[torch.Tensor], torch.Tensor]):
-    """La KL bien y la nota en la columna ``column(mask)`` de cada fila."""
+def _score_at(column: Callable[[torch.Tensor], Any]):
+    """La KL bien y la nota en la columna ``column(mask)`` de cada fila (un
+    índice por fila, o uno para todas)."""
 
     def rewards(s, lp, ref, m, c):
         out = torch.cat([_kl_only(s, lp, ref, m, c), torch.zeros(len(s), 1)], dim=-1)
@@ -161,55 +164,46 @@ def _score_at(column: Callable[[torch.Tensor], torch.Tensor]):
     return rewards
 
 
-_TOKEN_MISTAKES: list[Mistake] = [
-    Mistake(
-        "token_last_column",
-        _score_at(lambda m: torch.full((len(m),), m.shape[1] - 1)),
-        "Pusiste la nota en la última columna del tensor: en las respuestas "
-        "cortas esa casilla es relleno. Va en el último token válido de cada "
-        "fila (el de la máscara), que cambia de una fila a otra.",
-    ),
-    Mistake(
-        "token_first_token",
-        _score_at(lambda m: torch.zeros(len(m), dtype=torch.long)),
-        "Pusiste la nota en el primer token: el verificador puntúa al final, "
-        "cuando la respuesta termina; va en el último token válido de cada fila.",
-    ),
+_TOKEN_MISTAKES = with_messages(
+    """
+token_last_column: Pusiste la nota en la última columna del tensor: en las respuestas
+    cortas esa casilla es relleno. Va en el último token válido de cada fila (el de la
+    máscara), que cambia de una fila a otra.
+token_first_token: Pusiste la nota en el primer token: el verificador puntúa al final,
+    cuando la respuesta termina; va en el último token válido de cada fila.
+token_every_token: Sumaste la nota a todos los tokens: es una sola recompensa por
+    respuesta, en su último token. El crítico y GAE se encargan de repartir el mérito
+    hacia atrás.
+token_kl_sign: El signo de la KL: la penalización resta, −kl_coef · (log π − log π_ref).
+    Un token que la política hace más probable que la referencia cuesta.
+token_kl_unmasked: El relleno no es parte de la respuesta: su recompensa debe ser 0,
+    haya lo que haya en log_probs y ref_log_probs en esas casillas.
+token_no_kl: Falta la penalización KL por token, −kl_coef · (log π − log π_ref), en cada
+    token válido.
+token_score_after_last: La nota cae una casilla tarde: el último token válido de una
+    fila con n tokens está en la posición n − 1, no en n.
+""",
+    Mistake("token_last_column", _score_at(lambda m: m.shape[1] - 1), ...),
+    Mistake("token_first_token", _score_at(lambda m: 0), ...),
     Mistake(
         "token_every_token",
         lambda s, lp, ref, m, c: _kl_only(s, lp, ref, m, c) + s.float()[:, None] * m,
-        "Sumaste la nota a todos los tokens: es una sola recompensa por "
-        "respuesta, en su último token. El crítico y GAE se encargan de "
-        "repartir el mérito hacia atrás.",
+        ...,
     ),
     Mistake(
-        "token_kl_sign",
-        lambda s, lp, ref, m, c: ref_token_rewards(s, lp, ref, m, -c),
-        "El signo de la KL: la penalización resta, −kl_coef · (log π − log π_ref). "
-        "Un token que la política hace más probable que la referencia cuesta.",
+        "token_kl_sign", _with(ref_token_rewards, kl_coef=lambda a: -a.kl_coef), ...
     ),
+    # la referencia más la KL de las casillas de relleno
     Mistake(
         "token_kl_unmasked",
-        # la referencia más la KL de las casillas de relleno
         lambda s, lp, ref, m, c: (
             ref_token_rewards(s, lp, ref, m, c) + _kl_only(s, lp, ref, ~m.bool(), c)
         ),
-        "El relleno no es parte de la respuesta: su recompensa debe ser 0, haya "
-        "lo que haya en log_probs y ref_log_probs en esas casillas.",
+        ...,
     ),
-    Mistake(
-        "token_no_kl",
-        lambda s, lp, ref, m, c: ref_token_rewards(s, lp, ref, m, 0.0),
-        "Falta la penalización KL por token, −kl_coef · (log π − log π_ref), en "
-        "cada token válido.",
-    ),
-    Mistake(
-        "token_score_after_last",
-        _score_at(lambda m: m.sum(dim=-1)),
-        "La nota cae una casilla tarde: el último token válido de una fila con n "
-        "tokens está en la posición n − 1, no en n.",
-    ),
-]
+    Mistake("token_no_kl", _with(ref_token_rewards, kl_coef=lambda a: 0.0), ...),
+    Mistake("token_score_after_last", _score_at(lambda m: m.sum(dim=-1)), ...),
+)
 
 check_token_level_rewards = values_check(
     MODULE,
@@ -310,44 +304,36 @@ def _gae_forward(r, v, m, g, lam):
     return ref_token_gae(deltas, 0 * ones, ones, g, lam).flip(1) * m
 
 
-_GAE_MISTAKES: list[Mistake] = [
-    Mistake(
-        "gae_bootstrap_pad",
-        _gae_bootstrap_pad,
-        "Tras el último token usaste el valor de la casilla de relleno como "
-        "V(s_{t+1}): la respuesta terminó (el punto final), así que ese valor "
-        "es 0, sin bootstrap.",
-    ),
+_GAE_MISTAKES = with_messages(
+    """
+gae_bootstrap_pad: Tras el último token usaste el valor de la casilla de relleno como
+    V(s_{t+1}): la respuesta terminó (el punto final), así que ese valor es 0, sin
+    bootstrap.
+gae_no_mask: Recorriste también el relleno: GAE debe empezar en el último token válido
+    de cada fila (con A y V siguientes a 0) y dejar 0 en el relleno.
+gae_forward: Recorriste la respuesta hacia delante: GAE se acumula desde el final, A_t =
+    δ_t + γλ·A_{t+1}, así que el bucle va de t = T − 1 a 0.
+gae_lambda_only: El factor de la recursión es γ·λ, no solo λ: A_t = δ_t + γλ·A_{t+1}.
+gae_returns: Devolviste los retornos (A + V), lo que persigue el crítico: el ejercicio
+    pide las ventajas A.
+gae_td: Devolviste solo δ_t (TD de un paso, λ = 0): falta acumular γλ·A_{t+1} hacia
+    atrás.
+""",
+    Mistake("gae_bootstrap_pad", _gae_bootstrap_pad, ...),
     Mistake(
         "gae_no_mask",
-        lambda r, v, m, g, lam: ref_token_gae(r, v, torch.ones_like(r), g, lam),
-        "Recorriste también el relleno: GAE debe empezar en el último token "
-        "válido de cada fila (con A y V siguientes a 0) y dejar 0 en el relleno.",
+        _with(ref_token_gae, mask=lambda a: torch.ones_like(a.rewards)),
+        ...,
+    ),
+    Mistake("gae_forward", _gae_forward, ...),
+    Mistake(
+        "gae_lambda_only", _with(ref_token_gae, lam=lambda a: a.lam / a.gamma), ...
     ),
     Mistake(
-        "gae_forward",
-        _gae_forward,
-        "Recorriste la respuesta hacia delante: GAE se acumula desde el final, "
-        "A_t = δ_t + γλ·A_{t+1}, así que el bucle va de t = T − 1 a 0.",
+        "gae_returns", lambda r, v, m, *gl: ref_token_gae(r, v, m, *gl) + v * m, ...
     ),
-    Mistake(
-        "gae_lambda_only",
-        lambda r, v, m, g, lam: ref_token_gae(r, v, m, g, lam / g),
-        "El factor de la recursión es γ·λ, no solo λ: A_t = δ_t + γλ·A_{t+1}.",
-    ),
-    Mistake(
-        "gae_returns",
-        lambda r, v, m, g, lam: ref_token_gae(r, v, m, g, lam) + v * m,
-        "Devolviste los retornos (A + V), lo que persigue el crítico: el "
-        "ejercicio pide las ventajas A.",
-    ),
-    Mistake(
-        "gae_td",
-        lambda r, v, m, g, lam: ref_token_gae(r, v, m, g, 0.0),
-        "Devolviste solo δ_t (TD de un paso, λ = 0): falta acumular "
-        "γλ·A_{t+1} hacia atrás.",
-    ),
-]
+    Mistake("gae_td", _with(ref_token_gae, lam=lambda a: 0.0), ...),
+)
 
 check_token_gae = values_check(
     MODULE,
@@ -375,10 +361,8 @@ check_token_gae_grad = _no_gradient_check(
 
 # Ejercicio 4 · un experimento: solo la forma (la clave, en las pruebas ocultas)
 
-EXPERIMENT_KEY = "clip_experiment_answer"
-
 check_clip_experiment_answer = statements_check(
-    MODULE, EXPERIMENT_KEY, "answer_experiment", "la pregunta del experimento"
+    MODULE, "clip_experiment_answer", "answer_experiment", "la pregunta del experimento"
 )
 
 
@@ -390,53 +374,46 @@ _PASS_CASES += [(32, 1, 16), (10, 3, 7)]
 _PASS_EDGE_CASES = [(2000, 3, 1000), (1500, 700, 750), (200, 190, 50), (64, 60, 8)]
 _PASS_EDGE_CASES += [(1000, 1, 1)]
 
-_PASS_MISTAKES: list[Mistake] = [
-    Mistake(
-        "pass_biased",
-        lambda n, c, k: 1.0 - (1.0 - c / n) ** k,
-        "Eso es 1 − (1 − c/n)^k: sacar k respuestas con reemplazo, como si la "
-        "precisión fuera exactamente c/n. El estimador insesgado elige k de las n "
-        "sin reemplazo: 1 − C(n − c, k) / C(n, k).",
-    ),
-    Mistake(
-        "pass_no_complement",
-        lambda n, c, k: 1.0 - ref_pass_at_k(n, c, k),
-        "C(n − c, k) / C(n, k) es la probabilidad de que las k elegidas fallen "
-        "todas; pass@k es lo contrario: 1 menos eso.",
-    ),
-    Mistake(
-        "pass_rate",
-        lambda n, c, k: c / n,
-        "Devolviste c/n, la precisión de una sola respuesta (pass@1): con k > 1 "
-        "basta con que acierte una de las k.",
-    ),
+_PASS_MISTAKES = with_messages(
+    """
+pass_biased: Eso es 1 − (1 − c/n)^k: sacar k respuestas con reemplazo, como si la
+    precisión fuera exactamente c/n. El estimador insesgado elige k de las n sin
+    reemplazo: 1 − C(n − c, k) / C(n, k).
+pass_no_complement: C(n − c, k) / C(n, k) es la probabilidad de que las k elegidas
+    fallen todas; pass@k es lo contrario: 1 menos eso.
+pass_rate: Devolviste c/n, la precisión de una sola respuesta (pass@1): con k > 1 basta
+    con que acierte una de las k.
+pass_off_by_one: El producto va desde i = n − c + 1 hasta n (c factores): empezaste uno
+    antes.
+pass_early_return_at_equal: Con n − c = k, pass@k aún no es 1: las k elegidas pueden ser
+    justo los n − c fallos (una de las C(n, k) maneras de elegir). El atajo «vale 1» es
+    solo para n − c < k, cuando no hay fallos suficientes para llenar las k.
+pass_k_over_n: Multiplicaste la precisión por k: las k respuestas no suman sus aciertos,
+    y un problema cuenta una vez si acierta alguna.
+pass_float_comb: Con n grande, C(n, k) tiene cientos de cifras y float() desborda
+    (OverflowError). Deja que Python divida los enteros (la división de dos int grandes
+    sí sale bien) o usa el producto Π (1 − k/i).
+""",
+    Mistake("pass_biased", lambda n, c, k: 1.0 - (1.0 - c / n) ** k, ...),
+    Mistake("pass_no_complement", lambda n, c, k: 1.0 - ref_pass_at_k(n, c, k), ...),
+    Mistake("pass_rate", lambda n, c, k: c / n, ...),
     Mistake(
         "pass_off_by_one",
         lambda n, c, k: 1.0 - math.prod(1.0 - k / i for i in range(n - c, n)),
-        "El producto va desde i = n − c + 1 hasta n (c factores): empezaste uno antes.",
+        ...,
     ),
     Mistake(
         "pass_early_return_at_equal",
         lambda n, c, k: 1.0 if n - c <= k else ref_pass_at_k(n, c, k),
-        "Con n − c = k, pass@k aún no es 1: las k elegidas pueden ser justo los "
-        "n − c fallos (una de las C(n, k) maneras de elegir). El atajo «vale 1» "
-        "es solo para n − c < k, cuando no hay fallos suficientes para llenar "
-        "las k.",
+        ...,
     ),
-    Mistake(
-        "pass_k_over_n",
-        lambda n, c, k: min(1.0, c * k / n),
-        "Multiplicaste la precisión por k: las k respuestas no suman sus "
-        "aciertos, y un problema cuenta una vez si acierta alguna.",
-    ),
+    Mistake("pass_k_over_n", lambda n, c, k: min(1.0, c * k / n), ...),
     Mistake(
         "pass_float_comb",
         lambda n, c, k: 1.0 - float(math.comb(n - c, k)) / float(math.comb(n, k)),
-        "Con n grande, C(n, k) tiene cientos de cifras y float() desborda "
-        "(OverflowError). Deja que Python divida los enteros (la división de "
-        "dos int grandes sí sale bien) o usa el producto Π (1 − k/i).",
+        ...,
     ),
-]
+)
 
 _PASS = {"reference": ref_pass_at_k, "mistakes": _PASS_MISTAKES, "atol": 1e-9}
 check_estimate_pass_at_k = values_check(
@@ -473,10 +450,8 @@ _EXPLOIT_TEXTS = {
     "23×40+23×5=920+115=1035+1. 23×40+23×5=920+1035=1955. 23×40+23×5=920+115=1035=5.",
     (99, 99): "99×90+99×9=8910+891=9801. 99×90+99×9=8910+891=9811. "
     "99×90+99×9=8910+891=1. 99×90+99×9=9801+0=9800.",
-    (
-        12,
-        11,
-    ): "12×10+12×1=120+12=132. 12×10+12×1=120+12=2. 12×10+12×1=120+12=1132. 132. ",
+    (12, 11): "12×10+12×1=120+12=132. 12×10+12×1=120+12=2. 12×10+12×1=120+12=1132. "
+    "132. ",
 }
 _EXPLOITS = [(t, p) for p, texts in _EXPLOIT_TEXTS.items() for t in texts.split(" ")]
 _EXPLOIT_CASES = [
@@ -485,41 +460,36 @@ _EXPLOIT_CASES = [
 ]
 
 
-def _flags(rule: Callable[[str, int, int], bool]):
-    def flags(texts, problems):
-        return [bool(rule(t, a, b)) for t, (a, b) in zip(texts, problems, strict=True)]
-
-    return flags
+# La referencia con otros verificadores.
+_exploit = functools.partial(patched, ref_exploit_flags)
 
 
-_EXPLOIT_MISTAKES: list[Mistake] = [
-    Mistake(
-        "exploit_buggy_rewarded",
-        _flags(lambda t, a, b: buggy_verify(t, a, b) == 1),
-        "Marcaste todo lo que premia el verificador con el error, también las "
-        "respuestas correctas. Un exploit es lo que premia y el verificador "
-        "correcto (tl.verify) no.",
-    ),
-    Mistake(
-        "exploit_all_incorrect",
-        _flags(lambda t, a, b: verify(t, a, b) == 0),
-        "Marcaste todas las respuestas incorrectas: la mayoría son fallos "
-        "normales, que el verificador con el error también suspende. Un exploit "
-        "es un fallo que además cobra recompensa.",
-    ),
+_EXPLOIT_MISTAKES = with_messages(
+    """
+exploit_buggy_rewarded: Marcaste todo lo que premia el verificador con el error, también
+    las respuestas correctas. Un exploit es lo que premia y el verificador correcto
+    (tl.verify) no.
+exploit_all_incorrect: Marcaste todas las respuestas incorrectas: la mayoría son fallos
+    normales, que el verificador con el error también suspende. Un exploit es un fallo
+    que además cobra recompensa.
+exploit_verifiers_swapped: Tienes los dos verificadores al revés: el exploit es 1 para
+    el que tiene el error y 0 para el correcto.
+exploit_first_problem: Usaste el mismo problema para todas las respuestas: cada
+    respuesta se corrige con su propio (a, b), el de la misma posición en problems.
+""",
+    Mistake("exploit_buggy_rewarded", _exploit(verify=lambda *_: 0), ...),
+    Mistake("exploit_all_incorrect", _exploit(buggy_verify=lambda *_: 1), ...),
     Mistake(
         "exploit_verifiers_swapped",
-        _flags(lambda t, a, b: verify(t, a, b) == 1 and buggy_verify(t, a, b) == 0),
-        "Tienes los dos verificadores al revés: el exploit es 1 para el que tiene "
-        "el error y 0 para el correcto.",
+        _exploit(verify=buggy_verify, buggy_verify=verify),
+        ...,
     ),
     Mistake(
         "exploit_first_problem",
         lambda texts, problems: ref_exploit_flags(texts, [problems[0]] * len(texts)),
-        "Usaste el mismo problema para todas las respuestas: cada respuesta se "
-        "corrige con su propio (a, b), el de la misma posición en problems.",
+        ...,
     ),
-]
+)
 
 
 def _as_flags(value: Any, size: int) -> list[bool]:
@@ -559,9 +529,7 @@ def check_exploit_flags(exploit_flags: Callable[..., Any], cases=None) -> None:
             return _as_flags(out, len(texts))
 
         def describe(got, want, texts=texts, problems=problems) -> str:
-            i = next(
-                i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w
-            )
+            i = [g != w for g, w in zip(got, want, strict=True)].index(True)
             text, (a, b) = texts[i], problems[i]
             return (
                 f"En la respuesta «{text}» a {a} × {b}, tu marca es {got[i]} y "
@@ -574,6 +542,6 @@ def check_exploit_flags(exploit_flags: Callable[..., Any], cases=None) -> None:
             ref_exploit_flags,
             _EXPLOIT_MISTAKES,
             run=run,
-            same=lambda got, want: got == want,
+            same=operator.eq,
             describe=describe,
         )

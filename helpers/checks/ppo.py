@@ -30,6 +30,8 @@ from helpers.checks import (
     fail,
     negated,
     on_output,
+    patched,
+    with_messages,
 )
 from helpers.checks.quiz import STATEMENT_KEYS as STATEMENT_KEYS
 from helpers.checks.quiz import numbered_quiz
@@ -42,29 +44,30 @@ def _t(values):
     return torch.tensor(values, dtype=torch.float64)
 
 
-def _scalar(function, case, name):
-    """Llama a ``function`` con copias del caso y falla si no da un tensor escalar."""
-    out = call(function, name, *case)
-    if not isinstance(out, torch.Tensor):
-        fail(
-            f"{name}(...) debe devolver un tensor de PyTorch (para poder llamar a "
-            f"loss.backward()); devolvió {type(out).__name__}. No uses .item(), "
-            "float() ni NumPy.",
-            "not_a_tensor",
-        )
-    if out.numel() != 1:
-        fail(
-            f"{name}(...) debe devolver un escalar y devolvió algo de forma "
-            f"{tuple(out.shape)}. ¿Promediaste sobre un solo eje (p. ej. "
-            ".mean(dim=0))? Promedia sobre todos los elementos con .mean().",
-            "not_a_scalar",
-        )
-    return out
+def _scalars(function, cases, name):
+    """Las salidas de ``function`` en los casos (llamada con copias); falla si
+    alguna no es un tensor escalar."""
+    outputs = []
+    for case in cases:
+        outputs.append(out := call(function, name, *case))
+        if not isinstance(out, torch.Tensor):
+            fail(
+                f"{name}(...) debe devolver un tensor de PyTorch (para poder llamar "
+                f"a loss.backward()); devolvió {type(out).__name__}. No uses "
+                ".item(), float() ni NumPy.",
+                "not_a_tensor",
+            )
+        if out.numel() != 1:
+            fail(
+                f"{name}(...) debe devolver un escalar y devolvió algo de forma "
+                f"{tuple(out.shape)}. ¿Promediaste sobre un solo eje (p. ej. "
+                ".mean(dim=0))? Promedia sobre todos los elementos con .mean().",
+                "not_a_scalar",
+            )
+    return outputs
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 1 · la pérdida recortada (el valor, y aparte el gradiente)
-# ---------------------------------------------------------------------------
+# -- Ejercicio 1 · la pérdida recortada (el valor, y aparte el gradiente) ------
 
 # Cocientes dentro y fuera de [1 − ε, 1 + ε] con ventajas de los dos signos. El
 # último caso es el de respuestas largas: log π ≈ −1000 (500 tokens a −2 cada
@@ -83,79 +86,61 @@ CLIP_CASES = [
 ]  # fmt: skip
 
 _clip = ppo.clipped_surrogate_loss
+_CLIP = "clipped_surrogate_loss"
 
 
-def _objective(terms):
-    """La pérdida recortada con otro objetivo por elemento, ``terms(r, A, ε)``."""
-    return lambda lp, old, a, e=0.2: -terms(ppo.probability_ratio(lp, old), a, e).mean()
+def _terms(terms):
+    """La pérdida de referencia con otro objetivo por elemento, ``terms(r, A, ε)``."""
+    return patched(_clip, clipped_surrogate=terms)
 
 
 def _ratio(ratio):
-    """La pérdida recortada con el cociente calculado como ``ratio(lp, old)``."""
-    return lambda lp, old, a, e=0.2: -ppo.clipped_surrogate(ratio(lp, old), a, e).mean()
+    """La pérdida de referencia con el cociente calculado como ``ratio(lp, old)``
+    (``old``, sin gradiente)."""
+    return patched(_clip, probability_ratio=lambda lp, old: ratio(lp, old.detach()))
 
 
-CLIP_MISTAKES: list[Mistake] = [
+CLIP_MISTAKES = with_messages(
+    """
+max_instead_of_min: Usaste max en lugar de min: el objetivo de PPO es la cota pesimista,
+    min(r·A, clip(r)·A). Con max, el cociente nunca deja de empujar.
+clip_without_min: Recortaste sin el min: solo clip(r)·A. Fuera del intervalo el
+    gradiente se anula también cuando el paso estaba «deshaciendo» un error (p. ej.
+    A > 0 y r < 1 − ε). Toma min(r·A, clip(r)·A).
+clip_upper_only: Solo recortaste por arriba (min(r, 1 + ε)·A): con ventajas negativas el
+    min queda del lado equivocado. Usa min(r·A, clip(r, 1 − ε, 1 + ε)·A), que funciona
+    para los dos signos de A.
+no_clip: No hay recorte: −mean(r·A) es el gradiente de política sin freno. Falta el
+    término clip(r, 1 − ε, 1 + ε)·A y el min.
+missing_minus_sign: Falta el signo menos: L^CLIP se maximiza y el optimizador minimiza;
+    la pérdida es −mean(min(...)).
+sum_instead_of_mean: Sumaste en lugar de promediar: la pérdida es una media sobre las
+    muestras (si no, su escala depende del tamaño del lote).
+inverted_ratio: El cociente está invertido: r = π_θ / π_θold = exp(log_probs −
+    old_log_probs), la política nueva en el numerador.
+ratio_of_exponentials: Calculaste el cociente como exp(log_probs) / exp(old_log_probs):
+    es el correcto en teoría, pero con log-probabilidades muy negativas (una respuesta
+    entera, log π ≈ −1000) las dos exponenciales dan 0 y el resultado es 0/0 = nan.
+    Resta primero en escala logarítmica y exponencia una sola vez.
+missing_exp: Falta la exponencial: log_probs − old_log_probs es log r_t; el cociente es
+    r_t = exp(log_probs − old_log_probs).
+""",
     Mistake(
         "max_instead_of_min",
-        _objective(lambda r, a, e: torch.max(r * a, r.clamp(1 - e, 1 + e) * a)),
-        "Usaste max en lugar de min: el objetivo de PPO es la cota pesimista, "
-        "min(r·A, clip(r)·A). Con max, el cociente nunca deja de empujar.",
+        _terms(lambda r, a, e: torch.max(r * a, r.clamp(1 - e, 1 + e) * a)),
+        ...,
     ),
+    Mistake("clip_without_min", _terms(lambda r, a, e: r.clamp(1 - e, 1 + e) * a), ...),
+    Mistake("clip_upper_only", _terms(lambda r, a, e: r.clamp(max=1 + e) * a), ...),
+    Mistake("no_clip", lambda lp, old, a, *e: _clip(lp, old, a, math.inf), ...),
+    Mistake("missing_minus_sign", negated(_clip), ...),
     Mistake(
-        "clip_without_min",
-        _objective(lambda r, a, e: r.clamp(1 - e, 1 + e) * a),
-        "Recortaste sin el min: solo clip(r)·A. Fuera del intervalo el gradiente "
-        "se anula también cuando el paso estaba «deshaciendo» un error (p. ej. "
-        "A > 0 y r < 1 − ε). Toma min(r·A, clip(r)·A).",
+        "sum_instead_of_mean", lambda lp, *rest: _clip(lp, *rest) * lp.numel(), ...
     ),
-    Mistake(
-        "clip_upper_only",
-        _objective(lambda r, a, e: r.clamp(max=1 + e) * a),
-        "Solo recortaste por arriba (min(r, 1 + ε)·A): con ventajas negativas el "
-        "min queda del lado equivocado. Usa min(r·A, clip(r, 1 − ε, 1 + ε)·A), "
-        "que funciona para los dos signos de A.",
-    ),
-    Mistake(
-        "no_clip",
-        lambda lp, old, a, *e: _clip(lp, old, a, math.inf),
-        "No hay recorte: −mean(r·A) es el gradiente de política sin freno. Falta "
-        "el término clip(r, 1 − ε, 1 + ε)·A y el min.",
-    ),
-    Mistake(
-        "missing_minus_sign",
-        negated(_clip),
-        "Falta el signo menos: L^CLIP se maximiza y el optimizador minimiza; la "
-        "pérdida es −mean(min(...)).",
-    ),
-    Mistake(
-        "sum_instead_of_mean",
-        lambda lp, old, *rest: _clip(lp, old, *rest) * lp.numel(),
-        "Sumaste en lugar de promediar: la pérdida es una media sobre las "
-        "muestras (si no, su escala depende del tamaño del lote).",
-    ),
-    Mistake(
-        "inverted_ratio",
-        _ratio(lambda lp, old: torch.exp(old.detach() - lp)),
-        "El cociente está invertido: r = π_θ / π_θold = exp(log_probs − "
-        "old_log_probs), la política nueva en el numerador.",
-    ),
-    Mistake(
-        "ratio_of_exponentials",
-        _ratio(lambda lp, old: torch.exp(lp) / torch.exp(old.detach())),
-        "Calculaste el cociente como exp(log_probs) / exp(old_log_probs): es el "
-        "correcto en teoría, pero con log-probabilidades muy negativas (una "
-        "respuesta entera, log π ≈ −1000) las dos exponenciales dan 0 y el "
-        "resultado es 0/0 = nan. Resta primero en escala logarítmica y "
-        "exponencia una sola vez.",
-    ),
-    Mistake(
-        "missing_exp",
-        _ratio(lambda lp, old: lp - old.detach()),
-        "Falta la exponencial: log_probs − old_log_probs es log r_t; el cociente "
-        "es r_t = exp(log_probs − old_log_probs).",
-    ),
-]
+    Mistake("inverted_ratio", _ratio(lambda lp, old: torch.exp(old - lp)), ...),
+    Mistake("ratio_of_exponentials", _ratio(lambda lp, old: lp.exp() / old.exp()), ...),
+    Mistake("missing_exp", _ratio(lambda lp, old: lp - old), ...),
+)
 
 NO_GRADIENT = (
     "El resultado de clipped_surrogate_loss no tiene gradiente respecto a "
@@ -164,29 +149,21 @@ NO_GRADIENT = (
 )
 
 
-def _scalars(loss, cases):
-    """Los casos, tras comprobar que ``loss`` da un tensor escalar en cada uno."""
-    cases = list(cases)
-    for case in cases:
-        _scalar(loss, case, "clipped_surrogate_loss")
-    return cases
-
-
-@exercise(MODULE, "clipped_surrogate_loss", "el valor")
+@exercise(MODULE, _CLIP, "el valor")
 def check_clipped_surrogate_loss(clipped_surrogate_loss, cases=CLIP_CASES):
     """El valor de ``clipped_surrogate_loss(log_probs, old, A, ε)``."""
-    cases = _scalars(clipped_surrogate_loss, cases)
-    name = "clipped_surrogate_loss"
-    check_cases(clipped_surrogate_loss, name, cases, _clip, CLIP_MISTAKES)
+    _scalars(clipped_surrogate_loss, cases, _CLIP)
+    check_cases(clipped_surrogate_loss, _CLIP, cases, _clip, CLIP_MISTAKES)
 
 
-@exercise(MODULE, "clipped_surrogate_loss", "el gradiente")
+@exercise(MODULE, _CLIP, "el gradiente")
 def check_clipped_surrogate_loss_grad(clipped_surrogate_loss, cases=CLIP_CASES):
     """El gradiente respecto a ``log_probs``, y que no llega a ``old_log_probs``."""
+    _scalars(clipped_surrogate_loss, cases, _CLIP)
     check_gradients(
         clipped_surrogate_loss,
-        "clipped_surrogate_loss",
-        _scalars(clipped_surrogate_loss, cases),
+        _CLIP,
+        cases,
         _clip,
         CLIP_MISTAKES,
         prefix="clip",
@@ -209,9 +186,7 @@ def check_clipped_surrogate_loss_grad(clipped_surrogate_loss, cases=CLIP_CASES):
     )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 2 · los estimadores de la KL
-# ---------------------------------------------------------------------------
+# -- Ejercicio 2 · los estimadores de la KL ------------------------------------
 
 KL_CASES = [
     (_t([-0.5, -1.2, -0.1, -2.0]), _t([-0.7, -1.0, -0.1, -1.5])),
@@ -222,53 +197,18 @@ KL_CASES = [
 _kl = ppo.kl_estimators
 
 
+def _k3(change, what):
+    """La referencia con k3 cambiado por ``change(k1, k3)``."""
+    return on_output(_kl, lambda k: (k[0], change(*k)), what)
+
+
 def _pair(function):
-    """``function`` devolviendo un array ``[k1, k3]``, para comparar huellas."""
-    return lambda *args: np.array(
-        [float(as_array(x, "k").reshape(-1)[0]) for x in function(*args)]
-    )
+    """``function`` devolviendo un array ``[k1, k3]``, para comparar huellas;
+    falla si no devuelve dos escalares."""
 
-
-KL_MISTAKES: list[Mistake] = [
-    Mistake(
-        "k1_sign",
-        on_output(_kl, lambda k: (-k[0], k[1]), "−k1"),
-        "k1 tiene el signo cambiado: con log ρ = log p − log q, k1 = −log ρ = "
-        "log q − log p (log_probs − other_log_probs).",
-    ),
-    Mistake(
-        "inverted_rho",
-        lambda log_probs, other: _kl(other, log_probs),
-        "Invertiste ρ: es ρ = p(x)/q(x), log ρ = other_log_probs − log_probs (las "
-        "muestras vienen de q, la primera distribución).",
-    ),
-    Mistake(
-        "k3_missing_minus_one",
-        on_output(_kl, lambda k: (k[0], k[1] + 1), "k3 + 1"),
-        "A k3 le falta el −1: k3 = (ρ − 1) − log ρ. Sin él no es insesgado (y no "
-        "vale 0 cuando las dos distribuciones coinciden).",
-    ),
-    Mistake(
-        "k2_instead_of_k3",
-        lambda lp, other: (_kl(lp, other)[0], 0.5 * ((other - lp) ** 2).mean()),
-        "Eso es k2 = ½·(log ρ)², no k3: k3 = (ρ − 1) − log ρ, con ρ = exp(log ρ).",
-    ),
-    Mistake(
-        "k3_last_term_sign",
-        # (ρ − 1) + log ρ = k3 + 2·log ρ, y la media de log ρ es −k1.
-        on_output(_kl, lambda k: (k[0], k[1] - 2 * k[0]), "k3 + 2·log ρ"),
-        "El signo del último término de k3: es (ρ − 1) − log ρ, que nunca es "
-        "negativo porque log ρ ≤ ρ − 1.",
-    ),
-]
-
-
-@exercise(MODULE, "kl_estimators")
-def check_kl_estimators(kl_estimators, cases=KL_CASES):
-    """``kl_estimators(log_probs, other_log_probs) → (k1, k3)``, dos escalares."""
-    cases = list(cases)
-    for case in cases:
-        out = call(kl_estimators, "kl_estimators", *case)
+    @functools.wraps(function)
+    def pair(*args):
+        out = function(*args)
         if not isinstance(out, tuple | list) or len(out) != 2:
             fail(
                 "kl_estimators debe devolver dos cosas, (k1, k3); devolvió "
@@ -283,13 +223,45 @@ def check_kl_estimators(kl_estimators, cases=KL_CASES):
                     "promediaste sobre un solo eje?",
                     "kl_not_scalar",
                 )
+        return np.array([float(as_array(x, "k").reshape(-1)[0]) for x in out])
+
+    return pair
+
+
+KL_MISTAKES = with_messages(
+    """
+k1_sign: k1 tiene el signo cambiado: con log ρ = log p − log q, k1 = −log ρ = log q −
+    log p (log_probs − other_log_probs).
+inverted_rho: Invertiste ρ: es ρ = p(x)/q(x), log ρ = other_log_probs − log_probs (las
+    muestras vienen de q, la primera distribución).
+k3_missing_minus_one: A k3 le falta el −1: k3 = (ρ − 1) − log ρ. Sin él no es insesgado
+    (y no vale 0 cuando las dos distribuciones coinciden).
+k2_instead_of_k3: Eso es k2 = ½·(log ρ)², no k3: k3 = (ρ − 1) − log ρ, con ρ =
+    exp(log ρ).
+k3_last_term_sign: El signo del último término de k3: es (ρ − 1) − log ρ, que nunca es
+    negativo porque log ρ ≤ ρ − 1.
+""",
+    Mistake("k1_sign", on_output(_kl, lambda k: (-k[0], k[1]), "−k1"), ...),
+    Mistake("inverted_rho", lambda log_probs, other: _kl(other, log_probs), ...),
+    Mistake("k3_missing_minus_one", _k3(lambda k1, k3: k3 + 1, "k3 + 1"), ...),
+    Mistake(
+        "k2_instead_of_k3",
+        lambda lp, other: (_kl(lp, other)[0], 0.5 * ((other - lp) ** 2).mean()),
+        ...,
+    ),
+    # (ρ − 1) + log ρ = k3 + 2·log ρ, y la media de log ρ es −k1.
+    Mistake("k3_last_term_sign", _k3(lambda k1, k3: k3 - 2 * k1, "k3 + 2·log ρ"), ...),
+)
+
+
+@exercise(MODULE, "kl_estimators")
+def check_kl_estimators(kl_estimators, cases=KL_CASES):
+    """``kl_estimators(log_probs, other_log_probs) → (k1, k3)``, dos escalares."""
     rows = [Mistake(m.id, _pair(m.variant), m.message) for m in KL_MISTAKES]
     check_cases(_pair(kl_estimators), "kl_estimators", cases, _pair(_kl), rows)
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 3 · la pérdida de un minilote (el valor, y aparte el gradiente)
-# ---------------------------------------------------------------------------
+# -- Ejercicio 3 · la pérdida de un minilote (el valor, y aparte el gradiente) -
 
 #: ``(semilla del problema, índices del minilote, ε, c_V, c_H)``.
 MINIBATCH_LOSS_CASES = [
@@ -351,68 +323,61 @@ def _normalized(x, unbiased=True):
     return (x - x.mean()) / (x.std(unbiased=unbiased) + 1e-8)
 
 
-def _chosen(logits, a):
-    """Las columnas de las acciones tomadas en el minilote."""
+def _advantages(change):
+    """La pérdida de referencia con las ventajas ``change(Â del lote, índices)``."""
+    return _changed(lambda a: {"advantages": change(a.batch.advantages, a.indices)})
+
+
+def _chosen(a):
+    """Los logits de las acciones tomadas en el minilote."""
+    logits = a.agent(a.batch.obs[a.indices])[0]
     return logits.gather(-1, a.batch.actions[a.indices][:, None])[:, 0]
 
 
-MINIBATCH_LOSS_MISTAKES: list[Mistake] = [
+def _absolute_value_error(agent, batch, i, e, v, h):
+    critic = (agent(batch.obs[i])[1] - batch.returns[i]).abs().mean()
+    return _minibatch(agent, batch, i, e, 0.0, h) + v * critic
+
+
+# La primera fila solo se ve en el gradiente (el valor es el bueno).
+ENTROPY_DETACHED, *MINIBATCH_LOSS_MISTAKES = with_messages(
+    """
+entropy_detached: El gradiente es el de la pérdida sin el premio a la entropía:
+    ¿calculaste la entropía con .detach() o bajo torch.no_grad()? También tiene que
+    llegar al actor.
+advantages_not_normalized: Falta normalizar las ventajas del minilote: (Â − media) /
+    (desviación típica + 1e-8), con la media y la desviación de ese minilote.
+biased_std: Normalizaste con la desviación típica sesgada (unbiased=False o
+    correction=0): el enunciado fija la de torch.std por defecto, la insesgada, que
+    divide por n − 1.
+normalized_with_whole_batch: Normalizaste con la media y la desviación de todo el lote:
+    aquí se normaliza cada minilote con las suyas.
+logits_as_log_probs: Tomaste los logits de la acción como si fueran log π(a|s): antes
+    hay que pasarlos por log_softmax (si no, no son log-probabilidades).
+entropy_sign: El premio a la entropía va con signo menos: queremos subir la entropía
+    (explorar) y el optimizador minimiza. loss = … − c_H·mean(entropía).
+missing_vf_coef: Falta multiplicar la pérdida del crítico por vf_coef (c_V).
+absolute_value_error: La pérdida del crítico es el error cuadrático medio, mean((V −
+    R)²), no el valor absoluto.
+half_value_error: Sobra el ½ en la pérdida del crítico: aquí es mean((V − R)²) y el peso
+    lo pone solo vf_coef.
+""",
     Mistake(
-        "advantages_not_normalized",
-        _changed(lambda a: {"advantages": a.batch.advantages[a.indices]}),
-        "Falta normalizar las ventajas del minilote: (Â − media) / (desviación "
-        "típica + 1e-8), con la media y la desviación de ese minilote.",
+        "entropy_detached", _changed(lambda a: {"entropy": a.entropy.detach()}), ...
     ),
-    Mistake(
-        "biased_std",
-        _changed(
-            lambda a: {"advantages": _normalized(a.batch.advantages[a.indices], False)}
-        ),
-        "Normalizaste con la desviación típica sesgada (unbiased=False o "
-        "correction=0): el enunciado fija la de torch.std por defecto, la "
-        "insesgada, que divide por n − 1.",
-    ),
+    Mistake("advantages_not_normalized", _advantages(lambda adv, i: adv[i]), ...),
+    Mistake("biased_std", _advantages(lambda adv, i: _normalized(adv[i], False)), ...),
     Mistake(
         "normalized_with_whole_batch",
-        _changed(lambda a: {"advantages": _normalized(a.batch.advantages)[a.indices]}),
-        "Normalizaste con la media y la desviación de todo el lote: aquí se "
-        "normaliza cada minilote con las suyas.",
+        _advantages(lambda adv, i: _normalized(adv)[i]),
+        ...,
     ),
-    Mistake(
-        "logits_as_log_probs",
-        _changed(
-            lambda a: {"log_probs": _chosen(a.agent(a.batch.obs[a.indices])[0], a)}
-        ),
-        "Tomaste los logits de la acción como si fueran log π(a|s): antes hay "
-        "que pasarlos por log_softmax (si no, no son log-probabilidades).",
-    ),
-    Mistake(
-        "entropy_sign",
-        _coefs(lambda e, v, h: (e, v, -h)),
-        "El premio a la entropía va con signo menos: queremos subir la entropía "
-        "(explorar) y el optimizador minimiza. loss = … − c_H·mean(entropía).",
-    ),
-    Mistake(
-        "missing_vf_coef",
-        _coefs(lambda e, v, h: (e, 1.0, h)),
-        "Falta multiplicar la pérdida del crítico por vf_coef (c_V).",
-    ),
-    Mistake(
-        "absolute_value_error",
-        lambda agent, batch, i, e, v, h: (
-            _minibatch(agent, batch, i, e, 0.0, h)
-            + v * (agent(batch.obs[i])[1] - batch.returns[i]).abs().mean()
-        ),
-        "La pérdida del crítico es el error cuadrático medio, mean((V − R)²), no "
-        "el valor absoluto.",
-    ),
-    Mistake(
-        "half_value_error",
-        _coefs(lambda e, v, h: (e, v / 2, h)),
-        "Sobra el ½ en la pérdida del crítico: aquí es mean((V − R)²) y el peso "
-        "lo pone solo vf_coef.",
-    ),
-]
+    Mistake("logits_as_log_probs", _changed(lambda a: {"log_probs": _chosen(a)}), ...),
+    Mistake("entropy_sign", _coefs(lambda e, v, h: (e, v, -h)), ...),
+    Mistake("missing_vf_coef", _coefs(lambda e, v, h: (e, 1.0, h)), ...),
+    Mistake("absolute_value_error", _absolute_value_error, ...),
+    Mistake("half_value_error", _coefs(lambda e, v, h: (e, v / 2, h)), ...),
+)
 
 # Con la pérdida recortada de referencia: cada ejercicio se califica solo.
 _MINIBATCH_USES = {"clipped_surrogate_loss": _clip, "kl_estimators": _kl}
@@ -425,10 +390,7 @@ def check_ppo_minibatch_loss(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES):
     prepared = [_minibatch_args(case) for case in cases]
 
     def run(function):
-        if function is ppo_minibatch_loss:
-            outputs = [_scalar(function, a, "ppo_minibatch_loss") for a in prepared]
-        else:
-            outputs = [function(*copy.deepcopy(a)) for a in prepared]
+        outputs = _scalars(function, prepared, "ppo_minibatch_loss")
         return [float(out.detach()) for out in outputs]
 
     def unexplained(got, want):
@@ -459,16 +421,6 @@ def check_ppo_minibatch_loss(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES):
         describe=lambda got, want: "",
         unexplained=unexplained,
     )
-
-
-#: El error típico que solo se ve en el gradiente (el valor es el bueno).
-ENTROPY_DETACHED = Mistake(
-    "entropy_detached",
-    _changed(lambda a: {"entropy": a.entropy.detach()}),
-    "El gradiente es el de la pérdida sin el premio a la entropía: "
-    "¿calculaste la entropía con .detach() o bajo torch.no_grad()? "
-    "También tiene que llegar al actor.",
-)
 
 
 @exercise(MODULE, "ppo_minibatch_loss", "el gradiente", uses=_MINIBATCH_USES)
@@ -511,9 +463,7 @@ def check_ppo_minibatch_loss_grad(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES
     )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 4 · la fase de actualización
-# ---------------------------------------------------------------------------
+# -- Ejercicio 4 · la fase de actualización ------------------------------------
 
 #: Los hiperparámetros de ``ppo_update`` en las comprobaciones (salvo lo que cada
 #: caso cambie): sin recorte del gradiente que actúe y sin parada temprana.
@@ -534,17 +484,22 @@ UPDATE_KL_CASES = [
 
 
 # candidato al núcleo: como variant_of, con opciones que dependen de la llamada.
-def _update_with(change):
-    """``ppo.ppo_update`` con lo que ``change(a)`` cambia de sus argumentos
-    (``a``: los de la llamada, por nombre): otro ``minibatch_fn``, otro
-    ``max_grad_norm``, el optimizador o el agente envueltos."""
+def _update(**changes):
+    """``ppo.ppo_update`` con los argumentos de ``changes`` cambiados: cada uno,
+    una función de los de la llamada (por nombre)."""
 
     def update(agent, optimizer, batch, generator, **settings):
-        a = dict(agent=agent, optimizer=optimizer, batch=batch, generator=generator)
-        a |= settings
-        return ppo.ppo_update(**a | change(SimpleNamespace(**a)))
+        given = dict(agent=agent, optimizer=optimizer, batch=batch, generator=generator)
+        a = SimpleNamespace(**given, **settings)
+        return ppo.ppo_update(
+            **given | settings | {k: f(a) for k, f in changes.items()}
+        )
 
     return update
+
+
+def _minibatches(minibatch_fn):
+    return _update(minibatch_fn=lambda a: minibatch_fn)
 
 
 def _strided(n, size, epochs, generator):
@@ -567,10 +522,10 @@ def _one_step_per_epoch(a):
     return SimpleNamespace(zero_grad=zero_grad, step=step)
 
 
-def _actor_only(agent):
+def _actor_only(a):
     """El agente, con ``parameters()`` solo del actor (lo que se recorta)."""
-    proxy = functools.partial(agent)
-    proxy.parameters = agent.actor.parameters
+    proxy = functools.partial(a.agent)
+    proxy.parameters = a.agent.actor.parameters
     return proxy
 
 
@@ -586,26 +541,9 @@ def _stopping(a):
     return minibatches
 
 
-def _kl_with(estimator, swapped=False):
-    """La fase de actualización, época a época, parando con otra KL
-    (``estimator``: 0 es k1 y 1 es k3; ``swapped``: los argumentos cambiados)."""
-
-    def kl(agent, batch):
-        with torch.no_grad():
-            new = ppo._log_probs_and_entropy(agent(batch.obs)[0], batch.actions)[0]
-        pair = (new, batch.log_probs) if swapped else (batch.log_probs, new)
-        return float(_kl(*pair)[estimator])
-
-    def update(agent, optimizer, batch, generator, **settings):
-        one = settings | {"n_epochs": 1, "target_kl": None}
-        target = settings["target_kl"]
-        for epoch in range(1, settings["n_epochs"] + 1):
-            ppo.ppo_update(agent, optimizer, batch, generator, **one)
-            if target is not None and kl(agent, batch) > target:
-                return epoch
-        return settings["n_epochs"]
-
-    return update
+def _batch_kl(kl_estimators):
+    """``ppo.ppo_update`` con ``ppo.batch_kl`` medida con ``kl_estimators``."""
+    return patched(ppo.ppo_update, kl_estimators=kl_estimators)
 
 
 def _epoch_not_counted(agent, optimizer, batch, generator, **settings):
@@ -615,120 +553,91 @@ def _epoch_not_counted(agent, optimizer, batch, generator, **settings):
     return epochs - (target is not None and ppo.batch_kl(agent, batch) > target)
 
 
-UPDATE_MISTAKES: list[Mistake] = [
+def _without_last(*args):
+    return [i for i in ppo.minibatch_indices(*args) if len(i) == args[1]]
+
+
+def _no_zero_grad(a):
+    return SimpleNamespace(zero_grad=lambda: None, step=a.optimizer.step)
+
+
+def _returned_n_epochs(*args, **settings):
+    ppo.ppo_update(*args, **settings)
+    return settings["n_epochs"]
+
+
+UPDATE_MISTAKES = with_messages(
+    """
+shuffled_once: Barajaste una sola vez y repetiste ese orden en todas las épocas: cada
+    época empieza con una permutación nueva del lote (y así el generador se usa una vez
+    por época).
+not_shuffled: Recorriste el lote en orden, sin barajar: cada época empieza con una
+    permutación nueva del lote, con el generador que recibes.
+dropped_last_minibatch: Te saltaste el último minilote de cada época, el más corto: cada
+    muestra se usa una vez por época, aunque el lote no sea múltiplo del tamaño del
+    minilote.
+strided_minibatches: Tus minilotes salen de la permutación a saltos (order[k::n]): cada
+    minilote es un trozo seguido de la permutación, order[0:m], order[m:2m]…, con m =
+    minibatch_size, y en ese orden.
+one_step_per_epoch: Diste un solo paso del optimizador por época, con los gradientes de
+    todos los minilotes sumados: PPO da un paso por minilote (zero_grad, backward,
+    recorte y step dentro del bucle de los minilotes).
+missing_zero_grad: Falta poner los gradientes a cero antes de cada backward: sin
+    optimizer.zero_grad(), PyTorch los suma a los del minilote anterior.
+""",
+    # La misma llamada (el mismo generador) da los mismos minilotes.
     Mistake(
         "shuffled_once",
-        # La misma llamada (el mismo generador) da los mismos minilotes.
-        _update_with(
-            lambda a: {"minibatch_fn": functools.cache(ppo.minibatch_indices)}
-        ),
-        "Barajaste una sola vez y repetiste ese orden en todas las épocas: cada "
-        "época empieza con una permutación nueva del lote (y así el generador "
-        "se usa una vez por época).",
+        _update(minibatch_fn=lambda a: functools.cache(ppo.minibatch_indices)),
+        ...,
     ),
     Mistake(
         "not_shuffled",
-        _update_with(
-            lambda a: {"minibatch_fn": lambda n, size, *_: torch.arange(n).split(size)}
-        ),
-        "Recorriste el lote en orden, sin barajar: cada época empieza con una "
-        "permutación nueva del lote, con el generador que recibes.",
+        _minibatches(lambda n, size, *_: torch.arange(n).split(size)),
+        ...,
     ),
-    Mistake(
-        "dropped_last_minibatch",
-        _update_with(
-            lambda a: {
-                "minibatch_fn": lambda *args: [
-                    i for i in ppo.minibatch_indices(*args) if len(i) == args[1]
-                ]
-            }
-        ),
-        "Te saltaste el último minilote de cada época, el más corto: cada "
-        "muestra se usa una vez por época, aunque el lote no sea múltiplo del "
-        "tamaño del minilote.",
-    ),
-    Mistake(
-        "strided_minibatches",
-        _update_with(lambda a: {"minibatch_fn": _strided}),
-        "Tus minilotes salen de la permutación a saltos (order[k::n]): cada "
-        "minilote es un trozo seguido de la permutación, order[0:m], "
-        "order[m:2m]…, con m = minibatch_size, y en ese orden.",
-    ),
+    Mistake("dropped_last_minibatch", _minibatches(_without_last), ...),
+    Mistake("strided_minibatches", _minibatches(_strided), ...),
     Mistake(
         "one_step_per_epoch",
-        _update_with(
-            lambda a: {"optimizer": _one_step_per_epoch(a), "max_grad_norm": math.inf}
-        ),
-        "Diste un solo paso del optimizador por época, con los gradientes de "
-        "todos los minilotes sumados: PPO da un paso por minilote (zero_grad, "
-        "backward, recorte y step dentro del bucle de los minilotes).",
+        _update(optimizer=_one_step_per_epoch, max_grad_norm=lambda a: math.inf),
+        ...,
     ),
-    Mistake(
-        "missing_zero_grad",
-        _update_with(
-            lambda a: {
-                "optimizer": SimpleNamespace(
-                    zero_grad=lambda: None, step=a.optimizer.step
-                )
-            }
-        ),
-        "Falta poner los gradientes a cero antes de cada backward: sin "
-        "optimizer.zero_grad(), PyTorch los suma a los del minilote anterior.",
-    ),
-]
+    Mistake("missing_zero_grad", _update(optimizer=_no_zero_grad), ...),
+)
 
-UPDATE_CLIP_MISTAKES: list[Mistake] = [
-    Mistake(
-        "gradient_not_clipped",
-        _update_with(lambda a: {"max_grad_norm": math.inf}),
-        "Los gradientes no se recortan: antes de cada paso del optimizador, la "
-        "norma del gradiente de todos los parámetros (actor y crítico juntos) "
-        "se limita a max_grad_norm. Si recortas después de optimizer.step(), ya "
-        "no sirve de nada.",
-    ),
-    Mistake(
-        "clipped_actor_only",
-        _update_with(lambda a: {"agent": _actor_only(a.agent)}),
-        "Recortaste solo el gradiente del actor: la norma que se limita es la de "
-        "todos los parámetros juntos, agent.parameters().",
-    ),
-]
+UPDATE_CLIP_MISTAKES = with_messages(
+    """
+gradient_not_clipped: Los gradientes no se recortan: antes de cada paso del optimizador,
+    la norma del gradiente de todos los parámetros (actor y crítico juntos) se limita a
+    max_grad_norm. Si recortas después de optimizer.step(), ya no sirve de nada.
+clipped_actor_only: Recortaste solo el gradiente del actor: la norma que se limita es la
+    de todos los parámetros juntos, agent.parameters().
+""",
+    Mistake("gradient_not_clipped", _update(max_grad_norm=lambda a: math.inf), ...),
+    Mistake("clipped_actor_only", _update(agent=_actor_only), ...),
+)
 
-UPDATE_KL_MISTAKES: list[Mistake] = [
-    Mistake(
-        "kl_with_k1",
-        _kl_with(0),
-        "Mediste la KL con k1: la parada temprana usa k3, que nunca es negativo.",
-    ),
-    Mistake(
-        "kl_reversed",
-        _kl_with(1, swapped=True),
-        "Mediste la KL con los argumentos cambiados: las muestras vienen de la "
-        "política vieja, así que es KL(π_θold ‖ π_θ), "
-        "kl_estimators(batch.log_probs, log π_θ).",
-    ),
-    Mistake(
-        "stopped_midway",
-        _update_with(lambda a: {"minibatch_fn": _stopping(a)}),
-        "Cortaste a mitad de una época: la KL se mide al acabar cada época, y "
-        "las épocas se hacen enteras.",
-    ),
-    Mistake(
-        "epoch_not_counted",
-        _epoch_not_counted,
-        "Paraste bien, pero contaste mal: la época tras la que la KL pasó de "
-        "target_kl se hizo entera y cuenta.",
-    ),
-    Mistake(
-        "returned_n_epochs",
-        lambda *args, **settings: [
-            ppo.ppo_update(*args, **settings),
-            settings["n_epochs"],
-        ][-1],
-        "Devuelves n_epochs aunque la KL haya cortado: devuelve cuántas épocas "
-        "se hicieron de verdad.",
-    ),
-]
+UPDATE_KL_MISTAKES = with_messages(
+    """
+kl_with_k1: Mediste la KL con k1: la parada temprana usa k3, que nunca es negativo.
+kl_reversed: Mediste la KL con los argumentos cambiados: las muestras vienen de la
+    política vieja, así que es KL(π_θold ‖ π_θ), kl_estimators(batch.log_probs,
+    log π_θ).
+stopped_midway: Cortaste a mitad de una época: la KL se mide al acabar cada época, y las
+    épocas se hacen enteras.
+epoch_not_counted: Paraste bien, pero contaste mal: la época tras la que la KL pasó de
+    target_kl se hizo entera y cuenta.
+returned_n_epochs: Devuelves n_epochs aunque la KL haya cortado: devuelve cuántas épocas
+    se hicieron de verdad.
+""",
+    # ppo.batch_kl toma el segundo: k1 en vez de k3, o KL(π_θ ‖ π_θold).
+    Mistake("kl_with_k1", _batch_kl(lambda p, q: _kl(p, q)[::-1]), ...),
+    Mistake("kl_reversed", _batch_kl(lambda p, q: _kl(q, p)), ...),
+    Mistake("stopped_midway", _update(minibatch_fn=_stopping), ...),
+    Mistake("epoch_not_counted", _epoch_not_counted, ...),
+    Mistake("returned_n_epochs", _returned_n_epochs, ...),
+)
 
 
 #: Qué etapa mirar, según qué red difiere tras la fase de actualización.
@@ -849,16 +758,9 @@ def check_ppo_update_kl(ppo_update, cases=UPDATE_KL_CASES):
     _check_update(ppo_update, cases, mistakes, what, check_epochs=True)
 
 
-# ---------------------------------------------------------------------------
-# Ejercicios 5–8 · el cuestionario (helpers/checks/quiz.py)
-# ---------------------------------------------------------------------------
+# -- Ejercicios 5–8 · el cuestionario (helpers/checks/quiz.py) -----------------
 
 #: El tipo de respuesta de cada pregunta: un número o cuatro afirmaciones.
-QUIZ_KINDS: dict[int, str] = {
-    1: "number",
-    2: "statements",
-    3: "number",
-    4: "statements",
-}
+QUIZ_KINDS = {1: "number", 2: "statements", 3: "number", 4: "statements"}
 
 check_quiz_answer = numbered_quiz(MODULE, QUIZ_KINDS)
