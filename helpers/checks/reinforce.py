@@ -53,15 +53,6 @@ def _pair(out: Any, call: str, names: str, mistake: str) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def _sample_pair(out: Any) -> tuple[Any, Any]:
-    return _pair(
-        out,
-        "sample_action(logits, u)",
-        "(acción, log-probabilidad)",
-        mistake="returns_not_pair",
-    )
-
-
 def _actions_array(actions: Any, n: int, n_actions: int) -> np.ndarray:
     values = as_array(actions, "La acción")
     if values.size != n and n == 1:
@@ -280,13 +271,22 @@ def _with_log(actions_of: Callable[..., Any]) -> Callable[..., Any]:
     return sample
 
 
-def _sampled_actions(sample_action: Callable[..., Any]) -> Callable[..., np.ndarray]:
-    """Solo las acciones de ``sample_action``, como array de enteros."""
+def _sampled(sample_action: Callable[..., Any], logits: Any, u: Any) -> tuple:
+    """``(acciones como array de enteros, log-probabilidad)`` de ``sample_action``."""
+    out = guarded_call(sample_action, "sample_action", logits, u)
+    action, log_prob = _pair(
+        out,
+        "sample_action(logits, u)",
+        "(acción, log-probabilidad)",
+        mistake="returns_not_pair",
+    )
+    n = 1 if logits.dim() == 1 else logits.shape[0]
+    return _actions_array(action, n, logits.shape[-1]), log_prob
 
+
+def _sampled_actions(sample_action: Callable[..., Any]) -> Callable[..., np.ndarray]:
     def actions(logits: torch.Tensor, u: torch.Tensor) -> np.ndarray:
-        out = guarded_call(sample_action, "sample_action", logits, u)
-        n = 1 if logits.dim() == 1 else logits.shape[0]
-        values = _actions_array(_sample_pair(out)[0], n, logits.shape[-1])
+        values = _sampled(sample_action, logits, u)[0]
         return values if logits.dim() > 1 else values.reshape(())
 
     return actions
@@ -323,8 +323,8 @@ def _log_pi_of_chosen(sample_action: Callable[..., Any]) -> Callable[..., Any]:
     eligió ``sample_action`` (una mala elección cuesta en la otra celda)."""
 
     def log_pi(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        action = _sample_pair(sample_action(logits.detach(), u))[0]
-        index = torch.as_tensor(action).long().reshape(*logits.shape[:-1], 1)
+        actions = _sampled(sample_action, logits.detach(), u)[0]
+        index = torch.as_tensor(actions).reshape(*logits.shape[:-1], 1)
         return torch.log_softmax(logits, -1).gather(-1, index).squeeze(-1)
 
     return log_pi
@@ -346,7 +346,7 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
         n_actions = logits.shape[-1]
         n = 1 if logits.dim() == 1 else logits.shape[0]
         try:
-            out = guarded_call(sample_action, "sample_action", logits, u)
+            actions, log_prob = _sampled(sample_action, logits, u)
         except (RuntimeError, IndexError) as error:
             if "out of bounds" not in str(error) and "out of range" not in str(error):
                 raise
@@ -355,8 +355,6 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
                 f"{type(error).__name__}: {error}. {_FALLBACK}",
                 "sample_no_clamp",
             )
-        action, log_prob = _sample_pair(out)
-        actions = _actions_array(action, n, n_actions)
         if not isinstance(log_prob, torch.Tensor):
             fail(
                 "La log-probabilidad debe ser un tensor de PyTorch con gradiente (la "
@@ -378,7 +376,7 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
             wrong = int(np.argmax(np.nan_to_num(np.abs(got - want), nan=np.inf)))
             _diagnose_log_prob(float(got[wrong]), rows[wrong], int(actions[wrong]))
     check_gradients(
-        _summed(lambda z, u: _sample_pair(sample_action(z, u))[1]),
+        _summed(lambda z, u: sample_action(z, u)[1]),
         "sample_action",
         LOG_PROB_GRADIENT_CASES,
         _summed(_log_pi_of_chosen(sample_action)),
@@ -572,6 +570,8 @@ returns_not_reversed: Los valores están bien pero al revés: si los calculas ha
         ...,
     ),
 )
+
+_RETURN_VARIANTS = {row.id: row.variant for row in RETURNS_MISTAKES}
 
 check_discounted_returns = values_check(
     MODULE, "discounted_returns", _RETURNS, RETURNS_MISTAKES, RETURNS_CASES
@@ -994,12 +994,11 @@ loop_returns_immediate: Pesaste cada paso con su recompensa inmediata r_t: el pe
         ...,
     ),
     Mistake("loop_returns_no_gamma", _each(lambda r, g: _RETURNS(r, 1.0)), ...),
+    # Los retornos con los errores del ejercicio 3, en el bucle.
+    Mistake("loop_returns_total", _each(_RETURN_VARIANTS["returns_total"]), ...),
     Mistake(
-        "loop_returns_total",
-        _each(lambda r, g: np.full(len(r), _RETURNS(r, g)[0])),
-        ...,
+        "loop_returns_immediate", _each(_RETURN_VARIANTS["returns_immediate"]), ...
     ),
-    Mistake("loop_returns_immediate", _each(lambda r, g: _floats(r)), ...),
 )
 
 
@@ -1036,8 +1035,6 @@ def check_reinforce_updates_grad(reinforce_updates, case="cartpole") -> None:
         )
 
     def run(implementation: Callable[..., Any]) -> np.ndarray:
-        if implementation is reinforce_updates:
-            return _flat(mine)
         return _flat(_run_loop(implementation, setup, 1, lr=0.0).optimizer.gradients[0])
 
     def unexplained(got_flat: np.ndarray, want_flat: np.ndarray) -> bool:
@@ -1221,10 +1218,11 @@ estimators_wrt_std: La segunda componente es la derivada respecto a log σ, no r
         lambda *args: (_ESTIMATORS(*args)[0], torch.zeros(2)),
         ...,
     ),
+    # Las dos estimaciones son lineales en f: sumar es promediar N·f.
     Mistake(
         "estimators_summed",
-        lambda f, mean, log_std, noise: tuple(
-            len(noise) * e for e in _ESTIMATORS(f, mean, log_std, noise)
+        lambda f, mean, log_std, noise: _ESTIMATORS(
+            lambda x: len(noise) * f(x), mean, log_std, noise
         ),
         ...,
     ),
