@@ -22,6 +22,7 @@ from helpers.checks import (
     negated,
     tensor,
     values_check,
+    with_messages,
 )
 from helpers.formatting import number
 
@@ -47,14 +48,12 @@ def make_batch(
     rewards = np.round(rng.uniform(-1.0, 1.5, shape), 1)
     values = np.round(rng.uniform(-1.0, 2.0, shape), 1)
     next_values = np.vstack([values[1:], np.round(rng.uniform(-1.0, 2.0, shape[1]), 1)])
-    terminated, truncated = np.zeros(shape), np.zeros(shape)
-    for (t, i), flags in [(p, terminated) for p in terminated_at] + [
-        (p, truncated) for p in truncated_at
-    ]:
-        flags[t, i] = 1.0
-        next_values[t, i] = np.round(rng.uniform(0.5, 2.0), 1)
     named = dict(rewards=rewards, values=values, next_values=next_values)
-    named |= dict(terminated=terminated, truncated=truncated)
+    for name, ends in (("terminated", terminated_at), ("truncated", truncated_at)):
+        named[name] = np.zeros(shape)
+        for t, i in ends:
+            named[name][t, i] = 1.0
+            next_values[t, i] = np.round(rng.uniform(0.5, 2.0), 1)
     return {key: tensor(value) for key, value in named.items()}
 
 
@@ -89,15 +88,12 @@ def _differing(mistakes: list[Mistake], cases: list, reference) -> list[Mistake]
     """Las filas que dan otra cosa que la referencia en ``cases``: una que da lo
     mismo (en una celda que mira un solo aspecto) se parecería a cualquier
     respuesta casi correcta."""
-    want = [np.asarray(reference(*c), dtype=float) for c in cases]
-    return [
-        m
-        for m in mistakes
-        if not all(
-            np.allclose(np.asarray(m.variant(*c), dtype=float), w, atol=1e-6)
-            for c, w in zip(cases, want, strict=True)
-        )
-    ]
+
+    def outputs(f):
+        return np.concatenate([np.asarray(f(*c), dtype=float).ravel() for c in cases])
+
+    want = outputs(reference)
+    return [m for m in mistakes if not np.allclose(outputs(m.variant), want, atol=1e-6)]
 
 
 # candidato al núcleo: values_check con una celda por aspecto, cada una con las
@@ -130,43 +126,32 @@ _ASPECTS = [
 
 # --- Ejercicio 1 · errores TD
 
-TD_MISTAKES = [
+TD_MISTAKES = with_messages(
+    """
+td_bootstraps_terminal: Haces bootstrap también tras un estado terminal: si terminated_t
+    = 1 no hay nada que cobrar después, el término γ·V(s_{t+1}) debe multiplicarse por
+    (1 − terminated_t).
+td_mask_reversed: Multiplicas por terminated en lugar de por (1 − terminated): así solo
+    haces bootstrap justo donde no debes.
+td_sign: El signo está al revés: δ_t = r_t + γ·V(s_{t+1}) − V(s_t) (lo obtenido menos lo
+    esperado), no al contrario.
+td_no_gamma: Falta el descuento γ delante de V(s_{t+1}).
+td_values_not_next: Usas V(s_t) donde va V(s_{t+1}): el bootstrap es con el valor del
+    estado siguiente, next_values.
+td_target_not_error: Falta restar V(s_t): eso es el objetivo TD r + γ·V(s_{t+1}), no el
+    error.
+""",
     Mistake(
-        "td_bootstraps_terminal",
-        lambda r, v, nv, term, g: _TD(r, v, nv, 0 * term, g),
-        "Haces bootstrap también tras un estado terminal: si terminated_t = 1 no "
-        "hay nada que cobrar después, el término γ·V(s_{t+1}) debe multiplicarse "
-        "por (1 − terminated_t).",
+        "td_bootstraps_terminal", lambda r, v, nv, te, g: _TD(r, v, nv, 0 * te, g), ...
     ),
+    Mistake("td_mask_reversed", lambda r, v, nv, te, g: _TD(r, v, nv, 1 - te, g), ...),
+    Mistake("td_sign", negated(_TD), ...),
+    Mistake("td_no_gamma", lambda r, v, nv, te, g: _TD(r, v, nv, te, 1.0), ...),
+    Mistake("td_values_not_next", lambda r, v, nv, te, g: _TD(r, v, v, te, g), ...),
     Mistake(
-        "td_mask_reversed",
-        lambda r, v, nv, term, g: _TD(r, v, nv, 1 - term, g),
-        "Multiplicas por terminated en lugar de por (1 − terminated): así solo "
-        "haces bootstrap justo donde no debes.",
+        "td_target_not_error", lambda r, v, nv, te, g: _TD(r, 0 * v, nv, te, g), ...
     ),
-    Mistake(
-        "td_sign",
-        negated(_TD),
-        "El signo está al revés: δ_t = r_t + γ·V(s_{t+1}) − V(s_t) (lo obtenido "
-        "menos lo esperado), no al contrario.",
-    ),
-    Mistake(
-        "td_no_gamma",
-        lambda r, v, nv, term, g: _TD(r, v, nv, term, 1.0),
-        "Falta el descuento γ delante de V(s_{t+1}).",
-    ),
-    Mistake(
-        "td_values_not_next",
-        lambda r, v, nv, term, g: _TD(r, v, v, term, g),
-        "Usas V(s_t) donde va V(s_{t+1}): el bootstrap es con el valor del estado "
-        "siguiente, next_values.",
-    ),
-    Mistake(
-        "td_target_not_error",
-        lambda r, v, nv, term, g: _TD(r, 0 * v, nv, term, g),
-        "Falta restar V(s_t): eso es el objetivo TD r + γ·V(s_{t+1}), no el error.",
-    ),
-]
+)
 
 check_td_errors = values_check(
     MODULE,
@@ -175,50 +160,52 @@ check_td_errors = values_check(
     TD_MISTAKES,
     _cases(BATCHES, "rewards values next_values terminated", [0.9, 0.5, 0.99]),
     atol=1e-5,
-    doc="Comprueba ``td_errors(rewards, values, next_values, terminated, gamma)``.",
 )
 
 
 # --- Ejercicio 2 · retornos de n pasos
 
-N_STEP_MISTAKES = [
+N_STEP_MISTAKES = with_messages(
+    """
+n_step_leaks: La suma sigue después de un final de episodio: las recompensas del
+    episodio siguiente (la misma columna, tras terminated o truncated) no son tuyas.
+    Corta la suma en el primer paso con terminated o truncated.
+n_step_bootstraps_terminal: Haces bootstrap tras un estado terminal: si el episodio
+    termina (terminated = 1) el valor de cola es 0, no next_values.
+n_step_truncated_as_terminal: Tratas truncated como terminated: si el episodio se cortó
+    por tiempo, el estado final valía algo y hay que sumar γ^m·next_values de ese paso.
+n_step_tail_power: El valor de cola va descontado con γ^m (m = número de recompensas
+    sumadas), no con γ^(m−1).
+n_step_ignores_n: No paras a los n pasos: eso es el retorno hasta el final del bloque.
+    Tras n recompensas, suma γ^n·V(s_{t+n}) y para.
+""",
     Mistake(
         "n_step_leaks",
         # Sin cortar nunca; solo la cola del último paso mira terminated.
-        lambda r, nv, term, trunc, n, g: _N_STEP(
-            r, (1 - term) * nv, 0 * term, 0 * trunc, n, g
-        ),
-        "La suma sigue después de un final de episodio: las recompensas del "
-        "episodio siguiente (la misma columna, tras terminated o truncated) no son "
-        "tuyas. Corta la suma en el primer paso con terminated o truncated.",
+        lambda r, nv, te, tr, n, g: _N_STEP(r, (1 - te) * nv, 0 * te, 0 * tr, n, g),
+        ...,
     ),
     Mistake(
         "n_step_bootstraps_terminal",
-        lambda r, nv, term, trunc, n, g: _N_STEP(r, nv, 0 * term, term + trunc, n, g),
-        "Haces bootstrap tras un estado terminal: si el episodio termina "
-        "(terminated = 1) el valor de cola es 0, no next_values.",
+        lambda r, nv, te, tr, n, g: _N_STEP(r, nv, 0 * te, te + tr, n, g),
+        ...,
     ),
     Mistake(
         "n_step_truncated_as_terminal",
-        lambda r, nv, term, trunc, n, g: _N_STEP(
-            r, nv, torch.maximum(term, trunc), trunc, n, g
-        ),
-        "Tratas truncated como terminated: si el episodio se cortó por tiempo, el "
-        "estado final valía algo y hay que sumar γ^m·next_values de ese paso.",
+        lambda r, nv, te, tr, n, g: _N_STEP(r, nv, torch.maximum(te, tr), tr, n, g),
+        ...,
     ),
     Mistake(
         "n_step_tail_power",
-        lambda r, nv, term, trunc, n, g: _N_STEP(r, nv / g, term, trunc, n, g),
-        "El valor de cola va descontado con γ^m (m = número de recompensas "
-        "sumadas), no con γ^(m−1).",
+        lambda r, nv, te, tr, n, g: _N_STEP(r, nv / g, te, tr, n, g),
+        ...,
     ),
     Mistake(
         "n_step_ignores_n",
-        lambda r, nv, term, trunc, n, g: _N_STEP(r, nv, term, trunc, len(r), g),
-        "No paras a los n pasos: eso es el retorno hasta el final del bloque. Tras "
-        "n recompensas, suma γ^n·V(s_{t+n}) y para.",
+        lambda r, nv, te, tr, n, g: _N_STEP(r, nv, te, tr, len(r), g),
+        ...,
     ),
-]
+)
 
 N_STEP_KEYS = "rewards next_values terminated truncated"
 _NS, _GAMMAS = [3, 2, 6, 1], [0.9, 0.8, 0.7, 0.5]
@@ -254,64 +241,69 @@ def _gae_forward(r, v, nv, term, trunc, g, lam):
     return _recursion(_TD(r, v, nv, term, g).flip(0), before.flip(0), g, lam).flip(0)
 
 
-GAE_MISTAKES = [
+GAE_MISTAKES = with_messages(
+    """
+gae_truncation_leaks: Solo cortas la recursión con terminated: un truncamiento también
+    cierra el episodio, y la ventaja del siguiente no debe sumarse a la de este.
+gae_leaks: La ventaja se filtra entre episodios: al recorrer hacia atrás, la suma debe
+    reiniciarse tras cada final (multiplica el término γλ·Â_{t+1} por 1 − done_t, con
+    done_t = terminated_t o truncated_t).
+gae_bootstraps_terminal: Haces bootstrap tras un estado terminal: en δ_t, γ·V(s_{t+1})
+    va multiplicado por (1 − terminated_t).
+gae_no_bootstrap_truncated: No haces bootstrap tras un truncamiento: si el episodio se
+    cortó por tiempo, δ_t = r_t + γ·V(s_{t+1}) − V(s_t) con el valor de la observación
+    final (next_values). Solo terminated anula ese término.
+gae_swapped: Has cambiado γ por λ: el error TD se descuenta con γ, δ_t = r_t +
+    γ·V(s_{t+1}) − V(s_t), y la suma con γ·λ.
+gae_forward: Recorres el tiempo en la dirección equivocada: Â_t depende de los pasos
+    futuros, Â_t = δ_t + γλ·Â_{t+1}; empieza por el último paso (reversed(range(T))).
+gae_no_lambda: Falta λ en la recursión: Â_t = δ_t + γ·λ·Â_{t+1}. Sin λ calculas siempre
+    el caso λ = 1.
+gae_no_gamma: Falta γ en la recursión: Â_t = δ_t + γ·λ·Â_{t+1}, no δ_t + λ·Â_{t+1}.
+""",
     # Primero: sin estados terminales, no reiniciar nunca y reiniciar solo con
     # terminated dan lo mismo, y este es el diagnóstico más preciso.
     Mistake(
         "gae_truncation_leaks",
         lambda r, v, nv, te, tr, g, lm: _GAE(r, v, nv, te, 0 * tr, g, lm),
-        "Solo cortas la recursión con terminated: un truncamiento también cierra "
-        "el episodio, y la ventaja del siguiente no debe sumarse a la de este.",
+        ...,
     ),
     Mistake(
         "gae_leaks",
         lambda r, v, nv, te, tr, g, lm: _recursion(_TD(r, v, nv, te, g), 0 * r, g, lm),
-        "La ventaja se filtra entre episodios: al recorrer hacia atrás, la suma "
-        "debe reiniciarse tras cada final (multiplica el término γλ·Â_{t+1} por "
-        "1 − done_t, con done_t = terminated_t o truncated_t).",
+        ...,
     ),
     Mistake(
         "gae_bootstraps_terminal",
         lambda r, v, nv, te, tr, g, lm: _GAE(r, v, nv, 0 * te, te + tr, g, lm),
-        "Haces bootstrap tras un estado terminal: en δ_t, γ·V(s_{t+1}) va "
-        "multiplicado por (1 − terminated_t).",
+        ...,
     ),
     Mistake(
         "gae_no_bootstrap_truncated",
         lambda r, v, nv, te, tr, g, lm: _GAE(
             r, v, nv, torch.maximum(te, tr), tr, g, lm
         ),
-        "No haces bootstrap tras un truncamiento: si el episodio se cortó por "
-        "tiempo, δ_t = r_t + γ·V(s_{t+1}) − V(s_t) con el valor de la observación "
-        "final (next_values). Solo terminated anula ese término.",
+        ...,
     ),
     Mistake(
         "gae_swapped",
         lambda r, v, nv, te, tr, g, lm: _GAE(r, v, nv, te, tr, lm, g),
-        "Has cambiado γ por λ: el error TD se descuenta con γ, "
-        "δ_t = r_t + γ·V(s_{t+1}) − V(s_t), y la suma con γ·λ.",
+        ...,
     ),
-    Mistake(
-        "gae_forward",
-        _gae_forward,
-        "Recorres el tiempo en la dirección equivocada: Â_t depende de los pasos "
-        "futuros, Â_t = δ_t + γλ·Â_{t+1}; empieza por el último paso "
-        "(reversed(range(T))).",
-    ),
+    Mistake("gae_forward", _gae_forward, ...),
     Mistake(
         "gae_no_lambda",
         lambda r, v, nv, te, tr, g, lm: _GAE(r, v, nv, te, tr, g, 1.0),
-        "Falta λ en la recursión: Â_t = δ_t + γ·λ·Â_{t+1}. Sin λ calculas "
-        "siempre el caso λ = 1.",
+        ...,
     ),
     Mistake(
         "gae_no_gamma",
         lambda r, v, nv, te, tr, g, lm: _recursion(
             _TD(r, v, nv, te, g), torch.maximum(te, tr), 1.0, lm
         ),
-        "Falta γ en la recursión: Â_t = δ_t + γ·λ·Â_{t+1}, no δ_t + λ·Â_{t+1}.",
+        ...,
     ),
-]
+)
 
 GAE_KEYS = "rewards values next_values terminated truncated"
 # Si tu gae llama a tu td_errors, se comprueba con la de referencia en su lugar:
@@ -359,62 +351,56 @@ LOSS_CASES = [
     loss_case(1, 9, value_coef=0.25, entropy_coef=0.1),
 ]
 
-LOSS_MISTAKES = [
+LOSS_MISTAKES = with_messages(
+    """
+loss_advantage_attached: La ventaja no está separada del grafo: Â = R − V(s) depende del
+    crítico, y sin .detach() el término del actor empuja también a V (el gradiente de
+    values no es solo el de la regresión). Usa advantages.detach().
+loss_policy_sign: El signo del término del actor: la pérdida es −mean(log π·Â) (el
+    optimizador minimiza; queremos subir log π donde Â > 0).
+loss_entropy_sign: El premio a la entropía va con signo menos en la pérdida (− c_H·H):
+    al minimizar, la entropía debe subir, no bajar.
+loss_no_value_coef: Falta el coeficiente value_coef delante de la pérdida del crítico.
+loss_sum: Sumas en lugar de promediar: usa .mean() en los tres términos, para que la
+    escala no dependa del tamaño del bloque.
+loss_value_abs: La pérdida del crítico es el error cuadrático medio, mean((V − R)²), no
+    el error absoluto.
+loss_no_entropy: Falta el premio a la entropía: − entropy_coef · mean(entropy).
+""",
     Mistake(
         "loss_advantage_attached",
         # El mismo valor; el gradiente de −mean(log π·Â) llega también a Â.
         lambda lp, v, a, *rest: _LOSS(lp, v, a, *rest) - (lp * (a - a.detach())).mean(),
-        "La ventaja no está separada del grafo: Â = R − V(s) depende del crítico, "
-        "y sin .detach() el término del actor empuja también a V (el gradiente de "
-        "values no es solo el de la regresión). Usa advantages.detach().",
+        ...,
     ),
-    Mistake(
-        "loss_policy_sign",
-        lambda lp, *rest: _LOSS(-lp, *rest),
-        "El signo del término del actor: la pérdida es −mean(log π·Â) (el "
-        "optimizador minimiza; queremos subir log π donde Â > 0).",
-    ),
-    Mistake(
-        "loss_entropy_sign",
-        lambda *args: _LOSS(*args[:6], -args[6]),
-        "El premio a la entropía va con signo menos en la pérdida (− c_H·H): al "
-        "minimizar, la entropía debe subir, no bajar.",
-    ),
-    Mistake(
-        "loss_no_value_coef",
-        lambda *args: _LOSS(*args[:5], 1.0, args[6]),
-        "Falta el coeficiente value_coef delante de la pérdida del crítico.",
-    ),
-    Mistake(
-        "loss_sum",
-        lambda *args: len(args[0]) * _LOSS(*args),
-        "Sumas en lugar de promediar: usa .mean() en los tres términos, para que "
-        "la escala no dependa del tamaño del bloque.",
-    ),
+    Mistake("loss_policy_sign", lambda lp, *rest: _LOSS(-lp, *rest), ...),
+    Mistake("loss_entropy_sign", lambda *args: _LOSS(*args[:6], -args[6]), ...),
+    Mistake("loss_no_value_coef", lambda *args: _LOSS(*args[:5], 1.0, args[6]), ...),
+    Mistake("loss_sum", lambda *args: len(args[0]) * _LOSS(*args), ...),
     Mistake(
         "loss_value_abs",
         lambda lp, v, a, r, h, c_v, c_h: (
             _LOSS(lp, v, a, r, h, 0.0, c_h) + c_v * (v - r.detach()).abs().mean()
         ),
-        "La pérdida del crítico es el error cuadrático medio, mean((V − R)²), no "
-        "el error absoluto.",
+        ...,
     ),
-    Mistake(
-        "loss_no_entropy",
-        lambda *args: _LOSS(*args[:6], 0.0),
-        "Falta el premio a la entropía: − entropy_coef · mean(entropy).",
-    ),
-]
+    Mistake("loss_no_entropy", lambda *args: _LOSS(*args[:6], 0.0), ...),
+)
 
 #: Sin un error típico que lo explique, lo que se le recuerda al estudiante.
 LOSS_REMINDER = (
     "Recuerda: −mean(log π·Â) + value_coef·mean((V − R)²) − entropy_coef·mean(H)."
 )
+NOT_SCALAR = "La pérdida debe ser un escalar (un solo número){}. ¿Falta un promedio?"
+
+
+def _copies(case: tuple) -> list:
+    return [x.clone() if torch.is_tensor(x) else x for x in case]
 
 
 def _loss_value(loss_fn, case) -> float:
     """El valor de la pérdida en un caso, o un fallo si no es un número."""
-    loss = loss_fn(*(x.clone() if torch.is_tensor(x) else x for x in case))
+    loss = loss_fn(*_copies(case))
     try:
         shape = tuple(torch.as_tensor(loss).shape)
     except (TypeError, ValueError, RuntimeError):
@@ -425,11 +411,7 @@ def _loss_value(loss_fn, case) -> float:
             "loss_not_number",
         )
     if np.prod(shape) != 1:
-        fail(
-            "La pérdida debe ser un escalar (un solo número); tiene forma "
-            f"{shape}. ¿Falta un promedio?",
-            "loss_not_scalar",
-        )
+        fail(NOT_SCALAR.format(f"; tiene forma {shape}"), "loss_not_scalar")
     return float(torch.as_tensor(loss).detach().reshape(()))
 
 
@@ -441,10 +423,8 @@ def check_actor_critic_loss(actor_critic_loss, cases=None) -> None:
 
     def describe(got: list[float], want: list[float]) -> str:
         i = int(np.argmax(np.abs(np.subtract(got, want)) > 1e-5))
-        return (
-            f"En un bloque de prueba la pérdida vale {number(want[i], 5)} y la "
-            f"tuya {number(got[i], 5)}."
-        )
+        mine, right = number(got[i], 5), number(want[i], 5)
+        return f"En un bloque de prueba la pérdida vale {right} y la tuya {mine}."
 
     def unexplained(got: list[float], want: list[float]) -> None:
         fail(f"{describe(got, want)}\n{LOSS_REMINDER}", "loss_wrong_value")
@@ -465,9 +445,7 @@ def check_actor_critic_loss_grad(actor_critic_loss, cases=None) -> None:
     """Comprueba los gradientes de ``actor_critic_loss``: llegan a la política,
     al crítico y a la entropía; la ventaja y los objetivos son constantes."""
     cases = cases or LOSS_CASES
-    loss = actor_critic_loss(
-        *(x.clone() if torch.is_tensor(x) else x for x in cases[0])
-    )
+    loss = actor_critic_loss(*_copies(cases[0]))
     if not isinstance(loss, torch.Tensor):
         fail(
             "La pérdida debe ser un tensor de PyTorch con gradiente (es "
@@ -485,11 +463,7 @@ def check_actor_critic_loss_grad(actor_critic_loss, cases=None) -> None:
         hint=LOSS_REMINDER,
         # La ventaja llega calculada con el crítico, Â = R − V, como en un bucle.
         attach=lambda args: {"advantages": args["returns"].detach() - args["values"]},
-        wrong_shape=Diagnosis(
-            id="loss_not_scalar",
-            message="La pérdida debe ser un escalar (un solo número). ¿Falta un "
-            "promedio?",
-        ),
+        wrong_shape=Diagnosis(id="loss_not_scalar", message=NOT_SCALAR.format("")),
         without_gradient=Diagnosis(
             id="loss_no_grad",
             message="Tu pérdida no tiene gradiente: ¿separaste log_probs, values o "
