@@ -19,7 +19,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from helpers import bandits, dqn, gridworld
+from helpers import dqn, gridworld
+from helpers.bandits import epsilon_greedy
 from helpers.checks import (
     Diagnosis,
     Flow,
@@ -303,10 +304,9 @@ def _compare_episodes(got, want, described: str) -> str | None:
 
 
 def _check_episodes(student, rows, case, zero, max_steps, described, order=True):
-    """Los episodios de ``case`` del estudiante (en un tablero vigilado), de la
-    referencia y de cada error típico, desde una tabla de ceros (``zero``) o
-    no; con ``order``, misma duración y retorno con otra tabla es
-    «episode_wrong_order»."""
+    """Los episodios de ``case`` (el estudiante, en un tablero vigilado) desde una
+    tabla de ceros o no (``zero``); con ``order``, misma duración y retorno con otra
+    tabla es «episode_wrong_order»."""
     start = np.zeros((20, 4)) if zero else _episode_table(case[0], 20, 4)
 
     def run(function: Any) -> Any:
@@ -330,10 +330,7 @@ def _check_episodes(student, rows, case, zero, max_steps, described, order=True)
     )
 
 
-EPISODE_USES = {
-    "q_learning_update": ref_update,
-    "epsilon_greedy": bandits.epsilon_greedy,
-}
+EPISODE_USES = {"q_learning_update": ref_update, "epsilon_greedy": epsilon_greedy}
 
 
 @exercise(MODULE, "q_learning_episode", uses=EPISODE_USES)
@@ -390,17 +387,11 @@ epsilon_integer_division: ¿División entera? step // duration vale 0 hasta el f
 """,
     # la recta, sin min(·, 1)
     Mistake("epsilon_no_clip", lambda t, s, e, d: s + t / d * (e - s), ...),
-    Mistake(
-        "epsilon_off_by_one_end", lambda t, s, e, d: ref_epsilon(t, s, e, d - 1), ...
-    ),
-    Mistake(
-        "epsilon_off_by_one_start", lambda t, s, e, d: ref_epsilon(t + 1, s, e, d), ...
-    ),
+    Mistake("epsilon_off_by_one_end", lambda *a: ref_epsilon(*a[:3], a[3] - 1), ...),
+    Mistake("epsilon_off_by_one_start", lambda t, *a: ref_epsilon(t + 1, *a), ...),
     Mistake("epsilon_reversed", lambda t, s, e, d: ref_epsilon(t, e, s, d), ...),
     Mistake(
-        "epsilon_integer_division",
-        lambda t, s, e, d: ref_epsilon(t - t % d, s, e, d),
-        ...,
+        "epsilon_integer_division", lambda t, *a: ref_epsilon(t - t % a[2], *a), ...
     ),
 )
 
@@ -503,14 +494,8 @@ def tagged_buffer(
     return buffer
 
 
-#: Cada campo del lote: si lleva el eje de la observación (``D``) y su dtype.
-BATCH_FIELDS = {
-    "observations": (True, torch.float32),
-    "actions": (False, torch.int64),
-    "rewards": (False, torch.float32),
-    "next_observations": (True, torch.float32),
-    "terminated": (False, torch.float32),
-}
+#: Las claves del lote: las de observaciones, de forma (B, obs_dim); las demás, (B,).
+BATCH_FIELDS = ("observations", "actions", "rewards", "next_observations", "terminated")
 
 
 def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
@@ -532,22 +517,22 @@ def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
                 "de PyTorch (por ejemplo torch.as_tensor(...)).",
                 "batch_not_tensor",
             )
-    for key, (wide, _) in BATCH_FIELDS.items():
-        shape = (batch_size, obs_dim) if wide else (batch_size,)
+    for key in BATCH_FIELDS:
+        shape = (batch_size, obs_dim) if "observations" in key else (batch_size,)
         if tuple(batch[key].shape) != shape:
             fail(
                 f"batch['{key}'] tiene forma {tuple(batch[key].shape)}; debía ser "
                 f"{shape} (batch_size = {batch_size}, obs_dim = {obs_dim}).",
                 "batch_wrong_shape",
             )
-    for key, (_, dtype) in BATCH_FIELDS.items():
-        if batch[key].dtype != dtype and dtype == torch.int64:
+    for key in BATCH_FIELDS:
+        if key == "actions" and batch[key].dtype != torch.int64:
             fail(
                 f"batch['{key}'] es {batch[key].dtype}; debe ser torch.int64: "
                 "gather solo acepta índices enteros int64.",
                 "batch_actions_not_int64",
             )
-        if batch[key].dtype != dtype:
+        if key != "actions" and batch[key].dtype != torch.float32:
             fail(
                 f"batch['{key}'] es {batch[key].dtype}; debe ser torch.float32, el "
                 "tipo de los pesos de la red (float64 daría un error al mezclarlos).",
@@ -681,17 +666,16 @@ def _named(value: Any, label: str) -> Any:
 
 
 def _loss_cases(cases: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """Los argumentos de ``dqn_loss`` de cada caso (semilla, B, obs_dim,
-    n_actions, gamma)."""
+    """Los argumentos de ``dqn_loss`` de cada caso."""
     built = []
     for seed, size, obs_dim, n_actions, gamma in cases:
         q_network, target_network, batch = loss_problem(seed, size, obs_dim, n_actions)
         label = f"<lote de prueba {seed}: {size} transiciones, {n_actions} acciones>"
-        networks = (
+        q_network, target_network = (
             _named(q_network, "q_network"),
             _named(target_network, "target_network"),
         )
-        built.append((*networks, _named(batch, label), gamma))
+        built.append((q_network, target_network, _named(batch, label), gamma))
     return built
 
 
