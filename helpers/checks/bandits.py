@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -20,17 +19,17 @@ from helpers.checks import (
     exercise,
     fail,
     on_output,
+    patched,
     python_number,
     values_check,
     variant_of,
+    with_messages,
 )
 from helpers.formatting import number, numbers, percent
 
 MODULE = "01_bandidos"
 
-# ---------------------------------------------------------------------------
-# Ejercicio 1 · media incremental
-# ---------------------------------------------------------------------------
+# --- Ejercicio 1 · media incremental
 
 _mean = bandits.incremental_mean
 
@@ -38,47 +37,29 @@ check_incremental_mean = values_check(
     MODULE,
     "incremental_mean",
     _mean,
-    [
-        Mistake(
-            "mean_not_divided",
-            lambda q, r, n: _mean(q, r, 1),
-            "¿Olvidaste dividir por count? Así la estimación es solo la última "
-            "recompensa.",
-        ),
-        Mistake(
-            "mean_count_minus_one",
-            lambda q, r, n: _mean(q, r, n - 1),
-            "¿Dividiste entre count − 1? count ya cuenta la recompensa nueva.",
-        ),
-        Mistake(
-            "mean_count_plus_one",
-            lambda q, r, n: _mean(q, r, n + 1),
-            "¿Dividiste entre count + 1? count ya cuenta la recompensa nueva.",
-        ),
-        Mistake(
-            "mean_sign",
-            lambda q, r, n: _mean(q, 2 * q - r, n),  # Q − (R − Q)/n
-            "¿El signo? La estimación debe moverse hacia la recompensa: Q + (R − Q)/n.",
-        ),
-        Mistake(
-            "mean_of_two",
-            lambda q, r, n: _mean(q, r, 2),
-            "Eso es la media entre la estimación y "
-            "la recompensa: la recompensa nueva pesa 1/count, no 1/2.",
-        ),
-        Mistake(
-            "mean_times_count",
-            lambda q, r, n: _mean(q, r, 1 / n),
-            "¿Multiplicaste por count en vez de dividir?",
-        ),
-    ],
+    with_messages(
+        """
+mean_not_divided: ¿Olvidaste dividir por count? Así la estimación es solo la última
+    recompensa.
+mean_count_minus_one: ¿Dividiste entre count − 1? count ya cuenta la recompensa nueva.
+mean_count_plus_one: ¿Dividiste entre count + 1? count ya cuenta la recompensa nueva.
+mean_sign: ¿El signo? La estimación debe moverse hacia la recompensa: Q + (R − Q)/n.
+mean_of_two: Eso es la media entre la estimación y la recompensa: la recompensa nueva
+    pesa 1/count, no 1/2.
+mean_times_count: ¿Multiplicaste por count en vez de dividir?
+""",
+        Mistake("mean_not_divided", lambda q, r, n: _mean(q, r, 1), ...),
+        Mistake("mean_count_minus_one", lambda q, r, n: _mean(q, r, n - 1), ...),
+        Mistake("mean_count_plus_one", lambda q, r, n: _mean(q, r, n + 1), ...),
+        Mistake("mean_sign", lambda q, r, n: _mean(q, 2 * q - r, n), ...),
+        Mistake("mean_of_two", lambda q, r, n: _mean(q, r, 2), ...),
+        Mistake("mean_times_count", lambda q, r, n: _mean(q, r, 1 / n), ...),
+    ),
     # El último, con decimales que no acaban: un redondeo no pasa desapercibido.
     [(2.0, 5.0, 4), (0.0, 1.0, 1), (3.0, -1.0, 2), (1.5, 1.5, 7), (1.0, 2.0, 3)],
 )
 
-# ---------------------------------------------------------------------------
-# Ejercicio 2 · ε-greedy con desempate al azar
-# ---------------------------------------------------------------------------
+# --- Ejercicio 2 · ε-greedy con desempate al azar
 
 
 def _frequencies(epsilon_greedy, q_values, epsilon, n, seed) -> np.ndarray:
@@ -109,112 +90,92 @@ def _action(value: Any) -> int:
     return as_int(value, "La acción")
 
 
+#: Los diagnósticos de epsilon_greedy; {f}: las frecuencias de cada brazo.
+_FREQUENCY_SAID = {
+    "global_random": "Con el mismo rng (misma semilla) tu función eligió brazos "
+    "distintos. ¿Usaste np.random o random en lugar del rng que recibes como "
+    "argumento?",
+    "explores_when_greedy": "Con ε = 0 no debías explorar nunca, pero elegiste brazos "
+    "al azar (frecuencias: {f}). ¿Comparas al revés? Explora solo cuando "
+    "rng.random() < ε.",
+    "argmin": "Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1 y elegiste "
+    "otro. ¿Usaste argmin en vez de argmax? Frecuencias: {f}.",
+    "greedy_wrong_arm": "Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1; "
+    "frecuencias: {f}. ¿Exploras aunque ε valga 0? Usa el ε que recibes como "
+    "argumento, no uno escrito a mano.",
+    "ties_first_max": "Con ε = 0 y Q = [3, 1, 3, 3] elegiste siempre el brazo 0. "
+    "np.argmax devuelve siempre el primer máximo: desempata al azar entre los brazos "
+    "empatados (por ejemplo con np.flatnonzero(q == q.max()) y rng.choice).",
+    "ties_not_uniform": "Con ε = 0 y Q = [3, 1, 3, 3] los brazos 0, 2 y 3 deberían "
+    "salir cada uno ≈ 1/3 de las veces y el 1 nunca. Frecuencias: {f}.",
+    "ties_noise_too_large": "Con ε = 0 y Q = [0,50; 0,52; 0,10] debías elegir siempre "
+    "el brazo 1, el único máximo; frecuencias: {f}. ¿Desempatas sumando ruido a Q? "
+    "Un ruido que no es diminuto cambia el orden de dos brazos que no estaban "
+    "empatados: reúne los empatados (np.flatnonzero(q == q.max())) y deja que rng "
+    "elija uno.",
+    "epsilon_inverted": "Con ε = 1 debías explorar siempre, pero casi siempre elegiste "
+    "el mejor brazo. ¿La rama que explora se queda sin efecto (falta un else o un "
+    "return), o al explorar das más peso a los brazos de Q alto? Explora cuando "
+    "rng.random() < ε, con un brazo uniforme entre los k.",
+    "explore_excludes_best": "Con ε = 1 nunca elegiste el mejor brazo. Al explorar, "
+    "elige uniforme entre todos los brazos, también el mejor.",
+    "explore_not_uniform": "Con ε = 1 y 5 brazos cada brazo debería salir ≈ 20 % de "
+    "las veces. Frecuencias: {f}.",
+    "wrong_best_frequency": "Con ε = 0,2 y 4 brazos, el mejor debería salir "
+    "1 − ε + ε/4 = 85 % de las veces; salió {f}.",
+}
+
+
+def _expect(ok: bool, mistake: str, f: str = "") -> None:
+    """Falla con el diagnóstico ``mistake`` de :data:`_FREQUENCY_SAID` si no ``ok``."""
+    if not ok:
+        fail(_FREQUENCY_SAID[mistake].format(f=f), mistake)
+
+
 @exercise(MODULE, "epsilon_greedy")
 def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> None:
     """Comprueba ``epsilon_greedy(q_values, epsilon, rng)`` con frecuencias."""
+
+    def frequencies(q_values, epsilon, n, offset) -> np.ndarray:
+        return _frequencies(epsilon_greedy, q_values, epsilon, n, seed + offset)
+
     # 1. Usa el rng que recibe: mismas semillas, mismas elecciones.
     q, runs = np.array([1.0, 1.0, 1.0, 0.0]), []
     for rng in (np.random.default_rng(seed), np.random.default_rng(seed)):
-        choose = functools.partial(call, epsilon_greedy, "epsilon_greedy", q, 0.5, rng)
-        runs.append([_action(choose()) for _ in range(60)])
-    if runs[0] != runs[1]:
-        fail(
-            "Con el mismo rng (misma semilla) tu función eligió brazos distintos. "
-            "¿Usaste np.random o random en lugar del rng que recibes como argumento?",
-            "global_random",
-        )
+        args = (epsilon_greedy, "epsilon_greedy", q, 0.5, rng)
+        runs.append([_action(call(*args)) for _ in range(60)])
+    _expect(runs[0] == runs[1], mistake="global_random")
     # 2. Sin exploración elige el mejor brazo, no el peor.
-    greedy = _frequencies(epsilon_greedy, [1.0, 5.0, 2.0], 0.0, 200, seed)
+    greedy = frequencies([1.0, 5.0, 2.0], 0.0, 200, 0)
     shown = numbers(greedy, 2)
-    if greedy.max() < 0.6:
-        fail(
-            "Con ε = 0 no debías explorar nunca, pero elegiste brazos al azar "
-            f"(frecuencias: {shown}). ¿Comparas al revés? Explora "
-            "solo cuando rng.random() < ε.",
-            "explores_when_greedy",
-        )
-    if greedy[0] == 1.0 or greedy[2] == 1.0:
-        fail(
-            "Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1 y elegiste "
-            f"otro. ¿Usaste argmin en vez de argmax? Frecuencias: {shown}.",
-            "argmin",
-        )
-    if greedy[1] != 1.0:
-        fail(
-            f"Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1; "
-            f"frecuencias: {shown}. ¿Exploras aunque ε valga 0? Usa "
-            "el ε que recibes como argumento, no uno escrito a mano.",
-            "greedy_wrong_arm",
-        )
+    _expect(greedy.max() >= 0.6, mistake="explores_when_greedy", f=shown)
+    _expect(greedy[0] < 1 and greedy[2] < 1, mistake="argmin", f=shown)
+    _expect(greedy[1] == 1, mistake="greedy_wrong_arm", f=shown)
     # 3. Los empates se deshacen al azar. Tamaños elegidos para ≥ 4 errores
     # típicos de margen en cada tolerancia (y una comprobación barata: se
     # ejecuta en cada entrega al calificar).
-    ties = _frequencies(epsilon_greedy, [3.0, 1.0, 3.0, 3.0], 0.0, 2000, seed + 1)
-    if ties[0] == 1.0:
-        fail(
-            "Con ε = 0 y Q = [3, 1, 3, 3] elegiste siempre el brazo 0. np.argmax "
-            "devuelve siempre el primer máximo: desempata al azar entre los brazos "
-            "empatados (por ejemplo con np.flatnonzero(q == q.max()) y rng.choice).",
-            "ties_first_max",
-        )
-    if ties[1] > 0 or np.abs(ties[[0, 2, 3]] - 1 / 3).max() > 0.05:
-        fail(
-            "Con ε = 0 y Q = [3, 1, 3, 3] los brazos 0, 2 y 3 deberían salir cada uno "
-            f"≈ 1/3 de las veces y el 1 nunca. Frecuencias: {numbers(ties, 3)}.",
-            "ties_not_uniform",
-        )
+    ties = frequencies([3.0, 1.0, 3.0, 3.0], 0.0, 2000, 1)
+    _expect(ties[0] < 1, mistake="ties_first_max")
+    uniform = ties[1] == 0 and np.abs(ties[[0, 2, 3]] - 1 / 3).max() <= 0.05
+    _expect(uniform, mistake="ties_not_uniform", f=numbers(ties, 3))
     # El desempate no puede tocar a los que no empatan: un ruido sumado a Q que
     # no es diminuto cambia el orden de dos valores cercanos.
-    near_q = [0.5, 0.52, 0.1]
-    near = _frequencies(epsilon_greedy, near_q, 0.0, 200, seed + 4)
-    if near[1] != 1.0:
-        fail(
-            f"Con ε = 0 y Q = {numbers(near_q, 2)} debías elegir siempre el brazo 1, "
-            f"el único máximo; frecuencias: {numbers(near, 2)}. ¿Desempatas "
-            "sumando ruido a Q? Un ruido que no es diminuto cambia el orden de dos "
-            "brazos que no estaban empatados: reúne los empatados "
-            "(np.flatnonzero(q == q.max())) y deja que rng elija uno.",
-            "ties_noise_too_large",
-        )
+    near = frequencies([0.5, 0.52, 0.1], 0.0, 200, 4)
+    _expect(near[1] == 1, mistake="ties_noise_too_large", f=numbers(near, 2))
     # 4. Con ε = 1 explora siempre, entre TODOS los brazos.
-    explore = _frequencies(
-        epsilon_greedy, [0.0, 10.0, 0.0, 0.0, 0.0], 1.0, 3000, seed + 2
-    )
-    if explore[1] > 0.9:
-        fail(
-            "Con ε = 1 debías explorar siempre, pero casi siempre elegiste el mejor "
-            "brazo. ¿La rama que explora se queda sin efecto (falta un else o un "
-            "return), o al explorar das más peso a los brazos de Q alto? Explora "
-            "cuando rng.random() < ε, con un brazo uniforme entre los k.",
-            "epsilon_inverted",
-        )
-    if explore[1] < 0.05:
-        fail(
-            "Con ε = 1 nunca elegiste el mejor brazo. Al explorar, elige uniforme "
-            "entre todos los brazos, también el mejor.",
-            "explore_excludes_best",
-        )
-    if np.abs(explore - 0.2).max() > 0.03:
-        fail(
-            "Con ε = 1 y 5 brazos cada brazo debería salir ≈ 20 % de las veces. "
-            f"Frecuencias: {numbers(explore, 3)}.",
-            "explore_not_uniform",
-        )
+    explore = frequencies([0.0, 10.0, 0.0, 0.0, 0.0], 1.0, 3000, 2)
+    _expect(explore[1] <= 0.9, mistake="epsilon_inverted")
+    _expect(explore[1] >= 0.05, mistake="explore_excludes_best")
+    uniform = np.abs(explore - 0.2).max() <= 0.03
+    _expect(uniform, mistake="explore_not_uniform", f=numbers(explore, 3))
     # 5. Con ε = 0,2 y 4 brazos: P(mejor) = 1 − ε + ε/k = 0,85. (Explorar con
     # probabilidad 1 − ε no llega aquí: lo dice el paso 2.)
-    mixed = _frequencies(epsilon_greedy, [0.0, 0.0, 1.0, 0.0], 0.2, 5000, seed + 3)
-    if abs(mixed[2] - 0.85) > 0.02:
-        fail(
-            "Con ε = 0,2 y 4 brazos, el mejor debería salir 1 − ε + ε/4 = 85 % de "
-            f"las veces; salió {percent(mixed[2], 1)}.",
-            "wrong_best_frequency",
-        )
+    best = frequencies([0.0, 0.0, 1.0, 0.0], 0.2, 5000, 3)[2]
+    _expect(abs(best - 0.85) <= 0.02, mistake="wrong_best_frequency", f=percent(best))
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 3 · un paso del banco de pruebas, en todas las ejecuciones a la vez
+# --- Ejercicio 3 · un paso del banco de pruebas, en todas las ejecuciones a la vez
 # (dos celdas calificadas: elegir y cobrar; actualizar)
-# ---------------------------------------------------------------------------
 
 
 def testbed_cases(seed: int) -> list[tuple[Any, ...]]:
@@ -272,83 +233,6 @@ def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
     )
 
 
-def _actions(q, counts, q_star, epsilon, seed, *, ties="row", below=True, order=""):
-    """Las acciones de ``testbed_step`` con un error típico que vive dentro del
-    algoritmo: ``ties`` (los empatados de la fila o de toda la matriz),
-    ``below`` (explorar si u < ε) y ``order`` de los números aleatorios."""
-    rng = np.random.default_rng(seed)
-    n, k = q.shape
-    explore = (rng.random(n) < epsilon) == below
-    if order == "noise-first":
-        noise, arms = rng.random((n, k)), rng.integers(k, size=n)
-    elif order == "arms-only-explorers":
-        arms = np.zeros(n, dtype=int)
-        arms[explore] = rng.integers(k, size=int(explore.sum()))
-        noise = rng.random((n, k))
-    else:
-        arms, noise = rng.integers(k, size=n), rng.random((n, k))
-    if order == "argmax":
-        return np.where(explore, arms, np.argmax(q, axis=1))
-    best = q.max(axis=1, keepdims=True) if ties == "row" else q.max()
-    return np.where(explore, arms, np.argmax(noise * (q == best), axis=1))
-
-
-ACTION_MISTAKES: list[Mistake] = [
-    Mistake(
-        "step_ties_first_max",
-        variant_of(_actions, order="argmax"),
-        "Cuando una fila tiene varios brazos empatados en el máximo, np.argmax se "
-        "queda siempre con el primero. Desempata con el ruido del paso 3: entre "
-        "los empatados, el de mayor ruido.",
-    ),
-    Mistake(
-        "step_ties_whole_matrix",
-        variant_of(_actions, ties="matrix"),
-        "Los empatados son los que alcanzan el máximo de su propia fila, no el "
-        "máximo de toda la matriz: cada ejecución es un bandido distinto (piensa "
-        "en axis=1 y keepdims=True).",
-    ),
-    Mistake(
-        "step_epsilon_inverted",
-        variant_of(_actions, below=False),
-        "¿Comparas al revés? La ejecución i explora cuando su número es < ε.",
-    ),
-    Mistake(
-        "step_arms_only_explorers",
-        variant_of(_actions, order="arms-only-explorers"),
-        "Saca los brazos al azar para todas las ejecuciones (size=n), también "
-        "para las que no exploran: así los números aleatorios salen en el orden "
-        "del enunciado y tu resultado se puede comparar.",
-    ),
-    Mistake(
-        "step_noise_before_arms",
-        variant_of(_actions, order="noise-first"),
-        "Sacaste el ruido de desempate antes que los brazos al azar. El orden del "
-        "enunciado es: la moneda, los brazos al azar, el ruido de desempate y el "
-        "ruido de las recompensas.",
-    ),
-]
-
-#: Al cobrar: ``(q, q_star, acciones, recompensas de la referencia) → recompensas``.
-REWARD_MISTAKES: list[Mistake] = [
-    Mistake(
-        "reward_without_noise",
-        lambda q, q_star, a, want: q_star[np.arange(len(a)), a],
-        "Falta el ruido: R_i = q*(i, A_i) + un número normal estándar (el paso 4).",
-    ),
-    Mistake(
-        "reward_from_estimates",
-        lambda q, q_star, a, want: want + (q - q_star)[np.arange(len(a)), a],
-        "La recompensa sale de los valores verdaderos q_star, no de tus "
-        "estimaciones q.",
-    ),
-]
-
-
-def _reference_step(q, counts, q_star, epsilon, seed):
-    return bandits.testbed_step(q, counts, q_star, epsilon, np.random.default_rng(seed))
-
-
 def _student_step(testbed_step, case, *, watch_inputs):
     # La elección no depende de si modificas q o counts: eso se califica en la
     # celda de la actualización.
@@ -358,6 +242,80 @@ def _student_step(testbed_step, case, *, watch_inputs):
         testbed_step, "testbed_step", q, counts, q_star, epsilon, rng, may_modify=free
     )
     return _unpack_step(result, *q.shape)
+
+
+_testbed = bandits.testbed_step
+
+
+def _choose(q, epsilon, rng, *, below=True, order="arms"):
+    """``_epsilon_greedy_rows`` (la elección de ``testbed_step``) con un error:
+    explorar si u ≥ ε (``below=False``), el ruido de desempate antes que los
+    brazos (``order="noise"``) o brazos solo para las que exploran."""
+    n, k = q.shape
+    explore = (rng.random(n) < epsilon) == below
+    if order == "noise":
+        greedy = bandits._argmax_random_tie_rows(q, rng)
+    who = explore if order == "explorers" else np.full(n, True)
+    arms = np.zeros(n, dtype=int)
+    arms[who] = rng.integers(k, size=int(who.sum()))
+    if order != "noise":
+        greedy = bandits._argmax_random_tie_rows(q, rng)
+    return np.where(explore, arms, greedy)
+
+
+def _choosing(**wrong: Any) -> Callable[..., Any]:
+    return patched(_testbed, _epsilon_greedy_rows=variant_of(_choose, **wrong))
+
+
+def _tie_break(wrong: Callable[..., Any]) -> Callable[..., Any]:
+    return patched(_testbed, _argmax_random_tie_rows=wrong)
+
+
+def _matrix_ties(q, rng):
+    """El desempate con los brazos que alcanzan el máximo de toda la matriz."""
+    return np.argmax(rng.random(q.shape) * (q == q.max()), axis=1)
+
+
+ACTION_MISTAKES = with_messages(
+    """
+step_ties_first_max: Cuando una fila tiene varios brazos empatados en el máximo,
+    np.argmax se queda siempre con el primero. Desempata con el ruido del paso 3: entre
+    los empatados, el de mayor ruido.
+step_ties_whole_matrix: Los empatados son los que alcanzan el máximo de su propia fila,
+    no el máximo de toda la matriz: cada ejecución es un bandido distinto (piensa en
+    axis=1 y keepdims=True).
+step_epsilon_inverted: ¿Comparas al revés? La ejecución i explora cuando su número
+    es < ε.
+step_arms_only_explorers: Saca los brazos al azar para todas las ejecuciones (size=n),
+    también para las que no exploran: así los números aleatorios salen en el orden del
+    enunciado y tu resultado se puede comparar.
+step_noise_before_arms: Sacaste el ruido de desempate antes que los brazos al azar. El
+    orden del enunciado es: la moneda, los brazos al azar, el ruido de desempate y el
+    ruido de las recompensas.
+""",
+    Mistake("step_ties_first_max", _tie_break(lambda q, rng: q.argmax(axis=1)), ...),
+    Mistake("step_ties_whole_matrix", _tie_break(_matrix_ties), ...),
+    Mistake("step_epsilon_inverted", _choosing(below=False), ...),
+    Mistake("step_arms_only_explorers", _choosing(order="explorers"), ...),
+    Mistake("step_noise_before_arms", _choosing(order="noise"), ...),
+)
+
+REWARD_MISTAKES = with_messages(
+    """
+reward_without_noise: Falta el ruido: R_i = q*(i, A_i) + un número normal estándar (el
+    paso 4).
+reward_from_estimates: La recompensa sale de los valores verdaderos q_star, no de tus
+    estimaciones q.
+""",
+    Mistake(
+        "reward_without_noise",
+        patched(_testbed, _pull=lambda q_star, a, rng: q_star[np.arange(len(a)), a]),
+        ...,
+    ),
+    Mistake(
+        "reward_from_estimates", lambda q, n, _, e, rng: _testbed(q, n, q, e, rng), ...
+    ),
+)
 
 
 def _rewards_shape(index: int, rewards: np.ndarray, n: int) -> None:
@@ -382,33 +340,33 @@ def _rounded(got: np.ndarray, want: np.ndarray, intro: str) -> None:
             )
 
 
-# candidato al núcleo: check_procedure con el resultado del estudiante ya calculado.
-def _given(arguments):
-    """``run`` de :func:`check_procedure` con el resultado del estudiante ya
-    calculado: las implementaciones se llaman con ``arguments``."""
-    return lambda f: f(*arguments) if callable(f) else f
-
-
 @exercise(MODULE, "testbed_step")
 def check_testbed_step(testbed_step: Callable[..., Any], cases=TESTBED_CASES) -> None:
-    """Comprueba las acciones y las recompensas de ``testbed_step``."""
+    """Comprueba las acciones de ``testbed_step`` y, después, sus recompensas."""
     cases = list(cases)
-    results = [_student_step(testbed_step, case, watch_inputs=False) for case in cases]
+    mine = [_student_step(testbed_step, case, watch_inputs=False) for case in cases]
+
+    def run(step: Any) -> list[tuple[Any, ...]]:
+        if step is testbed_step:
+            return mine
+        return [step(*case[:4], np.random.default_rng(case[4])) for case in cases]
+
+    def first(got, want, part: int) -> int:
+        return next(i for i, g in enumerate(got) if not close(g[part], want[i][part]))
 
     def describe(got, want, index=None) -> str:
-        if index is None:
-            index = next(i for i, g in enumerate(got) if not np.array_equal(g, want[i]))
+        index = first(got, want, 0) if index is None else index
         (n, k), epsilon = cases[index][0].shape, cases[index][3]
         return (
             f"En el caso {index + 1} (n = {n}, k = {k}, ε = {number(epsilon, 2)}) "
-            f"tus acciones son {numbers(got[index], 0)} y debían ser "
-            f"{numbers(want[index], 0)}."
+            f"tus acciones son {numbers(got[index][0], 0)} y debían ser "
+            f"{numbers(want[index][0], 0)}."
         )
 
     def unexplained(got, want) -> NoReturn:
         # Con ε = 0 nadie explora: un brazo que no es máximo en su fila no es
         # cuestión del orden de los números aleatorios.
-        for index, ((q, *_, epsilon, _), actions) in enumerate(
+        for index, ((q, *_, epsilon, _), (actions, *_)) in enumerate(
             zip(cases, got, strict=True)
         ):
             best = q == q.max(axis=1, keepdims=True)
@@ -428,102 +386,82 @@ def check_testbed_step(testbed_step: Callable[..., Any], cases=TESTBED_CASES) ->
             "step_random_order",
         )
 
-    # 1. Las acciones, en todos los casos (las tuyas ya están calculadas).
-    check_procedure(
-        [result[0] for result in results],
-        lambda *case: _reference_step(*case)[0],
-        ACTION_MISTAKES,
-        run=lambda f: f if isinstance(f, list) else [f(*case) for case in cases],
-        same=lambda got, want: all(map(np.array_equal, got, want)),
-        describe=describe,
-        unexplained=unexplained,
-    )
-    # 2. Las recompensas, con tus acciones.
-    for index, (case, (actions, rewards, _, _)) in enumerate(
-        zip(cases, results, strict=True)
+    def describe_rewards(got, want) -> str:
+        index = first(got, want, 1)
+        difference = describe_difference(got[index][1], want[index][1])
+        return f"En el caso {index + 1}, rewards {difference}"
+
+    def unexplained_rewards(got, want) -> NoReturn:
+        index = first(got, want, 1)
+        _rewards_shape(index, got[index][1], len(got[index][0]))
+        _rounded(got[index][1], want[index][1], describe_rewards(got, want))
+        fail(
+            f"{describe_rewards(got, want)}\nEl ruido de las recompensas es "
+            "rng.standard_normal(n), sacado después de los otros tres: "
+            "R_i = q*(i, A_i) + ruido_i.",
+            "reward_noise",
+        )
+
+    # Primero las acciones; después las recompensas, cuando las acciones ya son
+    # las de la referencia.
+    for part, rows, describe_part, unexplained_part in (
+        (0, ACTION_MISTAKES, describe, unexplained),
+        (1, REWARD_MISTAKES, describe_rewards, unexplained_rewards),
     ):
-        q, _, q_star, _, _ = case
-        _rewards_shape(index, rewards, q.shape[0])
-
-        def describe_rewards(got, want, index=index) -> str:
-            return f"En el caso {index + 1}, rewards " + describe_difference(got, want)
-
-        def unexplained_rewards(got, want, describe=describe_rewards) -> NoReturn:
-            _rounded(got, want, describe(got, want))
-            fail(
-                f"{describe(got, want)}\nEl ruido de las recompensas es "
-                "rng.standard_normal(n), sacado después de los otros tres: "
-                "R_i = q*(i, A_i) + ruido_i.",
-                "reward_noise",
-            )
-
         check_procedure(
-            rewards,
-            lambda *args: args[3],
-            REWARD_MISTAKES,
-            run=_given((q, q_star, actions, _reference_step(*case)[1])),
-            same=close,
-            describe=describe_rewards,
-            unexplained=unexplained_rewards,
+            testbed_step,
+            _testbed,
+            rows,
+            run=run,
+            same=lambda got, want, p=part: all(
+                close(g[p], w[p]) for g, w in zip(got, want, strict=True)
+            ),
+            describe=describe_part,
+            unexplained=unexplained_part,
         )
 
 
-def _update(q, counts, actions, rewards, *, columns=False, divide_by="new"):
-    """``(new_q, new_counts)`` con las acciones y recompensas del estudiante: la
-    media incremental (ejercicio 1) de la casilla elegida de cada fila, o de
-    las columnas enteras (``columns``), dividiendo entre la N nueva, la vieja o
-    nada (``divide_by``)."""
-    new_q, new_counts = np.array(q, dtype=float), np.array(counts, dtype=float)
-    index = (slice(None) if columns else np.arange(len(new_q)), actions)
-    old = new_counts[index]
-    new_counts[index] += 1
-    count = {"new": old + 1, "old": old, "none": 1.0}[divide_by]
+def _update(q, counts, actions, rewards):
+    """``(new_q, new_counts)`` de la referencia con estas acciones y recompensas."""
+    given = patched(
+        _testbed, _epsilon_greedy_rows=lambda *_: actions, _pull=lambda *_: rewards
+    )
     with np.errstate(all="ignore"):
-        new_q[index] = bandits.incremental_mean(new_q[index], rewards, count)
+        return given(q, counts, q, 0.0, None)[2:]
+
+
+def _columns(q, counts, actions, rewards):
+    """La actualización con [:, actions]: columnas enteras, en todas las filas."""
+    new_q, new_counts = np.array(q, dtype=float), np.array(counts, dtype=float)
+    new_counts[:, actions] += 1
+    new_q[:, actions] += (rewards - q[:, actions]) / new_counts[:, actions]
     return new_q, new_counts
 
 
-def _unchanged(q, counts, actions, rewards):
-    return q, counts
-
-
-COUNTS_MISTAKES: list[Mistake] = [
-    Mistake(
-        "counts_unchanged",
-        _unchanged,
-        "N no cambió: suma 1 al brazo elegido de cada fila.",
-    ),
-    Mistake(
-        "counts_whole_columns",
-        variant_of(_update, columns=True),
-        "Con [:, actions] sumas en columnas enteras, en todas las filas. Cada "
-        "ejecución i solo toca su casilla (i, A_i): indexa con un array de filas "
-        "y otro de columnas.",
-    ),
-]
-
-Q_MISTAKES: list[Mistake] = [
-    Mistake(
-        "q_divides_by_old_count",
-        variant_of(_update, divide_by="old"),
-        "Divide entre N contando ya la recompensa nueva (después de sumarle 1): "
-        "con la N de antes, un brazo sin probar da una división por cero.",
-    ),
-    Mistake(
-        "q_not_divided",
-        variant_of(_update, divide_by="none"),
-        "¿Olvidaste dividir entre N? Así Q pasa a ser la última recompensa.",
-    ),
-    Mistake(
-        "q_whole_columns",
-        variant_of(_update, columns=True),
-        "Con [:, actions] actualizas columnas enteras, en todas las filas. Cada "
-        "ejecución i solo toca su casilla (i, A_i).",
-    ),
-    Mistake(
-        "q_unchanged", _unchanged, "new_q es la Q de entrada: falta la actualización."
-    ),
-]
+_COLUMNS = "Con [:, actions] {} columnas enteras, en todas las filas. Cada ejecución"
+COUNTS_MISTAKES = with_messages(
+    f"""
+counts_unchanged: N no cambió: suma 1 al brazo elegido de cada fila.
+counts_whole_columns: {_COLUMNS.format("sumas en")} i solo toca su casilla (i, A_i):
+    indexa con un array de filas y otro de columnas.
+""",
+    Mistake("counts_unchanged", lambda q, n, a, r: (q, n), ...),
+    Mistake("counts_whole_columns", _columns, ...),
+)
+Q_MISTAKES = with_messages(
+    f"""
+q_divides_by_old_count: Divide entre N contando ya la recompensa nueva (después de
+    sumarle 1): con la N de antes, un brazo sin probar da una división por cero.
+q_not_divided: ¿Olvidaste dividir entre N? Así Q pasa a ser la última recompensa.
+q_whole_columns: {_COLUMNS.format("actualizas")} i solo toca su casilla (i, A_i).
+q_unchanged: new_q es la Q de entrada: falta la actualización.
+""",
+    # Con la N de antes (counts − 1 al entrar) o sin dividir (N = 0 al entrar).
+    Mistake("q_divides_by_old_count", lambda q, n, a, r: _update(q, n - 1, a, r), ...),
+    Mistake("q_not_divided", lambda q, n, a, r: _update(q, 0 * n, a, r), ...),
+    Mistake("q_whole_columns", _columns, ...),
+    Mistake("q_unchanged", lambda q, n, a, r: (q, n), ...),
+)
 
 
 @exercise(MODULE, "testbed_step")
@@ -541,16 +479,12 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
     (q, counts, *_), (n, k) = case, case[0].shape
     actions, rewards, new_q, new_counts = result
     _rewards_shape(index, rewards, n)
-    want_q, want_counts = _update(q, counts, actions, rewards)
     where = f"En el caso {index + 1} (n = {n}, k = {k})"
-    for name, got, want in (
-        ("new_counts", new_counts, want_counts),
-        ("new_q", new_q, want_q),
-    ):
-        if got.shape != want.shape:
+    for name, got in (("new_counts", new_counts), ("new_q", new_q)):
+        if got.shape != q.shape:
             fail(
                 f"{where}, {name} tiene forma {got.shape} y debía tener la de "
-                f"la entrada, {want.shape}.",
+                f"la entrada, {q.shape}.",
                 "update_shape",
             )
 
@@ -586,7 +520,7 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
             (new_q, new_counts),
             _update,
             rows,
-            run=_given((q, counts, actions, rewards)),
+            run=lambda f: f(q, counts, actions, rewards) if callable(f) else f,
             same=lambda got, want, p=position: close(got[p], want[p]),
             describe=lambda got, want, p=position, m=name: (
                 f"{where}, {m} " + describe_difference(got[p], want[p])
@@ -595,9 +529,7 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
         )
 
 
-# ---------------------------------------------------------------------------
-# Ejercicio 4 · UCB, con los brazos sin probar primero
-# ---------------------------------------------------------------------------
+# --- Ejercicio 4 · UCB, con los brazos sin probar primero
 
 _ucb = bandits.ucb_action
 
@@ -639,73 +571,53 @@ def _last_untried(q, n, t, c):
     return int(untried[-1]) if untried.size else _ucb(q, n, t, c)
 
 
+_BONUS = "El bono es c·sqrt(ln t / N(a))."
 _LOG = "El logaritmo del bono es el natural, ln t (np.log), no"
 check_ucb_action = values_check(
     MODULE,
     "ucb_action",
     _ucb,
-    [
-        Mistake(
-            "ucb_plus_one",
-            lambda q, n, t, c: _ucb(q, n + 1, t, c),
-            "Los brazos sin probar (N(a) = 0) van primero. "
-            "¿Sumaste 1 a N(a) para no dividir por cero? Eso cambia la fórmula.",
-        ),
-        Mistake(
-            "ucb_last_untried",
-            _last_untried,
-            "Si hay varios brazos sin probar, devuelve el de menor índice.",
-        ),
-        Mistake(
-            "ucb_no_bonus",
-            lambda q, n, t, c: _ucb(q, n, t, 0.0),
-            "Falta el bono de incertidumbre "
-            "c·sqrt(ln t / N(a)): así es una elección voraz.",
-        ),
+    with_messages(
+        f"""
+ucb_plus_one: Los brazos sin probar (N(a) = 0) van primero. ¿Sumaste 1 a N(a) para no
+    dividir por cero? Eso cambia la fórmula.
+ucb_last_untried: Si hay varios brazos sin probar, devuelve el de menor índice.
+ucb_no_bonus: Falta el bono de incertidumbre c·sqrt(ln t / N(a)): así es una elección
+    voraz.
+ucb_no_sqrt: ¿Olvidaste la raíz cuadrada? {_BONUS}
+ucb_c_inside_sqrt: c multiplica a la raíz, no va dentro: c·sqrt(ln t / N(a)).
+ucb_no_log: ¿Olvidaste el logaritmo? {_BONUS}
+ucb_log2: {_LOG} log2.
+ucb_log10: {_LOG} log10.
+ucb_log_t_plus_one: El bono usa ln t, no ln(t + 1): t ya empieza en 1, así que no hay
+    logaritmo de cero que evitar.
+ucb_sum_of_counts: En el bono va t, el paso que recibes como argumento, no la suma de
+    counts: usa el argumento t.
+ucb_bonus_subtracted: ¿El signo? El bono de incertidumbre se suma: favorece a los brazos
+    poco probados.
+""",
+        Mistake("ucb_plus_one", lambda q, n, t, c: _ucb(q, n + 1, t, c), ...),
+        Mistake("ucb_last_untried", _last_untried, ...),
+        Mistake("ucb_no_bonus", lambda q, n, t, c: _ucb(q, n, t, 0.0), ...),
+        # c·sqrt(ln²t / N²) = c·ln t / N
         Mistake(
             "ucb_no_sqrt",
-            # c·sqrt(ln²t / N²) = c·ln t / N
             lambda q, n, t, c: _ucb(q, n**2, np.exp(np.log(t) ** 2), c),
-            "¿Olvidaste la raíz cuadrada? El bono es c·sqrt(ln t / N(a)).",
+            ...,
         ),
-        Mistake(
-            "ucb_c_inside_sqrt",
-            lambda q, n, t, c: _ucb(q, n, t, np.sqrt(c)),
-            "c multiplica a la raíz, no va dentro: c·sqrt(ln t / N(a)).",
-        ),
-        Mistake(
-            "ucb_no_log",
-            lambda q, n, t, c: _ucb(q, n, np.exp(t), c),
-            "¿Olvidaste el logaritmo? El bono es c·sqrt(ln t / N(a)).",
-        ),
-        Mistake("ucb_log2", _log_base(2), f"{_LOG} log2."),
-        Mistake("ucb_log10", _log_base(10), f"{_LOG} log10."),
-        Mistake(
-            "ucb_log_t_plus_one",
-            lambda q, n, t, c: _ucb(q, n, t + 1, c),
-            "El bono usa ln t, no ln(t + 1): t ya empieza en 1, así que no "
-            "hay logaritmo de cero que evitar.",
-        ),
-        Mistake(
-            "ucb_sum_of_counts",
-            lambda q, n, t, c: _ucb(q, n, n.sum(), c),
-            "En el bono va t, el paso que recibes como argumento, no la suma "
-            "de counts: usa el argumento t.",
-        ),
-        Mistake(
-            "ucb_bonus_subtracted",
-            lambda q, n, t, c: _ucb(q, n, t, -c),
-            "¿El signo? El bono de incertidumbre se suma: favorece a los "
-            "brazos poco probados.",
-        ),
-    ],
+        Mistake("ucb_c_inside_sqrt", lambda q, n, t, c: _ucb(q, n, t, np.sqrt(c)), ...),
+        Mistake("ucb_no_log", lambda q, n, t, c: _ucb(q, n, np.exp(t), c), ...),
+        Mistake("ucb_log2", _log_base(2), ...),
+        Mistake("ucb_log10", _log_base(10), ...),
+        Mistake("ucb_log_t_plus_one", lambda q, n, t, c: _ucb(q, n, t + 1, c), ...),
+        Mistake("ucb_sum_of_counts", lambda q, n, t, c: _ucb(q, n, n.sum(), c), ...),
+        Mistake("ucb_bonus_subtracted", lambda q, n, t, c: _ucb(q, n, t, -c), ...),
+    ),
     UCB_CASES,
     returns="int",
 )
 
-# ---------------------------------------------------------------------------
-# Ejercicio 5 · softmax estable
-# ---------------------------------------------------------------------------
+# --- Ejercicio 5 · softmax estable
 
 
 def _softmax_naive(h):
@@ -717,36 +629,23 @@ check_softmax = values_check(
     MODULE,
     "softmax",
     bandits.softmax,
-    [
-        Mistake(
-            "softmax_overflow",
-            _softmax_naive,
-            "Con preferencias grandes exp(H) desborda (inf/inf = NaN) o se "
-            "anula (0/0). Resta el máximo de H antes de exp: el resultado no "
-            "cambia y no desborda.",
-        ),
-        Mistake(
-            "softmax_minus_min",
-            lambda h: _softmax_naive(h - np.min(h)),
-            "Resta el máximo, no el mínimo: con H − min(H) los exponentes "
-            "pueden ser enormes y exp desborda.",
-        ),
-        Mistake(
-            "softmax_not_normalized",
-            lambda h: np.exp(h - np.max(h)),
-            "¿Olvidaste dividir por la suma? Las probabilidades deben sumar 1.",
-        ),
-        Mistake(
-            "softmax_no_exp",
-            lambda h: h / np.sum(h),
-            "Softmax usa exponenciales: exp(H(a)) / Σ exp(H(b)), no H(a) / Σ H(b).",
-        ),
-        Mistake(
-            "softmax_sign",
-            lambda h: bandits.softmax(-h),
-            "¿El signo? Una preferencia mayor debe dar una probabilidad mayor.",
-        ),
-    ],
+    with_messages(
+        """
+softmax_overflow: Con preferencias grandes exp(H) desborda (inf/inf = NaN) o se anula
+    (0/0). Resta el máximo de H antes de exp: el resultado no cambia y no desborda.
+softmax_minus_min: Resta el máximo, no el mínimo: con H − min(H) los exponentes pueden
+    ser enormes y exp desborda.
+softmax_not_normalized: ¿Olvidaste dividir por la suma? Las probabilidades deben
+    sumar 1.
+softmax_no_exp: Softmax usa exponenciales: exp(H(a)) / Σ exp(H(b)), no H(a) / Σ H(b).
+softmax_sign: ¿El signo? Una preferencia mayor debe dar una probabilidad mayor.
+""",
+        Mistake("softmax_overflow", _softmax_naive, ...),
+        Mistake("softmax_minus_min", lambda h: _softmax_naive(h - np.min(h)), ...),
+        Mistake("softmax_not_normalized", lambda h: np.exp(h - np.max(h)), ...),
+        Mistake("softmax_no_exp", lambda h: h / np.sum(h), ...),
+        Mistake("softmax_sign", lambda h: bandits.softmax(-h), ...),
+    ),
     [
         (_a(0.0, 0.0, 0.0),),
         (_a(1.0, 2.0, 3.0),),
@@ -757,9 +656,7 @@ check_softmax = values_check(
     ],
 )
 
-# ---------------------------------------------------------------------------
-# Ejercicio 6 · la actualización del bandido de gradiente
-# ---------------------------------------------------------------------------
+# --- Ejercicio 6 · la actualización del bandido de gradiente
 
 _step = bandits.gradient_bandit_update
 
@@ -767,37 +664,34 @@ check_gradient_bandit_update = values_check(
     MODULE,
     "gradient_bandit_update",
     _step,
-    [
+    with_messages(
+        """
+gradient_no_baseline: ¿Olvidaste restar la línea base? La señal es (R − b), no R.
+gradient_baseline_added: La línea base se resta: (R − b).
+gradient_sign: ¿Un signo al revés? Es (R − b)(1{a = A} − π(a)): si la recompensa supera
+    la línea base, el brazo elegido debe subir.
+gradient_chosen_only: También se mueven los brazos no elegidos: bajan en α(R − b)π(a).
+gradient_no_alpha: ¿Olvidaste multiplicar por α?
+""",
         Mistake(
-            "gradient_no_baseline",
-            lambda h, a, r, b, alpha: _step(h, a, r, 0.0, alpha),
-            "¿Olvidaste restar la línea base? La señal es (R − b), no R.",
+            "gradient_no_baseline", lambda h, a, r, b, lr: _step(h, a, r, 0.0, lr), ...
         ),
         Mistake(
             "gradient_baseline_added",
-            lambda h, a, r, b, alpha: _step(h, a, r, -b, alpha),
-            "La línea base se resta: (R − b).",
+            lambda h, a, r, b, lr: _step(h, a, r, -b, lr),
+            ...,
         ),
-        Mistake(
-            "gradient_sign",
-            # (b − R)(1{a=A} − π) y (R − b)(π − 1{a=A}) son el mismo error.
-            lambda h, a, r, b, alpha: _step(h, a, b, r, alpha),
-            "¿Un signo al revés? Es (R − b)(1{a = A} − π(a)): si la recompensa "
-            "supera la línea base, el brazo elegido debe subir.",
-        ),
+        # (b − R)(1{a=A} − π) y (R − b)(π − 1{a=A}) son el mismo error.
+        Mistake("gradient_sign", lambda h, a, r, b, lr: _step(h, a, b, r, lr), ...),
         Mistake(
             "gradient_chosen_only",
-            lambda h, a, r, b, alpha: (
-                h + np.eye(len(h))[a] * (_step(h, a, r, b, alpha) - h)
-            ),
-            "También se mueven los brazos no elegidos: bajan en α(R − b)π(a).",
+            lambda h, a, r, b, lr: h + np.eye(len(h))[a] * (_step(h, a, r, b, lr) - h),
+            ...,
         ),
         Mistake(
-            "gradient_no_alpha",
-            lambda h, a, r, b, alpha: _step(h, a, r, b, 1.0),
-            "¿Olvidaste multiplicar por α?",
+            "gradient_no_alpha", lambda h, a, r, b, lr: _step(h, a, r, b, 1.0), ...
         ),
-    ],
+    ),
     [
         (_a(0.0, 0.0, 0.0), 1, 1.0, 0.0, 0.1),
         (_a(0.5, -0.2, 0.1), 0, 2.0, 1.5, 0.5),
@@ -809,9 +703,7 @@ check_gradient_bandit_update = values_check(
     uses={"softmax": bandits.softmax},
 )
 
-# ---------------------------------------------------------------------------
-# Ejercicio 7 · el bucle del bandido de gradiente
-# ---------------------------------------------------------------------------
+# --- Ejercicio 7 · el bucle del bandido de gradiente
 
 
 def bernoulli_pull(q_star: list[float]) -> Callable[[int, np.random.Generator], float]:
@@ -830,6 +722,9 @@ TRAIN_CASES = [
     (gaussian_pull([4.0, 4.5]), 2, 12, 0.3, 1),
     (bernoulli_pull([0.1, 0.3, 0.9, 0.5]), 4, 40, 0.25, 2),
 ]
+
+
+_trained, _pi = bandits.gradient_bandit_train, bandits.softmax
 
 
 def _train(
@@ -851,44 +746,46 @@ def _train(
     return preferences, actions
 
 
-TRAIN_MISTAKES: list[Mistake] = [
+TRAIN_MISTAKES = with_messages(
+    """
+train_returns_pi: Devolviste π = softmax(H), las probabilidades de la política: el
+    ejercicio pide las preferencias H, lo que se actualiza en cada paso (π sale de
+    ellas).
+train_mean_first: La línea base del paso t es la media de las recompensas anteriores:
+    actualiza la media después de usarla (etapa 6), no antes. Con R_t dentro, la señal
+    R − R̄ se encoge y el método aprende más despacio.
+train_no_baseline: Falta la línea base: la señal es R − R̄, no R.
+train_first_baseline_zero: En el primer paso todavía no hay recompensas anteriores:
+    el enunciado usa R̄_1 = R_1 (la primera actualización no mueve nada), no una media
+    de 0.
+train_greedy: La acción se muestrea de π con rng.choice(k, p=π); el argmax de π es una
+    política voraz y deja de explorar.
+""",
     Mistake(
         "train_returns_pi",
-        on_output(
-            bandits.gradient_bandit_train,
-            lambda out: (bandits.softmax(out[0]), out[1]),
-            "π",
-        ),
-        "Devolviste π = softmax(H), las probabilidades de la política: el "
-        "ejercicio pide las preferencias H, lo que se actualiza en cada paso "
-        "(π sale de ellas).",
+        on_output(_trained, lambda out: (_pi(out[0]), out[1]), "π"),
+        ...,
     ),
-    Mistake(
-        "train_mean_first",
-        variant_of(_train, mean_first=True),
-        "La línea base del paso t es la media de las recompensas anteriores: "
-        "actualiza la media después de usarla (etapa 6), no antes. Con R_t dentro, "
-        "la señal R − R̄ se encoge y el método aprende más despacio.",
-    ),
-    Mistake(
-        "train_no_baseline",
-        variant_of(_train, baseline="none"),
-        "Falta la línea base: la señal es R − R̄, no R.",
-    ),
-    Mistake(
-        "train_first_baseline_zero",
-        variant_of(_train, baseline="mean"),
-        "En el primer paso todavía no hay recompensas anteriores: el enunciado "
-        "usa R̄_1 = R_1 (la primera actualización no mueve nada), no una media "
-        "de 0.",
-    ),
-    Mistake(
-        "train_greedy",
-        variant_of(_train, greedy=True),
-        "La acción se muestrea de π con rng.choice(k, p=π); el argmax de π es "
-        "una política voraz y deja de explorar.",
-    ),
-]
+    Mistake("train_mean_first", variant_of(_train, mean_first=True), ...),
+    Mistake("train_no_baseline", variant_of(_train, baseline="none"), ...),
+    Mistake("train_first_baseline_zero", variant_of(_train, baseline="mean"), ...),
+    Mistake("train_greedy", variant_of(_train, greedy=True), ...),
+)
+
+
+def _student_train(gradient_bandit_train, case) -> tuple[np.ndarray, list[int]]:
+    pull, k, n_steps, alpha, seed = case
+    rng = np.random.default_rng(seed)
+    args = (gradient_bandit_train, "gradient_bandit_train", pull, k, n_steps, alpha)
+    result = call(*args, rng)
+    if not isinstance(result, tuple | list) or len(result) != 2:
+        fail(
+            "gradient_bandit_train debe devolver dos cosas: (preferences, "
+            "actions), las preferencias finales y la lista de brazos elegidos.",
+            "train_not_a_pair",
+        )
+    actions = [as_int(a, "Cada acción") for a in result[1]]
+    return as_array(result[0], "preferences"), actions
 
 
 @exercise(
@@ -908,28 +805,12 @@ def check_gradient_bandit_train(
     """Comprueba ``gradient_bandit_train(pull, k, n_steps, alpha, rng)``: con la
     misma semilla, los mismos brazos y las mismas preferencias finales."""
     cases = list(cases)
-    results = []
-    for pull, k, n_steps, alpha, seed in cases:
-        rng = np.random.default_rng(seed)
-        result = call(
-            gradient_bandit_train, "gradient_bandit_train", pull, k, n_steps, alpha, rng
-        )
-        if not isinstance(result, tuple | list) or len(result) != 2:
-            fail(
-                "gradient_bandit_train debe devolver dos cosas: (preferences, "
-                "actions), las preferencias finales y la lista de brazos elegidos.",
-                "train_not_a_pair",
-            )
-        actions = [as_int(a, "Cada acción") for a in result[1]]
-        results.append((as_array(result[0], "preferences"), actions))
+    mine = [_student_train(gradient_bandit_train, case) for case in cases]
 
-    def run(implementation: Any) -> list[tuple[Any, ...]]:
-        if implementation is gradient_bandit_train:
-            return results
-        return [
-            implementation(pull, k, n_steps, alpha, np.random.default_rng(seed))
-            for pull, k, n_steps, alpha, seed in cases
-        ]
+    def run(train: Any) -> list[tuple[Any, ...]]:
+        if train is gradient_bandit_train:
+            return mine
+        return [train(*case[:4], np.random.default_rng(case[4])) for case in cases]
 
     def same(got, want) -> bool:
         return all(
@@ -940,11 +821,8 @@ def check_gradient_bandit_train(
     def first(got, want) -> tuple[str, tuple[Any, ...], tuple[Any, ...]]:
         index = next(i for i in range(len(cases)) if not same([got[i]], [want[i]]))
         _, k, n_steps, alpha, _ = cases[index]
-        return (
-            f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}",
-            got[index],
-            want[index],
-        )
+        where = f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}"
+        return where, got[index], want[index]
 
     def describe(got, want) -> str:
         where, (got_h, got_a), (want_h, want_a) = first(got, want)
