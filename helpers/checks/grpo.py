@@ -500,7 +500,6 @@ check_grpo_loss = values_check(
     ref_grpo_loss,
     _LOSS_MISTAKES,
     _LOSS_CASES,
-    doc="El **valor** de ``grpo_loss(log_probs, mask, advantages)``.",
     atol=1e-5,
     # El enunciado: en el relleno de log_probs, cualquier valor finito
     masked=Masked(
@@ -750,10 +749,8 @@ def _log_probs_pairs(spread: float):
 
 
 _TIS_CASES = [
-    (trainer * mask, sampler * mask, mask, cap)  # 0 en el relleno
-    for (sampler, trainer, mask), cap in zip(
-        _log_probs_pairs(0.8), (2.0, 1.5, 3.0), strict=True
-    )
+    (t * m, s * m, m, cap)  # entrenador y muestreador, con 0 en el relleno
+    for (s, t, m), cap in zip(_log_probs_pairs(0.8), (2.0, 1.5, 3.0), strict=True)
 ]
 _TIS_MISTAKES = with_messages(
     """
@@ -788,7 +785,6 @@ check_truncated_importance_weights = values_check(
     ref_tis,
     _TIS_MISTAKES,
     _TIS_CASES,
-    doc="El **valor** de ``truncated_importance_weights(...)``.",
     atol=1e-5,
 )
 
@@ -861,13 +857,7 @@ kl_k2: Eso es k2 = ½ (log ρ)²: el estimador que usa GRPO es k3 = ρ − log �
     Mistake("kl_k2", _kl_of_log_rho(lambda x: 0.5 * x**2), ...),
 )
 check_kl_penalty = values_check(
-    MODULE,
-    "kl_penalty",
-    ref_k3_kl,
-    _KL_MISTAKES,
-    _KL_CASES,
-    doc="El **valor** de ``kl_penalty(log_probs, ref_log_probs, mask)``.",
-    atol=1e-5,
+    MODULE, "kl_penalty", ref_k3_kl, _KL_MISTAKES, _KL_CASES, atol=1e-5
 )
 
 
@@ -907,15 +897,9 @@ def check_kl_penalty_gradient(kl_penalty, cases=None):
 # -- Ejercicio 9 · las normalizaciones por longitud ----------------------------
 
 _NORM_CASES = [
-    (
-        torch.randn(
-            len(lengths), length, generator=torch.Generator().manual_seed(seed)
-        ),
-        _mask(lengths, length),
-        normalization,
-    )
-    for seed, (lengths, length) in enumerate([([6, 2, 4], 6), ([1, 5, 5, 3], 5)])
-    for normalization in ("grpo", "dr_grpo", "token")
+    (torch.randn(m.shape, generator=torch.Generator().manual_seed(seed)), m, norm)
+    for seed, m in enumerate([_mask([6, 2, 4], 6), _mask([1, 5, 5, 3], 5)])
+    for norm in ("grpo", "dr_grpo", "token")
 ]
 
 
