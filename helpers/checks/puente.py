@@ -1,15 +1,11 @@
 """Comprobaciones del módulo 09 · El puente: del modelo diminuto a transformers y TRL.
 
-Una por aspecto de cada ejercicio, con tensores pequeños con semilla y, en la
-acumulación, un GPT-2 diminuto de transformers con pesos fijos. Las variantes
-de los errores típicos son las referencias de ``helpers.puente`` con otra
-entrada (logits desplazados, otro ``loss_type``, ventajas reescaladas), salvo
-las que cambian la cuenta por dentro. Los mensajes, en un bloque por tabla.
+Tensores pequeños con semilla y, en la acumulación, un GPT-2 diminuto con pesos
+fijos. Casi todas las variantes de los errores típicos son las referencias de
+``helpers.puente`` con otra entrada (logits desplazados, otro ``loss_type``…).
 """
 
 from __future__ import annotations
-
-from unittest import mock
 
 import torch
 
@@ -29,7 +25,9 @@ from helpers.checks import (
     exercise,
     fail,
     on_output,
+    patched,
     python_number,
+    same_parameters,
     tensor,
     values_check,
     with_messages,
@@ -43,17 +41,14 @@ VOCAB = 15  # el alfabeto del curso (relleno incluido)
 PAD_ID = 0
 
 
-def _generator(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
 def _lengths_mask(lengths: list[int], width: int) -> torch.Tensor:
     return (torch.arange(width) < torch.tensor(lengths)[:, None]).float()
 
 
 def _padded(seed: int, lengths: list[int], width: int, fill: float = 0.0):
     """``(values, mask)``: filas de las longitudes dadas y ``fill`` en el relleno."""
-    values = torch.randn(len(lengths), width, generator=_generator(seed))
+    generator = torch.Generator().manual_seed(seed)
+    values = torch.randn(len(lengths), width, generator=generator)
     mask = _lengths_mask(lengths, width)
     return torch.where(mask.bool(), values, torch.full_like(values, fill)), mask
 
@@ -63,10 +58,10 @@ def _padded(seed: int, lengths: list[int], width: int, fill: float = 0.0):
 
 def log_probs_case(
     seed: int, prompt_len: int, lengths: list[int], width: int, pad_id: int = PAD_ID
-) -> tuple[torch.Tensor, torch.Tensor, int, torch.Tensor]:
+):
     """``(logits, input_ids, prompt_len, mask)``: B respuestas de las
     longitudes dadas, rellenadas a la derecha hasta ``width`` con ``pad_id``."""
-    generator = _generator(seed)
+    generator = torch.Generator().manual_seed(seed)
     total = prompt_len + width
     logits = 2 * torch.randn(len(lengths), total, VOCAB, generator=generator)
     input_ids = torch.randint(1, VOCAB, (len(lengths), total), generator=generator)
@@ -76,10 +71,16 @@ def log_probs_case(
 
 
 def _read(transform):
-    """Cada token de la respuesta leído en ``transform`` de sus logits (las
-    filas de P − 1 a −2), por la máscara: sin log_softmax, o con otro eje."""
+    """Cada token leído en ``transform`` de sus logits (sin log_softmax, otro eje)."""
     return lambda z, ids, P, m: (
         transform(z[:, P - 1 : -1]).gather(-1, ids[:, P:, None]).squeeze(-1) * m
+    )
+
+
+def _shifted(logits: int = 0, tokens: int = 0):
+    """La referencia con los logits o los tokens desplazados una posición."""
+    return lambda z, ids, P, m: ref_log_probs(
+        z.roll(-logits, 1), ids.roll(tokens, 1), P, m
     )
 
 
@@ -94,17 +95,12 @@ _WRONG_SHAPE = Mistake(
     "una columna por token de la respuesta (input_ids[:, P:]).",
 )
 
-
-def _shifted(logits: int = 0, tokens: int = 0):
-    """La referencia con los logits o los tokens desplazados una posición: lee
-    el token t en los logits de t (no t − 1), o el t − 1."""
-    return lambda z, ids, P, m: ref_log_probs(
-        z.roll(-logits, 1), ids.roll(tokens, 1), P, m
-    )
-
-
-_LOG_PROBS_MISTAKES = with_messages(
-    """
+check_response_log_probs = values_check(
+    MODULE,
+    "response_log_probs",
+    ref_log_probs,
+    with_messages(
+        """
 lp_no_shift: Falta el desplazamiento: los logits de la posición t predicen el token t +
     1. El token de la respuesta en la posición P + j se lee en los logits de la posición
     P + j − 1: logits[:, P − 1 : −1].
@@ -125,26 +121,16 @@ lp_wrong_dim: El log_softmax va sobre el vocabulario, el último eje (dim=-1): s
     eje reparte la probabilidad entre posiciones (dim=1) o entre las respuestas del lote
     (dim=0), no entre tokens.
 """,
-    Mistake("lp_no_shift", _shifted(logits=1), ...),
-    Mistake("lp_labels_shifted_too", _shifted(tokens=1), ...),
-    Mistake("lp_shift_backwards", _shifted(logits=1, tokens=1), ...),
-    Mistake("lp_raw_logits", _read(lambda x: x), ...),
-    Mistake(
-        "lp_probabilities",
-        lambda z, ids, P, m: ref_log_probs(z, ids, P, m).exp() * m,
-        ...,
+        Mistake("lp_no_shift", _shifted(logits=1), ...),
+        Mistake("lp_labels_shifted_too", _shifted(tokens=1), ...),
+        Mistake("lp_shift_backwards", _shifted(logits=1, tokens=1), ...),
+        Mistake("lp_raw_logits", _read(lambda x: x), ...),
+        Mistake("lp_probabilities", _read(lambda x: x.softmax(dim=-1)), ...),
+        Mistake("lp_unmasked", _lp_unmasked, ...),
+        Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=1)), ...),
+        Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=0)), ...),
+        _WRONG_SHAPE,
     ),
-    Mistake("lp_unmasked", _lp_unmasked, ...),
-    Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=1)), ...),
-    Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=0)), ...),
-    _WRONG_SHAPE,
-)
-
-check_response_log_probs = values_check(
-    MODULE,
-    "response_log_probs",
-    ref_log_probs,
-    _LOG_PROBS_MISTAKES,
     [
         log_probs_case(0, 3, [5, 2, 4], 5),
         log_probs_case(1, 6, [4, 4], 4),
@@ -159,60 +145,53 @@ check_response_log_probs = values_check(
 
 def _padding_logits(args: dict) -> torch.Tensor:
     """Los logits de las posiciones del relleno, que pueden valer cualquier cosa."""
-    logits, mask = args["logits"], args["mask"]
-    rows = torch.zeros(logits.shape[:2], dtype=torch.bool)
-    rows[:, args["prompt_len"] :] = ~mask.bool()
-    return rows[..., None].expand(logits.shape)
+    rows = torch.zeros(args["logits"].shape[:2], dtype=torch.bool)
+    rows[:, args["prompt_len"] :] = ~args["mask"].bool()
+    return rows[..., None].expand(args["logits"].shape)
 
 
 def _on_padding(response_log_probs):
-    """Lo que devuelve en el relleno, con 0 en lo demás: esta celda mira la
-    forma y el relleno; los valores tienen la suya."""
+    """Lo que devuelve en el relleno, con 0 en lo demás (esta celda mira la
+    forma y el relleno; los valores tienen la suya), si es un tensor."""
 
     def padding(logits, input_ids, prompt_len, mask):
         out = response_log_probs(logits, input_ids, prompt_len, mask)
-        if not isinstance(out, torch.Tensor) or out.shape != mask.shape:
+        if not isinstance(out, torch.Tensor):
+            fail(
+                "response_log_probs debe devolver un tensor de PyTorch (B, T); "
+                f"devolvió {type(out).__name__}.",
+                "lp_not_a_tensor",
+            )
+        if out.shape != mask.shape:
             return out
         return torch.where(mask.bool(), torch.zeros_like(out), out)
 
     return padding
 
 
-_PADDING_MISTAKES = [
-    Mistake(
-        "lp_padding_not_zero",
-        _on_padding(_lp_unmasked),
-        "En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el id que "
-        "haya en input_ids: el relleno lo dice la máscara, no el id (el del relleno "
-        "no tiene por qué ser 0). Elige con torch.where(mask.bool(), log_probs, 0) (o "
-        "masked_fill).",
-    ),
-    _WRONG_SHAPE,
-]
+_PADDING_NOT_ZERO = Mistake(
+    "lp_padding_not_zero",
+    _on_padding(_lp_unmasked),
+    "En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el id que haya en "
+    "input_ids: el relleno lo dice la máscara, no el id (el del relleno no tiene por "
+    "qué ser 0). Elige con torch.where(mask.bool(), log_probs, 0) (o masked_fill).",
+)
 
 
 @exercise(MODULE, "response_log_probs", "la forma y el relleno")
 def check_response_log_probs_shape(response_log_probs, cases=None) -> None:
-    """Un tensor ``(B, T)`` con 0 en el relleno, haya el id que haya y valgan
-    lo que valgan los logits de sus posiciones (también ``nan`` y ±∞)."""
-    # Con otro id en el relleno: el relleno lo dice la máscara, no el id
-    cases = cases or [
-        log_probs_case(0, 3, [5, 2, 4], 5, VOCAB - 1),
-        log_probs_case(1, 6, [4, 1], 4, VOCAB - 1),
-    ]
-    got = call(response_log_probs, "response_log_probs", *cases[0])
-    if not isinstance(got, torch.Tensor):
-        fail(
-            "response_log_probs debe devolver un tensor de PyTorch (B, T); "
-            f"devolvió {type(got).__name__}.",
-            "lp_not_a_tensor",
-        )
+    """Un tensor ``(B, T)`` con 0 en el relleno, haya el id que haya (otro que
+    0: lo dice la máscara) y valgan lo que valgan sus logits (``nan``, ±∞)."""
     check_cases(
         _on_padding(response_log_probs),
         "response_log_probs",
-        cases,
+        cases
+        or [
+            log_probs_case(0, 3, [5, 2, 4], 5, VOCAB - 1),
+            log_probs_case(1, 6, [4, 1], 4, VOCAB - 1),
+        ],
         _on_padding(ref_log_probs),
-        _PADDING_MISTAKES,
+        [_PADDING_NOT_ZERO, _WRONG_SHAPE],
         atol=1e-5,
         masked=Masked(
             "mask",
@@ -242,8 +221,6 @@ def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
         ref_log_probs,
         wrt={"logits": MUST},
         prefix="lp",
-        without_gradient=Diagnosis(id="lp_no_gradient"),
-        mistake="lp_wrong_gradient",
         hint="Solo reciben gradiente las filas de logits que leen un token de la "
         "respuesta (de P − 1 a −2), y del relleno no llega nada. Y todo el "
         "log-softmax se deriva: ¿cortaste con detach el log-sumexp del "
@@ -260,6 +237,11 @@ def _mm_divides_by_all(values, mask, dim=None):
     return torch.where(mask.bool(), values, 0.0).sum(dim=dim) / size
 
 
+def _masked_mean_with(dim=lambda dim: dim, mask=lambda mask: mask):
+    """La referencia con otro eje, ``dim(dim)``, u otra máscara, ``mask(mask)``."""
+    return lambda v, m, d=None: plumbing.masked_mean(v, mask(m), dim(d))
+
+
 _MASKED_MISTAKES = with_messages(
     """
 mm_counts_padding: Contaste el relleno: values.mean() promedia todas las casillas. Solo
@@ -273,23 +255,15 @@ mm_last_axis_only: Con un eje que no es el último devolviste la media de cada f
 mm_dim_zero_as_none: Con dim=0 devolviste la media de todo: 0 es un eje (el primero), no
     «sin eje». Un if dim: (o if not dim:) toma el 0 por None; pregunta si dim is None.
 """,
-    Mistake(
-        "mm_counts_padding",
-        lambda v, m, dim=None: plumbing.masked_mean(v, torch.ones_like(m), dim),
-        ...,
-    ),
+    Mistake("mm_counts_padding", _masked_mean_with(mask=torch.ones_like), ...),
     Mistake("mm_divides_by_all", _mm_divides_by_all, ...),
-    Mistake("mm_ignores_dim", lambda v, m, dim=None: plumbing.masked_mean(v, m), ...),
+    Mistake("mm_ignores_dim", _masked_mean_with(dim=lambda d: None), ...),
     Mistake(
         "mm_last_axis_only",
-        lambda v, m, dim=None: plumbing.masked_mean(v, m, None if dim is None else -1),
+        _masked_mean_with(dim=lambda d: None if d is None else -1),
         ...,
     ),
-    Mistake(
-        "mm_dim_zero_as_none",
-        lambda v, m, dim=None: plumbing.masked_mean(v, m, dim or None),
-        ...,
-    ),
+    Mistake("mm_dim_zero_as_none", _masked_mean_with(dim=lambda d: d or None), ...),
 )
 
 _MASKED_CASES = [_padded(0, [4, 2, 3], 4, 5.0), _padded(1, [1, 5], 5, -3.0)]
@@ -300,35 +274,33 @@ _MASKED_CASES.append(
     )
 )
 
-_MASKED = {
-    "reference": plumbing.masked_mean,
-    "mistakes": _MASKED_MISTAKES,
-    "atol": 1e-5,
-}
-_MASKED_AXES = {
-    "mask": "mask",
-    "padded": ("values",),
-    "axis": "dim",
-    "transposed": True,
-}
-check_masked_mean = values_check(
-    MODULE,
-    "masked_mean",
-    cases=_MASKED_CASES,
-    aspect="relleno finito",
-    doc="``masked_mean(values, mask, dim)`` en cada eje, con relleno finito.",
-    masked=Masked(**_MASKED_AXES, padding="finite", mistake="mm_counts_padding"),
-    **_MASKED,
+
+def _masked_mean_check(padding: str, aspect: str, mistake: str, name=None):
+    """``masked_mean(values, mask, dim)`` en cada eje, con ``padding`` en el relleno."""
+    return values_check(
+        MODULE,
+        "masked_mean",
+        plumbing.masked_mean,
+        _MASKED_MISTAKES,
+        _MASKED_CASES,
+        check_name=name,
+        aspect=aspect,
+        doc=f"``masked_mean(values, mask, dim)`` en cada eje, con {aspect}.",
+        masked=Masked(
+            "mask", ("values",), padding, mistake, axis="dim", transposed=True
+        ),
+        atol=1e-5,
+    )
+
+
+check_masked_mean = _masked_mean_check(
+    "finite", "relleno finito", mistake="mm_counts_padding"
 )
-check_masked_mean_nonfinite = values_check(
-    MODULE,
-    "masked_mean",
-    cases=_MASKED_CASES,
-    check_name="check_masked_mean_nonfinite",
-    aspect="relleno con nan e inf",
-    doc="``masked_mean`` en cada eje, con ``nan`` e ±``inf`` en el relleno.",
-    masked=Masked(**_MASKED_AXES, padding="any", mistake="mm_multiplies_mask"),
-    **_MASKED,
+check_masked_mean_nonfinite = _masked_mean_check(
+    "any",
+    "relleno con nan e inf",
+    mistake="mm_multiplies_mask",
+    name="check_masked_mean_nonfinite",
 )
 
 
@@ -337,16 +309,15 @@ check_masked_mean_nonfinite = values_check(
 MAX_COMPLETION = 8  # > T en los casos: dr_grpo no divide entre el ancho del lote
 
 
-def _as(loss_type: str, wrong: str, length=None):
-    """La referencia, salvo en ``loss_type``: ahí, la de ``wrong`` (con
-    ``length(per_token)`` en lugar de max_completion_length, si se da)."""
+def _as(loss_type: str, wrong: str, length: int | str | None = None):
+    """La referencia, salvo con ``loss_type``: ahí, la de ``wrong``, y con
+    ``length`` por max_completion_length si se da (``"T"``: el ancho del lote)."""
 
-    def variant(per_token, mask, kind, max_completion_length):
+    def variant(per_token, mask, kind, max_length):
         if kind == loss_type:
             kind = wrong
-            if length is not None:
-                max_completion_length = length(per_token)
-        return plumbing.trl_normalize(per_token, mask, kind, max_completion_length)
+            max_length = per_token.shape[-1] if length == "T" else length or max_length
+        return plumbing.trl_normalize(per_token, mask, kind, max_length)
 
     return variant
 
@@ -370,77 +341,45 @@ dr_grpo_divides_by_tokens: Con «dr_grpo» dividiste entre el número de tokens 
     (eso es «bnpo»): el divisor es la constante B · max_completion_length.
 """,
     Mistake("grpo_mean_of_tokens", _as("grpo", "bnpo"), ...),
-    Mistake(
-        "grpo_divides_by_width", _as("grpo", "dr_grpo", lambda x: x.shape[-1]), ...
-    ),
+    Mistake("grpo_divides_by_width", _as("grpo", "dr_grpo", "T"), ...),
     Mistake("bnpo_mean_of_means", _as("bnpo", "grpo"), ...),
-    Mistake("dr_grpo_divides_by_batch", _as("dr_grpo", "dr_grpo", lambda x: 1), ...),
-    Mistake(
-        "dr_grpo_divides_by_width",
-        _as("dr_grpo", "dr_grpo", lambda x: x.shape[-1]),
-        ...,
-    ),
+    Mistake("dr_grpo_divides_by_batch", _as("dr_grpo", "dr_grpo", 1), ...),
+    Mistake("dr_grpo_divides_by_width", _as("dr_grpo", "dr_grpo", "T"), ...),
     Mistake("dr_grpo_divides_by_tokens", _as("dr_grpo", "bnpo"), ...),
 )
+
+_NORMALIZE_INPUTS = [
+    _padded(10, [5, 2, 4], 5, 9.0),
+    _padded(11, [1, 6, 6, 3], 6, -2.0),
+    _padded(12, [3, 3], 4, 0.5),
+]
 
 
 @exercise(MODULE, "trl_normalize", uses={"masked_mean": plumbing.masked_mean})
 def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> None:
-    """``trl_normalize(per_token, mask, loss_type, max_completion_length)`` en
-    un ``loss_type`` (una celda calificada por cada uno): valores con
+    """Con un ``loss_type`` (una celda calificada por cada uno): valores con
     cualquier relleno y gradiente respecto a ``per_token``."""
-    cases = cases or [
-        (x, m, loss_type, MAX_COMPLETION)
-        for x, m in [
-            _padded(10, [5, 2, 4], 5, 9.0),
-            _padded(11, [1, 6, 6, 3], 6, -2.0),
-            _padded(12, [3, 3], 4, 0.5),
-        ]
-    ]
-    check_cases(
-        trl_normalize,
-        "trl_normalize",
-        cases,
-        plumbing.trl_normalize,
-        _NORMALIZE_MISTAKES,
-        atol=1e-5,
-        masked=Masked("mask", ("per_token",), "any", mistake="norm_multiplies_mask"),
-    )
-    check_gradients(
-        trl_normalize,
-        "trl_normalize",
-        cases,
-        plumbing.trl_normalize,
-        wrt={"per_token": MUST},
-        prefix="norm",
-        without_gradient=Diagnosis(id="norm_no_gradient"),
-        atol=1e-5,
-    )
+    cases = cases or [(*xm, loss_type, MAX_COMPLETION) for xm in _NORMALIZE_INPUTS]
+    common = (trl_normalize, "trl_normalize", cases, plumbing.trl_normalize)
+    masked = Masked("mask", ("per_token",), "any", mistake="norm_multiplies_mask")
+    check_cases(*common, _NORMALIZE_MISTAKES, atol=1e-5, masked=masked)
+    check_gradients(*common, wrt={"per_token": MUST}, prefix="norm", atol=1e-5)
 
 
 # --- Ejercicio 4 · acumular el gradiente en micro-lotes
 
-ACCUMULATE_PROMPT_LEN = 3
-
 
 def tiny_gpt2(seed: int = 0):
-    """Un GPT-2 de transformers de una capa con pesos fijos (de la misma clase
-    que el modelo del curso convertido), sin tocar el estado aleatorio global."""
-    from transformers import GPT2Config, GPT2LMHeadModel
+    """Un GPT-2 de una capa, configurado como el modelo del curso convertido, con
+    pesos fijos y sin tocar el estado aleatorio global."""
+    from transformers import GPT2LMHeadModel
 
-    config = GPT2Config(
-        vocab_size=VOCAB,
-        n_positions=16,
-        n_embd=16,
-        n_layer=1,
-        n_head=2,
-        resid_pdrop=0.0,
-        embd_pdrop=0.0,
-        attn_pdrop=0.0,
-        bos_token_id=None,
-        eos_token_id=None,
-        attn_implementation="eager",
-    )
+    from helpers.puente.convert import gpt2_config
+    from helpers.tinylm import TinyLMConfig
+
+    sizes = TinyLMConfig(max_len=16, d_model=16, n_heads=2, n_layers=1, d_mlp=64)
+    config = gpt2_config(sizes)
+    config.pad_token_id = None  # sin el aviso de transformers por no dar la máscara
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return GPT2LMHeadModel(config).eval()
@@ -450,11 +389,9 @@ def accumulate_case(
     seed: int, lengths: list[int], width: int = 5, pad_id: int = PAD_ID
 ):
     """``(input_ids, prompt_len, mask, advantages)`` de B = len(lengths) filas."""
-    _, input_ids, prompt_len, mask = log_probs_case(
-        seed, ACCUMULATE_PROMPT_LEN, lengths, width, pad_id
-    )
-    advantages = torch.randn(len(lengths), generator=_generator(seed + 100))
-    return input_ids, prompt_len, mask, advantages
+    _, input_ids, prompt_len, mask = log_probs_case(seed, 3, lengths, width, pad_id)
+    generator = torch.Generator().manual_seed(seed + 100)
+    return input_ids, prompt_len, mask, torch.randn(len(lengths), generator=generator)
 
 
 #: B = 8 respuestas de longitudes distintas; k = 1, 2 y 4 micro-lotes
@@ -462,12 +399,13 @@ ACCUMULATE_BATCH = accumulate_case(20, [5, 1, 3, 5, 2, 4, 4, 1])
 
 
 def _reweighted(weight, ones: bool = False):
-    """La referencia con cada ventaja multiplicada por ``weight(mask, k)``, una
-    por fila (la pérdida es lineal en la ventaja: así cambia su divisor o su
-    signo); con ``ones``, una máscara de unos (el relleno cuenta)."""
+    """La referencia con la ventaja de cada fila por ``weight(mask, k, n)`` (n: los
+    tokens de su micro-lote): la pérdida es lineal en la ventaja, así cambia su
+    divisor o su signo. Con ``ones``, una máscara de unos (el relleno cuenta)."""
 
     def variant(model, input_ids, prompt_len, mask, advantages, k):
-        scaled = advantages * weight(mask, k)
+        n = mask.reshape(k, -1).sum(-1).repeat_interleave(len(mask) // k)
+        scaled = advantages * weight(mask, k, n)
         mask = torch.ones_like(mask) if ones else mask
         return plumbing.accumulate_gradients(
             model, input_ids, prompt_len, mask, scaled, k
@@ -476,25 +414,22 @@ def _reweighted(weight, ones: bool = False):
     return variant
 
 
-def _tokens_per_microbatch(mask, k):
-    """Los tokens de cada micro-lote, repetidos en cada una de sus filas."""
-    return mask.reshape(k, -1).sum(-1).repeat_interleave(len(mask) // k)
-
-
 def _zero_grad_inside(model, *args):
-    """La referencia con ``model.zero_grad()`` antes de cada forward."""
-    forward = model.forward
+    """La referencia con ``model.zero_grad()`` en cada micro-lote."""
 
-    def zeroing(*inputs, **options):
+    def zeroing(*inputs):
         model.zero_grad()
-        return forward(*inputs, **options)
+        return ref_log_probs(*inputs)
 
-    with mock.patch.object(model, "forward", zeroing):
-        return plumbing.accumulate_gradients(model, *args)
+    variant = patched(plumbing.accumulate_gradients, response_log_probs=zeroing)
+    return variant(model, *args)
 
+
+#: La pérdida, que se repite en los mensajes.
+_LOSS = "−Σ A · log π / N"
 
 _ACCUMULATE_MISTAKES = with_messages(
-    """
+    f"""
 acc_mean_of_means: Cada micro-lote se normaliza entre sus propios tokens y luego divides
     entre k: es la media de k medias, que solo coincide con la del lote entero si todos
     los micro-lotes tienen los mismos tokens (el fallo de acumulación que transformers
@@ -507,50 +442,31 @@ acc_zero_grad_inside: Pones los gradientes a 0 dentro del bucle: solo sobrevive 
 acc_counts_padding: Cuentas los tokens de relleno: sus log-probabilidades entran en la
     suma. response_log_probs, con la máscara del micro-lote, ya pone 0 en el relleno; y
     el divisor son los tokens de verdad, mask.sum().
-acc_sign: El signo: la pérdida es −Σ A · log π / N (el optimizador minimiza).
+acc_sign: El signo: la pérdida es {_LOSS} (el optimizador minimiza).
 acc_no_divisor: Falta el divisor: la pérdida es la suma entre el número de tokens de
     todo el lote, mask.sum().
 """,
-    Mistake(
-        "acc_mean_of_means",
-        _reweighted(lambda m, k: m.sum() / (k * _tokens_per_microbatch(m, k))),
-        ...,
-    ),
-    Mistake(
-        "acc_local_tokens",
-        _reweighted(lambda m, k: m.sum() / _tokens_per_microbatch(m, k)),
-        ...,
-    ),
+    Mistake("acc_mean_of_means", _reweighted(lambda m, k, n: m.sum() / (k * n)), ...),
+    Mistake("acc_local_tokens", _reweighted(lambda m, k, n: m.sum() / n), ...),
     Mistake("acc_zero_grad_inside", _zero_grad_inside, ...),
     Mistake(
         "acc_counts_padding",
-        _reweighted(lambda m, k: m.numel() / m.sum(), ones=True),
+        _reweighted(lambda m, k, n: m.numel() / m.sum(), ones=True),
         ...,
     ),
-    Mistake("acc_sign", _reweighted(lambda m, k: -1), ...),
-    Mistake("acc_no_divisor", _reweighted(lambda m, k: m.sum()), ...),
+    Mistake("acc_sign", _reweighted(lambda m, k, n: -1), ...),
+    Mistake("acc_no_divisor", _reweighted(lambda m, k, n: m.sum()), ...),
 )
 
 
-def _same_grads(got, want) -> bool:
-    return all(
-        torch.allclose(got[0][n], want[0][n], atol=1e-7, rtol=1e-4) for n in want[0]
-    )
-
-
-def _accumulation(
-    batch, k: int, seed: int, preset: bool = False, schedule: bool = True
-) -> Procedure:
-    """Una llamada con ``k`` micro-lotes sobre ``batch`` y el modelo de
-    ``seed``: se observan los gradientes que deja y lo que devuelve; con
-    ``schedule``, también la regla de los micro-lotes."""
+def _accumulation(batch, k: int, seed: int, preset: bool = False) -> Procedure:
+    """Con ``k`` micro-lotes: se observan los gradientes que deja y lo devuelto."""
     input_ids, prompt_len, mask, advantages = batch
 
     def setup() -> Setup:
         model = tiny_gpt2(seed)
-        if preset:  # gradientes de antes: la función debe sumarles, no borrarlos
-            for parameter in model.parameters():
-                parameter.grad = torch.full_like(parameter, 0.01)
+        for parameter in model.parameters() if preset else ():
+            parameter.grad = torch.full_like(parameter, 0.01)  # debe sumarles
         args = (model, input_ids.clone(), prompt_len, mask.clone(), advantages.clone())
         return Setup((*args, k), model=model, batch=input_ids)
 
@@ -562,38 +478,17 @@ def _accumulation(
         return grads, returned
 
     micro = f"k = {k} micro-lote" + ("" if k == 1 else "s")
+    header = f"Con {micro}, los gradientes no son los del lote entero."
+    what = f"el gradiente con {micro}"
     return Procedure(
         name="accumulate_gradients",
         setup=setup,
         observe=observe,
-        same=_same_grads,
-        describe=lambda got, want: (
-            f"Con {micro}, los gradientes no son los del lote entero."
-        ),
+        same=lambda got, want: same_parameters(got[0], want[0], atol=1e-7),
+        describe=lambda got, want: header,
         unexplained=lambda got, want: compare_parameters(
-            got[0],
-            want[0],
-            what=f"el gradiente con {micro}",
-            atol=1e-7,
-            mistake="acc_wrong_gradients",
+            got[0], want[0], what=what, atol=1e-7, mistake="acc_wrong_gradients"
         ),
-        schedule=Microbatches(
-            count=k,
-            rows=len(input_ids),
-            prefix="acc",
-            forwards=Diagnosis(id="acc_forward_sizes"),
-            rows_order=Diagnosis(id="acc_strided_microbatches"),
-            backwards=Diagnosis(id="acc_backward_per_microbatch"),
-        )
-        if schedule
-        else None,
-    )
-
-
-def _whole_batch(model, input_ids, prompt_len, mask, advantages, num_microbatches):
-    """La referencia con el lote entero: lo que debe dar cualquier k."""
-    return plumbing.accumulate_gradients(
-        model, input_ids, prompt_len, mask, advantages, 1
     )
 
 
@@ -605,10 +500,15 @@ def check_accumulate_gradients(
     accumulate_gradients, batch=ACCUMULATE_BATCH, ks=(1, 2, 4), seed: int = 0
 ) -> None:
     """Con k = 1, 2 y 4 micro-lotes, los gradientes del lote entero."""
-    for k in ks:
-        _accumulation(batch, k, seed, schedule=False).check(
-            accumulate_gradients, _whole_batch, _ACCUMULATE_MISTAKES
+    for k in ks:  # la referencia, con el lote entero: lo que debe dar cualquier k
+        _accumulation(batch, k, seed).check(
+            accumulate_gradients,
+            lambda *args: plumbing.accumulate_gradients(*args[:-1], 1),
+            _ACCUMULATE_MISTAKES,
         )
+
+
+_EACH = "cada una ya va dividida entre los tokens del lote entero"
 
 
 @exercise(MODULE, "accumulate_gradients", "los micro-lotes y lo devuelto", uses=_USES)
@@ -620,34 +520,36 @@ def check_accumulate_gradients_microbatches(
     for k in ks:
         procedure = _accumulation(batch, k, seed)
         (_, value), trace = procedure.run(accumulate_gradients, student=True)
-        procedure.schedule.check(trace, "accumulate_gradients")
+        Microbatches(
+            count=k,
+            rows=len(batch[0]),
+            prefix="acc",
+            forwards=Diagnosis(id="acc_forward_sizes"),
+            rows_order=Diagnosis(id="acc_strided_microbatches"),
+        ).check(trace, "accumulate_gradients")
         python_number(value, "Lo que devuelve accumulate_gradients (la pérdida L)")
-        value, want = float(value), procedure.run(plumbing.accumulate_gradients)[0][1]
+        want = procedure.run(plumbing.accumulate_gradients)[0][1]
         if close(value, want, atol=1e-5):
             continue
-        if close(-value, want, atol=1e-5):
-            hint = "Sale con el signo cambiado: L = −Σ A · log π / N."
-        elif close(value * k, want, atol=1e-5):
-            hint = (
-                f"Es {k} veces menos: devolviste la media de las pérdidas de "
-                "los micro-lotes, y L es su suma (cada una ya va dividida "
-                "entre los tokens del lote entero)."
-            )
-        else:
-            hint = (
-                "Devuelve la suma de las pérdidas de los micro-lotes (cada "
-                "una ya dividida entre los tokens del lote entero)."
-            )
+        hints = {  # L · factor = lo esperado
+            -1: f"Sale con el signo cambiado: L = {_LOSS}.",
+            k: f"Es {k} veces menos: devolviste la media de las pérdidas de los "
+            f"micro-lotes, y L es su suma ({_EACH}).",
+        }
+        hint = next(
+            (hint for f, hint in hints.items() if close(value * f, want, atol=1e-5)),
+            f"Devuelve la suma de las pérdidas de los micro-lotes ({_EACH}).",
+        )
         fail(
             f"Con k = {k}, devolviste L = {significant(value)} y era "
             f"{significant(want)}. {hint}",
             "acc_wrong_value",
         )
     preset = _accumulation(batch, ks[0], seed, preset=True)
-    if not _same_grads(
-        preset.run(accumulate_gradients)[0],
-        preset.run(plumbing.accumulate_gradients)[0],
-    ):
+    runs = [
+        preset.run(f)[0] for f in (accumulate_gradients, plumbing.accumulate_gradients)
+    ]
+    if not same_parameters(runs[0][0], runs[1][0], atol=1e-7):
         fail(
             "Con gradientes de antes en .grad, los tuyos no son los de antes más "
             "los del lote: accumulate_gradients no debe poner .grad a 0 (ni "
@@ -664,8 +566,7 @@ _INFORMATIVE_CASES = [
     (tensor([0.5, 0.5, 0.5, 2.0, 2.0, 1.0, 0.25, 0.25, 0.25]), 3),
     (tensor([1, 1, 1, 1, 0, 0, 0, 1]), 4),
     (tensor([3.0, 3.0, 3.0, 3.0]), 4),
-    # Recompensas iguales que no son exactas en binario: por el redondeo, su
-    # desviación típica no sale 0, pero el grupo no tiene señal
+    # Iguales pero no exactas en binario: su desviación típica no sale 0
     (tensor([0.1, 0.1, 0.1], dtype=torch.float64), 3),
     (tensor([0.2] * 8), 8),
 ]
@@ -677,8 +578,7 @@ def _ig_mixed_binary(rewards, group_size):
 
 
 def _ig_tiled(rewards, group_size):
-    """Los grupos salteados, reshape(G, -1): la referencia sobre las recompensas
-    así agrupadas, con su resultado repetido en mosaico."""
+    """Los grupos salteados, reshape(G, -1): la referencia sobre ellos, en mosaico."""
     strided = rewards.reshape(group_size, -1).T.flatten()
     informative = plumbing.informative_groups(strided, group_size)
     return informative.reshape(-1, group_size).T.flatten()
@@ -723,19 +623,14 @@ ig_batch_std: Miras la variación del lote entero: lo que cuenta es la de cada g
 def check_informative_groups(informative_groups, cases=None) -> None:
     """``informative_groups(rewards, group_size)``: máscara booleana ``(B,)``."""
     cases = cases or _INFORMATIVE_CASES
-    check_cases(
-        informative_groups,
-        "informative_groups",
-        cases,
-        plumbing.informative_groups,
-        _INFORMATIVE_MISTAKES,
-    )
-    got = call(informative_groups, "informative_groups", *cases[0])
+    name, reference = "informative_groups", plumbing.informative_groups
+    check_cases(informative_groups, name, cases, reference, _INFORMATIVE_MISTAKES)
+    got = call(informative_groups, name, *cases[0])
     if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
+        dtype = f" de {got.dtype}" if isinstance(got, torch.Tensor) else ""
         fail(
-            "informative_groups debe devolver un tensor booleano (para indexar "
-            f"el lote con él); devolvió {type(got).__name__}"
-            + (f" de {got.dtype}" if isinstance(got, torch.Tensor) else "")
-            + ". Una comparación (!=, >) ya da booleanos.",
+            "informative_groups debe devolver un tensor booleano (para indexar el "
+            f"lote con él); devolvió {type(got).__name__}{dtype}. Una comparación "
+            "(!=, >) ya da booleanos.",
             "ig_not_bool",
         )
