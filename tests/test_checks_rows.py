@@ -16,6 +16,7 @@ from helpers.checks import (
     on_output,
     scaled,
     values_check,
+    with_args,
 )
 from helpers.checks.core.registry import _CHECKS
 
@@ -112,3 +113,18 @@ def test_patched_swaps_a_piece_of_the_reference_only_while_it_runs():
     assert variant(1) == 11
     assert _whole(1) == 2
     assert "_piece" in variant.__name__
+
+
+def _discounted(rewards, gamma, start=0.0):
+    return start + sum(r * gamma**t for t, r in enumerate(rewards))
+
+
+def test_with_args_changes_arguments_by_name_and_keeps_the_signature():
+    no_discount = with_args(_discounted, gamma=1.0)
+    assert no_discount([1.0, 1.0], 0.5) == 2.0
+    assert no_discount([1.0, 1.0], gamma=0.5, start=1.0) == 3.0
+    # Un cambio que depende de la llamada recibe sus argumentos por nombre
+    squared = with_args(_discounted, gamma=lambda a: a.gamma**2)
+    assert squared([1.0, 1.0], 0.5) == 1.25
+    assert "gamma" in squared.__name__
+    assert squared.__wrapped__ is _discounted

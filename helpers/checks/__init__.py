@@ -88,6 +88,7 @@ from helpers.checks.core.rows import (
     patched,
     scaled,
     values_check,
+    with_args,
 )
 from helpers.checks.core.symptoms import BROADCAST_HINT
 from helpers.demo import demo_functions
@@ -165,5 +166,6 @@ __all__ = [
     "tensor",
     "values_check",
     "variant_of",
+    "with_args",
     "with_messages",
 ]

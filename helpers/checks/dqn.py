@@ -10,7 +10,6 @@ cambiada (``patched``: el recorte). Solo cambian una cuenta por dentro ``_loss``
 from __future__ import annotations
 
 import copy
-import inspect
 from collections.abc import Callable, Iterable
 from types import SimpleNamespace
 from typing import Any
@@ -36,6 +35,7 @@ from helpers.checks import (
     tensor,
     values_check,
     variant_of,
+    with_args,
     with_messages,
 )
 from helpers.formatting import numbers, significant
@@ -51,19 +51,6 @@ def _first_output(function: Callable[..., Any], case: tuple[Any, ...]) -> Any:
         raise
     except Exception:  # noqa: BLE001 - check_cases lo diagnostica
         return ...
-
-
-def _with_args(reference: Callable[..., Any], **changes: Any) -> Callable[..., Any]:
-    """``reference`` con unos argumentos cambiados: por un valor, o por una
-    función de los del caso (``lambda c: -c.alpha``)."""
-    names = list(inspect.signature(reference).parameters)
-
-    def variant(*args: Any) -> Any:
-        case = SimpleNamespace(**dict(zip(names, args, strict=False)))
-        new = {k: v(case) if callable(v) else v for k, v in changes.items()}
-        return reference(**{**vars(case), **new})
-
-    return variant
 
 
 # Ejercicio 1 · la actualización de Q-learning
@@ -112,19 +99,19 @@ q_gamma_on_reward: γ descuenta solo el futuro: y = r + γ · max Q(s', a'), sin
     delante de r.
 q_step_sign: ¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).
 """,
-    Mistake("q_bootstraps_terminal", _with_args(ref_update, terminated=False), ...),
+    Mistake("q_bootstraps_terminal", with_args(ref_update, terminated=False), ...),
     Mistake("q_max_whole_table", _with_future(lambda q, s, a, s2: q.max()), ...),
     Mistake("q_max_wrong_axis", _with_future(lambda q, s, a, s2: q.max(0)[s2]), ...),
     Mistake("q_current_state", _with_future(lambda q, s, a, s2: q[s].max()), ...),
     Mistake("q_same_action", _with_future(lambda q, s, a, s2: q[s2, a]), ...),
     Mistake("q_mean_not_max", _with_future(lambda q, s, a, s2: q[s2].mean()), ...),
-    Mistake("q_no_alpha", _with_args(ref_update, alpha=1.0), ...),
+    Mistake("q_no_alpha", with_args(ref_update, alpha=1.0), ...),
     Mistake(
         "q_gamma_on_reward",
-        _with_args(ref_update, reward=lambda c: c.gamma * c.reward),
+        with_args(ref_update, reward=lambda c: c.gamma * c.reward),
         ...,
     ),
-    Mistake("q_step_sign", _with_args(ref_update, alpha=lambda c: -c.alpha), ...),
+    Mistake("q_step_sign", with_args(ref_update, alpha=lambda c: -c.alpha), ...),
 )
 
 
@@ -244,17 +231,17 @@ episode_never_terminal: Pasas terminated = False en todos los pasos. En el paso 
     Mistake(
         "episode_update_ignored", variant_of(ref_episode, update=lambda q, *_: q), ...
     ),
-    Mistake("episode_greedy", _with_args(ref_episode, rng=_GREEDY), ...),
+    Mistake("episode_greedy", with_args(ref_episode, rng=_GREEDY), ...),
     Mistake(
         "episode_updates_next_state",
         variant_of(
-            ref_episode, update=_with_args(ref_update, state=lambda c: c.next_state)
+            ref_episode, update=with_args(ref_update, state=lambda c: c.next_state)
         ),
         ...,
     ),
     Mistake(
         "episode_never_terminal",
-        variant_of(ref_episode, update=_with_args(ref_update, terminated=0)),
+        variant_of(ref_episode, update=with_args(ref_update, terminated=0)),
         ...,
     ),
     # Misma duración y retorno con otra tabla, sin fila que lo explique: lo
@@ -848,7 +835,7 @@ def _optimizer(**methods: Callable[[], None]) -> Callable[..., Any]:
         kept = {"zero_grad": c.optimizer.zero_grad, "step": c.optimizer.step}
         return SimpleNamespace(**{**kept, **methods})
 
-    return _with_args(ref_dqn_update, optimizer=optimizer)
+    return with_args(ref_dqn_update, optimizer=optimizer)
 
 
 def _clipping(clip: Callable[..., Any]) -> Callable[..., Any]:

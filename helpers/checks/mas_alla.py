@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import copy
 import functools
-import inspect
 import math
 import operator
 from collections.abc import Callable
-from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -25,6 +23,7 @@ from helpers.checks import (
     patched,
     tensor,
     values_check,
+    with_args,
     with_messages,
 )
 from helpers.checks.quiz import statements_check
@@ -40,20 +39,6 @@ MODULE = "08_mas_alla"
 
 
 # candidato al núcleo: como variant_of, con argumentos que dependen de la llamada
-def _with(reference, **changes):
-    """``reference`` con los argumentos de ``changes`` cambiados: cada uno, una
-    función de los de la llamada (por nombre)."""
-    names = list(inspect.signature(reference).parameters)
-
-    @functools.wraps(reference)
-    def variant(*args):
-        given = dict(zip(names, args, strict=False))
-        a = SimpleNamespace(**given)
-        return reference(**given | {name: f(a) for name, f in changes.items()})
-
-    return variant
-
-
 # Ejercicio 1 · las ventajas de RLOO
 
 _RLOO_CASES = [(tensor([[0, 1, 1, 0]]),), (tensor([[1, 1, 1, 1], [0, 0, 0, 0]]),)]
@@ -149,7 +134,7 @@ _TOKEN_CASES += [_token_case(4, [2], 3, 0.3)]
 
 
 # La referencia sin nota: solo la KL de los tokens de la máscara.
-_kl_only = _with(ref_token_rewards, scores=lambda a: torch.zeros(len(a.scores)))
+_kl_only = with_args(ref_token_rewards, scores=lambda a: torch.zeros(len(a.scores)))
 
 
 def _score_at(column: Callable[[torch.Tensor], Any]):
@@ -191,7 +176,7 @@ token_score_after_last: La nota cae una casilla tarde: el último token válido 
         ...,
     ),
     Mistake(
-        "token_kl_sign", _with(ref_token_rewards, kl_coef=lambda a: -a.kl_coef), ...
+        "token_kl_sign", with_args(ref_token_rewards, kl_coef=lambda a: -a.kl_coef), ...
     ),
     # la referencia más la KL de las casillas de relleno
     Mistake(
@@ -201,7 +186,7 @@ token_score_after_last: La nota cae una casilla tarde: el último token válido 
         ),
         ...,
     ),
-    Mistake("token_no_kl", _with(ref_token_rewards, kl_coef=lambda a: 0.0), ...),
+    Mistake("token_no_kl", with_args(ref_token_rewards, kl_coef=0.0), ...),
     Mistake("token_score_after_last", _score_at(lambda m: m.sum(dim=-1)), ...),
 )
 
@@ -322,17 +307,17 @@ gae_td: Devolviste solo δ_t (TD de un paso, λ = 0): falta acumular γλ·A_{t+
     Mistake("gae_bootstrap_pad", _gae_bootstrap_pad, ...),
     Mistake(
         "gae_no_mask",
-        _with(ref_token_gae, mask=lambda a: torch.ones_like(a.rewards)),
+        with_args(ref_token_gae, mask=lambda a: torch.ones_like(a.rewards)),
         ...,
     ),
     Mistake("gae_forward", _gae_forward, ...),
     Mistake(
-        "gae_lambda_only", _with(ref_token_gae, lam=lambda a: a.lam / a.gamma), ...
+        "gae_lambda_only", with_args(ref_token_gae, lam=lambda a: a.lam / a.gamma), ...
     ),
     Mistake(
         "gae_returns", lambda r, v, m, *gl: ref_token_gae(r, v, m, *gl) + v * m, ...
     ),
-    Mistake("gae_td", _with(ref_token_gae, lam=lambda a: 0.0), ...),
+    Mistake("gae_td", with_args(ref_token_gae, lam=0.0), ...),
 )
 
 check_token_gae = values_check(

@@ -31,6 +31,7 @@ from helpers.checks import (
     negated,
     on_output,
     patched,
+    with_args,
     with_messages,
 )
 from helpers.checks.quiz import STATEMENT_KEYS as STATEMENT_KEYS
@@ -484,18 +485,8 @@ UPDATE_KL_CASES = [
 
 
 # candidato al núcleo: como variant_of, con opciones que dependen de la llamada.
-def _update(**changes):
-    """``ppo.ppo_update`` con los argumentos de ``changes`` cambiados: cada uno,
-    una función de los de la llamada (por nombre)."""
-
-    def update(agent, optimizer, batch, generator, **settings):
-        given = dict(agent=agent, optimizer=optimizer, batch=batch, generator=generator)
-        a = SimpleNamespace(**given, **settings)
-        return ppo.ppo_update(
-            **given | settings | {k: f(a) for k, f in changes.items()}
-        )
-
-    return update
+#: ``ppo.ppo_update`` con unos argumentos cambiados (:func:`with_args`).
+_update = functools.partial(with_args, ppo.ppo_update)
 
 
 def _minibatches(minibatch_fn):
@@ -588,7 +579,10 @@ missing_zero_grad: Falta poner los gradientes a cero antes de cada backward: sin
     # La misma llamada (el mismo generador) da los mismos minilotes.
     Mistake(
         "shuffled_once",
-        _update(minibatch_fn=lambda a: functools.cache(ppo.minibatch_indices)),
+        with_args(
+            ppo.ppo_update,
+            minibatch_fn=lambda a: functools.cache(ppo.minibatch_indices),
+        ),
         ...,
     ),
     Mistake(
@@ -600,7 +594,9 @@ missing_zero_grad: Falta poner los gradientes a cero antes de cada backward: sin
     Mistake("strided_minibatches", _minibatches(_strided), ...),
     Mistake(
         "one_step_per_epoch",
-        _update(optimizer=_one_step_per_epoch, max_grad_norm=lambda a: math.inf),
+        with_args(
+            ppo.ppo_update, optimizer=_one_step_per_epoch, max_grad_norm=math.inf
+        ),
         ...,
     ),
     Mistake("missing_zero_grad", _update(optimizer=_no_zero_grad), ...),
@@ -614,7 +610,7 @@ gradient_not_clipped: Los gradientes no se recortan: antes de cada paso del opti
 clipped_actor_only: Recortaste solo el gradiente del actor: la norma que se limita es la
     de todos los parámetros juntos, agent.parameters().
 """,
-    Mistake("gradient_not_clipped", _update(max_grad_norm=lambda a: math.inf), ...),
+    Mistake("gradient_not_clipped", _update(max_grad_norm=math.inf), ...),
     Mistake("clipped_actor_only", _update(agent=_actor_only), ...),
 )
 

@@ -14,7 +14,8 @@ Y las variantes de los errores típicos que son la referencia con la salida
 cambiada (el signo, un factor, un redondeo) se escriben como transformaciones
 de la referencia (:func:`on_output`, :func:`negated`, :func:`scaled`), sin
 copiar sus cuentas; las que viven en una pieza que la referencia llama, como
-la referencia con esa pieza cambiada (:func:`patched`).
+la referencia con esa pieza cambiada (:func:`patched`); las que le dan otra
+entrada, como la referencia con esos argumentos cambiados (:func:`with_args`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import contextlib
 import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping
+from types import SimpleNamespace
 from typing import Any
 from unittest import mock
 
@@ -184,4 +186,30 @@ def patched(reference: Callable[..., Any], **pieces: Any) -> Callable[..., Any]:
             return reference(*args, **kwargs)
 
     variant.__name__ = f"{reference.__name__}[{', '.join(pieces)}]"
+    return variant
+
+
+def with_args(reference: Callable[..., Any], **changes: Any) -> Callable[..., Any]:
+    """``reference`` llamada con unos argumentos cambiados, por nombre.
+
+    Para los errores típicos que son la referencia con otra entrada (el γ que
+    falta, un argumento de más o de menos, los dos argumentos cambiados de
+    sitio): cada cambio es un valor fijo o una función de los argumentos de la
+    llamada, que recibe con sus nombres (``with_args(ref, gamma=1.0)``,
+    ``with_args(ref, alpha=lambda a: -a.alpha)``). Una función que deba pasar
+    tal cual se envuelve: ``lambda a: función``.
+    """
+    names = list(inspect.signature(reference).parameters)
+
+    @functools.wraps(reference)
+    def variant(*args: Any, **kwargs: Any) -> Any:
+        given = dict(zip(names, args, strict=False)) | kwargs
+        call = SimpleNamespace(**given)
+        new = {k: v(call) if callable(v) else v for k, v in changes.items()}
+        return reference(**given | new)
+
+    shown = ", ".join(changes)
+    variant.__name__ = (
+        f"{getattr(reference, '__name__', 'referencia')}({shown} cambiados)"
+    )
     return variant
