@@ -475,9 +475,7 @@ loss_not_scalar: Devolviste un término por respuesta, de forma (B,): la pérdid
     ),
     Mistake("loss_sign", negated(ref_grpo_loss), ...),
     Mistake(
-        "loss_wrong_axis",
-        lambda x, m, a: -(a.detach() * (x * m).sum(dim=0)).mean(),
-        ...,
+        "loss_wrong_axis", lambda x, m, a: -(a.detach() * (x * m).sum(0)).mean(), ...
     ),
     Mistake(
         "loss_per_token_mean",
@@ -486,13 +484,11 @@ loss_not_scalar: Devolviste un término por respuesta, de forma (B,): la pérdid
     ),
     Mistake(
         "loss_mean_over_cells",
-        lambda lp, m, a: ref_grpo_loss(lp, m, a) / m.shape[-1],
+        lambda x, m, a: ref_grpo_loss(x, m, a) / m.shape[-1],
         ...,
     ),
     Mistake("loss_sum_not_mean", lambda x, m, a: ref_grpo_loss(x, m, a) * len(a), ...),
-    Mistake(
-        "loss_not_scalar", lambda x, m, a: -(a.detach() * (x * m).sum(dim=-1)), ...
-    ),
+    Mistake("loss_not_scalar", lambda x, m, a: -(a.detach() * (x * m).sum(-1)), ...),
 )
 check_grpo_loss = values_check(
     MODULE,
