@@ -9,8 +9,10 @@ separadas. Para saber por qué hay que cambiar **una sola cosa** a la vez: aquí
 se entrena A2C (:func:`helpers.actor_critic.train_a2c`) con las dos
 arquitecturas y los mismos pesos del crítico ``c_V`` (0,5, el de
 ``A2CConfig``, y 0,01), y además el tronco compartido con ``c_V = 0,5`` sin
-recorte del gradiente, para ver si el recorte tiene la culpa. Tres semillas
-cada uno, con un tope de pasos.
+recorte del gradiente, para ver si el recorte tiene la culpa, y con PopArt
+(:class:`helpers.actor_critic.PopArt`: los objetivos del crítico
+normalizados), para ver si la culpa es de su escala. Tres semillas cada uno,
+con un tope de pasos.
 
 Cada ``TRACE_EVERY`` actualizaciones del tronco compartido se mide qué hace
 cada pérdida en las capas comunes (:func:`trunk_gradients`): la norma del
@@ -23,7 +25,7 @@ actor se mueven hacia donde le conviene al crítico.
 es el A2C de ``A2CConfig`` sin parar al llegar a 475: deja ver si la política
 voraz, una vez buena, se mantiene o se hunde (:func:`collapses`).
 
-Entrenar las seis configuraciones con tres semillas tarda unos minutos:
+Entrenar las siete configuraciones con tres semillas tarda unos minutos:
 demasiado para el cuaderno, que lee lo guardado en
 ``helpers/data/a2c_runs.json``::
 
@@ -84,6 +86,11 @@ RUNS: dict[str, dict[str, Any]] = {
     },
     "separadas, c_V = 0,01": {"shared": False, "value_coef": 0.01},
     "compartido, c_V = 0,01": {"shared": True, "value_coef": 0.01},
+    "compartido, c_V = 0,5, PopArt": {
+        "shared": True,
+        "value_coef": 0.5,
+        "popart_rate": 0.01,
+    },
     "separadas, c_V = 0,5, sin parar": {"target_return": None},
 }
 #: Un colapso: la media voraz cae por debajo de ``COLLAPSE_LOW`` después de

@@ -52,6 +52,7 @@ from helpers.training import History, record_evaluation
 __all__ = [
     "A2CConfig",
     "Corridor",
+    "PopArt",
     "RandomWalk",
     "actor_critic_loss",
     "gae",
@@ -229,6 +230,40 @@ class A2CConfig:
     eval_episodes: int = 20  # episodios por evaluación
     target_return: float | None = 475.0  # parar al alcanzarlo (None: no parar)
     confirm_episodes: int = 0  # confirmar al llegar, en tantos episodios nuevos
+    popart_rate: float = 0.0  # PopArt: tasa de la media móvil de R (0: sin él)
+
+
+class PopArt:
+    """Objetivos del crítico normalizados sin cambiar sus valores (PopArt).
+
+    van Hasselt et al. (2016), *Learning values across many orders of
+    magnitude*. Guarda una media ``μ`` y una desviación ``σ`` móviles de los
+    objetivos ``R`` (medias exponenciales con tasa ``rate``, sin el sesgo del
+    arranque, como Adam) y, cada vez que cambian, reescala la última capa del
+    crítico para que ``V(s)`` siga dando lo mismo («ART»: ``W ← W·σ/σ'``,
+    ``b ← (σ·b + μ − μ')/σ'``). Así la red aprende ``(R − μ)/σ``, de escala 1
+    con cualquier recompensa, y ``V`` sigue en la escala de la recompensa.
+    """
+
+    def __init__(self, head: torch.nn.Linear, rate: float) -> None:
+        self.head, self.rate = head, rate
+        self.mean, self.std = 0.0, 1.0
+        self._first = self._second = 0.0
+        self._updates = 0
+
+    @torch.no_grad()
+    def update(self, targets: torch.Tensor) -> None:
+        """Mueve ``μ`` y ``σ`` hacia el lote ``targets`` y corrige la capa."""
+        self._updates += 1
+        keep = 1.0 - self.rate
+        self._first = keep * self._first + self.rate * float(targets.mean())
+        self._second = keep * self._second + self.rate * float((targets**2).mean())
+        unbias = 1.0 - keep**self._updates
+        mean = self._first / unbias
+        std = max(self._second / unbias - mean**2, 1e-4) ** 0.5
+        self.head.weight.mul_(self.std / std)
+        self.head.bias.mul_(self.std).add_(self.mean - mean).div_(std)
+        self.mean, self.std = mean, std
 
 
 def train_a2c(
@@ -245,7 +280,9 @@ def train_a2c(
 
     1. rollout: ``n_steps`` pasos en cada una de las ``n_envs`` copias
        (:class:`helpers.rollouts.RolloutCollector`), un bloque ``(T, N)``;
-    2. ventajas ``Â`` con :func:`gae` y objetivos del crítico ``R = Â + V``;
+    2. ventajas ``Â`` con :func:`gae` y objetivos del crítico ``R = Â + V``
+       (con ``popart_rate > 0``, :class:`PopArt` mueve su media y su
+       desviación, y la regresión del crítico se mide en unidades de ``σ``);
     3. una pasada de la red sobre el bloque: ``log π``, ``V`` y la entropía;
     4. :func:`actor_critic_loss`, recorte de la norma del gradiente y un paso
        de Adam;
@@ -280,6 +317,10 @@ def train_a2c(
     agent = ActorCritic(obs_dim, n_actions, config.hidden, shared=config.shared)
     optimizer = torch.optim.Adam(agent.parameters(), lr=config.learning_rate)
     collector = RolloutCollector(envs, seed=config.seed)
+    popart = None
+    if config.popart_rate:
+        head = [m for m in agent.critic.modules() if isinstance(m, torch.nn.Linear)]
+        popart = PopArt(head[-1], config.popart_rate)
     history = History(policy=agent, target_return=config.target_return)
     start, env_steps, next_eval = time.perf_counter(), 0, config.eval_every
     bar = tqdm(total=config.max_env_steps, desc="A2C", disable=not progress)
@@ -300,6 +341,11 @@ def train_a2c(
             dtype=torch.float32,
         )
         returns = advantages + rollout.values
+        if popart is not None:
+            popart.update(returns)
+        # Con PopArt, el crítico se mide en unidades de σ: (V − R)/σ = n(s) −
+        # (R − μ)/σ, la regresión normalizada (con σ = 1 sin PopArt).
+        scale = popart.std if popart is not None else 1.0
         if config.normalize_advantages:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
         # Etapa 3: el bloque entero por la red, ahora con gradiente.
@@ -310,9 +356,9 @@ def train_a2c(
         # Etapa 4: pérdida, recorte del gradiente y paso de Adam.
         loss = (loss_fn or actor_critic_loss)(
             log_probs.flatten(),
-            values.flatten(),
+            values.flatten() / scale,
             advantages.flatten(),
-            returns.flatten(),
+            returns.flatten() / scale,
             entropy.flatten(),
             config.value_coef,
             config.entropy_coef,
@@ -321,9 +367,9 @@ def train_a2c(
             on_update(
                 agent,
                 log_probs.flatten(),
-                values.flatten(),
+                values.flatten() / scale,
                 advantages.flatten(),
-                returns.flatten(),
+                returns.flatten() / scale,
                 entropy.flatten(),
                 env_steps,
             )

@@ -288,6 +288,33 @@ def test_gae_gradient_experiment_samples_agree_with_the_exact_mean():
 
 
 # ---------------------------------------------------------------------------
+# PopArt
+# ---------------------------------------------------------------------------
+
+
+def test_popart_keeps_the_values_while_the_statistics_move():
+    torch.manual_seed(0)
+    head = torch.nn.Linear(8, 1)
+    popart = actor_critic.PopArt(head, rate=0.1)
+    features = torch.randn(32, 8)
+    before = head(features) * popart.std + popart.mean
+    targets = 40 + 5 * torch.randn(64)
+    popart.update(targets)
+    # La primera actualización, sin el sesgo del arranque: las del lote
+    assert popart.mean == pytest.approx(float(targets.mean()), rel=1e-6)
+    assert popart.std == pytest.approx(float(targets.std(unbiased=False)), rel=1e-5)
+    after = head(features) * popart.std + popart.mean
+    torch.testing.assert_close(after, before, atol=1e-4, rtol=1e-5)
+    # Los objetivos normalizados tienen escala 1, sea cual sea la de R
+    normalized = (targets - popart.mean) / popart.std
+    assert float(normalized.std(unbiased=False)) == pytest.approx(1.0, rel=1e-5)
+    popart.update(100 * targets)
+    torch.testing.assert_close(
+        head(features) * popart.std + popart.mean, before, atol=1e-3, rtol=1e-5
+    )
+
+
+# ---------------------------------------------------------------------------
 # A2C
 # ---------------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ def test_a2c_runs_file_has_every_run_and_seed(a2c_data):
 def test_a2c_runs_reproduce_their_start(a2c_data):
     # Una ejecución con traza y otra sin ella, sus primeros 2048 pasos
     which = [("compartido, c_V = 0,01", 1), ("separadas, c_V = 0,5", 0)]
+    which.append(("compartido, c_V = 0,5, PopArt", 2))  # con PopArt
     assert a2c_runs.check(a2c_data, steps=2048, which=which) == []
 
 
