@@ -1,17 +1,15 @@
-"""Comprobaciones del módulo 10 · Preferencias: una por celda calificada, en el
-orden del cuaderno.
+"""Comprobaciones del módulo 10 · Preferencias, en el orden del cuaderno.
 
-Las referencias son las de ``helpers.tinylm.preferences``, y las variantes de
-los errores típicos son esas referencias con otra entrada, con la salida
-cambiada o con una pieza cambiada (:func:`patched`); solo se escribe a mano el
-error que vive dentro de la cuenta.
+Las referencias son las de ``helpers.tinylm.preferences``; las variantes de los
+errores típicos, esas referencias con otra entrada, otra salida o una pieza
+cambiada (:func:`patched`). Solo se escribe a mano el error dentro de la cuenta.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
+import inspect
 import math
 import random
 from collections.abc import Callable, Iterable
@@ -42,6 +40,7 @@ from helpers.checks import (
     scaled,
     tensor,
     values_check,
+    with_messages,
 )
 from helpers.checks.quiz import statements_check
 from helpers.formatting import significant
@@ -58,81 +57,28 @@ _acc_ref = pref.pairwise_accuracy
 _dpo_ref = pref.dpo_loss
 _implicit_ref = pref.implicit_rewards
 _sequence = pref.sequence_log_probs
-_update = pref._update
-
-
-def _generator(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+_step = pref.dpo_step
+_optimal = pref.optimal_policy
 
 
 def _eighths(x: torch.Tensor) -> torch.Tensor:
-    """``x`` redondeado a octavos: valores exactos en binario, que los mensajes
-    muestran cortos (1.375, no 1.3749999...)."""
+    """``x`` en octavos: exactos en binario, cortos en los mensajes (1,375)."""
     return torch.round(8 * x) / 8
 
 
-def _corner_logsigmoid(x: torch.Tensor) -> torch.Tensor:
-    """log σ(x) estable escrito a mano con abs y relu: exacto, salvo la
-    derivada en x = 0, que sale 0."""
+def _logsig(reference: Callable[..., Any], f: Callable[..., Any]) -> Callable:
+    """``reference`` con ``f`` en lugar de ``F.logsigmoid`` (:func:`patched`)."""
+    return patched(reference, F=SimpleNamespace(logsigmoid=f))
+
+
+def _beta(reference: Callable[..., Any], change: Callable[[float], float]) -> Callable:
+    """``reference`` con su β (el quinto argumento) cambiada por ``change(β)``."""
+    return lambda *a, **k: reference(*a[:4], change(a[4]), *a[5:], **k)
+
+
+def _cornered(x: torch.Tensor) -> torch.Tensor:
+    """log σ(x) a mano con abs y relu: exacto, salvo la derivada en 0 (sale 0)."""
     return -(torch.relu(-x) + torch.log1p(torch.exp(-x.abs())))
-
-
-def _loss_checks(
-    function,
-    cases,
-    *,
-    name,
-    reference,
-    rows,
-    inputs,
-    atol,
-    hint,
-    shown=None,
-    mistakes=(),
-) -> None:
-    """Los valores (con ``rows``), que sea un tensor y su gradiente respecto a
-    ``inputs`` (con ``mistakes`` y la fórmula con esquina, cuyo 0 en un empate
-    no es «no llega»). ``shown(*case)`` dice la llamada en los mensajes."""
-    shown = shown or (lambda *case: f"{name}(...)")
-    check_cases(function, name, cases, reference, rows, atol=atol)
-    for case in cases:
-        out = call(function, name, *case)
-        if not isinstance(out, torch.Tensor):
-            fail(
-                f"{shown(*case)} debe devolver un tensor de PyTorch (para poder "
-                f"llamar a loss.backward()); devolvió {type(out).__name__}. No uses "
-                ".item(), float() ni NumPy: sin tensor no hay gradiente y el "
-                "modelo no aprende.",
-                "loss_not_a_tensor",
-            )
-    corner = patched(reference, F=SimpleNamespace(logsigmoid=_corner_logsigmoid))
-    check_gradients(
-        function,
-        name,
-        cases,
-        reference,
-        [*mistakes, Mistake("wrong_gradient", corner, _CORNER)],
-        wrt={
-            key: Flow(
-                True,
-                id="gradient_not_reaching_input",
-                message=f"El gradiente no llega a {key} (¿un .detach() o un número "
-                f"de Python por el camino?): la pérdida depende de {key} y tiene "
-                "que derivarse respecto a él.",
-            )
-            for key in inputs
-        },
-        prefix="loss",
-        mistake="wrong_gradient",
-        hint=hint,
-        without_gradient=Diagnosis(
-            id="loss_no_gradient",
-            message=f"El resultado de {shown(*cases[0])} no tiene gradiente (¿.item(), "
-            "float(), NumPy, .detach() o torch.no_grad()?): la pérdida se deriva "
-            "para entrenar, y tiene que seguir en el grafo de PyTorch.",
-        ),
-        atol=1e-5,
-    )
 
 
 _CORNER = (
@@ -143,24 +89,52 @@ _CORNER = (
 )
 
 
+def _loss_checks(function, reference, cases, rows, hint, shown=None, mistakes=()):
+    """Los valores (con ``rows``), que sea un tensor y su gradiente respecto a
+    las dos primeras entradas (con ``mistakes`` y la fórmula con esquina, cuyo
+    0 en un empate no es «no llega»). ``shown(case)`` dice la llamada."""
+    name = reference.__name__
+    shown = shown or (lambda case: f"{name}(...)")
+    check_cases(function, name, cases, reference, rows, atol=1e-5)
+    for case in cases:
+        if not isinstance(out := call(function, name, *case), torch.Tensor):
+            fail(
+                f"{shown(case)} debe devolver un tensor de PyTorch (para poder "
+                f"llamar a loss.backward()); devolvió {type(out).__name__}. No uses "
+                ".item(), float() ni NumPy: sin tensor no hay gradiente y el "
+                "modelo no aprende.",
+                "loss_not_a_tensor",
+            )
+    corner = Mistake("wrong_gradient", _logsig(reference, _cornered), _CORNER)
+    inputs = list(inspect.signature(reference).parameters)[:2]
+    check_gradients(
+        function,
+        name,
+        cases,
+        reference,
+        [*mistakes, corner],
+        wrt=dict.fromkeys(inputs, Flow(True, id="gradient_not_reaching_input")),
+        prefix="loss",
+        mistake="wrong_gradient",
+        hint=hint,
+        atol=1e-5,
+    )
+
+
 # La pérdida de Bradley–Terry
 
 
 def bt_case(seed: int, size: int, scale: float = 1.0) -> tuple[torch.Tensor, ...]:
-    """``(chosen_rewards, rejected_rewards)``: dos tensores ``(size,)`` con
-    semilla, en octavos."""
-    generator = _generator(seed)
+    """``(chosen_rewards, rejected_rewards)``: ``(size,)`` con semilla, en octavos."""
+    generator = torch.Generator().manual_seed(seed)
     return tuple(_eighths(scale * torch.randn(size, generator=generator)) for _ in "cr")
 
 
 #: Diferencias moderadas (la sigmoide no satura), con un empate y un lote de 1.
 BT_CASES = [
     (tensor([2.0, 0.0, -1.0]), tensor([0.0, 0.0, 1.0])),
-    bt_case(0, 6, 1.0),
-    bt_case(1, 9, 3.0),
-    bt_case(2, 1, 2.0),
+    *(bt_case(*args) for args in ((0, 6, 1.0), (1, 9, 3.0), (2, 1, 2.0))),
 ]
-
 #: Diferencias de ±50 a ±300: en float32, σ(x) redondea a 0 para x < −88.
 BT_STABLE_CASES = [
     (tensor([-100.0, 50.0, 0.0, 3.0]), tensor([100.0, -150.0, 0.0, -2.0])),
@@ -168,70 +142,40 @@ BT_STABLE_CASES = [
     (tensor([200.0, -200.0, 1.0]), tensor([-0.5, 0.5, -1.0])),
 ]
 
+#: Sumar en vez de promediar el lote, en Bradley–Terry, DPO e IPO.
+_BATCH_MEAN = (
+    "Sumaste sobre el lote: la pérdida es la media de los B pares (.mean()), "
+    "para que su escala no dependa del tamaño del lote."
+)
 
-def _bt_epsilon(eps: float, clamp: bool) -> Callable[..., torch.Tensor]:
-    def loss(chosen, rejected):
-        p = torch.sigmoid(chosen - rejected)
-        p = p.clamp(min=eps) if clamp else p + eps
-        return -torch.log(p).mean()
-
-    return loss
-
-
-_BATCH_MEAN = "Sumaste sobre el lote: la pérdida es la media de los pares (.mean())."
-
-BT_MISTAKES: list[Mistake] = [
-    Mistake(
-        "bt_swapped",
-        lambda c, r: _bt_ref(r, c),
-        "La diferencia va al revés: es r_elegida − r_rechazada (chosen − "
-        "rejected). Con la resta cambiada, la pérdida baja cuando el modelo "
-        "puntúa más a la rechazada.",
-    ),
-    Mistake(
-        "bt_sum",
-        lambda c, r: len(c) * _bt_ref(c, r),
-        "Sumaste sobre el lote: la pérdida es la media de los B pares (.mean()), "
-        "para que su escala no dependa del tamaño del lote.",
-    ),
-    Mistake(
-        "bt_no_minus",
-        negated(_bt_ref),
-        "Falta el signo menos: la pérdida es −log σ(r_elegida − r_rechazada), "
-        "que es positiva y baja cuando la elegida puntúa más. Sin el menos, "
-        "minimizarla empuja al revés.",
-    ),
-    Mistake(
-        "bt_no_log",
-        lambda c, r: -torch.sigmoid(c - r).mean(),
-        "Falta el logaritmo: −σ(d) no es la pérdida de Bradley–Terry. Es "
-        "−log σ(d), menos la log-probabilidad de la preferencia observada.",
-    ),
-    Mistake(
-        "bt_one_minus_sigmoid",
-        lambda c, r: (1 - torch.sigmoid(c - r)).mean(),
-        "Devuelves 1 − σ(d), no −log σ(d): falta el logaritmo. Sin él, un par "
-        "muy mal ordenado cuesta como mucho 1 y apenas empuja.",
-    ),
-    Mistake(
-        "bt_per_pair",
-        torch.vmap(_bt_ref),
-        "Devuelves la pérdida de cada par: falta promediar sobre el lote "
-        "(.mean()) para tener un escalar al que llamar .backward().",
-    ),
-    Mistake(
-        "bt_separately",
-        lambda c, r: -(F.logsigmoid(c) + F.logsigmoid(-r)).mean(),
-        "Aplicaste log σ a cada recompensa por separado: Bradley–Terry solo "
-        "mira la diferencia, −log σ(r_elegida − r_rechazada).",
-    ),
-    Mistake(
-        "bt_means_inside",
-        lambda c, r: _bt_ref(c.mean(), r.mean()),
-        "Restaste las medias del lote dentro de σ: la pérdida es la media de "
-        "−log σ(·) de cada par, no −log σ de la diferencia de medias.",
-    ),
-]
+BT_MISTAKES = with_messages(
+    f"""
+bt_swapped: La diferencia va al revés: es r_elegida − r_rechazada (chosen − rejected).
+    Con la resta cambiada, la pérdida baja cuando el modelo puntúa más a la rechazada.
+bt_sum: {_BATCH_MEAN}
+bt_no_minus: Falta el signo menos: la pérdida es −log σ(r_elegida − r_rechazada), que
+    es positiva y baja cuando la elegida puntúa más. Sin el menos, minimizarla empuja
+    al revés.
+bt_no_log: Falta el logaritmo: −σ(d) no es la pérdida de Bradley–Terry. Es −log σ(d),
+    menos la log-probabilidad de la preferencia observada.
+bt_one_minus_sigmoid: Devuelves 1 − σ(d), no −log σ(d): falta el logaritmo. Sin él, un
+    par muy mal ordenado cuesta como mucho 1 y apenas empuja.
+bt_per_pair: Devuelves la pérdida de cada par: falta promediar sobre el lote (.mean())
+    para tener un escalar al que llamar .backward().
+bt_separately: Aplicaste log σ a cada recompensa por separado: Bradley–Terry solo mira
+    la diferencia, −log σ(r_elegida − r_rechazada).
+bt_means_inside: Restaste las medias del lote dentro de σ: la pérdida es la media de
+    −log σ(·) de cada par, no −log σ de la diferencia de medias.
+""",
+    Mistake("bt_swapped", lambda c, r: _bt_ref(r, c), ...),
+    Mistake("bt_sum", lambda c, r: len(c) * _bt_ref(c, r), ...),
+    Mistake("bt_no_minus", negated(_bt_ref), ...),
+    Mistake("bt_no_log", _logsig(_bt_ref, torch.sigmoid), ...),
+    Mistake("bt_one_minus_sigmoid", _logsig(_bt_ref, lambda d: d.sigmoid() - 1), ...),
+    Mistake("bt_per_pair", torch.vmap(_bt_ref), ...),
+    Mistake("bt_separately", lambda c, r: _bt_ref(c, 0 * r) + _bt_ref(0 * c, r), ...),
+    Mistake("bt_means_inside", lambda c, r: _bt_ref(c.mean(), r.mean()), ...),
+)
 
 _UNSTABLE = (
     "log(σ(d)) en dos pasos se desborda: en float32, σ(d) redondea a 0 cuando "
@@ -239,6 +183,20 @@ _UNSTABLE = (
     "= ∞). Usa F.logsigmoid(d), o −F.softplus(−d), que lo calculan de una vez "
     "sin pasar por σ."
 )
+_EPSILON = (
+    "Recortaste σ(d) con un ε antes del logaritmo: ya no sale ∞, pero con "
+    "diferencias grandes la pérdida queda topada en −log ε y el gradiente "
+    "se apaga justo en los pares peor ordenados. Usa F.logsigmoid(d), que "
+    "es exacto."
+)
+
+
+def _epsilon(eps: float, clamp: bool) -> Callable[[torch.Tensor], torch.Tensor]:
+    """log σ(d) con σ(d) recortada en ``eps`` o con ``eps`` sumado."""
+    return lambda d: torch.log(
+        d.sigmoid().clamp(min=eps) if clamp else d.sigmoid() + eps
+    )
+
 
 #: log(σ(d)) y log(1 + exp(−d)) dan ∞ en estos casos: los diagnostica
 #: ``bt_overflow`` antes de buscar en esta tabla.
@@ -255,11 +213,8 @@ BT_STABLE_MISTAKES: list[Mistake] = [
     *[
         Mistake(
             f"bt_epsilon_{'clamp' if clamp else 'add'}_{round(-np.log10(eps))}",
-            _bt_epsilon(eps, clamp),
-            "Recortaste σ(d) con un ε antes del logaritmo: ya no sale ∞, pero con "
-            "diferencias grandes la pérdida queda topada en −log ε y el gradiente "
-            "se apaga justo en los pares peor ordenados. Usa F.logsigmoid(d), que "
-            "es exacto.",
+            _logsig(_bt_ref, _epsilon(eps, clamp)),
+            _EPSILON,
         )
         for eps in (1e-6, 1e-7, 1e-8, 1e-10, 1e-12)
         for clamp in (True, False)
@@ -267,31 +222,25 @@ BT_STABLE_MISTAKES: list[Mistake] = [
     *BT_MISTAKES,
 ]
 
-_bt_checks = functools.partial(
-    _loss_checks,
-    name="bradley_terry_loss",
-    reference=_bt_ref,
-    inputs=("chosen_rewards", "rejected_rewards"),
-    atol=1e-5,
+_BRANCHES = (
+    "una rama que desborda envenena el gradiente (torch.where calcula las dos "
+    "ramas y deriva las dos)"
 )
+_EXACT = "F.logsigmoid(d) da valor y gradiente exactos."
 
 
-def _bt_both_branches(chosen, rejected):
-    d = chosen - rejected
-    branches = torch.where(
-        d > 0, -torch.log(torch.sigmoid(d)), -d - torch.log(torch.sigmoid(-d))
-    )
-    return branches.mean()
+def _both_branches(d: torch.Tensor) -> torch.Tensor:
+    """log σ(d) con torch.where: la rama que no se elige desborda (gradiente nan)."""
+    return torch.where(d > 0, d.sigmoid().log(), d + (-d).sigmoid().log())
 
 
 #: Un gradiente inf o nan con un valor finito: una rama que desborda.
 BT_GRADIENT_MISTAKES = [
     Mistake(
         "gradient_not_finite",
-        _bt_both_branches,
-        "El gradiente sale inf o nan. Aunque el valor salga finito, una rama "
-        "que desborda envenena el gradiente (torch.where calcula las dos ramas "
-        "y deriva las dos). F.logsigmoid(d) da valor y gradiente exactos.",
+        _logsig(_bt_ref, _both_branches),
+        f"El gradiente sale inf o nan. Aunque el valor salga finito, {_BRANCHES}. "
+        + _EXACT,
     ),
 ]
 
@@ -299,17 +248,13 @@ BT_GRADIENT_MISTAKES = [
 @exercise(MODULE, "bradley_terry_loss")
 def check_bradley_terry_loss(bradley_terry_loss, cases: list | None = None) -> None:
     """Valores y gradiente de ``bradley_terry_loss`` con diferencias moderadas."""
-    _bt_checks(
-        bradley_terry_loss, list(cases or BT_CASES), rows=BT_MISTAKES, hint=_CORNER
-    )
+    cases = list(cases or BT_CASES)
+    _loss_checks(bradley_terry_loss, _bt_ref, cases, BT_MISTAKES, _CORNER)
 
 
 @exercise(MODULE, "bradley_terry_loss")
-def check_bradley_terry_loss_stable(
-    bradley_terry_loss, cases: list | None = None
-) -> None:
-    """``bradley_terry_loss`` con diferencias de ±50 a ±300: valores y
-    gradientes finitos y exactos."""
+def check_bradley_terry_loss_stable(bradley_terry_loss, cases: list | None = None):
+    """Con diferencias de ±50 a ±300: valores y gradientes finitos y exactos."""
     cases = list(cases or BT_STABLE_CASES)
     for case in cases:
         out = call(bradley_terry_loss, "bradley_terry_loss", *case)
@@ -320,21 +265,19 @@ def check_bradley_terry_loss_stable(
                 f"sale {significant(out.detach().reshape(-1)[0])}.\n{_UNSTABLE}",
                 "bt_overflow",
             )
-    _bt_checks(
+    hint = f"Si sale inf o nan, {_BRANCHES}: {_EXACT} Si no, {_CORNER[0].lower()}"
+    _loss_checks(
         bradley_terry_loss,
+        _bt_ref,
         cases,
-        rows=BT_STABLE_MISTAKES,
-        atol=1e-4,
-        shown=lambda *case: "bradley_terry_loss(...) con diferencias grandes",
-        mistakes=BT_GRADIENT_MISTAKES,
-        hint="Si sale inf o nan, una rama que desborda envenena el gradiente "
-        "(torch.where calcula las dos ramas y deriva las dos): F.logsigmoid(d) "
-        "da valor y gradiente exactos. Si no, " + _CORNER[0].lower() + _CORNER[1:],
+        BT_STABLE_MISTAKES,
+        hint + _CORNER[1:],
+        lambda case: "bradley_terry_loss(...) con diferencias grandes",
+        BT_GRADIENT_MISTAKES,
     )
 
 
 # La precisión por pares
-
 
 #: Con empates (exactos) y sin ellos, un lote de empates solo, un par solo y
 #: notas que difieren en la última cifra de float32 (no son empates).
@@ -356,51 +299,37 @@ def _acc_ties_close(chosen, rejected):
     return ((chosen > rejected) & ~tie).float().add(0.5 * tie.float()).mean().item()
 
 
-_TIES_ZERO = (
-    "Los empates cuentan como fallo: un empate es medio acierto (0,5). Un "
-    "modelo que da a todo la misma nota debe sacar 0,5, como una moneda, no 0."
-)
-_TIES_ONE = (
-    "Con ≥ los empates cuentan como acierto entero: la elegida tiene que "
-    "puntuar más (>), y un empate vale 0,5. Si no, un modelo que da a todo "
-    "la misma nota sacaría un 100 %."
-)
+def _acc_ties_excluded(c, r):
+    return _acc_ref(c[c != r], r[c != r]) if (c != r).any() else math.nan
 
-ACCURACY_MISTAKES: list[Mistake] = [
-    Mistake("acc_ties_zero", lambda c, r: (c > r).float().mean().item(), _TIES_ZERO),
-    Mistake("acc_ties_one", lambda c, r: (c >= r).float().mean().item(), _TIES_ONE),
-    Mistake(
-        "acc_counts",
-        lambda c, r: len(c) * _acc_ref(c, r),
-        "Devuelves cuántos aciertos hay, no la fracción: divide entre el número "
-        "de pares (o usa .mean()).",
-    ),
-    Mistake(
-        "acc_reversed",
-        lambda c, r: _acc_ref(r, c),
-        "Está al revés: cuentas los pares en que la rechazada puntúa más. "
-        "Acierta el par en que chosen_rewards > rejected_rewards.",
-    ),
-    Mistake(
-        "acc_means",
-        lambda c, r: float(c.mean() > r.mean()),
-        "Comparas las medias del lote: la precisión se cuenta par a par (la "
-        "fracción de filas en que la elegida puntúa más).",
-    ),
-    Mistake(
-        "acc_ties_close",
-        _acc_ties_close,
-        "Un empate es una nota exactamente igual (==), no una parecida: con "
-        "torch.isclose o una tolerancia, dos notas que difieren en la última "
-        "cifra cuentan como empate, y el modelo sí ha puesto una por encima.",
-    ),
-    Mistake(
-        "acc_ties_excluded",
-        lambda c, r: _acc_ref(c[c != r], r[c != r]) if (c != r).any() else math.nan,
-        "Quitaste los empates del recuento: se quedan, y cuentan medio acierto "
-        "cada uno (la fracción es sobre todos los pares).",
-    ),
-]
+
+ACCURACY_MISTAKES = with_messages(
+    """
+acc_ties_zero: Los empates cuentan como fallo: un empate es medio acierto (0,5). Un
+    modelo que da a todo la misma nota debe sacar 0,5, como una moneda, no 0.
+acc_ties_one: Con ≥ los empates cuentan como acierto entero: la elegida tiene que
+    puntuar más (>), y un empate vale 0,5. Si no, un modelo que da a todo la misma
+    nota sacaría un 100 %.
+acc_counts: Devuelves cuántos aciertos hay, no la fracción: divide entre el número de
+    pares (o usa .mean()).
+acc_reversed: Está al revés: cuentas los pares en que la rechazada puntúa más. Acierta
+    el par en que chosen_rewards > rejected_rewards.
+acc_means: Comparas las medias del lote: la precisión se cuenta par a par (la fracción
+    de filas en que la elegida puntúa más).
+acc_ties_close: Un empate es una nota exactamente igual (==), no una parecida: con
+    torch.isclose o una tolerancia, dos notas que difieren en la última cifra cuentan
+    como empate, y el modelo sí ha puesto una por encima.
+acc_ties_excluded: Quitaste los empates del recuento: se quedan, y cuentan medio
+    acierto cada uno (la fracción es sobre todos los pares).
+""",
+    Mistake("acc_ties_zero", lambda c, r: (c > r).float().mean().item(), ...),
+    Mistake("acc_ties_one", lambda c, r: (c >= r).float().mean().item(), ...),
+    Mistake("acc_counts", lambda c, r: len(c) * _acc_ref(c, r), ...),
+    Mistake("acc_reversed", lambda c, r: _acc_ref(r, c), ...),
+    Mistake("acc_means", lambda c, r: float(c.mean() > r.mean()), ...),
+    Mistake("acc_ties_close", _acc_ties_close, ...),
+    Mistake("acc_ties_excluded", _acc_ties_excluded, ...),
+)
 
 check_pairwise_accuracy = values_check(
     MODULE,
@@ -414,11 +343,8 @@ check_pairwise_accuracy = values_check(
 )
 
 
-# El cuestionario del experimento (dos valores de β)
-#
-# Como el cuestionario del 06: la comprobación solo mira la FORMA (las cuatro
-# afirmaciones marcadas con True o False). La clave y su explicación están
-# solo en las pruebas ocultas del cuaderno de soluciones.
+# El cuestionario del experimento (dos valores de β): como el del 06, solo
+# mira la forma; la clave está en las pruebas ocultas del cuaderno.
 
 EXPERIMENT_KEY = "experiment_answer"
 
@@ -432,12 +358,9 @@ check_experiment_answer = statements_check(
 
 def dpo_case(seed: int, size: int, beta: float, scale: float = 20.0) -> tuple[Any, ...]:
     """``(policy_chosen, policy_rejected, reference_chosen, reference_rejected,
-    beta)``: cuatro log-probabilidades ``(size,)`` en ``[−scale, 0]`` con
-    semilla, en octavos."""
-    generator = _generator(seed)
-    tensors = tuple(
-        _eighths(-scale * torch.rand(size, generator=generator)) for _ in range(4)
-    )
+    beta)``: log-probabilidades ``(size,)`` en ``[−scale, 0]``, en octavos."""
+    generator = torch.Generator().manual_seed(seed)
+    tensors = (_eighths(-scale * torch.rand(size, generator=generator)) for _ in "wlWL")
     return (*tensors, beta)
 
 
@@ -448,27 +371,11 @@ DPO_CASES = [
     dpo_case(0, 4, 0.1),
     dpo_case(1, 6, 0.5),
     dpo_case(2, 3, 2.0, 5.0),
-    (
-        tensor([-3.0, -7.5]),
-        tensor([-4.0, -2.0]),
-        tensor([-3.0, -7.5]),
-        tensor([-4.0, -2.0]),
-        0.1,
-    ),
-    (
-        tensor([-5.0, -400.0]),
-        tensor([-400.0, -5.0]),
-        tensor([-200.0] * 2),
-        tensor([-200.0] * 2),
-        0.5,
-    ),
+    (*map(tensor, [[-3.0, -7.5], [-4.0, -2.0]] * 2), 0.1),
+    (*map(tensor, [[-5.0, -400.0], [-400.0, -5.0], [-200.0] * 2, [-200.0] * 2]), 0.5),
 ]
 #: h de unidades (IPO usa medias por token), con β ≠ 1 (donde 1/(2β) = β/2).
-IPO_CASES = [
-    dpo_case(3, 4, 0.1, 3.0),
-    dpo_case(4, 5, 0.5, 3.0),
-    dpo_case(5, 3, 2.0, 3.0),
-]
+IPO_CASES = [dpo_case(*args, 3.0) for args in ((3, 4, 0.1), (4, 5, 0.5), (5, 3, 2.0))]
 
 # Las variantes reciben los casos con loss_type (pc, pr, rc, rr, β, tipo) y son
 # la referencia con otras entradas: cambiar elegida y rechazada cambia el signo
@@ -480,129 +387,98 @@ def _each_pair(pc, pr, rc, rr, beta, loss_type):
     return torch.vmap(lambda *x: _dpo_ref(*x, beta, loss_type))(pc, pr, rc, rr)
 
 
-def _swapped(pc, pr, rc, rr, beta, loss_type):
-    return _dpo_ref(pr, pc, rr, rc, beta, loss_type)
+def _swapped(pc, pr, rc, rr, *rest):
+    return _dpo_ref(pr, pc, rr, rc, *rest)
 
 
-def _summed(pc, *args):
-    return len(pc) * _dpo_ref(pc, *args)
-
-
+_H = "(log π_elegida − log π_ref,elegida) − (log π_rechazada − log π_ref,rechazada)"
 _SIGN = (
-    "h sale con el signo cambiado: es (log π_elegida − log π_ref,elegida) − "
-    "(log π_rechazada − log π_ref,rechazada), la política menos la referencia "
-    "y la elegida menos la rechazada. Al revés, DPO sube la rechazada."
+    f"h sale con el signo cambiado: es {_H}, la política menos la referencia y "
+    "la elegida menos la rechazada. Al revés,"
 )
+_NO_BETA = _beta(_dpo_ref, lambda b: 1.0)
 
-DPO_MISTAKES: list[Mistake] = [
-    Mistake("dpo_sign", _swapped, _SIGN),
+DPO_MISTAKES = with_messages(
+    f"""
+dpo_sign: {_SIGN} DPO sube la rechazada.
+dpo_beta_outside: β va dentro de la sigmoide: −log σ(β·h), no −β·log σ(h). Fuera, solo
+    escala la pérdida; dentro, decide cuánto se puede alejar la política de la
+    referencia.
+dpo_no_beta: Falta β: la pérdida es −log σ(β·h). β es el peso de la KL implícita,
+    cuánto se deja alejar la política de la referencia.
+dpo_sum: {_BATCH_MEAN}
+dpo_per_pair: Devuelves la pérdida de cada par: falta la media del lote (.mean()).
+dpo_no_reference: Falta la referencia: h compara los cocientes π/π_ref de las dos
+    respuestas, {_H}. Sin ella, nada ata la política a su punto de partida.
+dpo_ratios: Usaste los cocientes π/π_ref (con exp) en vez de sus logaritmos: h es una
+    resta de log-cocientes, log π − log π_ref, sin exponenciales.
+dpo_log_of_sigmoid: log(σ(β·h)) en dos pasos se desborda: en float32, σ redondea a 0
+    cuando β·h < −88, y log(0) = −∞. Usa F.logsigmoid(beta * h), que lo calcula de
+    una vez sin pasar por σ.
+""",
+    Mistake("dpo_sign", _swapped, ...),
+    Mistake("dpo_beta_outside", lambda *case: case[4] * _NO_BETA(*case), ...),
+    Mistake("dpo_no_beta", _NO_BETA, ...),
+    Mistake("dpo_sum", lambda pc, *rest: len(pc) * _dpo_ref(pc, *rest), ...),
+    Mistake("dpo_per_pair", _each_pair, ...),
     Mistake(
-        "dpo_beta_outside",
-        lambda pc, pr, rc, rr, b, t: b * _dpo_ref(pc, pr, rc, rr, 1.0, t),
-        "β va dentro de la sigmoide: −log σ(β·h), no −β·log σ(h). Fuera, solo "
-        "escala la pérdida; dentro, decide cuánto se puede alejar la política "
-        "de la referencia.",
-    ),
-    Mistake(
-        "dpo_no_beta",
-        lambda pc, pr, rc, rr, b, t: _dpo_ref(pc, pr, rc, rr, 1.0, t),
-        "Falta β: la pérdida es −log σ(β·h). β es el peso de la KL implícita, "
-        "cuánto se deja alejar la política de la referencia.",
-    ),
-    Mistake("dpo_sum", _summed, _BATCH_MEAN),
-    Mistake(
-        "dpo_per_pair",
-        _each_pair,
-        "Devuelves la pérdida de cada par: falta la media del lote (.mean()).",
-    ),
-    Mistake(
-        "dpo_no_reference",
-        lambda pc, pr, rc, rr, b, t: _dpo_ref(pc, pr, 0 * rc, 0 * rr, b, t),
-        "Falta la referencia: h compara los cocientes π/π_ref de las dos "
-        "respuestas, (log π_elegida − log π_ref,elegida) − (log π_rechazada − "
-        "log π_ref,rechazada). Sin ella, nada ata la política a su punto de "
-        "partida.",
+        "dpo_no_reference", lambda pc, pr, rc, rr, *x: _dpo_ref(pc, pr, 0, 0, *x), ...
     ),
     Mistake(
         "dpo_ratios",
-        lambda pc, pr, rc, rr, b, t: _dpo_ref(
-            (pc - rc).exp(), (pr - rr).exp(), 0 * rc, 0 * rr, b, t
-        ),
-        "Usaste los cocientes π/π_ref (con exp) en vez de sus logaritmos: h "
-        "es una resta de log-cocientes, log π − log π_ref, sin exponenciales.",
+        lambda pc, pr, rc, rr, *x: _dpo_ref((pc - rc).exp(), (pr - rr).exp(), 0, 0, *x),
+        ...,
     ),
-    Mistake(
-        "dpo_log_of_sigmoid",
-        patched(_dpo_ref, F=SimpleNamespace(logsigmoid=lambda x: x.sigmoid().log())),
-        "log(σ(β·h)) en dos pasos se desborda: en float32, σ redondea a 0 "
-        "cuando β·h < −88, y log(0) = −∞. Usa F.logsigmoid(beta * h), que lo "
-        "calcula de una vez sin pasar por σ.",
-    ),
-]
+    Mistake("dpo_log_of_sigmoid", _logsig(_dpo_ref, lambda x: x.sigmoid().log()), ...),
+)
+
+_IPO_BETA = (
+    "β no multiplica a h en IPO: la pérdida es (h − 1/(2β))², con β solo en el "
+    "objetivo."
+)
 
 # En IPO, (h − 1/(2β))²: otra β en el objetivo es la referencia con otra β.
-IPO_MISTAKES: list[Mistake] = [
-    Mistake(
-        "ipo_target_one_over_beta",
-        lambda pc, pr, rc, rr, b, t: _dpo_ref(pc, pr, rc, rr, b / 2, t),
-        "El objetivo de IPO es 1/(2β), no 1/β: (h − 1/(2β))².",
-    ),
-    Mistake(
-        "ipo_precedence",
-        lambda pc, pr, rc, rr, b, t: _dpo_ref(pc, pr, rc, rr, 1 / b, t),
-        "En Python, 1 / 2 * beta es β/2, no 1/(2β): la multiplicación y la "
-        "división van de izquierda a derecha. Escribe 1 / (2 * beta).",
-    ),
-    Mistake(
-        "ipo_beta_times_h_half",
-        lambda pc, pr, rc, rr, b, t: b**2 * _dpo_ref(pc, pr, rc, rr, b, t),
-        "β no multiplica a h en IPO: la pérdida es (h − 1/(2β))², con β solo en "
-        "el objetivo. (β·h − 1/2)² es β² veces eso.",
-    ),
+IPO_MISTAKES = with_messages(
+    f"""
+ipo_target_one_over_beta: El objetivo de IPO es 1/(2β), no 1/β: (h − 1/(2β))².
+ipo_precedence: En Python, 1 / 2 * beta es β/2, no 1/(2β): la multiplicación y la
+    división van de izquierda a derecha. Escribe 1 / (2 * beta).
+ipo_beta_times_h_half: {_IPO_BETA} (β·h − 1/2)² es β² veces eso.
+ipo_beta_times_h: {_IPO_BETA}
+ipo_sign: {_SIGN} IPO sube la rechazada. (O el objetivo va con signo menos: es
+    h − 1/(2β).)
+ipo_sum: {_BATCH_MEAN}
+ipo_abs: Usaste el valor absoluto: IPO es un cuadrado, (h − 1/(2β))².
+ipo_returns_dpo: Con loss_type="ipo" devolviste la pérdida de DPO: mira loss_type y, si
+    es "ipo", devuelve (h − 1/(2β))².
+""",
+    Mistake("ipo_target_one_over_beta", _beta(_dpo_ref, lambda b: b / 2), ...),
+    Mistake("ipo_precedence", _beta(_dpo_ref, lambda b: 1 / b), ...),
+    Mistake("ipo_beta_times_h_half", lambda *case: case[4] ** 2 * _dpo_ref(*case), ...),
     Mistake(
         "ipo_beta_times_h",
         lambda pc, pr, rc, rr, b, t: _dpo_ref(b * pc, b * pr, b * rc, b * rr, b, t),
-        "β no multiplica a h en IPO: la pérdida es (h − 1/(2β))², con β solo en "
-        "el objetivo.",
+        ...,
     ),
-    Mistake(
-        "ipo_sign",
-        _swapped,
-        _SIGN.replace("DPO sube", "IPO sube") + " (O el objetivo va con signo "
-        "menos: es h − 1/(2β).)",
-    ),
-    Mistake("ipo_sum", _summed, _BATCH_MEAN),
-    Mistake(
-        "ipo_abs",
-        lambda *case: _each_pair(*case).sqrt().mean(),
-        "Usaste el valor absoluto: IPO es un cuadrado, (h − 1/(2β))².",
-    ),
-    Mistake(
-        "ipo_returns_dpo",
-        lambda pc, pr, rc, rr, b, t: _dpo_ref(pc, pr, rc, rr, b),
-        'Con loss_type="ipo" devolviste la pérdida de DPO: mira loss_type y, '
-        'si es "ipo", devuelve (h − 1/(2β))².',
-    ),
-]
+    Mistake("ipo_sign", _swapped, ...),
+    Mistake("ipo_sum", lambda pc, *rest: len(pc) * _dpo_ref(pc, *rest), ...),
+    Mistake("ipo_abs", lambda *case: _each_pair(*case).sqrt().mean(), ...),
+    Mistake("ipo_returns_dpo", lambda *case: _dpo_ref(*case[:5]), ...),
+)
 
 
-def _check_dpo_family(dpo_loss, cases: list, loss_type: str, mistakes: list) -> None:
+def _dpo_checks(dpo_loss, cases: list, loss_type: str, mistakes: list) -> None:
     """Valores y gradiente de ``dpo_loss`` con ``loss_type`` añadido a los casos."""
-
-    def shown(*case):
-        return f'dpo_loss(..., beta={significant(case[4])}, loss_type="{loss_type}")'
-
     _loss_checks(
         dpo_loss,
-        [tuple(case[:5]) + (loss_type,) for case in cases],
-        name="dpo_loss",
-        reference=_dpo_ref,
-        rows=mistakes,
-        inputs=("policy_chosen", "policy_rejected"),
-        atol=1e-5,
-        shown=shown,
-        hint="Si el gradiente sale inf o nan y usaste log(σ(·)) en dos pasos, se "
+        _dpo_ref,
+        [(*case[:5], loss_type) for case in cases],
+        mistakes,
+        "Si el gradiente sale inf o nan y usaste log(σ(·)) en dos pasos, se "
         "desborda: usa F.logsigmoid.\n" + _CORNER,
+        lambda case: (
+            f'dpo_loss(..., beta={significant(case[4])}, loss_type="{case[5]}")'
+        ),
     )
 
 
@@ -611,7 +487,7 @@ def check_dpo_loss(dpo_loss, cases: list | None = None) -> None:
     """DPO (``loss_type="sigmoid"``): valores, gradiente y el valor por defecto
     de ``loss_type``; los casos son tuplas de cinco, sin ``loss_type``."""
     cases = list(cases or DPO_CASES)
-    _check_dpo_family(dpo_loss, cases, "sigmoid", DPO_MISTAKES)
+    _dpo_checks(dpo_loss, cases, "sigmoid", DPO_MISTAKES)
     case = tuple(cases[0][:5])
     default = call(dpo_loss, "dpo_loss", *case)
     if not close(
@@ -627,7 +503,7 @@ def check_dpo_loss(dpo_loss, cases: list | None = None) -> None:
 @exercise(MODULE, "dpo_loss")
 def check_ipo_loss(dpo_loss, cases: list | None = None) -> None:
     """IPO (``loss_type="ipo"``): valores y gradiente de (h − 1/(2β))²."""
-    _check_dpo_family(dpo_loss, list(cases or IPO_CASES), "ipo", IPO_MISTAKES)
+    _dpo_checks(dpo_loss, list(cases or IPO_CASES), "ipo", IPO_MISTAKES)
 
 
 # La recompensa implícita
@@ -647,15 +523,14 @@ class _NamedLM(TinyLM):
 
 def tiny_models(seed: int, noise: float = 0.05) -> tuple[TinyLM, TinyLM]:
     """``(policy, reference)``: un ``TinyLM`` con pesos aleatorios fijos y una
-    copia suya con ruido (semilla ``seed``), sin tocar el estado aleatorio del
-    cuaderno."""
+    copia suya con ruido, sin tocar el estado aleatorio del cuaderno."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         policy = _NamedLM(TinyLMConfig())
     policy.label = f"política (semilla {seed})"
     reference = copy.deepcopy(policy)
     reference.label = f"referencia (semilla {seed})"
-    generator = _generator(seed + 1000)
+    generator = torch.Generator().manual_seed(seed + 1000)
     with torch.no_grad():
         for p in reference.parameters():
             p.add_(noise * torch.randn(p.shape, generator=generator))
@@ -677,22 +552,19 @@ def implicit_case(seed: int) -> tuple[Any, ...]:
     ]
     order = rng.sample(range(4), 4)
     problems = [problems[i] for i in order]
-    texts = [texts[i] for i in order]
+    completions = tokenizer.encode_batch([texts[i] for i in order])
     policy, reference = tiny_models(seed)
-    completions = tokenizer.encode_batch(texts)
     return policy, reference, encode_prompts(problems), completions, _BETAS[seed % 3]
 
 
-def _token_mean(model, prompts, completions):
-    """log π(y | x) promediada sobre los tokens de la respuesta (sin relleno)."""
-    return _sequence(model, prompts, completions) / completion_mask(completions).sum(-1)
+def _averaged(count: Callable[[torch.Tensor], Any]) -> Callable[..., torch.Tensor]:
+    """log π(y | x) dividida por ``count(completions)`` tokens: una media."""
+    return lambda model, x, y: _sequence(model, x, y) / count(y)
 
 
-def _tokens(start: Callable[[torch.Tensor], int]) -> Callable[..., torch.Tensor]:
+def _from_token(start: Callable[[torch.Tensor], int]) -> Callable[..., torch.Tensor]:
     """Las log-probabilidades ``(B, T)`` de cada token desde ``start(prompts)``."""
-    return lambda model, prompts, completions: token_log_probs(
-        model, torch.cat([prompts, completions], dim=1), start(prompts)
-    )
+    return lambda model, x, y: token_log_probs(model, torch.cat([x, y], 1), start(x))
 
 
 def _frozen(model, prompts, completions):
@@ -700,88 +572,70 @@ def _frozen(model, prompts, completions):
         return _sequence(model, prompts, completions)
 
 
+def _ir_with(sequence_log_probs: Callable[..., torch.Tensor]) -> Callable:
+    """``implicit_rewards`` con otra ``sequence_log_probs``."""
+    return patched(_implicit_ref, sequence_log_probs=sequence_log_probs)
+
+
+_token_mean = _averaged(lambda y: completion_mask(y).sum(-1))
 _AVERAGED = (
     "Hay que sumar, no promediar: DPO compara log-probabilidades de secuencias "
     "enteras, log π(y | x) = Σ_t log π(y_t | x, y_<t), la suma sobre los tokens "
     "de la respuesta (sin el relleno)."
 )
 
-IMPLICIT_MISTAKES: list[Mistake] = [
-    Mistake(
-        "ir_mean", patched(_implicit_ref, sequence_log_probs=_token_mean), _AVERAGED
-    ),
-    Mistake(
-        "ir_mean_with_padding",
-        patched(
-            _implicit_ref,
-            sequence_log_probs=lambda m, x, y: _sequence(m, x, y) / y.shape[1],
-        ),
-        _AVERAGED + " Además, la media de las T columnas cuenta el relleno.",
-    ),
-    Mistake(
-        "ir_swapped",
-        negated(_implicit_ref),
-        "Política y referencia cambiadas: es β (log π − log π_ref), la política "
-        "menos la referencia. Al revés, la recompensa sube cuando la política "
-        "le quita probabilidad a la respuesta.",
-    ),
-    Mistake(
-        "ir_no_beta",
-        lambda p, r, x, y, beta: _implicit_ref(p, r, x, y, 1.0),
-        "Falta β: la recompensa implícita es β (log π − log π_ref).",
-    ),
+IMPLICIT_MISTAKES = with_messages(
+    f"""
+ir_mean: {_AVERAGED}
+ir_mean_with_padding: {_AVERAGED} Además, la media de las T columnas cuenta el relleno.
+ir_swapped: Política y referencia cambiadas: es β (log π − log π_ref), la política
+    menos la referencia. Al revés, la recompensa sube cuando la política le quita
+    probabilidad a la respuesta.
+ir_no_beta: Falta β: la recompensa implícita es β (log π − log π_ref).
+ir_beta_on_policy: β multiplica a la diferencia entera: β (log π − log π_ref), no
+    β log π − log π_ref.
+ir_prompt_tokens: Cuentas también los tokens del enunciado: prompt_len es la longitud
+    del enunciado (`prompts.shape[1]`), para que solo se sumen los de la respuesta.
+ir_per_token: Devuelves un valor por token (B, T): falta sumar sobre los tokens de
+    cada respuesta (.sum(dim=-1)) para tener uno por respuesta, (B,).
+ir_policy_only: Falta la referencia: β (log π − log π_ref). La recompensa implícita
+    mide cuánto ha subido la política la respuesta respecto al punto de partida, no
+    su probabilidad a secas.
+""",
+    Mistake("ir_mean", _ir_with(_token_mean), ...),
+    Mistake("ir_mean_with_padding", _ir_with(_averaged(lambda y: y.shape[1])), ...),
+    Mistake("ir_swapped", negated(_implicit_ref), ...),
+    Mistake("ir_no_beta", _beta(_implicit_ref, lambda b: 1.0), ...),
     Mistake(
         "ir_beta_on_policy",
         lambda p, r, x, y, beta: beta * _sequence(p, x, y) - _frozen(r, x, y),
-        "β multiplica a la diferencia entera: β (log π − log π_ref), no "
-        "β log π − log π_ref.",
+        ...,
     ),
     Mistake(
         "ir_prompt_tokens",
-        patched(
-            _implicit_ref,
-            sequence_log_probs=lambda *a: _tokens(lambda x: 1)(*a).sum(-1),
-        ),
-        "Cuentas también los tokens del enunciado: prompt_len es la longitud "
-        "del enunciado (`prompts.shape[1]`), para que solo se sumen los de la "
-        "respuesta.",
+        _ir_with(lambda *a: _from_token(lambda x: 1)(*a).sum(-1)),
+        ...,
     ),
-    Mistake(
-        "ir_per_token",
-        patched(_implicit_ref, sequence_log_probs=_tokens(lambda x: x.shape[1])),
-        "Devuelves un valor por token (B, T): falta sumar sobre los tokens de "
-        "cada respuesta (.sum(dim=-1)) para tener uno por respuesta, (B,).",
-    ),
-    Mistake(
-        "ir_policy_only",
-        lambda p, r, x, y, beta: beta * _sequence(p, x, y),
-        "Falta la referencia: β (log π − log π_ref). La recompensa implícita "
-        "mide cuánto ha subido la política la respuesta respecto al punto de "
-        "partida, no su probabilidad a secas.",
-    ),
-]
+    Mistake("ir_per_token", _ir_with(_from_token(lambda x: x.shape[1])), ...),
+    Mistake("ir_policy_only", lambda p, r, x, y, beta: beta * _sequence(p, x, y), ...),
+)
 
 
 @exercise(MODULE, "implicit_rewards")
-def check_implicit_rewards(
-    implicit_rewards, seeds: Iterable[int] = IMPLICIT_SEEDS
-) -> None:
+def check_implicit_rewards(implicit_rewards, seeds: Iterable[int] = IMPLICIT_SEEDS):
     """Los valores de ``implicit_rewards``, ``(B,)``, con modelos diminutos."""
     cases = [implicit_case(seed) for seed in seeds]
+    name = "implicit_rewards"
     check_cases(
-        implicit_rewards,
-        "implicit_rewards",
-        cases,
-        _implicit_ref,
-        IMPLICIT_MISTAKES,
-        atol=1e-4,
+        implicit_rewards, name, cases, _implicit_ref, IMPLICIT_MISTAKES, atol=1e-4
     )
 
 
 _REFERENCE_FROZEN = (
-    "calcula sus log-probabilidades dentro de «with torch.no_grad():» (o con "
-    ".detach()). La referencia es el punto fijo con el que se compara la "
-    "política; no se entrena, y su grafo solo gasta memoria."
+    "El gradiente llega a los parámetros de la referencia{}: calcula sus "
+    "log-probabilidades dentro de «with torch.no_grad():» (o con .detach()). La "
+    "referencia es el punto fijo con el que se compara la política; no se "
+    "entrena, y su grafo solo gasta memoria."
 )
 
 
@@ -790,21 +644,16 @@ def check_implicit_rewards_grad(implicit_rewards, seeds: Iterable[int] = (3,)) -
     """El gradiente de ``implicit_rewards``: el de la referencia respecto a la
     política, y ninguno a la referencia aunque tenga ``requires_grad``."""
     check_implicit_rewards.__wrapped__(implicit_rewards, seeds)
+    frozen = Flow(
+        False, id="reference_has_gradient", message=_REFERENCE_FROZEN.format("")
+    )
     check_gradients(
         implicit_rewards,
         "implicit_rewards",
         [implicit_case(seed) for seed in seeds],
         _implicit_ref,
         IMPLICIT_MISTAKES,
-        wrt={
-            "policy": MUST,
-            "reference": Flow(
-                False,
-                id="reference_has_gradient",
-                message="El gradiente llega a los parámetros de la referencia: "
-                + _REFERENCE_FROZEN,
-            ),
-        },
+        wrt={"policy": MUST, "reference": frozen},
         prefix="ir",
         mistake="wrong_gradient",
         without_gradient=Diagnosis(
@@ -848,12 +697,11 @@ def step_case(seed: int, tied: bool = False) -> tuple[Any, ...]:
     zeros = torch.zeros(len(problems))
     batch = pref.PreferencePairs(
         encode_prompts(problems),
-        tokenizer.encode_batch(chosen),
-        tokenizer.encode_batch(rejected),
+        *map(tokenizer.encode_batch, (chosen, rejected)),
         problems,
         zeros,
         zeros.clone(),
-        torch.full((len(problems),), 0.5),
+        zeros + 0.5,
     )
     return policy, reference, batch, _BETAS[seed % 3]
 
@@ -861,7 +709,6 @@ def step_case(seed: int, tied: bool = False) -> tuple[Any, ...]:
 # Las variantes son pref.dpo_step con otra entrada (el lote con elegidas y
 # rechazadas cambiadas, otra β, un optimizador que no pone a cero, sin
 # recorte) o con una pieza cambiada (patched).
-_step = pref.dpo_step
 
 
 def _never_zeroed(policy, reference, optimizer, *args, **kwargs):
@@ -872,14 +719,6 @@ def _never_zeroed(policy, reference, optimizer, *args, **kwargs):
 def _swapped_pairs(policy, reference, optimizer, batch, *args, **kwargs):
     swapped = dataclasses.replace(batch, chosen=batch.rejected, rejected=batch.chosen)
     return _step(policy, reference, optimizer, swapped, *args, **kwargs)
-
-
-def _summed_loss(policy, reference, optimizer, batch, *args, **kwargs):
-    def update(model, optimizer, loss, max_grad_norm):
-        _update(model, optimizer, len(batch) * loss, max_grad_norm)
-
-    step = patched(_step, _update=update)
-    return step(policy, reference, optimizer, batch, *args, **kwargs)
 
 
 def _pair_log_probs(policy, reference, batch):
@@ -899,51 +738,37 @@ def _policy_accuracy(policy, reference, optimizer, batch, beta, **kwargs):
     return loss, _acc_ref(chosen, rejected)
 
 
-_SUMMED = (
-    "DPO compara log-probabilidades de respuestas enteras: la suma de sus "
-    "tokens, sin el relleno (como en implicit_rewards), no la media."
-)
+def _step_accuracy(accuracy: Callable[..., float]) -> Callable:
+    """``dpo_step`` con otra ``pairwise_accuracy``."""
+    return patched(_step, pairwise_accuracy=accuracy)
 
-STEP_MISTAKES: list[Mistake] = [
-    Mistake(
-        "step_no_zero_grad",
-        _never_zeroed,
-        "Los gradientes se acumulan de un paso a otro: PyTorch los suma en .grad "
-        "hasta que alguien los pone a cero. Llama a optimizer.zero_grad() antes "
-        "de loss.backward().",
-    ),
-    Mistake(
-        "step_swapped",
-        _swapped_pairs,
-        "Elegida y rechazada cambiadas: la pérdida es −log σ(r̂_w − r̂_l), la "
-        "recompensa implícita de la elegida menos la de la rechazada. Al revés, "
-        "el paso enseña a preferir la rechazada.",
-    ),
-    Mistake(
-        "step_beta_twice",
-        lambda p, r, o, b, beta, **k: _step(p, r, o, b, beta**2, **k),
-        "β aparece dos veces: la recompensa implícita ya lleva β, así que la "
-        "pérdida es −log σ(r̂_w − r̂_l), sin otro β. Si usas dpo_loss, pásale "
-        "log-probabilidades (con la β del paso), no recompensas implícitas.",
-    ),
-    Mistake(
-        "step_no_beta",
-        lambda p, r, o, b, beta, **k: _step(p, r, o, b, 1.0, **k),
-        "Falta β: la pérdida de DPO es −log σ(β h), con h la diferencia de los "
-        "log-cocientes entre política y referencia.",
-    ),
-    Mistake(
-        "step_token_average",
-        patched(_step, sequence_log_probs=_token_mean),
-        "Promediaste por token. " + _SUMMED,
-    ),
-    Mistake(
-        "step_sum",
-        _summed_loss,
-        "Sumaste la pérdida sobre el lote: es la media de los pares (.mean()), "
-        "para que el paso no dependa del tamaño del lote.",
-    ),
-]
+
+STEP_MISTAKES = with_messages(
+    """
+step_no_zero_grad: Los gradientes se acumulan de un paso a otro: PyTorch los suma en
+    .grad hasta que alguien los pone a cero. Llama a optimizer.zero_grad() antes de
+    loss.backward().
+step_swapped: Elegida y rechazada cambiadas: la pérdida es −log σ(r̂_w − r̂_l), la
+    recompensa implícita de la elegida menos la de la rechazada. Al revés, el paso
+    enseña a preferir la rechazada.
+step_beta_twice: β aparece dos veces: la recompensa implícita ya lleva β, así que la
+    pérdida es −log σ(r̂_w − r̂_l), sin otro β. Si usas dpo_loss, pásale
+    log-probabilidades (con la β del paso), no recompensas implícitas.
+step_no_beta: Falta β: la pérdida de DPO es −log σ(β h), con h la diferencia de los
+    log-cocientes entre política y referencia.
+step_token_average: Promediaste por token. DPO compara log-probabilidades de
+    respuestas enteras: la suma de sus tokens, sin el relleno (como en
+    implicit_rewards), no la media.
+step_sum: Sumaste la pérdida sobre el lote: es la media de los pares (.mean()), para
+    que el paso no dependa del tamaño del lote.
+""",
+    Mistake("step_no_zero_grad", _never_zeroed, ...),
+    Mistake("step_swapped", _swapped_pairs, ...),
+    Mistake("step_beta_twice", _beta(_step, lambda b: b**2), ...),
+    Mistake("step_no_beta", _beta(_step, lambda b: 1.0), ...),
+    Mistake("step_token_average", patched(_step, sequence_log_probs=_token_mean), ...),
+    Mistake("step_sum", _logsig(_step, lambda d: len(d) * F.logsigmoid(d)), ...),
+)
 
 CLIP_MISTAKES: list[Mistake] = [
     Mistake(
@@ -956,120 +781,97 @@ CLIP_MISTAKES: list[Mistake] = [
     ),
 ]
 
-_STEP_TIES = (
-    "En la precisión, un empate cuenta medio acierto, como en "
-    "pairwise_accuracy: en el primer paso desde el SFT la política aún "
-    "es la referencia, todas las recompensas implícitas valen 0 y la "
-    "precisión debe salir 0,5 (ni 0 con >, ni 1 con ≥)."
-)
-
-RETURN_MISTAKES: list[Mistake] = [
-    Mistake(
-        "step_loss_after",
-        _loss_after,
-        "La pérdida que devuelves es la de después del paso: devuelve la que "
-        "derivaste (loss.item() de la que pasó por backward).",
-    ),
-    Mistake(
-        "step_accuracy_policy",
-        _policy_accuracy,
-        "La precisión compara log π de la política sin restar la referencia: es "
-        "la de la recompensa implícita, β (log π − log π_ref), la elegida por "
-        "encima de la rechazada.",
-    ),
-    Mistake(
-        "step_accuracy_reversed",
-        patched(_step, pairwise_accuracy=lambda c, r: _acc_ref(r, c)),
-        "La precisión va al revés: cuenta los pares en que la recompensa "
-        "implícita de la elegida supera a la de la rechazada.",
-    ),
-    Mistake(
-        "step_accuracy_percent",
-        patched(_step, pairwise_accuracy=scaled(_acc_ref, 100)),
-        "La precisión es una fracción entre 0 y 1, no un porcentaje.",
-    ),
+RETURN_MISTAKES = with_messages(
+    """
+step_loss_after: La pérdida que devuelves es la de después del paso: devuelve la que
+    derivaste (loss.item() de la que pasó por backward).
+step_accuracy_policy: La precisión compara log π de la política sin restar la
+    referencia: es la de la recompensa implícita, β (log π − log π_ref), la elegida
+    por encima de la rechazada.
+step_accuracy_reversed: La precisión va al revés: cuenta los pares en que la
+    recompensa implícita de la elegida supera a la de la rechazada.
+step_accuracy_percent: La precisión es una fracción entre 0 y 1, no un porcentaje.
+step_accuracy_ties: En la precisión, un empate cuenta medio acierto, como en
+    pairwise_accuracy: en el primer paso desde el SFT la política aún es la
+    referencia, todas las recompensas implícitas valen 0 y la precisión debe salir
+    0,5 (ni 0 con >, ni 1 con ≥).
+""",
+    Mistake("step_loss_after", _loss_after, ...),
+    Mistake("step_accuracy_policy", _policy_accuracy, ...),
+    Mistake("step_accuracy_reversed", _step_accuracy(lambda c, r: _acc_ref(r, c)), ...),
+    Mistake("step_accuracy_percent", _step_accuracy(scaled(_acc_ref, 100)), ...),
+    # Los empates como fallo o como acierto (dos filas, un mensaje).
     *[
-        Mistake(
-            "step_accuracy_ties",
-            patched(_step, pairwise_accuracy=row.variant),
-            _STEP_TIES,
-        )
-        for row in ACCURACY_MISTAKES[:2]  # los empates como fallo o como acierto
+        Mistake("step_accuracy_ties", _step_accuracy(row.variant), ...)
+        for row in ACCURACY_MISTAKES[:2]
     ],
-]
+)
 
 
 def _run_steps(step, seed: int, steps: int, max_grad_norm: float, tied=False):
     """``steps`` pasos de ``step`` en el caso ``seed``: los parámetros de la
     política, la referencia (¿la tocó?) y lo que devolvió cada paso."""
     policy, reference, batch, beta = step_case(seed, tied)
-    previous_threads = torch.get_num_threads()
+    optimizer = torch.optim.SGD(policy.parameters(), lr=STEP_LR, momentum=STEP_MOMENTUM)
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        optimizer = torch.optim.SGD(
-            policy.parameters(), lr=STEP_LR, momentum=STEP_MOMENTUM
-        )
         returned = [
             step(policy, reference, optimizer, batch, beta, max_grad_norm=max_grad_norm)
             for _ in range(steps)
         ]
     finally:
-        torch.set_num_threads(previous_threads)
+        torch.set_num_threads(threads)
     return policy.state_dict(), reference, returned
 
 
-def _check_step_parameters(
-    dpo_step, seed: int, steps: int, max_grad_norm: float, mistakes
-) -> None:
-    """Los parámetros de la política tras ``steps`` pasos: la fila que los
-    explica o, si ninguna, qué parámetro difiere primero y dónde."""
-    start, untouched, *_ = step_case(seed)
-    what = (
-        f"la política tras {steps} pasos" if steps > 1 else "la política tras un paso"
-    )
+def _check_step_parameters(dpo_step, seeds, steps, max_grad_norm, mistakes) -> None:
+    """Los parámetros de la política tras ``steps`` pasos (dos o más): la fila
+    que los explica o, si ninguna, qué parámetro difiere primero y dónde."""
+    what = f"la política tras {steps} pasos"
+    for seed in seeds:
+        start, untouched, *_ = step_case(seed)
 
-    def run(step: Callable[..., Any]) -> dict[str, torch.Tensor]:
-        # La referencia intacta y la política cambiada valen para cualquier
-        # implementación; la del estudiante se ejecuta primero, y solo ella
-        # puede fallar aquí.
-        got, reference, _ = _run_steps(step, seed, steps, max_grad_norm)
-        leaked = [
-            n
-            for n, p in reference.named_parameters()
-            if p.grad is not None and p.grad.abs().max() > 0
-        ]
-        if leaked:
-            fail(
-                "El gradiente llega a los parámetros de la referencia (por ejemplo "
-                f"a «{leaked[0]}»): " + _REFERENCE_FROZEN,
-                "reference_has_gradient",
-            )
-        if not same_parameters(reference.state_dict(), untouched.state_dict()):
-            fail(
-                "dpo_step cambió los pesos de la referencia: debe quedar congelada. "
-                "Solo se actualiza la política, con el optimizador que recibes.",
-                "step_changes_reference",
-            )
-        if same_parameters(got, start.state_dict()):
-            fail(
-                "Los parámetros de la política no cambiaron: ¿falta optimizer.step(), "
-                "o llamas a optimizer.zero_grad() entre loss.backward() y step()?",
-                "step_parameters_unchanged",
-            )
-        return got
+        def run(step, seed=seed, start=start, untouched=untouched):
+            # La referencia intacta y la política cambiada valen para cualquier
+            # implementación; solo la del estudiante (la primera) puede fallar.
+            got, reference, _ = _run_steps(step, seed, steps, max_grad_norm)
+            grads = [(n, p.grad) for n, p in reference.named_parameters()]
+            if leaked := [n for n, g in grads if g is not None and g.abs().max() > 0]:
+                fail(
+                    _REFERENCE_FROZEN.format(f" (por ejemplo a «{leaked[0]}»)"),
+                    "reference_has_gradient",
+                )
+            if not same_parameters(reference.state_dict(), untouched.state_dict()):
+                fail(
+                    "dpo_step cambió los pesos de la referencia: debe quedar "
+                    "congelada. Solo se actualiza la política, con el optimizador "
+                    "que recibes.",
+                    "step_changes_reference",
+                )
+            if same_parameters(got, start.state_dict()):
+                fail(
+                    "Los parámetros de la política no cambiaron: ¿falta "
+                    "optimizer.step(), o llamas a optimizer.zero_grad() entre "
+                    "loss.backward() y step()?",
+                    "step_parameters_unchanged",
+                )
+            return got
 
-    check_procedure(
-        dpo_step,
-        _step,
-        mistakes,
-        run=run,
-        same=same_parameters,
-        describe=lambda got, want: f"Los parámetros de {what} no son los esperados.",
-        same_as_mistake=lambda got, wrong: same_parameters(wrong, got),
-        unexplained=lambda got, want: compare_parameters(
-            got, want, what=what, atol=1e-5, mistake="step_wrong_parameters"
-        ),
-    )
+        check_procedure(
+            dpo_step,
+            _step,
+            mistakes,
+            run=run,
+            same=same_parameters,
+            describe=lambda got, want: (
+                f"Los parámetros de {what} no son los esperados."
+            ),
+            same_as_mistake=lambda got, wrong: same_parameters(wrong, got),
+            unexplained=lambda got, want: compare_parameters(
+                got, want, what=what, atol=1e-5, mistake="step_wrong_parameters"
+            ),
+        )
 
 
 _STEP_USES = {f.__name__: f for f in (_dpo_ref, _implicit_ref, _acc_ref)}
@@ -1080,23 +882,20 @@ def check_dpo_step(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
     """Los parámetros tras tres pasos sin recorte efectivo (SGD con momento);
     la referencia, sin gradiente y sin cambios. Las funciones de ejercicios
     anteriores son las de referencia mientras comprueba (``uses``)."""
-    for seed in seeds:
-        _check_step_parameters(dpo_step, seed, 3, NO_CLIP, STEP_MISTAKES)
+    _check_step_parameters(dpo_step, seeds, 3, NO_CLIP, STEP_MISTAKES)
 
 
 @exercise(MODULE, "dpo_step", uses=_STEP_USES)
 def check_dpo_step_clip(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
     """El **recorte**: dos pasos con ``max_grad_norm`` = 0,05, que siempre actúa."""
-    for seed in seeds:
-        _check_step_parameters(
-            dpo_step, seed, 2, TIGHT_CLIP, CLIP_MISTAKES + STEP_MISTAKES
-        )
+    _check_step_parameters(
+        dpo_step, seeds, 2, TIGHT_CLIP, CLIP_MISTAKES + STEP_MISTAKES
+    )
 
 
 def _step_returns(step: Callable[..., Any], seed: int, tied: bool) -> list[tuple]:
     """Lo que devuelve un paso, como floats; falla si no son dos números."""
-    returned = _run_steps(step, seed, 1, NO_CLIP, tied)[2]
-    for value in returned:
+    for value in (returned := _run_steps(step, seed, 1, NO_CLIP, tied)[2]):
         if not isinstance(value, tuple | list) or len(value) != 2:
             size = f" de {len(value)} elementos" if hasattr(value, "__len__") else ""
             fail(
@@ -1126,7 +925,7 @@ def check_dpo_step_returns(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
     empate, 0,5: también con la referencia igual a la política)."""
     seeds = list(seeds)
     for seed, tied in [(seed, False) for seed in seeds] + [(seeds[0], True)]:
-        # Un error típico de lo devuelto se dice solo: su mensaje ya explica
+        # Un error típico de lo devuelto se dice solo: su mensaje ya lo explica.
         check_procedure(
             dpo_step,
             _step,
@@ -1143,7 +942,7 @@ def check_dpo_step_returns(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
 
 def optimal_case(seed: int, size: int, beta: float) -> tuple[Any, ...]:
     """Un bandido de ``size`` brazos: π_ref al azar (suma 1), r en [−2, 2] y β."""
-    g = _generator(seed)
+    g = torch.Generator().manual_seed(seed)
     reference = torch.softmax(torch.randn(size, generator=g), dim=-1)
     rewards = _eighths(4 * torch.rand(size, generator=g) - 2)
     return reference, rewards, beta
@@ -1163,57 +962,34 @@ OPTIMAL_STABLE_CASES = [
     (tensor([0.1, 0.2, 0.3, 0.4]), tensor([-5.0, 3.0, 2.5, 3.0]), 0.005),
 ]
 
-_optimal = pref.optimal_policy
-
 # Las variantes son la referencia con otras entradas: softmax(log π_ref + r/β)
 # con otra π_ref (p' tal que log p' = lo que se sumó), otra r o otra β; β
 # dividiendo también a log π_ref se escribe a mano (p^{1/β} se haría 0).
-OPTIMAL_MISTAKES: list[Mistake] = [
+OPTIMAL_MISTAKES = with_messages(
+    """
+opt_no_partition: Falta dividir por Z: π_ref·e^{r/β} no suma 1. Z = Σ_y
+    π_ref(y)·e^{r(y)/β} es la suma de esos numeradores, y π* es una distribución.
+opt_sign: El signo de la recompensa va al revés: π* ∝ π_ref·e^{+r/β}. Con el menos, la
+    política óptima preferiría las respuestas con menos recompensa.
+opt_beta_times: β divide a la recompensa, no la multiplica: e^{r/β}. Una β grande
+    (mucha penalización KL) debe dejar π* cerca de π_ref; con β·r pasa lo contrario.
+opt_beta_whole: β divide solo a la recompensa: log π* = log π_ref + r/β − log Z.
+    Dividiste también log π_ref, que es como elevar π_ref a 1/β.
+opt_no_reference: Falta π_ref: π* ∝ π_ref·e^{r/β}. Sin ella sale la política óptima sin
+    penalización KL respecto a una referencia uniforme, no la de tu referencia.
+opt_probs_not_logs: Dentro de softmax van logaritmos: softmax(log π_ref + r/β). Sumaste
+    la probabilidad π_ref, no su logaritmo.
+""",
+    Mistake("opt_no_partition", lambda p, r, b: p * torch.exp(r / b), ...),
+    Mistake("opt_sign", lambda p, r, b: _optimal(p, -r, b), ...),
+    Mistake("opt_beta_times", lambda p, r, b: _optimal(p, r, 1 / b), ...),
     Mistake(
-        "opt_no_partition",
-        lambda p, r, beta: p * torch.exp(r / beta),
-        "Falta dividir por Z: π_ref·e^{r/β} no suma 1. Z = Σ_y π_ref(y)·e^{r(y)/β} "
-        "es la suma de esos numeradores, y π* es una distribución.",
+        "opt_beta_whole", lambda p, r, b: torch.softmax((p.log() + r) / b, -1), ...
     ),
     Mistake(
-        "opt_sign",
-        lambda p, r, beta: _optimal(p, -r, beta),
-        "El signo de la recompensa va al revés: π* ∝ π_ref·e^{+r/β}. Con el "
-        "menos, la política óptima preferiría las respuestas con menos "
-        "recompensa.",
+        "opt_no_reference", lambda p, r, b: _optimal(torch.ones_like(p), r, b), ...
     ),
-    Mistake(
-        "opt_beta_times",
-        lambda p, r, beta: _optimal(p, r, 1 / beta),
-        "β divide a la recompensa, no la multiplica: e^{r/β}. Una β grande "
-        "(mucha penalización KL) debe dejar π* cerca de π_ref; con β·r pasa lo "
-        "contrario.",
-    ),
-    Mistake(
-        "opt_beta_whole",
-        lambda p, r, beta: torch.softmax((p.log() + r) / beta, dim=-1),
-        "β divide solo a la recompensa: log π* = log π_ref + r/β − log Z. "
-        "Dividiste también log π_ref, que es como elevar π_ref a 1/β.",
-    ),
-    Mistake(
-        "opt_no_reference",
-        lambda p, r, beta: _optimal(torch.ones_like(p), r, beta),
-        "Falta π_ref: π* ∝ π_ref·e^{r/β}. Sin ella sale la política óptima sin "
-        "penalización KL respecto a una referencia uniforme, no la de tu "
-        "referencia.",
-    ),
-    Mistake(
-        "opt_probs_not_logs",
-        lambda p, r, beta: _optimal(p.exp(), r, beta),
-        "Dentro de softmax van logaritmos: softmax(log π_ref + r/β). Sumaste la "
-        "probabilidad π_ref, no su logaritmo.",
-    ),
-]
-
-_OPT_OVERFLOW = (
-    "e^{r/β} se desborda en float32 cuando r/β pasa de unos 88 (sale inf, e "
-    "inf/inf es nan). Trabaja con logaritmos: log π_ref + r/β, y normaliza con "
-    "torch.softmax (o resta el máximo antes de exp), que no desborda."
+    Mistake("opt_probs_not_logs", lambda p, r, b: _optimal(p.exp(), r, b), ...),
 )
 
 check_optimal_policy = values_check(
@@ -1237,7 +1013,10 @@ def check_optimal_policy_stable(optimal_policy, cases: list | None = None) -> No
             fail(
                 f"Con β = {significant(case[2])} (r/β de hasta "
                 f"{significant(float((case[1] / case[2]).abs().max()))}), "
-                f"optimal_policy devolvió valores inf o nan.\n{_OPT_OVERFLOW}",
+                "optimal_policy devolvió valores inf o nan.\ne^{r/β} se desborda "
+                "en float32 cuando r/β pasa de unos 88 (sale inf, e inf/inf es "
+                "nan). Trabaja con logaritmos: log π_ref + r/β, y normaliza con "
+                "torch.softmax (o resta el máximo antes de exp), que no desborda.",
                 "opt_overflow",
             )
     check_optimal_policy.__wrapped__(optimal_policy, cases)
