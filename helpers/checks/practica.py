@@ -3,11 +3,8 @@ calificada, en el orden del cuaderno.
 
 Aquí el estudiante escribe objetos de TRL (``GRPOConfig``, ``GRPOTrainer``),
 así que las comprobaciones miran sus campos y lo que significan, no valores
-de una fórmula. Cada error típico es una fila (``Mistake``) cuya variante es
-lo que escribiría quien lo comete; la fila explica el fallo si, en los campos
-que su variante cambia, la respuesta del estudiante dice lo mismo que ella.
-TRL y transformers se importan solo al comprobar: importar este módulo no los
-carga.
+de una fórmula. TRL y transformers se importan solo al comprobar: importar
+este módulo no los carga.
 """
 
 from __future__ import annotations
@@ -25,63 +22,43 @@ from typing import Any
 
 import torch
 
-from helpers.checks import Mistake, exercise, fail, variant_of
+from helpers.checks import Diagnosis, Mistake, exercise, fail, variant_of, with_messages
 
 MODULE = "11_practica"
 
 # Ejercicio · La configuración de GRPO
 
-#: El objetivo del curso para el entrenamiento del cuaderno, con los nombres
-#: de TRL: lo que debe decir la ``GRPOConfig`` del estudiante. El enunciado lo
-#: cuenta con las palabras del curso (G, enunciados por paso, ÷σ, β, μ...).
 GROUP_SIZE = 4  # G: respuestas por enunciado
 PROMPTS_PER_STEP = 8  # enunciados por paso del optimizador
-OBJECTIVE: dict[str, Any] = {
-    "num_generations": GROUP_SIZE,
-    "per_device_train_batch_size": GROUP_SIZE * PROMPTS_PER_STEP,
-    "gradient_accumulation_steps": 1,
-    "loss_type": "dr_grpo",
-    "scale_rewards": "none",
-    "beta": 0.02,
-    "num_iterations": 2,
-    "epsilon": 0.2,
-    "learning_rate": 3e-4,
-    "lr_scheduler_type": "constant",
-    "max_completion_length": 26,
-    "temperature": 1.0,
-    "max_steps": 4,
-    "logging_steps": 1,
-    "seed": 0,
-    "use_cpu": True,
-    "bf16": False,
-    "report_to": "none",
-    "save_strategy": "no",
+#: El objetivo del curso con los nombres de TRL, campo → (valor, cómo se lee
+#: en el curso): lo que debe decir la ``GRPOConfig`` del estudiante. El
+#: enunciado lo cuenta con las palabras del curso (G, ÷σ, β, μ...).
+_OBJECTIVE: dict[str, tuple[Any, str]] = {
+    "num_generations": (GROUP_SIZE, "G, las respuestas por enunciado"),
+    "per_device_train_batch_size": (
+        GROUP_SIZE * PROMPTS_PER_STEP,
+        "las respuestas (no los enunciados) por paso",
+    ),
+    "gradient_accumulation_steps": (1, "los micro-lotes por paso"),
+    "loss_type": ("dr_grpo", "la normalización de la pérdida"),
+    "scale_rewards": ("none", "si la ventaja se divide por σ"),
+    "beta": (0.02, "β, el peso de la penalización KL"),
+    "num_iterations": (2, "μ, las pasadas por cada lote generado"),
+    "epsilon": (0.2, "ε, el recorte del cociente"),
+    "learning_rate": (3e-4, "la tasa de aprendizaje"),
+    "lr_scheduler_type": ("constant", "el calendario de la tasa de aprendizaje"),
+    "max_completion_length": (26, "la longitud máxima de una respuesta"),
+    "temperature": (1.0, "la temperatura de muestreo"),
+    "max_steps": (4, "los pasos del optimizador"),
+    "logging_steps": (1, "cada cuántos pasos se registra"),
+    "seed": (0, "la semilla"),
+    "use_cpu": (True, "entrenar en la CPU"),
+    "bf16": (False, "bf16 (la CPU del curso entrena en float32)"),
+    "report_to": ("none", "a dónde van los registros"),
+    "save_strategy": ("no", "cuándo se guardan puntos de control"),
 }
-"""Los campos de la referencia de ``make_grpo_config`` (más ``output_dir``)."""
-
-#: Cómo se lee cada campo, para los mensajes: el nombre del curso.
-_MEANING = {
-    "num_generations": "G, las respuestas por enunciado",
-    "per_device_train_batch_size": "las respuestas (no los enunciados) por paso",
-    "gradient_accumulation_steps": "los micro-lotes por paso",
-    "loss_type": "la normalización de la pérdida",
-    "scale_rewards": "si la ventaja se divide por σ",
-    "beta": "β, el peso de la penalización KL",
-    "num_iterations": "μ, las pasadas por cada lote generado",
-    "epsilon": "ε, el recorte del cociente",
-    "learning_rate": "la tasa de aprendizaje",
-    "lr_scheduler_type": "el calendario de la tasa de aprendizaje",
-    "max_completion_length": "la longitud máxima de una respuesta",
-    "temperature": "la temperatura de muestreo",
-    "max_steps": "los pasos del optimizador",
-    "logging_steps": "cada cuántos pasos se registra",
-    "seed": "la semilla",
-    "use_cpu": "entrenar en la CPU",
-    "bf16": "bf16 (la CPU del curso entrena en float32)",
-    "report_to": "a dónde van los registros",
-    "save_strategy": "cuándo se guardan puntos de control",
-    "output_dir": "la carpeta de salida",
-}
+#: Los campos de la referencia de ``make_grpo_config`` (más ``output_dir``).
+OBJECTIVE = {name: value for name, (value, _) in _OBJECTIVE.items()}
 
 
 @contextlib.contextmanager
@@ -107,9 +84,8 @@ def _config(output_dir: str, **changes: Any) -> Any:
     """La ``GRPOConfig`` del objetivo, con ``changes`` encima (las variantes)."""
     import trl
 
-    options = {**OBJECTIVE, "output_dir": output_dir, **changes}
     with _quiet_hf():
-        return trl.GRPOConfig(**options)
+        return trl.GRPOConfig(**{**OBJECTIVE, "output_dir": output_dir, **changes})
 
 
 def reference_grpo_config(output_dir: str) -> Any:
@@ -117,16 +93,19 @@ def reference_grpo_config(output_dir: str) -> Any:
     return _config(output_dir)
 
 
-def _field(config: Any, name: str) -> Any:
+def _comparable(name: str, value: Any) -> Any:
     """El valor de un campo, comparable: los enums de transformers como su
-    texto y ``report_to`` como lista."""
-    value = getattr(config, name, None)
+    texto, ``report_to`` como lista y los números como float."""
     value = getattr(value, "value", value)
     if name == "report_to":
-        value = [] if value in (None, "none", ["none"]) else list(value)
+        return [] if value in (None, "none", ["none"]) else list(value)
     if isinstance(value, float | int) and not isinstance(value, bool):
-        value = float(value)
+        return float(value)
     return value
+
+
+def _field(config: Any, name: str) -> Any:
+    return _comparable(name, getattr(config, name, None))
 
 
 def config_fields(config: Any) -> dict[str, Any]:
@@ -135,76 +114,59 @@ def config_fields(config: Any) -> dict[str, Any]:
     return {name: _field(config, name) for name in names}
 
 
-CONFIG_MISTAKES = [
+def _listed(got: dict, meaning: dict, names: list, want=None, asked="") -> str:
+    """Los campos ``names`` de ``got``, con lo que significan y, si se da
+    ``want``, el valor pedido (tras ``asked``)."""
+    return "; ".join(
+        f"{n} = {got[n]!r} ({meaning.get(n, (None, n))[1]})"
+        + (f", y {asked} {want[n]!r}" if want else "")
+        for n in names
+    )
+
+
+#: El mensaje de bf16 en la CPU, con la clase de la configuración.
+_BF16 = (
+    "En la CPU del curso se entrena en float32: bf16=False (y use_cpu=True). "
+    "{} activa bf16 por defecto."
+)
+CONFIG_MISTAKES = with_messages(
+    """
+config_batch_counts_prompts: per_device_train_batch_size cuenta respuestas, no
+    enunciados: con G respuestas por enunciado, 8 enunciados por paso son 8 · G
+    respuestas. TRL reparte ese lote en grupos de num_generations, así que con 8
+    tendrías solo 8 / G enunciados por paso.
+config_group_and_batch_swapped: num_generations es G, las respuestas por
+    enunciado; los enunciados por paso salen de dividir el lote de respuestas
+    (per_device_train_batch_size por los micro-lotes) entre num_generations.
+config_loss_type: La normalización de la pérdida no es la del objetivo: «sumar
+    los tokens y dividir por una constante» es loss_type='dr_grpo' (Dr. GRPO).
+    'grpo' divide cada respuesta por su longitud y 'dapo' (el valor por
+    defecto) por los tokens del lote.
+config_divides_by_std: El objetivo no divide la ventaja por σ: en TRL eso es
+    scale_rewards='none'. El valor por defecto, 'group', divide por la
+    desviación típica de cada grupo.
+config_no_kl: Falta la penalización KL: β es beta en TRL, y por defecto vale 0
+    (sin modelo de referencia). El objetivo pide β = 0,02.
+config_one_iteration: μ, las pasadas por cada lote generado, es num_iterations
+    en TRL (por defecto 1). El objetivo pide μ = 2: con μ > 1 el cociente se
+    aleja de 1 y el recorte ε trabaja.
+""",
     Mistake(
         "config_batch_counts_prompts",
         variant_of(_config, per_device_train_batch_size=PROMPTS_PER_STEP),
-        "per_device_train_batch_size cuenta respuestas, no enunciados: con G "
-        "respuestas por enunciado, 8 enunciados por paso son 8 · G respuestas. "
-        "TRL reparte ese lote en grupos de num_generations, así que con 8 "
-        "tendrías solo 8 / G enunciados por paso.",
+        ...,
     ),
     Mistake(
         "config_group_and_batch_swapped",
         variant_of(_config, num_generations=PROMPTS_PER_STEP),
-        "num_generations es G, las respuestas por enunciado; los enunciados por "
-        "paso salen de dividir el lote de respuestas (per_device_train_batch_size"
-        " por los micro-lotes) entre num_generations.",
+        ...,
     ),
-    Mistake(
-        "config_loss_type",
-        variant_of(_config, loss_type="grpo"),
-        "La normalización de la pérdida no es la del objetivo: «sumar los tokens "
-        "y dividir por una constante» es loss_type='dr_grpo' (Dr. GRPO). 'grpo' "
-        "divide cada respuesta por su longitud y 'dapo' (el valor por defecto) "
-        "por los tokens del lote.",
-    ),
-    Mistake(
-        "config_loss_type",
-        variant_of(_config, loss_type="dapo"),
-        "La normalización de la pérdida no es la del objetivo: «sumar los tokens "
-        "y dividir por una constante» es loss_type='dr_grpo' (Dr. GRPO). 'grpo' "
-        "divide cada respuesta por su longitud y 'dapo' (el valor por defecto) "
-        "por los tokens del lote.",
-    ),
-    Mistake(
-        "config_divides_by_std",
-        variant_of(_config, scale_rewards="group"),
-        "El objetivo no divide la ventaja por σ: en TRL eso es "
-        "scale_rewards='none'. El valor por defecto, 'group', divide por la "
-        "desviación típica de cada grupo.",
-    ),
-    Mistake(
-        "config_no_kl",
-        variant_of(_config, beta=0.0),
-        "Falta la penalización KL: β es beta en TRL, y por defecto vale 0 (sin "
-        "modelo de referencia). El objetivo pide β = 0,02.",
-    ),
-    Mistake(
-        "config_one_iteration",
-        variant_of(_config, num_iterations=1),
-        "μ, las pasadas por cada lote generado, es num_iterations en TRL (por "
-        "defecto 1). El objetivo pide μ = 2: con μ > 1 el cociente se aleja de 1 "
-        "y el recorte ε trabaja.",
-    ),
-    Mistake(
-        "config_bf16",
-        variant_of(_config, bf16=True),
-        "En la CPU del curso se entrena en float32: bf16=False (y use_cpu=True). "
-        "GRPOConfig activa bf16 por defecto.",
-    ),
-]
-
-_NOT_DIVIDING = (
-    "TRL no acepta la configuración: num_generations (G) debe dividir el lote "
-    "de generación, per_device_train_batch_size · gradient_accumulation_steps "
-    "respuestas, porque lo corta en grupos de G respuestas del mismo "
-    "enunciado. ¿Pusiste en per_device_train_batch_size las respuestas por "
-    "enunciado, o los enunciados, en vez de las respuestas del paso?"
-)
-_BF16 = (
-    "En la CPU del curso se entrena en float32: bf16=False (y use_cpu=True). "
-    "GRPOConfig activa bf16 por defecto."
+    Mistake("config_loss_type", variant_of(_config, loss_type="grpo"), ...),
+    Mistake("config_loss_type", variant_of(_config, loss_type="dapo"), ...),
+    Mistake("config_divides_by_std", variant_of(_config, scale_rewards="group"), ...),
+    Mistake("config_no_kl", variant_of(_config, beta=0.0), ...),
+    Mistake("config_one_iteration", variant_of(_config, num_iterations=1), ...),
+    Mistake("config_bf16", variant_of(_config, bf16=True), _BF16.format("GRPOConfig")),
 )
 
 
@@ -216,15 +178,23 @@ def _build(make_grpo_config: Callable[[str], Any], output_dir: str) -> Any:
         with _quiet_hf():
             config = make_grpo_config(output_dir)
     except ValueError as error:
-        # Si la configuración ni se construye: lo que dicen TRL o transformers,
-        # en español, con el id del error típico que lo provoca
+        # La configuración ni se construye: lo que dicen TRL o transformers, en
+        # español, con el id del error típico que lo provoca
         if "must be divisible by num_generations" in str(error):
             fail(
-                f"{_NOT_DIVIDING}\n(TRL dijo: {error})",
+                "TRL no acepta la configuración: num_generations (G) debe dividir "
+                "el lote de generación, per_device_train_batch_size · "
+                "gradient_accumulation_steps respuestas, porque lo corta en grupos "
+                "de G respuestas del mismo enunciado. ¿Pusiste en "
+                "per_device_train_batch_size las respuestas por enunciado, o los "
+                f"enunciados, en vez de las respuestas del paso?\n(TRL dijo: {error})",
                 "config_generations_do_not_divide",
             )
         if "bf16" in str(error):
-            fail(f"{_BF16}\n(transformers dijo: {error})", "config_bf16")
+            fail(
+                f"{_BF16.format('GRPOConfig')}\n(transformers dijo: {error})",
+                "config_bf16",
+            )
         raise
     if not isinstance(config, trl.GRPOConfig):
         fail(
@@ -235,20 +205,17 @@ def _build(make_grpo_config: Callable[[str], Any], output_dir: str) -> Any:
     return config
 
 
-def _described(name: str, value: Any) -> str:
-    return f"{name} = {value!r} ({_MEANING.get(name, name)})"
-
-
 @exercise(MODULE, "make_grpo_config")
 def check_make_grpo_config(make_grpo_config, output_dirs=("runs/practica",)):
-    """Comprueba los campos de la ``GRPOConfig`` y lo que significan."""
+    """Comprueba los campos de la ``GRPOConfig`` y lo que significan. Cada
+    error típico es la configuración de quien lo comete: explica el fallo si,
+    en los campos que su variante cambia, el estudiante dice lo mismo."""
     for output_dir in output_dirs:
-        config = _build(make_grpo_config, output_dir)
-        got = config_fields(config)
+        got = config_fields(_build(make_grpo_config, output_dir))
         want = config_fields(reference_grpo_config(output_dir))
-        if got == want:
-            continue
         differ = [name for name in want if got[name] != want[name]]
+        if not differ:
+            continue
         if "output_dir" in differ:
             fail(
                 "La carpeta de salida es el argumento output_dir: "
@@ -261,20 +228,14 @@ def check_make_grpo_config(make_grpo_config, output_dirs=("runs/practica",)):
             changed = [name for name in want if wrong[name] != want[name]]
             if all(got[name] == wrong[name] for name in changed):
                 rest = [name for name in differ if name not in changed]
-                extra = (
-                    "\nAdemás difieren: "
-                    + "; ".join(_described(n, got[n]) for n in rest)
-                    + "."
-                    if rest
-                    else ""
+                also = _listed(got, _OBJECTIVE, rest)
+                fail(
+                    row.message + (f"\nAdemás difieren: {also}." if rest else ""),
+                    row.id,
                 )
-                fail(row.message + extra, row.id)
         fail(
             "Algún campo no es el del objetivo: "
-            + "; ".join(
-                f"{_described(n, got[n])}, y el objetivo pide {want[n]!r}"
-                for n in differ
-            )
+            + _listed(got, _OBJECTIVE, differ, want, "el objetivo pide")
             + ".",
             "config_wrong_field",
         )
@@ -321,56 +282,40 @@ def _log_probs(
     return torch.where(keep, chosen, torch.zeros_like(chosen))
 
 
-LOG_PROB_MISTAKES = [
-    Mistake(
-        "lp_no_position_ids",
-        variant_of(_log_probs, positions=False),
-        "Falta position_ids. Con relleno a la izquierda, GPT-2 numera las columnas "
-        "0, 1, 2… y el primer token real de un enunciado corto recibe el embedding "
-        "de otra posición: pasa position_ids = cumsum(attention_mask) − 1 (con 0 "
-        "en el relleno).",
-    ),
-    Mistake(
-        "lp_no_attention_mask",
-        variant_of(_log_probs, mask=False),
-        "Falta attention_mask en el forward: sin ella, los tokens reales miran al "
-        "relleno de la izquierda y sus logits cambian.",
-    ),
+LOG_PROB_MISTAKES = with_messages(
+    """
+lp_no_position_ids: Falta position_ids. Con relleno a la izquierda, GPT-2 numera
+    las columnas 0, 1, 2… y el primer token real de un enunciado corto recibe el
+    embedding de otra posición: pasa position_ids = cumsum(attention_mask) − 1
+    (con 0 en el relleno).
+lp_no_attention_mask: Falta attention_mask en el forward: sin ella, los tokens
+    reales miran al relleno de la izquierda y sus logits cambian.
+lp_no_mask_no_positions: El forward no recibe ni attention_mask ni position_ids:
+    con relleno a la izquierda hacen falta las dos (la máscara para no mirar al
+    relleno, las posiciones cumsum(attention_mask) − 1 para que cada token real
+    esté en la suya).
+lp_off_by_one: Los logits de la columna t predicen el token t + 1: la respuesta
+    (columnas −C:) se lee en los logits de las columnas −C−1:−1, no en las −C:.
+lp_softmax_axis: El log-softmax va sobre el vocabulario (el último eje), no
+    sobre las posiciones.
+lp_one_prompt_length: Usaste una sola longitud de enunciado para todas las
+    filas: con relleno a la izquierda cada fila tiene la suya, pero todas las
+    respuestas empiezan en la misma columna, la −C (logits_to_keep = C).
+lp_padding_not_zero: En el relleno de la respuesta (attention_mask = 0) el
+    valor debe ser 0: usa torch.where con la máscara.
+""",
+    Mistake("lp_no_position_ids", variant_of(_log_probs, positions=False), ...),
+    Mistake("lp_no_attention_mask", variant_of(_log_probs, mask=False), ...),
     Mistake(
         "lp_no_mask_no_positions",
         variant_of(_log_probs, mask=False, positions=False),
-        "El forward no recibe ni attention_mask ni position_ids: con relleno a la "
-        "izquierda hacen falta las dos (la máscara para no mirar al relleno, las "
-        "posiciones cumsum(attention_mask) − 1 para que cada token real esté en "
-        "la suya).",
+        ...,
     ),
-    Mistake(
-        "lp_off_by_one",
-        variant_of(_log_probs, shift=0),
-        "Los logits de la columna t predicen el token t + 1: la respuesta "
-        "(columnas −C:) se lee en los logits de las columnas −C−1:−1, no en las "
-        "−C:.",
-    ),
-    Mistake(
-        "lp_softmax_axis",
-        variant_of(_log_probs, axis=1),
-        "El log-softmax va sobre el vocabulario (el último eje), no sobre las "
-        "posiciones.",
-    ),
-    Mistake(
-        "lp_one_prompt_length",
-        variant_of(_log_probs, one_prompt_len=True),
-        "Usaste una sola longitud de enunciado para todas las filas: con relleno "
-        "a la izquierda cada fila tiene la suya, pero todas las respuestas "
-        "empiezan en la misma columna, la −C (logits_to_keep = C).",
-    ),
-    Mistake(
-        "lp_padding_not_zero",
-        variant_of(_log_probs, zero_padding=False),
-        "En el relleno de la respuesta (attention_mask = 0) el valor debe ser 0: "
-        "usa torch.where con la máscara.",
-    ),
-]
+    Mistake("lp_off_by_one", variant_of(_log_probs, shift=0), ...),
+    Mistake("lp_softmax_axis", variant_of(_log_probs, axis=1), ...),
+    Mistake("lp_one_prompt_length", variant_of(_log_probs, one_prompt_len=True), ...),
+    Mistake("lp_padding_not_zero", variant_of(_log_probs, zero_padding=False), ...),
+)
 
 
 @functools.cache
@@ -386,26 +331,11 @@ def log_prob_cases(seeds: tuple[int, ...] = (0, 1)) -> list[tuple]:
     cases = []
     for seed in seeds:
         with _quiet_hf():
-            batch = left_padded_batch(
-                model, tokenizer, practice_problems(4 + seed, seed), seed
-            )
-        cases.append(
-            (
-                model,
-                batch["input_ids"],
-                batch["attention_mask"],
-                batch["logits_to_keep"],
-            )
-        )
+            problems = practice_problems(4 + seed, seed)
+            batch = left_padded_batch(model, tokenizer, problems, seed)
+        keys = ("input_ids", "attention_mask", "logits_to_keep")
+        cases.append((model, *(batch[key] for key in keys)))
     return cases
-
-
-def _detached(function):
-    def run(*case):
-        with torch.no_grad():
-            return function(*case)
-
-    return run
 
 
 @exercise(MODULE, "response_log_probs")
@@ -415,13 +345,12 @@ def check_response_log_probs(response_log_probs, cases=None):
     from helpers.checks import check_cases
     from helpers.practica import prompts
 
-    cases = cases or log_prob_cases()
-    with _quiet_hf():
+    with _quiet_hf(), torch.no_grad():
         check_cases(
             response_log_probs,
             "response_log_probs",
-            cases,
-            _detached(prompts.response_log_probs),
+            cases or log_prob_cases(),
+            prompts.response_log_probs,
             LOG_PROB_MISTAKES,
             atol=1e-4,
         )
@@ -451,87 +380,47 @@ GARBAGE: tuple[Any, ...] = (
     "17×20+17×4=340+6",
 )
 
-
-def _conversation(text: str) -> list[dict[str, str]]:
-    """Una respuesta en forma de conversación, como la pasa TRL cuando el
-    ``prompt`` del conjunto de datos es una conversación."""
-    return [{"role": "assistant", "content": text}]
-
-
-class _Recorder:
-    """Lo que TRL pasa como ``log_metric``: anota cada llamada."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[Any, ...]] = []
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
-        self.calls.append(args + tuple(kwargs.values()))
-
-
-def _trl_call(
-    reward: Callable[..., Any], completions: list[Any], **columns: Any
-) -> tuple[Any, _Recorder, list[warnings.WarningMessage]]:
-    """Llama a ``reward`` como lo hace ``GRPOTrainer`` de TRL 1.16: todo con
-    nombre, con los argumentos de TRL y las columnas del conjunto de datos.
-    Devuelve el resultado, lo que se registró con ``log_metric`` y los avisos."""
-    n = len(completions)
-    recorder = _Recorder()
-    kwargs = dict(
-        prompts=[[{"role": "user", "content": "17×24="}]] * n,
-        completions=completions,
-        completion_ids=[[1, 2, 3]] * n,
-        trainer_state=None,
-        log_extra=lambda *a, **k: None,
-        log_metric=recorder,
-        difficulty=["fácil"] * n,
-    )
-    kwargs.update(columns)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = reward(**kwargs)
-    return result, recorder, list(caught)
-
-
-_CONVERSATION = (
-    "Con un conjunto conversacional TRL pasa cada respuesta como "
+#: Lo que se dice si una recompensa lanza con unas respuestas o no paga lo que
+#: la referencia (los demás, en la comprobación de cada una).
+_CONVERSATION = Diagnosis(
+    id="reward_ignores_conversation",
+    message="Con un conjunto conversacional TRL pasa cada respuesta como "
     "[{'role': 'assistant', 'content': '…'}]: el texto está en "
-    "completion[-1]['content'] (o en el contenido de sus mensajes)."
+    "completion[-1]['content'] (o en el contenido de sus mensajes).",
 )
-#: Lo que se dice cuando la recompensa lanza una excepción, según lo que se
-#: probaba.
-_HINTS = {
-    "reward_ignores_conversation": _CONVERSATION,
-    "reward_raises_on_garbage": (
-        "Una recompensa nunca debe lanzar: TRL pararía el entrenamiento por "
-        "un texto raro del modelo o una fila rota. Lo que no se puede leer "
-        "paga 0,0."
-    ),
-    "correctness_wrong_value": "Una respuesta que no se entiende paga 0,0.",
-    "format_wrong_value": "Una respuesta que no se entiende paga 0,0.",
-}
+_RAISES = Diagnosis(
+    id="reward_raises_on_garbage",
+    message="Una recompensa nunca debe lanzar: TRL pararía el entrenamiento por "
+    "un texto raro del modelo o una fila rota. Lo que no se puede leer paga 0,0.",
+)
+_UNREADABLE = "Una respuesta que no se entiende paga 0,0."
 
 
-def _reward_name(reward: Callable[..., Any]) -> str:
-    return getattr(reward, "__name__", "la recompensa")
-
-
-def _called(
-    reward: Callable[..., Any],
-    completions: list[Any],
-    what: str,
-    mistake: str | None,
-    **columns: Any,
-) -> tuple[list[float], _Recorder, list[warnings.WarningMessage]]:
-    """``_trl_call`` con cada fallo dicho en español: una excepción (con el id
-    ``mistake`` de lo que se probaba) o un resultado que no es una lista de
-    floats, una por respuesta."""
-    name = _reward_name(reward)
+def _called(reward, completions, what, raised, **columns) -> tuple[list[float], bool]:
+    """Llama a ``reward`` como ``GRPOTrainer`` de TRL 1.16: todo con nombre,
+    con sus argumentos y las columnas del conjunto de datos. Devuelve las
+    recompensas y si avisó (``warnings.warn``) o registró algo
+    (``log_metric``). Cada fallo, en español: una excepción (con el
+    diagnóstico ``raised``; ``None``: se deja pasar) o algo que no es una
+    lista de floats, una por respuesta."""
+    name, n, logged = getattr(reward, "__name__", "la recompensa"), len(completions), []
     try:
-        result, recorder, caught = _trl_call(reward, completions, **columns)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = reward(
+                prompts=[[{"role": "user", "content": "17×24="}]] * n,
+                completions=completions,
+                completion_ids=[[1, 2, 3]] * n,
+                trainer_state=None,
+                log_extra=lambda *a, **k: None,
+                log_metric=lambda *a, **k: logged.append(a + tuple(k.values())),
+                difficulty=["fácil"] * n,
+                **columns,
+            )
     except NotImplementedError:
         raise
-    except TypeError as error:
-        if "unexpected keyword" in str(error) or "got an unexpected" in str(error):
+    except Exception as error:  # noqa: BLE001 — el código es del estudiante
+        if isinstance(error, TypeError) and "unexpected keyword" in str(error):
             fail(
                 f"TRL llama a {name} con todo por nombre: completions=, las "
                 "columnas del conjunto de datos (answer=...) y además sus propios "
@@ -540,17 +429,10 @@ def _called(
                 f"(Python dijo: {error})",
                 "reward_no_kwargs",
             )
-        if mistake is None:
+        if raised is None:
             raise
-        fail(f"{name} lanzó TypeError con {what}: {error}. {_HINTS[mistake]}", mistake)
-    except Exception as error:  # noqa: BLE001 — el código es del estudiante
-        if mistake is None:
-            raise
-        fail(
-            f"{name} lanzó {type(error).__name__} con {what}: {error}. "
-            f"{_HINTS[mistake]}",
-            mistake,
-        )
+        said = f"{type(error).__name__} con {what}: {error}. {raised.message}"
+        fail(f"{name} lanzó {said}", raised.id)
     if result is None:
         fail(
             f"{name} devolvió None: ¿falta el return? TRL espera una lista de "
@@ -563,10 +445,10 @@ def _called(
             "Python, una por respuesta (result.tolist() o construye la lista).",
             "reward_returns_tensor",
         )
-    if not isinstance(result, list) or len(result) != len(completions):
+    if not isinstance(result, list) or len(result) != n:
         fail(
             f"{name} debe devolver una lista con un float por respuesta "
-            f"({len(completions)}); devolvió {type(result).__name__}"
+            f"({n}); devolvió {type(result).__name__}"
             + (f" de longitud {len(result)}" if hasattr(result, "__len__") else "")
             + ".",
             "reward_not_a_list",
@@ -578,36 +460,29 @@ def _called(
             f"elementos de tipo {', '.join(kinds)}.",
             "reward_not_a_list",
         )
-    return [float(x) for x in result], recorder, caught
+    reported = bool(caught) or any(call and call[-1] for call in logged)
+    return [float(x) for x in result], reported
 
 
-def _shown(completions: list[Any]) -> str:
-    return ", ".join(repr(c) for c in completions)
-
-
-def _same_rewards(
-    got: list[float],
-    want: list[float],
-    completions: list[Any],
-    name: str,
-    message: str,
-    mistake: str,
-    answer: list[Any] | None = None,
-) -> None:
-    """Falla con ``message`` (y las entradas) si ``got`` no es ``want``."""
-    if got == want:
-        return
-    gold = f"\n  answer = {answer!r}" if answer is not None else ""
-    fail(
-        f"{message}\n  completions = [{_shown(completions)}]{gold}\n"
-        f"  {name} dio {got}; debía dar {want}.",
-        mistake,
-    )
-
-
-def _reported(recorder: _Recorder, caught: list[warnings.WarningMessage]) -> bool:
-    """Si la recompensa avisó (``warnings.warn``) o registró algo (``log_metric``)."""
-    return bool(caught) or any(call and call[-1] for call in recorder.calls)
+def _probes(reward, reference, rows, **columns) -> bool:
+    """Prueba ``reward`` con cada fila ``(respuestas, qué son, si lanza, si no
+    paga lo que ``reference``)``, las dos últimas un :class:`Diagnosis` (o
+    ``None``: no se mira). ``columns``: una lista por fila. Devuelve si avisó
+    en la última."""
+    for row, (completions, what, raised, wrong) in enumerate(rows):
+        chosen = {key: value[row] for key, value in columns.items()}
+        got, reported = _called(reward, completions, what, raised, **chosen)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = reference(completions, **chosen)
+        if wrong is not None and got != want:
+            gold = "".join(f"\n  {key} = {value!r}" for key, value in chosen.items())
+            fail(
+                f"{wrong.message}\n  completions = {completions!r}{gold}\n"
+                f"  {reference.__name__} dio {got}; debía dar {want}.",
+                wrong.id,
+            )
+    return reported
 
 
 @exercise(MODULE, "correctness_reward")
@@ -615,92 +490,52 @@ def check_correctness_reward(correctness_reward):
     """Comprueba la recompensa de corrección como la llama TRL: respuestas en
     texto y en conversación, la trampa de la subcadena, referencias ilegibles
     (pagan 0 y se avisan) y textos raros (nunca lanza)."""
-    from helpers.practica import rewards
+    from helpers.practica.rewards import correctness_reward as reference
 
-    name = "correctness_reward"
     plain = [_COURSE, _STRIPPED, "3×4=12", "3×4=13", "Pienso.\n17×24=408"]
-    answer = ["408", "408", "12", "12", 408]
-    got, _, _ = _called(
-        correctness_reward, plain, "respuestas del curso", mistake=None, answer=answer
-    )
-    want = rewards.correctness_reward(plain, answer)
-    _same_rewards(
-        got,
-        want,
-        plain,
-        name,
-        "Paga 1,0 cuando math-verify da por buena la respuesta frente a la "
-        "columna answer (con el «.» final o sin él), y 0,0 si no.",
-        mistake="correctness_wrong_value",
-        answer=answer,
-    )
-    hack = ["68+340=408", "11×8=88", "5×8=40"]
-    gold = ["8", "8", "8"]
-    got, _, _ = _called(
-        correctness_reward,
-        hack,
-        "la respuesta 68+340=408",
-        mistake="correctness_wrong_value",
-        answer=gold,
-    )
-    _same_rewards(
-        got,
-        rewards.correctness_reward(hack, gold),
-        hack,
-        name,
-        "Pagas una respuesta que solo contiene la referencia: «8» está dentro "
-        "de «68+340=408», pero la respuesta es 408. Es la trampa que aprende un "
-        "modelo (escribir muchas cifras). Compara la respuesta extraída con "
-        "math-verify (parse y verify), no busques la cadena.",
-        mistake="correctness_substring",
-        answer=gold,
-    )
-    chat = [_conversation(text) for text in plain]
-    got, _, _ = _called(
-        correctness_reward,
-        chat,
-        "respuestas en forma de conversación",
-        mistake="reward_ignores_conversation",
-        answer=answer,
-    )
-    _same_rewards(
-        got,
-        want,
-        chat,
-        name,
-        _CONVERSATION,
-        mistake="reward_ignores_conversation",
-        answer=answer,
-    )
-    garbage = list(GARBAGE)
-    _called(
-        correctness_reward,
-        garbage,
-        "textos raros",
-        mistake="reward_raises_on_garbage",
-        answer=["408"] * len(garbage),
-    )
+    gold = ["408", "408", "12", "12", 408]
+    chat = [[{"role": "assistant", "content": text}] for text in plain]
     unreadable = ["", "n/a", "3×4=12", "####"]
-    bad_gold = ["", "n/a", "", "####"]
-    got, recorder, caught = _called(
-        correctness_reward,
-        unreadable,
-        "referencias ilegibles",
-        mistake="reward_raises_on_garbage",
-        answer=bad_gold,
-    )
-    _same_rewards(
-        got,
-        [0.0] * len(unreadable),
-        unreadable,
-        name,
-        "Una referencia que no se puede leer nunca paga: math-verify no saca "
-        "nada de «» ni de «n/a», y parse(gold) == parse(respuesta) es [] == [], "
-        "verdadero. Si parse(gold) está vacío, paga 0,0.",
-        mistake="correctness_pays_unparsable_gold",
-        answer=bad_gold,
-    )
-    if not _reported(recorder, caught):
+    rows = [
+        (
+            plain,
+            "respuestas del curso",
+            None,
+            Diagnosis(
+                id="correctness_wrong_value",
+                message="Paga 1,0 cuando math-verify da por buena la respuesta "
+                "frente a la columna answer (con el «.» final o sin él), y 0,0 si no.",
+            ),
+        ),
+        (
+            ["68+340=408", "11×8=88", "5×8=40"],
+            "la respuesta 68+340=408",
+            Diagnosis(id="correctness_wrong_value", message=_UNREADABLE),
+            Diagnosis(
+                id="correctness_substring",
+                message="Pagas una respuesta que solo contiene la referencia: «8» "
+                "está dentro de «68+340=408», pero la respuesta es 408. Es la "
+                "trampa que aprende un modelo (escribir muchas cifras). Compara la "
+                "respuesta extraída con math-verify (parse y verify), no busques "
+                "la cadena.",
+            ),
+        ),
+        (chat, "respuestas en forma de conversación", _CONVERSATION, _CONVERSATION),
+        (list(GARBAGE), "textos raros", _RAISES, None),
+        (
+            unreadable,
+            "referencias ilegibles",
+            _RAISES,
+            Diagnosis(
+                id="correctness_pays_unparsable_gold",
+                message="Una referencia que no se puede leer nunca paga: math-verify "
+                "no saca nada de «» ni de «n/a», y parse(gold) == parse(respuesta) "
+                "es [] == [], verdadero. Si parse(gold) está vacío, paga 0,0.",
+            ),
+        ),
+    ]
+    golds = [gold, ["8"] * 3, gold, ["408"] * len(GARBAGE), ["", "n/a", "", "####"]]
+    if not _probes(correctness_reward, reference, rows, answer=golds):
         fail(
             "Las referencias ilegibles pagan 0, bien, pero en silencio: avísalo "
             "con warnings.warn(...) (o regístralo con el log_metric que pasa "
@@ -715,109 +550,76 @@ def check_format_reward(format_reward):
     """Comprueba la recompensa de formato como la llama TRL: el «=N» final
     con el «.» o sin él, respuestas de varias líneas, conversaciones y
     textos raros."""
-    from helpers.practica import rewards
+    from helpers.practica.rewards import format_reward as reference
 
-    name = "format_reward"
-    plain = [
-        _COURSE,
-        "=56.",
-        "408",
-        "la respuesta es 408",
-        "=408.\nY además 7",
-        "17×20+17×4=340+6",
-        "\\boxed{408}.",
-        "",
-    ]
-    got, _, _ = _called(format_reward, plain, "respuestas del curso", mistake=None)
-    _same_rewards(
-        got,
-        rewards.format_reward(plain),
-        plain,
-        name,
-        "Paga 1,0 si la respuesta termina en «=N» (N, cifras), con el «.» "
-        "final o sin él, o en \\boxed{…}; si no, 0,0.",
-        mistake="format_wrong_value",
-    )
-    stripped = [_STRIPPED, "=56", "3×4=12"]
-    got, _, _ = _called(
-        format_reward, stripped, "respuestas sin el punto", mistake="format_wrong_value"
-    )
-    _same_rewards(
-        got,
-        rewards.format_reward(stripped),
-        stripped,
-        name,
-        "Dentro de TRL la respuesta llega sin su «.» final: TRL decodifica con "
-        "skip_special_tokens=True y el «.» es el token de fin del curso. El "
-        "formato acepta «=N» con el punto y sin él («\\.?»).",
-        mistake="format_requires_dot",
-    )
+    plain = [_COURSE, "=56.", "408", "la respuesta es 408", "=408.\nY además 7"]
+    plain += ["17×20+17×4=340+6", "\\boxed{408}.", ""]
     lines = ["Primero 17×20=340.\nLuego 17×4=68.\n17×24=408", "Pienso:\n17×24=408."]
-    got, _, _ = _called(
-        format_reward,
-        lines,
-        "respuestas de varias líneas",
-        mistake="format_wrong_value",
-    )
-    _same_rewards(
-        got,
-        rewards.format_reward(lines),
-        lines,
-        name,
-        "Una respuesta puede tener varias líneas. Sin re.DOTALL, «.» no cruza "
-        "los saltos de línea y «.*=…» no llega al final: usa re.DOTALL (o busca "
-        "el final con re.search(r'=\\d+\\.?\\s*$', texto)).",
-        mistake="format_no_dotall",
-    )
-    chat = [_conversation(text) for text in plain]
-    got, _, _ = _called(
-        format_reward,
-        chat,
-        "respuestas en forma de conversación",
-        mistake="reward_ignores_conversation",
-    )
-    _same_rewards(
-        got,
-        rewards.format_reward(plain),
-        chat,
-        name,
-        _CONVERSATION,
-        mistake="reward_ignores_conversation",
-    )
-    garbage = list(GARBAGE)
-    got, _, _ = _called(
-        format_reward, garbage, "textos raros", mistake="reward_raises_on_garbage"
-    )
-    _same_rewards(
-        got,
-        rewards.format_reward(garbage),
-        garbage,
-        name,
-        "Un texto raro no tiene el formato: paga 0,0.",
-        mistake="format_wrong_value",
-    )
+    chat = [[{"role": "assistant", "content": text}] for text in plain]
+    unreadable = Diagnosis(id="format_wrong_value", message=_UNREADABLE)
+    rows = [
+        (
+            plain,
+            "respuestas del curso",
+            None,
+            Diagnosis(
+                id="format_wrong_value",
+                message="Paga 1,0 si la respuesta termina en «=N» (N, cifras), con "
+                "el «.» final o sin él, o en \\boxed{…}; si no, 0,0.",
+            ),
+        ),
+        (
+            [_STRIPPED, "=56", "3×4=12"],
+            "respuestas sin el punto",
+            unreadable,
+            Diagnosis(
+                id="format_requires_dot",
+                message="Dentro de TRL la respuesta llega sin su «.» final: TRL "
+                "decodifica con skip_special_tokens=True y el «.» es el token de fin "
+                "del curso. El formato acepta «=N» con el punto y sin él («\\.?»).",
+            ),
+        ),
+        (
+            lines,
+            "respuestas de varias líneas",
+            unreadable,
+            Diagnosis(
+                id="format_no_dotall",
+                message="Una respuesta puede tener varias líneas. Sin re.DOTALL, «.» "
+                "no cruza los saltos de línea y «.*=…» no llega al final: usa "
+                "re.DOTALL (o busca el final con re.search(r'=\\d+\\.?\\s*$', "
+                "texto)).",
+            ),
+        ),
+        (chat, "respuestas en forma de conversación", _CONVERSATION, _CONVERSATION),
+        (
+            list(GARBAGE),
+            "textos raros",
+            _RAISES,
+            Diagnosis(
+                id="format_wrong_value",
+                message="Un texto raro no tiene el formato: paga 0,0.",
+            ),
+        ),
+    ]
+    _probes(format_reward, reference, rows)
 
 
 # Ejercicio · El entrenador
 
 
-def correctness_stand_in(completions, answer, **kwargs) -> list[float]:
-    """Ocupa el lugar de la ``correctness_reward`` del estudiante mientras se
+def _stand_in(name: str) -> Callable[..., list[float]]:
+    """Ocupa el lugar de la recompensa ``name`` del estudiante mientras se
     comprueba ``make_trainer``: así ese ejercicio se califica solo."""
-    return [0.0 for _ in completions]
+
+    def reward(completions, **kwargs) -> list[float]:
+        return [0.0 for _ in completions]
+
+    reward.__name__ = name
+    return reward
 
 
-def format_stand_in(completions, **kwargs) -> list[float]:
-    """Ocupa el lugar de la ``format_reward`` del estudiante (ver arriba)."""
-    return [0.0 for _ in completions]
-
-
-_STAND_INS = {
-    "correctness_reward": correctness_stand_in,
-    "format_reward": format_stand_in,
-}
-
-
+_STAND_INS = {name: _stand_in(name) for name in ("correctness_reward", "format_reward")}
 #: Los pesos de cada punto de control de ``_checkpoint_dir``, para comparar
 #: sin volver a leerlos del disco.
 _CHECKPOINT_STATES: dict[str, dict[str, torch.Tensor]] = {}
@@ -837,8 +639,7 @@ def _checkpoint_dir(seed: int) -> str:
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for parameter in model.parameters():
-            noise = torch.randn(parameter.shape, generator=generator)
-            parameter.add_(0.01 * noise)
+            parameter.add_(0.01 * torch.randn(parameter.shape, generator=generator))
     with _quiet_hf():
         model.save_pretrained(folder)
         make_tokenizer().save_pretrained(folder)
@@ -855,18 +656,9 @@ def tiny_dataset(problems: tuple[tuple[int, int], ...] = ((3, 4), (12, 5))) -> A
 
     from helpers.tinylm import prompt_text
 
-    return Dataset.from_dict(
-        {
-            "prompt": [
-                [{"role": "user", "content": prompt_text(a, b)}] for a, b in problems
-            ],
-            "answer": [str(a * b) for a, b in problems],
-        }
-    )
-
-
-def _trainer_reward_names(trainer: Any) -> list[str]:
-    return [getattr(f, "__name__", type(f).__name__) for f in trainer.reward_funcs]
+    prompts = [[{"role": "user", "content": prompt_text(a, b)}] for a, b in problems]
+    answers = [str(a * b) for a, b in problems]
+    return Dataset.from_dict({"prompt": prompts, "answer": answers})
 
 
 @exercise(MODULE, "make_trainer", uses=_STAND_INS)
@@ -899,13 +691,11 @@ def check_make_trainer(make_trainer, seed=0, steps=4):
                 f"{type(trainer).__name__}.",
                 "trainer_not_grpo_trainer",
             )
-        expected = _CHECKPOINT_STATES[folder]
         loaded = trainer.model.state_dict()
-        same = all(
+        if not all(
             name in loaded and torch.equal(loaded[name], tensor)
-            for name, tensor in expected.items()
-        )
-        if not same:
+            for name, tensor in _CHECKPOINT_STATES[folder].items()
+        ):
             fail(
                 "El modelo del entrenador no es el punto de control de la carpeta "
                 "model_path: cárgalo con AutoModelForCausalLM.from_pretrained("
@@ -913,13 +703,11 @@ def check_make_trainer(make_trainer, seed=0, steps=4):
                 "ayudas del curso.",
                 "trainer_other_model",
             )
-        stand_in_of = {v.__name__: k for k, v in _STAND_INS.items()}
-        names = [stand_in_of.get(n, n) for n in _trainer_reward_names(trainer)]
+        names = [getattr(f, "__name__", type(f).__name__) for f in trainer.reward_funcs]
         if names != ["correctness_reward", "format_reward"]:
-            got = names
             fail(
                 "reward_funcs debe llevar tus dos recompensas, en este orden: "
-                f"[correctness_reward, format_reward]. Lleva {got}.",
+                f"[correctness_reward, format_reward]. Lleva {names}.",
                 "trainer_rewards",
             )
         if trainer.args is not config:
@@ -939,8 +727,7 @@ def check_make_trainer(make_trainer, seed=0, steps=4):
 
 def reference_trainer(model_path: str, dataset: Any, config: Any) -> Any:
     """La referencia de ``make_trainer``: el ``GRPOTrainer`` con el modelo y el
-    tokenizador de la carpeta y las recompensas de referencia
-    (``helpers.practica.rewards``)."""
+    tokenizador de la carpeta y las recompensas de ``helpers.practica.rewards``."""
     import trl
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -960,18 +747,8 @@ def reference_trainer(model_path: str, dataset: Any, config: Any) -> Any:
 
 def run_signals(logs: dict[str, Any]) -> dict[str, float]:
     """Las cifras que resumen los registros de una ejecución (``Run.logs``):
-    lo que se lee en sus curvas, sin decir qué fallo tiene.
-
-    - ``zero_std``: media de ``frac_reward_zero_std``;
-    - ``grad_norm``: media de ``grad_norm``;
-    - ``clipped``: media de ``completions/clipped_ratio``;
-    - ``region_first``: ``clip_ratio/region_mean`` en el primer paso;
-    - ``kl_max``: el mayor ``kl``;
-    - ``length_first``, ``length_min``: ``completions/mean_length`` en el
-      primer paso y el menor;
-    - ``gap``: media de ``reward − rewards/accuracy/mean`` (cuánto paga la
-      recompensa por encima de la precisión verdadera).
-    """
+    lo que se lee en sus curvas, sin decir qué fallo tiene. ``gap`` es cuánto
+    paga la recompensa por encima de la precisión verdadera."""
     import numpy as np
 
     def series(key: str) -> Any:
@@ -1050,26 +827,23 @@ def grade_diagnosis(
     """Califica el diagnóstico de la ejecución ``run_id`` con su clave ``key``
     (la pone la prueba oculta que la llama: este módulo no la sabe).
 
-    ``signs``: para cada fallo, la señal que deja en los registros, como
-    ``(predicado, texto)``: ``predicado(s, h)`` dice si las cifras ``s`` de
-    una ejecución (``run_signals``) la muestran, frente a las ``h`` de la
-    sana, y ``texto`` la describe con huecos ``{s[...]}`` y ``{h[...]}``.
-    Antes de calificar se comprueba que la señal de ``key`` está en la
-    ejecución y la del diagnóstico equivocado no: lo que se dice es verdad.
-    Si falla, el mensaje dice qué no cuadra del diagnóstico elegido, con las
-    cifras de esa ejecución, y qué muestran sus registros.
+    ``signs``: fallo → (``predicado(s, h)``: si las cifras ``s`` de una
+    ejecución, ``run_signals``, muestran su señal frente a las ``h`` de la
+    sana; el texto que la describe, con huecos ``{s[...]}`` y ``{h[...]}``).
+    Se comprueba que la señal de ``key`` está y la del diagnóstico equivocado
+    no: lo que se dice es verdad.
     """
     from helpers.formatting import significant
     from helpers.practica import runs
 
     _check_diagnoses_form(diagnoses, quiet=True)
     loaded = runs.load_runs()
-    shown = {
-        name: {k: significant(v, 3) for k, v in run_signals(r.logs).items()}
-        for name, r in (("s", loaded[run_id]), ("h", loaded[runs.healthy_run_id()]))
-    }
     s = run_signals(loaded[run_id].logs)
     h = run_signals(loaded[runs.healthy_run_id()].logs)
+    shown = {
+        name: {k: significant(v, 3) for k, v in signals.items()}
+        for name, signals in (("s", s), ("h", h))
+    }
     seen, says = signs[key]
     if not seen(s, h):
         raise RuntimeError(f"La señal de {key} no está en la ejecución {run_id}.")
@@ -1100,30 +874,45 @@ def grade_diagnosis(
 
 #: Lo que pide el enunciado a la ``DPOConfig``, además de ``loss_type``,
 #: ``beta`` y ``output_dir`` (los argumentos): los hiperparámetros del DPO del
-#: módulo 10 (``helpers.practica.dpo``).
-DPO_OBJECTIVE: dict[str, Any] = {
-    "per_device_train_batch_size": 16,
-    "learning_rate": 2e-4,
-    "lr_scheduler_type": "constant",
-    "num_train_epochs": 4,
-    "logging_strategy": "epoch",
-    "use_cpu": True,
-    "bf16": False,
-    "save_strategy": "no",
-    "report_to": "none",
-    "seed": 0,
+#: módulo 10 (``helpers.practica.dpo``), campo → (valor, qué es).
+_DPO_OBJECTIVE: dict[str, tuple[Any, str]] = {
+    "per_device_train_batch_size": (16, "los pares por lote"),
+    "learning_rate": (2e-4, "la tasa de aprendizaje"),
+    "lr_scheduler_type": ("constant", "el calendario de la tasa"),
+    "num_train_epochs": (4, "las épocas"),
+    "logging_strategy": ("epoch", "cuándo se registra"),
+    "use_cpu": (True, "entrenar en la CPU"),
+    "bf16": (False, "bf16"),
+    "save_strategy": ("no", "cuándo se guardan puntos de control"),
+    "report_to": ("none", "a dónde van los registros"),
+    "seed": (0, "la semilla"),
 }
-_DPO_MEANING = {
-    "per_device_train_batch_size": "los pares por lote",
-    "learning_rate": "la tasa de aprendizaje",
-    "lr_scheduler_type": "el calendario de la tasa",
-    "num_train_epochs": "las épocas",
-    "logging_strategy": "cuándo se registra",
-    "use_cpu": "entrenar en la CPU",
-    "bf16": "bf16",
-    "save_strategy": "cuándo se guardan puntos de control",
-    "report_to": "a dónde van los registros",
-    "seed": "la semilla",
+DPO_OBJECTIVE = {name: value for name, (value, _) in _DPO_OBJECTIVE.items()}
+#: Los campos de la ``DPOConfig`` con diagnóstico propio, en este orden; el
+#: mensaje lleva el valor pedido, ``{want}``, y el que tiene, ``{got}``.
+_DPO_FIELDS = {
+    "loss_type": Diagnosis(
+        id="dpo_loss_type_ignored",
+        message="Con loss_type={want[0]!r}, la DPOConfig dice loss_type = {got!r}: "
+        "pasa el argumento a DPOConfig(loss_type=loss_type), no un valor fijo.",
+    ),
+    "beta": Diagnosis(
+        id="dpo_beta_ignored",
+        message="Con beta={want}, la DPOConfig dice beta = {got}: pasa el "
+        "argumento a DPOConfig(beta=beta), no un valor fijo.",
+    ),
+    "output_dir": Diagnosis(
+        id="dpo_ignores_output_dir",
+        message="La carpeta de salida es el argumento output_dir; la DPOConfig "
+        "dice {got!r}.",
+    ),
+    "bf16": Diagnosis(id="dpo_bf16", message=_BF16.format("DPOConfig")),
+    "lr_scheduler_type": Diagnosis(
+        id="dpo_scheduler",
+        message="lr_scheduler_type = {got!r}: el DPO del módulo 10 usa una tasa "
+        "constante, lr_scheduler_type='constant' (por defecto TRL la baja en "
+        "línea recta hasta 0).",
+    ),
 }
 
 
@@ -1162,11 +951,11 @@ def check_make_dpo_trainer(make_dpo_trainer, cases=(("ipo", 1.0),)):
                     f"(TRL dijo: {error})",
                     "dpo_ref_model",
                 )
-            call = f"make_dpo_trainer(..., loss_type={loss_type!r}, beta={beta})"
             if not isinstance(trainer, trl.DPOTrainer):
                 fail(
-                    f"{call} debe devolver un trl.DPOTrainer (con la DPOConfig en "
-                    f"args=), y devolvió {type(trainer).__name__}.",
+                    f"make_dpo_trainer(..., loss_type={loss_type!r}, beta={beta}) "
+                    "debe devolver un trl.DPOTrainer (con la DPOConfig en args=), "
+                    f"y devolvió {type(trainer).__name__}.",
                     "dpo_not_a_trainer",
                 )
             if trainer.ref_model is not ref_model:
@@ -1183,59 +972,17 @@ def check_make_dpo_trainer(make_dpo_trainer, cases=(("ipo", 1.0),)):
                     "(es el modelo que DPO entrena).",
                     "dpo_other_model",
                 )
-            args = trainer.args
-            if list(args.loss_type) != [loss_type]:
-                fail(
-                    f"Con loss_type={loss_type!r}, la DPOConfig dice loss_type = "
-                    f"{args.loss_type!r}: pasa el argumento a DPOConfig(loss_type="
-                    "loss_type), no un valor fijo.",
-                    "dpo_loss_type_ignored",
-                )
-            if args.beta != beta:
-                fail(
-                    f"Con beta={beta}, la DPOConfig dice beta = {args.beta}: pasa el "
-                    "argumento a DPOConfig(beta=beta), no un valor fijo.",
-                    "dpo_beta_ignored",
-                )
-            if args.output_dir != output_dir:
-                fail(
-                    "La carpeta de salida es el argumento output_dir; la DPOConfig "
-                    f"dice {args.output_dir!r}.",
-                    "dpo_ignores_output_dir",
-                )
-            if args.bf16:
-                fail(
-                    "En la CPU del curso se entrena en float32: bf16=False (y "
-                    "use_cpu=True). DPOConfig activa bf16 por defecto.",
-                    "dpo_bf16",
-                )
-            scheduler = _field(args, "lr_scheduler_type")
-            if scheduler != "constant":
-                fail(
-                    f"lr_scheduler_type = {scheduler!r}: el DPO del módulo 10 usa "
-                    "una tasa constante, lr_scheduler_type='constant' (por defecto "
-                    "TRL la baja en línea recta hasta 0).",
-                    "dpo_scheduler",
-                )
-            wrong = [
-                f"{name} = {_field(args, name)!r} ({_DPO_MEANING[name]}), y se pide "
-                f"{want!r}"
-                for name, want in DPO_OBJECTIVE.items()
-                if _field(args, name) != _field_value(name, want)
-            ]
-            if wrong:
+            asked = {"loss_type": [loss_type], "beta": beta, "output_dir": output_dir}
+            want = {**DPO_OBJECTIVE, **asked}
+            got = {name: _field(trainer.args, name) for name in want}
+            for name, rule in _DPO_FIELDS.items():
+                if got[name] != _comparable(name, want[name]):
+                    fail(rule.message.format(got=got[name], want=want[name]), rule.id)
+            differ = [n for n in DPO_OBJECTIVE if got[n] != _comparable(n, want[n])]
+            if differ:
                 fail(
                     "Algún campo de la DPOConfig no es el pedido: "
-                    + "; ".join(wrong)
+                    + _listed(got, _DPO_OBJECTIVE, differ, want, "se pide")
                     + ".",
                     "dpo_wrong_field",
                 )
-
-
-def _field_value(name: str, value: Any) -> Any:
-    """Un valor del objetivo, comparable con ``_field``."""
-    if name == "report_to":
-        return [] if value in (None, "none", ["none"]) else list(value)
-    if isinstance(value, float | int) and not isinstance(value, bool):
-        return float(value)
-    return value
