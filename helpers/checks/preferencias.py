@@ -809,9 +809,10 @@ step_accuracy_ties: En la precisión, un empate cuenta medio acierto, como en
 
 
 def _run_steps(step, seed: int, steps: int, max_grad_norm: float, tied=False):
-    """``steps`` pasos de ``step`` en el caso ``seed``: los parámetros de la
-    política, la referencia (¿la tocó?) y lo que devolvió cada paso."""
+    """``steps`` pasos de ``step`` en el caso ``seed``: la política, la
+    referencia, sus parámetros de antes y lo que devolvió cada paso."""
     policy, reference, batch, beta = step_case(seed, tied)
+    before = copy.deepcopy([policy.state_dict(), reference.state_dict()])
     optimizer = torch.optim.SGD(policy.parameters(), lr=STEP_LR, momentum=STEP_MOMENTUM)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -822,47 +823,47 @@ def _run_steps(step, seed: int, steps: int, max_grad_norm: float, tied=False):
         ]
     finally:
         torch.set_num_threads(threads)
-    return policy.state_dict(), reference, returned
+    return policy, reference, before, returned
+
+
+def _parameters_after(step, seed: int, steps: int, max_grad_norm: float):
+    """Los parámetros de la política tras ``steps`` pasos. Falla si la referencia
+    recibe gradiente o cambia, o si la política no cambia: solo le puede pasar a
+    la respuesta del estudiante, que se ejecuta la primera."""
+    policy, reference, (start, untouched), _ = _run_steps(
+        step, seed, steps, max_grad_norm
+    )
+    grads = [(n, p.grad) for n, p in reference.named_parameters()]
+    if leaked := [n for n, g in grads if g is not None and g.abs().max() > 0]:
+        example = f" (por ejemplo a «{leaked[0]}»)"
+        fail(_REFERENCE_FROZEN.format(example), "reference_has_gradient")
+    if not same_parameters(reference.state_dict(), untouched):
+        fail(
+            "dpo_step cambió los pesos de la referencia: debe quedar congelada. "
+            "Solo se actualiza la política, con el optimizador que recibes.",
+            "step_changes_reference",
+        )
+    if same_parameters(policy.state_dict(), start):
+        fail(
+            "Los parámetros de la política no cambiaron: ¿falta optimizer.step(), "
+            "o llamas a optimizer.zero_grad() entre loss.backward() y step()?",
+            "step_parameters_unchanged",
+        )
+    return policy.state_dict()
 
 
 def _check_step_parameters(dpo_step, seeds, steps, max_grad_norm, mistakes) -> None:
-    """Los parámetros de la política tras ``steps`` pasos (dos o más): la fila
-    que los explica o, si ninguna, qué parámetro difiere primero y dónde."""
+    """La fila que explica los parámetros tras ``steps`` pasos (dos o más) o, si
+    ninguna, qué parámetro difiere primero y dónde."""
     what = f"la política tras {steps} pasos"
     for seed in seeds:
-        start, untouched, *_ = step_case(seed)
-
-        def run(step, seed=seed, start=start, untouched=untouched):
-            # La referencia intacta y la política cambiada valen para cualquier
-            # implementación; solo la del estudiante (la primera) puede fallar.
-            got, reference, _ = _run_steps(step, seed, steps, max_grad_norm)
-            grads = [(n, p.grad) for n, p in reference.named_parameters()]
-            if leaked := [n for n, g in grads if g is not None and g.abs().max() > 0]:
-                fail(
-                    _REFERENCE_FROZEN.format(f" (por ejemplo a «{leaked[0]}»)"),
-                    "reference_has_gradient",
-                )
-            if not same_parameters(reference.state_dict(), untouched.state_dict()):
-                fail(
-                    "dpo_step cambió los pesos de la referencia: debe quedar "
-                    "congelada. Solo se actualiza la política, con el optimizador "
-                    "que recibes.",
-                    "step_changes_reference",
-                )
-            if same_parameters(got, start.state_dict()):
-                fail(
-                    "Los parámetros de la política no cambiaron: ¿falta "
-                    "optimizer.step(), o llamas a optimizer.zero_grad() entre "
-                    "loss.backward() y step()?",
-                    "step_parameters_unchanged",
-                )
-            return got
-
         check_procedure(
             dpo_step,
             _step,
             mistakes,
-            run=run,
+            run=lambda step, seed=seed: _parameters_after(
+                step, seed, steps, max_grad_norm
+            ),
             same=same_parameters,
             describe=lambda got, want: (
                 f"Los parámetros de {what} no son los esperados."
@@ -879,23 +880,22 @@ _STEP_USES = {f.__name__: f for f in (_dpo_ref, _implicit_ref, _acc_ref)}
 
 @exercise(MODULE, "dpo_step", uses=_STEP_USES)
 def check_dpo_step(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
-    """Los parámetros tras tres pasos sin recorte efectivo (SGD con momento);
-    la referencia, sin gradiente y sin cambios. Las funciones de ejercicios
-    anteriores son las de referencia mientras comprueba (``uses``)."""
+    """Tres pasos sin recorte efectivo (SGD con momento): los parámetros, y la
+    referencia sin gradiente ni cambios. Las funciones de ejercicios anteriores
+    son las de referencia mientras comprueba (``uses``)."""
     _check_step_parameters(dpo_step, seeds, 3, NO_CLIP, STEP_MISTAKES)
 
 
 @exercise(MODULE, "dpo_step", uses=_STEP_USES)
 def check_dpo_step_clip(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
     """El **recorte**: dos pasos con ``max_grad_norm`` = 0,05, que siempre actúa."""
-    _check_step_parameters(
-        dpo_step, seeds, 2, TIGHT_CLIP, CLIP_MISTAKES + STEP_MISTAKES
-    )
+    mistakes = CLIP_MISTAKES + STEP_MISTAKES
+    _check_step_parameters(dpo_step, seeds, 2, TIGHT_CLIP, mistakes)
 
 
 def _step_returns(step: Callable[..., Any], seed: int, tied: bool) -> list[tuple]:
     """Lo que devuelve un paso, como floats; falla si no son dos números."""
-    for value in (returned := _run_steps(step, seed, 1, NO_CLIP, tied)[2]):
+    for value in (returned := _run_steps(step, seed, 1, NO_CLIP, tied)[3]):
         if not isinstance(value, tuple | list) or len(value) != 2:
             size = f" de {len(value)} elementos" if hasattr(value, "__len__") else ""
             fail(
@@ -920,9 +920,9 @@ def _unexplained_returns(got, want):
 
 @exercise(MODULE, "dpo_step", uses=_STEP_USES)
 def check_dpo_step_returns(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
-    """Lo que devuelve un paso: ``(pérdida, precisión)``, dos ``float``, la
-    pérdida de antes del paso y la precisión de la recompensa implícita (un
-    empate, 0,5: también con la referencia igual a la política)."""
+    """``(pérdida, precisión)``, dos ``float``: la pérdida de antes del paso y la
+    precisión de la recompensa implícita (un empate, 0,5: también con la
+    referencia igual a la política)."""
     seeds = list(seeds)
     for seed, tied in [(seed, False) for seed in seeds] + [(seeds[0], True)]:
         # Un error típico de lo devuelto se dice solo: su mensaje ya lo explica.
