@@ -193,9 +193,7 @@ _EPSILON = (
 
 def _epsilon(eps: float, clamp: bool) -> Callable[[torch.Tensor], torch.Tensor]:
     """log σ(d) con σ(d) recortada en ``eps`` o con ``eps`` sumado."""
-    return lambda d: torch.log(
-        d.sigmoid().clamp(min=eps) if clamp else d.sigmoid() + eps
-    )
+    return lambda d: (d.sigmoid().clamp(min=eps) if clamp else d.sigmoid() + eps).log()
 
 
 #: log(σ(d)) y log(1 + exp(−d)) dan ∞ en estos casos: los diagnostica
@@ -694,15 +692,10 @@ def step_case(seed: int, tied: bool = False) -> tuple[Any, ...]:
     policy, reference = tiny_models(seed + 20)
     if tied:
         reference = copy.deepcopy(policy)
-    zeros = torch.zeros(len(problems))
-    batch = pref.PreferencePairs(
-        encode_prompts(problems),
-        *map(tokenizer.encode_batch, (chosen, rejected)),
-        problems,
-        zeros,
-        zeros.clone(),
-        zeros + 0.5,
-    )
+    answers = map(tokenizer.encode_batch, (chosen, rejected))
+    zeros = torch.zeros(len(problems))  # utilidades y etiquetas: no se usan
+    rest = (problems, zeros, zeros.clone(), zeros + 0.5)
+    batch = pref.PreferencePairs(encode_prompts(problems), *answers, *rest)
     return policy, reference, batch, _BETAS[seed % 3]
 
 
@@ -908,14 +901,8 @@ def _step_returns(step: Callable[..., Any], seed: int, tied: bool) -> list[tuple
     return [(float(a), float(b)) for a, b in returned]
 
 
-def _unexplained_returns(got, want):
-    fail(
-        f"dpo_step devolvió ({significant(got[0][0])}; {significant(got[0][1])}) y "
-        f"se esperaba ({significant(want[0][0])}; {significant(want[0][1])}): la "
-        "pérdida de antes del paso y la fracción de pares con r̂(elegida) > "
-        "r̂(rechazada) (un empate, medio acierto).",
-        "wrong_result",
-    )
+def _pair(values: tuple[float, float]) -> str:
+    return f"({significant(values[0])}; {significant(values[1])})"
 
 
 @exercise(MODULE, "dpo_step", uses=_STEP_USES)
@@ -933,7 +920,12 @@ def check_dpo_step_returns(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
             run=lambda step, seed=seed, tied=tied: _step_returns(step, seed, tied),
             same=lambda got, want: close(np.array(got), np.array(want), atol=1e-5),
             describe=lambda got, want: "",
-            unexplained=_unexplained_returns,
+            unexplained=lambda got, want: fail(
+                f"dpo_step devolvió {_pair(got[0])} y se esperaba {_pair(want[0])}: "
+                "la pérdida de antes del paso y la fracción de pares con "
+                "r̂(elegida) > r̂(rechazada) (un empate, medio acierto).",
+                "wrong_result",
+            ),
         )
 
 
