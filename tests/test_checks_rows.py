@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -18,6 +20,7 @@ from helpers.checks import (
     values_check,
     with_args,
 )
+from helpers.checks.core.compare import as_tuple
 from helpers.checks.core.registry import _CHECKS
 
 
@@ -128,3 +131,85 @@ def test_with_args_changes_arguments_by_name_and_keeps_the_signature():
     assert squared([1.0, 1.0], 0.5) == 1.25
     assert "gamma" in squared.__name__
     assert squared.__wrapped__ is _discounted
+
+
+def _mean_and_count(values):
+    return float(np.mean(values)), len(values)
+
+
+#: La celda de la media: lo primero del par, tras mirar que es un par.
+def _first(out, values):
+    return as_tuple(out, 2, "mean_and_count debe devolver (media, n)", "not_pair")[0]
+
+
+def test_view_grades_one_part_and_fails_with_its_own_id():
+    rows = [
+        # Una variante sin la forma prometida no rompe la búsqueda de la fila.
+        Mistake("only_mean", lambda values: float(np.mean(values)), "¿Y n?"),
+        Mistake("mean_sign", negated(lambda v: np.mean(v)), "¿El signo?"),
+        Mistake("mean_sum", lambda v: (float(np.sum(v)), len(v)), "¿Sumaste?"),
+    ]
+    check = values_check(
+        "99_prueba", "mean_and_count", _mean_and_count, rows, CASES, view=_first
+    )
+    check(_mean_and_count, quiet=True)
+    check(lambda values: (float(np.mean(values)), 0), quiet=True)  # solo la media
+    with pytest.raises(CheckError) as error:
+        check(lambda values: (float(np.sum(values)), 1), quiet=True)
+    assert error.value.mistake == "mean_sum"
+    with pytest.raises(CheckError) as error:
+        check(lambda values: float(np.mean(values)), quiet=True)
+    assert error.value.mistake == "not_pair"
+    assert "(media, n); devolvió float." in str(error.value)
+
+    def modifies(values):
+        values += 1
+        return None
+
+    # Lo que hace la función, antes que la forma de lo que devuelve.
+    with pytest.raises(CheckError) as error:
+        check(modifies, quiet=True)
+    assert error.value.mistake == "modified_input"
+
+
+def _loss_and_size(log_probs, weights):
+    return _weighted(log_probs, weights), len(weights)
+
+
+def test_gradients_check_with_a_view():
+    def loss(out, *args):
+        return as_tuple(out, 2, "loss_and_size debe devolver (pérdida, n)", "nope")[0]
+
+    check = gradients_check(
+        "99_prueba",
+        "loss_and_size",
+        _loss_and_size,
+        [
+            Mistake("scalar", lambda lp, w: _weighted(lp, w), "¿Y n?"),
+            Mistake("sign", lambda lp, w: (-_weighted(lp, w), 2), "¿El signo?"),
+        ],
+        [(torch.tensor([-0.5, -1.0]), torch.tensor([2.0, 1.0]))],
+        wrt={"log_probs": MUST, "weights": MUST_NOT},
+        prefix="weighted",
+        view=loss,
+    )
+    check(_loss_and_size, quiet=True)
+    with pytest.raises(CheckError) as error:
+        check(lambda lp, w: ((lp * w.detach()).sum(), 2), quiet=True)
+    assert error.value.mistake == "sign"
+    with pytest.raises(CheckError) as error:
+        check(lambda lp, w: [_weighted(lp, w)], quiet=True)
+    assert error.value.mistake == "nope"
+    assert "devolvió una lista de 1 elemento." in str(error.value)
+
+
+def test_as_tuple_says_what_came_back():
+    assert as_tuple([1, 2], 2, "f debe devolver (a, b)", "x") == (1, 2)
+    for value, said in [
+        ((1, 2, 3), "una tupla de 3 elementos"),
+        (None, "None (¿falta el return?)"),
+        (np.zeros(2), "ndarray"),
+    ]:
+        with pytest.raises(CheckError, match=re.escape(said)) as error:
+            as_tuple(value, 2, "f debe devolver (a, b)", "f_not_pair")
+        assert error.value.mistake == "f_not_pair"

@@ -1,7 +1,8 @@
 """Comparar resultados y describir en qué difieren.
 
-- :func:`as_array`, :func:`as_int`, :func:`python_number`: lo que devolvió el
-  estudiante, como lo que se compara (o un fallo que dice por qué no lo es).
+- :func:`as_array`, :func:`as_int`, :func:`as_tuple`, :func:`python_number`:
+  lo que devolvió el estudiante, como lo que se compara (o un fallo que dice
+  por qué no lo es).
 - :func:`close` y :func:`describe_difference`: ¿coinciden?, y si no, dónde
   difieren (cuántas posiciones, la primera y la mayor diferencia).
 - :func:`compare_parameters` y :func:`same_parameters`: dos juegos de pesos.
@@ -38,6 +39,19 @@ def as_array(value: Any, what: str) -> np.ndarray:
             "not_a_number",
         )
     return array
+
+
+def as_tuple(value: Any, n: int, promised: str, mistake: str) -> tuple[Any, ...]:
+    """``value`` si es una tupla (o lista) de ``n`` cosas; si no, falla con el id
+    ``mistake``: ``promised`` («f debe devolver dos cosas, (a, b)») y qué devolvió."""
+    if isinstance(value, tuple | list):
+        if len(value) == n:
+            return tuple(value)
+        kind = "una tupla" if isinstance(value, tuple) else "una lista"
+        what = f"{kind} de {len(value)} elemento{'' if len(value) == 1 else 's'}"
+    else:
+        what = "None (¿falta el return?)" if value is None else type(value).__name__
+    fail(f"{promised}; devolvió {what}.", mistake)
 
 
 def python_number(value: Any, what: str, kind: str = "float") -> None:

@@ -6,11 +6,15 @@ explica la diferencia.
   (``masked=Masked(...)``);
 - :func:`check_procedure`, para lo que tiene estado (una actualización, un
   episodio, un bucle): ejecutar, comparar y buscar la fila que coincide.
+
+Con ``view=``, se califica una parte de lo que se devuelve (:func:`viewed`).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -24,8 +28,40 @@ from helpers.checks.core.compare import (
     python_number,
 )
 from helpers.checks.core.masked import Masked
-from helpers.checks.core.mistakes import Mistake, fail
+from helpers.checks.core.mistakes import CheckError, Mistake, fail
 from helpers.checks.core.symptoms import BROADCAST_HINT, _symptom
+
+#: Lo que mira una celda de lo que devuelve la función: ``view(salida, *args)``.
+View = Callable[..., Any]
+
+
+class _ViewMismatchError(Exception):
+    """La salida de una variante no tiene la forma que pide la vista: la
+    variante no explica nada (no rompe la búsqueda de la fila)."""
+
+
+def viewed(
+    function: Callable[..., Any], view: View, *, variant: bool = False
+) -> Callable[..., Any]:
+    """``function`` con ``view(salida, *args)`` aplicada a lo que devuelve.
+
+    La vista elige lo que califica una celda (la acción del par ``(acción,
+    log_prob)``) y puede fallar con su propio id si la salida no tiene la forma
+    prometida (:func:`~helpers.checks.core.compare.as_tuple`). En una variante
+    (``variant=True``) ese fallo es un error más de su huella, no un fallo.
+    """
+
+    @functools.wraps(function)
+    def seen(*args: Any) -> Any:
+        out = function(*args)
+        try:
+            return view(out, *args)
+        except CheckError as error:
+            if not variant:
+                raise
+            raise _ViewMismatchError(str(error)) from error
+
+    return seen
 
 
 def check_cases(
@@ -39,6 +75,7 @@ def check_cases(
     may_modify: Iterable[int] = (),
     returns: str | None = None,
     masked: Masked | None = None,
+    view: View | None = None,
 ) -> None:
     """Compara ``function`` con ``reference`` en ``cases`` y diagnostica el fallo.
 
@@ -74,29 +111,39 @@ def check_cases(
         masked: si la función recibe una máscara, cómo (:class:`Masked`):
             cada caso se prueba también con cada eje y forma de lote que
             acepta el enunciado y, después, con el relleno que permite.
+        view: lo que se califica de cada salida, ``view(salida, *args)``, igual
+            en la del estudiante (tras mirar que no modificó sus entradas), la
+            referencia y cada variante (ver :func:`viewed`).
     """
     cases = list(cases)
     references = tuple(reference) if isinstance(reference, Sequence) else (reference,)
     rows = list(mistakes)
-    may_modify = tuple(may_modify)
+    if view is not None:
+        references = tuple(viewed(ref, view) for ref in references)
+        rows = [
+            dataclasses.replace(m, variant=viewed(m.variant, view, variant=True))
+            for m in rows
+        ]
+    checked = functools.partial(
+        _check_values,
+        function,
+        name,
+        references=references,
+        rows=rows,
+        atol=atol,
+        may_modify=tuple(may_modify),
+        view=view,
+    )
     if masked is None:
-        _check_values(
-            function, name, cases, references, rows, atol, may_modify, returns
-        )
+        checked(cases, returns=returns)
         return
     shaped = masked.shapes(cases, references[0])
-    _check_values(function, name, shaped, references, rows, atol, may_modify, returns)
+    checked(shaped, returns=returns)
     filled = masked.filled(shaped, references[0])
     if filled:
-        _check_values(
-            function,
-            name,
+        checked(
             [case for case, _ in filled],
-            references,
-            rows,
-            atol,
-            may_modify,
-            None,
+            returns=None,
             labels=[label for _, label in filled],
             unexplained=lambda got, want: (masked.diagnose(got, want), masked.mistake),
         )
@@ -106,12 +153,13 @@ def _check_values(
     function: Callable[..., Any],
     name: str,
     cases: list[tuple[Any, ...]],
+    *,
     references: tuple[Callable[..., Any], ...],
     rows: list[Mistake],
     atol: float,
     may_modify: tuple[int, ...],
     returns: str | None,
-    *,
+    view: View | None = None,
     labels: list[str] | None = None,
     unexplained: Callable[[Any, Any], tuple[str, str]] | None = None,
 ) -> None:
@@ -123,6 +171,10 @@ def _check_values(
     de los síntomas generales.
     """
     outputs = _outputs(function, cases, name, may_modify)
+    if view is not None:
+        outputs = [
+            _view(view, out, args) for out, args in zip(outputs, cases, strict=True)
+        ]
     raw_outputs = list(outputs)
     for index, got in enumerate(outputs):
         if not isinstance(got, BaseException):
@@ -186,6 +238,19 @@ def _check_values(
     if symptom is not None:
         fail(f"{intro}\n{symptom[1]}", symptom[0])
     fail(intro, "wrong_value")
+
+
+def _view(view: View, out: Any, args: tuple[Any, ...]) -> Any:
+    """La vista de una salida del estudiante (que ya pasó por :func:`call`): su
+    fallo es el diagnóstico; un error al mirarla cuenta como salida."""
+    if isinstance(out, BaseException):
+        return out
+    try:
+        return view(out, *args)
+    except CheckError:
+        raise
+    except Exception as error:
+        return error
 
 
 def _agrees(got: np.ndarray, want: np.ndarray, atol: float) -> bool:

@@ -16,11 +16,20 @@ de la referencia (:func:`on_output`, :func:`negated`, :func:`scaled`), sin
 copiar sus cuentas; las que viven en una pieza que la referencia llama, como
 la referencia con esa pieza cambiada (:func:`patched`); las que le dan otra
 entrada, como la referencia con esos argumentos cambiados (:func:`with_args`).
+
+Si una celda califica una parte de lo que se devuelve (el primer elemento de un
+par), ``view=`` la elige, igual en la respuesta, la referencia y cada variante::
+
+    check_kl_k1 = values_check(
+        MODULE, "kl_estimators", ppo.kl_estimators, KL_MISTAKES, KL_CASES,
+        view=lambda out, *args: as_tuple(out, 2, "… (k1, k3)", "kl_not_a_pair")[0],
+    )
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping
@@ -28,7 +37,7 @@ from types import SimpleNamespace
 from typing import Any
 from unittest import mock
 
-from helpers.checks.core.diagnose import check_cases
+from helpers.checks.core.diagnose import View, check_cases, viewed
 from helpers.checks.core.gradients import check_gradients
 from helpers.checks.core.mistakes import Mistake
 from helpers.checks.core.registry import exercise
@@ -49,16 +58,20 @@ def _declared(
     aspect: str | None,
     uses: Mapping[str, Callable[..., Any]] | None,
     options: dict[str, Any],
+    view: View | None = None,
 ) -> Callable[..., None]:
     """La comprobación registrada que llama a ``kind`` (:func:`check_cases` o
-    :func:`check_gradients`) con los casos del ejercicio o los de la llamada."""
+    :func:`check_gradients`) con los casos del ejercicio o los de la llamada;
+    con ``view``, sobre la respuesta vista (la referencia y las filas ya lo
+    están)."""
     rows, default_cases = list(mistakes), list(cases)
 
     def check(
         student: Callable[..., Any], cases: Iterable[tuple[Any, ...]] | None = None
     ) -> None:
         chosen = default_cases if cases is None else list(cases)
-        kind(student, shown, chosen, reference, rows, **options)
+        seen = student if view is None else viewed(student, view)
+        kind(seen, shown, chosen, reference, rows, **options)
 
     check.__name__ = check.__qualname__ = check_name
     check.__doc__ = doc
@@ -87,7 +100,7 @@ def values_check(
     ``mistakes`` y ``cases`` (los de la llamada, si se dan). ``name`` es el
     nombre de la función en los mensajes (por defecto, ``key``);
     ``options`` pasan tal cual a :func:`check_cases` (``atol``, ``returns``,
-    ``masked``…).
+    ``masked``, ``view``…).
     """
     shown = name or key
     return _declared(
@@ -118,12 +131,20 @@ def gradients_check(
     aspect: str | None = "los gradientes",
     uses: Mapping[str, Callable[..., Any]] | None = None,
     doc: str | None = None,
+    view: View | None = None,
     **options: Any,
 ) -> Callable[..., None]:
     """La comprobación de gradientes del ejercicio ``key``: como
     :func:`values_check`, con :func:`check_gradients` (``options`` lleva
-    ``wrt``, ``prefix`` y el resto de sus argumentos con nombre)."""
+    ``wrt``, ``prefix`` y el resto de sus argumentos con nombre). ``view``
+    elige lo que se deriva de cada salida (ver :func:`viewed`)."""
     shown = name or key
+    if view is not None:
+        reference = viewed(reference, view)
+        mistakes = [
+            dataclasses.replace(m, variant=viewed(m.variant, view, variant=True))
+            for m in mistakes
+        ]
     return _declared(
         check_gradients,
         module,
@@ -137,6 +158,7 @@ def gradients_check(
         aspect=aspect,
         uses=uses,
         options=options,
+        view=view,
     )
 
 
