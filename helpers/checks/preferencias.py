@@ -40,6 +40,7 @@ from helpers.checks import (
     scaled,
     tensor,
     values_check,
+    with_args,
     with_messages,
 )
 from helpers.checks.quiz import statements_check
@@ -69,11 +70,6 @@ def _eighths(x: torch.Tensor) -> torch.Tensor:
 def _logsig(reference: Callable[..., Any], f: Callable[..., Any]) -> Callable:
     """``reference`` con ``f`` en lugar de ``F.logsigmoid`` (:func:`patched`)."""
     return patched(reference, F=SimpleNamespace(logsigmoid=f))
-
-
-def _beta(reference: Callable[..., Any], change: Callable[[float], float]) -> Callable:
-    """``reference`` con su β (el quinto argumento) cambiada por ``change(β)``."""
-    return lambda *a, **k: reference(*a[:4], change(a[4]), *a[5:], **k)
 
 
 def _cornered(x: torch.Tensor) -> torch.Tensor:
@@ -394,7 +390,7 @@ _SIGN = (
     f"h sale con el signo cambiado: es {_H}, la política menos la referencia y "
     "la elegida menos la rechazada. Al revés,"
 )
-_NO_BETA = _beta(_dpo_ref, lambda b: 1.0)
+_NO_BETA = with_args(_dpo_ref, beta=1.0)
 
 DPO_MISTAKES = with_messages(
     f"""
@@ -450,8 +446,10 @@ ipo_abs: Usaste el valor absoluto: IPO es un cuadrado, (h − 1/(2β))².
 ipo_returns_dpo: Con loss_type="ipo" devolviste la pérdida de DPO: mira loss_type y, si
     es "ipo", devuelve (h − 1/(2β))².
 """,
-    Mistake("ipo_target_one_over_beta", _beta(_dpo_ref, lambda b: b / 2), ...),
-    Mistake("ipo_precedence", _beta(_dpo_ref, lambda b: 1 / b), ...),
+    Mistake(
+        "ipo_target_one_over_beta", with_args(_dpo_ref, beta=lambda a: a.beta / 2), ...
+    ),
+    Mistake("ipo_precedence", with_args(_dpo_ref, beta=lambda a: 1 / a.beta), ...),
     Mistake("ipo_beta_times_h_half", lambda *case: case[4] ** 2 * _dpo_ref(*case), ...),
     Mistake(
         "ipo_beta_times_h",
@@ -603,7 +601,7 @@ ir_policy_only: Falta la referencia: β (log π − log π_ref). La recompensa i
     Mistake("ir_mean", _ir_with(_token_mean), ...),
     Mistake("ir_mean_with_padding", _ir_with(_averaged(lambda y: y.shape[1])), ...),
     Mistake("ir_swapped", negated(_implicit_ref), ...),
-    Mistake("ir_no_beta", _beta(_implicit_ref, lambda b: 1.0), ...),
+    Mistake("ir_no_beta", with_args(_implicit_ref, beta=1.0), ...),
     Mistake(
         "ir_beta_on_policy",
         lambda p, r, x, y, beta: beta * _sequence(p, x, y) - _frozen(r, x, y),
@@ -757,8 +755,8 @@ step_sum: Sumaste la pérdida sobre el lote: es la media de los pares (.mean()),
 """,
     Mistake("step_no_zero_grad", _never_zeroed, ...),
     Mistake("step_swapped", _swapped_pairs, ...),
-    Mistake("step_beta_twice", _beta(_step, lambda b: b**2), ...),
-    Mistake("step_no_beta", _beta(_step, lambda b: 1.0), ...),
+    Mistake("step_beta_twice", with_args(_step, beta=lambda a: a.beta**2), ...),
+    Mistake("step_no_beta", with_args(_step, beta=1.0), ...),
     Mistake("step_token_average", patched(_step, sequence_log_probs=_token_mean), ...),
     Mistake("step_sum", _logsig(_step, lambda d: len(d) * F.logsigmoid(d)), ...),
 )
