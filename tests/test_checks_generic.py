@@ -37,6 +37,7 @@ from helpers.checks import (
     check_gradients,
     demo_functions,
     describe_difference,
+    diagnoses,
     exercise,
     fail,
     plain_text,
@@ -583,6 +584,26 @@ def test_every_module_has_a_topic_with_checks_and_a_bank():
     assert topic_of("test_module") is None
 
 
+def test_diagnoses_reads_a_block_and_fills_the_gaps_when_failing():
+    says = diagnoses(
+        """
+batch_not_tensor: batch['{key}'] es {kind}; debe ser
+    un tensor de PyTorch.
+one, two: Lo mismo {para} las dos.
+"""
+    )
+    assert list(says) == ["batch_not_tensor", "one", "two"]
+    assert says["one"] == Diagnosis(id="one", message="Lo mismo {para} las dos.")
+    with pytest.raises(CheckError) as caught:
+        says["batch_not_tensor"].fail(key="actions", kind="list")
+    assert caught.value.mistake == "batch_not_tensor"
+    assert str(caught.value) == (
+        "batch['actions'] es list; debe ser un tensor de PyTorch."
+    )
+    with pytest.raises(CheckError, match=r"^Lo mismo \{para\} las dos\.$"):
+        says["two"].fail()
+
+
 def test_variant_of_fixes_options_and_says_which():
     def update(q, reward, *, step="new"):
         return q + (reward - q) / (2 if step == "new" else 1)
@@ -983,6 +1004,43 @@ def test_in_place_on_an_input_with_gradient_is_explained():
     with pytest.raises(CheckError, match="en su sitio") as caught:
         _check_loss_gradient(in_place)
     assert caught.value.mistake == "raised"
+
+
+def test_an_error_with_gradient_takes_the_exercise_id_and_the_numpy_hint():
+    def with_numpy(log_probs, mask, advantages):
+        return torch.as_tensor(np.asarray(log_probs) * 0.0).sum()
+
+    raised = Diagnosis(id="raises_with_gradient", message="Y esto, del ejercicio.")
+    with pytest.raises(CheckError) as caught:
+        _check_loss_gradient(with_numpy, raised=raised)
+    assert caught.value.mistake == "raises_with_gradient"
+    text = str(caught.value)
+    assert text.startswith("Con entradas que llevan gradiente, policy_loss(")
+    assert "no pasa a NumPy: haz la cuenta con operaciones de PyTorch" in text
+    assert text.endswith("Y esto, del ejercicio.")
+    with pytest.raises(CheckError, match="no pasa a NumPy") as caught:
+        _check_loss_gradient(with_numpy)
+    assert caught.value.mistake == "raised"
+
+
+def test_a_reference_that_returns_a_constant_only_asks_for_no_gradient():
+    # Un peso fijo (el de muestreo truncado): todas las entradas MUST_NOT, y
+    # basta con que la salida no lleve gradiente; el valor lo mira otra celda.
+    def weights(log_probs, mask, advantages):
+        return (log_probs.detach().exp() * mask).clamp(max=2.0)
+
+    leak = Flow(False, id="weights_have_gradient", message="Llevan gradiente.")
+
+    def check_weights(answer):
+        check_gradients(
+            answer, "weights", _LOSS_CASES, weights, wrt={"log_probs": leak}, prefix="w"
+        )
+
+    check_weights(weights)
+    check_weights(lambda lp, m, a: torch.zeros_like(lp))
+    with pytest.raises(CheckError, match="Llevan gradiente.") as caught:
+        check_weights(lambda lp, m, a: (lp.exp() * m).clamp(max=2.0))
+    assert caught.value.mistake == "weights_have_gradient"
 
 
 def test_the_table_must_hold_for_the_reference():

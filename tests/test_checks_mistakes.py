@@ -57,8 +57,9 @@ def _constant_id(node: ast.expr) -> str | None:
 def declared_ids(tree: ast.AST) -> set[str]:
     """Los ids que declara un código de comprobaciones: el primer argumento
     de cada ``Mistake(...)``, el segundo (o ``mistake=``) de cada ``fail`` y
-    ``CheckError``, lo que se asigna a una variable ``…mistake…`` y el primero
-    de cada ``return ("id", mensaje)`` (los síntomas del núcleo)."""
+    ``CheckError``, los ids de cada bloque ``diagnoses(texto)``, lo que se
+    asigna a una variable ``…mistake…`` y el primero de cada ``return ("id",
+    mensaje)`` (los síntomas del núcleo)."""
     found: set[str] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -73,6 +74,9 @@ def declared_ids(tree: ast.AST) -> set[str]:
         candidates += [
             k.value for k in node.keywords if k.arg in ("mistake", "id") and k.value
         ]
+        # Un bloque de diagnósticos, ``diagnoses("""id: mensaje…""")``
+        if name == "diagnoses" and node.args and isinstance(node.args[0], ast.Constant):
+            found |= set(helpers.checks.diagnoses(node.args[0].value))
         for candidate in candidates:
             ident = _constant_id(candidate)
             if ident is not None:
@@ -189,6 +193,8 @@ def test_declared_ids_reads_rows_fails_and_prefixes():
         "fail('sin id')\n"
         "hint, mistake = '', 'loop_sum'\n"
         "def symptom():\n    return 'sign', 'el signo'\n"
+        'SAYS = diagnoses("""\nbatch_skips_last: Mensaje\n    largo.\n'
+        'one, two: Lo mismo.\n""")\n'
     )
     declared = declared_ids(ast.parse(source))
     assert declared == {
@@ -197,6 +203,9 @@ def test_declared_ids_reads_rows_fails_and_prefixes():
         "statement_*",
         "sign",
         "loop_sum",
+        "batch_skips_last",
+        "one",
+        "two",
     }
     assert _known("statement_b", declared)
     assert not _known("returns_list", declared)

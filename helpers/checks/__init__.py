@@ -13,7 +13,8 @@ vive en ``helpers/checks/core/``, un módulo por asunto, de abajo arriba:
 
 - ``mistakes``: fallar (:func:`fail`, :class:`CheckError`) y las filas
   (:class:`Mistake`, :class:`Diagnosis`, :func:`variant_of`, y
-  :func:`with_messages` para escribir los mensajes de una tabla en un bloque);
+  :func:`with_messages` y :func:`diagnoses` para escribir los mensajes de una
+  tabla, o los de unos ``fail``, en un bloque);
 - ``registry``: el registro de ejercicios (:func:`exercise`) y el resumen de
   progreso;
 - ``compare``: comparar resultados y decir dónde difieren;
@@ -59,6 +60,7 @@ from helpers.checks.core.mistakes import (
     CommonMistake,
     Diagnosis,
     Mistake,
+    diagnoses,
     fail,
     plain_text,
     variant_of,
@@ -148,6 +150,7 @@ __all__ = [
     "close",
     "compare_parameters",
     "demo_functions",
+    "diagnoses",
     "describe_difference",
     "exercise",
     "exercise_title",

@@ -8,7 +8,6 @@ una pieza cambiada. Los mensajes van en un bloque de texto por tabla, por id.
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 from unittest import mock
 
@@ -28,6 +27,7 @@ from helpers.checks import (
     compare_parameters,
     exercise,
     fail,
+    gradients_check,
     negated,
     on_output,
     python_number,
@@ -50,14 +50,6 @@ from helpers.tinylm.offpolicy import truncated_importance_weights as ref_tis
 
 MODULE = "07_grpo"
 
-#: Lo que se añade cuando lanza con gradiente, según el error.
-_RAISED = {
-    "in-place": " Modificas una entrada en su sitio (+=, *=, x[...] = ...): calcula "
-    "sobre valores nuevos.",
-    "numpy": " Un tensor con gradiente no pasa a NumPy: haz la cuenta con operaciones "
-    "de PyTorch (torch.exp, .clamp, torch.where…) y corta con .detach() solo lo que "
-    "el enunciado dice que no se deriva.",
-}
 #: Lo que falta cuando una pérdida sale sin gradiente.
 _BACKWARD = (
     "(¿.item(), float() o detach?): devuelve un tensor de PyTorch para poder hacer "
@@ -65,23 +57,8 @@ _BACKWARD = (
 )
 
 
-def _raising_with_gradient(function):
-    """La función del estudiante, con un RuntimeError (al recibir entradas que
-    llevan gradiente) dicho con el id del tema, ``raises_with_gradient``."""
-
-    @functools.wraps(function)
-    def wrapped(*args):
-        try:
-            return function(*args)
-        except RuntimeError as error:
-            hint = next((h for k, h in _RAISED.items() if k in str(error)), "")
-            fail(
-                "Con entradas que llevan gradiente, tu función lanzó RuntimeError: "
-                f"{str(error).rstrip('.')}.{hint}",
-                "raises_with_gradient",
-            )
-
-    return wrapped
+#: El id de un error lanzado con entradas que llevan gradiente (el banco lo espera).
+_RAISED = Diagnosis(id="raises_with_gradient")
 
 
 def _mask(lengths: list[int], length: int) -> torch.Tensor:
@@ -504,45 +481,46 @@ check_grpo_loss = values_check(
 )
 
 
-@exercise(MODULE, "grpo_loss")
-def check_grpo_loss_gradient(grpo_loss, cases=None):
-    """Los **gradientes** de ``grpo_loss``: a log_probs sí, a la ventaja no."""
-    check_gradients(
-        _raising_with_gradient(grpo_loss),
-        "grpo_loss",
-        cases or _LOSS_CASES[:2],
-        ref_grpo_loss,
-        _LOSS_MISTAKES,
-        prefix="loss",
-        wrt={
-            "log_probs": Flow(
-                True,
-                id="loss_wrong_gradient",
-                message="A log_probs no le llega ningún gradiente: tu pérdida sale de "
-                "otro tensor. ¿Cortaste el grafo (detach, .data, torch.tensor(...)) y "
-                "después pediste requires_grad_() a la copia? Eso crea un tensor "
-                "nuevo, desconectado del modelo: calcula directamente con log_probs.",
-            ),
-            "advantages": Flow(
-                False,
-                id="loss_advantage_has_gradient",
-                message="La ventaja lleva gradiente: es un peso fijo, no algo que "
-                "optimizar. Que la pérdida la use como una constante.",
-            ),
-        },
-        mistake="loss_wrong_gradient",
-        hint="El gradiente respecto a log_probs debería ser −A_i · m_it / B (cero en "
-        "el relleno).",
-        without_gradient=Diagnosis(
-            id="loss_without_gradient",
-            message=f"Tu pérdida no tiene gradiente respecto a log_probs {_BACKWARD}",
+check_grpo_loss_gradient = gradients_check(
+    MODULE,
+    "grpo_loss",
+    ref_grpo_loss,
+    _LOSS_MISTAKES,
+    _LOSS_CASES[:2],
+    check_name="check_grpo_loss_gradient",
+    aspect=None,
+    doc="Los **gradientes** de ``grpo_loss``: a log_probs sí, a la ventaja no.",
+    prefix="loss",
+    wrt={
+        "log_probs": Flow(
+            True,
+            id="loss_wrong_gradient",
+            message="A log_probs no le llega ningún gradiente: tu pérdida sale de "
+            "otro tensor. ¿Cortaste el grafo (detach, .data, torch.tensor(...)) y "
+            "después pediste requires_grad_() a la copia? Eso crea un tensor "
+            "nuevo, desconectado del modelo: calcula directamente con log_probs.",
         ),
-        wrong_shape=Diagnosis(
-            id="loss_not_scalar",
-            message="La pérdida es un escalar: la media de los B términos, uno por "
-            "respuesta.",
+        "advantages": Flow(
+            False,
+            id="loss_advantage_has_gradient",
+            message="La ventaja lleva gradiente: es un peso fijo, no algo que "
+            "optimizar. Que la pérdida la use como una constante.",
         ),
-    )
+    },
+    mistake="loss_wrong_gradient",
+    hint="El gradiente respecto a log_probs debería ser −A_i · m_it / B (cero en "
+    "el relleno).",
+    without_gradient=Diagnosis(
+        id="loss_without_gradient",
+        message=f"Tu pérdida no tiene gradiente respecto a log_probs {_BACKWARD}",
+    ),
+    wrong_shape=Diagnosis(
+        id="loss_not_scalar",
+        message="La pérdida es un escalar: la media de los B términos, uno por "
+        "respuesta.",
+    ),
+    raised=_RAISED,
+)
 
 
 # -- Ejercicio 6 · un paso de GRPO ---------------------------------------------
@@ -785,23 +763,31 @@ check_truncated_importance_weights = values_check(
 )
 
 
+#: Los pesos no llevan gradiente hacia ninguna de las dos log-probabilidades.
+_TIS_CONSTANT = Flow(
+    False,
+    id="tis_weights_have_gradient",
+    message="Los pesos llevan gradiente: son una corrección de *qué* se muestreó, "
+    "una constante para la pérdida. Córtales el gradiente a las dos "
+    "log-probabilidades.",
+)
+
+
 @exercise(MODULE, "truncated_importance_weights")
 def check_truncated_importance_weights_gradient(
     truncated_importance_weights, cases=None
 ):
-    """Los pesos salen **sin gradiente** (son una constante)."""
-    for trainer, sampler, mask, cap in cases or _TIS_CASES[:2]:
-        with_gradient = [x.clone().requires_grad_() for x in (trainer, sampler)]
-        weights = _raising_with_gradient(truncated_importance_weights)(
-            *with_gradient, mask.clone(), cap
-        )
-        if isinstance(weights, torch.Tensor) and weights.requires_grad:
-            fail(
-                "Los pesos llevan gradiente: son una corrección de *qué* se muestreó, "
-                "una constante para la pérdida. Córtales el gradiente a las dos "
-                "log-probabilidades.",
-                "tis_weights_have_gradient",
-            )
+    """Los pesos salen **sin gradiente** (son una constante). La máscara va
+    copiada: si se modifica, lo dice la comprobación de los valores."""
+    check_gradients(
+        lambda t, s, m, c: truncated_importance_weights(t, s, m.clone(), c),
+        "truncated_importance_weights",
+        cases or _TIS_CASES[:2],
+        ref_tis,
+        prefix="tis",
+        wrt={"trainer_log_probs": _TIS_CONSTANT, "sampler_log_probs": _TIS_CONSTANT},
+        raised=_RAISED,
+    )
 
 
 # -- Ejercicio 8 · la penalización KL k3 por token ----------------------------
@@ -857,37 +843,38 @@ check_kl_penalty = values_check(
 )
 
 
-@exercise(MODULE, "kl_penalty")
-def check_kl_penalty_gradient(kl_penalty, cases=None):
-    """Los **gradientes**: a log π_θ sí, (1 − ρ); a la referencia, no."""
-    check_gradients(
-        _raising_with_gradient(kl_penalty),
-        "kl_penalty",
-        cases or _KL_CASES[:2],
-        ref_k3_kl,
-        _KL_MISTAKES,
-        prefix="kl",
-        wrt={
-            "log_probs": MUST,
-            "ref_log_probs": Flow(
-                False,
-                id="kl_gradient_to_reference",
-                message="Llega gradiente a ref_log_probs: el modelo de referencia "
-                "está congelado, es el ancla. Que la penalización lo use como una "
-                "constante.",
-            ),
-        },
-        mistake="kl_wrong_gradient",
-        hint="El gradiente respecto a log_probs debería ser (1 − ρ) en la respuesta y "
-        "0 en el relleno.",
-        without_gradient=Diagnosis(
-            id="kl_without_gradient",
-            message="Tu penalización no tiene gradiente respecto a log_probs "
-            "(¿.item(), float() o detach?): es un término de la pérdida, así que "
-            "debe poder hacer backward hasta π_θ.",
+check_kl_penalty_gradient = gradients_check(
+    MODULE,
+    "kl_penalty",
+    ref_k3_kl,
+    _KL_MISTAKES,
+    _KL_CASES[:2],
+    check_name="check_kl_penalty_gradient",
+    aspect=None,
+    doc="Los **gradientes**: a log π_θ sí, (1 − ρ); a la referencia, no.",
+    prefix="kl",
+    wrt={
+        "log_probs": MUST,
+        "ref_log_probs": Flow(
+            False,
+            id="kl_gradient_to_reference",
+            message="Llega gradiente a ref_log_probs: el modelo de referencia "
+            "está congelado, es el ancla. Que la penalización lo use como una "
+            "constante.",
         ),
-        atol=1e-5,
-    )
+    },
+    mistake="kl_wrong_gradient",
+    hint="El gradiente respecto a log_probs debería ser (1 − ρ) en la respuesta y "
+    "0 en el relleno.",
+    without_gradient=Diagnosis(
+        id="kl_without_gradient",
+        message="Tu penalización no tiene gradiente respecto a log_probs "
+        "(¿.item(), float() o detach?): es un término de la pérdida, así que "
+        "debe poder hacer backward hasta π_θ.",
+    ),
+    raised=_RAISED,
+    atol=1e-5,
+)
 
 
 # -- Ejercicio 9 · las normalizaciones por longitud ----------------------------

@@ -59,6 +59,21 @@ WRONG_GRADIENT_HINT = (
     "entran en ella como constantes."
 )
 
+#: Las pistas de un error lanzado con gradiente: (trozos del error, pista).
+_RAISED_HINTS = (
+    (
+        ("in-place", "inplace"),
+        " Modificas una entrada que lleva gradiente en su sitio (+=, *=, "
+        "x[...] = ...): calcula sobre valores nuevos.",
+    ),
+    (
+        ("numpy()",),
+        " Un tensor con gradiente no pasa a NumPy: haz la cuenta con operaciones "
+        "de PyTorch (torch.exp, .clamp, torch.where…) y corta con .detach() solo "
+        "lo que el enunciado dice que no se deriva.",
+    ),
+)
+
 #: La entrada debe recibir gradiente (lo que se optimiza).
 MUST = Flow(True)
 #: La entrada no debe recibir gradiente (una constante: ventajas, objetivos,
@@ -120,6 +135,8 @@ def _cotangent(reference_output: Any) -> Any:
 def _gradients(output: Any, leaves: dict[str, Any], weights: Any) -> dict[str, Any]:
     import torch
 
+    if not output.requires_grad:  # una referencia que devuelve una constante
+        return {label: torch.zeros_like(leaf) for label, leaf in leaves.items()}
     found = torch.autograd.grad(
         (output.reshape(weights.shape) * weights).sum(),
         list(leaves.values()),
@@ -144,6 +161,7 @@ def check_gradients(
     hint: str = "",
     wrong_shape: Diagnosis | None = None,
     without_gradient: Diagnosis | None = None,
+    raised: Diagnosis | None = None,
     attach: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     atol: float = 1e-6,
     rtol: float = 1e-5,
@@ -154,9 +172,10 @@ def check_gradients(
     derivan la salida de la referencia y la del estudiante con
     ``torch.autograd``. Falla, en este orden:
 
-    1. si la función lanza un error con entradas que llevan gradiente (id
-       ``"raised"``, con una pista si es una operación en su sitio) o
-       modifica una entrada (``"modified_input"``);
+    1. si la función lanza un error con entradas que llevan gradiente
+       (``raised``; por defecto, el id ``"raised"``, con una pista si es una
+       operación en su sitio o un paso por NumPy) o modifica una entrada
+       (``"modified_input"``);
     2. si devuelve algo sin ningún gradiente (``without_gradient``), o de
        otra forma que la referencia (``wrong_shape``);
     3. si llega gradiente a una entrada :data:`MUST_NOT` (``<prefix>_gradient_leaks``
@@ -167,6 +186,11 @@ def check_gradients(
        variantes, derivadas igual, dan los gradientes del estudiante en todos
        los casos, o ``mistake`` (por defecto ``<prefix>_wrong_gradient``),
        diciendo qué gradiente difiere y dónde.
+
+    Una referencia que devuelve una constante (un peso que corrige el
+    muestreo, un objetivo) se comprueba con todas las entradas
+    :data:`MUST_NOT`: basta con que la salida del estudiante no lleve
+    gradiente hacia ninguna.
 
     El valor no se mira: lo mira la comprobación de valores (una celda por
     aspecto), así un gradiente bien repartido saca sus puntos aunque el valor
@@ -193,6 +217,9 @@ def check_gradients(
         wrong_shape: el diagnóstico de una salida de otra forma que la de la
             referencia (``Diagnosis(id="loss_not_scalar")``); por defecto, el
             síntoma de forma del núcleo (``scalar``, ``transposed``…).
+        raised: el diagnóstico de un error lanzado con entradas que llevan
+            gradiente (``Diagnosis(id="raises_with_gradient")``): su id, y su
+            mensaje, si lo trae, tras el error y la pista del núcleo.
         attach: si una entrada llega calculada a partir de otra, como en un
             bucle de verdad (la ventaja con el crítico, ``Â = R − V``), una
             función de los argumentos (por nombre, ya con gradiente) que
@@ -225,7 +252,9 @@ def check_gradients(
             with np.errstate(all="ignore"):
                 output = implementation(*args)
             if not _has_gradient(output):
-                return _Run(output=output)
+                want = expected[index]
+                # Sin gradiente, como la referencia: nada que derivar ni mirar
+                return _Run(output) if _has_gradient(want.output) else want
             if output.numel() != weights[index].numel():
                 return _Run(output=output, gradients={})
             return _Run(output, _gradients(output, leaves, weights[index]))
@@ -289,6 +318,7 @@ def check_gradients(
                 prefix,
                 wrong_shape,
                 without_gradient,
+                raised,
             )
         except CheckError as error:
             # Un gradiente que vale cero en un caso (la esquina de un abs o un
@@ -393,20 +423,17 @@ def _check_flow(
     prefix: str,
     wrong_shape: Diagnosis | None,
     without_gradient: Diagnosis | None,
+    raised: Diagnosis | None,
 ) -> None:
     """Pasos 1–4 de :func:`check_gradients` en un caso."""
     if mine.error is not None:
-        hint = ""
-        if "in-place" in str(mine.error) or "inplace" in str(mine.error):
-            hint = (
-                " Modificas una entrada que lleva gradiente en su sitio (+=, *=, "
-                "x[...] = ...): calcula sobre valores nuevos."
-            )
-        error = str(mine.error).rstrip(".")
+        text = str(mine.error)
+        hint = next((h for ks, h in _RAISED_HINTS if any(k in text for k in ks)), "")
         fail(
             f"Con entradas que llevan gradiente, {call_text} lanzó "
-            f"{type(mine.error).__name__}: {error}.{hint}",
-            "raised",
+            f"{type(mine.error).__name__}: {text.rstrip('.')}.{hint}"
+            + (f" {raised.message}" if raised and raised.message else ""),
+            raised.id if raised else "raised",
         )
     if mine.gradients is None:
         what = (

@@ -111,6 +111,11 @@ class Diagnosis:
     id: str
     message: str = ""
 
+    def fail(self, **values: Any) -> NoReturn:
+        """Falla con este diagnóstico; ``values`` llenan los huecos
+        ``{nombre}`` de su mensaje (``Diagnosis.fail(key="actions")``)."""
+        fail(self.message.format(**values) if values else self.message, self.id)
+
 
 def variant_of(
     implementation: Callable[..., Any], **options: Any
@@ -136,17 +141,38 @@ def variant_of(
     return variant
 
 
+def _said(text: str) -> dict[str, str]:
+    """Los mensajes de un bloque «id: …» (ver :func:`with_messages`), por id."""
+    said: dict[str, str] = {}
+    for keys, body in re.findall(
+        r"^(\w[\w, ]*): (.*?)(?=^\w[\w, ]*: |\Z)", text, re.M | re.S
+    ):
+        said |= dict.fromkeys(keys.split(", "), " ".join(body.split()))
+    return said
+
+
+def diagnoses(text: str) -> dict[str, Diagnosis]:
+    """Los diagnósticos de un bloque de texto, por id: cada uno empieza en una
+    línea «id: …» (o «id_1, id_2: …») y sigue en las sangradas, como en
+    :func:`with_messages`. Para los ``fail`` de reglas sin variante (un lote
+    sin una clave, una copia fuera de tiempo): el mensaje puede llevar huecos
+    ``{nombre}``, que llena :meth:`Diagnosis.fail`::
+
+        SAYS = diagnoses(\"""
+        batch_not_tensor: batch['{key}'] es {kind}; debe ser un tensor.
+        \""")
+        SAYS["batch_not_tensor"].fail(key=key, kind=type(value).__name__)
+    """
+    return {key: Diagnosis(key, message) for key, message in _said(text).items()}
+
+
 def with_messages(text: str, *rows: Mistake) -> list[Mistake]:
     """Las filas ``rows``, escritas ``Mistake("id", variante, ...)``, con su
     mensaje tomado de ``text``: cada uno empieza en una línea «id: …» (o
     «id_1, id_2: …», el mismo para varios) y sigue en las líneas sangradas, que
     se juntan con un espacio. Cada fila tiene su mensaje y cada mensaje, su fila
     (una fila que ya trae el suyo, escrito, se queda con él)."""
-    said = {}
-    for keys, body in re.findall(
-        r"^(\w[\w, ]*): (.*?)(?=^\w[\w, ]*: |\Z)", text, re.M | re.S
-    ):
-        said |= dict.fromkeys(keys.split(", "), " ".join(body.split()))
+    said = _said(text)
     wanted = {row.id for row in rows if row.message is ...}
     if wanted != said.keys():
         raise ValueError(f"filas y mensajes no casan: {sorted(said.keys() ^ wanted)}")
