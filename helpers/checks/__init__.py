@@ -44,6 +44,7 @@ from helpers.checks.core.calls import _differs, call
 from helpers.checks.core.compare import (
     as_array,
     as_int,
+    as_tuple,
     close,
     compare_parameters,
     describe_difference,
@@ -143,6 +144,7 @@ __all__ = [
     "_titles",
     "as_array",
     "as_int",
+    "as_tuple",
     "call",
     "check_cases",
     "check_gradients",
