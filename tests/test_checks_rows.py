@@ -13,6 +13,7 @@ from helpers.checks import (
     MUST_NOT,
     CheckError,
     Mistake,
+    as_tuple,
     gradients_check,
     negated,
     on_output,
@@ -20,7 +21,6 @@ from helpers.checks import (
     values_check,
     with_args,
 )
-from helpers.checks.core.compare import as_tuple
 from helpers.checks.core.registry import _CHECKS
 
 
@@ -139,7 +139,9 @@ def _mean_and_count(values):
 
 #: La celda de la media: lo primero del par, tras mirar que es un par.
 def _first(out, values):
-    return as_tuple(out, 2, "mean_and_count debe devolver (media, n)", "not_pair")[0]
+    return as_tuple(
+        out, 2, "mean_and_count debe devolver (media, n)", mistake="not_pair"
+    )[0]
 
 
 def test_view_grades_one_part_and_fails_with_its_own_id():
@@ -178,7 +180,9 @@ def _loss_and_size(log_probs, weights):
 
 def test_gradients_check_with_a_view():
     def loss(out, *args):
-        return as_tuple(out, 2, "loss_and_size debe devolver (pérdida, n)", "nope")[0]
+        return as_tuple(
+            out, 2, "loss_and_size debe devolver (pérdida, n)", mistake="nope"
+        )[0]
 
     check = gradients_check(
         "99_prueba",
@@ -204,12 +208,12 @@ def test_gradients_check_with_a_view():
 
 
 def test_as_tuple_says_what_came_back():
-    assert as_tuple([1, 2], 2, "f debe devolver (a, b)", "x") == (1, 2)
+    assert as_tuple([1, 2], 2, "f debe devolver (a, b)", mistake="x") == (1, 2)
     for value, said in [
         ((1, 2, 3), "una tupla de 3 elementos"),
         (None, "None (¿falta el return?)"),
         (np.zeros(2), "ndarray"),
     ]:
         with pytest.raises(CheckError, match=re.escape(said)) as error:
-            as_tuple(value, 2, "f debe devolver (a, b)", "f_not_pair")
+            as_tuple(value, 2, "f debe devolver (a, b)", mistake="f_not_pair")
         assert error.value.mistake == "f_not_pair"

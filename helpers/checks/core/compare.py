@@ -41,9 +41,10 @@ def as_array(value: Any, what: str) -> np.ndarray:
     return array
 
 
-def as_tuple(value: Any, n: int, promised: str, mistake: str) -> tuple[Any, ...]:
+def as_tuple(value: Any, n: int, promised: str, *, mistake: str) -> tuple[Any, ...]:
     """``value`` si es una tupla (o lista) de ``n`` cosas; si no, falla con el id
-    ``mistake``: ``promised`` («f debe devolver dos cosas, (a, b)») y qué devolvió."""
+    ``mistake`` (con nombre: así lo ven las pruebas de los bancos): ``promised``
+    («f debe devolver dos cosas, (a, b)») y qué devolvió."""
     if isinstance(value, tuple | list):
         if len(value) == n:
             return tuple(value)

@@ -18,11 +18,12 @@ la referencia con esa pieza cambiada (:func:`patched`); las que le dan otra
 entrada, como la referencia con esos argumentos cambiados (:func:`with_args`).
 
 Si una celda califica una parte de lo que se devuelve (el primer elemento de un
-par), ``view=`` la elige, igual en la respuesta, la referencia y cada variante::
+par), ``view=`` la elige, igual en la respuesta, la referencia y cada variante
+(``PROMISED``: «kl_estimators debe devolver dos cosas, (k1, k3)»)::
 
     check_kl_k1 = values_check(
         MODULE, "kl_estimators", ppo.kl_estimators, KL_MISTAKES, KL_CASES,
-        view=lambda out, *args: as_tuple(out, 2, "… (k1, k3)", "kl_not_a_pair")[0],
+        view=lambda out, *args: as_tuple(out, 2, PROMISED, mistake="kl_pair")[0],
     )
 """
 
