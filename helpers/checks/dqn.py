@@ -29,6 +29,7 @@ from helpers.checks import (
     check_procedure,
     compare_parameters,
     describe_difference,
+    diagnoses,
     exercise,
     fail,
     patched,
@@ -485,46 +486,62 @@ def tagged_buffer(
 BATCH_FIELDS = ("observations", "actions", "rewards", "next_observations", "terminated")
 
 
+#: Lo que se dice de un lote mal formado o mal muestreado, por id.
+_BATCH = diagnoses(
+    """
+batch_not_dict: sample_batch debe devolver un diccionario con las claves {keys};
+    devolvió {kind}.
+batch_missing_keys: Al lote le faltan las claves: {missing}.
+batch_not_tensor: batch['{key}'] es {kind}; debe ser un tensor de PyTorch (por ejemplo
+    torch.as_tensor(...)).
+batch_wrong_shape: batch['{key}'] tiene forma {shape}; debía ser {want} (batch_size =
+    {batch_size}, obs_dim = {obs_dim}).
+batch_actions_not_int64: batch['{key}'] es {dtype}; debe ser torch.int64: gather solo
+    acepta índices enteros int64.
+batch_not_float32: batch['{key}'] es {dtype}; debe ser torch.float32, el tipo de los
+    pesos de la red (float64 daría un error al mezclarlos).
+batch_empty_slots: El lote trae casillas vacías del búfer (transiciones a cero que
+    nunca se escribieron). Muestrea solo entre las `buffer.size` casillas llenas, no
+    entre las `buffer.capacity`.
+batch_misaligned: Las transiciones del lote están desalineadas: la acción, la
+    recompensa o s' de la fila i no son los de la observación de la fila i. Usa los
+    mismos índices para todos los campos.
+batch_modifies_buffer: sample_batch modificó el búfer: solo debe leerlo.
+batch_ignores_rng: Con el mismo rng (misma semilla) salieron lotes distintos. Usa el
+    rng que recibes (rng.integers o rng.choice), no np.random ni torch.randint.
+batch_skips_last: La última transición guardada no sale nunca. rng.integers(0, n) ya
+    excluye n: el límite es `buffer.size`, no `buffer.size − 1`.
+batch_skips_first: La primera transición del búfer no sale nunca: ¿empiezas en 1?
+batch_not_uniform: El muestreo no es uniforme entre las casillas llenas. Frecuencias:
+    {frequencies} (cada una debería ser ≈ {each}).
+batch_full_buffer_position: Con el búfer lleno deben poder salir todas las casillas;
+    salieron solo {seen}. ¿Usas `buffer.position` como límite?
+"""
+)
+
+
 def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
     if not isinstance(batch, dict):
-        fail(
-            "sample_batch debe devolver un diccionario con las claves "
-            f"{', '.join(BATCH_FIELDS)}; devolvió {type(batch).__name__}.",
-            "batch_not_dict",
-        )
+        keys = ", ".join(BATCH_FIELDS)
+        _BATCH["batch_not_dict"].fail(keys=keys, kind=type(batch).__name__)
     missing = [k for k in BATCH_FIELDS if k not in batch]
     if missing:
-        fail(
-            f"Al lote le faltan las claves: {', '.join(missing)}.", "batch_missing_keys"
-        )
+        _BATCH["batch_missing_keys"].fail(missing=", ".join(missing))
     for key in BATCH_FIELDS:
         if not isinstance(batch[key], torch.Tensor):
-            fail(
-                f"batch['{key}'] es {type(batch[key]).__name__}; debe ser un tensor "
-                "de PyTorch (por ejemplo torch.as_tensor(...)).",
-                "batch_not_tensor",
-            )
+            _BATCH["batch_not_tensor"].fail(key=key, kind=type(batch[key]).__name__)
     for key in BATCH_FIELDS:
-        shape = (batch_size, obs_dim) if "observations" in key else (batch_size,)
-        if tuple(batch[key].shape) != shape:
-            fail(
-                f"batch['{key}'] tiene forma {tuple(batch[key].shape)}; debía ser "
-                f"{shape} (batch_size = {batch_size}, obs_dim = {obs_dim}).",
-                "batch_wrong_shape",
+        want = (batch_size, obs_dim) if "observations" in key else (batch_size,)
+        if tuple(batch[key].shape) != want:
+            shape = tuple(batch[key].shape)
+            _BATCH["batch_wrong_shape"].fail(
+                key=key, shape=shape, want=want, batch_size=batch_size, obs_dim=obs_dim
             )
     for key in BATCH_FIELDS:
         if key == "actions" and batch[key].dtype != torch.int64:
-            fail(
-                f"batch['{key}'] es {batch[key].dtype}; debe ser torch.int64: "
-                "gather solo acepta índices enteros int64.",
-                "batch_actions_not_int64",
-            )
+            _BATCH["batch_actions_not_int64"].fail(key=key, dtype=batch[key].dtype)
         if key != "actions" and batch[key].dtype != torch.float32:
-            fail(
-                f"batch['{key}'] es {batch[key].dtype}; debe ser torch.float32, el "
-                "tipo de los pesos de la red (float64 daría un error al mezclarlos).",
-                "batch_not_float32",
-            )
+            _BATCH["batch_not_float32"].fail(key=key, dtype=batch[key].dtype)
 
 
 def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
@@ -532,12 +549,7 @@ def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
     y que los campos de cada fila sean de la misma transición)."""
     slots = batch["observations"][:, 0].numpy().astype(float) - 1
     if (slots < 0).any() or (slots >= size).any():
-        fail(
-            "El lote trae casillas vacías del búfer (transiciones a cero que nunca "
-            "se escribieron). Muestrea solo entre las `buffer.size` casillas "
-            "llenas, no entre las `buffer.capacity`.",
-            "batch_empty_slots",
-        )
+        _BATCH["batch_empty_slots"].fail()
     index = slots.astype(int)
     aligned = (
         np.allclose(batch["next_observations"][:, 0].numpy() - 1.5, slots)
@@ -546,12 +558,7 @@ def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
         and np.array_equal(batch["terminated"].numpy(), index % 3 == 0)
     )
     if not aligned:
-        fail(
-            "Las transiciones del lote están desalineadas: la acción, la recompensa "
-            "o s' de la fila i no son los de la observación de la fila i. Usa los "
-            "mismos índices para todos los campos.",
-            "batch_misaligned",
-        )
+        _BATCH["batch_misaligned"].fail()
     return index
 
 
@@ -566,39 +573,24 @@ def check_sample_batch(
     _check_one_batch(batch, 5, obs_dim)
     _slots(batch, size, 2)
     if any(not np.array_equal(before[k], v) for k, v in buffer.__dict__.items()):
-        fail(
-            "sample_batch modificó el búfer: solo debe leerlo.", "batch_modifies_buffer"
-        )
+        _BATCH["batch_modifies_buffer"].fail()
     again = sample_batch(buffer, 5, np.random.default_rng(seed))
     if not torch.equal(batch["observations"], again["observations"]):
-        fail(
-            "Con el mismo rng (misma semilla) salieron lotes distintos. Usa el rng "
-            "que recibes (rng.integers o rng.choice), no np.random ni torch.randint.",
-            "batch_ignores_rng",
-        )
+        _BATCH["batch_ignores_rng"].fail()
     rng = np.random.default_rng(seed + 1)
     counts = sum(
         np.bincount(_slots(sample_batch(buffer, 8, rng), size, 2), minlength=size)
         for _ in range(600)
     )
     if counts[-1] == 0:
-        fail(
-            "La última transición guardada no sale nunca. rng.integers(0, n) ya "
-            "excluye n: el límite es `buffer.size`, no `buffer.size − 1`.",
-            "batch_skips_last",
-        )
+        _BATCH["batch_skips_last"].fail()
     if counts[0] == 0:
-        fail(
-            "La primera transición del búfer no sale nunca: ¿empiezas en 1?",
-            "batch_skips_first",
-        )
+        _BATCH["batch_skips_first"].fail()
     frequencies = counts / counts.sum()
     if np.abs(frequencies - 1 / size).max() > 0.04:
-        fail(
-            "El muestreo no es uniforme entre las casillas llenas. Frecuencias: "
-            f"{numbers(np.round(frequencies, 3), 3)} (cada una "
-            f"debería ser ≈ {significant(round(1 / size, 3))}).",
-            "batch_not_uniform",
+        _BATCH["batch_not_uniform"].fail(
+            frequencies=numbers(np.round(frequencies, 3), 3),
+            each=significant(round(1 / size, 3)),
         )
     # Con el búfer lleno y dado la vuelta, todas las casillas cuentan.
     full = tagged_buffer(capacity, capacity + 3, obs_dim)
@@ -606,11 +598,7 @@ def check_sample_batch(
     for _ in range(200):
         seen |= set(_slots(sample_batch(full, 8, rng), capacity, 2).tolist())
     if seen != set(range(capacity)):
-        fail(
-            "Con el búfer lleno deben poder salir todas las casillas; salieron "
-            f"solo {sorted(seen)}. ¿Usas `buffer.position` como límite?",
-            "batch_full_buffer_position",
-        )
+        _BATCH["batch_full_buffer_position"].fail(seen=sorted(seen))
 
 
 # Ejercicio 6 · la pérdida de DQN
@@ -946,6 +934,34 @@ def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) ->
     return losses
 
 
+#: Lo que se dice de lo que devuelve dqn_update y de su red objetivo, por id.
+_UPDATE = diagnoses(
+    """
+update_loss_not_float: dqn_update debe devolver el valor de la pérdida como un float de
+    Python (loss.item()), no {kind}: así el bucle lo guarda sin retener el grafo de
+    gradientes.
+update_wrong_loss: La red queda bien, pero devolviste {got} y la pérdida del lote era
+    {want}. Devuelve la pérdida que usaste para el paso.
+target_shares_memory: La red objetivo comparte la memoria de sus pesos con la red Q: se
+    movería con cada paso de gradiente. Copia los valores
+    (target_network.load_state_dict(q_network.state_dict())), no los tensores.
+target_copied_before_step: En el paso {step} (múltiplo de target_every = {every})
+    copiaste la red Q de antes del paso de gradiente. La copia va al final, con los
+    pesos ya actualizados.
+target_not_copied: En el paso {step}, múltiplo de target_every = {every}, la red
+    objetivo no cambió: ahí hay que copiar en ella los pesos de la red Q. (Ojo:
+    target_network = q_network solo cambia un nombre dentro de tu función; no copia
+    nada.)
+target_copied_off_schedule: En el paso {step}, que no es múltiplo de target_every =
+    {every}, la red objetivo se copió de la red Q; debía seguir igual {since}. Copia
+    solo cuando step % target_every == 0.
+target_wrong: Tras el paso {step}, la red objetivo no es ni la red objetivo anterior ni
+    una copia de la red Q. Solo cambia copiando la red Q, y solo en los pasos
+    múltiplos de target_every.
+"""
+)
+
+
 @exercise(MODULE, "dqn_update", uses=UPDATE_USES)
 def check_dqn_update(dqn_update, cases=UPDATE_CASES) -> None:
     """Comprueba el paso de gradiente de ``dqn_update`` (con gradientes viejos,
@@ -956,18 +972,10 @@ def check_dqn_update(dqn_update, cases=UPDATE_CASES) -> None:
         dqn_update, cases, config, True, rows, "una actualización"
     ):
         if not isinstance(loss, float | int | np.floating):  # ni un tensor
-            fail(
-                "dqn_update debe devolver el valor de la pérdida como un float "
-                f"de Python (loss.item()), no {type(loss).__name__}: así el "
-                "bucle lo guarda sin retener el grafo de gradientes.",
-                "update_loss_not_float",
-            )
+            _UPDATE["update_loss_not_float"].fail(kind=type(loss).__name__)
         if not np.isclose(float(loss), ref, atol=1e-6, rtol=1e-5):
-            fail(
-                f"La red queda bien, pero devolviste {significant(float(loss))} y "
-                f"la pérdida del lote era {significant(ref)}. Devuelve "
-                "la pérdida que usaste para el paso.",
-                "update_wrong_loss",
+            _UPDATE["update_wrong_loss"].fail(
+                got=significant(float(loss)), want=significant(ref)
             )
 
 
@@ -1001,44 +1009,18 @@ def check_dqn_update_target(
         if {p.data_ptr() for p in q_network.parameters()} & {
             p.data_ptr() for p in target_network.parameters()
         }:
-            fail(
-                "La red objetivo comparte la memoria de sus pesos con la red Q: se "
-                "movería con cada paso de gradiente. Copia los valores "
-                "(target_network.load_state_dict(q_network.state_dict())), no los "
-                "tensores.",
-                "target_shares_memory",
-            )
+            _UPDATE["target_shares_memory"].fail()
         multiple = step % target_every == 0
         if multiple:
             expected, synced_at = after, step
         if _same_state(target, expected):
             continue
+        at = {"step": step, "every": target_every}
         if multiple and _same_state(target, before):
-            fail(
-                f"En el paso {step} (múltiplo de target_every = {target_every}) "
-                "copiaste la red Q de antes del paso de gradiente. La copia va "
-                "al final, con los pesos ya actualizados.",
-                "target_copied_before_step",
-            )
+            _UPDATE["target_copied_before_step"].fail(**at)
         if multiple and _same_state(target, previous_target):
-            fail(
-                f"En el paso {step}, múltiplo de target_every = {target_every}, "
-                "la red objetivo no cambió: ahí hay que copiar en ella los pesos "
-                "de la red Q. (Ojo: target_network = q_network solo cambia un "
-                "nombre dentro de tu función; no copia nada.)",
-                "target_not_copied",
-            )
+            _UPDATE["target_not_copied"].fail(**at)
         if not multiple and _same_state(target, after):
             since = f"desde el paso {synced_at}" if synced_at else "desde el principio"
-            fail(
-                f"En el paso {step}, que no es múltiplo de target_every = "
-                f"{target_every}, la red objetivo se copió de la red Q; debía "
-                f"seguir igual {since}. Copia solo cuando step % target_every == 0.",
-                "target_copied_off_schedule",
-            )
-        fail(
-            f"Tras el paso {step}, la red objetivo no es ni la red objetivo "
-            "anterior ni una copia de la red Q. Solo cambia copiando la red Q, "
-            "y solo en los pasos múltiplos de target_every.",
-            "target_wrong",
-        )
+            _UPDATE["target_copied_off_schedule"].fail(**at, since=since)
+        _UPDATE["target_wrong"].fail(**at)
