@@ -20,6 +20,7 @@ from helpers.checks import (
     Flow,
     Mistake,
     as_array,
+    as_tuple,
     check_cases,
     check_gradients,
     check_procedure,
@@ -40,17 +41,6 @@ MODULE = "03_reinforce"
 
 
 # --- Ejercicio 1 · muestrear una acción y su log-probabilidad (una celda cada una)
-
-
-def _pair(out: Any, call: str, names: str, mistake: str) -> tuple[Any, Any]:
-    """Las dos cosas (``names``) que debe devolver ``call``."""
-    if not isinstance(out, tuple | list) or len(out) != 2:
-        fail(
-            f"{call} debe devolver dos cosas, {names}, y devolvió "
-            f"{type(out).__name__}.",
-            mistake,
-        )
-    return out[0], out[1]
 
 
 def _actions_array(actions: Any, n: int, n_actions: int) -> np.ndarray:
@@ -271,40 +261,40 @@ def _with_log(actions_of: Callable[..., Any]) -> Callable[..., Any]:
     return sample
 
 
-def _sampled(sample_action: Callable[..., Any], logits: Any, u: Any) -> tuple:
-    """``(acciones como array de enteros, log-probabilidad)`` de ``sample_action``."""
-    out = guarded_call(sample_action, "sample_action", logits, u)
-    action, log_prob = _pair(
+def _sampled(out: Any, logits: torch.Tensor, u: Any) -> tuple:
+    """``(acciones como array de enteros, log-probabilidad)`` de lo que devolvió
+    ``sample_action(logits, u)``."""
+    action, log_prob = as_tuple(
         out,
-        "sample_action(logits, u)",
-        "(acción, log-probabilidad)",
+        2,
+        "sample_action(logits, u) debe devolver dos cosas, (acción, log-probabilidad)",
         mistake="returns_not_pair",
     )
     n = 1 if logits.dim() == 1 else logits.shape[0]
     return _actions_array(action, n, logits.shape[-1]), log_prob
 
 
-def _sampled_actions(sample_action: Callable[..., Any]) -> Callable[..., np.ndarray]:
-    def actions(logits: torch.Tensor, u: torch.Tensor) -> np.ndarray:
-        values = _sampled(sample_action, logits, u)[0]
-        return values if logits.dim() > 1 else values.reshape(())
-
-    return actions
+def _sample(sample_action: Callable[..., Any], logits: Any, u: Any) -> tuple:
+    out = guarded_call(sample_action, "sample_action", logits, u)
+    return _sampled(out, logits, u)
 
 
-@exercise(MODULE, "sample_action", "la acción")
-def check_sample_action(sample_action, cases=SAMPLE_CASES) -> None:
-    """Comprueba la acción de ``sample_action(logits, u)`` (inversa de la acumulada)."""
-    check_cases(
-        _sampled_actions(sample_action),
-        "sample_action",
-        list(cases),
-        _sampled_actions(_SAMPLE),
-        [
-            replace(m, variant=_sampled_actions(_with_log(m.variant)))
-            for m in SAMPLE_MISTAKES
-        ],
-    )
+def _chosen(out: Any, logits: torch.Tensor, u: Any) -> np.ndarray:
+    """La celda de la acción: la del par, como array (un número sin lote)."""
+    values = _sampled(out, logits, u)[0]
+    return values if logits.dim() > 1 else values.reshape(())
+
+
+check_sample_action = values_check(
+    MODULE,
+    "sample_action",
+    _SAMPLE,
+    [replace(m, variant=_with_log(m.variant)) for m in SAMPLE_MISTAKES],
+    SAMPLE_CASES,
+    aspect="la acción",
+    doc="La acción de ``sample_action(logits, u)`` (inversa de la acumulada).",
+    view=_chosen,
+)
 
 
 def _summed(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -323,7 +313,7 @@ def _log_pi_of_chosen(sample_action: Callable[..., Any]) -> Callable[..., Any]:
     eligió ``sample_action`` (una mala elección cuesta en la otra celda)."""
 
     def log_pi(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        actions = _sampled(sample_action, logits.detach(), u)[0]
+        actions = _sample(sample_action, logits.detach(), u)[0]
         index = torch.as_tensor(actions).reshape(*logits.shape[:-1], 1)
         return torch.log_softmax(logits, -1).gather(-1, index).squeeze(-1)
 
@@ -346,7 +336,7 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
         n_actions = logits.shape[-1]
         n = 1 if logits.dim() == 1 else logits.shape[0]
         try:
-            actions, log_prob = _sampled(sample_action, logits, u)
+            actions, log_prob = _sample(sample_action, logits, u)
         except (RuntimeError, IndexError) as error:
             if "out of bounds" not in str(error) and "out of range" not in str(error):
                 raise
@@ -1238,51 +1228,47 @@ estimators_wrt_std: La segunda componente es la derivada respecto a log σ, no r
 )
 
 
-def _estimator_check(index: int) -> Callable[..., None]:
-    """La celda de la estimación ``index`` (0: función de puntuación,
-    1: reparametrización)."""
+_ESTIMATES = (
+    "gradient_estimators debe devolver dos cosas, (score, pathwise), la estimación "
+    "por función de puntuación y la de reparametrización"
+)
+
+
+def _estimate(index: int) -> Callable[..., torch.Tensor]:
+    """La vista de la estimación ``index`` (0: función de puntuación,
+    1: reparametrización), como un vector de float64."""
     which = ("score", "pathwise")[index]
 
-    def estimate(function: Callable[..., Any]) -> Callable[..., Any]:
-        def one(*args: Any) -> torch.Tensor:
-            value = _pair(
-                function(*args),
-                "gradient_estimators",
-                "(score, pathwise), la estimación por función de puntuación y la de "
-                "reparametrización",
-                mistake="estimators_not_pair",
-            )[index]
-            if isinstance(value, torch.Tensor) and value.requires_grad:
-                fail(
-                    f"La estimación {which} todavía lleva gradiente: es un número, "
-                    "no algo que derivar. Devuélvela sin él (torch.autograd.grad ya "
-                    "lo da así; si usaste .backward(), toma .grad o haz .detach()).",
-                    "estimate_with_grad",
-                )
-            return torch.as_tensor(value, dtype=torch.float64).reshape(-1)
+    def estimate(out: Any, *args: Any) -> torch.Tensor:
+        value = as_tuple(out, 2, _ESTIMATES, mistake="estimators_not_pair")[index]
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            fail(
+                f"La estimación {which} todavía lleva gradiente: es un número, "
+                "no algo que derivar. Devuélvela sin él (torch.autograd.grad ya "
+                "lo da así; si usaste .backward(), toma .grad o haz .detach()).",
+                "estimate_with_grad",
+            )
+        return torch.as_tensor(value, dtype=torch.float64).reshape(-1)
 
-        return one
+    return estimate
 
-    rows = [
-        m
-        for m in ESTIMATOR_MISTAKES
-        if not m.id.startswith(("score", "path")[1 - index])
-    ]
 
-    def check(gradient_estimators, cases=None) -> None:
-        check_cases(
-            estimate(gradient_estimators),
-            "gradient_estimators",
-            GRADIENT_ESTIMATOR_CASES if cases is None else list(cases),
-            estimate(_ESTIMATORS),
-            [replace(m, variant=estimate(m.variant)) for m in rows],
-            atol=1e-5,
-        )
-
-    check.__name__ = check.__qualname__ = f"check_gradient_estimators_{which}"
-    check.__doc__ = f"La estimación {which} (la {index + 1}.ª que se devuelve)."
-    uses = {"gaussian_log_prob": reinforce.gaussian_log_prob}
-    return exercise(MODULE, "gradient_estimators", uses=uses)(check)
+def _estimator_check(index: int) -> Callable[..., None]:
+    """La celda de la estimación ``index``: los errores típicos de la otra
+    (``score_`` o ``pathwise_``) no se miran aquí."""
+    which, other = ("score", "pathwise")[index], ("pathwise", "score")[index]
+    return values_check(
+        MODULE,
+        "gradient_estimators",
+        _ESTIMATORS,
+        [m for m in ESTIMATOR_MISTAKES if not m.id.startswith(other)],
+        GRADIENT_ESTIMATOR_CASES,
+        check_name=f"check_gradient_estimators_{which}",
+        uses={"gaussian_log_prob": reinforce.gaussian_log_prob},
+        doc=f"La estimación {which} (la {index + 1}.ª que se devuelve).",
+        atol=1e-5,
+        view=_estimate(index),
+    )
 
 
 check_gradient_estimators_score = _estimator_check(0)
