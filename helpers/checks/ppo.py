@@ -20,6 +20,7 @@ from helpers.checks import (
     Mistake,
     _differs,
     as_array,
+    as_tuple,
     call,
     check_cases,
     check_gradients,
@@ -31,6 +32,7 @@ from helpers.checks import (
     negated,
     on_output,
     patched,
+    values_check,
     with_args,
     with_messages,
 )
@@ -203,30 +205,20 @@ def _k3(change, what):
     return on_output(_kl, lambda k: (k[0], change(*k)), what)
 
 
-def _pair(function):
-    """``function`` devolviendo un array ``[k1, k3]``, para comparar huellas;
-    falla si no devuelve dos escalares."""
-
-    @functools.wraps(function)
-    def pair(*args):
-        out = function(*args)
-        if not isinstance(out, tuple | list) or len(out) != 2:
+def _k1_k3(out, *args):
+    """``[k1, k3]`` como array, para comparar huellas; falla si ``out`` no son
+    dos escalares."""
+    said = "kl_estimators debe devolver dos cosas, (k1, k3)"
+    pair = as_tuple(out, 2, said, mistake="kl_not_a_pair")
+    for name, value in zip(("k1", "k3"), pair, strict=True):
+        if (shape := as_array(value, name).shape) not in ((), (1,)):
             fail(
-                "kl_estimators debe devolver dos cosas, (k1, k3); devolvió "
-                f"{type(out).__name__}.",
-                "kl_not_a_pair",
+                f"{name} debe ser un escalar (la media sobre todas las "
+                f"muestras), pero tiene forma {shape}. ¿Olvidaste el .mean() o "
+                "promediaste sobre un solo eje?",
+                "kl_not_scalar",
             )
-        for name, value in zip(("k1", "k3"), out, strict=True):
-            if (shape := as_array(value, name).shape) not in ((), (1,)):
-                fail(
-                    f"{name} debe ser un escalar (la media sobre todas las "
-                    f"muestras), pero tiene forma {shape}. ¿Olvidaste el .mean() o "
-                    "promediaste sobre un solo eje?",
-                    "kl_not_scalar",
-                )
-        return np.array([float(as_array(x, "k").reshape(-1)[0]) for x in out])
-
-    return pair
+    return np.array([float(as_array(x, "k").reshape(-1)[0]) for x in pair])
 
 
 KL_MISTAKES = with_messages(
@@ -255,11 +247,15 @@ k3_last_term_sign: El signo del último término de k3: es (ρ − 1) − log ρ
 )
 
 
-@exercise(MODULE, "kl_estimators")
-def check_kl_estimators(kl_estimators, cases=KL_CASES):
-    """``kl_estimators(log_probs, other_log_probs) → (k1, k3)``, dos escalares."""
-    rows = [Mistake(m.id, _pair(m.variant), m.message) for m in KL_MISTAKES]
-    check_cases(_pair(kl_estimators), "kl_estimators", cases, _pair(_kl), rows)
+check_kl_estimators = values_check(
+    MODULE,
+    "kl_estimators",
+    _kl,
+    KL_MISTAKES,
+    KL_CASES,
+    doc="``kl_estimators(log_probs, other_log_probs) → (k1, k3)``, dos escalares.",
+    view=_k1_k3,
+)
 
 
 # -- Ejercicio 3 · la pérdida de un minilote (el valor, y aparte el gradiente) -
