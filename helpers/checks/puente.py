@@ -150,58 +150,54 @@ def _padding_logits(args: dict) -> torch.Tensor:
     return rows[..., None].expand(args["logits"].shape)
 
 
-def _on_padding(response_log_probs):
+def _on_padding(out, logits, input_ids, prompt_len, mask):
     """Lo que devuelve en el relleno, con 0 en lo demás (esta celda mira la
     forma y el relleno; los valores tienen la suya), si es un tensor."""
-
-    def padding(logits, input_ids, prompt_len, mask):
-        out = response_log_probs(logits, input_ids, prompt_len, mask)
-        if not isinstance(out, torch.Tensor):
-            fail(
-                "response_log_probs debe devolver un tensor de PyTorch (B, T); "
-                f"devolvió {type(out).__name__}.",
-                "lp_not_a_tensor",
-            )
-        if out.shape != mask.shape:
-            return out
-        return torch.where(mask.bool(), torch.zeros_like(out), out)
-
-    return padding
+    if not isinstance(out, torch.Tensor):
+        fail(
+            "response_log_probs debe devolver un tensor de PyTorch (B, T); "
+            f"devolvió {type(out).__name__}.",
+            "lp_not_a_tensor",
+        )
+    if out.shape != mask.shape:
+        return out
+    return torch.where(mask.bool(), torch.zeros_like(out), out)
 
 
-_PADDING_NOT_ZERO = Mistake(
-    "lp_padding_not_zero",
-    _on_padding(_lp_unmasked),
-    "En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el id que haya en "
-    "input_ids: el relleno lo dice la máscara, no el id (el del relleno no tiene por "
-    "qué ser 0). Elige con torch.where(mask.bool(), log_probs, 0) (o masked_fill).",
-)
-
-
-@exercise(MODULE, "response_log_probs", "la forma y el relleno")
-def check_response_log_probs_shape(response_log_probs, cases=None) -> None:
-    """Un tensor ``(B, T)`` con 0 en el relleno, haya el id que haya (otro que
-    0: lo dice la máscara) y valgan lo que valgan sus logits (``nan``, ±∞)."""
-    check_cases(
-        _on_padding(response_log_probs),
-        "response_log_probs",
-        cases
-        or [
-            log_probs_case(0, 3, [5, 2, 4], 5, VOCAB - 1),
-            log_probs_case(1, 6, [4, 1], 4, VOCAB - 1),
-        ],
-        _on_padding(ref_log_probs),
-        [_PADDING_NOT_ZERO, _WRONG_SHAPE],
-        atol=1e-5,
-        masked=Masked(
-            "mask",
-            ("logits",),
-            "any",
-            mistake="lp_multiplies_mask",
-            batched=("input_ids",),
-            where={"logits": _padding_logits},
+check_response_log_probs_shape = values_check(
+    MODULE,
+    "response_log_probs",
+    ref_log_probs,
+    [
+        Mistake(
+            "lp_padding_not_zero",
+            _lp_unmasked,
+            "En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el id que "
+            "haya en input_ids: el relleno lo dice la máscara, no el id (el del "
+            "relleno no tiene por qué ser 0). Elige con torch.where(mask.bool(), "
+            "log_probs, 0) (o masked_fill).",
         ),
-    )
+        _WRONG_SHAPE,
+    ],
+    [
+        log_probs_case(0, 3, [5, 2, 4], 5, VOCAB - 1),
+        log_probs_case(1, 6, [4, 1], 4, VOCAB - 1),
+    ],
+    check_name="check_response_log_probs_shape",
+    aspect="la forma y el relleno",
+    doc="Un tensor ``(B, T)`` con 0 en el relleno, haya el id que haya (otro que 0: "
+    "lo dice la máscara) y valgan lo que valgan sus logits (``nan``, ±∞).",
+    atol=1e-5,
+    masked=Masked(
+        "mask",
+        ("logits",),
+        "any",
+        mistake="lp_multiplies_mask",
+        batched=("input_ids",),
+        where={"logits": _padding_logits},
+    ),
+    view=_on_padding,
+)
 
 
 @exercise(MODULE, "response_log_probs", "el gradiente")
