@@ -293,10 +293,6 @@ def _acc_ties_close(chosen, rejected):
     return ((chosen > rejected) & ~tie).float().add(0.5 * tie.float()).mean().item()
 
 
-def _acc_ties_excluded(c, r):
-    return _acc_ref(c[c != r], r[c != r]) if (c != r).any() else math.nan
-
-
 ACCURACY_MISTAKES = with_messages(
     """
 acc_ties_zero: Los empates cuentan como fallo: un empate es medio acierto (0,5). Un
@@ -322,7 +318,8 @@ acc_ties_excluded: Quitaste los empates del recuento: se quedan, y cuentan medio
     Mistake("acc_reversed", lambda c, r: _acc_ref(r, c), ...),
     Mistake("acc_means", lambda c, r: float(c.mean() > r.mean()), ...),
     Mistake("acc_ties_close", _acc_ties_close, ...),
-    Mistake("acc_ties_excluded", _acc_ties_excluded, ...),
+    # Sin pares que no empaten, la media de ninguno: nan.
+    Mistake("acc_ties_excluded", lambda c, r: _acc_ref(c[c != r], r[c != r]), ...),
 )
 
 check_pairwise_accuracy = values_check(
