@@ -239,10 +239,21 @@ class PopArt:
     van Hasselt et al. (2016), *Learning values across many orders of
     magnitude*. Guarda una media ``μ`` y una desviación ``σ`` móviles de los
     objetivos ``R`` (medias exponenciales con tasa ``rate``, sin el sesgo del
-    arranque, como Adam) y, cada vez que cambian, reescala la última capa del
-    crítico para que ``V(s)`` siga dando lo mismo («ART»: ``W ← W·σ/σ'``,
-    ``b ← (σ·b + μ − μ')/σ'``). Así la red aprende ``(R − μ)/σ``, de escala 1
-    con cualquier recompensa, y ``V`` sigue en la escala de la recompensa.
+    arranque, como Adam: la parte «ART» del artículo) y, cada vez que cambian,
+    reescala la última capa para que ``σ·n(s) + μ`` siga dando lo mismo, si
+    ``n(s)`` es la salida de esa capa (la parte «POP»: ``W ← W·σ/σ'``,
+    ``b ← (σ·b + μ − μ')/σ'``). En el artículo la red aprende
+    ``n(s) ≈ (R − μ)/σ``, de escala 1 con cualquier recompensa, y el valor es
+    ``V = σ·n(s) + μ``.
+
+    Ojo: :func:`train_a2c` (y con él la fila «compartido, c_V = 0,5, PopArt»
+    de ``helpers/data/a2c_runs.json``) usa una versión simplificada. Allí ``V``
+    es la salida de la capa, sin ``σ·n + μ``; la regresión sí es la del
+    artículo, ``((V − R)/σ)²``, y el gradiente que llega a las capas de debajo
+    de la última es el mismo que daría PopArt con ese ``V``; pero esta
+    corrección de la capa conserva ``σ·V + μ``, no ``V``: lo mueve un poco en
+    cada actualización. Lo fiel sería leer ``V = σ·n + μ`` en el crítico (y
+    rehacer esa fila).
     """
 
     def __init__(self, head: torch.nn.Linear, rate: float) -> None:
@@ -282,7 +293,8 @@ def train_a2c(
        (:class:`helpers.rollouts.RolloutCollector`), un bloque ``(T, N)``;
     2. ventajas ``Â`` con :func:`gae` y objetivos del crítico ``R = Â + V``
        (con ``popart_rate > 0``, :class:`PopArt` mueve su media y su
-       desviación, y la regresión del crítico se mide en unidades de ``σ``);
+       desviación, y la regresión del crítico se mide en unidades de ``σ``;
+       es una versión simplificada de PopArt: ver su nota);
     3. una pasada de la red sobre el bloque: ``log π``, ``V`` y la entropía;
     4. :func:`actor_critic_loss`, recorte de la norma del gradiente y un paso
        de Adam;
@@ -343,8 +355,9 @@ def train_a2c(
         returns = advantages + rollout.values
         if popart is not None:
             popart.update(returns)
-        # Con PopArt, el crítico se mide en unidades de σ: (V − R)/σ = n(s) −
-        # (R − μ)/σ, la regresión normalizada (con σ = 1 sin PopArt).
+        # Con PopArt, el crítico se mide en unidades de σ: ((V − R)/σ)², la
+        # pérdida de la regresión normalizada (con σ = 1 sin PopArt). V es la
+        # salida de la red tal cual: ver la nota de PopArt.
         scale = popart.std if popart is not None else 1.0
         if config.normalize_advantages:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
