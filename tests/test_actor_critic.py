@@ -314,6 +314,27 @@ def test_popart_keeps_the_values_while_the_statistics_move():
     )
 
 
+def test_scaled_regression_gives_the_trunk_the_popart_gradient():
+    # train_a2c lee V de la capa tal cual y mide ((V − R)/σ)²; PopArt lee
+    # V = σ·n + μ y mide (n − (R − μ)/σ)². Con el mismo V (W_V = σ·W_n,
+    # b_V = σ·b_n + μ), lo que llega a los rasgos h (el tronco) es lo mismo.
+    torch.manual_seed(1)
+    mean, std = 30.0, 7.0
+    features = torch.randn(16, 8, requires_grad=True)
+    normalized = torch.nn.Linear(8, 1)
+    plain = torch.nn.Linear(8, 1)
+    with torch.no_grad():
+        plain.weight.copy_(std * normalized.weight)
+        plain.bias.copy_(std * normalized.bias + mean)
+    targets = mean + std * torch.randn(16)
+    ours = ((plain(features).squeeze(-1) - targets) / std) ** 2
+    (ours_grad,) = torch.autograd.grad(ours.mean(), features)
+    paper = (normalized(features).squeeze(-1) - (targets - mean) / std) ** 2
+    (paper_grad,) = torch.autograd.grad(paper.mean(), features)
+    torch.testing.assert_close(ours.mean(), paper.mean(), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(ours_grad, paper_grad, rtol=1e-4, atol=1e-6)
+
+
 # ---------------------------------------------------------------------------
 # A2C
 # ---------------------------------------------------------------------------
