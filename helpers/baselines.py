@@ -15,6 +15,9 @@ módulos siguientes importan en lugar de depender de tu solución:
 * ``optimal_constant_baseline``: la constante ``b`` que minimiza la varianza;
 * ``baseline_losses``: la pérdida de la política con la ventaja ``G − V(s)``
   separada del grafo y la pérdida del valor (regresión a ``G``);
+* ``value_network`` y ``baseline_update``: una red ``V(s)`` pequeña y una
+  actualización completa de REINFORCE con ella (ventajas con la ``V`` de antes,
+  un paso de la política y, después, ``value_epochs`` pasos de ``V``);
 * ``train_questions_adam``: REINFORCE con Adam en las cuatro preguntas de
   ``SUCCESS``, con los pesos que se le den, muchas ejecuciones a la vez;
 * ``BatchMeanBaseline``, ``ValueBaseline`` y ``train_reinforce_with_baseline``:
@@ -256,6 +259,72 @@ def baseline_losses(
     policy_loss = -(log_probs * advantages).sum() / n_episodes
     value_loss = ((values - returns) ** 2).mean()
     return policy_loss, value_loss
+
+
+def value_network(obs_dim: int, hidden: int = 64) -> nn.Sequential:
+    """Una red de valor pequeña (``obs_dim → hidden → 1``, con ``tanh``).
+
+    De un lote de estados ``(M, obs_dim)`` da ``V(s_t)`` de cada uno, ``(M,)``:
+    la última capa, ``nn.Flatten(0)``, quita el eje de tamaño 1.
+    """
+    return nn.Sequential(
+        nn.Linear(obs_dim, hidden), nn.Tanh(), nn.Linear(hidden, 1), nn.Flatten(0)
+    )
+
+
+def baseline_update(
+    policy: nn.Module,
+    value_net: nn.Module,
+    policy_optimizer: torch.optim.Optimizer,
+    value_optimizer: torch.optim.Optimizer,
+    episodes: Episodes,
+    returns: torch.Tensor,
+    value_epochs: int,
+) -> torch.Tensor:
+    """Una actualización de REINFORCE con una línea base aprendida ``V(s)``.
+
+    En este orden:
+
+    1. las ventajas ``A_t = G_t − V(s_t)`` con la ``V`` **de antes** (la que
+       dejaron los lotes anteriores), separadas del grafo;
+    2. un paso de ``policy_optimizer`` con la pérdida de la política de
+       :func:`baseline_losses` (dividida por los ``N`` episodios del lote);
+    3. después, ``value_epochs`` pasos de ``value_optimizer``, cada uno con la
+       pérdida del valor ``(1/M) Σ (V(s_t) − G_t)²`` recalculada con la ``V``
+       del momento.
+
+    Ajustar ``V`` antes de calcular las ventajas haría que ``V(s_t)`` ya
+    hubiera visto ``G_t``, que depende de ``a_t``: una línea base que depende de
+    la acción (ver :func:`fit_order_gradients`).
+
+    Args:
+        policy: la política; ``policy.distribution(obs)`` da ``π(·|s)`` de cada
+            estado (como :class:`helpers.reinforce.CategoricalPolicy`).
+        value_net: de ``(M, obs_dim)`` estados da ``V(s)``, ``(M,)``
+            (:func:`value_network`).
+        policy_optimizer, value_optimizer: los optimizadores de cada red.
+        episodes: el lote (``obs``, ``actions`` y ``n_episodes``).
+        returns: ``(M,)``, los ``G_t`` de cada paso.
+        value_epochs: cuántos pasos da el optimizador de ``V``.
+
+    Returns:
+        ``(M,)``, las ventajas que usó la política, sin gradiente.
+    """
+    obs, n_episodes = episodes.obs, episodes.n_episodes
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    values = value_net(obs)
+    policy_loss, _ = baseline_losses(log_probs, values, returns, n_episodes)
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    for _ in range(value_epochs):
+        _, value_loss = baseline_losses(
+            log_probs.detach(), value_net(obs), returns, n_episodes
+        )
+        value_optimizer.zero_grad()
+        value_loss.backward()
+        value_optimizer.step()
+    return (returns - values).detach()
 
 
 class BatchMeanBaseline:

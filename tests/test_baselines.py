@@ -448,3 +448,66 @@ def test_state_baseline_variances_match_sampling_and_b_star_is_the_floor():
         b = state_b["b*(s)"] + shift
         shifted = baselines.total_variance(((rewards - b)[..., None] * scores)[0])
         assert shifted > exact["b*(s)"] * 1.01
+
+
+def _update_problem(seed: int):
+    torch.manual_seed(seed)
+    policy = reinforce.CategoricalPolicy(4, 2, hidden=8)
+    value_net = baselines.value_network(4, hidden=8)
+    episodes = training.Episodes(
+        torch.randn(9, 4), torch.randint(2, (9,)), torch.ones(9), [4, 2, 3]
+    )
+    return policy, value_net, episodes, 1 + 4 * torch.rand(9)
+
+
+def _sgd_update(update, seed: int, epochs: int = 3):
+    policy, value_net, episodes, returns = _update_problem(seed)
+    optimizers = [
+        torch.optim.SGD(net.parameters(), lr=0.1) for net in (policy, value_net)
+    ]
+    advantages = update(policy, value_net, *optimizers, episodes, returns, epochs)
+    return policy, value_net, advantages
+
+
+def test_baseline_update_is_advantages_then_one_policy_step_then_value_steps():
+    policy, value_net, episodes, returns = _update_problem(0)
+    with torch.no_grad():
+        old_values = value_net(episodes.obs)
+    # A mano: el gradiente de −Σ log π·A / N con A de la V de antes, un paso de
+    # SGD; después, 3 pasos de SGD sobre la media de (V − G)².
+    log_probs = policy.distribution(episodes.obs).log_prob(episodes.actions)
+    grads = torch.autograd.grad(
+        -(log_probs * (returns - old_values)).sum() / 3, list(policy.parameters())
+    )
+    want_policy = [
+        p.detach() - 0.1 * g for p, g in zip(policy.parameters(), grads, strict=True)
+    ]
+    fitted = baselines.value_network(4, hidden=8)
+    fitted.load_state_dict(value_net.state_dict())
+    for _ in range(3):
+        loss = ((fitted(episodes.obs) - returns) ** 2).mean()
+        grads = torch.autograd.grad(loss, list(fitted.parameters()))
+        with torch.no_grad():
+            for p, g in zip(fitted.parameters(), grads, strict=True):
+                p -= 0.1 * g
+    got_policy, got_value, advantages = _sgd_update(baselines.baseline_update, 0)
+    torch.testing.assert_close(advantages, returns - old_values)
+    assert not advantages.requires_grad
+    for got, want in zip(got_policy.parameters(), want_policy, strict=True):
+        torch.testing.assert_close(got.detach(), want)
+    for got, want in zip(got_value.parameters(), fitted.parameters(), strict=True):
+        torch.testing.assert_close(got.detach(), want.detach())
+
+
+def test_notebook_baseline_update_agrees_with_the_reference():
+    nb = read(solution_path("04_lineas_base"))
+    namespace: dict = {"np": np, "torch": torch, "reinforce": reinforce}
+    for exercise in exercises(nb):
+        exec(student_version(exercise.solution), namespace)
+    for seed in range(3):
+        mine = _sgd_update(namespace["baseline_update"], seed)
+        theirs = _sgd_update(baselines.baseline_update, seed)
+        for got, want in zip(mine[:2], theirs[:2], strict=True):
+            for key, value in want.state_dict().items():
+                torch.testing.assert_close(got.state_dict()[key], value)
+        torch.testing.assert_close(mine[2], theirs[2])

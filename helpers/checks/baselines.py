@@ -8,28 +8,35 @@ cambiada; solo se escribe a mano el error que vive dentro de la cuenta.
 from __future__ import annotations
 
 import functools
+from collections import namedtuple
+from types import SimpleNamespace
 
 import numpy as np
 import torch
 
-from helpers import baselines
+from helpers import baselines, reinforce, training
 from helpers.checks import (
     Diagnosis,
     Flow,
     Mistake,
+    Recorder,
     as_array,
     call,
     check_cases,
     check_gradients,
+    check_procedure,
+    compare_parameters,
     exercise,
     fail,
     negated,
     on_output,
     patched,
     python_number,
+    same_parameters,
     tensor,
     values_check,
     variant_of,
+    with_args,
     with_messages,
 )
 
@@ -521,3 +528,258 @@ def check_baseline_losses_grad(baseline_losses, cases=LOSSES_CASES) -> None:
         check_gradients(
             student, shown, cases, reference, rows, wrong_shape=_NOT_SCALAR, **options
         )
+
+
+# Ejercicio 6 · una actualización de REINFORCE con V(s): ventajas, política, V
+
+_update = baselines.baseline_update
+
+#: (semilla, pasos de cada episodio, value_epochs, optimizador de V).
+UPDATE_CASES = [(0, (5, 3, 4), 3, "sgd")]
+_UPDATE_USES = {"baseline_losses": _losses}
+
+
+def _update_state(seed: int, lengths, value_epochs: int, value_kind: str) -> tuple:
+    """Los argumentos de ``baseline_update``, nuevos y fijos por semilla: las dos
+    redes llegan con gradientes de una pasada anterior, como en un bucle."""
+    steps = sum(lengths)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        policy = reinforce.CategoricalPolicy(4, 2, hidden=8)
+        value_net = baselines.value_network(4, hidden=8)
+        for net in (policy, value_net):
+            net(torch.randn(3, 4)).pow(2).sum().backward()
+        obs, actions = torch.randn(steps, 4), torch.randint(2, (steps,))
+        returns = 1 + 4 * torch.rand(steps)
+    episodes = training.Episodes(obs, actions, torch.ones(steps), list(lengths))
+    value_opt = (
+        torch.optim.Adam(value_net.parameters(), lr=0.02)
+        if value_kind == "adam"
+        else torch.optim.SGD(value_net.parameters(), lr=0.05)
+    )
+    policy_opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+    return policy, value_net, policy_opt, value_opt, episodes, returns, value_epochs
+
+
+_Updated = namedtuple("_Updated", "policy value advantages counts")
+
+
+def _run_update(function, case, student: bool = False) -> _Updated:
+    """Una llamada desde el estado de ``case``: los parámetros que quedan, lo
+    devuelto y cuántos pasos dio cada optimizador y cuántos ``backward()``
+    llegaron a ``V``."""
+    state = _update_state(*case)
+    policy, value_net, policy_opt, value_opt, episodes, returns, _ = state
+    inputs = (episodes.obs, episodes.actions, returns)
+    kept = [x.clone() for x in inputs]
+    with Recorder(policy, policy_opt) as mine, Recorder(value_net, value_opt) as vs:
+        returned = function(*state)
+    if student and any(
+        not torch.equal(*pair) for pair in zip(kept, inputs, strict=True)
+    ):
+        fail(
+            "baseline_update modificó el lote (episodes.obs, episodes.actions o "
+            "returns): ¿un -= o /= sobre returns? Calcula las ventajas en un "
+            "tensor nuevo.",
+            "modified_input",
+        )
+    counts = (mine.count("step"), vs.count("step"), vs.count("backward"))
+    snapshot = [
+        {k: v.detach().clone() for k, v in net.state_dict().items()}
+        for net in (policy, value_net)
+    ]
+    return _Updated(*snapshot, returned, counts)
+
+
+def _disabled(optimizer: str, method: str, first: int = 0):
+    """La referencia con ``method`` de ``optimizer`` que solo hace algo las
+    ``first`` primeras veces (0: nunca)."""
+
+    def stand_in(call):
+        real, left = getattr(call, optimizer), iter(range(first))
+        kept = {"zero_grad": real.zero_grad, "step": real.step}
+        limited = lambda: next(left, None) is not None and kept[method]()  # noqa: E731
+        return SimpleNamespace(**{**kept, method: limited})
+
+    return with_args(_update, **{optimizer: stand_in})
+
+
+def _fit_first(policy, value_net, policy_opt, value_opt, episodes, returns, epochs):
+    """Primero ``epochs`` pasos de ``V`` con el lote; después, las ventajas y
+    el paso de la política con esa ``V`` ya ajustada."""
+    args = (policy, value_net, policy_opt, value_opt, episodes, returns)
+    _disabled("policy_optimizer", "step")(*args, epochs)
+    return _update(*args, 0)
+
+
+def _both_each_step(*args):
+    """Las dos pérdidas sumadas en cada paso de ``V``: la política da
+    ``value_epochs`` pasos, cada uno con la ``V`` de ese momento."""
+    *state, epochs = args
+    for _ in range(epochs):
+        advantages = _update(*state, 1)
+    return advantages
+
+
+def _attached(log_probs, values, returns, n_episodes):
+    """``baseline_losses`` con la ventaja sin separar del grafo."""
+    value_loss = _losses(log_probs, values, returns, n_episodes)[1]
+    return -(log_probs * (returns - values)).sum() / n_episodes, value_loss
+
+
+UPDATE_POLICY_MISTAKES = with_messages(
+    """
+update_fit_before_advantages: Ajustaste V antes de calcular las ventajas: así V(s_t) ya
+    ha visto G_t, que depende de la acción a_t, y la ventaja de cada paso encoge (la
+    sección «Primero la ventaja, después el ajuste de V»). Calcula las ventajas con la V
+    de antes, da el paso de la política y solo después ajusta V.
+update_divided_by_steps: Dividiste la pérdida de la política por el número de pasos M;
+    se divide por N, el número de episodios del lote (episodes.n_episodes), como en el
+    módulo 03.
+update_policy_no_zero_grad: ¿Borras los gradientes viejos de la política? La red llega
+    con los de la actualización anterior, y backward() los suma a los nuevos:
+    policy_optimizer.zero_grad() va antes de policy_loss.backward().
+update_losses_summed: La política dio un paso en cada paso de V: ¿sumaste las dos
+    pérdidas dentro del bucle de value_epochs? La política da un solo paso por
+    actualización; solo V repite, value_epochs veces.
+""",
+    Mistake("update_fit_before_advantages", _fit_first, ...),
+    Mistake(
+        "update_divided_by_steps",
+        patched(
+            _update, baseline_losses=lambda lp, v, g, n: _losses(lp, v, g, len(lp))
+        ),
+        ...,
+    ),
+    Mistake(
+        "update_policy_no_zero_grad", _disabled("policy_optimizer", "zero_grad"), ...
+    ),
+    Mistake("update_losses_summed", _both_each_step, ...),
+)
+UPDATE_VALUE_MISTAKES = with_messages(
+    """
+update_value_single_step: V dio un solo paso: deben ser value_epochs, cada uno con la
+    pérdida del valor recalculada con la V del momento (¿sumaste las dos pérdidas y
+    diste un solo paso con las dos?).
+update_value_not_trained: La red de valor no se movió: ¿diste los pasos con
+    policy_optimizer? Cada optimizador mueve solo los parámetros que recibió: la pérdida
+    del valor va con value_optimizer.
+update_value_no_zero_grad: ¿Borras los gradientes de V en cada paso? backward() los
+    suma a los que ya había (los de la actualización anterior y los del paso anterior):
+    value_optimizer.zero_grad() antes de cada value_loss.backward().
+update_advantage_not_detached: La pérdida de la política llega a la red de valor (V
+    recibió un backward() de más): la ventaja no está separada del grafo. La política no
+    debe mover V: usa la pérdida de baseline_losses, que separa la ventaja.
+""",
+    Mistake("update_value_single_step", with_args(_update, value_epochs=1), ...),
+    Mistake("update_value_not_trained", with_args(_update, value_epochs=0), ...),
+    Mistake(
+        "update_value_no_zero_grad", _disabled("value_optimizer", "zero_grad"), ...
+    ),
+    # zero_grad una sola vez, antes del bucle de V
+    Mistake(
+        "update_value_no_zero_grad", _disabled("value_optimizer", "zero_grad", 1), ...
+    ),
+    Mistake(
+        "update_advantage_not_detached",
+        patched(_update, baseline_losses=_attached),
+        ...,
+    ),
+)
+# La misma fila que en la tabla de la política: también da pasos de más.
+UPDATE_VALUE_MISTAKES.append(UPDATE_POLICY_MISTAKES[-1])
+
+
+def _advantages(returned, steps: int) -> None:
+    """Falla si lo devuelto no son ``steps`` ventajas sin gradiente."""
+    if isinstance(returned, torch.Tensor) and returned.requires_grad:
+        fail(
+            "Las ventajas que devuelves llevan gradiente: devuélvelas separadas "
+            "del grafo (.detach()), son un peso fijo.",
+            "update_advantages_attached",
+        )
+    shape = None if returned is None else np.shape(returned)
+    if shape != (steps,):
+        fail(
+            f"baseline_update debe devolver las ventajas de los {steps} pasos del "
+            f"lote, forma ({steps},); devolvió {shape or 'None'} (¿falta el "
+            "return?).",
+            "update_advantages_shape",
+        )
+
+
+def _check_update(student, cases, rows, same, unexplained, returned=False) -> None:
+    """Cada caso con :func:`check_procedure`. Una fila coincide si deja lo
+    mismo que ``same`` mira, sin contar los ``backward()``: la suma de las dos
+    pérdidas con un solo optimizador hace uno, y ``value_epochs = 0``, ninguno."""
+    for case in cases:
+        got = _run_update(student, case, student=True)
+        if returned:
+            _advantages(got.advantages, sum(case[1]))
+        check_procedure(
+            student,
+            _update,
+            rows,
+            run=lambda f, case=case, got=got: (
+                got if f is student else _run_update(f, case)
+            ),
+            same=same,
+            same_as_mistake=lambda got, bad: same(
+                got, bad._replace(counts=bad.counts[:2] + got.counts[2:])
+            ),
+            describe=lambda got, want: "",
+            unexplained=lambda got, want, case=case: unexplained(got, want, case),
+        )
+
+
+def _same_policy(got, want) -> bool:
+    mine = torch.as_tensor(as_array(got.advantages, "ventajas"), dtype=torch.float32)
+    return same_parameters(got.policy, want.policy) and torch.allclose(
+        mine, want.advantages, atol=1e-5, rtol=1e-4
+    )
+
+
+def _explain_policy(got, want, case) -> bool:
+    what = f"la política tras una actualización (semilla {case[0]})"
+    compare_parameters(got.policy, want.policy, what=what)
+    fail(
+        "La política queda bien, pero las ventajas que devuelves no son las que "
+        "usó: G_t − V(s_t) con la V de antes de ajustarla (¿las recalculaste "
+        "después de los pasos de V?).",
+        "update_wrong_advantages",
+    )
+
+
+@exercise(MODULE, "baseline_update", "la política y las ventajas", uses=_UPDATE_USES)
+def check_baseline_update(baseline_update, cases=UPDATE_CASES) -> None:
+    """Comprueba la política tras ``baseline_update`` y las ventajas devueltas."""
+    rows, same = UPDATE_POLICY_MISTAKES, _same_policy
+    _check_update(baseline_update, cases, rows, same, _explain_policy, returned=True)
+
+
+def _same_value(got, want) -> bool:
+    return got.counts == want.counts and same_parameters(got.value, want.value)
+
+
+def _explain_value(got, want, case) -> bool:
+    (policy_steps, value_steps, backwards), epochs = got.counts, case[2]
+    if got.counts != want.counts:
+        fail(
+            f"Con value_epochs = {epochs}, la política dio {policy_steps} pasos y "
+            f"V dio {value_steps}, con {backwards} backward() que le llegaron: "
+            f"deben ser 1 paso de la política y {epochs} de V, cada uno tras un "
+            "backward() de la pérdida del valor (ninguno de la de la política).",
+            "update_step_count",
+        )
+    what = f"la red de valor tras una actualización (semilla {case[0]})"
+    compare_parameters(got.value, want.value, what=what)
+    return True  # iguales con la tolerancia de compare_parameters
+
+
+@exercise(MODULE, "baseline_update", "la red de valor y los pasos", uses=_UPDATE_USES)
+def check_baseline_update_value(baseline_update, cases=UPDATE_CASES) -> None:
+    """Comprueba la red de valor tras ``baseline_update`` y cuántos pasos dio
+    cada optimizador y cuántos ``backward()`` llegaron a ``V``."""
+    _check_update(
+        baseline_update, cases, UPDATE_VALUE_MISTAKES, _same_value, _explain_value
+    )

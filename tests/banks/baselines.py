@@ -356,6 +356,277 @@ def baseline_losses(log_probs, values, returns, n_episodes):
             fails=("baseline_losses_test_grad",),
         ),
     ],
+    "baseline_update": [
+        Answer(
+            "ajusta V antes de calcular las ventajas",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    for _ in range(value_epochs):
+        value_loss = ((value_net(obs) - returns) ** 2).mean()
+        value_optimizer.zero_grad()
+        value_loss.backward()
+        value_optimizer.step()
+    values = value_net(obs)
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    policy_loss, _ = baseline_losses(log_probs, values, returns, episodes.n_episodes)
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    return (returns - values).detach()
+""",
+            mistake="update_fit_before_advantages",
+            fails=("baseline_update_test",),
+        ),
+        Answer(
+            "ventaja sin separar: la pérdida de la política llega a V",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    advantages = returns - value_net(obs)
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    policy_loss = -(log_probs * advantages).sum() / episodes.n_episodes
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    for _ in range(value_epochs):
+        value_optimizer.zero_grad()
+        ((value_net(obs) - returns) ** 2).mean().backward()
+        value_optimizer.step()
+    return advantages.detach()
+""",
+            mistake="update_advantage_not_detached",
+            fails=("baseline_update_test_value",),
+        ),
+        Answer(
+            "las dos pérdidas sumadas en cada paso",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    for _ in range(value_epochs):
+        values = value_net(episodes.obs)
+        log_probs = policy.distribution(episodes.obs).log_prob(episodes.actions)
+        policy_loss, value_loss = baseline_losses(
+            log_probs, values, returns, episodes.n_episodes)
+        policy_optimizer.zero_grad()
+        value_optimizer.zero_grad()
+        (policy_loss + value_loss).backward()
+        policy_optimizer.step()
+        value_optimizer.step()
+    return (returns - values).detach()
+""",
+            mistake="update_losses_summed",
+        ),
+        Answer(
+            "un solo paso de las dos pérdidas sumadas",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    values = value_net(episodes.obs)
+    log_probs = policy.distribution(episodes.obs).log_prob(episodes.actions)
+    policy_loss, value_loss = baseline_losses(
+        log_probs, values, returns, episodes.n_episodes)
+    policy_optimizer.zero_grad()
+    value_optimizer.zero_grad()
+    (policy_loss + value_loss).backward()
+    policy_optimizer.step()
+    value_optimizer.step()
+    return (returns - values).detach()
+""",
+            mistake="update_value_single_step",
+            fails=("baseline_update_test_value",),
+        ),
+        Answer(
+            "un solo optimizador para las dos pérdidas",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    values = value_net(episodes.obs)
+    log_probs = policy.distribution(episodes.obs).log_prob(episodes.actions)
+    policy_loss, value_loss = baseline_losses(
+        log_probs, values, returns, episodes.n_episodes)
+    policy_optimizer.zero_grad()
+    (policy_loss + value_loss).backward()
+    policy_optimizer.step()
+    return (returns - values).detach()
+""",
+            mistake="update_value_not_trained",
+            fails=("baseline_update_test_value",),
+        ),
+        Answer(
+            "zero_grad de V una sola vez, antes del bucle",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    with torch.no_grad():
+        values = value_net(obs)
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    policy_loss, _ = baseline_losses(log_probs, values, returns, episodes.n_episodes)
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    value_optimizer.zero_grad()
+    for _ in range(value_epochs):
+        ((value_net(obs) - returns) ** 2).mean().backward()
+        value_optimizer.step()
+    return returns - values
+""",
+            mistake="update_value_no_zero_grad",
+            fails=("baseline_update_test_value",),
+        ),
+        Answer(
+            "sin zero_grad en la política",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    with torch.no_grad():
+        values = value_net(obs)
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    baseline_losses(log_probs, values, returns, episodes.n_episodes)[0].backward()
+    policy_optimizer.step()
+    for _ in range(value_epochs):
+        value_optimizer.zero_grad()
+        ((value_net(obs) - returns) ** 2).mean().backward()
+        value_optimizer.step()
+    return returns - values
+""",
+            mistake="update_policy_no_zero_grad",
+            fails=("baseline_update_test",),
+        ),
+        Answer(
+            "divide por los pasos, no por los episodios",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    with torch.no_grad():
+        values = value_net(obs)
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    policy_loss, _ = baseline_losses(log_probs, values, returns, len(returns))
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    for _ in range(value_epochs):
+        value_optimizer.zero_grad()
+        ((value_net(obs) - returns) ** 2).mean().backward()
+        value_optimizer.step()
+    return returns - values
+""",
+            mistake="update_divided_by_steps",
+            fails=("baseline_update_test",),
+        ),
+        Answer(
+            "resta la línea base en los propios retornos",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    with torch.no_grad():
+        values = value_net(obs)
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    policy_loss, value_loss = baseline_losses(
+        log_probs, values, returns, episodes.n_episodes)
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    for _ in range(value_epochs):
+        value_optimizer.zero_grad()
+        ((value_net(obs) - returns) ** 2).mean().backward()
+        value_optimizer.step()
+    returns -= values
+    return returns
+""",
+            mistake="modified_input",
+        ),
+        Answer(
+            "devuelve las ventajas con gradiente",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    values = value_net(obs)
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    policy_loss, _ = baseline_losses(log_probs, values, returns, episodes.n_episodes)
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    for _ in range(value_epochs):
+        value_optimizer.zero_grad()
+        ((value_net(obs) - returns) ** 2).mean().backward()
+        value_optimizer.step()
+    return returns - values
+""",
+            mistake="update_advantages_attached",
+            fails=("baseline_update_test",),
+        ),
+        Answer(
+            "sin return",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    values = value_net(obs)
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    policy_loss, _ = baseline_losses(log_probs, values, returns, episodes.n_episodes)
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    for _ in range(value_epochs):
+        value_optimizer.zero_grad()
+        ((value_net(obs) - returns) ** 2).mean().backward()
+        value_optimizer.step()
+    pass
+""",
+            mistake="update_advantages_shape",
+            fails=("baseline_update_test",),
+        ),
+        Answer(
+            "devuelve las ventajas recalculadas con la V ya ajustada",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    values = value_net(obs)
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    policy_loss, _ = baseline_losses(log_probs, values, returns, episodes.n_episodes)
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    for _ in range(value_epochs):
+        value_optimizer.zero_grad()
+        ((value_net(obs) - returns) ** 2).mean().backward()
+        value_optimizer.step()
+    return (returns - value_net(obs)).detach()
+""",
+            mistake="update_wrong_advantages",
+            fails=("baseline_update_test",),
+        ),
+        Answer(
+            "un paso de V de más",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    values = value_net(obs)
+    log_probs = policy.distribution(obs).log_prob(episodes.actions)
+    policy_loss, _ = baseline_losses(log_probs, values, returns, episodes.n_episodes)
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    for _ in range(value_epochs + 1):
+        value_optimizer.zero_grad()
+        ((value_net(obs) - returns) ** 2).mean().backward()
+        value_optimizer.step()
+    return (returns - values).detach()
+""",
+            mistake="update_step_count",
+            fails=("baseline_update_test_value",),
+        ),
+    ],
 }
 
 RIGHT: dict[str, list[Answer]] = {
@@ -533,6 +804,50 @@ def baseline_losses(log_probs, values, returns, n_episodes):
     policy_loss = reinforce.reinforce_loss(log_probs, advantages, n_episodes)
     value_loss = ((returns.detach() - values) ** 2).sum() / len(values)
     return [policy_loss, value_loss]
+""",
+        ),
+    ],
+    "baseline_update": [
+        Answer(
+            "la pérdida escrita a mano y mse_loss",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    with torch.no_grad():
+        advantages = returns - value_net(episodes.obs)
+    dist = policy.distribution(episodes.obs)
+    policy_loss = -(dist.log_prob(episodes.actions) * advantages).sum()
+    policy_optimizer.zero_grad()
+    (policy_loss / episodes.n_episodes).backward()
+    policy_optimizer.step()
+    for epoch in range(value_epochs):
+        value_optimizer.zero_grad()
+        torch.nn.functional.mse_loss(value_net(episodes.obs), returns).backward()
+        value_optimizer.step()
+    return advantages
+""",
+        ),
+        Answer(
+            "las ventajas primero, V después y la política al final",
+            """
+def baseline_update(policy, value_net, policy_optimizer, value_optimizer,
+                    episodes, returns, value_epochs):
+    obs = episodes.obs
+    advantages = (returns - value_net(obs)).detach()
+    for _ in range(value_epochs):
+        value_optimizer.zero_grad()
+        baseline_losses(torch.zeros(len(obs)), value_net(obs), returns, 1)[1].backward()
+        value_optimizer.step()
+    logits = policy(obs)
+    log_probs = torch.distributions.Categorical(logits=logits).log_prob(
+        episodes.actions)
+    old_values = returns - advantages
+    policy_loss, _ = baseline_losses(log_probs, old_values, returns,
+                                     len(episodes.lengths))
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+    return advantages
 """,
         ),
     ],
