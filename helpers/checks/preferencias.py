@@ -25,12 +25,14 @@ from helpers.checks import (
     Diagnosis,
     Flow,
     Mistake,
+    as_tuple,
     call,
     check_cases,
     check_gradients,
     check_procedure,
     close,
     compare_parameters,
+    diagnoses,
     exercise,
     fail,
     negated,
@@ -85,6 +87,28 @@ _CORNER = (
 )
 
 
+#: Lo que dicen las reglas sin variante (``{…}``: lo que llena ``.fail``).
+_SAYS = diagnoses(
+    """
+loss_not_a_tensor: {call} debe devolver un tensor de PyTorch (para poder llamar a
+    loss.backward()); devolvió {kind}. No uses .item(), float() ni NumPy: sin tensor no
+    hay gradiente y el modelo no aprende.
+dpo_default_loss_type: Sin loss_type, dpo_loss debe calcular la pérdida de DPO: el valor
+    por defecto de la firma es loss_type="sigmoid".
+reference_has_gradient: El gradiente llega a los parámetros de la referencia{example}:
+    calcula sus log-probabilidades dentro de «with torch.no_grad():» (o con .detach()).
+    La referencia es el punto fijo con el que se compara la política; no se entrena, y
+    su grafo solo gasta memoria.
+step_changes_reference: dpo_step cambió los pesos de la referencia: debe quedar
+    congelada. Solo se actualiza la política, con el optimizador que recibes.
+step_parameters_unchanged: Los parámetros de la política no cambiaron: ¿falta
+    optimizer.step(), o llamas a optimizer.zero_grad() entre loss.backward() y step()?
+wrong_result: dpo_step devolvió {got} y se esperaba {want}: la pérdida de antes del paso
+    y la fracción de pares con r̂(elegida) > r̂(rechazada) (un empate, medio acierto).
+"""
+)
+
+
 def _loss_checks(function, reference, cases, rows, hint, shown=None, mistakes=()):
     """Los valores (con ``rows``), que sea un tensor y su gradiente respecto a
     las dos primeras entradas (con ``mistakes`` y la fórmula con esquina, cuyo
@@ -94,13 +118,7 @@ def _loss_checks(function, reference, cases, rows, hint, shown=None, mistakes=()
     check_cases(function, name, cases, reference, rows, atol=1e-5)
     for case in cases:
         if not isinstance(out := call(function, name, *case), torch.Tensor):
-            fail(
-                f"{shown(case)} debe devolver un tensor de PyTorch (para poder "
-                f"llamar a loss.backward()); devolvió {type(out).__name__}. No uses "
-                ".item(), float() ni NumPy: sin tensor no hay gradiente y el "
-                "modelo no aprende.",
-                "loss_not_a_tensor",
-            )
+            _SAYS["loss_not_a_tensor"].fail(call=shown(case), kind=type(out).__name__)
     corner = Mistake("wrong_gradient", _logsig(reference, _cornered), _CORNER)
     inputs = list(inspect.signature(reference).parameters)[:2]
     check_gradients(
@@ -486,11 +504,7 @@ def check_dpo_loss(dpo_loss, cases: list | None = None) -> None:
     if not close(
         getattr(default, "detach", lambda: default)(), _dpo_ref(*case), atol=1e-5
     ):
-        fail(
-            "Sin loss_type, dpo_loss debe calcular la pérdida de DPO: el valor "
-            'por defecto de la firma es loss_type="sigmoid".',
-            "dpo_default_loss_type",
-        )
+        _SAYS["dpo_default_loss_type"].fail()
 
 
 @exercise(MODULE, "dpo_loss")
@@ -624,21 +638,15 @@ def check_implicit_rewards(implicit_rewards, seeds: Iterable[int] = IMPLICIT_SEE
     )
 
 
-_REFERENCE_FROZEN = (
-    "El gradiente llega a los parámetros de la referencia{}: calcula sus "
-    "log-probabilidades dentro de «with torch.no_grad():» (o con .detach()). La "
-    "referencia es el punto fijo con el que se compara la política; no se "
-    "entrena, y su grafo solo gasta memoria."
-)
-
-
 @exercise(MODULE, "implicit_rewards")
 def check_implicit_rewards_grad(implicit_rewards, seeds: Iterable[int] = (3,)) -> None:
     """El gradiente de ``implicit_rewards``: el de la referencia respecto a la
     política, y ninguno a la referencia aunque tenga ``requires_grad``."""
     check_implicit_rewards.__wrapped__(implicit_rewards, seeds)
     frozen = Flow(
-        False, id="reference_has_gradient", message=_REFERENCE_FROZEN.format("")
+        False,
+        id="reference_has_gradient",
+        message=_SAYS["reference_has_gradient"].message.format(example=""),
     )
     check_gradients(
         implicit_rewards,
@@ -824,19 +832,11 @@ def _parameters_after(step, seed: int, steps: int, max_grad_norm: float):
     grads = [(n, p.grad) for n, p in reference.named_parameters()]
     if leaked := [n for n, g in grads if g is not None and g.abs().max() > 0]:
         example = f" (por ejemplo a «{leaked[0]}»)"
-        fail(_REFERENCE_FROZEN.format(example), "reference_has_gradient")
+        _SAYS["reference_has_gradient"].fail(example=example)
     if not same_parameters(reference.state_dict(), untouched):
-        fail(
-            "dpo_step cambió los pesos de la referencia: debe quedar congelada. "
-            "Solo se actualiza la política, con el optimizador que recibes.",
-            "step_changes_reference",
-        )
+        _SAYS["step_changes_reference"].fail()
     if same_parameters(policy.state_dict(), start):
-        fail(
-            "Los parámetros de la política no cambiaron: ¿falta optimizer.step(), "
-            "o llamas a optimizer.zero_grad() entre loss.backward() y step()?",
-            "step_parameters_unchanged",
-        )
+        _SAYS["step_parameters_unchanged"].fail()
     return policy.state_dict()
 
 
@@ -883,14 +883,9 @@ def check_dpo_step_clip(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
 
 def _step_returns(step: Callable[..., Any], seed: int, tied: bool) -> list[tuple]:
     """Lo que devuelve un paso, como floats; falla si no son dos números."""
+    promised = "dpo_step debe devolver dos números, (pérdida, precisión)"
     for value in (returned := _run_steps(step, seed, 1, NO_CLIP, tied)[3]):
-        if not isinstance(value, tuple | list) or len(value) != 2:
-            size = f" de {len(value)} elementos" if hasattr(value, "__len__") else ""
-            fail(
-                "dpo_step debe devolver dos números, (pérdida, precisión); "
-                f"devolvió {type(value).__name__}{size}.",
-                "step_returns_not_pair",
-            )
+        as_tuple(value, 2, promised, mistake="step_returns_not_pair")
         python_number(value[0], "La pérdida que devuelve dpo_step")
         python_number(value[1], "La precisión que devuelve dpo_step")
     return [(float(a), float(b)) for a, b in returned]
@@ -915,11 +910,8 @@ def check_dpo_step_returns(dpo_step, seeds: Iterable[int] = STEP_SEEDS) -> None:
             run=lambda step, seed=seed, tied=tied: _step_returns(step, seed, tied),
             same=lambda got, want: close(np.array(got), np.array(want), atol=1e-5),
             describe=lambda got, want: "",
-            unexplained=lambda got, want: fail(
-                f"dpo_step devolvió {_pair(got[0])} y se esperaba {_pair(want[0])}: "
-                "la pérdida de antes del paso y la fracción de pares con "
-                "r̂(elegida) > r̂(rechazada) (un empate, medio acierto).",
-                "wrong_result",
+            unexplained=lambda got, want: _SAYS["wrong_result"].fail(
+                got=_pair(got[0]), want=_pair(want[0])
             ),
         )
 
