@@ -233,34 +233,30 @@ class A2CConfig:
     popart_rate: float = 0.0  # PopArt: tasa de la media móvil de R (0: sin él)
 
 
-class PopArt:
-    """Objetivos del crítico normalizados sin cambiar sus valores (PopArt).
+class PopArt(torch.nn.Module):
+    """La última capa del crítico con sus objetivos normalizados (PopArt).
 
     van Hasselt et al. (2016), *Learning values across many orders of
-    magnitude*. Guarda una media ``μ`` y una desviación ``σ`` móviles de los
-    objetivos ``R`` (medias exponenciales con tasa ``rate``, sin el sesgo del
-    arranque, como Adam: la parte «ART» del artículo) y, cada vez que cambian,
-    reescala la última capa para que ``σ·n(s) + μ`` siga dando lo mismo, si
-    ``n(s)`` es la salida de esa capa (la parte «POP»: ``W ← W·σ/σ'``,
-    ``b ← (σ·b + μ − μ')/σ'``). En el artículo la red aprende
-    ``n(s) ≈ (R − μ)/σ``, de escala 1 con cualquier recompensa, y el valor es
-    ``V = σ·n(s) + μ``.
-
-    Ojo: :func:`train_a2c` (y con él la fila «compartido, c_V = 0,5, PopArt»
-    de ``helpers/data/a2c_runs.json``) usa una versión simplificada. Allí ``V``
-    es la salida de la capa, sin ``σ·n + μ``; la regresión sí es la del
-    artículo, ``((V − R)/σ)²``, y el gradiente que llega a las capas de debajo
-    de la última es el mismo que daría PopArt con ese ``V``; pero esta
-    corrección de la capa conserva ``σ·V + μ``, no ``V``: lo mueve un poco en
-    cada actualización. Lo fiel sería leer ``V = σ·n + μ`` en el crítico (y
-    rehacer esa fila).
+    magnitude*. La capa ``head`` aprende ``n(s) ≈ (R − μ)/σ``, de escala 1 con
+    cualquier recompensa, y el módulo devuelve el valor en la escala de la
+    recompensa, ``V(s) = σ·n(s) + μ``. ``μ`` y ``σ`` son una media y una
+    desviación móviles de los objetivos ``R`` (medias exponenciales con tasa
+    ``rate``, sin el sesgo del arranque, como Adam: la parte «ART» del
+    artículo); cada vez que cambian, :meth:`update` reescala ``head`` para que
+    ``V`` siga dando lo mismo (la parte «POP»: ``W ← W·σ/σ'``,
+    ``b ← (σ·b + μ − μ')/σ'``). La regresión del crítico se mide entonces en
+    unidades de ``σ``: ``((V − R)/σ)² = (n(s) − (R − μ)/σ)²``.
     """
 
     def __init__(self, head: torch.nn.Linear, rate: float) -> None:
+        super().__init__()
         self.head, self.rate = head, rate
         self.mean, self.std = 0.0, 1.0
         self._first = self._second = 0.0
         self._updates = 0
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.head(features) * self.std + self.mean
 
     @torch.no_grad()
     def update(self, targets: torch.Tensor) -> None:
@@ -293,8 +289,8 @@ def train_a2c(
        (:class:`helpers.rollouts.RolloutCollector`), un bloque ``(T, N)``;
     2. ventajas ``Â`` con :func:`gae` y objetivos del crítico ``R = Â + V``
        (con ``popart_rate > 0``, :class:`PopArt` mueve su media y su
-       desviación, y la regresión del crítico se mide en unidades de ``σ``;
-       es una versión simplificada de PopArt: ver su nota);
+       desviación y corrige su capa, y la regresión del crítico se mide en
+       unidades de ``σ``);
     3. una pasada de la red sobre el bloque: ``log π``, ``V`` y la entropía;
     4. :func:`actor_critic_loss`, recorte de la norma del gradiente y un paso
        de Adam;
@@ -327,12 +323,13 @@ def train_a2c(
     obs_dim = envs.single_observation_space.shape[0]
     n_actions = int(envs.single_action_space.n)
     agent = ActorCritic(obs_dim, n_actions, config.hidden, shared=config.shared)
-    optimizer = torch.optim.Adam(agent.parameters(), lr=config.learning_rate)
-    collector = RolloutCollector(envs, seed=config.seed)
     popart = None
     if config.popart_rate:
-        head = [m for m in agent.critic.modules() if isinstance(m, torch.nn.Linear)]
-        popart = PopArt(head[-1], config.popart_rate)
+        # La última capa del crítico pasa a dar V = σ·n(s) + μ (PopArt).
+        popart = PopArt(agent.critic[-1], config.popart_rate)
+        agent.critic[-1] = popart
+    optimizer = torch.optim.Adam(agent.parameters(), lr=config.learning_rate)
+    collector = RolloutCollector(envs, seed=config.seed)
     history = History(policy=agent, target_return=config.target_return)
     start, env_steps, next_eval = time.perf_counter(), 0, config.eval_every
     bar = tqdm(total=config.max_env_steps, desc="A2C", disable=not progress)
@@ -355,9 +352,8 @@ def train_a2c(
         returns = advantages + rollout.values
         if popart is not None:
             popart.update(returns)
-        # Con PopArt, el crítico se mide en unidades de σ: ((V − R)/σ)², la
-        # pérdida de la regresión normalizada (con σ = 1 sin PopArt). V es la
-        # salida de la red tal cual: ver la nota de PopArt.
+        # Con PopArt, la regresión del crítico se mide en unidades de σ:
+        # ((V − R)/σ)² = (n(s) − (R − μ)/σ)² (σ = 1 sin PopArt).
         scale = popart.std if popart is not None else 1.0
         if config.normalize_advantages:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)

@@ -297,42 +297,38 @@ def test_popart_keeps_the_values_while_the_statistics_move():
     head = torch.nn.Linear(8, 1)
     popart = actor_critic.PopArt(head, rate=0.1)
     features = torch.randn(32, 8)
-    before = head(features) * popart.std + popart.mean
+    before = popart(features).detach()
+    torch.testing.assert_close(before, head(features).detach())  # μ = 0, σ = 1
     targets = 40 + 5 * torch.randn(64)
     popart.update(targets)
     # La primera actualización, sin el sesgo del arranque: las del lote
     assert popart.mean == pytest.approx(float(targets.mean()), rel=1e-6)
     assert popart.std == pytest.approx(float(targets.std(unbiased=False)), rel=1e-5)
-    after = head(features) * popart.std + popart.mean
-    torch.testing.assert_close(after, before, atol=1e-4, rtol=1e-5)
-    # Los objetivos normalizados tienen escala 1, sea cual sea la de R
+    # V = σ·n + μ no cambia; la capa aprende ahora (R − μ)/σ, de escala 1
+    torch.testing.assert_close(popart(features).detach(), before, atol=1e-4, rtol=1e-5)
     normalized = (targets - popart.mean) / popart.std
     assert float(normalized.std(unbiased=False)) == pytest.approx(1.0, rel=1e-5)
     popart.update(100 * targets)
-    torch.testing.assert_close(
-        head(features) * popart.std + popart.mean, before, atol=1e-3, rtol=1e-5
+    torch.testing.assert_close(popart(features).detach(), before, atol=1e-3, rtol=1e-5)
+    # La regresión en unidades de σ es la del artículo: (n − (R − μ)/σ)²
+    values = popart(features).squeeze(-1)
+    paper = head(features).squeeze(-1) - (targets[:32] - popart.mean) / popart.std
+    torch.testing.assert_close((values - targets[:32]) / popart.std, paper)
+
+
+def test_train_a2c_with_popart_reads_values_in_the_reward_scale():
+    config = actor_critic.A2CConfig(
+        seed=0, n_envs=2, n_steps=8, max_env_steps=256, eval_every=0, popart_rate=0.1
     )
-
-
-def test_scaled_regression_gives_the_trunk_the_popart_gradient():
-    # train_a2c lee V de la capa tal cual y mide ((V − R)/σ)²; PopArt lee
-    # V = σ·n + μ y mide (n − (R − μ)/σ)². Con el mismo V (W_V = σ·W_n,
-    # b_V = σ·b_n + μ), lo que llega a los rasgos h (el tronco) es lo mismo.
-    torch.manual_seed(1)
-    mean, std = 30.0, 7.0
-    features = torch.randn(16, 8, requires_grad=True)
-    normalized = torch.nn.Linear(8, 1)
-    plain = torch.nn.Linear(8, 1)
-    with torch.no_grad():
-        plain.weight.copy_(std * normalized.weight)
-        plain.bias.copy_(std * normalized.bias + mean)
-    targets = mean + std * torch.randn(16)
-    ours = ((plain(features).squeeze(-1) - targets) / std) ** 2
-    (ours_grad,) = torch.autograd.grad(ours.mean(), features)
-    paper = (normalized(features).squeeze(-1) - (targets - mean) / std) ** 2
-    (paper_grad,) = torch.autograd.grad(paper.mean(), features)
-    torch.testing.assert_close(ours.mean(), paper.mean(), rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(ours_grad, paper_grad, rtol=1e-4, atol=1e-6)
+    agent = actor_critic.train_a2c(config, progress=False).policy
+    popart = agent.critic[-1]
+    assert isinstance(popart, actor_critic.PopArt)
+    assert popart.mean > 1 and popart.std > 0.1  # CartPole: retornos de varios pasos
+    obs = torch.randn(5, 4)
+    torch.testing.assert_close(
+        agent.value(obs),
+        popart.head(agent.critic[:-1](obs)).squeeze(-1) * popart.std + popart.mean,
+    )
 
 
 # ---------------------------------------------------------------------------
