@@ -378,7 +378,7 @@ class MethodConfig:
     Se compone de tres partes:
 
     - ``grpo``: la ``GRPOConfig`` del paso y del bucle de ``grpo.py``, común a
-      los tres métodos, con todas sus perillas (por defecto,
+      los tres métodos, con todos sus ajustes (por defecto,
       ``default_grpo_config()``). Sus ``steps`` y ``eval_every`` no cuentan:
       los calcula ``grpo_config`` a partir de ``total_samples`` y
       ``eval_every_samples``;

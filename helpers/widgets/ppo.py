@@ -68,7 +68,7 @@ class ClipExplorer(WidgetView):
 
     @property
     def bounds(self) -> tuple[float, float]:
-        """El intervalo de confianza ``[1 − ε, 1 + ε]``."""
+        """El intervalo del recorte, ``[1 − ε, 1 + ε]``."""
         return 1.0 - self.clip_eps, 1.0 + self.clip_eps
 
     def _values_and_grads(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
