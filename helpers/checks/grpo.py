@@ -680,7 +680,7 @@ def check_grpo_update(grpo_update, seed=0, steps=1):
         run=lambda update: runs.setdefault(update, _run_updates(update, steps, seed)),
         same=lambda got, want: same_parameters(got[0], want[0]),
         describe=lambda got, want: (
-            f"Los parámetros de {what} no son los de la referencia."
+            f"Los parámetros de {what} no son los que da el paso correcto."
         ),
         same_as_mistake=lambda got, variant: same_parameters(variant[0], got[0]),
         unexplained=lambda got, want: compare_parameters(
