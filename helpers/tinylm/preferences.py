@@ -392,7 +392,7 @@ def reward_model_rewards(
 
     Puntúa con ``reward_model``; una respuesta que no llega al punto final
     recibe ``missing_end_score`` (``None``: la del modelo, sin más). El modelo
-    de recompensa nunca vio respuestas sin terminar y su nota allí no significa
+    de recompensa casi no vio respuestas sin terminar y su nota allí no significa
     nada. ``OnlineDPOTrainer`` de TRL tiene un ajuste parecido
     (``missing_eos_penalty``), que resta una penalización.
     """
