@@ -16,16 +16,19 @@ import torch
 
 from helpers import baselines, reinforce, training
 from helpers.checks import (
-    Diagnosis,
     Flow,
     Mistake,
     Recorder,
+    _differs,
     as_array,
+    as_tuple,
     call,
     check_cases,
     check_gradients,
     check_procedure,
+    close,
     compare_parameters,
+    diagnoses,
     exercise,
     fail,
     negated,
@@ -41,18 +44,6 @@ from helpers.checks import (
 )
 
 MODULE = "04_lineas_base"
-
-
-def _pair(out, promised: str, mistake: str):
-    """``out``, si es un par; si no, un fallo que dice qué se esperaba."""
-    if not isinstance(out, tuple | list) or len(out) != 2:
-        fail(f"{promised}; devolvió {type(out).__name__}.", mistake)
-    return out
-
-
-def _part(fn, index: int, valid):
-    """La salida ``index`` de ``fn`` (cada celda mira una), tras ``valid``."""
-    return functools.wraps(fn)(lambda *args: valid(fn(*args))[index])
 
 
 # Ejercicio 1 · estimaciones del gradiente por muestra
@@ -152,13 +143,13 @@ CAUSAL_CASES = [
 _variances = baselines.estimator_variances
 
 
-def _numbers(out):
+def _numbers(out, *args):
     """Las dos varianzas del estudiante, o un fallo que dice qué se esperaba."""
     promised = (
         "estimator_variances debe devolver dos números, (varianza con el retorno "
         "entero, varianza con la recompensa futura)"
     )
-    pair = _pair(out, promised, mistake="variances_not_a_pair")
+    pair = as_tuple(out, 2, promised, mistake="variances_not_a_pair")
     for name, value in zip(("La primera", "La segunda"), pair, strict=True):
         # La forma antes que el tipo: a un array de P varianzas no le sirve
         # float(...), le falta sumarlas.
@@ -241,15 +232,18 @@ variance_mean_of_components: Promediaste las varianzas de las componentes; se su
 
 def _check_causal(estimator_variances, cases, index: int) -> None:
     cases = list(cases)
-    _numbers(call(estimator_variances, "estimator_variances", *cases[0]))
-    part = functools.partial(_part, index=index, valid=_numbers)
-    want = [part(_variances)(*case) for case in cases]
+    call(estimator_variances, "estimator_variances", *cases[0])
+    want = [_variances(*case)[index] for case in cases]
     # Solo las filas que cambian esta varianza: una que da lo de la referencia
     # se parecería a cualquier respuesta casi correcta (redondeada, por ejemplo).
-    rows = [Mistake(m.id, part(m.variant), m.message) for m in CAUSAL_MISTAKES]
-    rows = [m for m in rows if not np.allclose([m.variant(*c) for c in cases], want)]
+    rows = [
+        m
+        for m in CAUSAL_MISTAKES
+        if not np.allclose([m.variant(*case)[index] for case in cases], want)
+    ]
     shown = f"estimator_variances(...)[{index}]"
-    check_cases(part(estimator_variances), shown, cases, part(_variances), rows)
+    view = lambda out, *args: _numbers(out)[index]  # noqa: E731
+    check_cases(estimator_variances, shown, cases, _variances, rows, view=view)
 
 
 @exercise(MODULE, "estimator_variances", "el estimador con el retorno entero")
@@ -395,9 +389,10 @@ _losses = baselines.baseline_losses
 def _loss(fn, index: int):
     """Solo una de las dos pérdidas de ``fn``."""
     promised = "baseline_losses debe devolver dos cosas, (policy_loss, value_loss)"
-    return _part(
-        fn, index, lambda out: _pair(out, promised, mistake="losses_not_a_pair")
+    pair = functools.partial(
+        as_tuple, n=2, promised=promised, mistake="losses_not_a_pair"
     )
+    return functools.wraps(fn)(lambda *args: pair(fn(*args))[index])
 
 
 def _summed(fn):
@@ -405,17 +400,32 @@ def _summed(fn):
     return functools.wraps(fn)(lambda *args: torch.as_tensor(fn(*args)).sum())
 
 
-#: La pérdida del valor que arrastra la de la política: se ve en su valor (la
-#: suma de las dos) y en su gradiente (llega a ``log_probs``).
-VALUE_REACHES_LOG_PROBS = (
-    "value_loss llega a log_probs: ¿devolviste como segunda pérdida la suma de "
-    "las dos? La pérdida del valor es solo (1/M) Σ (V(s_t) − G_t)², y solo debe "
-    "mover la red de valor."
+#: Los diagnósticos de los gradientes de las dos pérdidas. La pérdida del
+#: valor que arrastra la de la política se ve también en su valor (la suma de
+#: las dos): su mensaje es el de una fila.
+LOSSES_SAYS = diagnoses(
+    """
+loss_not_scalar: Cada pérdida debe ser un escalar (un solo número): ¿falta sumar sobre
+    los pasos?
+loss_not_connected: policy_loss debe ser un tensor de PyTorch conectado al grafo (para
+    poder llamar a backward()); no uses .item(), float() ni NumPy.
+log_probs_detached: policy_loss no llega a log_probs: la pérdida de la política es la
+    que mueve la política. No separes log_probs del grafo.
+advantage_not_detached: La ventaja no está separada del grafo: policy_loss.backward()
+    llega hasta V(s). Entonces la política «entrena» al crítico para hacer grande su
+    pérdida en vez de ajustarlo a G. Usa la ventaja como un peso fijo, sin gradiente.
+values_detached: value_loss no llega a V(s): ¿separaste values con detach()? La red de
+    valor solo aprende por esta pérdida.
+value_loss_reaches_log_probs: value_loss llega a log_probs: ¿devolviste como segunda
+    pérdida la suma de las dos? La pérdida del valor es solo (1/M) Σ (V(s_t) − G_t)², y
+    solo debe mover la red de valor.
+"""
 )
-VALUES_DETACHED = (
-    "value_loss no llega a V(s): ¿separaste values con detach()? La red de valor "
-    "solo aprende por esta pérdida."
-)
+
+
+def _flow(must: bool, key: str) -> Flow:
+    return Flow(must, id=key, message=LOSSES_SAYS[key].message)
+
 
 POLICY_MISTAKES = with_messages(
     """
@@ -459,7 +469,7 @@ value_square_of_mean: Elevaste al cuadrado la media de los errores; es la media 
     Mistake(
         "value_loss_reaches_log_probs",
         lambda lp, v, g, n: sum(_losses(lp, v, g, n)),
-        VALUE_REACHES_LOG_PROBS,
+        LOSSES_SAYS["value_loss_reaches_log_probs"].message,
     ),
 )
 
@@ -476,43 +486,20 @@ def check_baseline_losses(baseline_losses, cases=LOSSES_CASES) -> None:
         check_cases(student, f"baseline_losses(...)[{index}]", cases, reference, rows)
 
 
-_NOT_SCALAR = Diagnosis(
-    id="loss_not_scalar",
-    message="Cada pérdida debe ser un escalar (un solo número): ¿falta sumar sobre los "
-    "pasos?",
-)
 _POLICY_FLOWS = dict(
     prefix="policy_loss",
-    without_gradient=Diagnosis(
-        id="loss_not_connected",
-        message="policy_loss debe ser un tensor de PyTorch conectado al grafo "
-        "(para poder llamar a backward()); no uses .item(), float() ni NumPy.",
-    ),
+    without_gradient=LOSSES_SAYS["loss_not_connected"],
     wrt={
-        "log_probs": Flow(
-            True,
-            id="log_probs_detached",
-            message="policy_loss no llega a log_probs: la pérdida de la política "
-            "es la que mueve la política. No separes log_probs del grafo.",
-        ),
-        "values": Flow(
-            False,
-            id="advantage_not_detached",
-            message="La ventaja no está separada del grafo: policy_loss.backward() "
-            "llega hasta V(s). Entonces la política «entrena» al crítico para "
-            "hacer grande su pérdida en vez de ajustarlo a G. Usa la ventaja como "
-            "un peso fijo, sin gradiente.",
-        ),
+        "log_probs": _flow(True, "log_probs_detached"),
+        "values": _flow(False, "advantage_not_detached"),
     },
 )
 _VALUE_FLOWS = dict(
     prefix="value_loss",
-    without_gradient=Diagnosis(id="values_detached", message=VALUES_DETACHED),
+    without_gradient=LOSSES_SAYS["values_detached"],
     wrt={
-        "values": Flow(True, id="values_detached", message=VALUES_DETACHED),
-        "log_probs": Flow(
-            False, id="value_loss_reaches_log_probs", message=VALUE_REACHES_LOG_PROBS
-        ),
+        "values": _flow(True, "values_detached"),
+        "log_probs": _flow(False, "value_loss_reaches_log_probs"),
     },
 )
 
@@ -525,9 +512,8 @@ def check_baseline_losses_grad(baseline_losses, cases=LOSSES_CASES) -> None:
     for index, (rows, options) in enumerate(parts):
         student, reference = _loss(baseline_losses, index), _loss(_losses, index)
         shown = f"baseline_losses(...)[{index}]"
-        check_gradients(
-            student, shown, cases, reference, rows, wrong_shape=_NOT_SCALAR, **options
-        )
+        options = {**options, "wrong_shape": LOSSES_SAYS["loss_not_scalar"]}
+        check_gradients(student, shown, cases, reference, rows, **options)
 
 
 # Ejercicio 6 · una actualización de REINFORCE con V(s): ventajas, política, V
@@ -561,70 +547,72 @@ def _update_state(seed: int, lengths, value_epochs: int, value_kind: str) -> tup
     return policy, value_net, policy_opt, value_opt, episodes, returns, value_epochs
 
 
-_Updated = namedtuple("_Updated", "policy value advantages counts")
+UPDATE_SAYS = diagnoses(
+    """
+modified_input: baseline_update modificó el lote (episodes.obs, episodes.actions o
+    returns): ¿un -= o /= sobre returns? Calcula las ventajas en un tensor nuevo.
+update_advantages_attached: Las ventajas que devuelves llevan gradiente: devuélvelas
+    separadas del grafo (.detach()), son un peso fijo.
+update_advantages_shape: baseline_update debe devolver las ventajas de los {steps} pasos
+    del lote, forma ({steps},); devolvió {got}.
+update_wrong_advantages: La política queda bien, pero las ventajas que devuelves no son
+    las que usó: G_t − V(s_t) con la V de antes de ajustarla (¿las recalculaste después
+    de los pasos de V?).
+update_step_count: Con value_epochs = {epochs}, la política dio {policy} pasos y V dio
+    {value}, con {backwards} backward() que le llegaron: deben ser 1 paso de la política
+    y {epochs} de V, cada uno tras un backward() de la pérdida del valor (ninguno de la
+    de la política).
+"""
+)
+
+#: Lo que deja una llamada: los parámetros, lo devuelto, los pasos (política,
+#: V), los ``backward()`` que llegan a V y el caso.
+_Updated = namedtuple("_Updated", "policy value advantages steps backwards case")
 
 
-def _run_update(function, case, student: bool = False) -> _Updated:
-    """Una llamada desde el estado de ``case``: los parámetros que quedan, lo
-    devuelto y cuántos pasos dio cada optimizador y cuántos ``backward()``
-    llegaron a ``V``."""
+def _run_update(function, case) -> _Updated:
+    """Una llamada desde el estado de ``case``, con lo que hizo cada red."""
     state = _update_state(*case)
     policy, value_net, policy_opt, value_opt, episodes, returns, _ = state
-    inputs = (episodes.obs, episodes.actions, returns)
-    kept = [x.clone() for x in inputs]
+    batch = (episodes.obs, episodes.actions, returns)
+    kept = [x.clone() for x in batch]
     with Recorder(policy, policy_opt) as mine, Recorder(value_net, value_opt) as vs:
         returned = function(*state)
-    if student and any(
-        not torch.equal(*pair) for pair in zip(kept, inputs, strict=True)
-    ):
-        fail(
-            "baseline_update modificó el lote (episodes.obs, episodes.actions o "
-            "returns): ¿un -= o /= sobre returns? Calcula las ventajas en un "
-            "tensor nuevo.",
-            "modified_input",
-        )
-    counts = (mine.count("step"), vs.count("step"), vs.count("backward"))
-    snapshot = [
-        {k: v.detach().clone() for k, v in net.state_dict().items()}
-        for net in (policy, value_net)
-    ]
-    return _Updated(*snapshot, returned, counts)
+    if any(map(_differs, kept, batch)):
+        UPDATE_SAYS["modified_input"].fail()
+    steps = (mine.count("step"), vs.count("step"))
+    nets = (policy.state_dict(), value_net.state_dict())
+    return _Updated(*nets, returned, steps, vs.count("backward"), case)
 
 
-def _disabled(optimizer: str, method: str, first: int = 0):
-    """La referencia con ``method`` de ``optimizer`` que solo hace algo las
-    ``first`` primeras veces (0: nunca)."""
+def _muted(net: str, method: str, first: int = 0):
+    """La referencia con ``method`` del optimizador de ``net`` que solo actúa
+    las ``first`` primeras veces (0: nunca)."""
 
     def stand_in(call):
-        real, left = getattr(call, optimizer), iter(range(first))
+        real, left = getattr(call, f"{net}_optimizer"), iter(range(first))
         kept = {"zero_grad": real.zero_grad, "step": real.step}
         limited = lambda: next(left, None) is not None and kept[method]()  # noqa: E731
         return SimpleNamespace(**{**kept, method: limited})
 
-    return with_args(_update, **{optimizer: stand_in})
+    return with_args(_update, **{f"{net}_optimizer": stand_in})
 
 
-def _fit_first(policy, value_net, policy_opt, value_opt, episodes, returns, epochs):
-    """Primero ``epochs`` pasos de ``V`` con el lote; después, las ventajas y
-    el paso de la política con esa ``V`` ya ajustada."""
-    args = (policy, value_net, policy_opt, value_opt, episodes, returns)
-    _disabled("policy_optimizer", "step")(*args, epochs)
-    return _update(*args, 0)
+def _fit_first(*args):
+    """``value_epochs`` pasos de V (la política quieta) y después la
+    actualización, con esa V ya ajustada y sin más pasos de V."""
+    *state, epochs = args
+    _muted("policy", "step")(*state, epochs)
+    return _update(*state, 0)
 
 
 def _both_each_step(*args):
-    """Las dos pérdidas sumadas en cada paso de ``V``: la política da
-    ``value_epochs`` pasos, cada uno con la ``V`` de ese momento."""
+    """Las dos pérdidas sumadas en cada paso de V: la política da
+    ``value_epochs`` pasos."""
     *state, epochs = args
     for _ in range(epochs):
         advantages = _update(*state, 1)
     return advantages
-
-
-def _attached(log_probs, values, returns, n_episodes):
-    """``baseline_losses`` con la ventaja sin separar del grafo."""
-    value_loss = _losses(log_probs, values, returns, n_episodes)[1]
-    return -(log_probs * (returns - values)).sum() / n_episodes, value_loss
 
 
 UPDATE_POLICY_MISTAKES = with_messages(
@@ -651,9 +639,7 @@ update_losses_summed: La política dio un paso en cada paso de V: ¿sumaste las 
         ),
         ...,
     ),
-    Mistake(
-        "update_policy_no_zero_grad", _disabled("policy_optimizer", "zero_grad"), ...
-    ),
+    Mistake("update_policy_no_zero_grad", _muted("policy", "zero_grad"), ...),
     Mistake("update_losses_summed", _both_each_step, ...),
 )
 UPDATE_VALUE_MISTAKES = with_messages(
@@ -673,105 +659,88 @@ update_advantage_not_detached: La pérdida de la política llega a la red de val
 """,
     Mistake("update_value_single_step", with_args(_update, value_epochs=1), ...),
     Mistake("update_value_not_trained", with_args(_update, value_epochs=0), ...),
-    Mistake(
-        "update_value_no_zero_grad", _disabled("value_optimizer", "zero_grad"), ...
-    ),
+    Mistake("update_value_no_zero_grad", _muted("value", "zero_grad"), ...),
     # zero_grad una sola vez, antes del bucle de V
-    Mistake(
-        "update_value_no_zero_grad", _disabled("value_optimizer", "zero_grad", 1), ...
-    ),
+    Mistake("update_value_no_zero_grad", _muted("value", "zero_grad", 1), ...),
     Mistake(
         "update_advantage_not_detached",
-        patched(_update, baseline_losses=_attached),
+        # la pérdida de la política con la ventaja sin separar
+        patched(
+            _update,
+            baseline_losses=lambda lp, v, g, n: (
+                -(lp * (g - v)).sum() / n,
+                _losses(lp, v, g, n)[1],
+            ),
+        ),
         ...,
     ),
+    # La misma fila que en la tabla de la política: también da pasos de más.
+    UPDATE_POLICY_MISTAKES[-1],
 )
-# La misma fila que en la tabla de la política: también da pasos de más.
-UPDATE_VALUE_MISTAKES.append(UPDATE_POLICY_MISTAKES[-1])
 
 
-def _advantages(returned, steps: int) -> None:
-    """Falla si lo devuelto no son ``steps`` ventajas sin gradiente."""
-    if isinstance(returned, torch.Tensor) and returned.requires_grad:
-        fail(
-            "Las ventajas que devuelves llevan gradiente: devuélvelas separadas "
-            "del grafo (.detach()), son un peso fijo.",
-            "update_advantages_attached",
-        )
-    shape = None if returned is None else np.shape(returned)
-    if shape != (steps,):
-        fail(
-            f"baseline_update debe devolver las ventajas de los {steps} pasos del "
-            f"lote, forma ({steps},); devolvió {shape or 'None'} (¿falta el "
-            "return?).",
-            "update_advantages_shape",
-        )
-
-
-def _check_update(student, cases, rows, same, unexplained, returned=False) -> None:
+def _check_update(student, cases, rows, same, explain) -> None:
     """Cada caso con :func:`check_procedure`. Una fila coincide si deja lo
     mismo que ``same`` mira, sin contar los ``backward()``: la suma de las dos
     pérdidas con un solo optimizador hace uno, y ``value_epochs = 0``, ninguno."""
     for case in cases:
-        got = _run_update(student, case, student=True)
-        if returned:
-            _advantages(got.advantages, sum(case[1]))
         check_procedure(
             student,
             _update,
             rows,
-            run=lambda f, case=case, got=got: (
-                got if f is student else _run_update(f, case)
-            ),
+            run=lambda f, case=case: _run_update(f, case),
             same=same,
             same_as_mistake=lambda got, bad: same(
-                got, bad._replace(counts=bad.counts[:2] + got.counts[2:])
+                got, bad._replace(backwards=got.backwards)
             ),
             describe=lambda got, want: "",
-            unexplained=lambda got, want, case=case: unexplained(got, want, case),
+            unexplained=explain,
         )
 
 
 def _same_policy(got, want) -> bool:
-    mine = torch.as_tensor(as_array(got.advantages, "ventajas"), dtype=torch.float32)
-    return same_parameters(got.policy, want.policy) and torch.allclose(
+    """La misma política y las mismas ventajas; antes, que lo devuelto sean
+    ventajas: ``M`` números sin gradiente."""
+    returned, steps = got.advantages, len(want.advantages)
+    if isinstance(returned, torch.Tensor) and returned.requires_grad:
+        UPDATE_SAYS["update_advantages_attached"].fail()
+    if returned is None or np.shape(returned) != (steps,):
+        shape = f"algo de forma {np.shape(returned)}"
+        shown = "None (¿falta el return?)" if returned is None else shape
+        UPDATE_SAYS["update_advantages_shape"].fail(steps=steps, got=shown)
+    mine = as_array(returned, "Las ventajas")
+    return same_parameters(got.policy, want.policy) and close(
         mine, want.advantages, atol=1e-5, rtol=1e-4
     )
 
 
-def _explain_policy(got, want, case) -> bool:
-    what = f"la política tras una actualización (semilla {case[0]})"
+def _explain_policy(got, want) -> None:
+    what = f"la política tras una actualización (semilla {got.case[0]})"
     compare_parameters(got.policy, want.policy, what=what)
-    fail(
-        "La política queda bien, pero las ventajas que devuelves no son las que "
-        "usó: G_t − V(s_t) con la V de antes de ajustarla (¿las recalculaste "
-        "después de los pasos de V?).",
-        "update_wrong_advantages",
-    )
+    UPDATE_SAYS["update_wrong_advantages"].fail()
 
 
 @exercise(MODULE, "baseline_update", "la política y las ventajas", uses=_UPDATE_USES)
 def check_baseline_update(baseline_update, cases=UPDATE_CASES) -> None:
     """Comprueba la política tras ``baseline_update`` y las ventajas devueltas."""
-    rows, same = UPDATE_POLICY_MISTAKES, _same_policy
-    _check_update(baseline_update, cases, rows, same, _explain_policy, returned=True)
+    rows = UPDATE_POLICY_MISTAKES
+    _check_update(baseline_update, cases, rows, _same_policy, _explain_policy)
 
 
 def _same_value(got, want) -> bool:
-    return got.counts == want.counts and same_parameters(got.value, want.value)
+    counted = got.steps, got.backwards
+    return counted == (want.steps, want.backwards) and same_parameters(
+        got.value, want.value
+    )
 
 
-def _explain_value(got, want, case) -> bool:
-    (policy_steps, value_steps, backwards), epochs = got.counts, case[2]
-    if got.counts != want.counts:
-        fail(
-            f"Con value_epochs = {epochs}, la política dio {policy_steps} pasos y "
-            f"V dio {value_steps}, con {backwards} backward() que le llegaron: "
-            f"deben ser 1 paso de la política y {epochs} de V, cada uno tras un "
-            "backward() de la pérdida del valor (ninguno de la de la política).",
-            "update_step_count",
+def _explain_value(got, want) -> bool:
+    if (got.steps, got.backwards) != (want.steps, want.backwards):
+        policy, value = got.steps
+        UPDATE_SAYS["update_step_count"].fail(
+            epochs=got.case[2], policy=policy, value=value, backwards=got.backwards
         )
-    what = f"la red de valor tras una actualización (semilla {case[0]})"
+    what = f"la red de valor tras una actualización (semilla {got.case[0]})"
     compare_parameters(got.value, want.value, what=what)
     return True  # iguales con la tolerancia de compare_parameters
 
@@ -780,6 +749,5 @@ def _explain_value(got, want, case) -> bool:
 def check_baseline_update_value(baseline_update, cases=UPDATE_CASES) -> None:
     """Comprueba la red de valor tras ``baseline_update`` y cuántos pasos dio
     cada optimizador y cuántos ``backward()`` llegaron a ``V``."""
-    _check_update(
-        baseline_update, cases, UPDATE_VALUE_MISTAKES, _same_value, _explain_value
-    )
+    rows = UPDATE_VALUE_MISTAKES
+    _check_update(baseline_update, cases, rows, _same_value, _explain_value)
