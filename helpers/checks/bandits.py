@@ -12,10 +12,12 @@ from helpers.checks import (
     Mistake,
     as_array,
     as_int,
+    as_tuple,
     call,
     check_procedure,
     close,
     describe_difference,
+    diagnoses,
     exercise,
     fail,
     on_output,
@@ -23,6 +25,7 @@ from helpers.checks import (
     python_number,
     values_check,
     variant_of,
+    with_args,
     with_messages,
 )
 from helpers.formatting import number, numbers, percent
@@ -48,12 +51,12 @@ mean_of_two: Eso es la media entre la estimación y la recompensa: la recompensa
     pesa 1/count, no 1/2.
 mean_times_count: ¿Multiplicaste por count en vez de dividir?
 """,
-        Mistake("mean_not_divided", lambda q, r, n: _mean(q, r, 1), ...),
+        Mistake("mean_not_divided", with_args(_mean, count=1), ...),
         Mistake("mean_count_minus_one", lambda q, r, n: _mean(q, r, n - 1), ...),
         Mistake("mean_count_plus_one", lambda q, r, n: _mean(q, r, n + 1), ...),
         Mistake("mean_sign", lambda q, r, n: _mean(q, 2 * q - r, n), ...),
-        Mistake("mean_of_two", lambda q, r, n: _mean(q, r, 2), ...),
-        Mistake("mean_times_count", lambda q, r, n: _mean(q, r, 1 / n), ...),
+        Mistake("mean_of_two", with_args(_mean, count=2), ...),
+        Mistake("mean_times_count", with_args(_mean, count=lambda a: 1 / a.count), ...),
     ),
     # El último, con decimales que no acaban: un redondeo no pasa desapercibido.
     [(2.0, 5.0, 4), (0.0, 1.0, 1), (3.0, -1.0, 2), (1.5, 1.5, 7), (1.0, 2.0, 3)],
@@ -91,45 +94,44 @@ def _action(value: Any) -> int:
 
 
 #: Los diagnósticos de epsilon_greedy; {f}: las frecuencias de cada brazo.
-_FREQUENCY_SAID = {
-    "global_random": "Con el mismo rng (misma semilla) tu función eligió brazos "
-    "distintos. ¿Usaste np.random o random en lugar del rng que recibes como "
-    "argumento?",
-    "explores_when_greedy": "Con ε = 0 no debías explorar nunca, pero elegiste brazos "
-    "al azar (frecuencias: {f}). ¿Comparas al revés? Explora solo cuando "
-    "rng.random() < ε.",
-    "argmin": "Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1 y elegiste "
-    "otro. ¿Usaste argmin en vez de argmax? Frecuencias: {f}.",
-    "greedy_wrong_arm": "Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1; "
-    "frecuencias: {f}. ¿Exploras aunque ε valga 0? Usa el ε que recibes como "
-    "argumento, no uno escrito a mano.",
-    "ties_first_max": "Con ε = 0 y Q = [3, 1, 3, 3] elegiste siempre el brazo 0. "
-    "np.argmax devuelve siempre el primer máximo: desempata al azar entre los brazos "
-    "empatados (por ejemplo con np.flatnonzero(q == q.max()) y rng.choice).",
-    "ties_not_uniform": "Con ε = 0 y Q = [3, 1, 3, 3] los brazos 0, 2 y 3 deberían "
-    "salir cada uno ≈ 1/3 de las veces y el 1 nunca. Frecuencias: {f}.",
-    "ties_noise_too_large": "Con ε = 0 y Q = [0,50; 0,52; 0,10] debías elegir siempre "
-    "el brazo 1, el único máximo; frecuencias: {f}. ¿Desempatas sumando ruido a Q? "
-    "Un ruido que no es diminuto cambia el orden de dos brazos que no estaban "
-    "empatados: reúne los empatados (np.flatnonzero(q == q.max())) y deja que rng "
-    "elija uno.",
-    "epsilon_inverted": "Con ε = 1 debías explorar siempre, pero casi siempre elegiste "
-    "el mejor brazo. ¿La rama que explora se queda sin efecto (falta un else o un "
-    "return), o al explorar das más peso a los brazos de Q alto? Explora cuando "
-    "rng.random() < ε, con un brazo uniforme entre los k.",
-    "explore_excludes_best": "Con ε = 1 nunca elegiste el mejor brazo. Al explorar, "
-    "elige uniforme entre todos los brazos, también el mejor.",
-    "explore_not_uniform": "Con ε = 1 y 5 brazos cada brazo debería salir ≈ 20 % de "
-    "las veces. Frecuencias: {f}.",
-    "wrong_best_frequency": "Con ε = 0,2 y 4 brazos, el mejor debería salir "
-    "1 − ε + ε/4 = 85 % de las veces; salió {f}.",
-}
+_FREQUENCY_SAID = diagnoses(
+    """
+global_random: Con el mismo rng (misma semilla) tu función eligió brazos distintos.
+    ¿Usaste np.random o random en lugar del rng que recibes como argumento?
+explores_when_greedy: Con ε = 0 no debías explorar nunca, pero elegiste brazos al azar
+    (frecuencias: {f}). ¿Comparas al revés? Explora solo cuando rng.random() < ε.
+argmin: Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1 y elegiste otro.
+    ¿Usaste argmin en vez de argmax? Frecuencias: {f}.
+greedy_wrong_arm: Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1;
+    frecuencias: {f}. ¿Exploras aunque ε valga 0? Usa el ε que recibes como argumento,
+    no uno escrito a mano.
+ties_first_max: Con ε = 0 y Q = [3, 1, 3, 3] elegiste siempre el brazo 0. np.argmax
+    devuelve siempre el primer máximo: desempata al azar entre los brazos empatados
+    (por ejemplo con np.flatnonzero(q == q.max()) y rng.choice).
+ties_not_uniform: Con ε = 0 y Q = [3, 1, 3, 3] los brazos 0, 2 y 3 deberían salir cada
+    uno ≈ 1/3 de las veces y el 1 nunca. Frecuencias: {f}.
+ties_noise_too_large: Con ε = 0 y Q = [0,50; 0,52; 0,10] debías elegir siempre el brazo
+    1, el único máximo; frecuencias: {f}. ¿Desempatas sumando ruido a Q? Un ruido que no
+    es diminuto cambia el orden de dos brazos que no estaban empatados: reúne los
+    empatados (np.flatnonzero(q == q.max())) y deja que rng elija uno.
+epsilon_inverted: Con ε = 1 debías explorar siempre, pero casi siempre elegiste el mejor
+    brazo. ¿La rama que explora se queda sin efecto (falta un else o un return), o al
+    explorar das más peso a los brazos de Q alto? Explora cuando rng.random() < ε, con
+    un brazo uniforme entre los k.
+explore_excludes_best: Con ε = 1 nunca elegiste el mejor brazo. Al explorar, elige
+    uniforme entre todos los brazos, también el mejor.
+explore_not_uniform: Con ε = 1 y 5 brazos cada brazo debería salir ≈ 20 % de las veces.
+    Frecuencias: {f}.
+wrong_best_frequency: Con ε = 0,2 y 4 brazos, el mejor debería salir 1 − ε + ε/4 = 85 %
+    de las veces; salió {f}.
+"""
+)
 
 
 def _expect(ok: bool, mistake: str, f: str = "") -> None:
     """Falla con el diagnóstico ``mistake`` de :data:`_FREQUENCY_SAID` si no ``ok``."""
     if not ok:
-        fail(_FREQUENCY_SAID[mistake].format(f=f), mistake)
+        _FREQUENCY_SAID[mistake].fail(f=f)
 
 
 @exercise(MODULE, "epsilon_greedy")
@@ -202,14 +204,11 @@ TESTBED_CASES = testbed_cases(0)
 
 def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
     """Las cuatro salidas de ``testbed_step``, comprobadas de forma y tipo."""
-    if not isinstance(result, tuple | list) or len(result) != 4:
-        length = f" de longitud {len(result)}" if hasattr(result, "__len__") else ""
-        fail(
-            "testbed_step debe devolver cuatro cosas, en este orden: "
-            "(actions, rewards, new_q, new_counts). Devolvió "
-            f"{type(result).__name__}{length}.",
-            "step_not_four",
-        )
+    promised = (
+        "testbed_step debe devolver cuatro cosas, en este orden: "
+        "(actions, rewards, new_q, new_counts)"
+    )
+    result = as_tuple(result, 4, promised, mistake="step_not_four")
     actions = as_array(result[0], "actions")
     if actions.shape != (n,):
         fail(
@@ -312,9 +311,7 @@ reward_from_estimates: La recompensa sale de los valores verdaderos q_star, no d
         patched(_testbed, _pull=lambda q_star, a, rng: q_star[np.arange(len(a)), a]),
         ...,
     ),
-    Mistake(
-        "reward_from_estimates", lambda q, n, _, e, rng: _testbed(q, n, q, e, rng), ...
-    ),
+    Mistake("reward_from_estimates", with_args(_testbed, q_star=lambda a: a.q), ...),
 )
 
 
@@ -563,7 +560,7 @@ UCB_CASES = [
 def _log_base(base: float) -> Callable[..., int]:
     """UCB con el logaritmo en base ``base``: el de referencia con un t cuyo ln
     es log_base(t)."""
-    return lambda q, n, t, c: _ucb(q, n, np.exp(np.log(t) / np.log(base)), c)
+    return with_args(_ucb, t=lambda a: np.exp(np.log(a.t) / np.log(base)))
 
 
 def _last_untried(q, n, t, c):
@@ -596,22 +593,22 @@ ucb_sum_of_counts: En el bono va t, el paso que recibes como argumento, no la su
 ucb_bonus_subtracted: ¿El signo? El bono de incertidumbre se suma: favorece a los brazos
     poco probados.
 """,
-        Mistake("ucb_plus_one", lambda q, n, t, c: _ucb(q, n + 1, t, c), ...),
+        Mistake("ucb_plus_one", with_args(_ucb, counts=lambda a: a.counts + 1), ...),
         Mistake("ucb_last_untried", _last_untried, ...),
-        Mistake("ucb_no_bonus", lambda q, n, t, c: _ucb(q, n, t, 0.0), ...),
+        Mistake("ucb_no_bonus", with_args(_ucb, c=0.0), ...),
         # c·sqrt(ln²t / N²) = c·ln t / N
         Mistake(
             "ucb_no_sqrt",
             lambda q, n, t, c: _ucb(q, n**2, np.exp(np.log(t) ** 2), c),
             ...,
         ),
-        Mistake("ucb_c_inside_sqrt", lambda q, n, t, c: _ucb(q, n, t, np.sqrt(c)), ...),
-        Mistake("ucb_no_log", lambda q, n, t, c: _ucb(q, n, np.exp(t), c), ...),
+        Mistake("ucb_c_inside_sqrt", with_args(_ucb, c=lambda a: np.sqrt(a.c)), ...),
+        Mistake("ucb_no_log", with_args(_ucb, t=lambda a: np.exp(a.t)), ...),
         Mistake("ucb_log2", _log_base(2), ...),
         Mistake("ucb_log10", _log_base(10), ...),
-        Mistake("ucb_log_t_plus_one", lambda q, n, t, c: _ucb(q, n, t + 1, c), ...),
-        Mistake("ucb_sum_of_counts", lambda q, n, t, c: _ucb(q, n, n.sum(), c), ...),
-        Mistake("ucb_bonus_subtracted", lambda q, n, t, c: _ucb(q, n, t, -c), ...),
+        Mistake("ucb_log_t_plus_one", with_args(_ucb, t=lambda a: a.t + 1), ...),
+        Mistake("ucb_sum_of_counts", with_args(_ucb, t=lambda a: a.counts.sum()), ...),
+        Mistake("ucb_bonus_subtracted", with_args(_ucb, c=lambda a: -a.c), ...),
     ),
     UCB_CASES,
     returns="int",
@@ -673,12 +670,10 @@ gradient_sign: ¿Un signo al revés? Es (R − b)(1{a = A} − π(a)): si la rec
 gradient_chosen_only: También se mueven los brazos no elegidos: bajan en α(R − b)π(a).
 gradient_no_alpha: ¿Olvidaste multiplicar por α?
 """,
-        Mistake(
-            "gradient_no_baseline", lambda h, a, r, b, lr: _step(h, a, r, 0.0, lr), ...
-        ),
+        Mistake("gradient_no_baseline", with_args(_step, baseline=0.0), ...),
         Mistake(
             "gradient_baseline_added",
-            lambda h, a, r, b, lr: _step(h, a, r, -b, lr),
+            with_args(_step, baseline=lambda a: -a.baseline),
             ...,
         ),
         # (b − R)(1{a=A} − π) y (R − b)(π − 1{a=A}) son el mismo error.
@@ -688,9 +683,7 @@ gradient_no_alpha: ¿Olvidaste multiplicar por α?
             lambda h, a, r, b, lr: h + np.eye(len(h))[a] * (_step(h, a, r, b, lr) - h),
             ...,
         ),
-        Mistake(
-            "gradient_no_alpha", lambda h, a, r, b, lr: _step(h, a, r, b, 1.0), ...
-        ),
+        Mistake("gradient_no_alpha", with_args(_step, alpha=1.0), ...),
     ),
     [
         (_a(0.0, 0.0, 0.0), 1, 1.0, 0.0, 0.1),
@@ -777,13 +770,11 @@ def _student_train(gradient_bandit_train, case) -> tuple[np.ndarray, list[int]]:
     pull, k, n_steps, alpha, seed = case
     rng = np.random.default_rng(seed)
     args = (gradient_bandit_train, "gradient_bandit_train", pull, k, n_steps, alpha)
-    result = call(*args, rng)
-    if not isinstance(result, tuple | list) or len(result) != 2:
-        fail(
-            "gradient_bandit_train debe devolver dos cosas: (preferences, "
-            "actions), las preferencias finales y la lista de brazos elegidos.",
-            "train_not_a_pair",
-        )
+    promised = (
+        "gradient_bandit_train debe devolver dos cosas, (preferences, actions): "
+        "las preferencias finales y la lista de brazos elegidos"
+    )
+    result = as_tuple(call(*args, rng), 2, promised, mistake="train_not_a_pair")
     actions = [as_int(a, "Cada acción") for a in result[1]]
     return as_array(result[0], "preferences"), actions
 
