@@ -259,3 +259,29 @@ def test_compare_finds_a_changed_figure(stored, fresh_start):
     problems = runs.compare(changed, fresh_start)
     assert len(problems) == 2
     assert "test_accuracy" in problems[0] and "true[1]" in problems[1]
+
+
+@pytest.mark.parametrize(
+    ("form", "alpha", "beta"), [("bon", 0.7, 0.5), ("rl", -0.9, 1.2)]
+)
+def test_fit_gao_recovers_the_curve(form, alpha, beta):
+    d = np.linspace(0.0, 1.5, 40)
+    gain = pref.gao_curve(d, alpha, beta, form)
+    assert gain[0] == 0.0
+    fitted_alpha, fitted_beta, rmse = pref.fit_gao(d, gain, form)
+    assert fitted_alpha == pytest.approx(alpha) and fitted_beta == pytest.approx(beta)
+    assert rmse < 1e-9
+    # el máximo de la fórmula es el de la curva
+    grid = np.linspace(1e-6, 5.0, 200_001)
+    best = grid[np.argmax(pref.gao_curve(grid, alpha, beta, form))]
+    assert pref.gao_peak(alpha, beta, form) == pytest.approx(best, abs=1e-4)
+
+
+def test_fit_gao_reports_the_error_and_rejects_unknown_forms():
+    d = np.array([0.0, 0.5, 1.0, 1.5])
+    gain = np.array([0.0, 0.3, 0.2, 0.4])
+    alpha, beta, rmse = pref.fit_gao(d, gain, "bon")
+    residual = pref.gao_curve(d, alpha, beta, "bon") - gain
+    assert rmse == pytest.approx(np.sqrt(np.mean(residual**2))) and rmse > 0.01
+    with pytest.raises(ValueError, match="forma desconocida"):
+        pref.fit_gao(d, gain, "ppo")

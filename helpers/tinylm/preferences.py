@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -648,7 +649,55 @@ def mean_utility(
     return utilities_for(completions, repeated).mean().item()
 
 
+# --- Las formas de Gao, Schulman y Hilton (2022) ------------------------------
+
+#: Las dos formas: ``"bon"`` (mejor de n), d(α − β d); ``"rl"``, d(α − β log d).
+GAO_FORMS = ("bon", "rl")
+
+
+def _gao_columns(d: np.ndarray, form: str) -> np.ndarray:
+    """Las columnas (d, −d·g(d)) que multiplican a (α, β) en cada forma."""
+    if form not in GAO_FORMS:
+        raise ValueError(f"forma desconocida {form!r}: usa una de {GAO_FORMS}")
+    d = np.asarray(d, dtype=float)
+    if form == "bon":
+        second = d * d
+    else:  # d log d vale 0 en d = 0 (el límite)
+        second = d * np.log(np.where(d > 0, d, 1.0))
+    return np.stack([d, -second], axis=-1)
+
+
+def gao_curve(d: np.ndarray, alpha: float, beta: float, form: str) -> np.ndarray:
+    """La ganancia de utilidad verdadera frente a d = √KL(π ‖ π_ref).
+
+    Gao, Schulman y Hilton (2022): d(α − β d) para el mejor de n (``"bon"``) y
+    d(α − β log d) para RL (``"rl"``); las dos valen 0 en d = 0.
+    """
+    return _gao_columns(d, form) @ np.array([alpha, beta])
+
+
+def fit_gao(d: np.ndarray, gain: np.ndarray, form: str) -> tuple[float, float, float]:
+    """α, β y el error del ajuste (raíz del error cuadrático medio).
+
+    Las dos formas son lineales en (α, β): basta un ajuste por mínimos
+    cuadrados, sin término independiente (la ganancia en d = 0 es 0).
+    """
+    columns = _gao_columns(d, form)
+    gain = np.asarray(gain, dtype=float)
+    (alpha, beta), *_ = np.linalg.lstsq(columns, gain, rcond=None)
+    rmse = float(np.sqrt(np.mean((columns @ np.array([alpha, beta]) - gain) ** 2)))
+    return float(alpha), float(beta), rmse
+
+
+def gao_peak(alpha: float, beta: float, form: str) -> float:
+    """El d del máximo de la curva (con β > 0): α/(2β) o e^{α/β − 1}."""
+    if form not in GAO_FORMS:
+        raise ValueError(f"forma desconocida {form!r}: usa una de {GAO_FORMS}")
+    return alpha / (2 * beta) if form == "bon" else float(np.exp(alpha / beta - 1))
+
+
 __all__ = [
+    "GAO_FORMS",
     "ANNOTATOR_TEMPERATURE",
     "DPOConfig",
     "PreferencePairs",
@@ -656,6 +705,9 @@ __all__ = [
     "RewardModelConfig",
     "bradley_terry_loss",
     "dpo_loss",
+    "fit_gao",
+    "gao_curve",
+    "gao_peak",
     "implicit_rewards",
     "heldout_pairs",
     "make_preferences",
