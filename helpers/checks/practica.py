@@ -22,9 +22,102 @@ from typing import Any
 
 import torch
 
-from helpers.checks import Diagnosis, Mistake, exercise, fail, variant_of, with_messages
+from helpers.checks import (
+    Diagnosis,
+    Mistake,
+    diagnoses,
+    exercise,
+    fail,
+    variant_of,
+    with_messages,
+)
 
 MODULE = "11_practica"
+
+#: Lo que dicen las reglas sin variante (``{…}``: lo que llena ``.fail``;
+#: ``{said}``: lo que dijo la biblioteca, en su línea, de :func:`_said`).
+_SAYS = diagnoses(
+    """
+config_generations_do_not_divide: TRL no acepta la configuración: num_generations (G)
+    debe dividir el lote de generación, per_device_train_batch_size ·
+    gradient_accumulation_steps respuestas, porque lo corta en grupos de G respuestas
+    del mismo enunciado. ¿Pusiste en per_device_train_batch_size las respuestas por
+    enunciado, o los enunciados, en vez de las respuestas del paso?{said}
+config_not_grpo_config: make_grpo_config debe devolver un trl.GRPOConfig (el objeto que
+    recibe GRPOTrainer en args=), y devolvió {kind}.
+config_ignores_output_dir: La carpeta de salida es el argumento output_dir:
+    make_grpo_config({output_dir!r}) devolvió output_dir = {got!r}.
+reward_no_kwargs: TRL llama a {name} con todo por nombre: completions=, las columnas del
+    conjunto de datos (answer=...) y además sus propios argumentos (completion_ids=,
+    trainer_state=, log_metric=...). Tu función no acepta alguno: termina la firma en
+    **kwargs.{said}
+reward_returns_none: {name} devolvió None: ¿falta el return? TRL espera una lista de
+    floats, una por respuesta.
+reward_returns_tensor: {name} devolvió un tensor: TRL espera una lista de floats de
+    Python, una por respuesta (result.tolist() o construye la lista).
+reward_not_a_list: {name} debe devolver una lista con un float de Python (1.0 o 0.0)
+    por respuesta ({n}); devolvió {what}.
+reward_ignores_conversation: Con un conjunto conversacional TRL pasa cada respuesta
+    como [{'role': 'assistant', 'content': '…'}]: el texto está en
+    completion[-1]['content'] (o en el contenido de sus mensajes).
+reward_raises_on_garbage: Una recompensa nunca debe lanzar: TRL pararía el
+    entrenamiento por un texto raro del modelo o una fila rota. Lo que no se puede leer
+    paga 0,0.
+correctness_substring: Pagas una respuesta que solo contiene la referencia: «8» está
+    dentro de «68+340=408», pero la respuesta es 408. Es la trampa que aprende un modelo
+    (escribir muchas cifras). Compara la respuesta extraída con math-verify (parse y
+    verify), no busques la cadena.
+correctness_pays_unparsable_gold: Una referencia que no se puede leer nunca paga:
+    math-verify no saca nada de «» ni de «n/a», y parse(gold) == parse(respuesta) es
+    [] == [], verdadero. Si parse(gold) está vacío, paga 0,0.
+correctness_silent_unparsable: Las referencias ilegibles pagan 0, bien, pero en
+    silencio: avísalo con warnings.warn(...) (o regístralo con el log_metric que pasa
+    TRL), para que un conjunto de datos roto no entrene sin que nadie lo vea.
+format_requires_dot: Dentro de TRL la respuesta llega sin su «.» final: TRL decodifica
+    con skip_special_tokens=True y el «.» es el token de fin del curso. El formato
+    acepta «=N» con el punto y sin él («\\.?»).
+format_no_dotall: Una respuesta puede tener varias líneas. Sin re.DOTALL, «.» no cruza
+    los saltos de línea y «.*=…» no llega al final: usa re.DOTALL (o busca el final con
+    re.search(r'=\\d+\\.?\\s*$', texto)).
+trainer_not_grpo_trainer: make_trainer debe devolver un trl.GRPOTrainer, y devolvió
+    {kind}.
+trainer_other_model: El modelo del entrenador no es el punto de control de la carpeta
+    model_path: cárgalo con AutoModelForCausalLM.from_pretrained(model_path) (la misma
+    línea que carga un Qwen), no con las ayudas del curso.
+trainer_rewards: reward_funcs debe llevar tus dos recompensas, en este orden:
+    [correctness_reward, format_reward]. Lleva {names}.
+trainer_ignores_config: El entrenador no usa la configuración que recibe: pásala tal
+    cual en args=config (si construyes otra, pierdes el objetivo de make_grpo_config).
+trainer_dataset: El entrenador no tiene el conjunto de datos que recibe:
+    train_dataset=dataset.
+diagnoses_not_a_dict: diagnoses debe ser un diccionario: id de la ejecución → id del
+    fallo ({{"A": "…", …}}); es {kind}.
+diagnoses_unknown_failure: Estos diagnósticos no son ids de runs.FAILURES: {shown}.
+    Elige entre {failures}.
+dpo_not_a_trainer: make_dpo_trainer(..., loss_type={loss_type!r}, beta={beta}) debe
+    devolver un trl.DPOTrainer (con la DPOConfig en args=), y devolvió {kind}.
+dpo_ref_model: El modelo de referencia del entrenador no es ref_model: pásalo en
+    ref_model=ref_model. Sin él, TRL hace su propia copia congelada de model, y la
+    referencia deja de ser la que tú eliges (la del SFT).
+dpo_other_model: La política del entrenador no es model: pásalo en model=model (es el
+    modelo que DPO entrena).
+dpo_loss_type_ignored: Con loss_type={want[0]!r}, la DPOConfig dice loss_type =
+    {got!r}: pasa el argumento a DPOConfig(loss_type=loss_type), no un valor fijo.
+dpo_beta_ignored: Con beta={want}, la DPOConfig dice beta = {got}: pasa el argumento a
+    DPOConfig(beta=beta), no un valor fijo.
+dpo_ignores_output_dir: La carpeta de salida es el argumento output_dir; la DPOConfig
+    dice {got!r}.
+dpo_scheduler: lr_scheduler_type = {got!r}: el DPO del módulo 10 usa una tasa
+    constante, lr_scheduler_type='constant' (por defecto TRL la baja en línea recta
+    hasta 0).
+"""
+)
+
+
+def _said(who: str, error: Exception) -> str:
+    """Lo que dijo la biblioteca ``who`` al fallar, en una línea aparte."""
+    return f"\n({who} dijo: {error})"
+
 
 # Ejercicio · La configuración de GRPO
 
@@ -181,27 +274,13 @@ def _build(make_grpo_config: Callable[[str], Any], output_dir: str) -> Any:
         # La configuración ni se construye: lo que dicen TRL o transformers, en
         # español, con el id del error típico que lo provoca
         if "must be divisible by num_generations" in str(error):
-            fail(
-                "TRL no acepta la configuración: num_generations (G) debe dividir "
-                "el lote de generación, per_device_train_batch_size · "
-                "gradient_accumulation_steps respuestas, porque lo corta en grupos "
-                "de G respuestas del mismo enunciado. ¿Pusiste en "
-                "per_device_train_batch_size las respuestas por enunciado, o los "
-                f"enunciados, en vez de las respuestas del paso?\n(TRL dijo: {error})",
-                "config_generations_do_not_divide",
-            )
+            _SAYS["config_generations_do_not_divide"].fail(said=_said("TRL", error))
         if "bf16" in str(error):
-            fail(
-                f"{_BF16.format('GRPOConfig')}\n(transformers dijo: {error})",
-                "config_bf16",
-            )
+            said = _said("transformers", error)
+            fail(_BF16.format("GRPOConfig") + said, "config_bf16")
         raise
     if not isinstance(config, trl.GRPOConfig):
-        fail(
-            "make_grpo_config debe devolver un trl.GRPOConfig (el objeto que "
-            f"recibe GRPOTrainer en args=), y devolvió {type(config).__name__}.",
-            "config_not_grpo_config",
-        )
+        _SAYS["config_not_grpo_config"].fail(kind=type(config).__name__)
     return config
 
 
@@ -217,11 +296,8 @@ def check_make_grpo_config(make_grpo_config, output_dirs=("runs/practica",)):
         if not differ:
             continue
         if "output_dir" in differ:
-            fail(
-                "La carpeta de salida es el argumento output_dir: "
-                f"make_grpo_config({output_dir!r}) devolvió output_dir = "
-                f"{got['output_dir']!r}.",
-                "config_ignores_output_dir",
+            _SAYS["config_ignores_output_dir"].fail(
+                output_dir=output_dir, got=got["output_dir"]
             )
         for row in CONFIG_MISTAKES:
             wrong = config_fields(row.variant(output_dir))
@@ -380,19 +456,8 @@ GARBAGE: tuple[Any, ...] = (
     "17×20+17×4=340+6",
 )
 
-#: Lo que se dice si una recompensa lanza con unas respuestas o no paga lo que
-#: la referencia (los demás, en la comprobación de cada una).
-_CONVERSATION = Diagnosis(
-    id="reward_ignores_conversation",
-    message="Con un conjunto conversacional TRL pasa cada respuesta como "
-    "[{'role': 'assistant', 'content': '…'}]: el texto está en "
-    "completion[-1]['content'] (o en el contenido de sus mensajes).",
-)
-_RAISES = Diagnosis(
-    id="reward_raises_on_garbage",
-    message="Una recompensa nunca debe lanzar: TRL pararía el entrenamiento por "
-    "un texto raro del modelo o una fila rota. Lo que no se puede leer paga 0,0.",
-)
+_CONVERSATION = _SAYS["reward_ignores_conversation"]
+_RAISES = _SAYS["reward_raises_on_garbage"]
 _UNREADABLE = "Una respuesta que no se entiende paga 0,0."
 
 
@@ -421,45 +486,23 @@ def _called(reward, completions, what, raised, **columns) -> tuple[list[float], 
         raise
     except Exception as error:  # noqa: BLE001 — el código es del estudiante
         if isinstance(error, TypeError) and "unexpected keyword" in str(error):
-            fail(
-                f"TRL llama a {name} con todo por nombre: completions=, las "
-                "columnas del conjunto de datos (answer=...) y además sus propios "
-                "argumentos (completion_ids=, trainer_state=, log_metric=...). "
-                "Tu función no acepta alguno: termina la firma en **kwargs.\n"
-                f"(Python dijo: {error})",
-                "reward_no_kwargs",
-            )
+            _SAYS["reward_no_kwargs"].fail(name=name, said=_said("Python", error))
         if raised is None:
             raise
         said = f"{type(error).__name__} con {what}: {error}. {raised.message}"
         fail(f"{name} lanzó {said}", raised.id)
     if result is None:
-        fail(
-            f"{name} devolvió None: ¿falta el return? TRL espera una lista de "
-            "floats, una por respuesta.",
-            "reward_returns_none",
-        )
+        _SAYS["reward_returns_none"].fail(name=name)
     if isinstance(result, torch.Tensor):
-        fail(
-            f"{name} devolvió un tensor: TRL espera una lista de floats de "
-            "Python, una por respuesta (result.tolist() o construye la lista).",
-            "reward_returns_tensor",
-        )
+        _SAYS["reward_returns_tensor"].fail(name=name)
     if not isinstance(result, list) or len(result) != n:
-        fail(
-            f"{name} debe devolver una lista con un float por respuesta "
-            f"({n}); devolvió {type(result).__name__}"
-            + (f" de longitud {len(result)}" if hasattr(result, "__len__") else "")
-            + ".",
-            "reward_not_a_list",
-        )
+        size = f" de longitud {len(result)}" if hasattr(result, "__len__") else ""
+        what = type(result).__name__ + size
+        _SAYS["reward_not_a_list"].fail(name=name, n=n, what=what)
     if not all(isinstance(x, numbers.Real) for x in result):
-        kinds = sorted({type(x).__name__ for x in result})
-        fail(
-            f"{name} debe devolver floats de Python (1.0 o 0.0); devolvió "
-            f"elementos de tipo {', '.join(kinds)}.",
-            "reward_not_a_list",
-        )
+        kinds = ", ".join(sorted({type(x).__name__ for x in result}))
+        what = f"elementos de tipo {kinds}"
+        _SAYS["reward_not_a_list"].fail(name=name, n=n, what=what)
     reported = bool(caught) or any(call and call[-1] for call in logged)
     return [float(x) for x in result], reported
 
@@ -511,14 +554,7 @@ def check_correctness_reward(correctness_reward):
             ["68+340=408", "11×8=88", "5×8=40"],
             "la respuesta 68+340=408",
             Diagnosis(id="correctness_wrong_value", message=_UNREADABLE),
-            Diagnosis(
-                id="correctness_substring",
-                message="Pagas una respuesta que solo contiene la referencia: «8» "
-                "está dentro de «68+340=408», pero la respuesta es 408. Es la "
-                "trampa que aprende un modelo (escribir muchas cifras). Compara la "
-                "respuesta extraída con math-verify (parse y verify), no busques "
-                "la cadena.",
-            ),
+            _SAYS["correctness_substring"],
         ),
         (chat, "respuestas en forma de conversación", _CONVERSATION, _CONVERSATION),
         (list(GARBAGE), "textos raros", _RAISES, None),
@@ -526,23 +562,12 @@ def check_correctness_reward(correctness_reward):
             unreadable,
             "referencias ilegibles",
             _RAISES,
-            Diagnosis(
-                id="correctness_pays_unparsable_gold",
-                message="Una referencia que no se puede leer nunca paga: math-verify "
-                "no saca nada de «» ni de «n/a», y parse(gold) == parse(respuesta) "
-                "es [] == [], verdadero. Si parse(gold) está vacío, paga 0,0.",
-            ),
+            _SAYS["correctness_pays_unparsable_gold"],
         ),
     ]
     golds = [gold, ["8"] * 3, gold, ["408"] * len(GARBAGE), ["", "n/a", "", "####"]]
     if not _probes(correctness_reward, reference, rows, answer=golds):
-        fail(
-            "Las referencias ilegibles pagan 0, bien, pero en silencio: avísalo "
-            "con warnings.warn(...) (o regístralo con el log_metric que pasa "
-            "TRL), para que un conjunto de datos roto no entrene sin que nadie "
-            "lo vea.",
-            "correctness_silent_unparsable",
-        )
+        _SAYS["correctness_silent_unparsable"].fail()
 
 
 @exercise(MODULE, "format_reward")
@@ -572,24 +597,13 @@ def check_format_reward(format_reward):
             [_STRIPPED, "=56", "3×4=12"],
             "respuestas sin el punto",
             unreadable,
-            Diagnosis(
-                id="format_requires_dot",
-                message="Dentro de TRL la respuesta llega sin su «.» final: TRL "
-                "decodifica con skip_special_tokens=True y el «.» es el token de fin "
-                "del curso. El formato acepta «=N» con el punto y sin él («\\.?»).",
-            ),
+            _SAYS["format_requires_dot"],
         ),
         (
             lines,
             "respuestas de varias líneas",
             unreadable,
-            Diagnosis(
-                id="format_no_dotall",
-                message="Una respuesta puede tener varias líneas. Sin re.DOTALL, «.» "
-                "no cruza los saltos de línea y «.*=…» no llega al final: usa "
-                "re.DOTALL (o busca el final con re.search(r'=\\d+\\.?\\s*$', "
-                "texto)).",
-            ),
+            _SAYS["format_no_dotall"],
         ),
         (chat, "respuestas en forma de conversación", _CONVERSATION, _CONVERSATION),
         (
@@ -681,48 +695,25 @@ def check_make_trainer(make_trainer, seed=0, steps=4):
                 "TRL no encuentra la carpeta de tu modelo: con β > 0 carga el "
                 "modelo de referencia de model.config._name_or_path, que solo "
                 "tiene un modelo cargado de una carpeta. Carga el de model_path "
-                "con AutoModelForCausalLM.from_pretrained(model_path).\n"
-                f"(TRL dijo: {error})",
+                "con AutoModelForCausalLM.from_pretrained(model_path)."
+                + _said("TRL", error),
                 "trainer_other_model",
             )
         if not isinstance(trainer, trl.GRPOTrainer):
-            fail(
-                "make_trainer debe devolver un trl.GRPOTrainer, y devolvió "
-                f"{type(trainer).__name__}.",
-                "trainer_not_grpo_trainer",
-            )
+            _SAYS["trainer_not_grpo_trainer"].fail(kind=type(trainer).__name__)
         loaded = trainer.model.state_dict()
         if not all(
             name in loaded and torch.equal(loaded[name], tensor)
             for name, tensor in _CHECKPOINT_STATES[folder].items()
         ):
-            fail(
-                "El modelo del entrenador no es el punto de control de la carpeta "
-                "model_path: cárgalo con AutoModelForCausalLM.from_pretrained("
-                "model_path) (la misma línea que carga un Qwen), no con las "
-                "ayudas del curso.",
-                "trainer_other_model",
-            )
+            _SAYS["trainer_other_model"].fail()
         names = [getattr(f, "__name__", type(f).__name__) for f in trainer.reward_funcs]
         if names != ["correctness_reward", "format_reward"]:
-            fail(
-                "reward_funcs debe llevar tus dos recompensas, en este orden: "
-                f"[correctness_reward, format_reward]. Lleva {names}.",
-                "trainer_rewards",
-            )
+            _SAYS["trainer_rewards"].fail(names=names)
         if trainer.args is not config:
-            fail(
-                "El entrenador no usa la configuración que recibe: pásala tal cual "
-                "en args=config (si construyes otra, pierdes el objetivo de "
-                "make_grpo_config).",
-                "trainer_ignores_config",
-            )
+            _SAYS["trainer_ignores_config"].fail()
         if trainer.train_dataset is None or len(trainer.train_dataset) != len(dataset):
-            fail(
-                "El entrenador no tiene el conjunto de datos que recibe: "
-                "train_dataset=dataset.",
-                "trainer_dataset",
-            )
+            _SAYS["trainer_dataset"].fail()
 
 
 def reference_trainer(model_path: str, dataset: Any, config: Any) -> Any:
@@ -771,11 +762,7 @@ def _check_diagnoses_form(diagnoses):
     from helpers.practica import runs
 
     if not isinstance(diagnoses, dict):
-        fail(
-            "diagnoses debe ser un diccionario: id de la ejecución → id del fallo "
-            f'({{"A": "…", …}}); es {type(diagnoses).__name__}.',
-            "diagnoses_not_a_dict",
-        )
+        _SAYS["diagnoses_not_a_dict"].fail(kind=type(diagnoses).__name__)
     wanted = runs.diagnosis_runs()
     missing = [k for k in wanted if k not in diagnoses]
     if missing:
@@ -794,11 +781,8 @@ def _check_diagnoses_form(diagnoses):
     unknown = {k: v for k, v in diagnoses.items() if v not in runs.FAILURES}
     if unknown:
         shown = ", ".join(f"{k} → {v!r}" for k, v in sorted(unknown.items()))
-        fail(
-            f"Estos diagnósticos no son ids de runs.FAILURES: {shown}. Elige "
-            f"entre {', '.join(runs.FAILURES)}.",
-            "diagnoses_unknown_failure",
-        )
+        failures = ", ".join(runs.FAILURES)
+        _SAYS["diagnoses_unknown_failure"].fail(shown=shown, failures=failures)
 
 
 def check_diagnoses(diagnoses: Any, quiet: bool = False) -> None:
@@ -891,28 +875,11 @@ DPO_OBJECTIVE = {name: value for name, (value, _) in _DPO_OBJECTIVE.items()}
 #: Los campos de la ``DPOConfig`` con diagnóstico propio, en este orden; el
 #: mensaje lleva el valor pedido, ``{want}``, y el que tiene, ``{got}``.
 _DPO_FIELDS = {
-    "loss_type": Diagnosis(
-        id="dpo_loss_type_ignored",
-        message="Con loss_type={want[0]!r}, la DPOConfig dice loss_type = {got!r}: "
-        "pasa el argumento a DPOConfig(loss_type=loss_type), no un valor fijo.",
-    ),
-    "beta": Diagnosis(
-        id="dpo_beta_ignored",
-        message="Con beta={want}, la DPOConfig dice beta = {got}: pasa el "
-        "argumento a DPOConfig(beta=beta), no un valor fijo.",
-    ),
-    "output_dir": Diagnosis(
-        id="dpo_ignores_output_dir",
-        message="La carpeta de salida es el argumento output_dir; la DPOConfig "
-        "dice {got!r}.",
-    ),
+    "loss_type": _SAYS["dpo_loss_type_ignored"],
+    "beta": _SAYS["dpo_beta_ignored"],
+    "output_dir": _SAYS["dpo_ignores_output_dir"],
     "bf16": Diagnosis(id="dpo_bf16", message=_BF16.format("DPOConfig")),
-    "lr_scheduler_type": Diagnosis(
-        id="dpo_scheduler",
-        message="lr_scheduler_type = {got!r}: el DPO del módulo 10 usa una tasa "
-        "constante, lr_scheduler_type='constant' (por defecto TRL la baja en "
-        "línea recta hasta 0).",
-    ),
+    "lr_scheduler_type": _SAYS["dpo_scheduler"],
 }
 
 
@@ -947,37 +914,25 @@ def check_make_dpo_trainer(make_dpo_trainer, cases=(("ipo", 1.0),)):
                 fail(
                     "DPOTrainer no tiene modelo de referencia: pásale "
                     "ref_model=ref_model. Sin él, TRL intenta cargar una copia "
-                    "de la carpeta de model, y este modelo no viene de ninguna.\n"
-                    f"(TRL dijo: {error})",
+                    "de la carpeta de model, y este modelo no viene de ninguna."
+                    + _said("TRL", error),
                     "dpo_ref_model",
                 )
             if not isinstance(trainer, trl.DPOTrainer):
-                fail(
-                    f"make_dpo_trainer(..., loss_type={loss_type!r}, beta={beta}) "
-                    "debe devolver un trl.DPOTrainer (con la DPOConfig en args=), "
-                    f"y devolvió {type(trainer).__name__}.",
-                    "dpo_not_a_trainer",
+                kind = type(trainer).__name__
+                _SAYS["dpo_not_a_trainer"].fail(
+                    loss_type=loss_type, beta=beta, kind=kind
                 )
             if trainer.ref_model is not ref_model:
-                fail(
-                    "El modelo de referencia del entrenador no es ref_model: "
-                    "pásalo en ref_model=ref_model. Sin él, TRL hace su propia "
-                    "copia congelada de model, y la referencia deja de ser la que "
-                    "tú eliges (la del SFT).",
-                    "dpo_ref_model",
-                )
+                _SAYS["dpo_ref_model"].fail()
             if trainer.model is not model:
-                fail(
-                    "La política del entrenador no es model: pásalo en model=model "
-                    "(es el modelo que DPO entrena).",
-                    "dpo_other_model",
-                )
+                _SAYS["dpo_other_model"].fail()
             asked = {"loss_type": [loss_type], "beta": beta, "output_dir": output_dir}
             want = {**DPO_OBJECTIVE, **asked}
             got = {name: _field(trainer.args, name) for name in want}
             for name, rule in _DPO_FIELDS.items():
                 if got[name] != _comparable(name, want[name]):
-                    fail(rule.message.format(got=got[name], want=want[name]), rule.id)
+                    rule.fail(got=got[name], want=want[name])
             differ = [n for n in DPO_OBJECTIVE if got[n] != _comparable(n, want[n])]
             if differ:
                 fail(
