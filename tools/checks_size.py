@@ -4,7 +4,8 @@ Las comprobaciones visibles deben ser filas de los tipos del núcleo, no código
 escrito a mano por ejercicio (issue #48). Esta orden imprime, tema a tema, las
 líneas de su archivo, sus ejercicios calificados y la media; el núcleo
 (``core/``, ``__init__.py`` y ``quiz.py``) se cuenta aparte y entra en los dos
-totales que vigilan los presupuestos de ``LINE_BUDGETS``.
+totales, que no pueden pasar de ``LINE_CEILINGS`` y deben bajar hasta
+``LINE_BUDGETS``.
 
 Uso::
 
@@ -23,8 +24,13 @@ CHECKS = Path(__file__).resolve().parents[1] / "helpers" / "checks"
 SHARED = ("__init__.py", "quiz.py", "core")
 #: Los módulos cuyo tamaño fija el primer presupuesto.
 FIRST_MODULES = tuple(f"{n:02d}_" for n in range(1, 11))
-#: Los presupuestos: líneas de 01–10 con el núcleo, y media por ejercicio.
+#: Los presupuestos de la issue #48: líneas de 01–10 con el núcleo, y media
+#: por ejercicio. Aún no se cumplen (los imprime :func:`main`).
 LINE_BUDGETS = {"modules_01_10": 9_500, "per_exercise": 140}
+#: Los techos: lo medido el 6 de diciembre de 2026, tras reescribir los temas
+#: con los tipos del núcleo. ``tests/test_checks_size.py`` no deja pasarlos:
+#: se bajan cuando un tema se acorta, nunca se suben para que quepa más.
+LINE_CEILINGS = {"modules_01_10": 11_645, "per_exercise": 167}
 
 
 def lines(path: Path) -> int:
@@ -65,12 +71,14 @@ def main() -> None:
     print(f"{'núcleo':<32}{figures['shared']:>7}")
     print(
         f"01–10 con el núcleo: {figures['modules_01_10']} líneas "
-        f"(presupuesto {LINE_BUDGETS['modules_01_10']})"
+        f"(techo {LINE_CEILINGS['modules_01_10']}, "
+        f"presupuesto {LINE_BUDGETS['modules_01_10']})"
     )
     print(
         f"todo: {figures['total']} líneas, {figures['exercises']} ejercicios, "
         f"{figures['per_exercise']:.0f} por ejercicio "
-        f"(presupuesto {LINE_BUDGETS['per_exercise']})"
+        f"(techo {LINE_CEILINGS['per_exercise']}, "
+        f"presupuesto {LINE_BUDGETS['per_exercise']})"
     )
 
 
