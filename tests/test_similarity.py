@@ -226,6 +226,9 @@ DERIVED = {
     ("03_reinforce", "reinforce_updates", "zero_grad entre backward y step"),
     ("05_actor_critico", "actor_critic_loss", "olvida el return"),
     ("10_preferencias", "dpo_step", "copia la política en la referencia"),
+    # El paso de REINFORCE con V: el otro optimizador quitado de la respuesta
+    # que suma las dos pérdidas.
+    ("04_lineas_base", "baseline_update", "un solo optimizador para las dos pérdidas"),
 }
 
 
