@@ -363,25 +363,18 @@ def train_a2c(
         log_probs = distribution.log_prob(rollout.actions)
         entropy = distribution.entropy()
         # Etapa 4: pérdida, recorte del gradiente y paso de Adam.
-        loss = (loss_fn or actor_critic_loss)(
+        pieces = (
             log_probs.flatten(),
             values.flatten() / scale,
             advantages.flatten(),
             returns.flatten() / scale,
             entropy.flatten(),
-            config.value_coef,
-            config.entropy_coef,
+        )
+        loss = (loss_fn or actor_critic_loss)(
+            *pieces, config.value_coef, config.entropy_coef
         )
         if on_update is not None:
-            on_update(
-                agent,
-                log_probs.flatten(),
-                values.flatten() / scale,
-                advantages.flatten(),
-                returns.flatten() / scale,
-                entropy.flatten(),
-                env_steps,
-            )
+            on_update(agent, *pieces, env_steps)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(agent.parameters(), config.max_grad_norm)
@@ -573,6 +566,11 @@ class Corridor:
         alive[[0, -1]] = 0.0
         return alive
 
+    def _flow(self) -> np.ndarray:
+        """``P(s → s')`` bajo la política, sin las llegadas a las terminales."""
+        flow = np.einsum("a,sak->sk", self.policy, self.transitions())
+        return flow * self._alive()[None, :]
+
     def transitions(self) -> np.ndarray:
         """``P[s, a, s']``; las filas de las terminales son 0."""
         n = self.n_cells
@@ -589,7 +587,7 @@ class Corridor:
         descontar: lo que suma un lote de episodios)."""
         p, alive = self.transitions(), self._alive()
         rewards = p[:, :, -1]  # la única recompensa: llegar a la derecha
-        flow = np.einsum("a,sak->sk", self.policy, p) * alive[None, :]
+        flow = self._flow()
         values = np.linalg.solve(
             np.eye(self.n_cells) - self.gamma * flow, rewards @ self.policy
         )
@@ -624,7 +622,7 @@ class Corridor:
         """
         exact, p, alive = self.exact(), self.transitions(), self._alive()
         error = np.asarray(critic_error, dtype=float) * alive
-        flow = np.einsum("a,sak->sk", self.policy, p) * alive[None, :]
+        flow = self._flow()
         ahead = np.linalg.solve(np.eye(self.n_cells) - self.gamma * lam * flow, error)
         mean = exact["advantages"] - error[:, None]
         mean = mean + self.gamma * (1.0 - lam) * p @ (ahead * alive)
