@@ -1,41 +1,25 @@
 """Comprobaciones visibles de los ejercicios, con diagnósticos en español.
 
-Cada módulo del curso tiene aquí su submódulo, con el nombre de su tema
-(``helpers.checks.bandits``…; la tabla módulo → tema es
-``helpers.topics.TOPICS``). Una comprobación recibe la función del
-estudiante, la prueba con casos fijos y, si algo falla, lanza
-:class:`CheckError` (un ``AssertionError``) con un mensaje que nombra el error
-típico que explica el resultado («¿olvidaste dividir por n?»). Así nbgrader la
-cuenta como fallo y el estudiante sabe qué mirar.
+Cada módulo del curso tiene aquí el submódulo de su tema (la tabla es
+``helpers.topics.TOPICS``). Una comprobación prueba la función del estudiante
+en casos fijos y, si falla, lanza :class:`CheckError` (un ``AssertionError``,
+que nbgrader cuenta como fallo) con un mensaje que nombra el error típico.
 
-Este archivo solo reúne lo que importan los temas y los cuadernos. Lo común
-vive en ``helpers/checks/core/``, un módulo por asunto, de abajo arriba:
-
-- ``mistakes``: fallar (:func:`fail`, :class:`CheckError`) y las filas
-  (:class:`Mistake`, :class:`Diagnosis`, :func:`variant_of`, y
-  :func:`with_messages` y :func:`diagnoses` para escribir los mensajes de una
-  tabla, o los de unos ``fail``, en un bloque);
-- ``registry``: el registro de ejercicios (:func:`exercise`) y el resumen de
-  progreso;
-- ``compare``: comparar resultados y decir dónde difieren;
-- ``calls``: llamar a la función del estudiante con copias (:func:`call`);
-- ``symptoms``: los síntomas generales (signo, redondeo, forma…);
-- ``rows``: una comprobación en una llamada (:func:`values_check`,
-  :func:`gradients_check`) y las variantes que solo cambian la salida de la
-  referencia (:func:`on_output`, :func:`negated`, :func:`scaled`) o una pieza
-  que ella llama (:func:`patched`);
-- ``masked``, ``diagnose``, ``gradients`` y ``procedures``: los tipos de
-  comprobación. Valores en casos, con alternativas y con máscara
-  (:func:`check_cases`, :class:`Masked`); gradientes por autograd de la
-  referencia (:func:`check_gradients`); procedimientos con estado
-  (:func:`check_procedure`, :class:`Procedure`, :class:`Microbatches`).
-  Los cuestionarios están en ``helpers.checks.quiz``.
+Este archivo reúne lo que importan temas y cuadernos. Lo común vive en
+``helpers/checks/core/``, un módulo por asunto, de abajo arriba: ``mistakes``
+(:func:`fail`, las filas :class:`Mistake` y :class:`Diagnosis`,
+:func:`with_messages`, :func:`diagnoses`), ``registry`` (:func:`exercise` y el
+resumen de progreso), ``compare``, ``calls`` (:func:`call`, con copias),
+``symptoms`` (signo, redondeo, forma…), ``rows`` (:func:`values_check`,
+:func:`gradients_check` y las variantes :func:`on_output`, :func:`negated`,
+:func:`scaled`, :func:`patched`, :func:`with_args`) y los tipos:
+``diagnose`` (valores en casos, :func:`check_cases`), ``masked``
+(:class:`Masked`), ``gradients`` (:func:`check_gradients`) y ``procedures``
+(:class:`Procedure`, :class:`Microbatches`). Los cuestionarios están en
+``helpers.checks.quiz``; las demos se reexportan de ``helpers.demo``.
 
 ``core/`` no tiene ``__init__.py`` a propósito: así ``pkgutil.iter_modules``
 sobre este paquete solo ve temas (y ``quiz``).
-
-Las demos (``demo_functions``) viven en ``helpers.demo``; se reexportan aquí
-porque los cuadernos las importan de ``helpers.checks``.
 """
 
 from __future__ import annotations

@@ -46,17 +46,11 @@ def _listed(words: list[str]) -> str:
 
 
 def number_answer(answer: Any, name: str, question: str) -> float:
-    """La respuesta numérica ``answer`` como ``float``.
-
-    Acepta un número de Python o de NumPy, o un tensor o array de un solo
-    elemento. Falla (con :func:`fail`) si no hay respuesta, si es un texto, un
-    booleano o varios números, o si no es finito. No dice nada de si es correcto.
-
-    Args:
-        answer: la respuesta del estudiante.
-        name: el nombre de su variable en el cuaderno (``"answer_1"``).
-        question: cómo se nombra la pregunta en una frase («la pregunta 1»).
-    """
+    """La respuesta numérica ``answer`` (un número, o un tensor o array de un
+    elemento) como ``float``; falla si falta, es un texto, un booleano, varios
+    números o no es finita. ``name`` es su variable en el cuaderno
+    (``"answer_1"``) y ``question``, la pregunta en una frase («la pregunta
+    1»). No dice si es correcta."""
     if answer is None or answer is Ellipsis:
         fail(
             f"Todavía no has respondido {question}: asigna un número a "
@@ -104,19 +98,10 @@ def number_answer(answer: Any, name: str, question: str) -> float:
 
 
 def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
-    """Las cuatro afirmaciones marcadas de una pregunta, como ``bool``.
-
-    La respuesta es un diccionario con las claves ``"a"`` a ``"d"`` y un
-    ``True`` (verdadera) o ``False`` (falsa) en cada una. Falla (con
-    :func:`fail`) si falta alguna clave, sobra alguna o una afirmación está sin
-    marcar. No dice nada de si las marcas son correctas: la clave vive solo en
-    las pruebas ocultas.
-
-    Args:
-        answer: la respuesta del estudiante.
-        name: el nombre de su variable en el cuaderno (``"answer_2"``).
-        question: cómo se nombra la pregunta en una frase («la pregunta 2»).
-    """
+    """Las cuatro afirmaciones de una pregunta, ``{"a": bool, …, "d": bool}``;
+    falla si falta o sobra una clave o alguna no es ``True``/``False``.
+    ``name`` y ``question`` como en :func:`number_answer`. No dice si las
+    marcas son correctas: la clave vive solo en las pruebas ocultas."""
     example = '{"a": True, "b": False, ...}'
     if answer is None or answer is Ellipsis:
         fail(
@@ -173,22 +158,11 @@ def marked_statements(answer: Any, name: str, question: str) -> dict[str, bool]:
 def statements_check(
     module: str, key: str, name: str, question: str
 ) -> Callable[..., None]:
-    """La comprobación visible de una pregunta de cuatro afirmaciones.
-
-    Registra el ejercicio ``key`` de ``module`` y devuelve
-    ``check(answer, quiet=False)``, que solo mira la **forma** de la respuesta
-    (:func:`marked_statements`): cualquier respuesta bien escrita pasa, acierte
-    o no, con el mismo mensaje para todas. No sabe cuál es la buena y por eso
-    no puede revelarla: la clave y su explicación viven solo en las pruebas
-    ocultas del cuaderno de soluciones.
-
-    Args:
-        module, key: el módulo y la clave (el ``grade_id`` de la celda de la
-            respuesta); el título es el del ejercicio en el cuaderno.
-        name: el nombre de la variable en el cuaderno (``"answer_experiment"``).
-        question: cómo se nombra la pregunta en una frase («la pregunta del
-            experimento»).
-    """
+    """Registra la pregunta de afirmaciones ``key`` de ``module`` (el
+    ``grade_id`` de la celda de la respuesta) y devuelve ``check(answer,
+    quiet=False)``, que solo mira la **forma** (:func:`marked_statements`):
+    toda respuesta bien escrita pasa, con el mismo mensaje. ``name`` y
+    ``question`` como en :func:`number_answer`."""
 
     @exercise(module, key)
     def check_form(answer: Any) -> None:
@@ -235,13 +209,8 @@ def numbered_quiz(module: str, kinds: dict[int, str]) -> Callable[..., None]:
     checks = {number: form(number) for number in kinds}
 
     def check_quiz_answer(number: int, answer: Any, quiet: bool = False) -> None:
-        """Comprueba que la respuesta a la pregunta ``number`` está bien escrita.
-
-        Solo mira la forma (un número finito, o las cuatro afirmaciones
-        marcadas con ``True``/``False``): cualquier respuesta bien escrita
-        pasa, acierte o no, y el mensaje es el mismo para todas. Se califica
-        al corregir, con las pruebas ocultas, que traen la explicación.
-        """
+        """Comprueba que la respuesta a la pregunta ``number`` está bien
+        escrita (solo la forma: se califica al corregir)."""
         if number not in kinds:
             raise ValueError(f"Solo hay preguntas de la 1 a la {len(kinds)}.")
         checks[number](answer, quiet=True)
@@ -278,23 +247,11 @@ def number_key(
     otherwise: str,
     tolerance: float = 1e-3,
 ) -> None:
-    """Califica una respuesta numérica con su clave; falla si no la acierta.
-
-    Args:
-        answer: la respuesta del estudiante (un número, o un tensor o array
-            de un elemento: se lee con ``float``).
-        key: el valor correcto.
-        mistakes: los errores típicos, uno por fila: ``Mistake(id, valor que
-            da, por qué)``.
-        explanation: el mensaje del fallo hasta el porqué, que se añade al
-            final con su punto: el del error típico cuyo valor da la
-            respuesta, o ``otherwise``. Si acierta, se imprime tras un
-            «Correcto.»: la explicación llega con la nota, acierte o no.
-        otherwise: el porqué cuando ningún error típico da la respuesta (el
-            fallo lleva entonces el id ``"quiz_wrong_number"``).
-        tolerance: la distancia (estricta) a la que un valor cuenta como el
-            mismo.
-    """
+    """Califica una respuesta numérica con su clave ``key`` (a menos de
+    ``tolerance``). Si falla, el mensaje es ``explanation`` más el porqué: el
+    del error típico (``Mistake(id, valor que da, por qué)``) cuyo valor da la
+    respuesta, o ``otherwise`` (id ``"quiz_wrong_number"``). Si acierta,
+    imprime «Correcto.» y la explicación: llega con la nota, acierte o no."""
     got = float(answer)
     if abs(got - key) < tolerance:
         print(f"Correcto. {explanation.rstrip('; ')}.")

@@ -77,43 +77,29 @@ def check_cases(
     masked: Masked | None = None,
     view: View | None = None,
 ) -> None:
-    """Compara ``function`` con ``reference`` en ``cases`` y diagnostica el fallo.
+    """Compara ``function`` con ``reference`` en ``cases`` (tuplas de
+    argumentos posicionales) y diagnostica el fallo.
 
-    La función del estudiante recibe copias de cada caso y falla si modifica
-    alguna (salvo las posiciones de ``may_modify``). Si la respuesta no
-    coincide, el mensaje dice dónde difiere y busca qué la explica:
+    La función recibe copias de cada caso y falla si modifica alguna (salvo
+    las posiciones de ``may_modify``). Si no coincide, el mensaje dice dónde
+    difiere y qué lo explica:
 
-    1. el error típico cuya «huella» (sus salidas en todos los casos) es la del
-       estudiante;
-    2. si ninguno coincide del todo, el que da lo mismo que el estudiante en el
-       caso que falla y en la mayoría de los demás casos que fallan (el mismo
-       error escrito de otra manera suele diferir solo en algún caso límite);
-    3. si no, un síntoma general: signo cambiado, redondeo, enteros, un factor,
-       otra forma.
+    1. la fila de ``mistakes`` cuya «huella» (sus salidas en todos los casos)
+       es la del estudiante;
+    2. si no, la que da lo mismo en el caso que falla y en la mayoría de los
+       que fallan (el mismo error escrito de otra manera suele diferir solo
+       en algún caso límite);
+    3. si no, un síntoma general: signo, redondeo, enteros, un factor, forma.
 
-    Args:
-        function: la función del estudiante.
-        name: su nombre, para los mensajes.
-        cases: tuplas de argumentos posicionales (no se modifican).
-        reference: la implementación correcta, o varias igual de correctas
-            (``(poblacional, muestral)``): vale la primera con la que la
-            respuesta coincide en **todos** los casos. Si no coincide con
-            ninguna, el diagnóstico usa la más cercana (la que coincide en más
-            casos, sin contar los NaN de la respuesta; a igualdad, la
-            primera), para que el mensaje no culpe a la convención elegida.
-        mistakes: los errores típicos (:class:`Mistake`), cada uno con la
-            implementación errónea como ``variant``.
-        atol: tolerancia absoluta de la comparación.
-        may_modify: posiciones de argumentos que el enunciado deja modificar.
-        returns: ``"float"`` o ``"int"`` si el enunciado promete un número de
-            Python (ver :func:`python_number`); ``None``: no se mira el tipo.
-            Se mira cuando los valores ya coinciden.
-        masked: si la función recibe una máscara, cómo (:class:`Masked`):
-            cada caso se prueba también con cada eje y forma de lote que
-            acepta el enunciado y, después, con el relleno que permite.
-        view: lo que se califica de cada salida, ``view(salida, *args)``, igual
-            en la del estudiante (tras mirar que no modificó sus entradas), la
-            referencia y cada variante (ver :func:`viewed`).
+    ``reference`` puede ser varias implementaciones igual de correctas
+    (``(poblacional, muestral)``): vale la primera con la que coinciden
+    **todos** los casos; si ninguna, el diagnóstico usa la más cercana, para
+    no culpar a la convención elegida. ``returns`` (``"float"``/``"int"``)
+    mira, con los valores ya bien, que sea un número de Python
+    (:func:`python_number`). ``masked`` (:class:`Masked`) prueba cada caso
+    también con cada eje y forma de lote que acepta el enunciado y con el
+    relleno que permite. ``view(salida, *args)`` elige lo que se califica,
+    igual en la respuesta, la referencia y cada variante (:func:`viewed`).
     """
     cases = list(cases)
     references = tuple(reference) if isinstance(reference, Sequence) else (reference,)
@@ -322,32 +308,24 @@ def check_procedure(
     same_as_mistake: Callable[[Any, Any], bool] | None = None,
     unexplained: Callable[[Any, Any], bool | None] | None = None,
 ) -> Any:
-    """El procedimiento común de los ejercicios con estado (una actualización,
-    un episodio, un bucle de entrenamiento): ejecutar, comparar, y si no
-    coincide, buscar el error típico que lo explica.
+    """El procedimiento de los ejercicios con estado (una actualización, un
+    episodio, un bucle): ejecutar, comparar y, si no coincide, fallar con el
+    primer error típico que da lo mismo que el estudiante.
 
     - ``run(implementation)`` ejecuta una implementación (la del estudiante,
-      la de referencia o el ``variant`` de un :class:`Mistake`) sobre el
-      mismo caso, desde el mismo estado, y devuelve lo que se compara.
-    - ``same(got, want)`` dice si dos resultados son iguales;
-      ``same_as_mistake`` (por defecto, ``same``) si el del estudiante es el
-      de un error típico (puede mirar más cosas: la norma del gradiente que
-      queda, por ejemplo).
-    - ``describe(got, want)`` dice en español qué salió distinto; va delante
-      del mensaje del error típico (``""``: el mensaje solo).
-    - ``unexplained(got, want)``, si se da, falla cuando ningún error típico
-      coincide, con un diagnóstico propio del ejercicio (dónde difieren los
-      parámetros, un síntoma que solo se ve en este caso…). Si devuelve
-      ``True``, el resultado se da por bueno: su comparación, con su propia
-      tolerancia, no ve diferencia. Si vuelve sin más, o no se da, se falla
-      con ``describe`` y el id ``"wrong_result"``.
+      la referencia o el ``variant`` de una fila) desde el mismo estado, y
+      devuelve lo que se compara;
+    - ``same(got, want)``: si dos resultados son iguales; ``same_as_mistake``
+      (por defecto ``same``): si el del estudiante es el de una fila (puede
+      mirar más, como la norma del gradiente que queda);
+    - ``describe(got, want)``: qué salió distinto, delante del mensaje
+      (``""``: el mensaje solo);
+    - ``unexplained(got, want)``: si ninguna fila coincide, falla con un
+      diagnóstico propio; si devuelve ``True``, el resultado se da por bueno
+      (su tolerancia no ve diferencia); si no, ``"wrong_result"``.
 
-    Si coincide, devuelve el resultado del estudiante (para comprobaciones
-    extra, como el tipo de lo que devuelve). Si no, falla con el mensaje del
-    primer error típico que da lo mismo que el estudiante, y con su id.
-
-    Para contar forwards, ``backward()`` y pasos del optimizador, o mirar el
-    orden de los micro-lotes, ver :class:`helpers.checks.Procedure`.
+    Devuelve el resultado del estudiante si coincide. Para contar forwards,
+    ``backward()`` y pasos, o el orden de los micro-lotes: :class:`Procedure`.
     """
     got, want = run(student), run(reference)
     if same(got, want):

@@ -1,27 +1,14 @@
 """Gradientes: el de la respuesta contra el de la referencia, por autograd.
 
-:func:`check_gradients` no deriva nada a mano. El gradiente esperado es el
+:func:`check_gradients` no deriva nada a mano: el gradiente esperado es el
 que ``torch.autograd`` calcula sobre **la referencia**, con las mismas
-entradas; el del estudiante se calcula igual y se comparan. Una tabla
-(``wrt``) dice qué entradas deben recibir gradiente (:data:`MUST`) y cuáles
-no (:data:`MUST_NOT`), con un id por violación, y las filas de errores
-típicos se pasan por el mismo autograd para saber cuál explica un gradiente
-equivocado::
-
-    check_gradients(
-        grpo_loss, "grpo_loss", LOSS_CASES, ref_grpo_loss, LOSS_MISTAKES,
-        prefix="loss",
-        wrt={
-            "log_probs": MUST,
-            "advantages": Flow(False, id="loss_advantage_has_gradient",
-                               message="La ventaja es un peso fijo: ..."),
-        },
-    )
-
-Si la salida no es un escalar, se deriva una suma ponderada fija de sus
-posiciones (pesos aleatorios con semilla, los mismos para todos): dos
-funciones con la misma jacobiana dan lo mismo, y una que se equivoca en una
-posición casi seguro no.
+entradas. Una tabla (``wrt``) dice qué entradas deben recibir gradiente
+(:data:`MUST`) y cuáles no (:data:`MUST_NOT`), con un id por violación; las
+filas de errores típicos pasan por el mismo autograd para saber cuál explica
+un gradiente equivocado. Si la salida no es un escalar, se deriva una suma
+ponderada fija de sus posiciones (pesos aleatorios con semilla): dos funciones
+con la misma jacobiana dan lo mismo, y una que se equivoca en una posición
+casi seguro no.
 """
 
 from __future__ import annotations
@@ -168,64 +155,33 @@ def check_gradients(
 ) -> None:
     """Comprueba los **gradientes** de ``function`` contra los de ``reference``.
 
-    En cada caso, las entradas de ``wrt`` se copian con ``requires_grad`` y se
-    derivan la salida de la referencia y la del estudiante con
-    ``torch.autograd``. Falla, en este orden:
+    En cada caso, las entradas de ``wrt`` (nombre del argumento, o
+    ``"red.parte"`` → :class:`Flow`) se copian con ``requires_grad`` y se
+    derivan por autograd la salida de la referencia y la del estudiante. La
+    referencia debe cumplir la tabla (si no, ``ValueError``: la tabla está mal
+    escrita). Falla, en este orden:
 
-    1. si la función lanza un error con entradas que llevan gradiente
-       (``raised``; por defecto, el id ``"raised"``, con una pista si es una
-       operación en su sitio o un paso por NumPy) o modifica una entrada
-       (``"modified_input"``);
-    2. si devuelve algo sin ningún gradiente (``without_gradient``), o de
-       otra forma que la referencia (``wrong_shape``);
-    3. si llega gradiente a una entrada :data:`MUST_NOT` (``<prefix>_gradient_leaks``
-       o el id de su :class:`Flow`);
-    4. si no llega a una :data:`MUST` (``<prefix>_no_gradient`` o el de su
-       :class:`Flow`);
-    5. si algún gradiente no es el de la referencia: el error típico cuyas
-       variantes, derivadas igual, dan los gradientes del estudiante en todos
-       los casos, o ``mistake`` (por defecto ``<prefix>_wrong_gradient``),
-       diciendo qué gradiente difiere y dónde.
+    1. si la función lanza con entradas que llevan gradiente (``raised``: su
+       id, y su mensaje tras el error y la pista del núcleo; por defecto
+       ``"raised"``) o modifica una entrada (``"modified_input"``);
+    2. si devuelve algo sin gradiente (``without_gradient``; por defecto
+       ``<prefix>_no_gradient``) o de otra forma que la referencia
+       (``wrong_shape``; por defecto, el síntoma de forma del núcleo);
+    3. si llega gradiente a una entrada :data:`MUST_NOT` (el id de su
+       :class:`Flow`, o ``<prefix>_gradient_leaks``);
+    4. si no llega a una :data:`MUST` (o ``<prefix>_no_gradient``);
+    5. si algún gradiente no es el de la referencia: la fila de ``mistakes``
+       cuyas variantes, derivadas igual, dan los del estudiante en todos los
+       casos, o ``mistake`` (por defecto ``<prefix>_wrong_gradient``) con
+       dónde difiere y ``hint`` (por defecto :data:`WRONG_GRADIENT_HINT`; la
+       fórmula del enunciado en prosa, «−A_i · m_it / B, cero en el relleno»).
 
-    Una referencia que devuelve una constante (un peso que corrige el
-    muestreo, un objetivo) se comprueba con todas las entradas
-    :data:`MUST_NOT`: basta con que la salida del estudiante no lleve
-    gradiente hacia ninguna.
-
-    El valor no se mira: lo mira la comprobación de valores (una celda por
-    aspecto), así un gradiente bien repartido saca sus puntos aunque el valor
-    no.
-
-    Args:
-        function: la función del estudiante.
-        name: su nombre, para los mensajes.
-        cases: tuplas de argumentos posicionales, como en ``check_cases``.
-        reference: la implementación correcta: su autograd da lo esperado.
-        mistakes: los errores típicos, con la implementación errónea como
-            variante.
-        wrt: nombre del argumento (o ``"red.parte"``) → :class:`Flow`. La
-            referencia debe cumplir la tabla; si no, es un error de quien
-            escribe la comprobación (``ValueError``).
-        prefix: el principio de los ids por defecto (``"loss"``).
-        mistake: el id de un gradiente equivocado que ninguna fila explica.
-        hint: lo que se le dice entonces, tras dónde difiere (por defecto,
-            :data:`WRONG_GRADIENT_HINT`): la fórmula del enunciado en prosa,
-            por ejemplo («debería ser −A_i · m_it / B, cero en el relleno»).
-        without_gradient: el diagnóstico de una salida sin ningún gradiente
-            (un ``float``, un tensor separado del grafo); por defecto,
-            ``<prefix>_no_gradient``.
-        wrong_shape: el diagnóstico de una salida de otra forma que la de la
-            referencia (``Diagnosis(id="loss_not_scalar")``); por defecto, el
-            síntoma de forma del núcleo (``scalar``, ``transposed``…).
-        raised: el diagnóstico de un error lanzado con entradas que llevan
-            gradiente (``Diagnosis(id="raises_with_gradient")``): su id, y su
-            mensaje, si lo trae, tras el error y la pista del núcleo.
-        attach: si una entrada llega calculada a partir de otra, como en un
-            bucle de verdad (la ventaja con el crítico, ``Â = R − V``), una
-            función de los argumentos (por nombre, ya con gradiente) que
-            devuelve los que cambian: ``lambda a: {"advantages": a["returns"]
-            - a["values"]}``.
-        atol, rtol: tolerancias de la comparación de gradientes.
+    Una referencia que devuelve una constante se comprueba con todo
+    :data:`MUST_NOT`. El valor no se mira: lo mira otra celda, y un gradiente
+    bien repartido saca sus puntos aunque el valor no. ``attach``, si una
+    entrada se calcula a partir de otra como en un bucle de verdad (``Â = R −
+    V``), recibe los argumentos por nombre, ya con gradiente, y devuelve los
+    que cambian. ``atol`` y ``rtol``: la tolerancia de los gradientes.
     """
     cases = list(cases)
     parameters = [

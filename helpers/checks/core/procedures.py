@@ -55,22 +55,17 @@ class Trace:
 
 
 class Recorder:
-    """Apunta forwards, ``backward()`` y pasos del optimizador mientras dura.
-
-    Uso::
+    """Apunta forwards, ``backward()`` y pasos del optimizador mientras dura::
 
         with Recorder(model, optimizer, batch=input_ids) as trace:
             accumulate_gradients(model, input_ids, ...)
         trace.count("backward"), trace.forwards
 
-    - ``model``: un ``nn.Module``. Cada llamada al modelo es un forward; sus
-      filas se reconocen comparando la primera entrada tensor (o
-      ``input_ids``) con las filas de ``batch`` (que deben ser distintas dos a
-      dos). Cada ``backward()`` que llega a sus parámetros cuenta una vez,
-      aunque derive varios forwards juntos. Su ``zero_grad()`` también cuenta.
-    - ``optimizer``: sus ``step()`` y ``zero_grad()``.
-
-    Al salir, el modelo y el optimizador quedan como estaban.
+    Cada llamada a ``model`` es un forward, con sus filas (su primera entrada
+    tensor, o ``input_ids``, buscada en las filas de ``batch``, distintas dos
+    a dos); cada ``backward()`` que llega a sus parámetros cuenta una vez. Se
+    apuntan también ``step()`` y los ``zero_grad()``. Al salir, todo queda
+    como estaba.
     """
 
     def __init__(
@@ -262,21 +257,13 @@ def _no_description(got: Any, want: Any) -> str:
 
 @dataclass(frozen=True)
 class Procedure:
-    """Un ejercicio con estado, como datos.
-
-    - ``name``: el nombre de la función, para los mensajes.
-    - ``setup()``: un punto de partida nuevo (:class:`Setup`), el mismo cada
-      vez (con semilla).
-    - ``observe(setup, returned)``: lo que se compara tras la llamada (los
-      gradientes del modelo, sus parámetros, lo devuelto).
-    - ``same``, ``describe``, ``same_as_mistake`` y ``unexplained``: como en
-      :func:`check_procedure`.
-    - ``schedule``: la regla de lo que debe hacer la llamada
-      (:class:`Microbatches`), o ``None``.
-
-    Las filas de errores típicos son implementaciones erróneas con la firma
-    del ejercicio, como siempre: se ejecutan desde el mismo ``setup()``.
-    """
+    """Un ejercicio con estado, como datos: ``setup()`` da un punto de
+    partida nuevo e igual cada vez (:class:`Setup`), ``observe(setup,
+    returned)`` lo que se compara tras la llamada (gradientes, parámetros, lo
+    devuelto), ``same``, ``describe``, ``same_as_mistake`` y ``unexplained``
+    como en :func:`check_procedure`, y ``schedule`` la regla de lo que debe
+    hacer la llamada (:class:`Microbatches`). Cada fila se ejecuta desde el
+    mismo ``setup()``."""
 
     name: str
     setup: Callable[[], Setup]

@@ -54,14 +54,9 @@ _RESULTS: dict[tuple[str, str, str], str | None] = {}
 def references_in_place_of(
     function: Callable[..., Any], uses: Mapping[str, Callable[..., Any]]
 ) -> Iterator[None]:
-    """Mientras dura el bloque, ``function`` ve las referencias de ``uses``.
-
-    Un ejercicio cuya función llama a la de otro ejercicio (``softmax`` dentro
-    de ``gradient_bandit_update``) se califica así por sí solo: un error en
-    ``softmax`` no le cuesta puntos. Las referencias se ponen en el espacio de
-    nombres donde la función busca sus globales (el del cuaderno) y al salir
-    se devuelve lo que había.
-    """
+    """Mientras dura el bloque, ``function`` ve las referencias de ``uses`` en
+    sus globales (el cuaderno): un error en ``softmax`` no le cuesta puntos a
+    ``gradient_bandit_update``, que la llama. Al salir, vuelve lo que había."""
     namespace = getattr(inspect.unwrap(function), "__globals__", None)
     if not uses or not isinstance(namespace, dict):
         yield
@@ -80,15 +75,10 @@ def references_in_place_of(
 
 
 def _on_copies(reference: Callable[..., Any]) -> Callable[..., Any]:
-    """``reference``, trabajando sobre copias de los arrays de NumPy que recibe.
-
-    Una referencia que modifica su entrada y además la devuelve (como
-    ``q_learning_update``, que el enunciado deja hacer las dos cosas) taparía a
-    quien llama y no guarda lo que devuelve: su tabla cambiaría igual. Con las
-    copias, solo cuenta lo que devuelve, como con una respuesta del estudiante
-    que no modifique su entrada. Los tensores y los generadores se pasan tal
-    cual (un tensor con gradiente no debe cortarse del grafo).
-    """
+    """``reference`` sobre copias de los arrays de NumPy que recibe: una
+    referencia que modifica su entrada y la devuelve (``q_learning_update``)
+    taparía a quien llama y no guarda lo devuelto. Los tensores pasan tal cual
+    (uno con gradiente no debe cortarse del grafo)."""
 
     def copied(value: Any) -> Any:
         return value.copy() if isinstance(value, np.ndarray) else value
@@ -135,14 +125,9 @@ def _is_the_answer(student: Any, key: str) -> bool:
 
 
 def is_unsolved(function: Any) -> bool:
-    """Si ``function`` es aún la plantilla del cuaderno: su cuerpo (sin la
-    docstring) es solo ``raise NotImplementedError(...)``.
-
-    Así una comprobación no prepara sus casos (un punto de control en disco,
-    un modelo) para una función que va a lanzar en la primera llamada. Ante
-    cualquier duda (sin código fuente, otra cosa que una función) dice que
-    no, y la comprobación sigue su camino de siempre.
-    """
+    """Si ``function`` es aún la plantilla del cuaderno (su cuerpo, sin la
+    docstring, es solo ``raise NotImplementedError(...)``): así no se preparan
+    casos caros para una función que va a lanzar. Ante la duda, no."""
     if not inspect.isfunction(function):
         return False
     try:
@@ -171,24 +156,15 @@ def exercise(
     *,
     uses: Mapping[str, Callable[..., Any]] | None = None,
 ) -> Callable[[F], F]:
-    """Registra una comprobación y anota si pasa, para el resumen de progreso.
+    """Registra la comprobación del ejercicio ``key`` de ``module`` (el
+    ``grade_id`` de su celda de solución) y anota si pasa, para el resumen.
 
-    La comprobación decorada imprime «✔ <título>: ¡correcto!» si todo va
-    bien; el título es el del ejercicio en el cuaderno
-    (:func:`exercise_title`). Los avisos (``RuntimeWarning`` de NumPy, etc.) y
-    lo que el código del estudiante escriba en stderr se silencian: nbgrader
-    contaría cualquier texto en stderr como un fallo de la celda de pruebas.
-
-    Args:
-        module, key: el módulo y la clave del ejercicio (el ``grade_id`` de su
-            celda de solución).
-        aspect: lo que mira esta comprobación, si el ejercicio tiene una por
-            celda calificada («el valor», «los gradientes»); sale entre
-            paréntesis tras el título.
-        uses: las funciones de otros ejercicios que la del estudiante puede
-            llamar, con su referencia (``{"softmax": bandits.softmax}``).
-            Durante la comprobación, la función del estudiante (el primer
-            argumento) usa esas referencias: cada ejercicio se califica solo.
+    Imprime «✔ <título>: ¡correcto!» (:func:`exercise_title`, y ``aspect``
+    entre paréntesis si el ejercicio tiene una celda calificada por aspecto).
+    Silencia avisos y stderr: nbgrader contaría cualquier texto en stderr
+    como un fallo. ``uses`` (``{"softmax": bandits.softmax}``): las funciones
+    de otros ejercicios que la del estudiante llama, que durante la
+    comprobación son la referencia: cada ejercicio se califica solo.
     """
     exercise_name = exercise_title(module, key)
     title = f"{exercise_name} ({aspect})" if aspect else exercise_name
@@ -251,13 +227,9 @@ def exercise(
 
 
 def exercises(module: str) -> list[Exercise]:
-    """Los ejercicios registrados de un módulo, en el orden del cuaderno.
-
-    Cada submódulo de ``helpers.checks`` registra los suyos al importarse. Se
-    importa solo el del tema del módulo (``helpers.topics.TOPICS``): así el
-    resumen de los bandidos no carga PyTorch (lo cargan las comprobaciones de
-    otros módulos).
-    """
+    """Los ejercicios registrados de un módulo, en el orden del cuaderno. Se
+    importa solo el tema del módulo: el resumen de los bandidos no carga
+    PyTorch."""
     topic_name = topic(module)
     if topic_name is not None:
         importlib.import_module(f"helpers.checks.{topic_name}")

@@ -1,30 +1,21 @@
 """Comprobaciones declaradas como filas: un ejercicio en una llamada.
 
-La mayoría de las comprobaciones de los temas son la misma envoltura: un
-ejercicio registrado (:func:`~helpers.checks.core.registry.exercise`) que
-llama a :func:`check_cases` o a :func:`check_gradients` con sus casos, su
-referencia y sus errores típicos. Aquí esa envoltura se escribe una vez:
+:func:`values_check` y :func:`gradients_check` escriben una vez la envoltura
+de casi todas las comprobaciones (un ejercicio registrado que llama a
+:func:`check_cases` o :func:`check_gradients` con sus casos, su referencia y
+sus errores típicos)::
 
     check_discounted_returns = values_check(
         MODULE, "discounted_returns", reinforce.discounted_returns,
         RETURNS_MISTAKES, RETURNS_CASES,
     )
 
-Y las variantes de los errores típicos que son la referencia con la salida
-cambiada (el signo, un factor, un redondeo) se escriben como transformaciones
-de la referencia (:func:`on_output`, :func:`negated`, :func:`scaled`), sin
-copiar sus cuentas; las que viven en una pieza que la referencia llama, como
-la referencia con esa pieza cambiada (:func:`patched`); las que le dan otra
-entrada, como la referencia con esos argumentos cambiados (:func:`with_args`).
-
-Si una celda califica una parte de lo que se devuelve (el primer elemento de un
-par), ``view=`` la elige, igual en la respuesta, la referencia y cada variante
-(``PROMISED``: «kl_estimators debe devolver dos cosas, (k1, k3)»)::
-
-    check_kl_k1 = values_check(
-        MODULE, "kl_estimators", ppo.kl_estimators, KL_MISTAKES, KL_CASES,
-        view=lambda out, *args: as_tuple(out, 2, PROMISED, mistake="kl_pair")[0],
-    )
+Las variantes que son la referencia transformada no copian sus cuentas: con
+la salida cambiada (:func:`on_output`, :func:`negated`, :func:`scaled`), con
+una pieza que ella llama cambiada (:func:`patched`) o con otros argumentos
+(:func:`with_args`). ``view=`` elige la parte de la salida que califica una
+celda (el primer elemento de un par), igual en la respuesta, la referencia y
+cada variante.
 """
 
 from __future__ import annotations
@@ -166,13 +157,8 @@ def gradients_check(
 def on_output(
     reference: Callable[..., Any], change: Callable[[Any], Any], what: str
 ) -> Callable[..., Any]:
-    """La variante que es ``reference`` con la salida cambiada por ``change``.
-
-    Para los errores típicos que no tocan las cuentas, solo lo que se
-    devuelve (el signo, un factor, un redondeo, un ``.item()``): la fila no
-    copia la referencia. ``what`` describe el cambio, para el nombre de la
-    variante.
-    """
+    """``reference`` con la salida cambiada por ``change`` (el signo, un
+    factor, un redondeo, un ``.item()``); ``what`` nombra el cambio."""
 
     @functools.wraps(reference)
     def variant(*args: Any, **kwargs: Any) -> Any:
@@ -193,12 +179,9 @@ def scaled(reference: Callable[..., Any], factor: float) -> Callable[..., Any]:
 
 
 def patched(reference: Callable[..., Any], **pieces: Any) -> Callable[..., Any]:
-    """``reference`` con unas piezas de su módulo cambiadas mientras corre.
-
-    Para el error típico que vive en una función que la referencia llama
-    (``sequence_log_probs`` que promedia en vez de sumar): la variante es la
-    referencia con esa pieza cambiada, sin copiar el resto de sus cuentas.
-    """
+    """``reference`` con unas piezas de su módulo cambiadas mientras corre:
+    el error que vive en una función que la referencia llama
+    (``sequence_log_probs`` que promedia en vez de sumar)."""
     module = inspect.getmodule(reference)
 
     @functools.wraps(reference)
@@ -213,14 +196,11 @@ def patched(reference: Callable[..., Any], **pieces: Any) -> Callable[..., Any]:
 
 
 def with_args(reference: Callable[..., Any], **changes: Any) -> Callable[..., Any]:
-    """``reference`` llamada con unos argumentos cambiados, por nombre.
-
-    Para los errores típicos que son la referencia con otra entrada (el γ que
-    falta, un argumento de más o de menos, los dos argumentos cambiados de
-    sitio): cada cambio es un valor fijo o una función de los argumentos de la
-    llamada, que recibe con sus nombres (``with_args(ref, gamma=1.0)``,
-    ``with_args(ref, alpha=lambda a: -a.alpha)``). Una función que deba pasar
-    tal cual se envuelve: ``lambda a: función``.
+    """``reference`` llamada con unos argumentos cambiados, por nombre (el γ
+    que falta, dos argumentos cambiados de sitio): cada cambio es un valor
+    fijo o una función de los argumentos de la llamada, con sus nombres
+    (``with_args(ref, gamma=1.0)``, ``with_args(ref, alpha=lambda a:
+    -a.alpha)``). Una función que deba pasar tal cual: ``lambda a: función``.
     """
     names = list(inspect.signature(reference).parameters)
 
