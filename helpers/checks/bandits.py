@@ -32,6 +32,95 @@ from helpers.formatting import number, numbers, percent
 
 MODULE = "01_bandidos"
 
+#: Los diagnósticos sin variante; {f}: las frecuencias de cada brazo.
+_SAID = diagnoses(
+    """
+not_an_arm: epsilon_greedy devolvió {action}, que no es un brazo válido (0 a {last}).
+    ¿Devolviste el valor Q en lugar del índice del brazo?
+global_random: Con el mismo rng (misma semilla) tu función eligió brazos distintos.
+    ¿Usaste np.random o random en lugar del rng que recibes como argumento?
+explores_when_greedy: Con ε = 0 no debías explorar nunca, pero elegiste brazos al azar
+    (frecuencias: {f}). ¿Comparas al revés? Explora solo cuando rng.random() < ε.
+argmin: Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1 y elegiste otro.
+    ¿Usaste argmin en vez de argmax? Frecuencias: {f}.
+greedy_wrong_arm: Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1;
+    frecuencias: {f}. ¿Exploras aunque ε valga 0? Usa el ε que recibes como argumento,
+    no uno escrito a mano.
+ties_first_max: Con ε = 0 y Q = [3, 1, 3, 3] elegiste siempre el brazo 0. np.argmax
+    devuelve siempre el primer máximo: desempata al azar entre los brazos empatados
+    (por ejemplo con np.flatnonzero(q == q.max()) y rng.choice).
+ties_not_uniform: Con ε = 0 y Q = [3, 1, 3, 3] los brazos 0, 2 y 3 deberían salir cada
+    uno ≈ 1/3 de las veces y el 1 nunca. Frecuencias: {f}.
+ties_noise_too_large: Con ε = 0 y Q = [0,50; 0,52; 0,10] debías elegir siempre el brazo
+    1, el único máximo; frecuencias: {f}. ¿Desempatas sumando ruido a Q? Un ruido que no
+    es diminuto cambia el orden de dos brazos que no estaban empatados: reúne los
+    empatados (np.flatnonzero(q == q.max())) y deja que rng elija uno.
+epsilon_inverted: Con ε = 1 debías explorar siempre, pero casi siempre elegiste el mejor
+    brazo. ¿La rama que explora se queda sin efecto (falta un else o un return), o al
+    explorar das más peso a los brazos de Q alto? Explora cuando rng.random() < ε, con
+    un brazo uniforme entre los k.
+explore_excludes_best: Con ε = 1 nunca elegiste el mejor brazo. Al explorar, elige
+    uniforme entre todos los brazos, también el mejor.
+explore_not_uniform: Con ε = 1 y 5 brazos cada brazo debería salir ≈ 20 % de las veces.
+    Frecuencias: {f}.
+wrong_best_frequency: Con ε = 0,2 y 4 brazos, el mejor debería salir 1 − ε + ε/4 = 85 %
+    de las veces; salió {f}.
+step_not_four: testbed_step debe devolver cuatro cosas, en este orden: (actions,
+    rewards, new_q, new_counts)
+actions_shape: actions tiene forma {shape} y debía tener forma ({n},): una acción por
+    ejecución. ¿Elegiste con argmax sin axis=1, o se mezclaron por broadcasting un (n,)
+    y un (n, 1)?
+actions_not_indices: actions debe tener índices de brazo enteros, de 0 a {last};
+    devolviste {got}. ¿Devolviste valores (de Q o recompensas) en vez de índices, o
+    cambiaste el orden? Es (actions, rewards, new_q, new_counts).
+step_greedy_not_max: Con ε = 0 nadie explora, y la ejecución {row} eligió el brazo
+    {arm}, que no es de valor máximo en su fila.
+step_random_order: Revisa el orden de los números aleatorios: la moneda rng.random(n),
+    los brazos al azar rng.integers(k, size=n), el ruido de desempate rng.random((n, k))
+    y, al final, el de las recompensas; cada uno para todas las ejecuciones a la vez.
+rewards_matrix: En el caso {case}, rewards tiene forma {shape} y debía tener forma
+    ({n},): una recompensa por ejecución. ¿Indexaste con q_star[:, actions]? Eso da una
+    matriz; cada ejecución i cobra solo su casilla (i, A_i).
+reward_noise: El ruido de las recompensas es rng.standard_normal(n), sacado después de
+    los otros tres: R_i = q*(i, A_i) + ruido_i.
+rounded: Parece redondeado a {d} decimales: no redondees antes de devolver; la
+    comprobación compara con todas las cifras.
+update_shape: {where}, {name} tiene forma {shape} y debía tener la de la entrada,
+    {want}.
+counts_wrong: Solo cambia N(i, A_i), y en 1, en cada fila i.
+q_other_arms_changed: Cambiaste Q de brazos que no se eligieron: en cada fila solo se
+    actualiza el brazo elegido.
+q_wrong: Es la media incremental del brazo elegido: Q + (R − Q) / N, con la N nueva.
+train_not_a_pair: gradient_bandit_train debe devolver dos cosas, (preferences,
+    actions): las preferencias finales y la lista de brazos elegidos
+train_wrong_number_of_actions: {where}: devolviste {got} acciones y debían ser {want},
+    una por paso.
+train_wrong: Sigue las etapas en orden y usa el generador solo en dos sitios:
+    rng.choice(k, p=π) para elegir y pull(A, rng) para cobrar. Si algo cambia de paso
+    en paso, revisa qué línea base usas en el paso t.
+"""
+)
+
+
+def _fail(intro: str, mistake: str, **values: Any) -> NoReturn:
+    """Falla con ``intro`` y, en otra línea, el diagnóstico ``mistake``."""
+    fail(f"{intro}\n" + _SAID[mistake].message.format(**values), mistake)
+
+
+def _rounded(got: np.ndarray, want: np.ndarray, intro: str) -> None:
+    """Falla si ``got`` es ``want`` redondeado a 0–3 decimales."""
+    for d in range(4):
+        if close(got, np.round(want, d), atol=1e-9):
+            _fail(intro, "rounded", d=d)
+
+
+def _runs(student, cases, unpack) -> Callable[[Any], list[Any]]:
+    """El ``run`` de check_procedure con casos ``(*args, semilla)``: las salidas ya
+    desempaquetadas del estudiante, o las de otra implementación."""
+    mine, rng = [unpack(student, case) for case in cases], np.random.default_rng
+    return lambda f: mine if f is student else [f(*c[:-1], rng(c[-1])) for c in cases]
+
+
 # --- Ejercicio 1 · media incremental
 
 _mean = bandits.incremental_mean
@@ -65,27 +154,6 @@ mean_times_count: ¿Multiplicaste por count en vez de dividir?
 # --- Ejercicio 2 · ε-greedy con desempate al azar
 
 
-def _frequencies(epsilon_greedy, q_values, epsilon, n, seed) -> np.ndarray:
-    rng, q = np.random.default_rng(seed), np.array(q_values, dtype=float)
-    counts = np.zeros(len(q))
-    for step in range(n):
-        # La entrada se vigila (¿la modifica?) en las primeras llamadas; después,
-        # miles de copias solo harían lenta la comprobación.
-        watch = call if step < 20 else lambda f, _, *args: f(*args)
-        action = as_int(
-            watch(epsilon_greedy, "epsilon_greedy", q, epsilon, rng),
-            "La acción elegida",
-        )
-        if not 0 <= action < len(q):
-            fail(
-                f"epsilon_greedy devolvió {action}, que no es un brazo válido (0 a "
-                f"{len(q) - 1}). ¿Devolviste el valor Q en lugar del índice del brazo?",
-                "not_an_arm",
-            )
-        counts[action] += 1
-    return counts / n
-
-
 def _action(value: Any) -> int:
     """La acción: un entero (de Python o de NumPy), no un array ni un tensor."""
     if hasattr(value, "ndim") and not isinstance(value, np.generic):
@@ -93,45 +161,18 @@ def _action(value: Any) -> int:
     return as_int(value, "La acción")
 
 
-#: Los diagnósticos de epsilon_greedy; {f}: las frecuencias de cada brazo.
-_FREQUENCY_SAID = diagnoses(
-    """
-global_random: Con el mismo rng (misma semilla) tu función eligió brazos distintos.
-    ¿Usaste np.random o random en lugar del rng que recibes como argumento?
-explores_when_greedy: Con ε = 0 no debías explorar nunca, pero elegiste brazos al azar
-    (frecuencias: {f}). ¿Comparas al revés? Explora solo cuando rng.random() < ε.
-argmin: Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1 y elegiste otro.
-    ¿Usaste argmin en vez de argmax? Frecuencias: {f}.
-greedy_wrong_arm: Con ε = 0 y Q = [1, 5, 2] debías elegir siempre el brazo 1;
-    frecuencias: {f}. ¿Exploras aunque ε valga 0? Usa el ε que recibes como argumento,
-    no uno escrito a mano.
-ties_first_max: Con ε = 0 y Q = [3, 1, 3, 3] elegiste siempre el brazo 0. np.argmax
-    devuelve siempre el primer máximo: desempata al azar entre los brazos empatados
-    (por ejemplo con np.flatnonzero(q == q.max()) y rng.choice).
-ties_not_uniform: Con ε = 0 y Q = [3, 1, 3, 3] los brazos 0, 2 y 3 deberían salir cada
-    uno ≈ 1/3 de las veces y el 1 nunca. Frecuencias: {f}.
-ties_noise_too_large: Con ε = 0 y Q = [0,50; 0,52; 0,10] debías elegir siempre el brazo
-    1, el único máximo; frecuencias: {f}. ¿Desempatas sumando ruido a Q? Un ruido que no
-    es diminuto cambia el orden de dos brazos que no estaban empatados: reúne los
-    empatados (np.flatnonzero(q == q.max())) y deja que rng elija uno.
-epsilon_inverted: Con ε = 1 debías explorar siempre, pero casi siempre elegiste el mejor
-    brazo. ¿La rama que explora se queda sin efecto (falta un else o un return), o al
-    explorar das más peso a los brazos de Q alto? Explora cuando rng.random() < ε, con
-    un brazo uniforme entre los k.
-explore_excludes_best: Con ε = 1 nunca elegiste el mejor brazo. Al explorar, elige
-    uniforme entre todos los brazos, también el mejor.
-explore_not_uniform: Con ε = 1 y 5 brazos cada brazo debería salir ≈ 20 % de las veces.
-    Frecuencias: {f}.
-wrong_best_frequency: Con ε = 0,2 y 4 brazos, el mejor debería salir 1 − ε + ε/4 = 85 %
-    de las veces; salió {f}.
-"""
-)
+def _actions(epsilon_greedy, q_values, epsilon, n, seed) -> list[int]:
+    rng, q = np.random.default_rng(seed), np.array(q_values, dtype=float)
+    # La entrada se vigila (¿la modifica?) en las primeras llamadas; después,
+    # miles de copias solo harían lenta la comprobación.
+    watched = [call] * 60 + [lambda f, _, *args: f(*args)] * n
+    args = (epsilon_greedy, "epsilon_greedy", q, epsilon, rng)
+    return [_action(watch(*args)) for watch in watched[:n]]
 
 
 def _expect(ok: bool, mistake: str, f: str = "") -> None:
-    """Falla con el diagnóstico ``mistake`` de :data:`_FREQUENCY_SAID` si no ``ok``."""
     if not ok:
-        _FREQUENCY_SAID[mistake].fail(f=f)
+        _SAID[mistake].fail(f=f)
 
 
 @exercise(MODULE, "epsilon_greedy")
@@ -139,41 +180,42 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     """Comprueba ``epsilon_greedy(q_values, epsilon, rng)`` con frecuencias."""
 
     def frequencies(q_values, epsilon, n, offset) -> np.ndarray:
-        return _frequencies(epsilon_greedy, q_values, epsilon, n, seed + offset)
+        actions = _actions(epsilon_greedy, q_values, epsilon, n, seed + offset)
+        for action in actions:
+            if not 0 <= action < len(q_values):
+                _SAID["not_an_arm"].fail(action=action, last=len(q_values) - 1)
+        return np.bincount(actions, minlength=len(q_values)) / n
 
     # 1. Usa el rng que recibe: mismas semillas, mismas elecciones.
-    q, runs = np.array([1.0, 1.0, 1.0, 0.0]), []
-    for rng in (np.random.default_rng(seed), np.random.default_rng(seed)):
-        args = (epsilon_greedy, "epsilon_greedy", q, 0.5, rng)
-        runs.append([_action(call(*args)) for _ in range(60)])
-    _expect(runs[0] == runs[1], mistake="global_random")
+    runs = [_actions(epsilon_greedy, [1, 1, 1, 0], 0.5, 60, seed) for _ in "ab"]
+    _expect(runs[0] == runs[1], "global_random")
     # 2. Sin exploración elige el mejor brazo, no el peor.
     greedy = frequencies([1.0, 5.0, 2.0], 0.0, 200, 0)
     shown = numbers(greedy, 2)
-    _expect(greedy.max() >= 0.6, mistake="explores_when_greedy", f=shown)
-    _expect(greedy[0] < 1 and greedy[2] < 1, mistake="argmin", f=shown)
-    _expect(greedy[1] == 1, mistake="greedy_wrong_arm", f=shown)
+    _expect(greedy.max() >= 0.6, "explores_when_greedy", shown)
+    _expect(greedy[0] < 1 and greedy[2] < 1, "argmin", shown)
+    _expect(greedy[1] == 1, "greedy_wrong_arm", shown)
     # 3. Los empates se deshacen al azar. Tamaños elegidos para ≥ 4 errores
     # típicos de margen en cada tolerancia (y una comprobación barata: se
     # ejecuta en cada entrega al calificar).
     ties = frequencies([3.0, 1.0, 3.0, 3.0], 0.0, 2000, 1)
-    _expect(ties[0] < 1, mistake="ties_first_max")
+    _expect(ties[0] < 1, "ties_first_max")
     uniform = ties[1] == 0 and np.abs(ties[[0, 2, 3]] - 1 / 3).max() <= 0.05
-    _expect(uniform, mistake="ties_not_uniform", f=numbers(ties, 3))
+    _expect(uniform, "ties_not_uniform", numbers(ties, 3))
     # El desempate no puede tocar a los que no empatan: un ruido sumado a Q que
     # no es diminuto cambia el orden de dos valores cercanos.
     near = frequencies([0.5, 0.52, 0.1], 0.0, 200, 4)
-    _expect(near[1] == 1, mistake="ties_noise_too_large", f=numbers(near, 2))
+    _expect(near[1] == 1, "ties_noise_too_large", numbers(near, 2))
     # 4. Con ε = 1 explora siempre, entre TODOS los brazos.
     explore = frequencies([0.0, 10.0, 0.0, 0.0, 0.0], 1.0, 3000, 2)
-    _expect(explore[1] <= 0.9, mistake="epsilon_inverted")
-    _expect(explore[1] >= 0.05, mistake="explore_excludes_best")
+    _expect(explore[1] <= 0.9, "epsilon_inverted")
+    _expect(explore[1] >= 0.05, "explore_excludes_best")
     uniform = np.abs(explore - 0.2).max() <= 0.03
-    _expect(uniform, mistake="explore_not_uniform", f=numbers(explore, 3))
+    _expect(uniform, "explore_not_uniform", numbers(explore, 3))
     # 5. Con ε = 0,2 y 4 brazos: P(mejor) = 1 − ε + ε/k = 0,85. (Explorar con
     # probabilidad 1 − ε no llega aquí: lo dice el paso 2.)
     best = frequencies([0.0, 0.0, 1.0, 0.0], 0.2, 5000, 3)[2]
-    _expect(abs(best - 0.85) <= 0.02, mistake="wrong_best_frequency", f=percent(best))
+    _expect(abs(best - 0.85) <= 0.02, "wrong_best_frequency", percent(best))
 
 
 # --- Ejercicio 3 · un paso del banco de pruebas, en todas las ejecuciones a la vez
@@ -181,9 +223,8 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
 
 
 def testbed_cases(seed: int) -> list[tuple[Any, ...]]:
-    """Casos pequeños ``(q, counts, q_star, epsilon, seed_del_rng)`` para
-    ``testbed_step``: filas con empates (también de toda la fila), máximos
-    distintos en cada fila, brazos sin probar y ε = 0, intermedio y 1."""
+    """Casos ``(q, counts, q_star, epsilon, seed_del_rng)`` para ``testbed_step``:
+    empates (también de toda la fila), brazos sin probar y ε = 0, intermedio y 1."""
     rng = np.random.default_rng(seed)
     cases = []
     for n, k, epsilon in ((7, 4, 0.4), (5, 3, 0.0), (4, 5, 1.0), (6, 3, 0.7)):
@@ -202,54 +243,29 @@ def testbed_cases(seed: int) -> list[tuple[Any, ...]]:
 TESTBED_CASES = testbed_cases(0)
 
 
-def _unpack_step(result: Any, n: int, k: int) -> tuple[np.ndarray, ...]:
-    """Las cuatro salidas de ``testbed_step``, comprobadas de forma y tipo."""
-    promised = (
-        "testbed_step debe devolver cuatro cosas, en este orden: "
-        "(actions, rewards, new_q, new_counts)"
-    )
-    result = as_tuple(result, 4, promised, mistake="step_not_four")
-    actions = as_array(result[0], "actions")
+def _student_step(testbed_step, case, watch_inputs=False) -> tuple[np.ndarray, ...]:
+    """Las cuatro salidas, comprobadas de forma y tipo. Modificar q o counts no
+    cambia la elección: eso se califica en la celda de la actualización."""
+    rng, free = np.random.default_rng(case[4]), () if watch_inputs else (0, 1)
+    out = call(testbed_step, "testbed_step", *case[:4], rng, may_modify=free)
+    out = as_tuple(out, 4, _SAID["step_not_four"].message, mistake="step_not_four")
+    (n, k), actions = case[0].shape, as_array(out[0], "actions")
     if actions.shape != (n,):
-        fail(
-            f"actions tiene forma {actions.shape} y debía tener forma ({n},): "
-            "una acción por ejecución. ¿Elegiste con argmax sin axis=1, o se "
-            "mezclaron por broadcasting un (n,) y un (n, 1)?",
-            "actions_shape",
-        )
+        _SAID["actions_shape"].fail(shape=actions.shape, n=n)
     if np.any(actions != np.round(actions)) or np.any((actions < 0) | (actions >= k)):
-        fail(
-            f"actions debe tener índices de brazo enteros, de 0 a {k - 1}; "
-            f"devolviste {numbers(actions, 2)}. ¿Devolviste valores (de Q o "
-            "recompensas) en vez de índices, o cambiaste el orden? Es (actions, "
-            "rewards, new_q, new_counts).",
-            "actions_not_indices",
-        )
-    names = ("rewards", "new_q", "new_counts")
-    return (
-        actions.astype(int),
-        *(as_array(result[i], m) for i, m in enumerate(names, 1)),
+        _SAID["actions_not_indices"].fail(last=k - 1, got=numbers(actions, 2))
+    return actions.astype(int), *map(
+        as_array, out[1:], ("rewards", "new_q", "new_counts")
     )
-
-
-def _student_step(testbed_step, case, *, watch_inputs):
-    # La elección no depende de si modificas q o counts: eso se califica en la
-    # celda de la actualización.
-    q, counts, q_star, epsilon, seed = case
-    rng, free = np.random.default_rng(seed), () if watch_inputs else (0, 1)
-    result = call(
-        testbed_step, "testbed_step", q, counts, q_star, epsilon, rng, may_modify=free
-    )
-    return _unpack_step(result, *q.shape)
 
 
 _testbed = bandits.testbed_step
 
 
 def _choose(q, epsilon, rng, *, below=True, order="arms"):
-    """``_epsilon_greedy_rows`` (la elección de ``testbed_step``) con un error:
-    explorar si u ≥ ε (``below=False``), el ruido de desempate antes que los
-    brazos (``order="noise"``) o brazos solo para las que exploran."""
+    """``_epsilon_greedy_rows`` con un error: explorar si u ≥ ε (``below=False``),
+    el ruido de desempate antes que los brazos (``order="noise"``) o brazos
+    solo para las que exploran."""
     n, k = q.shape
     explore = (rng.random(n) < epsilon) == below
     if order == "noise":
@@ -317,36 +333,14 @@ reward_from_estimates: La recompensa sale de los valores verdaderos q_star, no d
 
 def _rewards_shape(index: int, rewards: np.ndarray, n: int) -> None:
     if rewards.shape != (n,):
-        fail(
-            f"En el caso {index + 1}, rewards tiene forma {rewards.shape} y "
-            f"debía tener forma ({n},): una recompensa por ejecución. "
-            "¿Indexaste con q_star[:, actions]? Eso da una matriz; cada "
-            "ejecución i cobra solo su casilla (i, A_i).",
-            "rewards_matrix",
-        )
-
-
-def _rounded(got: np.ndarray, want: np.ndarray, intro: str) -> None:
-    """Falla si ``got`` es ``want`` redondeado a 0–3 decimales."""
-    for decimals in range(4):
-        if close(got, np.round(want, decimals), atol=1e-9):
-            fail(
-                f"{intro}\nParece redondeado a {decimals} decimales: no redondees "
-                "antes de devolver; la comprobación compara con todas las cifras.",
-                "rounded",
-            )
+        _SAID["rewards_matrix"].fail(case=index + 1, shape=rewards.shape, n=n)
 
 
 @exercise(MODULE, "testbed_step")
 def check_testbed_step(testbed_step: Callable[..., Any], cases=TESTBED_CASES) -> None:
     """Comprueba las acciones de ``testbed_step`` y, después, sus recompensas."""
     cases = list(cases)
-    mine = [_student_step(testbed_step, case, watch_inputs=False) for case in cases]
-
-    def run(step: Any) -> list[tuple[Any, ...]]:
-        if step is testbed_step:
-            return mine
-        return [step(*case[:4], np.random.default_rng(case[4])) for case in cases]
+    run = _runs(testbed_step, cases, _student_step)
 
     def first(got, want, part: int) -> int:
         return next(i for i, g in enumerate(got) if not close(g[part], want[i][part]))
@@ -363,41 +357,25 @@ def check_testbed_step(testbed_step: Callable[..., Any], cases=TESTBED_CASES) ->
     def unexplained(got, want) -> NoReturn:
         # Con ε = 0 nadie explora: un brazo que no es máximo en su fila no es
         # cuestión del orden de los números aleatorios.
-        for index, ((q, *_, epsilon, _), (actions, *_)) in enumerate(
-            zip(cases, got, strict=True)
-        ):
-            best = q == q.max(axis=1, keepdims=True)
-            wrong = [i for i, a in enumerate(actions) if not best[i, a]]
+        for index, (q, *_, epsilon, _) in enumerate(cases):
+            actions = got[index][0]
+            wrong = [i for i, a in enumerate(actions) if q[i, a] < q[i].max()]
             if epsilon == 0.0 and wrong:
-                fail(
-                    f"{describe(got, want, index)}\nCon ε = 0 nadie explora, y "
-                    f"la ejecución {wrong[0]} eligió el brazo {actions[wrong[0]]}, "
-                    "que no es de valor máximo en su fila.",
-                    "step_greedy_not_max",
-                )
-        fail(
-            f"{describe(got, want)}\nRevisa el orden de los números aleatorios: la "
-            "moneda rng.random(n), los brazos al azar rng.integers(k, size=n), el "
-            "ruido de desempate rng.random((n, k)) y, al final, el de las "
-            "recompensas; cada uno para todas las ejecuciones a la vez.",
-            "step_random_order",
-        )
+                intro, row = describe(got, want, index), wrong[0]
+                _fail(intro, "step_greedy_not_max", row=row, arm=actions[row])
+        _fail(describe(got, want), "step_random_order")
 
     def describe_rewards(got, want) -> str:
-        index = first(got, want, 1)
-        difference = describe_difference(got[index][1], want[index][1])
-        return f"En el caso {index + 1}, rewards {difference}"
+        i = first(got, want, 1)
+        return f"En el caso {i + 1}, rewards " + describe_difference(
+            got[i][1], want[i][1]
+        )
 
     def unexplained_rewards(got, want) -> NoReturn:
-        index = first(got, want, 1)
-        _rewards_shape(index, got[index][1], len(got[index][0]))
-        _rounded(got[index][1], want[index][1], describe_rewards(got, want))
-        fail(
-            f"{describe_rewards(got, want)}\nEl ruido de las recompensas es "
-            "rng.standard_normal(n), sacado después de los otros tres: "
-            "R_i = q*(i, A_i) + ruido_i.",
-            "reward_noise",
-        )
+        i = first(got, want, 1)
+        _rewards_shape(i, got[i][1], len(got[i][0]))
+        _rounded(got[i][1], want[i][1], describe_rewards(got, want))
+        _fail(describe_rewards(got, want), "reward_noise")
 
     # Primero las acciones; después las recompensas, cuando las acciones ya son
     # las de la referencia.
@@ -479,50 +457,34 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
     where = f"En el caso {index + 1} (n = {n}, k = {k})"
     for name, got in (("new_counts", new_counts), ("new_q", new_q)):
         if got.shape != q.shape:
-            fail(
-                f"{where}, {name} tiene forma {got.shape} y debía tener la de "
-                f"la entrada, {q.shape}.",
-                "update_shape",
+            _SAID["update_shape"].fail(
+                where=where, name=name, shape=got.shape, want=q.shape
             )
 
-    def unexplained_counts(got, want) -> NoReturn:
-        fail(
-            f"{where}, new_counts {describe_difference(got[1], want[1])}\nSolo "
-            "cambia N(i, A_i), y en 1, en cada fila i.",
-            "counts_wrong",
-        )
+    def describe(got, want, p: int) -> str:
+        name = ("new_q", "new_counts")[p]
+        return f"{where}, {name} " + describe_difference(got[p], want[p])
 
-    def unexplained_q(got, want) -> NoReturn:
-        intro = f"{where}, new_q " + describe_difference(got[0], want[0])
+    def unexplained(got, want, p: int) -> NoReturn:
+        intro = describe(got, want, p)
+        if p == 1:
+            _fail(intro, "counts_wrong")
         untouched = np.ones((n, k), dtype=bool)
         untouched[np.arange(n), actions] = False
         if not close(got[0][untouched], q[untouched]):
-            fail(
-                f"{intro}\nCambiaste Q de brazos que no se eligieron: en cada fila "
-                "solo se actualiza el brazo elegido.",
-                "q_other_arms_changed",
-            )
+            _fail(intro, "q_other_arms_changed")
         _rounded(got[0], want[0], intro)
-        fail(
-            f"{intro}\nEs la media incremental del brazo elegido: "
-            "Q + (R − Q) / N, con la N nueva.",
-            "q_wrong",
-        )
+        _fail(intro, "q_wrong")
 
-    for position, name, rows, unexplained in (
-        (1, "new_counts", COUNTS_MISTAKES, unexplained_counts),
-        (0, "new_q", Q_MISTAKES, unexplained_q),
-    ):
+    for p, rows in ((1, COUNTS_MISTAKES), (0, Q_MISTAKES)):
         check_procedure(
-            (new_q, new_counts),
+            result[2:],
             _update,
             rows,
             run=lambda f: f(q, counts, actions, rewards) if callable(f) else f,
-            same=lambda got, want, p=position: close(got[p], want[p]),
-            describe=lambda got, want, p=position, m=name: (
-                f"{where}, {m} " + describe_difference(got[p], want[p])
-            ),
-            unexplained=unexplained,
+            same=lambda got, want, p=p: close(got[p], want[p]),
+            describe=lambda got, want, p=p: describe(got, want, p),
+            unexplained=lambda got, want, p=p: unexplained(got, want, p),
         )
 
 
@@ -530,36 +492,24 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
 
 _ucb = bandits.ucb_action
 
-
-def _a(*values: float) -> np.ndarray:
-    return np.array(values)
-
-
-UCB_CASES = [
-    (_a(0.9, 0.5, 0.1), _a(3, 2, 0), 6, 2.0),
-    (_a(0.2, 0.8, 0.4, 0.1), _a(5, 0, 0, 4), 10, 1.0),
-    (_a(1.0, 0.8, 0.0), _a(40, 2, 30), 73, 1.0),
-    (_a(1.0, 0.7, 0.2), _a(10, 10, 2), 23, 0.5),
-    (_a(0.5, 0.6, 0.45), _a(20, 30, 3), 54, 0.3),
-    (_a(2.0, 1.2, 1.0), _a(5, 6, 9), 21, 2.0),
-    (_a(1.0, 0.95), _a(2, 50), 53, 1.0),
-    (_a(0.2, 0.9, 0.5), _a(3, 9, 14), 27, 1.0),
-    (_a(0.7, 0.5, 0.5), _a(20, 23, 7), 51, 0.5),
-    (_a(0.0, 0.0, 0.0), _a(0, 0, 0), 1, 2.0),
-    # Estos tres separan las variantes del bono que coinciden en los demás: otra
-    # base del logaritmo, ln(t + 1) y la suma de counts en lugar de t.
-    (_a(0.0, 0.4, 0.6), _a(2, 3, 4), 10, 2.0),
-    (_a(0.4, 0.8, 0.1), _a(4, 7, 3), 15, 2.0),
-    (_a(0.2, 0.8, 0.4), _a(1, 11, 7), 20, 0.5),
-    # Un brazo sin probar muy por debajo de otro: con N(a) + 1 en el bono no
-    # sale primero (separa ese error de los del logaritmo).
-    (_a(5.0, 0.0), _a(1, 0), 2, 1.0),
-]
+# (q, counts, t, c)
+_UCB = [([0.9, 0.5, 0.1], [3, 2, 0], 6, 2), ([0.2, 0.8, 0.4, 0.1], [5, 0, 0, 4], 10, 1)]
+_UCB += [([1.0, 0.8, 0.0], [40, 2, 30], 73, 1), ([1, 0.7, 0.2], [10, 10, 2], 23, 0.5)]
+_UCB += [([0.5, 0.6, 0.45], [20, 30, 3], 54, 0.3), ([2, 1.2, 1], [5, 6, 9], 21, 2)]
+_UCB += [([1.0, 0.95], [2, 50], 53, 1), ([0.2, 0.9, 0.5], [3, 9, 14], 27, 1)]
+_UCB += [([0.7, 0.5, 0.5], [20, 23, 7], 51, 0.5), ([0, 0, 0], [0, 0, 0], 1, 2)]
+# Estos tres separan las variantes del bono que coinciden en los demás: otra
+# base del logaritmo, ln(t + 1) y la suma de counts en lugar de t.
+_UCB += [([0, 0.4, 0.6], [2, 3, 4], 10, 2), ([0.4, 0.8, 0.1], [4, 7, 3], 15, 2)]
+_UCB += [([0.2, 0.8, 0.4], [1, 11, 7], 20, 0.5)]
+# Un brazo sin probar muy por debajo de otro: con N(a) + 1 en el bono no
+# sale primero (separa ese error de los del logaritmo).
+_UCB += [([5.0, 0.0], [1, 0], 2, 1)]
+UCB_CASES = [(np.array(q, float), np.array(n), t, float(c)) for q, n, t, c in _UCB]
 
 
 def _log_base(base: float) -> Callable[..., int]:
-    """UCB con el logaritmo en base ``base``: el de referencia con un t cuyo ln
-    es log_base(t)."""
+    """UCB con ln t cambiado por log_base(t)."""
     return with_args(_ucb, t=lambda a: np.exp(np.log(a.t) / np.log(base)))
 
 
@@ -622,6 +572,7 @@ def _softmax_naive(h):
     return z / z.sum()
 
 
+_H = [(0, 0, 0), (1, 2, 3), (-1, 0.5, 0, 2), (1000, 1000, 999), (-1000, -1001)]
 check_softmax = values_check(
     MODULE,
     "softmax",
@@ -643,14 +594,7 @@ softmax_sign: ¿El signo? Una preferencia mayor debe dar una probabilidad mayor.
         Mistake("softmax_no_exp", lambda h: h / np.sum(h), ...),
         Mistake("softmax_sign", lambda h: bandits.softmax(-h), ...),
     ),
-    [
-        (_a(0.0, 0.0, 0.0),),
-        (_a(1.0, 2.0, 3.0),),
-        (_a(-1.0, 0.5, 0.0, 2.0),),
-        (_a(1000.0, 1000.0, 999.0),),
-        (_a(-1000.0, -1001.0),),
-        (_a(50.0, -700.0, 0.0),),
-    ],
+    [(np.array(h, float),) for h in [*_H, (50, -700, 0)]],
 )
 
 # --- Ejercicio 6 · la actualización del bandido de gradiente
@@ -686,10 +630,10 @@ gradient_no_alpha: ¿Olvidaste multiplicar por α?
         Mistake("gradient_no_alpha", with_args(_step, alpha=1.0), ...),
     ),
     [
-        (_a(0.0, 0.0, 0.0), 1, 1.0, 0.0, 0.1),
-        (_a(0.5, -0.2, 0.1), 0, 2.0, 1.5, 0.5),
-        (_a(1.0, 0.0, -1.0, 0.5), 2, 0.0, 1.0, 0.2),
-        (_a(0.3, 0.3), 1, 4.0, 4.5, 1.0),
+        (np.array([0.0, 0.0, 0.0]), 1, 1.0, 0.0, 0.1),
+        (np.array([0.5, -0.2, 0.1]), 0, 2.0, 1.5, 0.5),
+        (np.array([1.0, 0.0, -1.0, 0.5]), 2, 0.0, 1.0, 0.2),
+        (np.array([0.3, 0.3]), 1, 4.0, 4.5, 1.0),
     ],
     # Con la softmax de referencia: un error en tu softmax ya cuenta en su
     # ejercicio y no debe costar puntos también aquí.
@@ -720,19 +664,17 @@ TRAIN_CASES = [
 _trained, _pi = bandits.gradient_bandit_train, bandits.softmax
 
 
-def _train(
-    pull, k, n_steps, alpha, rng, *, baseline="previous", mean_first=False, greedy=False
-):
-    """El bucle con un error típico en el orden de sus etapas (con las
-    referencias de los ejercicios 1, 5 y 6)."""
+def _train(pull, k, n_steps, alpha, rng, *, wrong=""):
+    """El bucle con un error típico (``wrong``) en el orden de sus etapas (con
+    las referencias de los ejercicios 1, 5 y 6)."""
     preferences, mean, actions = np.zeros(k), 0.0, []
     for t in range(1, n_steps + 1):
-        pi = bandits.softmax(preferences)
-        action = int(np.argmax(pi)) if greedy else int(rng.choice(k, p=pi))
+        pi = _pi(preferences)
+        action = int(np.argmax(pi)) if wrong == "greedy" else int(rng.choice(k, p=pi))
         reward = pull(action, rng)
         new_mean = _mean(mean, reward, t)
-        mean = new_mean if mean_first else mean
-        base = {"previous": reward if t == 1 else mean, "mean": mean}.get(baseline, 0.0)
+        mean = new_mean if wrong == "mean_first" else mean
+        base = {"none": 0.0, "mean": mean}.get(wrong, reward if t == 1 else mean)
         preferences = _step(preferences, action, reward, base, alpha)
         mean = new_mean
         actions.append(action)
@@ -759,24 +701,25 @@ train_greedy: La acción se muestrea de π con rng.choice(k, p=π); el argmax de
         on_output(_trained, lambda out: (_pi(out[0]), out[1]), "π"),
         ...,
     ),
-    Mistake("train_mean_first", variant_of(_train, mean_first=True), ...),
-    Mistake("train_no_baseline", variant_of(_train, baseline="none"), ...),
-    Mistake("train_first_baseline_zero", variant_of(_train, baseline="mean"), ...),
-    Mistake("train_greedy", variant_of(_train, greedy=True), ...),
+    Mistake("train_mean_first", variant_of(_train, wrong="mean_first"), ...),
+    Mistake("train_no_baseline", variant_of(_train, wrong="none"), ...),
+    Mistake("train_first_baseline_zero", variant_of(_train, wrong="mean"), ...),
+    Mistake("train_greedy", variant_of(_train, wrong="greedy"), ...),
 )
 
 
-def _student_train(gradient_bandit_train, case) -> tuple[np.ndarray, list[int]]:
-    pull, k, n_steps, alpha, seed = case
-    rng = np.random.default_rng(seed)
-    args = (gradient_bandit_train, "gradient_bandit_train", pull, k, n_steps, alpha)
-    promised = (
-        "gradient_bandit_train debe devolver dos cosas, (preferences, actions): "
-        "las preferencias finales y la lista de brazos elegidos"
+def _student_train(train, case) -> tuple[np.ndarray, list[int]]:
+    out = call(
+        train, "gradient_bandit_train", *case[:4], np.random.default_rng(case[4])
     )
-    result = as_tuple(call(*args, rng), 2, promised, mistake="train_not_a_pair")
-    actions = [as_int(a, "Cada acción") for a in result[1]]
-    return as_array(result[0], "preferences"), actions
+    out = as_tuple(
+        out, 2, _SAID["train_not_a_pair"].message, mistake="train_not_a_pair"
+    )
+    return as_array(out[0], "preferences"), [as_int(a, "Cada acción") for a in out[1]]
+
+
+def _same_run(got, want) -> bool:
+    return list(got[1]) == list(want[1]) and close(got[0], want[0])
 
 
 @exercise(
@@ -784,11 +727,7 @@ def _student_train(gradient_bandit_train, case) -> tuple[np.ndarray, list[int]]:
     "gradient_bandit_train",
     # Con las referencias de los ejercicios 1, 5 y 6: un error en ellos ya
     # cuenta en su ejercicio.
-    uses={
-        "softmax": bandits.softmax,
-        "gradient_bandit_update": _step,
-        "incremental_mean": _mean,
-    },
+    uses={"softmax": _pi, "gradient_bandit_update": _step, "incremental_mean": _mean},
 )
 def check_gradient_bandit_train(
     gradient_bandit_train: Callable[..., Any], cases=TRAIN_CASES
@@ -796,40 +735,27 @@ def check_gradient_bandit_train(
     """Comprueba ``gradient_bandit_train(pull, k, n_steps, alpha, rng)``: con la
     misma semilla, los mismos brazos y las mismas preferencias finales."""
     cases = list(cases)
-    mine = [_student_train(gradient_bandit_train, case) for case in cases]
-
-    def run(train: Any) -> list[tuple[Any, ...]]:
-        if train is gradient_bandit_train:
-            return mine
-        return [train(*case[:4], np.random.default_rng(case[4])) for case in cases]
-
-    def same(got, want) -> bool:
-        return all(
-            list(got_a) == list(want_a) and close(got_h, want_h)
-            for (got_h, got_a), (want_h, want_a) in zip(got, want, strict=True)
-        )
 
     def first(got, want) -> tuple[str, tuple[Any, ...], tuple[Any, ...]]:
-        index = next(i for i in range(len(cases)) if not same([got[i]], [want[i]]))
-        _, k, n_steps, alpha, _ = cases[index]
-        where = f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}"
-        return where, got[index], want[index]
+        pairs = enumerate(zip(got, want, strict=True))
+        i = next(i for i, (g, w) in pairs if not _same_run(g, w))
+        _, k, n_steps, alpha, _ = cases[i]
+        return f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}", got[i], want[i]
 
     def describe(got, want) -> str:
         where, (got_h, got_a), (want_h, want_a) = first(got, want)
         if len(got_a) != len(want_a):
-            fail(
-                f"{where}: devolviste {len(got_a)} acciones y debían ser "
-                f"{len(want_a)}, una por paso.",
-                "train_wrong_number_of_actions",
+            _SAID["train_wrong_number_of_actions"].fail(
+                where=where, got=len(got_a), want=len(want_a)
             )
-        if list(got_a) != list(want_a):
-            step = next(
-                i for i, (g, w) in enumerate(zip(got_a, want_a, strict=True)) if g != w
-            )
+        wrong = [
+            i for i, (g, w) in enumerate(zip(got_a, want_a, strict=True)) if g != w
+        ]
+        if wrong:
             return (
-                f"{where}: en el paso {step + 1} elegiste el brazo {got_a[step]} y "
-                f"la referencia, con la misma semilla, el {want_a[step]}."
+                f"{where}: en el paso {wrong[0] + 1} elegiste el brazo "
+                f"{got_a[wrong[0]]} y la referencia, con la misma semilla, el "
+                f"{want_a[wrong[0]]}."
             )
         return (
             f"{where}: eliges los mismos brazos, pero tus preferencias "
@@ -838,24 +764,20 @@ def check_gradient_bandit_train(
         )
 
     def unexplained(got, want) -> NoReturn:
-        intro = describe(got, want)
-        _, (got_h, got_a), (want_h, want_a) = first(got, want)
+        intro, (_, (got_h, got_a), (want_h, want_a)) = (
+            describe(got, want),
+            first(got, want),
+        )
         if list(got_a) == list(want_a):
             _rounded(got_h, want_h, intro)
-        fail(
-            f"{intro}\nSigue las etapas en orden y usa el generador solo en dos "
-            "sitios: rng.choice(k, p=π) para elegir y pull(A, rng) para cobrar. "
-            "Si algo cambia de paso en paso, revisa qué línea base usas en el "
-            "paso t.",
-            "train_wrong",
-        )
+        _fail(intro, "train_wrong")
 
     check_procedure(
         gradient_bandit_train,
-        bandits.gradient_bandit_train,
+        _trained,
         TRAIN_MISTAKES,
-        run=run,
-        same=same,
+        run=_runs(gradient_bandit_train, cases, _student_train),
+        same=lambda got, want: all(map(_same_run, got, want)),
         describe=describe,
         unexplained=unexplained,
     )
