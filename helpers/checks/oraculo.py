@@ -1,7 +1,4 @@
-"""Comprobaciones del módulo 12 · El oráculo: una por celda calificada, en el
-orden del cuaderno. Las referencias son las de ``helpers.tinylm.oracle`` y
-``helpers.tinylm.estimators``; cada error típico es una transformación de
-ellas."""
+"""Comprobaciones del módulo 12 · El oráculo: cada error, una referencia cambiada."""
 
 from __future__ import annotations
 
@@ -17,6 +14,10 @@ from helpers.checks import (
     check_cases,
     check_gradients,
     exercise,
+    values_check,
+    variant_of,
+    with_args,
+    with_messages,
 )
 from helpers.checks.quiz import statements_check
 from helpers.tinylm import estimators, oracle
@@ -50,14 +51,12 @@ def sft64() -> TinyLM:
 # Ejercicio 1 · La enumeración
 
 
-def _reference(model, problem, min_log_prob, max_new_tokens):
-    found = oracle.enumerate_completions(
-        model, problem, min_log_prob, max_new_tokens=max_new_tokens
-    )
+def _reference(model, problem, threshold, n):
+    found = oracle.enumerate_completions(model, problem, threshold, max_new_tokens=n)
     return found.completions, found.log_probs, found.covered_mass
 
 
-def _table(found) -> torch.Tensor:
+def _table(found, *case) -> torch.Tensor:
     """``(respuestas, log p, masa)`` como una tabla que no depende del orden:
     la masa en la primera fila y, después, ``[log p, ids...]`` por respuesta."""
     completions, log_probs, mass = found
@@ -69,26 +68,21 @@ def _table(found) -> torch.Tensor:
     return torch.tensor(table, dtype=torch.float64)
 
 
-def _tabled(function):
-    return lambda *case: _table(function(*case))
-
-
 def _changed(transform):
-    """Una variante: la referencia, con su resultado transformado."""
-    return _tabled(lambda *case: transform(*_reference(*case)))
+    return lambda *case: transform(*_reference(*case))
 
 
-def _token_pruned(model, problem, min_log_prob, max_new_tokens, *, summed):
-    """Poda con la probabilidad de cada carácter, no la del prefijo: se
-    queda lo que tiene todos sus caracteres por encima del umbral."""
-    wide = oracle.enumerate_completions(
-        model, problem, max_new_tokens * min_log_prob, max_new_tokens=max_new_tokens
-    )
+def _kept(completions, log_probs, keep):
+    return completions[keep], log_probs[keep], float(log_probs[keep].exp().sum())
+
+
+def _token_pruned(model, problem, threshold, n, *, summed):
+    """Poda con la probabilidad de cada carácter, no la del prefijo entero."""
+    wide = oracle.enumerate_completions(model, problem, n * threshold, max_new_tokens=n)
     per_token = token_log_probs(model, wide.sequences, wide.prompt_len).double()
-    keep = ((per_token >= min_log_prob) | (wide.mask == 0)).all(dim=-1)
+    keep = ((per_token >= threshold) | (wide.mask == 0)).all(dim=-1)
     last = per_token.gather(1, wide.lengths[:, None] - 1).squeeze(1)
-    log_probs = (wide.log_probs if summed else last)[keep]
-    return wide.completions[keep], log_probs, float(log_probs.exp().sum())
+    return _kept(wide.completions, wide.log_probs if summed else last, keep)
 
 
 @functools.cache
@@ -102,53 +96,40 @@ def enumeration_cases() -> list[tuple]:
     ]
 
 
-ENUMERATION_MISTAKES = [
-    Mistake(
-        "enum_token_threshold",
-        _tabled(lambda *case: _token_pruned(*case, summed=True)),
-        "Sobran respuestas: podaste con la probabilidad del carácter nuevo, y el "
-        "umbral es para la del prefijo entero (la suma de log-probabilidades "
-        "hasta ese carácter).",
-    ),
-    Mistake(
-        "enum_last_token",
-        _tabled(lambda *case: _token_pruned(*case, summed=False)),
-        "La log-probabilidad de una respuesta es la suma de las de sus "
-        "caracteres: a la del carácter nuevo hay que sumarle la del prefijo.",
-    ),
+ENUMERATION_MISTAKES = with_messages(
+    """
+enum_token_threshold: Sobran respuestas: podaste con la probabilidad del carácter
+    nuevo, y el umbral es para la del prefijo entero (la suma de log-probabilidades
+    hasta ese carácter).
+enum_last_token: La log-probabilidad de una respuesta es la suma de las de sus
+    caracteres: a la del carácter nuevo hay que sumarle la del prefijo.
+enum_mass_of_log_probs: La masa cubierta es Σ p(y), la suma de las probabilidades:
+    exp de cada log-probabilidad antes de sumar.
+enum_probabilities: Devuelve log p(y), no p(y).
+enum_drops_cut: Faltan las respuestas cortadas: una respuesta que llega a
+    max_new_tokens caracteres sin punto final también termina, y cuenta.
+""",
+    Mistake("enum_token_threshold", variant_of(_token_pruned, summed=True), ...),
+    Mistake("enum_last_token", variant_of(_token_pruned, summed=False), ...),
     Mistake(
         "enum_mass_of_log_probs",
         _changed(lambda c, lp, mass: (c, lp, float(lp.sum()))),
-        "La masa cubierta es Σ p(y), la suma de las probabilidades: exp de cada "
-        "log-probabilidad antes de sumar.",
+        ...,
     ),
-    Mistake(
-        "enum_probabilities",
-        _changed(lambda c, lp, mass: (c, lp.exp(), mass)),
-        "Devuelve log p(y), no p(y).",
-    ),
+    Mistake("enum_probabilities", _changed(lambda c, lp, m: (c, lp.exp(), m)), ...),
     Mistake(
         "enum_drops_cut",
-        _changed(lambda c, lp, mass: _kept(c, lp, (c == tokenizer.end_id).any(1))),
-        "Faltan las respuestas cortadas: una respuesta que llega a max_new_tokens "
-        "caracteres sin punto final también termina, y cuenta.",
+        _changed(lambda c, lp, m: _kept(c, lp, (c == tokenizer.end_id).any(1))),
+        ...,
     ),
-]
-
-
-def _kept(completions, log_probs, keep):
-    return completions[keep], log_probs[keep], float(log_probs[keep].exp().sum())
+)
 
 
 @exercise(MODULE, "enumerate_completions")
 def check_enumerate_completions(enumerate_completions, cases=None):
+    rows = cases or enumeration_cases(), _reference, ENUMERATION_MISTAKES
     check_cases(
-        _tabled(enumerate_completions),
-        "enumerate_completions",
-        cases or enumeration_cases(),
-        _tabled(_reference),
-        ENUMERATION_MISTAKES,
-        atol=1e-9,
+        enumerate_completions, "enumerate_completions", *rows, atol=1e-9, view=_table
     )
 
 
@@ -174,58 +155,47 @@ def _log_p_objective(model, problems, enumerations):
 @functools.cache
 def objective_cases() -> list[tuple]:
     """El modelo del curso en float64 con uno y con dos enunciados."""
-    model = sft64()
-    sets = [
-        oracle.enumerate_completions(model, p, math.log(1e-2))
-        for p in ((17, 24), (10, 15))
-    ]
-    return [(model, [(17, 24)], sets[:1]), (model, [(17, 24), (10, 15)], sets)]
+    model, problems = sft64(), [(17, 24), (10, 15)]
+    sets = [oracle.enumerate_completions(model, p, math.log(1e-2)) for p in problems]
+    return [(model, problems[:1], sets[:1]), (model, problems, sets)]
 
 
-OBJECTIVE_MISTAKES = [
-    Mistake(
-        "objective_log_p",
-        _log_p_objective,
-        "J = Σ p(y) R(y) pesa cada recompensa con la probabilidad p(y) = exp(log p), "
-        "no con log p.",
-    ),
+OBJECTIVE_MISTAKES = with_messages(
+    """
+objective_log_p: J = Σ p(y) R(y) pesa cada recompensa con la probabilidad
+    p(y) = exp(log p), no con log p.
+objective_mean_over_y: Sobre las respuestas es una suma pesada por p(y), no una
+    media: los pesos ya suman (casi) 1.
+objective_no_prompt_average: Falta la media sobre los enunciados: J es la media
+    de Σ p(y) R(y) de cada uno.
+""",
+    Mistake("objective_log_p", _log_p_objective, ...),
     Mistake(
         "objective_mean_over_y",
-        lambda m, probs, sets: _objective(
-            m, probs, sets, lambda c, p: rewards_for(c, p) / len(c)
-        ),
-        "Sobre las respuestas es una suma pesada por p(y), no una media: los "
-        "pesos ya suman (casi) 1.",
+        lambda *case: _objective(*case, lambda c, p: rewards_for(c, p) / len(c)),
+        ...,
     ),
     Mistake(
         "objective_no_prompt_average",
-        lambda m, probs, sets: len(probs) * _objective(m, probs, sets),
-        "Falta la media sobre los enunciados: J es la media de Σ p(y) R(y) de "
-        "cada uno.",
+        lambda m, ps, es: len(ps) * _objective(m, ps, es),
+        ...,
     ),
-]
+)
 
 
 @exercise(MODULE, "exact_objective", "el valor")
 def check_exact_objective(exact_objective, cases=None):
-    check_cases(
-        exact_objective,
-        "exact_objective",
-        cases or objective_cases(),
-        _objective,
-        OBJECTIVE_MISTAKES,
-        atol=1e-9,
-    )
+    rows = cases or objective_cases(), _objective, OBJECTIVE_MISTAKES
+    check_cases(exact_objective, "exact_objective", *rows, atol=1e-9)
 
 
 @exercise(MODULE, "exact_objective", "el gradiente")
 def check_exact_objective_gradient(exact_objective, cases=None):
+    rows = cases or objective_cases(), _objective, OBJECTIVE_MISTAKES
     check_gradients(
         exact_objective,
         "exact_objective",
-        cases or objective_cases(),
-        _objective,
-        OBJECTIVE_MISTAKES,
+        *rows,
         prefix="objective",
         wrt={"model": Flow(True, id="objective_no_gradient")},
         without_gradient=Diagnosis(
@@ -241,14 +211,12 @@ def check_exact_objective_gradient(exact_objective, cases=None):
 # Ejercicio 3 · La auditoría de un estimador
 
 
-def _audit_sample(estimates, true_gradient):
-    """La otra convención aceptada: la covarianza dividiendo por R − 1."""
-    angle, norm, variance = estimators.audit_estimates(estimates, true_gradient)
-    return angle, norm, variance * len(estimates) / (len(estimates) - 1)
-
-
-def _audit_changed(transform):
-    return lambda e, t: transform(e, t, *estimators.audit_estimates(e, t))
+def _audit(part, change):
+    """La referencia con su ``part`` (ángulo, norma, varianza) cambiada."""
+    return lambda e, t: tuple(
+        change(v, e, t) if i == part else v
+        for i, v in enumerate(estimators.audit_estimates(e, t))
+    )
 
 
 def _audit_case(seed: int, runs: int, dims: int, bias: float):
@@ -259,137 +227,97 @@ def _audit_case(seed: int, runs: int, dims: int, bias: float):
     return truth + bias * tilt + 0.8 * noise, truth
 
 
-AUDIT_CASES = [_audit_case(0, 6, 4, 0.5), _audit_case(1, 40, 7, 0.0)]
-
-AUDIT_MISTAKES = [
+AUDIT_MISTAKES = with_messages(
+    """
+audit_mean_of_angles: El sesgo es el ángulo de la estimación media con ∇J, no la
+    media de los ángulos de cada estimación (eso mide sobre todo el ruido).
+audit_radians: El ángulo va en grados, no en radianes.
+audit_mean_of_norms: La norma relativa es la de la estimación media, ‖ḡ‖ / ‖∇J‖,
+    no la media de las normas (el ruido siempre alarga cada estimación).
+audit_not_centred: La varianza mide la distancia de cada estimación a la media,
+    ‖ĝ_r − ḡ‖²: falta restar la media.
+audit_per_coordinate: La varianza total es la traza de la covarianza: suma sobre
+    las coordenadas, no la media.
+audit_standard_deviation: Devuelve la varianza, la media de ‖ĝ_r − ḡ‖², sin la raíz.
+""",
     Mistake(
         "audit_mean_of_angles",
-        _audit_changed(
-            lambda e, t, a, n, v: (
-                sum(oracle.angle_degrees(g, t) for g in e) / len(e),
-                n,
-                v,
-            )
-        ),
-        "El sesgo es el ángulo de la estimación media con ∇J, no la media de "
-        "los ángulos de cada estimación (eso mide sobre todo el ruido).",
+        _audit(0, lambda a, e, t: sum(oracle.angle_degrees(g, t) for g in e) / len(e)),
+        ...,
     ),
-    Mistake(
-        "audit_radians",
-        _audit_changed(lambda e, t, a, n, v: (math.radians(a), n, v)),
-        "El ángulo va en grados, no en radianes.",
-    ),
+    Mistake("audit_radians", _audit(0, lambda a, e, t: math.radians(a)), ...),
     Mistake(
         "audit_mean_of_norms",
-        _audit_changed(
-            lambda e, t, a, n, v: (
-                a,
-                float(e.double().norm(dim=1).mean() / t.double().norm()),
-                v,
-            )
-        ),
-        "La norma relativa es la de la estimación media, ‖ḡ‖ / ‖∇J‖, no la media "
-        "de las normas (el ruido siempre alarga cada estimación).",
+        _audit(1, lambda n, e, t: float(e.norm(dim=1).mean() / t.norm())),
+        ...,
     ),
     Mistake(
         "audit_not_centred",
-        _audit_changed(
-            lambda e, t, a, n, v: (a, n, v + float(e.double().mean(0).norm() ** 2))
-        ),
-        "La varianza mide la distancia de cada estimación a la media, ‖ĝ_r − ḡ‖²: "
-        "falta restar la media.",
+        _audit(2, lambda v, e, t: v + float(e.mean(0).norm() ** 2)),
+        ...,
     ),
-    Mistake(
-        "audit_per_coordinate",
-        _audit_changed(lambda e, t, a, n, v: (a, n, v / e.shape[1])),
-        "La varianza total es la traza de la covarianza: suma sobre las "
-        "coordenadas, no la media.",
-    ),
-    Mistake(
-        "audit_standard_deviation",
-        _audit_changed(lambda e, t, a, n, v: (a, n, math.sqrt(v))),
-        "Devuelve la varianza (la media de ‖ĝ_r − ḡ‖²), sin la raíz.",
-    ),
-]
+    Mistake("audit_per_coordinate", _audit(2, lambda v, e, t: v / e.shape[1]), ...),
+    Mistake("audit_standard_deviation", _audit(2, lambda v, e, t: math.sqrt(v)), ...),
+)
 
-
-@exercise(MODULE, "audit_estimates")
-def check_audit_estimates(audit_estimates, cases=AUDIT_CASES):
-    check_cases(
-        audit_estimates,
-        "audit_estimates",
-        cases,
-        (estimators.audit_estimates, _audit_sample),
-        AUDIT_MISTAKES,
-        atol=1e-6,
-    )
+check_audit_estimates = values_check(
+    MODULE,
+    "audit_estimates",
+    # la otra convención aceptada: la covarianza dividiendo por R − 1
+    (estimators.audit_estimates, _audit(2, lambda v, e, t: v * len(e) / (len(e) - 1))),
+    AUDIT_MISTAKES,
+    [_audit_case(0, 6, 4, 0.5), _audit_case(1, 40, 7, 0.0)],
+)
 
 
 # Ejercicio 4 · Los estimadores de la KL
 
 
 def kl_cases(seed: int, kinds=("k1", "k2", "k3")):
-    """Log-probabilidades ``(3, 5)`` con relleno (números cualesquiera), con
-    cada estimador y cada nivel."""
+    """Log-probabilidades ``(3, 5)`` con relleno, con cada estimador y cada nivel."""
     generator = torch.Generator().manual_seed(seed)
     log_probs = -2 * torch.rand(3, 5, generator=generator, dtype=torch.float64)
-    ref_log_probs = -2 * torch.rand(3, 5, generator=generator, dtype=torch.float64)
+    ref = -2 * torch.rand(3, 5, generator=generator, dtype=torch.float64)
     mask = (torch.arange(5) < torch.tensor([[5], [3], [1]])).double()
-    return [
-        (log_probs, ref_log_probs, mask, kind, per_token)
-        for kind in kinds
-        for per_token in (True, False)
-    ]
+    return [(log_probs, ref, mask, k, pt) for k in kinds for pt in (True, False)]
 
 
-KL_CASES = kl_cases(0)
-
-KL_MISTAKES = [
-    Mistake(
-        "kl_ratio_flipped",
-        lambda lp, lr, m, k, pt: estimators.kl_estimate(lr, lp, m, k, pt),
-        "El cociente va al revés: log ρ = log π_ref − log π (las muestras son de "
-        "π, y KL(π ‖ π_ref) = E_π[−log ρ]).",
-    ),
+_kl = estimators.kl_estimate
+KL_MISTAKES = with_messages(
+    """
+kl_ratio_flipped: El cociente va al revés: log ρ = log π_ref − log π (las muestras
+    son de π, y KL(π ‖ π_ref) = E_π[−log ρ]).
+kl_padding_counted: Cuenta el relleno: los tokens con máscara 0 no entran (usa
+    torch.where con la máscara antes de sumar o de aplicar el estimador).
+kl_level_swapped: Los dos niveles están cambiados: per_token=True aplica el
+    estimador a cada token y suma; per_token=False lo aplica a la suma de los log ρ.
+kl_k2_without_half: k2 lleva un medio: ½ (log ρ)².
+kl_mean_over_tokens: La KL de una respuesta entera es una suma sobre sus tokens, no
+    una media.
+""",
+    Mistake("kl_ratio_flipped", lambda lp, lr, *rest: _kl(lr, lp, *rest), ...),
     Mistake(
         "kl_padding_counted",
-        lambda lp, lr, m, k, pt: estimators.kl_estimate(
-            lp, lr, torch.ones_like(m), k, pt
-        ),
-        "Cuenta el relleno: los tokens con máscara 0 no entran (usa torch.where "
-        "con la máscara antes de sumar o de aplicar el estimador).",
+        with_args(_kl, mask=lambda a: torch.ones_like(a.mask)),
+        ...,
     ),
     Mistake(
-        "kl_level_swapped",
-        lambda lp, lr, m, k, pt: estimators.kl_estimate(lp, lr, m, k, not pt),
-        "Los dos niveles están cambiados: per_token=True aplica el estimador a "
-        "cada token y suma; per_token=False lo aplica a la suma de los log ρ.",
+        "kl_level_swapped", with_args(_kl, per_token=lambda a: not a.per_token), ...
     ),
     Mistake(
         "kl_k2_without_half",
-        lambda lp, lr, m, k, pt: (
-            estimators.kl_estimate(lp, lr, m, k, pt) * (2 if k == "k2" else 1)
-        ),
-        "k2 lleva un medio: ½ (log ρ)².",
+        lambda lp, lr, m, k, pt: _kl(lp, lr, m, k, pt) * (2 if k == "k2" else 1),
+        ...,
     ),
     Mistake(
         "kl_mean_over_tokens",
-        lambda lp, lr, m, k, pt: estimators.kl_estimate(lp, lr, m, k, pt) / m.sum(-1),
-        "La KL de una respuesta entera es una suma sobre sus tokens, no una media.",
+        lambda lp, lr, m, k, pt: _kl(lp, lr, m, k, pt) / m.sum(-1),
+        ...,
     ),
-]
-
-
-@exercise(MODULE, "kl_estimate")
-def check_kl_estimate(kl_estimate, cases=KL_CASES):
-    check_cases(
-        kl_estimate,
-        "kl_estimate",
-        cases,
-        estimators.kl_estimate,
-        KL_MISTAKES,
-        atol=1e-9,
-    )
+)
+check_kl_estimate = values_check(
+    MODULE, "kl_estimate", _kl, KL_MISTAKES, kl_cases(0), atol=1e-9
+)
 
 
 # Ejercicio 5 · Lo que confirma y lo que matiza
