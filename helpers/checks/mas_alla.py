@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 import math
-import operator
 from collections.abc import Callable
+from operator import eq
 from typing import Any
 
 import torch
@@ -17,6 +16,7 @@ from helpers.checks import (
     as_array,
     call,
     check_procedure,
+    diagnoses,
     exercise,
     fail,
     negated,
@@ -27,18 +27,18 @@ from helpers.checks import (
     with_messages,
 )
 from helpers.checks.quiz import statements_check
-from helpers.tinylm.evaluate import estimate_pass_at_k as ref_pass_at_k
+from helpers.tinylm.evaluate import estimate_pass_at_k as ref_pass
 from helpers.tinylm.methods import buggy_verify
-from helpers.tinylm.methods import exploit_flags as ref_exploit_flags
+from helpers.tinylm.methods import exploit_flags as ref_flags
 from helpers.tinylm.methods import rloo_advantages as ref_rloo
-from helpers.tinylm.methods import token_gae as ref_token_gae
-from helpers.tinylm.methods import token_level_rewards as ref_token_rewards
+from helpers.tinylm.methods import token_gae as ref_gae
+from helpers.tinylm.methods import token_level_rewards as ref_rewards
 from helpers.tinylm.task import verify
 
 MODULE = "08_mas_alla"
+_values = functools.partial(values_check, MODULE, aspect="los valores", atol=1e-5)
 
 
-# candidato al núcleo: como variant_of, con argumentos que dependen de la llamada
 # Ejercicio 1 · las ventajas de RLOO
 
 _RLOO_CASES = [(tensor([[0, 1, 1, 0]]),), (tensor([[1, 1, 1, 1], [0, 0, 0, 0]]),)]
@@ -53,12 +53,6 @@ _RLOO_1D_CASES += [(tensor([[1, 0, 0], [1, 1, 0]], torch.long),)]
 def _rloo_dim0(rewards):
     r = torch.as_tensor(rewards).float()
     return r - (r.sum(dim=0) - r) / (len(r) - 1)
-
-
-def _rloo_integer(rewards):
-    out = torch.zeros_like(torch.as_tensor(rewards))
-    out[...] = ref_rloo(rewards).to(out.dtype)
-    return out
 
 
 _RLOO_MISTAKES = with_messages(
@@ -93,21 +87,14 @@ rloo_integer: Con recompensas enteras (0 y 1 de tipo long) tu resultado sale en 
     Mistake("rloo_sign", negated(ref_rloo), ...),
     Mistake("rloo_wrong_axis", _rloo_dim0, ...),
     Mistake("rloo_dim1", lambda r: ref_rloo(r) if r.dim() == 2 else r.sum(dim=1), ...),
-    Mistake("rloo_integer", _rloo_integer, ...),
+    Mistake("rloo_integer", lambda r: ref_rloo(r).to(r.dtype), ...),
 )
 
-_RLOO = {"reference": ref_rloo, "mistakes": _RLOO_MISTAKES, "atol": 1e-5}
-check_rloo_advantages = values_check(
-    MODULE, "rloo_advantages", cases=_RLOO_CASES, aspect="los valores", **_RLOO
-)
+_rloo = functools.partial(_values, "rloo_advantages", ref_rloo, _RLOO_MISTAKES)
+check_rloo_advantages = _rloo(_RLOO_CASES)
 # Con un solo grupo (G,) y con enteros: las ventajas no son enteras.
-check_rloo_advantages_1d = values_check(
-    MODULE,
-    "rloo_advantages",
-    cases=_RLOO_1D_CASES,
-    check_name="check_rloo_advantages_1d",
-    aspect="(G,) y enteros",
-    **_RLOO,
+check_rloo_advantages_1d = _rloo(
+    _RLOO_1D_CASES, check_name="check_rloo_advantages_1d", aspect="(G,) y enteros"
 )
 
 
@@ -125,21 +112,18 @@ def _token_case(seed: int, lengths: list[int], length: int, kl_coef: float):
     return scores, log_probs, ref_log_probs, mask, kl_coef
 
 
+_TOKEN = [(0, [5, 2, 4], 5, 0.1), (1, [1, 4, 3, 4], 4, 0.05), (2, [6, 3], 6, 0.5)]
 _TOKEN_CASES = [
-    _token_case(0, [5, 2, 4], 5, 0.1),
-    _token_case(1, [1, 4, 3, 4], 4, 0.05),
+    _token_case(*a) for a in [*_TOKEN, (3, [4, 2, 3], 4, 0.2), (4, [2], 3, 0.3)]
 ]
-_TOKEN_CASES += [_token_case(2, [6, 3], 6, 0.5), _token_case(3, [4, 2, 3], 4, 0.2)]
-_TOKEN_CASES += [_token_case(4, [2], 3, 0.3)]
 
 
 # La referencia sin nota: solo la KL de los tokens de la máscara.
-_kl_only = with_args(ref_token_rewards, scores=lambda a: torch.zeros(len(a.scores)))
+_kl_only = with_args(ref_rewards, scores=lambda a: torch.zeros(len(a.scores)))
 
 
 def _score_at(column: Callable[[torch.Tensor], Any]):
-    """La KL bien y la nota en la columna ``column(mask)`` de cada fila (un
-    índice por fila, o uno para todas)."""
+    """La KL bien y la nota en la columna ``column(mask)`` de cada fila."""
 
     def rewards(s, lp, ref, m, c):
         out = torch.cat([_kl_only(s, lp, ref, m, c), torch.zeros(len(s), 1)], dim=-1)
@@ -170,56 +154,38 @@ token_score_after_last: La nota cae una casilla tarde: el último token válido 
 """,
     Mistake("token_last_column", _score_at(lambda m: m.shape[1] - 1), ...),
     Mistake("token_first_token", _score_at(lambda m: 0), ...),
-    Mistake(
-        "token_every_token",
-        lambda s, lp, ref, m, c: _kl_only(s, lp, ref, m, c) + s.float()[:, None] * m,
-        ...,
-    ),
-    Mistake(
-        "token_kl_sign", with_args(ref_token_rewards, kl_coef=lambda a: -a.kl_coef), ...
-    ),
+    # la KL y la nota (a[0]) en cada token de la máscara (a[3])
+    Mistake("token_every_token", lambda *a: _kl_only(*a) + a[0][:, None] * a[3], ...),
+    Mistake("token_kl_sign", with_args(ref_rewards, kl_coef=lambda a: -a.kl_coef), ...),
     # la referencia más la KL de las casillas de relleno
     Mistake(
         "token_kl_unmasked",
-        lambda s, lp, ref, m, c: (
-            ref_token_rewards(s, lp, ref, m, c) + _kl_only(s, lp, ref, ~m.bool(), c)
-        ),
+        lambda *a: ref_rewards(*a) + _kl_only(*a[:3], ~a[3].bool(), a[4]),
         ...,
     ),
-    Mistake("token_no_kl", with_args(ref_token_rewards, kl_coef=0.0), ...),
+    Mistake("token_no_kl", with_args(ref_rewards, kl_coef=0.0), ...),
     Mistake("token_score_after_last", _score_at(lambda m: m.sum(dim=-1)), ...),
 )
 
-check_token_level_rewards = values_check(
-    MODULE,
+# El enunciado: en el relleno, cualquier valor finito.
+_PADDED = ("log_probs", "ref_log_probs")
+check_token_level_rewards = _values(
     "token_level_rewards",
-    ref_token_rewards,
+    ref_rewards,
     _TOKEN_MISTAKES,
     _TOKEN_CASES,
-    aspect="los valores",
-    atol=1e-5,
-    # El enunciado: en el relleno, cualquier valor finito.
-    masked=Masked(
-        mask="mask",
-        padded=("log_probs", "ref_log_probs"),
-        padding="finite",
-        batched=("scores",),
-        mistake="token_kl_unmasked",
-    ),
+    masked=Masked("mask", _PADDED, "finite", "token_kl_unmasked", batched=("scores",)),
 )
 
 
 # candidato al núcleo: una salida que es un dato fijo, sin gradiente
-def _no_gradient_check(
-    key: str, cases: list, what: str, in_place: str, message: str, *, mistake: str
-) -> Callable[..., None]:
+def _no_gradient_check(key, cases, what, in_place, message, *, mistake) -> Callable:
     """El resultado no lleva gradiente hacia el argumento 1 ni lo modifica en su
     sitio: es un dato fijo, no algo que optimizar."""
 
     def check(function: Callable[..., Any], cases=cases) -> None:
         for case in cases:
-            args = copy.deepcopy(case)
-            args[1].requires_grad_(True)
+            args = (case[0], case[1].clone().requires_grad_(True), *case[2:])
             try:
                 out = call(function, key, *args)
             except RuntimeError as error:
@@ -261,12 +227,9 @@ def _gae_case(seed: int, lengths: list[int], length: int, gamma: float, lam: flo
     return rewards, values, mask, gamma, lam
 
 
-_GAE_CASES = [
-    _gae_case(0, [5, 3, 1], 5, 1.0, 0.95),
-    _gae_case(1, [4, 4, 2, 3], 4, 0.9, 0.8),
-]
-_GAE_CASES += [_gae_case(2, [6, 2], 6, 1.0, 0.0), _gae_case(3, [3, 5, 4], 5, 1.0, 1.0)]
-_GAE_CASES += [_gae_case(4, [2], 3, 0.9, 0.9)]
+_GAE = [(0, [5, 3, 1], 5, 1.0, 0.95), (1, [4, 4, 2, 3], 4, 0.9, 0.8)]
+_GAE += [(2, [6, 2], 6, 1.0, 0.0), (3, [3, 5, 4], 5, 1.0, 1.0), (4, [2], 3, 0.9, 0.9)]
+_GAE_CASES = [_gae_case(*a) for a in _GAE]
 
 
 def _next(x: torch.Tensor, last: float = 0.0) -> torch.Tensor:
@@ -275,18 +238,16 @@ def _next(x: torch.Tensor, last: float = 0.0) -> torch.Tensor:
 
 
 def _gae_bootstrap_pad(r, v, m, g, lam):
-    # la referencia, con γ · V(relleno siguiente) sumado a la recompensa del
-    # último token válido: el bootstrap que no toca
+    # la referencia con γ · V(relleno) sumado al último token válido
     last = m.bool() & ~_next(m.float(), 1.0).bool()
-    return ref_token_gae(r + g * _next(v) * last, v, m, g, lam)
+    return ref_gae(r + g * _next(v) * last, v, m, g, lam)
 
 
 def _gae_forward(r, v, m, g, lam):
-    # los δ_t de la referencia acumulados de t = 0 en adelante: la referencia
-    # sobre los δ dados la vuelta, sin valores ni máscara
-    deltas = ref_token_gae(r, v, m, g, 0.0).flip(1)
+    # los δ_t de la referencia, dados la vuelta y acumulados sin valores ni máscara
+    deltas = ref_gae(r, v, m, g, 0.0).flip(1)
     ones = torch.ones_like(deltas)
-    return ref_token_gae(deltas, 0 * ones, ones, g, lam).flip(1) * m
+    return ref_gae(deltas, 0 * ones, ones, g, lam).flip(1) * m
 
 
 _GAE_MISTAKES = with_messages(
@@ -307,29 +268,19 @@ gae_td: Devolviste solo δ_t (TD de un paso, λ = 0): falta acumular γλ·A_{t+
     Mistake("gae_bootstrap_pad", _gae_bootstrap_pad, ...),
     Mistake(
         "gae_no_mask",
-        with_args(ref_token_gae, mask=lambda a: torch.ones_like(a.rewards)),
+        with_args(ref_gae, mask=lambda a: torch.ones_like(a.rewards)),
         ...,
     ),
     Mistake("gae_forward", _gae_forward, ...),
-    Mistake(
-        "gae_lambda_only", with_args(ref_token_gae, lam=lambda a: a.lam / a.gamma), ...
-    ),
-    Mistake(
-        "gae_returns", lambda r, v, m, *gl: ref_token_gae(r, v, m, *gl) + v * m, ...
-    ),
-    Mistake("gae_td", with_args(ref_token_gae, lam=0.0), ...),
+    Mistake("gae_lambda_only", with_args(ref_gae, lam=lambda a: a.lam / a.gamma), ...),
+    Mistake("gae_returns", lambda r, v, m, *gl: ref_gae(r, v, m, *gl) + v * m, ...),
+    Mistake("gae_td", with_args(ref_gae, lam=0.0), ...),
 )
 
-check_token_gae = values_check(
-    MODULE,
-    "token_gae",
-    ref_token_gae,
-    _GAE_MISTAKES,
-    _GAE_CASES,
-    aspect="los valores",
-    atol=1e-5,
-    # El enunciado: en el relleno, cualquier valor finito.
-    masked=Masked("mask", ("rewards", "values"), "finite", mistake="gae_no_mask"),
+# El enunciado: en el relleno, cualquier valor finito.
+_GAE_MASK = Masked("mask", ("rewards", "values"), "finite", "gae_no_mask")
+check_token_gae = _values(
+    "token_gae", ref_gae, _GAE_MISTAKES, _GAE_CASES, masked=_GAE_MASK
 )
 check_token_gae_grad = _no_gradient_check(
     "token_gae",
@@ -380,7 +331,7 @@ pass_float_comb: Con n grande, C(n, k) tiene cientos de cifras y float() desbord
     sí sale bien) o usa el producto Π (1 − k/i).
 """,
     Mistake("pass_biased", lambda n, c, k: 1.0 - (1.0 - c / n) ** k, ...),
-    Mistake("pass_no_complement", lambda n, c, k: 1.0 - ref_pass_at_k(n, c, k), ...),
+    Mistake("pass_no_complement", lambda n, c, k: 1.0 - ref_pass(n, c, k), ...),
     Mistake("pass_rate", lambda n, c, k: c / n, ...),
     Mistake(
         "pass_off_by_one",
@@ -389,7 +340,7 @@ pass_float_comb: Con n grande, C(n, k) tiene cientos de cifras y float() desbord
     ),
     Mistake(
         "pass_early_return_at_equal",
-        lambda n, c, k: 1.0 if n - c <= k else ref_pass_at_k(n, c, k),
+        lambda n, c, k: 1.0 if n - c <= k else ref_pass(n, c, k),
         ...,
     ),
     Mistake("pass_k_over_n", lambda n, c, k: min(1.0, c * k / n), ...),
@@ -400,24 +351,13 @@ pass_float_comb: Con n grande, C(n, k) tiene cientos de cifras y float() desbord
     ),
 )
 
-_PASS = {"reference": ref_pass_at_k, "mistakes": _PASS_MISTAKES, "atol": 1e-9}
-check_estimate_pass_at_k = values_check(
-    MODULE,
-    "estimate_pass_at_k",
-    cases=_PASS_CASES,
-    aspect="los valores",
-    returns="float",
-    **_PASS,
+_pass = functools.partial(
+    _values, "estimate_pass_at_k", ref_pass, _PASS_MISTAKES, atol=1e-9, returns="float"
 )
+check_estimate_pass_at_k = _pass(_PASS_CASES)
 # n de miles, y n − c < k
-check_estimate_pass_at_k_edges = values_check(
-    MODULE,
-    "estimate_pass_at_k",
-    cases=_PASS_EDGE_CASES,
-    check_name="check_estimate_pass_at_k_edges",
-    aspect="n grandes",
-    returns="float",
-    **_PASS,
+check_estimate_pass_at_k_edges = _pass(
+    _PASS_EDGE_CASES, check_name="check_estimate_pass_at_k_edges", aspect="n grandes"
 )
 
 
@@ -446,7 +386,7 @@ _EXPLOIT_CASES = [
 
 
 # La referencia con otros verificadores.
-_exploit = functools.partial(patched, ref_exploit_flags)
+_exploit = functools.partial(patched, ref_flags)
 
 
 _EXPLOIT_MISTAKES = with_messages(
@@ -469,11 +409,18 @@ exploit_first_problem: Usaste el mismo problema para todas las respuestas: cada
         _exploit(verify=buggy_verify, buggy_verify=verify),
         ...,
     ),
-    Mistake(
-        "exploit_first_problem",
-        lambda texts, problems: ref_exploit_flags(texts, [problems[0]] * len(texts)),
-        ...,
-    ),
+    Mistake("exploit_first_problem", lambda t, p: ref_flags(t, p[:1] * len(t)), ...),
+)
+
+
+_FLAGS_SAID = diagnoses(
+    """
+exploit_not_a_list: exploit_flags debe devolver una lista de booleanos, una por
+    respuesta; devolvió {kind}.
+exploit_wrong_length: exploit_flags devolvió {got} marcas para {size} respuestas: va una
+    por respuesta, en el mismo orden.
+exploit_not_bool: Cada marca debe ser True o False; hay una que vale {item}.
+"""
 )
 
 
@@ -483,24 +430,13 @@ def _as_flags(value: Any, size: int) -> list[bool]:
         items = list(value)
     except TypeError:
         forgot = " (¿falta el return?)" if value is None else ""
-        fail(
-            f"exploit_flags debe devolver una lista de booleanos, una por "
-            f"respuesta; devolvió {type(value).__name__}{forgot}.",
-            "exploit_not_a_list",
-        )
+        _FLAGS_SAID["exploit_not_a_list"].fail(kind=type(value).__name__ + forgot)
     if len(items) != size:
-        fail(
-            f"exploit_flags devolvió {len(items)} marcas para {size} respuestas: "
-            "va una por respuesta, en el mismo orden.",
-            "exploit_wrong_length",
-        )
+        _FLAGS_SAID["exploit_wrong_length"].fail(got=len(items), size=size)
     items = [item.item() if hasattr(item, "item") else item for item in items]
     for item in items:
         if item not in (0, 1):  # True y False también: valen 1 y 0
-            fail(
-                f"Cada marca debe ser True o False; hay una que vale {item!r}.",
-                "exploit_not_bool",
-            )
+            _FLAGS_SAID["exploit_not_bool"].fail(item=repr(item))
     return [bool(item) for item in items]
 
 
@@ -509,9 +445,8 @@ def check_exploit_flags(exploit_flags: Callable[..., Any], cases=None) -> None:
     """``exploit_flags(texts, problems)`` contra la referencia."""
     for texts, problems in cases or _EXPLOIT_CASES:
 
-        def run(flags, texts=texts, problems=problems) -> list[bool]:
-            out = call(flags, "exploit_flags", list(texts), list(problems))
-            return _as_flags(out, len(texts))
+        def run(f, t=texts, p=problems) -> list[bool]:
+            return _as_flags(call(f, "exploit_flags", list(t), list(p)), len(t))
 
         def describe(got, want, texts=texts, problems=problems) -> str:
             i = [g != w for g, w in zip(got, want, strict=True)].index(True)
@@ -524,9 +459,9 @@ def check_exploit_flags(exploit_flags: Callable[..., Any], cases=None) -> None:
 
         check_procedure(
             exploit_flags,
-            ref_exploit_flags,
+            ref_flags,
             _EXPLOIT_MISTAKES,
             run=run,
-            same=operator.eq,
+            same=eq,
             describe=describe,
         )
