@@ -1,15 +1,14 @@
 """Comprobaciones del módulo 02 · DQN.
 
-Las variantes de los errores típicos son las referencias (``helpers.gridworld``
-y ``helpers.dqn``) con la entrada cambiada (:func:`_with_args`: otra recompensa,
-otro estado, un optimizador o un entorno que hacen otra cosa) o con una pieza
-cambiada (``patched``: el recorte). Solo cambian una cuenta por dentro ``_loss``
-(la pérdida y cómo se toma Q(s, a)) y la ε que no se limita.
+Las variantes son las referencias (``helpers.gridworld`` y ``helpers.dqn``) con
+otra entrada (``with_args``), otra pieza (``variant_of``, ``patched``) o, en la
+pérdida y en la ε sin límite, una cuenta cambiada.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterable
 from types import SimpleNamespace
 from typing import Any
@@ -21,9 +20,9 @@ import torch.nn.functional as F
 from helpers import dqn, gridworld
 from helpers.bandits import epsilon_greedy
 from helpers.checks import (
-    Diagnosis,
     Flow,
     Mistake,
+    as_tuple,
     check_cases,
     check_gradients,
     check_procedure,
@@ -42,16 +41,6 @@ from helpers.checks import (
 from helpers.formatting import numbers, significant
 
 MODULE = "02_dqn"
-
-
-def _first_output(function: Callable[..., Any], case: tuple[Any, ...]) -> Any:
-    """Lo que devuelve ``function`` con ``case`` (``...`` si lanza un error)."""
-    try:
-        return function(*copy.deepcopy(case))
-    except NotImplementedError:
-        raise
-    except Exception:  # noqa: BLE001 - check_cases lo diagnostica
-        return ...
 
 
 # Ejercicio 1 · la actualización de Q-learning
@@ -114,28 +103,43 @@ q_step_sign: ¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q)
     ),
     Mistake("q_step_sign", with_args(ref_update, alpha=lambda c: -c.alpha), ...),
 )
+_NO_RETURN = (
+    "q_learning_update no devuelve nada. Actualiza la tabla y termina con "
+    "`return q_table`."
+)
 
-
-@exercise(MODULE, "q_learning_update")
-def check_q_learning_update(q_learning_update, cases=Q_LEARNING_CASES) -> None:
-    """Comprueba ``q_learning_update``; puede modificar y devolver la tabla."""
-    cases = list(cases)
-    if _first_output(q_learning_update, cases[0]) is None:
-        fail(
-            "q_learning_update no devuelve nada. Actualiza la tabla y termina con "
-            "`return q_table`.",
-            "returns_none",
-        )
-    name, rows = "q_learning_update", Q_LEARNING_MISTAKES
-    check_cases(q_learning_update, name, cases, ref_update, rows, may_modify=(0,))
+check_q_learning_update = values_check(
+    MODULE,
+    "q_learning_update",
+    ref_update,
+    Q_LEARNING_MISTAKES,
+    Q_LEARNING_CASES,
+    may_modify=(0,),  # puede modificar la tabla, y debe devolverla
+    view=lambda out, *_: fail(_NO_RETURN, "returns_none") if out is None else out,
+)
 
 
 # Ejercicio 2 · un episodio de Q-learning
 
+#: Lo que se dice de un episodio mal llevado, por id.
+_EPISODE = diagnoses(
+    """
+episode_no_reset: Tu episodio dio un paso sin llamar antes a env.reset(): cada
+    episodio empieza en la salida, con state, _ = env.reset().
+episode_steps_after_end: Tu episodio siguió dando pasos después de acabar. El episodio
+    acaba cuando terminated o truncated es True (cualquiera de los dos): ahí hay que
+    parar y devolver.
+episode_wrong_order: Repasa el orden: reset, y en cada paso elegir con
+    epsilon_greedy(q_table[state], epsilon, rng), env.step, actualizar Q(s, a) y pasar
+    al estado siguiente. Y pasa a q_learning_update los argumentos en el orden de su
+    firma: (q_table, state, action, reward, next_state, terminated, alpha, gamma).
+"""
+)
+
 
 class WatchedGridWorld(gridworld.GridWorld):
-    """El mundo de rejilla, vigilando que cada episodio empiece con ``reset`` y
-    que nadie dé un paso después de ``terminated`` o ``truncated``."""
+    """El tablero, vigilando el ``reset`` de cada episodio y que no se dé un
+    paso tras ``terminated`` o ``truncated``."""
 
     ended = reset_done = False
 
@@ -144,19 +148,9 @@ class WatchedGridWorld(gridworld.GridWorld):
         return super().reset(seed)
 
     def step(self, action: int) -> tuple[int, float, bool, bool, dict]:
-        if self.ended and not self.reset_done:
-            fail(
-                "Tu episodio dio un paso sin llamar antes a env.reset(): cada "
-                "episodio empieza en la salida, con state, _ = env.reset().",
-                "episode_no_reset",
-            )
         if self.ended:
-            fail(
-                "Tu episodio siguió dando pasos después de acabar. El episodio "
-                "acaba cuando terminated o truncated es True (cualquiera de los "
-                "dos): ahí hay que parar y devolver.",
-                "episode_steps_after_end",
-            )
+            ids = ("episode_no_reset", "episode_steps_after_end")
+            _EPISODE[ids[self.reset_done]].fail()
         result = super().step(int(action))
         self.ended = bool(result[2] or result[3])
         return result
@@ -175,6 +169,11 @@ def _episode_table(seed: int, n_states: int, n_actions: int) -> np.ndarray:
     return np.round(rng.normal(0, 0.3, (n_states, n_actions)), 2)
 
 
+_EPISODE_RETURNS = (
+    "q_learning_episode debe devolver una tupla (q_table, episode_return, length)"
+)
+
+
 def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
     """Juega los episodios de un caso seguidos, con la misma tabla y el mismo
     generador, como el bucle del cuaderno; devuelve (tabla, retorno, pasos)."""
@@ -185,21 +184,20 @@ def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
     for _ in range(n_episodes):
         env.reset_done = False  # cada llamada debe empezar con su reset
         out = function(env, q_table, alpha, gamma, epsilon, rng)
-        if not isinstance(out, tuple) or len(out) != 3:
-            fail(
-                "q_learning_episode debe devolver una tupla (q_table, "
-                f"episode_return, length); devolvió {type(out).__name__}.",
-                "episode_not_tuple",
-            )
+        out = as_tuple(out, 3, _EPISODE_RETURNS, mistake="episode_not_tuple")
         q_table = np.asarray(out[0], dtype=float)
         played.append((q_table.copy(), float(out[1]), int(out[2])))
     return played
 
 
 ref_episode = gridworld.q_learning_episode
-#: Un rng que nunca explora y desempata por la primera acción: con él,
-#: epsilon_greedy es ``np.argmax``.
+#: Nunca explora y desempata por la primera acción: epsilon_greedy es np.argmax.
 _GREEDY = SimpleNamespace(random=lambda: 1.0, choice=lambda options: options[0])
+
+
+def _updating(**changes: Any) -> Callable[..., Any]:
+    """La referencia con la actualización llamada con ``changes`` cambiados."""
+    return variant_of(ref_episode, update=with_args(ref_update, **changes))
 
 
 def _truncated_as_terminal(env, *args):
@@ -216,9 +214,8 @@ def _truncated_as_terminal(env, *args):
 EPISODE_MISTAKES = with_messages(
     """
 episode_update_ignored: Tu tabla no cambia: llamas a q_learning_update pero no guardas
-    lo que devuelve. El enunciado deja que la actualización trabaje sobre una copia,
-    así que la tabla nueva es la que devuelve:
-    q_table = q_learning_update(q_table, ...).
+    lo que devuelve, que es la tabla nueva (la actualización puede trabajar sobre una
+    copia): q_table = q_learning_update(q_table, ...).
 episode_greedy: Tu agente no explora: elige siempre la acción de mayor Q. Cada acción
     sale de epsilon_greedy(q_table[state], epsilon, rng), con el rng que recibes
     (explora con probabilidad ε y desempata al azar).
@@ -229,24 +226,10 @@ episode_never_terminal: Pasas terminated = False en todos los pasos. En el paso 
     llega a la meta o a la trampa, s' no tiene futuro y la actualización no debe
     apoyarse en Q(s'): pasa a q_learning_update el terminated que devuelve env.step.
 """,
-    Mistake(
-        "episode_update_ignored", variant_of(ref_episode, update=lambda q, *_: q), ...
-    ),
+    Mistake("episode_update_ignored", _updating(alpha=0), ...),  # la tabla no cambia
     Mistake("episode_greedy", with_args(ref_episode, rng=_GREEDY), ...),
-    Mistake(
-        "episode_updates_next_state",
-        variant_of(
-            ref_episode, update=with_args(ref_update, state=lambda c: c.next_state)
-        ),
-        ...,
-    ),
-    Mistake(
-        "episode_never_terminal",
-        variant_of(ref_episode, update=with_args(ref_update, terminated=0)),
-        ...,
-    ),
-    # Misma duración y retorno con otra tabla, sin fila que lo explique: lo
-    # diagnostica _check_episodes («episode_wrong_order»).
+    Mistake("episode_updates_next_state", _updating(state=lambda c: c.next_state), ...),
+    Mistake("episode_never_terminal", _updating(terminated=0), ...),
 )
 TRUNCATED_MISTAKES = with_messages(
     """
@@ -256,17 +239,12 @@ episode_truncated_as_terminal: En el último paso, truncado por límite de tiemp
     parar).
 """,
     Mistake("episode_truncated_as_terminal", _truncated_as_terminal, ...),
-)
-_ORDER_HINT = (
-    "Repasa el orden: reset, y en cada paso elegir con epsilon_greedy(q_table[state], "
-    "epsilon, rng), env.step, actualizar Q(s, a) y pasar al estado siguiente. Y pasa a "
-    "q_learning_update los argumentos en el orden de su firma: (q_table, state, "
-    "action, reward, next_state, terminated, alpha, gamma)."
+    *EPISODE_MISTAKES,  # también explican lo que pasa aquí
 )
 
 
-def _compare_episodes(got, want, described: str) -> str | None:
-    """La primera diferencia entre dos series de episodios, o ``None``."""
+def _compare_episodes(got, want, described: str) -> str:
+    """La primera diferencia entre dos series de episodios, o ``""``."""
     for k, ((q, ret, length), (q_ref, ret_ref, length_ref)) in enumerate(
         zip(got, want, strict=True), start=1
     ):
@@ -288,33 +266,31 @@ def _compare_episodes(got, want, described: str) -> str | None:
                 else describe_difference(q, q_ref, atol=1e-9)
             )
             return f"{described}, tras el episodio {k} tu función {difference}"
-    return None
+    return ""
 
 
-def _check_episodes(student, rows, case, zero, max_steps, described, order=True):
-    """Los episodios de ``case`` (el estudiante, en un tablero vigilado) desde una
-    tabla de ceros o no (``zero``); con ``order``, misma duración y retorno con otra
-    tabla es «episode_wrong_order»."""
-    start = np.zeros((20, 4)) if zero else _episode_table(case[0], 20, 4)
+def _check_episodes(student, rows, case, start, max_steps, described, by_order=True):
+    """Los episodios de ``case`` desde la tabla ``start``, los del estudiante en
+    un tablero vigilado; con ``by_order``, la misma duración y el mismo retorno
+    con otra tabla es «episode_wrong_order»."""
 
     def run(function: Any) -> Any:
         env_class = WatchedGridWorld if function is student else gridworld.GridWorld
         return _play(function, env_class(max_steps=max_steps), start, case)
 
-    def unexplained(got: Any, want: Any) -> None:
-        # Dura y cobra lo mismo pero deja otra tabla: el orden de los pasos.
-        difference = _compare_episodes(got, want, described)
-        if "tu función devuelve" in difference:
-            fail(f"{difference}\n{_ORDER_HINT}", "episode_wrong_order")
+    def diff(got: Any, want: Any) -> str:
+        return _compare_episodes(got, want, described)
+
+    def same(got: Any, want: Any) -> bool:
+        return not diff(got, want)
+
+    def order(got: Any, want: Any) -> None:
+        if by_order and "tu función devuelve" in diff(got, want):
+            said = _EPISODE["episode_wrong_order"]
+            fail(f"{diff(got, want)}\n{said.message}", said.id)
 
     check_procedure(
-        student,
-        ref_episode,
-        rows,
-        run=run,
-        same=lambda got, want: _compare_episodes(got, want, "") is None,
-        describe=lambda got, want: _compare_episodes(got, want, described) or "",
-        unexplained=unexplained if order else None,
+        student, ref_episode, rows, run=run, same=same, describe=diff, unexplained=order
     )
 
 
@@ -327,17 +303,17 @@ def check_q_learning_episode(
 ) -> None:
     """Episodios sin truncar desde una tabla de ceros y, con ``zero_table``,
     también desde una sin ceros (ahí se nota apoyarse en un estado terminal)."""
-    runs = [(case, zero_table) for case in cases]
-    for case, zero in runs + ([((2, 2, 0.5, 0.9, 0.3), False)] if zero_table else []):
+    extra = [((2, 2, 0.5, 0.9, 0.3), False)] if zero_table else []
+    for case, zero in [(case, zero_table) for case in cases] + extra:
         seed, _, alpha, gamma, epsilon = case
+        start = np.zeros((20, 4)) if zero else _episode_table(seed, 20, 4)
         described = (
             f"Con rng = np.random.default_rng({seed}), α = {significant(alpha)}, "
             f"γ = {significant(gamma)} y ε = {significant(epsilon)}"
             + ("" if zero else ", empezando con una tabla sin ceros")
         )
-        _check_episodes(
-            q_learning_episode, EPISODE_MISTAKES, case, zero, LONG_EPISODES, described
-        )
+        rows = EPISODE_MISTAKES
+        _check_episodes(q_learning_episode, rows, case, start, LONG_EPISODES, described)
 
 
 @exercise(MODULE, "q_learning_episode", uses=EPISODE_USES)
@@ -346,15 +322,14 @@ def check_q_learning_episode_truncated(
 ) -> None:
     """El final por límite de tiempo: con ``max_steps`` pasos cada episodio
     queda truncado, para ahí y su último paso se apoya en ``Q(s')``."""
-    # Las filas del primer ejercicio también explican lo que pasa aquí.
-    rows = [*TRUNCATED_MISTAKES, *EPISODE_MISTAKES]
     for case in cases:
         described = (
             f"Con un límite de {max_steps} pasos (el episodio queda truncado) y "
             f"rng = np.random.default_rng({case[0]})"
         )
+        start, rows = _episode_table(case[0], 20, 4), TRUNCATED_MISTAKES
         _check_episodes(
-            q_learning_episode, rows, case, False, max_steps, described, False
+            q_learning_episode, rows, case, start, max_steps, described, False
         )
 
 
@@ -409,6 +384,7 @@ TD_CASES = [
     ]
 ]
 ref_td = dqn.td_targets
+_TD_NO_MASK = with_args(ref_td, terminated=0)  # también en la pérdida
 TD_MISTAKES = with_messages(
     """
 td_no_mask: Sumas el futuro de estados terminales: si terminated = 1, s' no tiene
@@ -425,39 +401,39 @@ td_no_gamma: ¿Olvidaste multiplicar el futuro por γ?
 td_gamma_on_reward: γ descuenta solo el futuro: y = r + γ · (1 − terminated) ·
     max Q(s', ·), sin γ delante de r.
 """,
-    Mistake("td_no_mask", lambda r, q, d, g: ref_td(r, q, 0 * d, g), ...),
+    Mistake("td_no_mask", _TD_NO_MASK, ...),
     Mistake("td_mask_on_reward", lambda r, q, d, g: ref_td(r * (1 - d), q, d, g), ...),
     Mistake("td_mask_reversed", lambda r, q, d, g: ref_td(r, q, 1 - d, g), ...),
     Mistake("td_max_wrong_dim", lambda r, q, d, g: ref_td(r, q.T, d, g), ...),
     Mistake(
-        "td_mean_not_max",
-        lambda r, q, d, g: ref_td(r, q.mean(1, keepdim=True), d, g),
-        ...,
+        "td_mean_not_max", lambda r, q, d, g: ref_td(r, q.mean(1, True), d, g), ...
     ),
     Mistake("td_no_gamma", lambda r, q, d, g: ref_td(r, q, d, 1.0), ...),
     Mistake("td_gamma_on_reward", lambda r, q, d, g: ref_td(g * r, q, d, g), ...),
 )
 
 
-@exercise(MODULE, "td_targets")
-def check_td_targets(td_targets, cases=TD_CASES) -> None:
-    """Comprueba ``td_targets(rewards, next_q_values, terminated, gamma)``."""
-    cases = list(cases)
-    first = _first_output(td_targets, cases[0])
-    if first is not ... and not isinstance(first, torch.Tensor):
+def _td_view(out: Any, rewards: Any, *_: Any) -> Any:
+    """La salida, si es un tensor y no tiene la forma (B, B) del keepdim."""
+    if not isinstance(out, torch.Tensor):
         fail(
             "td_targets debe devolver un tensor de PyTorch (la pérdida lo combina "
-            f"con la salida de la red), no {type(first).__name__}.",
+            f"con la salida de la red), no {type(out).__name__}.",
             "td_not_tensor",
         )
-    if first is not ... and first.ndim == 2:
+    if out.ndim == 2:
         fail(
-            f"td_targets devolvió forma {tuple(first.shape)}; debía ser "
-            f"({len(cases[0][0])},). ¿Usaste keepdim=True en el max? Con "
+            f"td_targets devolvió forma {tuple(out.shape)}; debía ser "
+            f"({len(rewards)},). ¿Usaste keepdim=True en el max? Con "
             "(B, 1) + (B,) PyTorch difunde a (B, B).",
             "td_keepdim",
         )
-    check_cases(td_targets, "td_targets", cases, ref_td, TD_MISTAKES)
+    return out
+
+
+check_td_targets = values_check(
+    MODULE, "td_targets", ref_td, TD_MISTAKES, TD_CASES, view=_td_view
+)
 
 
 # Ejercicio 5 · un lote del búfer de repetición
@@ -466,13 +442,10 @@ def check_td_targets(td_targets, cases=TD_CASES) -> None:
 def tagged_buffer(
     capacity: int, size: int, obs_dim: int = 4, n_actions: int = 2
 ) -> dqn.ReplayBuffer:
-    """Un búfer cuyas transiciones dicen de qué casilla salieron.
-
-    En la casilla ``i``, con ``v = i + 1``: ``s = [v, −v, v, ...]``,
-    ``s' = s + 0,5``, ``a = i mod n_actions``, ``r = 10 v`` y ``terminated =
-    (i mod 3 == 0)``. Las casillas vacías tienen todo a cero. Si se escriben más
-    de ``capacity`` transiciones, se da la vuelta y se pisan las primeras.
-    """
+    """Un búfer cuyas transiciones dicen de qué casilla ``i`` salieron: con
+    ``v = i + 1``, ``s = [v, −v, v, ...]``, ``s' = s + 0,5``, ``a = i mod
+    n_actions``, ``r = 10 v`` y ``terminated = (i mod 3 == 0)``. Las casillas
+    vacías son ceros; pasado ``capacity``, se pisan las primeras."""
     buffer = dqn.ReplayBuffer(capacity, obs_dim)
     for i in range(size):
         slot = i % capacity
@@ -484,9 +457,6 @@ def tagged_buffer(
 
 #: Las claves del lote: las de observaciones, de forma (B, obs_dim); las demás, (B,).
 BATCH_FIELDS = ("observations", "actions", "rewards", "next_observations", "terminated")
-
-
-#: Lo que se dice de un lote mal formado o mal muestreado, por id.
 _BATCH = diagnoses(
     """
 batch_not_dict: sample_batch debe devolver un diccionario con las claves {keys};
@@ -522,42 +492,38 @@ batch_full_buffer_position: Con el búfer lleno deben poder salir todas las casi
 
 def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
     if not isinstance(batch, dict):
-        keys = ", ".join(BATCH_FIELDS)
-        _BATCH["batch_not_dict"].fail(keys=keys, kind=type(batch).__name__)
-    missing = [k for k in BATCH_FIELDS if k not in batch]
-    if missing:
+        keys, kind = ", ".join(BATCH_FIELDS), type(batch).__name__
+        _BATCH["batch_not_dict"].fail(keys=keys, kind=kind)
+    if missing := [k for k in BATCH_FIELDS if k not in batch]:
         _BATCH["batch_missing_keys"].fail(missing=", ".join(missing))
     for key in BATCH_FIELDS:
         if not isinstance(batch[key], torch.Tensor):
             _BATCH["batch_not_tensor"].fail(key=key, kind=type(batch[key]).__name__)
+    sizes = {"batch_size": batch_size, "obs_dim": obs_dim}
     for key in BATCH_FIELDS:
         want = (batch_size, obs_dim) if "observations" in key else (batch_size,)
-        if tuple(batch[key].shape) != want:
-            shape = tuple(batch[key].shape)
-            _BATCH["batch_wrong_shape"].fail(
-                key=key, shape=shape, want=want, batch_size=batch_size, obs_dim=obs_dim
-            )
+        if (shape := tuple(batch[key].shape)) != want:
+            _BATCH["batch_wrong_shape"].fail(key=key, shape=shape, want=want, **sizes)
     for key in BATCH_FIELDS:
-        if key == "actions" and batch[key].dtype != torch.int64:
-            _BATCH["batch_actions_not_int64"].fail(key=key, dtype=batch[key].dtype)
-        if key != "actions" and batch[key].dtype != torch.float32:
-            _BATCH["batch_not_float32"].fail(key=key, dtype=batch[key].dtype)
+        int64 = key == "actions"
+        if batch[key].dtype != (torch.int64 if int64 else torch.float32):
+            wrong = "batch_actions_not_int64" if int64 else "batch_not_float32"
+            _BATCH[wrong].fail(key=key, dtype=batch[key].dtype)
 
 
-def _slots(batch: dict, size: int, n_actions: int) -> np.ndarray:
-    """Las casillas de las que salió cada transición (comprueba que estén llenas
-    y que los campos de cada fila sean de la misma transición)."""
+def _slots(batch: dict, size: int, n_actions: int = 2) -> np.ndarray:
+    """Las casillas de las que salió cada transición, si están llenas y los
+    campos de cada fila son de la misma transición."""
     slots = batch["observations"][:, 0].numpy().astype(float) - 1
     if (slots < 0).any() or (slots >= size).any():
         _BATCH["batch_empty_slots"].fail()
     index = slots.astype(int)
-    aligned = (
+    if not (
         np.allclose(batch["next_observations"][:, 0].numpy() - 1.5, slots)
         and np.allclose(batch["rewards"].numpy() / 10.0 - 1, slots)
         and np.array_equal(batch["actions"].numpy(), index % n_actions)
         and np.array_equal(batch["terminated"].numpy(), index % 3 == 0)
-    )
-    if not aligned:
+    ):
         _BATCH["batch_misaligned"].fail()
     return index
 
@@ -571,7 +537,7 @@ def check_sample_batch(
     before = copy.deepcopy(buffer.__dict__)
     batch = sample_batch(buffer, 5, np.random.default_rng(seed))
     _check_one_batch(batch, 5, obs_dim)
-    _slots(batch, size, 2)
+    _slots(batch, size)
     if any(not np.array_equal(before[k], v) for k, v in buffer.__dict__.items()):
         _BATCH["batch_modifies_buffer"].fail()
     again = sample_batch(buffer, 5, np.random.default_rng(seed))
@@ -579,7 +545,7 @@ def check_sample_batch(
         _BATCH["batch_ignores_rng"].fail()
     rng = np.random.default_rng(seed + 1)
     counts = sum(
-        np.bincount(_slots(sample_batch(buffer, 8, rng), size, 2), minlength=size)
+        np.bincount(_slots(sample_batch(buffer, 8, rng), size), minlength=size)
         for _ in range(600)
     )
     if counts[-1] == 0:
@@ -596,7 +562,7 @@ def check_sample_batch(
     full = tagged_buffer(capacity, capacity + 3, obs_dim)
     seen = set()
     for _ in range(200):
-        seen |= set(_slots(sample_batch(full, 8, rng), capacity, 2).tolist())
+        seen |= set(_slots(sample_batch(full, 8, rng), capacity).tolist())
     if seen != set(range(capacity)):
         _BATCH["batch_full_buffer_position"].fail(seen=sorted(seen))
 
@@ -610,11 +576,9 @@ LOSS_CASES = [(0, 5, 3, 2, 0.9), (1, 4, 2, 3, 0.99), (2, 6, 4, 2, 0.5)]
 def loss_problem(
     seed: int, batch_size: int, obs_dim: int, n_actions: int
 ) -> tuple[torch.nn.Module, torch.nn.Module, dict[str, torch.Tensor]]:
-    """Dos redes distintas y un lote fijos, a partir de una semilla.
-
-    Las recompensas son grandes (errores TD > 1) para que Huber y el error
-    cuadrático den pérdidas distintas; hay transiciones terminales y no.
-    """
+    """Dos redes distintas y un lote fijos por semilla, con transiciones
+    terminales y no, y recompensas grandes: con errores TD > 1, Huber y el
+    error cuadrático dan pérdidas distintas."""
     generator = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
@@ -642,48 +606,53 @@ def _named(value: Any, label: str) -> Any:
 
 def _loss_cases(cases: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """Los argumentos de ``dqn_loss`` de cada caso."""
-    built = []
-    for seed, size, obs_dim, n_actions, gamma in cases:
-        q_network, target_network, batch = loss_problem(seed, size, obs_dim, n_actions)
-        label = f"<lote de prueba {seed}: {size} transiciones, {n_actions} acciones>"
-        q_network, target_network = (
+    return [
+        (
             _named(q_network, "q_network"),
             _named(target_network, "target_network"),
+            _named(
+                batch, f"<lote de prueba {seed}: {size} transiciones, {n} acciones>"
+            ),
+            gamma,
         )
-        built.append((q_network, target_network, _named(batch, label), gamma))
-    return built
+        for seed, size, obs_dim, n, gamma in cases
+        for q_network, target_network, batch in [loss_problem(seed, size, obs_dim, n)]
+    ]
 
 
 ref_loss = dqn.dqn_loss
 
 
-def _loss(q_network, target_network, batch, gamma, *, pick=None, loss=None):
-    """La pérdida con otra forma de tomar Q(s, a) de la salida de la red
-    (``pick(q, actions)``, con ``actions`` de forma (B, 1)) o con otra pérdida;
-    el objetivo es el de ``td_targets``."""
-    with torch.no_grad():
-        next_q = target_network(batch["next_observations"])
-        y = dqn.td_targets(batch["rewards"], next_q, batch["terminated"], gamma)
-    q, actions = q_network(batch["observations"]), batch["actions"].unsqueeze(1)
-    q_taken = pick(q, actions) if pick else q.gather(1, actions).squeeze(1)
-    return (loss or F.smooth_l1_loss)(q_taken, y)
+def _huber(loss: Callable[..., Any] = F.smooth_l1_loss, **options: Any) -> Any:
+    """La referencia con ``loss(Q(s, a), objetivo, **options)`` por pérdida."""
+    huber = functools.partial(loss, **options)
+    return patched(ref_loss, F=SimpleNamespace(smooth_l1_loss=huber))
 
 
-def _batch_with(**changes: Callable[[Any, dict], Any]) -> Callable[..., Any]:
-    """La referencia con unos campos del lote cambiados por ``change(qn, batch)``."""
-    return lambda qn, tn, b, g: ref_loss(
-        qn, tn, {**b, **{k: v(qn, b) for k, v in changes.items()}}, g
-    )
+def _q_values(change: Callable[[Any], Any]) -> Callable[..., Any]:
+    """La referencia con ``change(q)`` en lugar de la salida ``q`` de la red Q:
+    ``gather(1, acciones)`` toma de ella la Q(s, a) que usa el error."""
+    q_network = lambda c: lambda s: change(c.q_network(s))  # noqa: E731
+    return with_args(ref_loss, q_network=q_network)
 
 
+_LOSS = diagnoses(
+    """
+loss_not_scalar: dqn_loss debe devolver un tensor escalar (un solo número): la media de
+    la pérdida de Huber sobre el lote, no una pérdida por transición.
+loss_no_grad: La pérdida no tiene gradiente: no la conviertas a float (.item()) ni
+    uses torch.no_grad() o .detach() sobre Q(s, a). Solo el objetivo va sin gradiente.
+loss_grad_into_target: El gradiente fluye hacia target_network: el objetivo TD debe
+    ser una constante. Calcula target_network(...) dentro de `with torch.no_grad():`
+    (o usa .detach()).
+"""
+)
 LOSS_MISTAKES = with_messages(
     """
 loss_mse: ¿Error cuadrático en lugar de Huber? DQN usa la pérdida de Huber
     (F.smooth_l1_loss): con errores TD grandes el gradiente no explota.
 loss_sum: ¿Sumaste en lugar de promediar? La pérdida es la media sobre el lote (así el
     paso no depende del tamaño del lote).
-loss_not_scalar: dqn_loss debe devolver un tensor escalar (un solo número): la media de
-    la pérdida de Huber sobre el lote, no una pérdida por transición.
 loss_no_mask: Sumas el futuro de estados terminales: el objetivo debe multiplicar el
     futuro por (1 − terminated). Usa tu td_targets.
 loss_online_target: El objetivo se calcula con target_network, no con q_network: esa es
@@ -696,41 +665,31 @@ loss_gather_wrong_dim: ¿gather sobre el eje equivocado? q_values tiene forma
 loss_no_squeeze: ¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetivo (B,):
     PyTorch los difunde a (B, B) y compara cada Q con todos los objetivos.
 """,
-    Mistake("loss_mse", variant_of(_loss, loss=F.mse_loss), ...),
+    Mistake("loss_mse", _huber(F.mse_loss), ...),
+    Mistake("loss_sum", _huber(reduction="sum"), ...),
     Mistake(
-        "loss_sum", lambda qn, tn, b, g: ref_loss(qn, tn, b, g) * len(b["actions"]), ...
+        "loss_not_scalar", _huber(reduction="none"), _LOSS["loss_not_scalar"].message
     ),
-    Mistake(
-        "loss_not_scalar",
-        variant_of(_loss, loss=lambda q, y: F.smooth_l1_loss(q, y, reduction="none")),
-        ...,
-    ),
-    Mistake(
-        "loss_no_mask", _batch_with(terminated=lambda qn, b: 0 * b["terminated"]), ...
-    ),
+    Mistake("loss_no_mask", patched(ref_loss, td_targets=_TD_NO_MASK), ...),
     Mistake("loss_online_target", lambda qn, tn, b, g: ref_loss(qn, qn, b, g), ...),
-    Mistake(  # la acción de mayor Q en lugar de la tomada
+    # el máximo de cada fila, tome la acción que tome
+    Mistake(
         "loss_max_not_gather",
-        _batch_with(actions=lambda qn, b: qn(b["observations"]).argmax(dim=1)),
+        _q_values(lambda q: q.max(1, True).values.expand_as(q)),
         ...,
     ),
+    # gather(0, a): la fila a_i, primera columna
     Mistake(
-        "loss_gather_wrong_dim",
-        variant_of(_loss, pick=lambda q, actions: q.gather(0, actions).squeeze(1)),
-        ...,
+        "loss_gather_wrong_dim", _q_values(lambda q: q[:, 0].expand(len(q), -1)), ...
     ),
     Mistake(
-        "loss_no_squeeze", variant_of(_loss, pick=lambda q, a: q.gather(1, a)), ...
+        "loss_no_squeeze", _huber(lambda q, y: F.smooth_l1_loss(q[:, None], y)), ...
     ),
 )
 
 # Con los objetivos TD de referencia: un error en td_targets ya cuenta en su
 # ejercicio y no debe costar puntos también aquí.
 LOSS_USES = {"td_targets": dqn.td_targets}
-_LOSS_HINT = (
-    "¿Cortaste el gradiente en alguna parte de Q(s, a), o la pérdida no es la "
-    "media de la Huber?"
-)
 
 
 @exercise(MODULE, "dqn_loss", uses=LOSS_USES)
@@ -741,8 +700,9 @@ def check_dqn_loss(dqn_loss, cases=LOSS_CASES) -> None:
 
 @exercise(MODULE, "dqn_loss", uses=LOSS_USES)
 def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
-    """Comprueba por dónde pasa el gradiente de ``dqn_loss``: hacia la red Q,
-    igual que el de la referencia; hacia la red objetivo, nunca."""
+    """Comprueba que el gradiente de ``dqn_loss`` llega a la red Q como el de la
+    referencia, y nunca a la red objetivo."""
+    into_target = _LOSS["loss_grad_into_target"]
     check_gradients(
         dqn_loss,
         "dqn_loss",
@@ -751,33 +711,14 @@ def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
         LOSS_MISTAKES,
         prefix="loss",
         wrt={
-            "q_network": Flow(
-                True,
-                id="loss_wrong_gradients",
-                message="Los gradientes de tu pérdida respecto a q_network no son los "
-                f"de la pérdida de DQN. {_LOSS_HINT}",
-            ),
-            "target_network": Flow(
-                False,
-                id="loss_grad_into_target",
-                message="El gradiente fluye hacia target_network: el objetivo TD "
-                "debe ser una constante. Calcula target_network(...) dentro de "
-                "`with torch.no_grad():` (o usa .detach()).",
-            ),
+            "q_network": Flow(True, "loss_wrong_gradients"),
+            "target_network": Flow(False, into_target.id, into_target.message),
         },
         mistake="loss_wrong_gradients",
-        hint=_LOSS_HINT,
-        without_gradient=Diagnosis(
-            id="loss_no_grad",
-            message="La pérdida no tiene gradiente: no la conviertas a float "
-            "(.item()) ni uses torch.no_grad() o .detach() sobre Q(s, a). Solo el "
-            "objetivo va sin gradiente.",
-        ),
-        wrong_shape=Diagnosis(
-            id="loss_not_scalar",
-            message="Para mirar sus gradientes hace falta un escalar: la media "
-            "del lote.",
-        ),
+        hint="¿Cortaste el gradiente en alguna parte de Q(s, a), o la pérdida no es "
+        "la media de la Huber?",
+        without_gradient=_LOSS["loss_no_grad"],
+        wrong_shape=_LOSS["loss_not_scalar"],
     )
 
 
@@ -807,10 +748,10 @@ def update_problem(
 
 
 def update_config(**fields: Any) -> dqn.DQNConfig:
-    """Una configuración con lo que lee ``dqn_update`` (el recorte no actúa y la
-    red objetivo no se copia si ``fields`` no dice otra cosa)."""
+    """Lo que lee ``dqn_update``; si ``fields`` no dice otra cosa, el recorte no
+    actúa y la red objetivo no se copia."""
     defaults = {"batch_size": 6, "gamma": 0.9, "max_grad_norm": 1e9}
-    return dqn.DQNConfig(**{**defaults, "target_every": 10**9, **fields})
+    return dqn.DQNConfig(**defaults | {"target_every": 10**9} | fields)
 
 
 ref_dqn_update = dqn.dqn_update
@@ -821,7 +762,7 @@ def _optimizer(**methods: Callable[[], None]) -> Callable[..., Any]:
 
     def optimizer(c: Any) -> Any:
         kept = {"zero_grad": c.optimizer.zero_grad, "step": c.optimizer.step}
-        return SimpleNamespace(**{**kept, **methods})
+        return SimpleNamespace(**kept | methods)
 
     return with_args(ref_dqn_update, optimizer=optimizer)
 
@@ -884,7 +825,7 @@ def _same_state(a: dict, b: dict) -> bool:
     )
 
 
-def _updated(function, seed, kind, step, config, stale_gradients) -> tuple:
+def _updated(seed, kind, step, config, stale_gradients, function) -> tuple:
     """Una actualización desde el estado de un caso: lo devuelto, los pesos de
     la red Q y la norma del gradiente que queda en ella (distingue recortar
     después del paso: mismos pesos que sin recortar, gradiente recortado)."""
@@ -900,6 +841,13 @@ def _updated(function, seed, kind, step, config, stale_gradients) -> tuple:
     return loss, _snapshot(q_network), {"norma": norm}
 
 
+def _weights_differ(got: tuple, want: tuple, where: str) -> bool:
+    """Si ningún error típico lo explica, qué parámetro difiere; ``True`` si
+    ninguno, con la tolerancia de ``compare_parameters``."""
+    compare_parameters(got[1], want[1], what=where, mistake="update_wrong_weights")
+    return True
+
+
 def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) -> Any:
     """La red Q tras una actualización desde cada caso, comparada con la de la
     referencia y, si no coincide, con cada error típico. Devuelve, caso a caso,
@@ -908,18 +856,8 @@ def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) ->
     mistakes = [Mistake(m.id, m.variant, m.message.format(norm=norm)) for m in mistakes]
     losses = []
     for seed, kind, step in cases:
-
-        def run(function: Any, case=(seed, kind, step)) -> tuple:
-            return _updated(function, *case, config, stale_gradients)
-
-        def unexplained(got: Any, want: Any, seed=seed, kind=kind) -> bool:
-            # Ningún error típico lo explica: se dice qué parámetro difiere.
-            where = f"la red Q tras {what} (semilla {seed}, {kind.upper()})"
-            compare_parameters(
-                got[1], want[1], what=where, mistake="update_wrong_weights"
-            )
-            return True  # iguales con la tolerancia de compare_parameters
-
+        run = functools.partial(_updated, seed, kind, step, config, stale_gradients)
+        where = f"la red Q tras {what} (semilla {seed}, {kind.upper()})"
         got = check_procedure(
             dqn_update,
             ref_dqn_update,
@@ -928,7 +866,7 @@ def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) ->
             same=lambda got, want: _same_state(got[1], want[1]),
             same_as_mistake=lambda got, bad: all(map(_same_state, got[1:], bad[1:])),
             describe=lambda got, want: f"La red Q no queda como debía tras {what}.",
-            unexplained=unexplained,
+            unexplained=functools.partial(_weights_differ, where=where),
         )
         losses.append((got[0], run(ref_dqn_update)[0]))
     return losses
