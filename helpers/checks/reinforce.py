@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 import math
 from collections import namedtuple
@@ -26,12 +25,14 @@ from helpers.checks import (
     check_procedure,
     close,
     compare_parameters,
+    diagnoses,
     exercise,
     fail,
     gradients_check,
     negated,
     on_output,
     values_check,
+    with_args,
     with_messages,
 )
 from helpers.checks import call as guarded_call
@@ -41,51 +42,49 @@ MODULE = "03_reinforce"
 
 
 # --- Ejercicio 1 · muestrear una acción y su log-probabilidad (una celda cada una)
+_PAIR = "sample_action(logits, u) debe devolver dos cosas, (acción, log-probabilidad)"
+SAMPLE_SAYS = diagnoses(
+    """
+action_not_single: Con logits de forma ({A},), un solo estado, hace falta una sola
+    acción y devolviste algo de forma {shape}. ¿Te falta contar los tramos que quedan
+    por debajo de u (.sum(-1))?
+actions_wrong_count: Con logits de forma ({n}, {A}) hacían falta {n} acciones (una por
+    fila) y devolviste algo de forma {shape}. ¿Contaste sobre dim=0? Cada fila es un
+    estado: cuenta sobre la última dimensión (dim=-1).
+action_not_index: Las acciones deben ser índices enteros 0, 1, …, A − 1. ¿Devolviste
+    probabilidades o logits en lugar del índice elegido, o las dos cosas en el orden
+    cambiado? Es (actions, log_probs).
+sample_no_clamp: Hay acciones ≥ {A}: solo existen los índices 0 a {last} (si el
+    redondeo deja la suma de probabilidades por debajo de u, toca la última acción).
+log_prob_not_tensor: La log-probabilidad debe ser un tensor de PyTorch con gradiente (la
+    devolviste como {kind}): REINFORCE necesita derivarla. No uses .item(), float() ni
+    NumPy.
+log_prob_wrong_count: Con logits de forma {shape} hacen falta {n} log-probabilidades,
+    una por estado; tiene forma {got}.
+"""
+)
 
 
-def _actions_array(actions: Any, n: int, n_actions: int) -> np.ndarray:
-    values = as_array(actions, "La acción")
-    if values.size != n and n == 1:
-        fail(
-            f"Con logits de forma ({n_actions},), un solo estado, hace falta una sola "
-            f"acción y devolviste algo de forma {values.shape}. ¿Te falta contar "
-            "los tramos que quedan por debajo de u (.sum(-1))?",
-            "action_not_single",
-        )
+def _sampled(out: Any, logits: torch.Tensor, u: Any) -> tuple:
+    """``(acciones como array de enteros, log-probabilidad)`` de lo que devolvió
+    ``sample_action(logits, u)``."""
+    action, log_prob = as_tuple(out, 2, _PAIR, mistake="returns_not_pair")
+    n, n_actions = (1 if logits.dim() == 1 else logits.shape[0]), logits.shape[-1]
+    values = as_array(action, "La acción")
     if values.size != n:
-        fail(
-            f"Con logits de forma ({n}, {n_actions}) hacían falta {n} acciones (una "
-            f"por fila) y devolviste algo de forma {values.shape}. ¿Reduciste sobre "
-            "el eje de los estados (dim=0)? Cada fila es un estado: cuenta a lo "
-            "largo de la última dimensión (dim=-1).",
-            "actions_wrong_count",
-        )
+        which = "action_not_single" if n == 1 else "actions_wrong_count"
+        SAMPLE_SAYS[which].fail(n=n, A=n_actions, shape=values.shape)
     values = values.reshape(-1)
     if not np.all(values == np.round(values)) or values.min() < 0:
-        fail(
-            "Las acciones deben ser índices enteros 0, 1, …, A − 1. ¿Devolviste "
-            "probabilidades o logits en lugar del índice elegido, o las dos cosas "
-            "en el orden cambiado? Es (actions, log_probs).",
-            "action_not_index",
-        )
+        SAMPLE_SAYS["action_not_index"].fail()
     if values.max() >= n_actions:
         # La fila «sample_no_clamp», cuando el índice de más no rompe log π.
-        fail(
-            f"Hay acciones ≥ {n_actions}: solo existen los índices 0 a {n_actions - 1} "
-            "(si el redondeo deja la suma de probabilidades por debajo de u, toca la "
-            "última acción).",
-            "sample_no_clamp",
-        )
-    return values.astype(int)
+        SAMPLE_SAYS["sample_no_clamp"].fail(A=n_actions, last=n_actions - 1)
+    return values.astype(int), log_prob
 
 
 def _log_pi(logits: torch.Tensor, action: int) -> float:
     return float(torch.log_softmax(logits.double(), -1)[action])
-
-
-def _naive_log_pi(logits: torch.Tensor, action: int) -> float:
-    z = torch.exp(logits)
-    return float(torch.log(z / z.sum())[action])
 
 
 #: Cada variante: ``(logits de un estado, acción) → log π con ese error``.
@@ -105,7 +104,9 @@ log_prob_sign: ¿El signo? log π(a) = log_softmax(logits)[a], que nunca es posi
     −log π(a) (lo que suma la entropía cruzada) ni la softmax de −logits.
 log_prob_rounded: Está redondeado: no redondees la log-probabilidad.
 """,
-    Mistake("log_prob_overflow", _naive_log_pi, ...),
+    Mistake(
+        "log_prob_overflow", lambda z, a: float((z.exp() / z.exp().sum()).log()[a]), ...
+    ),
     Mistake(
         "log_prob_log_of_softmax",
         lambda logits, a: float(torch.log(torch.softmax(logits.float(), -1))[a]),
@@ -114,9 +115,7 @@ log_prob_rounded: Está redondeado: no redondees la log-probabilidad.
     Mistake("log_prob_is_prob", lambda logits, a: math.exp(_log_pi(logits, a)), ...),
     Mistake("log_prob_unnormalized", lambda logits, a: float(logits[a]), ...),
     Mistake(
-        "log_prob_of_argmax",
-        lambda logits, a: float(torch.log_softmax(logits.double(), -1).max()),
-        ...,
+        "log_prob_of_argmax", lambda z, a: float(z.double().log_softmax(-1).max()), ...
     ),
     Mistake("log_prob_sign", lambda logits, a: -_log_pi(logits, a), ...),
     Mistake("log_prob_sign", lambda logits, a: _log_pi(-logits, a), ...),
@@ -124,24 +123,7 @@ log_prob_rounded: Está redondeado: no redondees la log-probabilidad.
 )
 
 
-def _diagnose_log_prob(got: float, logits: torch.Tensor, action: int) -> None:
-    """Falla con la fila cuya variante da ``got``; dos no finitos coinciden
-    (un desbordamiento sale nan o −inf según cómo se escriba)."""
-    logits = logits.detach()
-    intro = (
-        f"Para logits {numbers(logits.double(), 3)} y la acción elegida {action}, "
-        f"log π(a) = {number(_log_pi(logits, action), 4)}, pero devolviste "
-        f"{number(got, 4)}."
-    )
-    for mistake in LOG_PROB_MISTAKES:
-        value = mistake.variant(logits, action)
-        overflow = not (math.isfinite(got) or math.isfinite(value))
-        if overflow or math.isclose(got, value, rel_tol=1e-6, abs_tol=1e-5):
-            fail(f"{intro} {mistake.message}", mistake.id)
-    fail(
-        f"{intro} Es el logaritmo natural de π(a): log_softmax(logits)[a].",
-        "log_prob_wrong_value",
-    )
+_F32 = torch.float32
 
 
 def _t(values: Any, dtype: torch.dtype = torch.float64) -> torch.Tensor:
@@ -149,9 +131,7 @@ def _t(values: Any, dtype: torch.dtype = torch.float64) -> torch.Tensor:
 
 
 SAMPLE_CASES = [
-    (_t([0.3, -1.2, 1.7]), _t(0.05)),
-    (_t([0.3, -1.2, 1.7]), _t(0.21)),
-    (_t([0.3, -1.2, 1.7]), _t(0.6)),
+    *[(_t([0.3, -1.2, 1.7]), _t(u)) for u in (0.05, 0.21, 0.6)],
     (_t([0.5, 0.5, -2.0, 1.0, 0.0]), _t(0.47)),
     (
         _t([[2.0, 0.0, 0.0, -1.0], [0.0, 0.0, 0.0, 0.0], [-1.0, 3.0, 0.0, 0.5]] * 2),
@@ -159,27 +139,20 @@ SAMPLE_CASES = [
     ),
     # Logits enormes: exp(1000) desborda si no se resta el máximo.
     (_t([1000.0, 1000.5, 999.0]), _t(0.5)),
-    (_t([0.0, 0.0, 0.0, 0.0]), _t(0.0)),
-    # u justo en el borde de un tramo (0,25 + 0,25 = 0,5): la acumulada de la
+    # u = 0,5, justo en el borde de un tramo (0,25 + 0,25): la acumulada de la
     # acción 1 no *supera* u, la de la 2 sí.
-    (_t([0.0, 0.0, 0.0, 0.0]), _t(0.5)),
+    *[(_t([0.0] * 4), _t(u)) for u in (0.0, 0.5)],
     # En float32 estas probabilidades suman 0,99999988 < u = 0,99999994:
     # ningún tramo supera u y toca la última acción.
-    (
-        _t([0.4, -3.7, 0.7, -1.3, 0.3, -3.7], torch.float32),
-        _t(1 - 2**-24, torch.float32),
-    ),
+    (_t([0.4, -3.7, 0.7, -1.3, 0.3, -3.7], _F32), _t(1 - 2**-24, _F32)),
     # π(0) = e^−100 es subnormal en float32: softmax la guarda con un 2 % de
     # error, y log(softmax) lo arrastra; log_softmax da −100.
-    (_t([0.0, 100.0], torch.float32), _t(0.0, torch.float32)),
+    (_t([0.0, 100.0], _F32), _t(0.0, _F32)),
 ]
 
 
 _SAMPLE = reinforce.sample_action
-
-
-def _action(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    return _SAMPLE(logits, u)[0]
+_action = on_output(_SAMPLE, lambda out: out[0], "solo la acción")
 
 
 def _clamped(weights: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
@@ -230,11 +203,7 @@ sample_softmax_overflow: Con logits enormes, exp(1000) desborda (inf / inf = nan
     Mistake("sample_argmax", lambda z, u: z.argmax(-1), ...),
     Mistake("sample_uniform_bins", lambda z, u: _action(torch.zeros_like(z), u), ...),
     Mistake("sample_cumsum_logits", lambda z, u: _clamped(z, u), ...),
-    Mistake(
-        "sample_one_before",
-        lambda z, u: (_count(z, u) - 1).clamp(0, z.shape[-1] - 1),
-        ...,
-    ),
+    Mistake("sample_one_before", lambda z, u: (_count(z, u) - 1).clamp(min=0), ...),
     Mistake("sample_sign", lambda z, u: _action(-z, u), ...),
     Mistake(
         "sample_reversed_cumsum",
@@ -250,28 +219,15 @@ sample_softmax_overflow: Con logits enormes, exp(1000) desborda (inf / inf = nan
 
 
 def _with_log(actions_of: Callable[..., Any]) -> Callable[..., Any]:
-    """El par ``(acción, log π)`` de una variante que da solo la acción: un
-    índice fuera de rango lanza, como en la respuesta con ese error."""
+    """El par ``(acción, log π)`` de una función que da la acción: un índice
+    fuera de rango lanza, como en la respuesta con ese error."""
 
     def sample(logits: torch.Tensor, u: torch.Tensor) -> tuple:
-        actions = actions_of(logits, u)
+        actions = torch.as_tensor(actions_of(logits, u)).reshape(logits.shape[:-1])
         log_pi = torch.log_softmax(logits, -1)
         return actions, log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 
     return sample
-
-
-def _sampled(out: Any, logits: torch.Tensor, u: Any) -> tuple:
-    """``(acciones como array de enteros, log-probabilidad)`` de lo que devolvió
-    ``sample_action(logits, u)``."""
-    action, log_prob = as_tuple(
-        out,
-        2,
-        "sample_action(logits, u) debe devolver dos cosas, (acción, log-probabilidad)",
-        mistake="returns_not_pair",
-    )
-    n = 1 if logits.dim() == 1 else logits.shape[0]
-    return _actions_array(action, n, logits.shape[-1]), log_prob
 
 
 def _sample(sample_action: Callable[..., Any], logits: Any, u: Any) -> tuple:
@@ -281,8 +237,7 @@ def _sample(sample_action: Callable[..., Any], logits: Any, u: Any) -> tuple:
 
 def _chosen(out: Any, logits: torch.Tensor, u: Any) -> np.ndarray:
     """La celda de la acción: la del par, como array (un número sin lote)."""
-    values = _sampled(out, logits, u)[0]
-    return values if logits.dim() > 1 else values.reshape(())
+    return _sampled(out, logits, u)[0].reshape(logits.shape[:-1])
 
 
 check_sample_action = values_check(
@@ -308,18 +263,7 @@ def _summed(function: Callable[..., Any]) -> Callable[..., Any]:
     return functools.wraps(function)(summed)
 
 
-def _log_pi_of_chosen(sample_action: Callable[..., Any]) -> Callable[..., Any]:
-    """La referencia de la log-probabilidad: log_softmax en la acción que
-    eligió ``sample_action`` (una mala elección cuesta en la otra celda)."""
-
-    def log_pi(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        actions = _sample(sample_action, logits.detach(), u)[0]
-        index = torch.as_tensor(actions).reshape(*logits.shape[:-1], 1)
-        return torch.log_softmax(logits, -1).gather(-1, index).squeeze(-1)
-
-    return log_pi
-
-
+_LOG_PI_IS = "Es el logaritmo natural de π(a): log_softmax(logits)[a]."
 LOG_PROB_GRADIENT_CASES = [(_t([[0.3, -1.2, 1.7], [1.0, 0.0, -1.0]]), _t([0.1, 0.8]))]
 _LOG_PROB_NO_GRAD = (
     "Tu log-probabilidad no tiene gradiente respecto a los logits (¿detach, "
@@ -330,15 +274,12 @@ _LOG_PROB_NO_GRAD = (
 
 @exercise(MODULE, "sample_action", "su log-probabilidad")
 def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
-    """Comprueba la log-probabilidad de la acción que eligió ``sample_action``:
-    valor, forma y gradiente."""
+    """La log-probabilidad de la acción elegida: valor, forma y gradiente."""
     for logits, u in cases:
-        n_actions = logits.shape[-1]
-        n = 1 if logits.dim() == 1 else logits.shape[0]
         try:
             actions, log_prob = _sample(sample_action, logits, u)
         except (RuntimeError, IndexError) as error:
-            if "out of bounds" not in str(error) and "out of range" not in str(error):
+            if not any(s in str(error) for s in ("out of bounds", "out of range")):
                 raise
             fail(
                 f"sample_action({numbers(logits, 1)}, u = {numbers(u, 8)}) lanzó "
@@ -346,30 +287,36 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
                 "sample_no_clamp",
             )
         if not isinstance(log_prob, torch.Tensor):
-            fail(
-                "La log-probabilidad debe ser un tensor de PyTorch con gradiente (la "
-                f"devolviste como {type(log_prob).__name__}): REINFORCE necesita "
-                "derivarla. No uses .item(), float() ni NumPy.",
-                "log_prob_not_tensor",
-            )
-        if log_prob.numel() != n:
-            fail(
-                f"Con logits de forma {tuple(logits.shape)} hacen falta {n} "
-                f"log-probabilidades, una por estado; tiene forma "
-                f"{tuple(log_prob.shape)}.",
-                "log_prob_wrong_count",
-            )
+            SAMPLE_SAYS["log_prob_not_tensor"].fail(kind=type(log_prob).__name__)
+        if log_prob.numel() != actions.size:
+            shapes = {"shape": tuple(logits.shape), "got": tuple(log_prob.shape)}
+            SAMPLE_SAYS["log_prob_wrong_count"].fail(n=actions.size, **shapes)
         got = log_prob.detach().double().reshape(-1).numpy()
-        rows = logits.reshape(n, n_actions)
+        rows = logits.reshape(-1, logits.shape[-1])
         want = [_log_pi(row, a) for row, a in zip(rows, actions, strict=True)]
         if not close(got, np.array(want), atol=1e-4):
-            wrong = int(np.argmax(np.nan_to_num(np.abs(got - want), nan=np.inf)))
-            _diagnose_log_prob(float(got[wrong]), rows[wrong], int(actions[wrong]))
+            # La fila cuya variante da lo mismo; dos no finitos (nan, −inf) coinciden.
+            i = int(np.argmax(np.nan_to_num(np.abs(got - want), nan=np.inf)))
+            row, a, value = rows[i].detach(), int(actions[i]), float(got[i])
+            intro = (
+                f"Para logits {numbers(row.double(), 3)} y la acción elegida {a}, "
+                f"log π(a) = {number(want[i], 4)}, pero devolviste {number(value, 4)}."
+            )
+            for mistake in LOG_PROB_MISTAKES:
+                same = mistake.variant(row, a)
+                if not (math.isfinite(value) or math.isfinite(same)) or math.isclose(
+                    value, same, rel_tol=1e-6, abs_tol=1e-5
+                ):
+                    fail(f"{intro} {mistake.message}", mistake.id)
+            fail(f"{intro} {_LOG_PI_IS}", "log_prob_wrong_value")
+    # La referencia: log π en las acciones que eligió sample_action (una mala
+    # elección cuesta en la otra celda).
+    chosen = _with_log(lambda z, u: _sample(sample_action, z.detach(), u)[0])
     check_gradients(
         _summed(lambda z, u: sample_action(z, u)[1]),
         "sample_action",
         LOG_PROB_GRADIENT_CASES,
-        _summed(_log_pi_of_chosen(sample_action)),
+        _summed(lambda logits, u: chosen(logits, u)[1]),
         prefix="log_prob",
         wrt={"logits": Flow(True, id="log_prob_no_grad", message=_LOG_PROB_NO_GRAD)},
         without_gradient=Diagnosis(id="log_prob_no_grad", message=_LOG_PROB_NO_GRAD),
@@ -380,8 +327,6 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
 
 
 # --- Ejercicio 2 · la log-densidad gaussiana
-
-
 GAUSSIAN_CASES = [
     (_t([[0.5], [-1.0], [2.0]]), _t([[0.0], [0.0], [1.0]]), _t([0.0])),
     (_t([[1.0, -2.0, 0.3]]), _t([[0.5, -1.0, 0.0]]), _t([-0.5, 0.2, 1.0])),
@@ -506,7 +451,6 @@ def check_gaussian_log_prob_grad(
 
 
 # --- Ejercicio 3 · retornos descontados
-
 RETURNS_CASES = [
     ([1.0, 1.0, 1.0], 0.9),
     ([0.0, 0.0, 1.0], 0.5),
@@ -569,23 +513,17 @@ check_discounted_returns = values_check(
 
 
 # --- Ejercicio 4 · la estimación del gradiente por función de puntuación
-
 SCORE_CASES = [
-    (
-        np.array([0.0, 0.0]),
-        [np.array([1, 1, 0]), np.array([1])],
-        [np.array([-3.0, -2.0, -1.0]), np.array([-1.0])],
-    ),
-    (
-        np.array([0.5, -0.5]),
-        [np.array([0, 1]), np.array([1, 0, 1, 1]), np.array([1])],
-        [np.array([-2.0, -1.0]), np.array([-4.0, -3.0, -2.0, -1.0]), np.array([-1.0])],
-    ),
-    (
-        np.array([1.0, 0.0, -1.0]),
-        [np.array([2, 0]), np.array([1, 1, 2])],
-        [np.array([0.5, 2.0]), np.array([1.0, -1.0, 3.0])],
-    ),
+    (np.array(theta), [*map(np.array, actions)], [*map(np.array, returns)])
+    for theta, actions, returns in [
+        ([0.0, 0.0], [[1, 1, 0], [1]], [[-3.0, -2.0, -1.0], [-1.0]]),
+        (
+            [0.5, -0.5],
+            [[0, 1], [1, 0, 1, 1], [1]],
+            [[-2.0, -1.0], [-4.0, -3.0, -2.0, -1.0], [-1.0]],
+        ),
+        ([1.0, 0.0, -1.0], [[2, 0], [1, 1, 2]], [[0.5, 2.0], [1.0, -1.0, 3.0]]),
+    ]
 ]
 
 _SCORE = reinforce.score_function_gradient
@@ -651,7 +589,6 @@ check_score_function_gradient = values_check(
 
 
 # --- Ejercicio 5 · la pérdida de REINFORCE
-
 LOSS_CASES = [
     (_t([-0.5, -1.0, -0.2]), _t([3.0, 2.0, 1.0]), 1),
     (_t([-0.7, -0.1, -2.0, -0.3]), _t([1.0, -1.0, 0.5, 2.0]), 2),
@@ -686,17 +623,21 @@ _NOT_SCALAR = Diagnosis(
 )
 
 
-@exercise(MODULE, "reinforce_loss", "el valor")
-def check_reinforce_loss(reinforce_loss, cases=LOSS_CASES) -> None:
-    """Comprueba el valor de ``reinforce_loss(log_probs, returns, n_episodes)``."""
-    cases = list(cases)
-    try:
-        shape = tuple(getattr(reinforce_loss(*copy.deepcopy(cases[0])), "shape", ()))
-    except Exception:  # noqa: BLE001 - check_cases lo diagnostica
-        shape = ()
-    if math.prod(shape) != 1:
+def _scalar(loss: Any, *args: Any) -> Any:
+    if math.prod(shape := tuple(getattr(loss, "shape", ()))) != 1:
         fail(f"{_NOT_SCALAR.message} Tiene forma {shape}.", _NOT_SCALAR.id)
-    check_cases(reinforce_loss, "reinforce_loss", cases, _LOSS, LOSS_MISTAKES)
+    return loss
+
+
+check_reinforce_loss = values_check(
+    MODULE,
+    "reinforce_loss",
+    _LOSS,
+    LOSS_MISTAKES,
+    LOSS_CASES,
+    aspect="el valor",
+    view=_scalar,
+)
 
 
 check_reinforce_loss_grad = gradients_check(
@@ -737,13 +678,10 @@ check_reinforce_loss_grad = gradients_check(
 
 
 # --- Ejercicio 6 · el bucle de REINFORCE (rollout, gradiente y parámetros)
-
-
 @dataclass(frozen=True)
 class LoopCase:
-    """Un problema diminuto y fijo: CartPole cortado a ``horizon`` pasos o la
-    sonda de un paso (``"sonda"``); ``seed``: la de la red, del primer
-    episodio y del generador."""
+    """Un problema diminuto y fijo: CartPole cortado a ``horizon`` pasos o la sonda
+    de un paso; ``seed``: la de la red, del primer episodio y del generador."""
 
     env_id: str = "cartpole"
     seed: int = 3
@@ -840,62 +778,83 @@ _LOOP_USES = {
     "discounted_returns": reinforce.discounted_returns,
     "reinforce_loss": reinforce.reinforce_loss,
 }
+LOOP_SAYS = diagnoses(
+    """
+loop_wrong_episode_count: Con {updates} actualizaciones de {n} episodios hacían
+    falta {total} episodios (un env.reset por episodio) y jugaste {played}.
+loop_wrong_seeds: El episodio {first} empezó con reset(seed={got}) y debía empezar
+    con seed={want}: {hint}el episodio número i (contando todos) empieza con
+    reset(seed=seed + i).
+loop_step_after_end: Seguiste llamando a env.step después de que el episodio acabara:
+    acaba en cuanto terminated o truncated valen True.
+loop_no_generator_draws: No sacaste ningún número de generator: en cada paso,
+    u = torch.rand((), generator=generator), y la acción es sample_action(logits, u).
+loop_wrong_episode_length: El episodio {episode} duró {got} pasos y debía durar
+    {want}: un episodio acaba cuando terminated o truncated vale True, ni antes ni
+    después.
+loop_wrong_action: En el paso {step} del episodio {episode} tu acción fue {got} y
+    debía ser {want}{draws}. En cada paso, justo antes de elegir:
+    u = torch.rand((), generator=generator), y sample_action(policy(obs), u), con obs
+    como tensor float32.
+loop_returned_wrong_shape: reinforce_updates debe devolver una lista con el retorno
+    medio de cada actualización ({n} números) y devolvió forma {shape}.
+loop_returned_wrong_value: Lo que devuelves no es el retorno medio (la suma de
+    recompensas, sin descontar, de cada episodio, promediada) de cada actualización:
+    devolviste {got} y debía ser {want}.{hint}
+loop_steps_per_update: En una actualización diste {steps} pasos del optimizador; es
+    uno por actualización, con la pérdida de los N episodios juntos.
+loop_no_backward: Cuando llamaste a optimizer.step() los parámetros no tenían gradiente
+    (o era cero): hace falta loss.backward() antes del paso, y optimizer.zero_grad() va
+    antes de backward, no entre backward y step.
+loop_grad_sign: Tu gradiente es el de referencia cambiado de signo: la pérdida ya lleva
+    su menos; el optimizador la minimiza.
+loop_grad_scale: Tu gradiente es el de referencia por {ratio}: la pérdida se divide
+    por N, el número de episodios de la actualización.
+loop_wrong_step_count: En {updates} actualizaciones diste {steps} pasos del
+    optimizador; es uno por actualización.
+loop_no_zero_grad: En la actualización {k} el gradiente arrastra el de la anterior:
+    falta optimizer.zero_grad() en cada actualización (PyTorch suma los gradientes de
+    cada backward).
+"""
+)
 
 
 @exercise(MODULE, "reinforce_updates", "el rollout", uses=_LOOP_USES)
 def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
-    """Comprueba la etapa 1 (semillas, muestreo, final de cada episodio) y lo que
-    devuelve, con tasa de aprendizaje 0: la política no cambia, así que no
-    depende de la pérdida ni del paso del optimizador."""
+    """La etapa 1 (semillas, muestreo, final de cada episodio) y lo que devuelve,
+    con tasa de aprendizaje 0: la política no cambia con la pérdida ni el paso."""
     setup, n_updates = LOOP_CASES[case], 2
     got = _run_loop(reinforce_updates, setup, n_updates, lr=0.0)
     want = _run_loop(reinforce.reinforce_updates, setup, n_updates, lr=0.0)
     seeds, n_total = got.env.seeds, n_updates * setup.n_episodes
     if len(seeds) != n_total:
-        fail(
-            f"Con {n_updates} actualizaciones de {setup.n_episodes} episodios hacían "
-            f"falta {n_total} episodios (un env.reset por episodio) y jugaste "
-            f"{len(seeds)}.",
-            "loop_wrong_episode_count",
+        LOOP_SAYS["loop_wrong_episode_count"].fail(
+            updates=n_updates, n=setup.n_episodes, total=n_total, played=len(seeds)
         )
     if seeds != want.env.seeds:
         first = next(i for i, s in enumerate(seeds) if s != want.env.seeds[i])
-        hint = "el episodio número i (contando todos) empieza con reset(seed=seed + i)"
+        hint = ""
         if len(set(seeds)) == 1:
-            hint = "todos tus episodios empiezan igual; " + hint
+            hint = "todos tus episodios empiezan igual; "
         elif seeds[setup.n_episodes] == setup.seed:
             hint = (
                 "las semillas vuelven a empezar en cada actualización; cuenta los "
-                "episodios a lo largo de todas: " + hint
+                "episodios a lo largo de todas: "
             )
-        fail(
-            f"El episodio {first} empezó con reset(seed={seeds[first]}) y "
-            f"debía empezar con seed={want.env.seeds[first]}: {hint}.",
-            "loop_wrong_seeds",
+        LOOP_SAYS["loop_wrong_seeds"].fail(
+            first=first, got=seeds[first], want=want.env.seeds[first], hint=hint
         )
     if got.env.after_end:
-        fail(
-            "Seguiste llamando a env.step después de que el episodio acabara: acaba "
-            "en cuanto terminated o truncated valen True.",
-            "loop_step_after_end",
-        )
+        LOOP_SAYS["loop_step_after_end"].fail()
     if got.generator_draws == 0:
-        fail(
-            "No sacaste ningún número de generator: en cada paso, "
-            "u = torch.rand((), generator=generator), y la acción es "
-            "sample_action(logits, u).",
-            "loop_no_generator_draws",
-        )
+        LOOP_SAYS["loop_no_generator_draws"].fail()
     pairs = zip(got.env.actions, want.env.actions, strict=True)
     for episode, (mine, theirs) in enumerate(pairs):
         shared = min(len(mine), len(theirs))
         step = next((t for t in range(shared) if mine[t] != theirs[t]), shared)
         if step == shared and len(mine) != len(theirs):
-            fail(
-                f"El episodio {episode} duró {len(mine)} pasos y debía durar "
-                f"{len(theirs)}: un episodio acaba cuando terminated o truncated "
-                "vale True, ni antes ni después.",
-                "loop_wrong_episode_length",
+            LOOP_SAYS["loop_wrong_episode_length"].fail(
+                episode=episode, got=len(mine), want=len(theirs)
             )
         if step < shared:
             draws = ""
@@ -904,34 +863,21 @@ def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
                     f" (sacaste {got.generator_draws} uniformes y hacían falta "
                     f"{want.generator_draws}, uno por paso)"
                 )
-            fail(
-                f"En el paso {step} del episodio {episode} tu acción fue "
-                f"{mine[step]} y debía ser {theirs[step]}{draws}. En cada paso, "
-                "justo antes de elegir: u = torch.rand((), generator=generator), y "
-                "sample_action(policy(obs), u), con obs como tensor float32.",
-                "loop_wrong_action",
-            )
+            said = dict(step=step, episode=episode, got=mine[step], want=theirs[step])
+            LOOP_SAYS["loop_wrong_action"].fail(**said, draws=draws)
     returned = as_array(got.returned, "Lo que devuelve reinforce_updates")
     expected = _floats(want.returned)
     if returned.shape != expected.shape:
-        fail(
-            f"reinforce_updates debe devolver una lista con el retorno medio de cada "
-            f"actualización ({n_updates} números) y devolvió forma {returned.shape}.",
-            "loop_returned_wrong_shape",
-        )
+        LOOP_SAYS["loop_returned_wrong_shape"].fail(n=n_updates, shape=returned.shape)
     if not close(returned, expected, atol=1e-5):
         sums = _floats([len(a) for a in want.env.actions]).reshape(n_updates, -1)
         hint, mistake = "", "loop_returned_wrong_value"
         if close(returned, sums.sum(1), atol=1e-5):
             hint = " Sumaste los episodios: es la media sobre los N de cada una."
             mistake = "loop_returned_sum"
-        fail(
-            "Lo que devuelves no es el retorno medio (la suma de recompensas, sin "
-            f"descontar, de cada episodio, promediada) de cada actualización: "
-            f"devolviste {numbers(returned, 2)} y debía ser {numbers(expected, 2)}."
-            + hint,
-            mistake,
-        )
+        said = LOOP_SAYS["loop_returned_wrong_value"].message
+        shown = {"got": numbers(returned, 2), "want": numbers(expected, 2)}
+        fail(said.format(**shown, hint=hint), mistake)
 
 
 def _loop_weighting(returns_of: Callable[[list[list[float]], float], Any]):
@@ -993,36 +939,22 @@ loop_returns_immediate: Pesaste cada paso con su recompensa inmediata r_t: el pe
 
 
 def _flat(gradients: list[torch.Tensor | None]) -> np.ndarray:
-    return np.concatenate(
-        [
-            np.zeros(0) if g is None else g.detach().double().reshape(-1).numpy()
-            for g in gradients
-        ]
-    )
+    kept = [g.detach().double().reshape(-1).numpy() for g in gradients if g is not None]
+    return np.concatenate([np.zeros(0), *kept])
 
 
 @exercise(MODULE, "reinforce_updates", "retornos y pérdida", uses=_LOOP_USES)
 def check_reinforce_updates_grad(reinforce_updates, case="cartpole") -> None:
-    """Comprueba las etapas 2 y 3: el gradiente en el momento del único paso
-    (da igual dónde vaya zero_grad)."""
+    """Las etapas 2 y 3: el gradiente al dar el único paso (da igual dónde vaya
+    zero_grad)."""
     setup = LOOP_CASES[case]
     got = _run_loop(reinforce_updates, setup, 1, lr=0.0)
     want = _run_loop(reinforce.reinforce_updates, setup, 1, lr=0.0)
     if len(got.optimizer.gradients) != 1:
-        fail(
-            f"En una actualización diste {len(got.optimizer.gradients)} pasos del "
-            "optimizador; es uno por actualización, con la pérdida de los N "
-            "episodios juntos.",
-            "loop_steps_per_update",
-        )
+        LOOP_SAYS["loop_steps_per_update"].fail(steps=len(got.optimizer.gradients))
     mine, theirs = got.optimizer.gradients[0], want.optimizer.gradients[0]
     if any(g is None for g in mine) or not np.any(_flat(mine)):
-        fail(
-            "Cuando llamaste a optimizer.step() los parámetros no tenían gradiente "
-            "(o era cero): hace falta loss.backward() antes del paso, y "
-            "optimizer.zero_grad() va antes de backward, no entre backward y step.",
-            "loop_no_backward",
-        )
+        LOOP_SAYS["loop_no_backward"].fail()
 
     def run(implementation: Callable[..., Any]) -> np.ndarray:
         return _flat(_run_loop(implementation, setup, 1, lr=0.0).optimizer.gradients[0])
@@ -1031,17 +963,8 @@ def check_reinforce_updates_grad(reinforce_updates, case="cartpole") -> None:
         ratio = got_flat @ want_flat / max(want_flat @ want_flat, 1e-12)
         if close(got_flat, ratio * want_flat, atol=1e-5, rtol=1e-4):
             if abs(ratio + 1) < 1e-3:
-                fail(
-                    "Tu gradiente es el de referencia cambiado de signo: la "
-                    "pérdida ya lleva su menos; el optimizador la minimiza.",
-                    "loop_grad_sign",
-                )
-            fail(
-                f"Tu gradiente es el de referencia por {number(ratio, 3)}: la "
-                "pérdida se divide por N, el número de episodios de la "
-                "actualización.",
-                "loop_grad_scale",
-            )
+                LOOP_SAYS["loop_grad_sign"].fail()
+            LOOP_SAYS["loop_grad_scale"].fail(ratio=number(ratio, 3))
         names = [name for name, _ in got.policy.named_parameters()]
         compare_parameters(
             dict(zip(names, mine, strict=True)),
@@ -1065,30 +988,21 @@ def check_reinforce_updates_grad(reinforce_updates, case="cartpole") -> None:
 
 @exercise(MODULE, "reinforce_updates", "varias actualizaciones", uses=_LOOP_USES)
 def check_reinforce_updates_params(reinforce_updates, case="cartpole") -> None:
-    """Comprueba la etapa 4: tres actualizaciones dejan los parámetros de la
-    referencia (un paso por actualización, con su gradiente y no el de las
-    anteriores, y la política nueva en el rollout siguiente)."""
+    """La etapa 4: tres actualizaciones dejan los parámetros de la referencia (un
+    paso por actualización, con su gradiente y no el de las anteriores, y la
+    política nueva en el rollout siguiente)."""
     setup, n_updates = LOOP_CASES[case], 3
     got = _run_loop(reinforce_updates, setup, n_updates, lr=0.5)
     want = _run_loop(reinforce.reinforce_updates, setup, n_updates, lr=0.5)
     mine, theirs = got.optimizer.gradients, want.optimizer.gradients
     if len(mine) != n_updates:
-        fail(
-            f"En {n_updates} actualizaciones diste {len(mine)} pasos del optimizador; "
-            "es uno por actualización.",
-            "loop_wrong_step_count",
-        )
+        LOOP_SAYS["loop_wrong_step_count"].fail(updates=n_updates, steps=len(mine))
     for k in range(1, n_updates if len(got.env.seeds) == len(want.env.seeds) else 1):
         now, then = _flat(mine[k]), _flat(theirs[k])
         if not close(now, then, atol=1e-5, rtol=1e-4) and close(
             now, then + _flat(theirs[k - 1]), atol=1e-4, rtol=1e-3
         ):
-            fail(
-                f"En la actualización {k + 1} el gradiente arrastra el de la "
-                "anterior: falta optimizer.zero_grad() en cada actualización "
-                "(PyTorch suma los gradientes de cada backward).",
-                "loop_no_zero_grad",
-            )
+            LOOP_SAYS["loop_no_zero_grad"].fail(k=k + 1)
     compare_parameters(
         got.policy.state_dict(),
         want.policy.state_dict(),
@@ -1098,19 +1012,14 @@ def check_reinforce_updates_params(reinforce_updates, case="cartpole") -> None:
 
 
 # --- Ejercicio 7 · función de puntuación y reparametrización (una celda cada una)
-
-
-class _Reward:
-    """Una recompensa ``f(x)`` de los casos, que se escribe como su fórmula."""
-
-    def __init__(self, formula: str, function: Callable[[Any], Any]) -> None:
-        self.formula, self.function = formula, function
+class _Reward(str):
+    """Una recompensa ``f(x)`` de los casos, escrita (y mostrada) como su fórmula."""
 
     def __call__(self, x: Any) -> Any:
-        return self.function(x)
+        return eval(self, {"torch": torch, "x": x})
 
     def __repr__(self) -> str:
-        return f"lambda x: {self.formula}"
+        return f"lambda x: {self}"
 
 
 def _noise(n: int, seed: int) -> torch.Tensor:
@@ -1118,16 +1027,9 @@ def _noise(n: int, seed: int) -> torch.Tensor:
 
 
 GRADIENT_ESTIMATOR_CASES = [
-    (_Reward("-(x - 2) ** 2", lambda x: -((x - 2.0) ** 2)), 0.0, 0.4, _noise(8, 0)),
-    (_Reward("torch.sin(x)", torch.sin), 0.5, -0.3, _noise(5, 1)),
-    (
-        _Reward(
-            "torch.tanh(2 * x) + 0.3 * x ** 3", lambda x: torch.tanh(2 * x) + 0.3 * x**3
-        ),
-        -1.0,
-        0.4,
-        _noise(12, 2),
-    ),
+    (_Reward("-(x - 2) ** 2"), 0.0, 0.4, _noise(8, 0)),
+    (_Reward("torch.sin(x)"), 0.5, -0.3, _noise(5, 1)),
+    (_Reward("torch.tanh(2 * x) + 0.3 * x ** 3"), -1.0, 0.4, _noise(12, 2)),
 ]
 
 _ESTIMATORS = reinforce.gradient_estimators
@@ -1211,9 +1113,7 @@ estimators_wrt_std: La segunda componente es la derivada respecto a log σ, no r
     # Las dos estimaciones son lineales en f: sumar es promediar N·f.
     Mistake(
         "estimators_summed",
-        lambda f, mean, log_std, noise: _ESTIMATORS(
-            lambda x: len(noise) * f(x), mean, log_std, noise
-        ),
+        with_args(_ESTIMATORS, f=lambda a: lambda x: len(a.noise) * a.f(x)),
         ...,
     ),
     # d/dσ = d/dlog σ · 1/σ.
@@ -1234,10 +1134,10 @@ _ESTIMATES = (
 )
 
 
-def _estimate(index: int) -> Callable[..., torch.Tensor]:
-    """La vista de la estimación ``index`` (0: función de puntuación,
-    1: reparametrización), como un vector de float64."""
-    which = ("score", "pathwise")[index]
+def _estimator_check(index: int) -> Callable[..., None]:
+    """La celda de la estimación ``index`` (0: función de puntuación, 1:
+    reparametrización); los errores típicos de la otra no se miran aquí."""
+    which, other = ("score", "pathwise")[index], ("pathwise", "score")[index]
 
     def estimate(out: Any, *args: Any) -> torch.Tensor:
         value = as_tuple(out, 2, _ESTIMATES, mistake="estimators_not_pair")[index]
@@ -1250,13 +1150,6 @@ def _estimate(index: int) -> Callable[..., torch.Tensor]:
             )
         return torch.as_tensor(value, dtype=torch.float64).reshape(-1)
 
-    return estimate
-
-
-def _estimator_check(index: int) -> Callable[..., None]:
-    """La celda de la estimación ``index``: los errores típicos de la otra
-    (``score_`` o ``pathwise_``) no se miran aquí."""
-    which, other = ("score", "pathwise")[index], ("pathwise", "score")[index]
     return values_check(
         MODULE,
         "gradient_estimators",
@@ -1267,7 +1160,7 @@ def _estimator_check(index: int) -> Callable[..., None]:
         uses={"gaussian_log_prob": reinforce.gaussian_log_prob},
         doc=f"La estimación {which} (la {index + 1}.ª que se devuelve).",
         atol=1e-5,
-        view=_estimate(index),
+        view=estimate,
     )
 
 
