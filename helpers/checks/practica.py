@@ -1,16 +1,11 @@
-"""Comprobaciones del módulo 11 · Tu entrenamiento con TRL: una por celda
-calificada, en el orden del cuaderno.
-
-Aquí el estudiante escribe objetos de TRL (``GRPOConfig``, ``GRPOTrainer``),
-así que las comprobaciones miran sus campos y lo que significan, no valores
-de una fórmula. TRL y transformers se importan solo al comprobar: importar
-este módulo no los carga.
-"""
+"""Comprobaciones del módulo 11 · Tu entrenamiento con TRL: miran los campos de
+los objetos de TRL y lo que significan. TRL se importa solo al comprobar."""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import functools
 import numbers
 import shutil
@@ -25,6 +20,7 @@ import torch
 from helpers.checks import (
     Diagnosis,
     Mistake,
+    check_cases,
     diagnoses,
     exercise,
     fail,
@@ -45,6 +41,7 @@ config_generations_do_not_divide: TRL no acepta la configuración: num_generatio
     enunciado, o los enunciados, en vez de las respuestas del paso?{said}
 config_not_grpo_config: make_grpo_config debe devolver un trl.GRPOConfig (el objeto que
     recibe GRPOTrainer en args=), y devolvió {kind}.
+config_wrong_field: Algún campo no es el del objetivo: {fields}.
 config_ignores_output_dir: La carpeta de salida es el argumento output_dir:
     make_grpo_config({output_dir!r}) devolvió output_dir = {got!r}.
 reward_no_kwargs: TRL llama a {name} con todo por nombre: completions=, las columnas del
@@ -77,8 +74,8 @@ format_requires_dot: Dentro de TRL la respuesta llega sin su «.» final: TRL de
     con skip_special_tokens=True y el «.» es el token de fin del curso. El formato
     acepta «=N» con el punto y sin él («\\.?»).
 format_no_dotall: Una respuesta puede tener varias líneas. Sin re.DOTALL, «.» no cruza
-    los saltos de línea y «.*=…» no llega al final: usa re.DOTALL (o busca el final con
-    re.search(r'=\\d+\\.?\\s*$', texto)).
+    los saltos de línea y el patrón no llega al final: usa re.DOTALL (o busca el final
+    con re.search(r'=\\d+\\.?\\s*$', texto)).
 trainer_not_grpo_trainer: make_trainer debe devolver un trl.GRPOTrainer, y devolvió
     {kind}.
 trainer_other_model: El modelo del entrenador no es el punto de control de la carpeta
@@ -105,6 +102,7 @@ dpo_loss_type_ignored: Con loss_type={want[0]!r}, la DPOConfig dice loss_type =
     {got!r}: pasa el argumento a DPOConfig(loss_type=loss_type), no un valor fijo.
 dpo_beta_ignored: Con beta={want}, la DPOConfig dice beta = {got}: pasa el argumento a
     DPOConfig(beta=beta), no un valor fijo.
+dpo_wrong_field: Algún campo de la DPOConfig no es el pedido: {fields}.
 dpo_ignores_output_dir: La carpeta de salida es el argumento output_dir; la DPOConfig
     dice {got!r}.
 dpo_scheduler: lr_scheduler_type = {got!r}: el DPO del módulo 10 usa una tasa
@@ -114,24 +112,42 @@ dpo_scheduler: lr_scheduler_type = {got!r}: el DPO del módulo 10 usa una tasa
 )
 
 
+#: Cuando TRL busca la carpeta de un modelo hecho en memoria (``OSError``): la
+#: de ``model.config._name_or_path``, que no tiene.
+_NO_FOLDER = diagnoses(
+    """
+trainer_other_model: TRL no encuentra la carpeta de tu modelo: con β > 0 carga el
+    modelo de referencia de model.config._name_or_path, que solo tiene un modelo
+    cargado de una carpeta. Carga el de model_path con
+    AutoModelForCausalLM.from_pretrained(model_path).{said}
+dpo_ref_model: DPOTrainer no tiene modelo de referencia: pásale ref_model=ref_model.
+    Sin él, TRL intenta cargar una copia de la carpeta de model, y este modelo no viene
+    de ninguna.{said}
+"""
+)
+
+
 def _said(who: str, error: Exception) -> str:
     """Lo que dijo la biblioteca ``who`` al fallar, en una línea aparte."""
     return f"\n({who} dijo: {error})"
 
 
+def _made(lost: str, make: Callable[..., Any], *args: Any) -> Any:
+    """``make(*args)`` en silencio; si TRL no encuentra una carpeta, ``lost``."""
+    try:
+        with _quiet_hf():
+            return make(*args)
+    except OSError as error:
+        _NO_FOLDER[lost].fail(said=_said("TRL", error))
+
+
 # Ejercicio · La configuración de GRPO
 
-GROUP_SIZE = 4  # G: respuestas por enunciado
-PROMPTS_PER_STEP = 8  # enunciados por paso del optimizador
 #: El objetivo del curso con los nombres de TRL, campo → (valor, cómo se lee
-#: en el curso): lo que debe decir la ``GRPOConfig`` del estudiante. El
-#: enunciado lo cuenta con las palabras del curso (G, ÷σ, β, μ...).
+#: en el curso: G, ÷σ, β, μ...). Un paso: 8 enunciados × G = 4 respuestas.
 _OBJECTIVE: dict[str, tuple[Any, str]] = {
-    "num_generations": (GROUP_SIZE, "G, las respuestas por enunciado"),
-    "per_device_train_batch_size": (
-        GROUP_SIZE * PROMPTS_PER_STEP,
-        "las respuestas (no los enunciados) por paso",
-    ),
+    "num_generations": (4, "G, las respuestas por enunciado"),
+    "per_device_train_batch_size": (32, "las respuestas (no los enunciados) por paso"),
     "gradient_accumulation_steps": (1, "los micro-lotes por paso"),
     "loss_type": ("dr_grpo", "la normalización de la pérdida"),
     "scale_rewards": ("none", "si la ventaja se divide por σ"),
@@ -156,8 +172,7 @@ OBJECTIVE = {name: value for name, (value, _) in _OBJECTIVE.items()}
 
 @contextlib.contextmanager
 def _quiet_hf() -> Iterator[None]:
-    """Sin barras de progreso ni avisos de transformers, TRL y datasets: una
-    celda de pruebas no debe escribir nada en stderr."""
+    """Sin barras de progreso ni avisos: una celda de pruebas no escribe en stderr."""
     import datasets
     import transformers
 
@@ -173,22 +188,17 @@ def _quiet_hf() -> Iterator[None]:
         transformers.logging.set_verbosity(level)
 
 
-def _config(output_dir: str, **changes: Any) -> Any:
-    """La ``GRPOConfig`` del objetivo, con ``changes`` encima (las variantes)."""
+def reference_grpo_config(output_dir: str, **changes: Any) -> Any:
+    """La referencia de ``make_grpo_config``, el objetivo del curso; con
+    ``changes`` encima, la configuración de un error típico."""
     import trl
 
     with _quiet_hf():
         return trl.GRPOConfig(**{**OBJECTIVE, "output_dir": output_dir, **changes})
 
 
-def reference_grpo_config(output_dir: str) -> Any:
-    """La referencia de ``make_grpo_config``: el objetivo del curso."""
-    return _config(output_dir)
-
-
 def _comparable(name: str, value: Any) -> Any:
-    """El valor de un campo, comparable: los enums de transformers como su
-    texto, ``report_to`` como lista y los números como float."""
+    """Comparable: los enums como texto, ``report_to`` como lista, números float."""
     value = getattr(value, "value", value)
     if name == "report_to":
         return [] if value in (None, "none", ["none"]) else list(value)
@@ -202,19 +212,22 @@ def _field(config: Any, name: str) -> Any:
 
 
 def config_fields(config: Any) -> dict[str, Any]:
-    """Los campos que mira la comprobación, más el lote de generación."""
     names = [*OBJECTIVE, "output_dir", "generation_batch_size"]
     return {name: _field(config, name) for name in names}
 
 
 def _listed(got: dict, meaning: dict, names: list, want=None, asked="") -> str:
-    """Los campos ``names`` de ``got``, con lo que significan y, si se da
-    ``want``, el valor pedido (tras ``asked``)."""
+    """Los campos ``names`` de ``got``, lo que significan y el valor de ``want``."""
     return "; ".join(
         f"{n} = {got[n]!r} ({meaning.get(n, (None, n))[1]})"
         + (f", y {asked} {want[n]!r}" if want else "")
         for n in names
     )
+
+
+def _config(**changes: Any) -> Callable[[str], Any]:
+    """La configuración de quien comete un error típico: ``changes`` encima."""
+    return variant_of(reference_grpo_config, **changes)
 
 
 #: El mensaje de bf16 en la CPU, con la clase de la configuración.
@@ -244,22 +257,14 @@ config_one_iteration: μ, las pasadas por cada lote generado, es num_iterations
     en TRL (por defecto 1). El objetivo pide μ = 2: con μ > 1 el cociente se
     aleja de 1 y el recorte ε trabaja.
 """,
-    Mistake(
-        "config_batch_counts_prompts",
-        variant_of(_config, per_device_train_batch_size=PROMPTS_PER_STEP),
-        ...,
-    ),
-    Mistake(
-        "config_group_and_batch_swapped",
-        variant_of(_config, num_generations=PROMPTS_PER_STEP),
-        ...,
-    ),
-    Mistake("config_loss_type", variant_of(_config, loss_type="grpo"), ...),
-    Mistake("config_loss_type", variant_of(_config, loss_type="dapo"), ...),
-    Mistake("config_divides_by_std", variant_of(_config, scale_rewards="group"), ...),
-    Mistake("config_no_kl", variant_of(_config, beta=0.0), ...),
-    Mistake("config_one_iteration", variant_of(_config, num_iterations=1), ...),
-    Mistake("config_bf16", variant_of(_config, bf16=True), _BF16.format("GRPOConfig")),
+    Mistake("config_batch_counts_prompts", _config(per_device_train_batch_size=8), ...),
+    Mistake("config_group_and_batch_swapped", _config(num_generations=8), ...),
+    Mistake("config_loss_type", _config(loss_type="grpo"), ...),
+    Mistake("config_loss_type", _config(loss_type="dapo"), ...),
+    Mistake("config_divides_by_std", _config(scale_rewards="group"), ...),
+    Mistake("config_no_kl", _config(beta=0.0), ...),
+    Mistake("config_one_iteration", _config(num_iterations=1), ...),
+    Mistake("config_bf16", _config(bf16=True), _BF16.format("GRPOConfig")),
 )
 
 
@@ -276,8 +281,9 @@ def _build(make_grpo_config: Callable[[str], Any], output_dir: str) -> Any:
         if "must be divisible by num_generations" in str(error):
             _SAYS["config_generations_do_not_divide"].fail(said=_said("TRL", error))
         if "bf16" in str(error):
-            said = _said("transformers", error)
-            fail(_BF16.format("GRPOConfig") + said, "config_bf16")
+            fail(
+                _BF16.format("GRPOConfig") + _said("transformers", error), "config_bf16"
+            )
         raise
     if not isinstance(config, trl.GRPOConfig):
         _SAYS["config_not_grpo_config"].fail(kind=type(config).__name__)
@@ -309,53 +315,36 @@ def check_make_grpo_config(make_grpo_config, output_dirs=("runs/practica",)):
                     row.message + (f"\nAdemás difieren: {also}." if rest else ""),
                     row.id,
                 )
-        fail(
-            "Algún campo no es el del objetivo: "
-            + _listed(got, _OBJECTIVE, differ, want, "el objetivo pide")
-            + ".",
-            "config_wrong_field",
-        )
+        fields = _listed(got, _OBJECTIVE, differ, want, "el objetivo pide")
+        _SAYS["config_wrong_field"].fail(fields=fields)
 
 
 # Ejercicio · Las log-probabilidades de la respuesta con relleno a la izquierda
 
 
-def _log_probs(
-    model,
-    input_ids,
-    attention_mask,
-    logits_to_keep,
-    *,
-    mask=True,
-    positions=True,
-    shift=1,
-    axis=-1,
-    one_prompt_len=False,
-    zero_padding=True,
-):
-    """La referencia con una opción por error típico (las variantes)."""
+def _log_probs(model, input_ids, attention_mask, c, *, wrong=""):
+    """La referencia con los errores de ``wrong`` (las variantes): el forward
+    sin máscara (``no_mask``) o sin posiciones (``no_positions``), sin desplazar
+    (``no_shift``), el log-softmax sobre las posiciones (``axis``), la longitud
+    de enunciado de la primera fila para todas (``one_len``), sin ceros en el
+    relleno (``no_zeros``)."""
     from helpers.practica.prompts import position_ids_from_mask
 
     options = {}
-    if mask:
+    if "no_mask" not in wrong:
         options["attention_mask"] = attention_mask
-    if positions:
+    if "no_positions" not in wrong:
         options["position_ids"] = position_ids_from_mask(attention_mask)
     logits = model(input_ids=input_ids, **options).logits.float()
     width = input_ids.shape[1]
-    if one_prompt_len:
-        # la longitud del enunciado de la primera fila, para todas
-        start = int(attention_mask[0, : width - logits_to_keep].sum()) - 1
-    else:
-        start = width - logits_to_keep - shift
-    shifted = logits[:, start : start + logits_to_keep]
-    log_p = torch.log_softmax(shifted, dim=axis)
-    completion = input_ids[:, -logits_to_keep:]
-    chosen = log_p.gather(-1, completion.unsqueeze(-1)).squeeze(-1)
-    if not zero_padding:
+    start = width - c - ("no_shift" not in wrong)
+    if "one_len" in wrong:
+        start = int(attention_mask[0, : width - c].sum()) - 1
+    log_p = logits[:, start : start + c].log_softmax(1 if "axis" in wrong else -1)
+    chosen = log_p.gather(-1, input_ids[:, -c:].unsqueeze(-1)).squeeze(-1)
+    if "no_zeros" in wrong:
         return chosen
-    keep = attention_mask[:, -logits_to_keep:].bool()
-    return torch.where(keep, chosen, torch.zeros_like(chosen))
+    return torch.where(attention_mask[:, -c:].bool(), chosen, torch.zeros_like(chosen))
 
 
 LOG_PROB_MISTAKES = with_messages(
@@ -380,17 +369,17 @@ lp_one_prompt_length: Usaste una sola longitud de enunciado para todas las
 lp_padding_not_zero: En el relleno de la respuesta (attention_mask = 0) el
     valor debe ser 0: usa torch.where con la máscara.
 """,
-    Mistake("lp_no_position_ids", variant_of(_log_probs, positions=False), ...),
-    Mistake("lp_no_attention_mask", variant_of(_log_probs, mask=False), ...),
+    Mistake("lp_no_position_ids", variant_of(_log_probs, wrong="no_positions"), ...),
+    Mistake("lp_no_attention_mask", variant_of(_log_probs, wrong="no_mask"), ...),
     Mistake(
         "lp_no_mask_no_positions",
-        variant_of(_log_probs, mask=False, positions=False),
+        variant_of(_log_probs, wrong="no_mask no_positions"),
         ...,
     ),
-    Mistake("lp_off_by_one", variant_of(_log_probs, shift=0), ...),
-    Mistake("lp_softmax_axis", variant_of(_log_probs, axis=1), ...),
-    Mistake("lp_one_prompt_length", variant_of(_log_probs, one_prompt_len=True), ...),
-    Mistake("lp_padding_not_zero", variant_of(_log_probs, zero_padding=False), ...),
+    Mistake("lp_off_by_one", variant_of(_log_probs, wrong="no_shift"), ...),
+    Mistake("lp_softmax_axis", variant_of(_log_probs, wrong="axis"), ...),
+    Mistake("lp_one_prompt_length", variant_of(_log_probs, wrong="one_len"), ...),
+    Mistake("lp_padding_not_zero", variant_of(_log_probs, wrong="no_zeros"), ...),
 )
 
 
@@ -402,9 +391,7 @@ def log_prob_cases(seeds: tuple[int, ...] = (0, 1)) -> list[tuple]:
     from helpers.puente.convert import load_pretrained_gpt2
     from helpers.puente.tokenizer import make_tokenizer
 
-    model = load_pretrained_gpt2().eval()
-    tokenizer = make_tokenizer()
-    cases = []
+    model, tokenizer, cases = load_pretrained_gpt2().eval(), make_tokenizer(), []
     for seed in seeds:
         with _quiet_hf():
             problems = practice_problems(4 + seed, seed)
@@ -416,20 +403,12 @@ def log_prob_cases(seeds: tuple[int, ...] = (0, 1)) -> list[tuple]:
 
 @exercise(MODULE, "response_log_probs")
 def check_response_log_probs(response_log_probs, cases=None):
-    """Compara con la referencia (que coincide con una fila sin relleno cada
-    vez) en lotes cuyos enunciados miden distinto."""
-    from helpers.checks import check_cases
+    """Compara con la referencia en lotes cuyos enunciados miden distinto."""
     from helpers.practica import prompts
 
     with _quiet_hf(), torch.no_grad():
-        check_cases(
-            response_log_probs,
-            "response_log_probs",
-            cases or log_prob_cases(),
-            prompts.response_log_probs,
-            LOG_PROB_MISTAKES,
-            atol=1e-4,
-        )
+        rows = cases or log_prob_cases(), prompts.response_log_probs, LOG_PROB_MISTAKES
+        check_cases(response_log_probs, "response_log_probs", *rows, atol=1e-4)
 
 
 # Ejercicio · Las recompensas con el contrato de TRL
@@ -442,19 +421,8 @@ _COURSE = _STRIPPED + "."
 #: Textos raros que una recompensa recibe de un modelo que aún no sabe
 #: escribir: ninguno debe lanzar una excepción (ni tardar: nada como
 #: «10**10**10», que atasca a math-verify).
-GARBAGE: tuple[Any, ...] = (
-    "",
-    "   ",
-    "\x00",
-    "١٢٣",
-    "💥" * 50,
-    "=" * 300,
-    "\\boxed{" * 30,
-    "}{=",
-    "\n\n\n",
-    "NaN",
-    "17×20+17×4=340+6",
-)
+GARBAGE: tuple[Any, ...] = ("", "   ", "\x00", "١٢٣", "💥" * 50, "=" * 300)
+GARBAGE += ("\\boxed{" * 30, "}{=", "\n\n\n", "NaN", "17×20+17×4=340+6")
 
 _CONVERSATION = _SAYS["reward_ignores_conversation"]
 _RAISES = _SAYS["reward_raises_on_garbage"]
@@ -462,12 +430,9 @@ _UNREADABLE = "Una respuesta que no se entiende paga 0,0."
 
 
 def _called(reward, completions, what, raised, **columns) -> tuple[list[float], bool]:
-    """Llama a ``reward`` como ``GRPOTrainer`` de TRL 1.16: todo con nombre,
-    con sus argumentos y las columnas del conjunto de datos. Devuelve las
-    recompensas y si avisó (``warnings.warn``) o registró algo
-    (``log_metric``). Cada fallo, en español: una excepción (con el
-    diagnóstico ``raised``; ``None``: se deja pasar) o algo que no es una
-    lista de floats, una por respuesta."""
+    """Llama a ``reward`` como ``GRPOTrainer`` de TRL 1.16, todo con nombre, y
+    devuelve las recompensas y si avisó o registró algo. Si lanza, falla con
+    ``raised`` (``None``: deja pasar la excepción)."""
     name, n, logged = getattr(reward, "__name__", "la recompensa"), len(completions), []
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -498,20 +463,22 @@ def _called(reward, completions, what, raised, **columns) -> tuple[list[float], 
     if not isinstance(result, list) or len(result) != n:
         size = f" de longitud {len(result)}" if hasattr(result, "__len__") else ""
         what = type(result).__name__ + size
-        _SAYS["reward_not_a_list"].fail(name=name, n=n, what=what)
-    if not all(isinstance(x, numbers.Real) for x in result):
-        kinds = ", ".join(sorted({type(x).__name__ for x in result}))
-        what = f"elementos de tipo {kinds}"
+    elif not all(isinstance(x, numbers.Real) for x in result):
+        what = "elementos de tipo " + ", ".join(
+            sorted({type(x).__name__ for x in result})
+        )
+    else:
+        what = None
+    if what:
         _SAYS["reward_not_a_list"].fail(name=name, n=n, what=what)
     reported = bool(caught) or any(call and call[-1] for call in logged)
     return [float(x) for x in result], reported
 
 
 def _probes(reward, reference, rows, **columns) -> bool:
-    """Prueba ``reward`` con cada fila ``(respuestas, qué son, si lanza, si no
-    paga lo que ``reference``)``, las dos últimas un :class:`Diagnosis` (o
-    ``None``: no se mira). ``columns``: una lista por fila. Devuelve si avisó
-    en la última."""
+    """Prueba ``reward`` con cada fila ``(respuestas, qué son, si lanza, si no paga
+    lo que ``reference``)``, con un :class:`Diagnosis` o ``None`` (no se mira) en
+    las dos últimas; ``columns``: una lista por fila. Dice si avisó en la última."""
     for row, (completions, what, raised, wrong) in enumerate(rows):
         chosen = {key: value[row] for key, value in columns.items()}
         got, reported = _called(reward, completions, what, raised, **chosen)
@@ -530,40 +497,28 @@ def _probes(reward, reference, rows, **columns) -> bool:
 
 @exercise(MODULE, "correctness_reward")
 def check_correctness_reward(correctness_reward):
-    """Comprueba la recompensa de corrección como la llama TRL: respuestas en
-    texto y en conversación, la trampa de la subcadena, referencias ilegibles
-    (pagan 0 y se avisan) y textos raros (nunca lanza)."""
+    """Como la llama TRL: texto y conversación, la trampa de la subcadena,
+    referencias ilegibles (pagan 0 y se avisan) y textos raros (nunca lanza)."""
     from helpers.practica.rewards import correctness_reward as reference
 
     plain = [_COURSE, _STRIPPED, "3×4=12", "3×4=13", "Pienso.\n17×24=408"]
     gold = ["408", "408", "12", "12", 408]
     chat = [[{"role": "assistant", "content": text}] for text in plain]
-    unreadable = ["", "n/a", "3×4=12", "####"]
+    wrong = Diagnosis(
+        id="correctness_wrong_value",
+        message="Paga 1,0 cuando math-verify da por buena la respuesta frente a la "
+        "columna answer (con el «.» final o sin él), y 0,0 si no.",
+    )
+    unreadable = dataclasses.replace(wrong, message=_UNREADABLE)
+    tricked = ["68+340=408", "11×8=88", "5×8=40"]
+    substring = _SAYS["correctness_substring"]
+    unparsable = _SAYS["correctness_pays_unparsable_gold"]
     rows = [
-        (
-            plain,
-            "respuestas del curso",
-            None,
-            Diagnosis(
-                id="correctness_wrong_value",
-                message="Paga 1,0 cuando math-verify da por buena la respuesta "
-                "frente a la columna answer (con el «.» final o sin él), y 0,0 si no.",
-            ),
-        ),
-        (
-            ["68+340=408", "11×8=88", "5×8=40"],
-            "la respuesta 68+340=408",
-            Diagnosis(id="correctness_wrong_value", message=_UNREADABLE),
-            _SAYS["correctness_substring"],
-        ),
+        (plain, "respuestas del curso", None, wrong),
+        (tricked, "la respuesta 68+340=408", unreadable, substring),
         (chat, "respuestas en forma de conversación", _CONVERSATION, _CONVERSATION),
         (list(GARBAGE), "textos raros", _RAISES, None),
-        (
-            unreadable,
-            "referencias ilegibles",
-            _RAISES,
-            _SAYS["correctness_pays_unparsable_gold"],
-        ),
+        (["", "n/a", "3×4=12", "####"], "referencias ilegibles", _RAISES, unparsable),
     ]
     golds = [gold, ["8"] * 3, gold, ["408"] * len(GARBAGE), ["", "n/a", "", "####"]]
     if not _probes(correctness_reward, reference, rows, answer=golds):
@@ -572,49 +527,30 @@ def check_correctness_reward(correctness_reward):
 
 @exercise(MODULE, "format_reward")
 def check_format_reward(format_reward):
-    """Comprueba la recompensa de formato como la llama TRL: el «=N» final
-    con el «.» o sin él, respuestas de varias líneas, conversaciones y
-    textos raros."""
+    """Como la llama TRL: el «=N» final con el «.» o sin él, respuestas de
+    varias líneas, conversaciones y textos raros."""
     from helpers.practica.rewards import format_reward as reference
 
     plain = [_COURSE, "=56.", "408", "la respuesta es 408", "=408.\nY además 7"]
     plain += ["17×20+17×4=340+6", "\\boxed{408}.", ""]
+    dotless = [_STRIPPED, "=56", "3×4=12"]
     lines = ["Primero 17×20=340.\nLuego 17×4=68.\n17×24=408", "Pienso:\n17×24=408."]
     chat = [[{"role": "assistant", "content": text}] for text in plain]
-    unreadable = Diagnosis(id="format_wrong_value", message=_UNREADABLE)
+    wrong = Diagnosis(
+        id="format_wrong_value",
+        message="Paga 1,0 si la respuesta termina en «=N» (N, cifras), con el «.» "
+        "final o sin él, o en \\boxed{…}; si no, 0,0.",
+    )
+    unreadable = dataclasses.replace(wrong, message=_UNREADABLE)
+    odd = dataclasses.replace(
+        wrong, message="Un texto raro no tiene el formato: paga 0,0."
+    )
     rows = [
-        (
-            plain,
-            "respuestas del curso",
-            None,
-            Diagnosis(
-                id="format_wrong_value",
-                message="Paga 1,0 si la respuesta termina en «=N» (N, cifras), con "
-                "el «.» final o sin él, o en \\boxed{…}; si no, 0,0.",
-            ),
-        ),
-        (
-            [_STRIPPED, "=56", "3×4=12"],
-            "respuestas sin el punto",
-            unreadable,
-            _SAYS["format_requires_dot"],
-        ),
-        (
-            lines,
-            "respuestas de varias líneas",
-            unreadable,
-            _SAYS["format_no_dotall"],
-        ),
+        (plain, "respuestas del curso", None, wrong),
+        (dotless, "respuestas sin el punto", unreadable, _SAYS["format_requires_dot"]),
+        (lines, "respuestas de varias líneas", unreadable, _SAYS["format_no_dotall"]),
         (chat, "respuestas en forma de conversación", _CONVERSATION, _CONVERSATION),
-        (
-            list(GARBAGE),
-            "textos raros",
-            _RAISES,
-            Diagnosis(
-                id="format_wrong_value",
-                message="Un texto raro no tiene el formato: paga 0,0.",
-            ),
-        ),
+        (list(GARBAGE), "textos raros", _RAISES, odd),
     ]
     _probes(format_reward, reference, rows)
 
@@ -623,8 +559,8 @@ def check_format_reward(format_reward):
 
 
 def _stand_in(name: str) -> Callable[..., list[float]]:
-    """Ocupa el lugar de la recompensa ``name`` del estudiante mientras se
-    comprueba ``make_trainer``: así ese ejercicio se califica solo."""
+    """La recompensa ``name`` mientras se comprueba ``make_trainer`` (que se
+    califica solo, sin las del estudiante)."""
 
     def reward(completions, **kwargs) -> list[float]:
         return [0.0 for _ in completions]
@@ -641,9 +577,8 @@ _CHECKPOINT_STATES: dict[str, dict[str, torch.Tensor]] = {}
 
 @functools.cache
 def _checkpoint_dir(seed: int) -> str:
-    """Un punto de control en disco (modelo y tokenizador), con los pesos del
-    curso movidos un poco con ``seed``: si el entrenador carga otro modelo
-    (el del curso, con ``helpers.puente``), sus pesos no coinciden."""
+    """Un punto de control en disco con los pesos del curso movidos con ``seed``:
+    si el entrenador carga otro modelo (el del curso), no coinciden."""
     from helpers.puente.convert import load_pretrained_gpt2
     from helpers.puente.tokenizer import make_tokenizer
 
@@ -664,8 +599,7 @@ def _checkpoint_dir(seed: int) -> str:
 
 
 def tiny_dataset(problems: tuple[tuple[int, int], ...] = ((3, 4), (12, 5))) -> Any:
-    """Un conjunto conversacional diminuto con las columnas ``prompt`` y
-    ``answer`` (lo que leen las recompensas)."""
+    """Un conjunto conversacional diminuto, con las columnas ``prompt`` y ``answer``."""
     from datasets import Dataset
 
     from helpers.tinylm import prompt_text
@@ -677,28 +611,14 @@ def tiny_dataset(problems: tuple[tuple[int, int], ...] = ((3, 4), (12, 5))) -> A
 
 @exercise(MODULE, "make_trainer", uses=_STAND_INS)
 def check_make_trainer(make_trainer, seed=0, steps=4):
-    """Comprueba el ``GRPOTrainer`` del estudiante sin entrenar: su tipo, el
-    modelo de la carpeta, las dos recompensas, la configuración y los datos."""
+    """Sin entrenar: tipo, modelo, recompensas, configuración y datos."""
     import trl
 
     folder = _checkpoint_dir(seed)
     with tempfile.TemporaryDirectory() as output_dir:
-        config = _config(output_dir, max_steps=steps)
+        config = reference_grpo_config(output_dir, max_steps=steps)
         dataset = tiny_dataset()
-        try:
-            with _quiet_hf():
-                trainer = make_trainer(folder, dataset, config)
-        except OSError as error:
-            # Con β > 0, TRL carga el modelo de referencia de la carpeta del
-            # modelo (model.config._name_or_path): uno hecho en memoria no la tiene
-            fail(
-                "TRL no encuentra la carpeta de tu modelo: con β > 0 carga el "
-                "modelo de referencia de model.config._name_or_path, que solo "
-                "tiene un modelo cargado de una carpeta. Carga el de model_path "
-                "con AutoModelForCausalLM.from_pretrained(model_path)."
-                + _said("TRL", error),
-                "trainer_other_model",
-            )
+        trainer = _made("trainer_other_model", make_trainer, folder, dataset, config)
         if not isinstance(trainer, trl.GRPOTrainer):
             _SAYS["trainer_not_grpo_trainer"].fail(kind=type(trainer).__name__)
         loaded = trainer.model.state_dict()
@@ -717,8 +637,7 @@ def check_make_trainer(make_trainer, seed=0, steps=4):
 
 
 def reference_trainer(model_path: str, dataset: Any, config: Any) -> Any:
-    """La referencia de ``make_trainer``: el ``GRPOTrainer`` con el modelo y el
-    tokenizador de la carpeta y las recompensas de ``helpers.practica.rewards``."""
+    """La referencia de ``make_trainer``."""
     import trl
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -894,8 +813,7 @@ def _dpo_pairs(n_pairs: int = 8) -> Any:
 
 @exercise(MODULE, "make_dpo_trainer")
 def check_make_dpo_trainer(make_dpo_trainer, cases=(("ipo", 1.0),)):
-    """Construye el ``DPOTrainer`` del estudiante (sin entrenar) y mira su
-    tipo, sus dos modelos y los campos de su ``DPOConfig``."""
+    """Sin entrenar: el tipo, los dos modelos y los campos de la ``DPOConfig``."""
     import trl
 
     from helpers.puente.convert import load_pretrained_gpt2
@@ -903,21 +821,8 @@ def check_make_dpo_trainer(make_dpo_trainer, cases=(("ipo", 1.0),)):
     for loss_type, beta in cases:
         with tempfile.TemporaryDirectory() as output_dir:
             model, ref_model = load_pretrained_gpt2(), load_pretrained_gpt2()
-            try:
-                with _quiet_hf():
-                    trainer = make_dpo_trainer(
-                        model, ref_model, _dpo_pairs(), loss_type, beta, output_dir
-                    )
-            except OSError as error:
-                # Sin ref_model, TRL carga una copia de la carpeta del modelo
-                # (model.config._name_or_path): uno hecho en memoria no la tiene
-                fail(
-                    "DPOTrainer no tiene modelo de referencia: pásale "
-                    "ref_model=ref_model. Sin él, TRL intenta cargar una copia "
-                    "de la carpeta de model, y este modelo no viene de ninguna."
-                    + _said("TRL", error),
-                    "dpo_ref_model",
-                )
+            args = model, ref_model, _dpo_pairs(), loss_type, beta, output_dir
+            trainer = _made("dpo_ref_model", make_dpo_trainer, *args)
             if not isinstance(trainer, trl.DPOTrainer):
                 kind = type(trainer).__name__
                 _SAYS["dpo_not_a_trainer"].fail(
@@ -935,9 +840,5 @@ def check_make_dpo_trainer(make_dpo_trainer, cases=(("ipo", 1.0),)):
                     rule.fail(got=got[name], want=want[name])
             differ = [n for n in DPO_OBJECTIVE if got[n] != _comparable(n, want[n])]
             if differ:
-                fail(
-                    "Algún campo de la DPOConfig no es el pedido: "
-                    + _listed(got, _DPO_OBJECTIVE, differ, want, "se pide")
-                    + ".",
-                    "dpo_wrong_field",
-                )
+                fields = _listed(got, _DPO_OBJECTIVE, differ, want, "se pide")
+                _SAYS["dpo_wrong_field"].fail(fields=fields)
