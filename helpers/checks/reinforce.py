@@ -6,9 +6,8 @@ import functools
 import math
 from collections import namedtuple
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import torch
@@ -31,6 +30,7 @@ from helpers.checks import (
     gradients_check,
     negated,
     on_output,
+    patched,
     values_check,
     with_args,
     with_messages,
@@ -66,8 +66,7 @@ log_prob_wrong_count: Con logits de forma {shape} hacen falta {n} log-probabilid
 
 
 def _sampled(out: Any, logits: torch.Tensor, u: Any) -> tuple:
-    """``(acciones como array de enteros, log-probabilidad)`` de lo que devolvió
-    ``sample_action(logits, u)``."""
+    """``(acciones como array de enteros, log π)`` de la salida de sample_action."""
     action, log_prob = as_tuple(out, 2, _PAIR, mistake="returns_not_pair")
     n, n_actions = (1 if logits.dim() == 1 else logits.shape[0]), logits.shape[-1]
     values = as_array(action, "La acción")
@@ -219,8 +218,7 @@ sample_softmax_overflow: Con logits enormes, exp(1000) desborda (inf / inf = nan
 
 
 def _with_log(actions_of: Callable[..., Any]) -> Callable[..., Any]:
-    """El par ``(acción, log π)`` de una función que da la acción: un índice
-    fuera de rango lanza, como en la respuesta con ese error."""
+    """``(acción, log π)``: un índice de más lanza, como en la respuesta con él."""
 
     def sample(logits: torch.Tensor, u: torch.Tensor) -> tuple:
         actions = torch.as_tensor(actions_of(logits, u)).reshape(logits.shape[:-1])
@@ -253,8 +251,7 @@ check_sample_action = values_check(
 
 
 def _summed(function: Callable[..., Any]) -> Callable[..., Any]:
-    """La suma de lo que devuelve ``function``, sobre copias: la forma y las
-    entradas modificadas las califica la celda del valor."""
+    """La suma de la salida, sobre copias (forma y entradas: la celda del valor)."""
 
     def summed(*args: Any) -> torch.Tensor:
         copies = (a.clone() if isinstance(a, torch.Tensor) else a for a in args)
@@ -425,8 +422,7 @@ def check_gaussian_log_prob_grad(
     # Sin la acción lejana: que la densidad se redondee a 0 lo califica el valor.
     cases=GAUSSIAN_CASES[:3] + GAUSSIAN_CASES[4:],
 ) -> None:
-    """Comprueba que el gradiente de la log-densidad (sumada) llega a ``mean`` y
-    ``log_std`` y es el de la referencia."""
+    """El gradiente de la log-densidad (sumada) respecto a ``mean`` y ``log_std``."""
     flows = Flow(True, id="gaussian_no_grad")
     check_gradients(
         _summed(gaussian_log_prob),
@@ -530,8 +526,7 @@ _SCORE = reinforce.score_function_gradient
 
 
 def _without_pi(theta, actions, returns):
-    """(1/N) Σ G_t·one_hot(a_t), sin el −π: la referencia con una acción de
-    más que se lleva toda la probabilidad (π ≈ 0 en las de verdad)."""
+    """Sin el −π: la referencia con una acción de más que se lleva toda la π."""
     return _SCORE(np.append(theta, 1e3), actions, returns)[:-1]
 
 
@@ -616,16 +611,25 @@ loss_sum_times_sum: Cada log π(a_t|s_t) se multiplica por su propio G_t (produc
     Mistake("loss_sum_times_sum", lambda lp, g, n: _LOSS(lp.sum(), g.sum(), n), ...),
 )
 
-_NOT_SCALAR = Diagnosis(
-    id="loss_not_scalar",
-    message="La pérdida debe ser un escalar (un solo número): suma "
-    "log π(a_t|s_t) · G_t sobre todos los pasos y divide por N.",
+LOSS_SAYS = diagnoses(
+    """
+loss_not_scalar: La pérdida debe ser un escalar (un solo número): suma
+    log π(a_t|s_t) · G_t sobre todos los pasos y divide por N.
+loss_wrong_grad: No llega gradiente a log_probs: ¿la cambiaste por un tensor nuevo (con
+    torch.tensor(...) o .detach())? Usa log_probs tal cual.
+loss_returns_grad: El retorno arrastra gradiente: loss.backward() llegó hasta returns.
+    G_t es un peso constante, no algo que optimizar: usa returns.detach(). Si no, estás
+    optimizando otra cosa.
+loss_not_tensor: La pérdida debe ser un tensor de PyTorch conectado a log_probs (para
+    poder llamar a loss.backward()); no uses .item(), float() ni NumPy.
+"""
 )
 
 
 def _scalar(loss: Any, *args: Any) -> Any:
     if math.prod(shape := tuple(getattr(loss, "shape", ()))) != 1:
-        fail(f"{_NOT_SCALAR.message} Tiene forma {shape}.", _NOT_SCALAR.id)
+        said = LOSS_SAYS["loss_not_scalar"]
+        fail(f"{said.message} Tiene forma {shape}.", said.id)
     return loss
 
 
@@ -650,28 +654,11 @@ check_reinforce_loss_grad = gradients_check(
     doc="Comprueba el gradiente: llega a ``log_probs`` (−G_t / N) y no a ``returns``.",
     prefix="loss",
     wrt={
-        "log_probs": Flow(
-            True,
-            id="loss_wrong_grad",
-            message="No llega gradiente a log_probs: ¿la cambiaste por un "
-            "tensor nuevo (con torch.tensor(...) o .detach())? Usa log_probs "
-            "tal cual.",
-        ),
-        "returns": Flow(
-            False,
-            id="loss_returns_grad",
-            message="El retorno arrastra gradiente: loss.backward() llegó "
-            "hasta returns. G_t es un peso constante, no algo que optimizar: "
-            "usa returns.detach(). Si no, estás optimizando otra cosa.",
-        ),
+        "log_probs": Flow(True, **asdict(LOSS_SAYS["loss_wrong_grad"])),
+        "returns": Flow(False, **asdict(LOSS_SAYS["loss_returns_grad"])),
     },
-    without_gradient=Diagnosis(
-        id="loss_not_tensor",
-        message="La pérdida debe ser un tensor de PyTorch conectado a log_probs "
-        "(para poder llamar a loss.backward()); no uses .item(), float() ni "
-        "NumPy.",
-    ),
-    wrong_shape=_NOT_SCALAR,
+    without_gradient=LOSS_SAYS["loss_not_tensor"],
+    wrong_shape=LOSS_SAYS["loss_not_scalar"],
     mistake="loss_wrong_grad",
     hint="Respecto a log_probs debe ser −G_t / N.",
 )
@@ -680,8 +667,7 @@ check_reinforce_loss_grad = gradients_check(
 # --- Ejercicio 6 · el bucle de REINFORCE (rollout, gradiente y parámetros)
 @dataclass(frozen=True)
 class LoopCase:
-    """Un problema diminuto y fijo: CartPole cortado a ``horizon`` pasos o la sonda
-    de un paso; ``seed``: la de la red, del primer episodio y del generador."""
+    """CartPole cortado a ``horizon`` pasos, o la sonda; ``seed``: red y episodios."""
 
     env_id: str = "cartpole"
     seed: int = 3
@@ -821,8 +807,7 @@ loop_no_zero_grad: En la actualización {k} el gradiente arrastra el de la anter
 
 @exercise(MODULE, "reinforce_updates", "el rollout", uses=_LOOP_USES)
 def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
-    """La etapa 1 (semillas, muestreo, final de cada episodio) y lo que devuelve,
-    con tasa de aprendizaje 0: la política no cambia con la pérdida ni el paso."""
+    """La etapa 1 y lo que devuelve, con lr = 0: la política no cambia."""
     setup, n_updates = LOOP_CASES[case], 2
     got = _run_loop(reinforce_updates, setup, n_updates, lr=0.0)
     want = _run_loop(reinforce.reinforce_updates, setup, n_updates, lr=0.0)
@@ -880,35 +865,26 @@ def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
         fail(said.format(**shown, hint=hint), mistake)
 
 
-def _loop_weighting(returns_of: Callable[[list[list[float]], float], Any]):
-    """El bucle de referencia con otros pesos: ``returns_of(recompensas de cada
-    episodio del lote, gamma)`` da los de todos los pasos, seguidos."""
+def _across_batch(*args: Any) -> Any:
+    """El bucle de referencia con los retornos de todo el lote seguido."""
+    rewards: list[float] = []
 
-    def reinforce_updates(*args: Any) -> Any:
-        episodes: list[list[float]] = []
+    def record(episode: list[float], gamma: float) -> np.ndarray:
+        rewards.extend(episode)
+        return np.zeros(len(episode))
 
-        def record(rewards: list[float], gamma: float) -> np.ndarray:
-            episodes.append(list(rewards))
-            return np.zeros(len(rewards))
+    def loss(log_probs: torch.Tensor, _: Any, n: int) -> torch.Tensor:
+        returns = torch.as_tensor(_RETURNS(rewards, args[5]), dtype=torch.float32)
+        rewards.clear()
+        return _LOSS(log_probs, returns, n)
 
-        def loss(log_probs: torch.Tensor, _: Any, n: int) -> torch.Tensor:
-            weights = _floats(returns_of(episodes, args[5]))
-            episodes.clear()
-            return _LOSS(log_probs, torch.as_tensor(weights, dtype=torch.float32), n)
-
-        with mock.patch.multiple(
-            reinforce, discounted_returns=record, reinforce_loss=loss
-        ):
-            return reinforce.reinforce_updates(*args)
-
-    return reinforce_updates
+    pieces = {"discounted_returns": record, "reinforce_loss": loss}
+    return patched(reinforce.reinforce_updates, **pieces)(*args)
 
 
-def _each(returns: Callable[[list[float], float], Any]):
-    """Los pesos de cada episodio por separado, con ``returns``."""
-    return _loop_weighting(
-        lambda episodes, gamma: np.concatenate([returns(r, gamma) for r in episodes])
-    )
+def _each(returns: Callable[[list[float], float], Any]) -> Callable[..., Any]:
+    """El bucle de referencia con ``returns`` en cada episodio."""
+    return patched(reinforce.reinforce_updates, discounted_returns=returns)
 
 
 #: Los errores típicos del bucle que se reconocen por su gradiente.
@@ -924,11 +900,7 @@ loop_returns_total: Diste a cada paso el retorno del episodio entero (G_0): cada
 loop_returns_immediate: Pesaste cada paso con su recompensa inmediata r_t: el peso es el
     retorno G_t.
 """,
-    Mistake(
-        "loop_returns_across_batch",
-        _loop_weighting(lambda eps, gamma: _RETURNS(sum(eps, []), gamma)),
-        ...,
-    ),
+    Mistake("loop_returns_across_batch", _across_batch, ...),
     Mistake("loop_returns_no_gamma", _each(lambda r, g: _RETURNS(r, 1.0)), ...),
     # Los retornos con los errores del ejercicio 3, en el bucle.
     Mistake("loop_returns_total", _each(_RETURN_VARIANTS["returns_total"]), ...),
@@ -945,8 +917,7 @@ def _flat(gradients: list[torch.Tensor | None]) -> np.ndarray:
 
 @exercise(MODULE, "reinforce_updates", "retornos y pérdida", uses=_LOOP_USES)
 def check_reinforce_updates_grad(reinforce_updates, case="cartpole") -> None:
-    """Las etapas 2 y 3: el gradiente al dar el único paso (da igual dónde vaya
-    zero_grad)."""
+    """Etapas 2 y 3: el gradiente al dar el único paso (vaya donde vaya zero_grad)."""
     setup = LOOP_CASES[case]
     got = _run_loop(reinforce_updates, setup, 1, lr=0.0)
     want = _run_loop(reinforce.reinforce_updates, setup, 1, lr=0.0)
@@ -988,9 +959,7 @@ def check_reinforce_updates_grad(reinforce_updates, case="cartpole") -> None:
 
 @exercise(MODULE, "reinforce_updates", "varias actualizaciones", uses=_LOOP_USES)
 def check_reinforce_updates_params(reinforce_updates, case="cartpole") -> None:
-    """La etapa 4: tres actualizaciones dejan los parámetros de la referencia (un
-    paso por actualización, con su gradiente y no el de las anteriores, y la
-    política nueva en el rollout siguiente)."""
+    """Etapa 4: tres actualizaciones dejan los parámetros de la referencia."""
     setup, n_updates = LOOP_CASES[case], 3
     got = _run_loop(reinforce_updates, setup, n_updates, lr=0.5)
     want = _run_loop(reinforce.reinforce_updates, setup, n_updates, lr=0.5)
@@ -1056,8 +1025,7 @@ def _weight_with_grad(f, mean, log_std, noise):
 
 
 def _score_plus(change: Callable[..., torch.Tensor]) -> Callable[..., Any]:
-    """La referencia con ``change(f, mean, log_std, noise)`` en lugar de la
-    estimación por función de puntuación."""
+    """La referencia con ``change(*args)`` como estimación por puntuación."""
     return lambda *args: (change(*args), _ESTIMATORS(*args)[1])
 
 
@@ -1135,8 +1103,7 @@ _ESTIMATES = (
 
 
 def _estimator_check(index: int) -> Callable[..., None]:
-    """La celda de la estimación ``index`` (0: función de puntuación, 1:
-    reparametrización); los errores típicos de la otra no se miran aquí."""
+    """La celda de la estimación ``index``, sin los errores típicos de la otra."""
     which, other = ("score", "pathwise")[index], ("pathwise", "score")[index]
 
     def estimate(out: Any, *args: Any) -> torch.Tensor:
