@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -31,6 +32,7 @@ from helpers.checks import (
 from helpers.formatting import number, numbers, percent
 
 MODULE = "01_bandidos"
+_values = functools.partial(values_check, MODULE)
 
 #: Los diagnósticos sin variante; {f}: las frecuencias de cada brazo.
 _SAID = diagnoses(
@@ -124,13 +126,8 @@ def _runs(student, cases, unpack) -> Callable[[Any], list[Any]]:
 # --- Ejercicio 1 · media incremental
 
 _mean = bandits.incremental_mean
-
-check_incremental_mean = values_check(
-    MODULE,
-    "incremental_mean",
-    _mean,
-    with_messages(
-        """
+MEAN_MISTAKES = with_messages(
+    """
 mean_not_divided: ¿Olvidaste dividir por count? Así la estimación es solo la última
     recompensa.
 mean_count_minus_one: ¿Dividiste entre count − 1? count ya cuenta la recompensa nueva.
@@ -140,16 +137,16 @@ mean_of_two: Eso es la media entre la estimación y la recompensa: la recompensa
     pesa 1/count, no 1/2.
 mean_times_count: ¿Multiplicaste por count en vez de dividir?
 """,
-        Mistake("mean_not_divided", with_args(_mean, count=1), ...),
-        Mistake("mean_count_minus_one", lambda q, r, n: _mean(q, r, n - 1), ...),
-        Mistake("mean_count_plus_one", lambda q, r, n: _mean(q, r, n + 1), ...),
-        Mistake("mean_sign", lambda q, r, n: _mean(q, 2 * q - r, n), ...),
-        Mistake("mean_of_two", with_args(_mean, count=2), ...),
-        Mistake("mean_times_count", with_args(_mean, count=lambda a: 1 / a.count), ...),
-    ),
-    # El último, con decimales que no acaban: un redondeo no pasa desapercibido.
-    [(2.0, 5.0, 4), (0.0, 1.0, 1), (3.0, -1.0, 2), (1.5, 1.5, 7), (1.0, 2.0, 3)],
+    Mistake("mean_not_divided", with_args(_mean, count=1), ...),
+    Mistake("mean_count_minus_one", lambda q, r, n: _mean(q, r, n - 1), ...),
+    Mistake("mean_count_plus_one", lambda q, r, n: _mean(q, r, n + 1), ...),
+    Mistake("mean_sign", lambda q, r, n: _mean(q, 2 * q - r, n), ...),
+    Mistake("mean_of_two", with_args(_mean, count=2), ...),
+    Mistake("mean_times_count", with_args(_mean, count=lambda a: 1 / a.count), ...),
 )
+# El último, con decimales que no acaban: un redondeo no pasa desapercibido.
+_MEAN = [(2.0, 5.0, 4), (0.0, 1.0, 1), (3.0, -1.0, 2), (1.5, 1.5, 7), (1.0, 2.0, 3)]
+check_incremental_mean = _values("incremental_mean", _mean, MEAN_MISTAKES, _MEAN)
 
 # --- Ejercicio 2 · ε-greedy con desempate al azar
 
@@ -163,8 +160,7 @@ def _action(value: Any) -> int:
 
 def _actions(epsilon_greedy, q_values, epsilon, n, seed) -> list[int]:
     rng, q = np.random.default_rng(seed), np.array(q_values, dtype=float)
-    # La entrada se vigila (¿la modifica?) en las primeras llamadas; después,
-    # miles de copias solo harían lenta la comprobación.
+    # La entrada se vigila (¿la modifica?) solo al principio: miles de copias, lento.
     watched = [call] * 60 + [lambda f, _, *args: f(*args)] * n
     args = (epsilon_greedy, "epsilon_greedy", q, epsilon, rng)
     return [_action(watch(*args)) for watch in watched[:n]]
@@ -195,9 +191,8 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     _expect(greedy.max() >= 0.6, "explores_when_greedy", shown)
     _expect(greedy[0] < 1 and greedy[2] < 1, "argmin", shown)
     _expect(greedy[1] == 1, "greedy_wrong_arm", shown)
-    # 3. Los empates se deshacen al azar. Tamaños elegidos para ≥ 4 errores
-    # típicos de margen en cada tolerancia (y una comprobación barata: se
-    # ejecuta en cada entrega al calificar).
+    # 3. Los empates se deshacen al azar. Tamaños con ≥ 4 errores típicos de margen
+    # en cada tolerancia, y baratos: se ejecuta en cada entrega al calificar.
     ties = frequencies([3.0, 1.0, 3.0, 3.0], 0.0, 2000, 1)
     _expect(ties[0] < 1, "ties_first_max")
     uniform = ties[1] == 0 and np.abs(ties[[0, 2, 3]] - 1 / 3).max() <= 0.05
@@ -254,36 +249,29 @@ def _student_step(testbed_step, case, watch_inputs=False) -> tuple[np.ndarray, .
         _SAID["actions_shape"].fail(shape=actions.shape, n=n)
     if np.any(actions != np.round(actions)) or np.any((actions < 0) | (actions >= k)):
         _SAID["actions_not_indices"].fail(last=k - 1, got=numbers(actions, 2))
-    return actions.astype(int), *map(
-        as_array, out[1:], ("rewards", "new_q", "new_counts")
-    )
+    names = ("rewards", "new_q", "new_counts")
+    return actions.astype(int), *map(as_array, out[1:], names)
 
 
 _testbed = bandits.testbed_step
 
 
-def _choose(q, epsilon, rng, *, below=True, order="arms"):
+def _choose(q, epsilon, rng, *, below=True, order="arms", ties=None):
     """``_epsilon_greedy_rows`` con un error: explorar si u ≥ ε (``below=False``),
-    el ruido de desempate antes que los brazos (``order="noise"``) o brazos
-    solo para las que exploran."""
+    el ruido de desempate antes que los brazos (``order="noise"``), brazos solo
+    para las que exploran (``order="explorers"``) u otro desempate (``ties``)."""
     n, k = q.shape
+    ties = ties or bandits._argmax_random_tie_rows
     explore = (rng.random(n) < epsilon) == below
-    if order == "noise":
-        greedy = bandits._argmax_random_tie_rows(q, rng)
+    greedy = ties(q, rng) if order == "noise" else None
     who = explore if order == "explorers" else np.full(n, True)
     arms = np.zeros(n, dtype=int)
     arms[who] = rng.integers(k, size=int(who.sum()))
-    if order != "noise":
-        greedy = bandits._argmax_random_tie_rows(q, rng)
-    return np.where(explore, arms, greedy)
+    return np.where(explore, arms, ties(q, rng) if greedy is None else greedy)
 
 
 def _choosing(**wrong: Any) -> Callable[..., Any]:
     return patched(_testbed, _epsilon_greedy_rows=variant_of(_choose, **wrong))
-
-
-def _tie_break(wrong: Callable[..., Any]) -> Callable[..., Any]:
-    return patched(_testbed, _argmax_random_tie_rows=wrong)
 
 
 def _matrix_ties(q, rng):
@@ -308,8 +296,8 @@ step_noise_before_arms: Sacaste el ruido de desempate antes que los brazos al az
     orden del enunciado es: la moneda, los brazos al azar, el ruido de desempate y el
     ruido de las recompensas.
 """,
-    Mistake("step_ties_first_max", _tie_break(lambda q, rng: q.argmax(axis=1)), ...),
-    Mistake("step_ties_whole_matrix", _tie_break(_matrix_ties), ...),
+    Mistake("step_ties_first_max", _choosing(ties=lambda q, _: q.argmax(axis=1)), ...),
+    Mistake("step_ties_whole_matrix", _choosing(ties=_matrix_ties), ...),
     Mistake("step_epsilon_inverted", _choosing(below=False), ...),
     Mistake("step_arms_only_explorers", _choosing(order="explorers"), ...),
     Mistake("step_noise_before_arms", _choosing(order="noise"), ...),
@@ -345,13 +333,12 @@ def check_testbed_step(testbed_step: Callable[..., Any], cases=TESTBED_CASES) ->
     def first(got, want, part: int) -> int:
         return next(i for i, g in enumerate(got) if not close(g[part], want[i][part]))
 
-    def describe(got, want, index=None) -> str:
-        index = first(got, want, 0) if index is None else index
-        (n, k), epsilon = cases[index][0].shape, cases[index][3]
+    def describe(got, want, i=None) -> str:
+        i = first(got, want, 0) if i is None else i
+        (n, k), epsilon = cases[i][0].shape, number(cases[i][3], 2)
         return (
-            f"En el caso {index + 1} (n = {n}, k = {k}, ε = {number(epsilon, 2)}) "
-            f"tus acciones son {numbers(got[index][0], 0)} y debían ser "
-            f"{numbers(want[index][0], 0)}."
+            f"En el caso {i + 1} (n = {n}, k = {k}, ε = {epsilon}) tus acciones son "
+            f"{numbers(got[i][0], 0)} y debían ser {numbers(want[i][0], 0)}."
         )
 
     def unexplained(got, want) -> NoReturn:
@@ -367,8 +354,8 @@ def check_testbed_step(testbed_step: Callable[..., Any], cases=TESTBED_CASES) ->
 
     def describe_rewards(got, want) -> str:
         i = first(got, want, 1)
-        return f"En el caso {i + 1}, rewards " + describe_difference(
-            got[i][1], want[i][1]
+        return (
+            f"En el caso {i + 1}, rewards {describe_difference(got[i][1], want[i][1])}"
         )
 
     def unexplained_rewards(got, want) -> NoReturn:
@@ -377,22 +364,17 @@ def check_testbed_step(testbed_step: Callable[..., Any], cases=TESTBED_CASES) ->
         _rounded(got[i][1], want[i][1], describe_rewards(got, want))
         _fail(describe_rewards(got, want), "reward_noise")
 
-    # Primero las acciones; después las recompensas, cuando las acciones ya son
-    # las de la referencia.
-    for part, rows, describe_part, unexplained_part in (
+    # Primero las acciones; después, con ellas ya bien, las recompensas.
+    for p, rows, d, u in (
         (0, ACTION_MISTAKES, describe, unexplained),
         (1, REWARD_MISTAKES, describe_rewards, unexplained_rewards),
     ):
+
+        def same(got, want, p=p) -> bool:
+            return all(close(g[p], w[p]) for g, w in zip(got, want, strict=True))
+
         check_procedure(
-            testbed_step,
-            _testbed,
-            rows,
-            run=run,
-            same=lambda got, want, p=part: all(
-                close(g[p], w[p]) for g, w in zip(got, want, strict=True)
-            ),
-            describe=describe_part,
-            unexplained=unexplained_part,
+            testbed_step, _testbed, rows, run=run, same=same, describe=d, unexplained=u
         )
 
 
@@ -461,12 +443,12 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
                 where=where, name=name, shape=got.shape, want=q.shape
             )
 
-    def describe(got, want, p: int) -> str:
+    def describe(p: int, got, want) -> str:
         name = ("new_q", "new_counts")[p]
         return f"{where}, {name} " + describe_difference(got[p], want[p])
 
-    def unexplained(got, want, p: int) -> NoReturn:
-        intro = describe(got, want, p)
+    def unexplained(p: int, got, want) -> NoReturn:
+        intro = describe(p, got, want)
         if p == 1:
             _fail(intro, "counts_wrong")
         untouched = np.ones((n, k), dtype=bool)
@@ -476,15 +458,18 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
         _rounded(got[0], want[0], intro)
         _fail(intro, "q_wrong")
 
+    def run(f):
+        return f(q, counts, actions, rewards) if callable(f) else f
+
     for p, rows in ((1, COUNTS_MISTAKES), (0, Q_MISTAKES)):
         check_procedure(
             result[2:],
             _update,
             rows,
-            run=lambda f: f(q, counts, actions, rewards) if callable(f) else f,
+            run=run,
             same=lambda got, want, p=p: close(got[p], want[p]),
-            describe=lambda got, want, p=p: describe(got, want, p),
-            unexplained=lambda got, want, p=p: unexplained(got, want, p),
+            describe=functools.partial(describe, p),
+            unexplained=functools.partial(unexplained, p),
         )
 
 
@@ -508,11 +493,6 @@ _UCB += [([5.0, 0.0], [1, 0], 2, 1)]
 UCB_CASES = [(np.array(q, float), np.array(n), t, float(c)) for q, n, t, c in _UCB]
 
 
-def _log_base(base: float) -> Callable[..., int]:
-    """UCB con ln t cambiado por log_base(t)."""
-    return with_args(_ucb, t=lambda a: np.exp(np.log(a.t) / np.log(base)))
-
-
 def _last_untried(q, n, t, c):
     untried = np.flatnonzero(np.asarray(n) == 0)
     return int(untried[-1]) if untried.size else _ucb(q, n, t, c)
@@ -520,12 +500,8 @@ def _last_untried(q, n, t, c):
 
 _BONUS = "El bono es c·sqrt(ln t / N(a))."
 _LOG = "El logaritmo del bono es el natural, ln t (np.log), no"
-check_ucb_action = values_check(
-    MODULE,
-    "ucb_action",
-    _ucb,
-    with_messages(
-        f"""
+UCB_MISTAKES = with_messages(
+    f"""
 ucb_plus_one: Los brazos sin probar (N(a) = 0) van primero. ¿Sumaste 1 a N(a) para no
     dividir por cero? Eso cambia la fórmula.
 ucb_last_untried: Si hay varios brazos sin probar, devuelve el de menor índice.
@@ -543,26 +519,21 @@ ucb_sum_of_counts: En el bono va t, el paso que recibes como argumento, no la su
 ucb_bonus_subtracted: ¿El signo? El bono de incertidumbre se suma: favorece a los brazos
     poco probados.
 """,
-        Mistake("ucb_plus_one", with_args(_ucb, counts=lambda a: a.counts + 1), ...),
-        Mistake("ucb_last_untried", _last_untried, ...),
-        Mistake("ucb_no_bonus", with_args(_ucb, c=0.0), ...),
-        # c·sqrt(ln²t / N²) = c·ln t / N
-        Mistake(
-            "ucb_no_sqrt",
-            lambda q, n, t, c: _ucb(q, n**2, np.exp(np.log(t) ** 2), c),
-            ...,
-        ),
-        Mistake("ucb_c_inside_sqrt", with_args(_ucb, c=lambda a: np.sqrt(a.c)), ...),
-        Mistake("ucb_no_log", with_args(_ucb, t=lambda a: np.exp(a.t)), ...),
-        Mistake("ucb_log2", _log_base(2), ...),
-        Mistake("ucb_log10", _log_base(10), ...),
-        Mistake("ucb_log_t_plus_one", with_args(_ucb, t=lambda a: a.t + 1), ...),
-        Mistake("ucb_sum_of_counts", with_args(_ucb, t=lambda a: a.counts.sum()), ...),
-        Mistake("ucb_bonus_subtracted", with_args(_ucb, c=lambda a: -a.c), ...),
-    ),
-    UCB_CASES,
-    returns="int",
+    Mistake("ucb_plus_one", with_args(_ucb, counts=lambda a: a.counts + 1), ...),
+    Mistake("ucb_last_untried", _last_untried, ...),
+    Mistake("ucb_no_bonus", with_args(_ucb, c=0.0), ...),
+    # c·sqrt(ln²t / N²) = c·ln t / N, y t^(ln t) = exp(ln²t)
+    Mistake("ucb_no_sqrt", lambda q, n, t, c: _ucb(q, n * n, t ** np.log(t), c), ...),
+    Mistake("ucb_c_inside_sqrt", with_args(_ucb, c=lambda a: np.sqrt(a.c)), ...),
+    Mistake("ucb_no_log", with_args(_ucb, t=lambda a: np.exp(a.t)), ...),
+    # ln(t^(1/ln b)) = log_b(t)
+    Mistake("ucb_log2", with_args(_ucb, t=lambda a: a.t ** (1 / np.log(2))), ...),
+    Mistake("ucb_log10", with_args(_ucb, t=lambda a: a.t ** (1 / np.log(10))), ...),
+    Mistake("ucb_log_t_plus_one", with_args(_ucb, t=lambda a: a.t + 1), ...),
+    Mistake("ucb_sum_of_counts", with_args(_ucb, t=lambda a: a.counts.sum()), ...),
+    Mistake("ucb_bonus_subtracted", with_args(_ucb, c=lambda a: -a.c), ...),
 )
+check_ucb_action = _values("ucb_action", _ucb, UCB_MISTAKES, UCB_CASES, returns="int")
 
 # --- Ejercicio 5 · softmax estable
 
@@ -572,13 +543,8 @@ def _softmax_naive(h):
     return z / z.sum()
 
 
-_H = [(0, 0, 0), (1, 2, 3), (-1, 0.5, 0, 2), (1000, 1000, 999), (-1000, -1001)]
-check_softmax = values_check(
-    MODULE,
-    "softmax",
-    bandits.softmax,
-    with_messages(
-        """
+SOFTMAX_MISTAKES = with_messages(
+    """
 softmax_overflow: Con preferencias grandes exp(H) desborda (inf/inf = NaN) o se anula
     (0/0). Resta el máximo de H antes de exp: el resultado no cambia y no desborda.
 softmax_minus_min: Resta el máximo, no el mínimo: con H − min(H) los exponentes pueden
@@ -588,25 +554,21 @@ softmax_not_normalized: ¿Olvidaste dividir por la suma? Las probabilidades debe
 softmax_no_exp: Softmax usa exponenciales: exp(H(a)) / Σ exp(H(b)), no H(a) / Σ H(b).
 softmax_sign: ¿El signo? Una preferencia mayor debe dar una probabilidad mayor.
 """,
-        Mistake("softmax_overflow", _softmax_naive, ...),
-        Mistake("softmax_minus_min", lambda h: _softmax_naive(h - np.min(h)), ...),
-        Mistake("softmax_not_normalized", lambda h: np.exp(h - np.max(h)), ...),
-        Mistake("softmax_no_exp", lambda h: h / np.sum(h), ...),
-        Mistake("softmax_sign", lambda h: bandits.softmax(-h), ...),
-    ),
-    [(np.array(h, float),) for h in [*_H, (50, -700, 0)]],
+    Mistake("softmax_overflow", _softmax_naive, ...),
+    Mistake("softmax_minus_min", lambda h: _softmax_naive(h - np.min(h)), ...),
+    Mistake("softmax_not_normalized", lambda h: np.exp(h - np.max(h)), ...),
+    Mistake("softmax_no_exp", lambda h: h / np.sum(h), ...),
+    Mistake("softmax_sign", lambda h: bandits.softmax(-h), ...),
 )
+_H = [(0, 0, 0), (1, 2, 3), (-1, 0.5, 0, 2), (1000, 1000, 999), (-1000, -1001)]
+SOFTMAX_CASES = [(np.array(h, float),) for h in [*_H, (50, -700, 0)]]
+check_softmax = _values("softmax", bandits.softmax, SOFTMAX_MISTAKES, SOFTMAX_CASES)
 
 # --- Ejercicio 6 · la actualización del bandido de gradiente
 
 _step = bandits.gradient_bandit_update
-
-check_gradient_bandit_update = values_check(
-    MODULE,
-    "gradient_bandit_update",
-    _step,
-    with_messages(
-        """
+GRADIENT_MISTAKES = with_messages(
+    """
 gradient_no_baseline: ¿Olvidaste restar la línea base? La señal es (R − b), no R.
 gradient_baseline_added: La línea base se resta: (R − b).
 gradient_sign: ¿Un signo al revés? Es (R − b)(1{a = A} − π(a)): si la recompensa supera
@@ -614,29 +576,27 @@ gradient_sign: ¿Un signo al revés? Es (R − b)(1{a = A} − π(a)): si la rec
 gradient_chosen_only: También se mueven los brazos no elegidos: bajan en α(R − b)π(a).
 gradient_no_alpha: ¿Olvidaste multiplicar por α?
 """,
-        Mistake("gradient_no_baseline", with_args(_step, baseline=0.0), ...),
-        Mistake(
-            "gradient_baseline_added",
-            with_args(_step, baseline=lambda a: -a.baseline),
-            ...,
-        ),
-        # (b − R)(1{a=A} − π) y (R − b)(π − 1{a=A}) son el mismo error.
-        Mistake("gradient_sign", lambda h, a, r, b, lr: _step(h, a, b, r, lr), ...),
-        Mistake(
-            "gradient_chosen_only",
-            lambda h, a, r, b, lr: h + np.eye(len(h))[a] * (_step(h, a, r, b, lr) - h),
-            ...,
-        ),
-        Mistake("gradient_no_alpha", with_args(_step, alpha=1.0), ...),
+    Mistake("gradient_no_baseline", with_args(_step, baseline=0.0), ...),
+    Mistake(
+        "gradient_baseline_added", lambda h, a, r, b, lr: _step(h, a, r, -b, lr), ...
     ),
-    [
-        (np.array([0.0, 0.0, 0.0]), 1, 1.0, 0.0, 0.1),
-        (np.array([0.5, -0.2, 0.1]), 0, 2.0, 1.5, 0.5),
-        (np.array([1.0, 0.0, -1.0, 0.5]), 2, 0.0, 1.0, 0.2),
-        (np.array([0.3, 0.3]), 1, 4.0, 4.5, 1.0),
-    ],
-    # Con la softmax de referencia: un error en tu softmax ya cuenta en su
-    # ejercicio y no debe costar puntos también aquí.
+    # (b − R)(1{a=A} − π) y (R − b)(π − 1{a=A}) son el mismo error.
+    Mistake("gradient_sign", lambda h, a, r, b, lr: _step(h, a, b, r, lr), ...),
+    Mistake(
+        "gradient_chosen_only",
+        lambda h, a, r, b, lr: h + np.eye(len(h))[a] * (_step(h, a, r, b, lr) - h),
+        ...,
+    ),
+    Mistake("gradient_no_alpha", with_args(_step, alpha=1.0), ...),
+)
+_GRADIENT = [([0, 0, 0], 1, 1, 0, 0.1), ([0.5, -0.2, 0.1], 0, 2, 1.5, 0.5)]
+_GRADIENT += [([1, 0, -1, 0.5], 2, 0, 1, 0.2), ([0.3, 0.3], 1, 4, 4.5, 1.0)]
+check_gradient_bandit_update = _values(
+    "gradient_bandit_update",
+    _step,
+    GRADIENT_MISTAKES,
+    [(np.array(h, float), a, float(r), float(b), lr) for h, a, r, b, lr in _GRADIENT],
+    # Con la softmax de referencia: un error en ella ya cuenta en su ejercicio.
     uses={"softmax": bandits.softmax},
 )
 
@@ -654,13 +614,9 @@ def gaussian_pull(q_star: list[float]) -> Callable[[int, np.random.Generator], f
 
 
 # (pull, k, n_steps, alpha, semilla): problemas pequeños y fijos.
-TRAIN_CASES = [
-    (bernoulli_pull([0.2, 0.8, 0.5]), 3, 8, 0.4, 0),
-    (gaussian_pull([4.0, 4.5]), 2, 12, 0.3, 1),
-    (bernoulli_pull([0.1, 0.3, 0.9, 0.5]), 4, 40, 0.25, 2),
-]
-
-
+TRAIN_CASES = [(bernoulli_pull([0.2, 0.8, 0.5]), 3, 8, 0.4, 0)]
+TRAIN_CASES += [(gaussian_pull([4.0, 4.5]), 2, 12, 0.3, 1)]
+TRAIN_CASES += [(bernoulli_pull([0.1, 0.3, 0.9, 0.5]), 4, 40, 0.25, 2)]
 _trained, _pi = bandits.gradient_bandit_train, bandits.softmax
 
 
@@ -709,12 +665,9 @@ train_greedy: La acción se muestrea de π con rng.choice(k, p=π); el argmax de
 
 
 def _student_train(train, case) -> tuple[np.ndarray, list[int]]:
-    out = call(
-        train, "gradient_bandit_train", *case[:4], np.random.default_rng(case[4])
-    )
-    out = as_tuple(
-        out, 2, _SAID["train_not_a_pair"].message, mistake="train_not_a_pair"
-    )
+    rng, promised = np.random.default_rng(case[4]), _SAID["train_not_a_pair"].message
+    out = call(train, "gradient_bandit_train", *case[:4], rng)
+    out = as_tuple(out, 2, promised, mistake="train_not_a_pair")
     return as_array(out[0], "preferences"), [as_int(a, "Cada acción") for a in out[1]]
 
 
@@ -725,8 +678,7 @@ def _same_run(got, want) -> bool:
 @exercise(
     MODULE,
     "gradient_bandit_train",
-    # Con las referencias de los ejercicios 1, 5 y 6: un error en ellos ya
-    # cuenta en su ejercicio.
+    # Con las referencias de 1, 5 y 6: un error en ellos ya cuenta en su ejercicio.
     uses={"softmax": _pi, "gradient_bandit_update": _step, "incremental_mean": _mean},
 )
 def check_gradient_bandit_train(
@@ -748,15 +700,12 @@ def check_gradient_bandit_train(
             _SAID["train_wrong_number_of_actions"].fail(
                 where=where, got=len(got_a), want=len(want_a)
             )
-        wrong = [
-            i for i, (g, w) in enumerate(zip(got_a, want_a, strict=True)) if g != w
-        ]
-        if wrong:
-            return (
-                f"{where}: en el paso {wrong[0] + 1} elegiste el brazo "
-                f"{got_a[wrong[0]]} y la referencia, con la misma semilla, el "
-                f"{want_a[wrong[0]]}."
-            )
+        for step, (g, w) in enumerate(zip(got_a, want_a, strict=True)):
+            if g != w:
+                return (
+                    f"{where}: en el paso {step + 1} elegiste el brazo {g} y la "
+                    f"referencia, con la misma semilla, el {w}."
+                )
         return (
             f"{where}: eliges los mismos brazos, pero tus preferencias "
             "finales no son las de la referencia: tu función "
