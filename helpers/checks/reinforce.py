@@ -46,21 +46,21 @@ _PAIR = "sample_action(logits, u) debe devolver dos cosas, (acción, log-probabi
 SAMPLE_SAYS = diagnoses(
     """
 action_not_single: Con logits de forma ({A},), un solo estado, hace falta una sola
-    acción y devolviste algo de forma {shape}. ¿Te falta contar los tramos que quedan
-    por debajo de u (.sum(-1))?
+    acción y la tuya tiene forma {shape}. ¿Te falta contar los tramos por debajo de u
+    (.sum(-1))?
 actions_wrong_count: Con logits de forma ({n}, {A}) hacían falta {n} acciones (una por
     fila) y devolviste algo de forma {shape}. ¿Contaste sobre dim=0? Cada fila es un
     estado: cuenta sobre la última dimensión (dim=-1).
-action_not_index: Las acciones deben ser índices enteros 0, 1, …, A − 1. ¿Devolviste
-    probabilidades o logits en lugar del índice elegido, o las dos cosas en el orden
-    cambiado? Es (actions, log_probs).
-sample_no_clamp: Hay acciones ≥ {A}: solo existen los índices 0 a {last} (si el
-    redondeo deja la suma de probabilidades por debajo de u, toca la última acción).
-log_prob_not_tensor: La log-probabilidad debe ser un tensor de PyTorch con gradiente (la
-    devolviste como {kind}): REINFORCE necesita derivarla. No uses .item(), float() ni
-    NumPy.
+action_not_index: Las acciones deben ser índices enteros 0, 1, …, A − 1: ¿devolviste
+    probabilidades o logits, o el par al revés? Es (actions, log_probs).
+sample_no_clamp: Hay acciones ≥ {A}: solo existen los índices 0 a {last} (si el redondeo
+    deja la suma de probabilidades por debajo de u, toca la última acción).
+log_prob_not_tensor: La log-probabilidad debe ser un tensor con gradiente (es {kind}):
+    REINFORCE necesita derivarla. No uses .item(), float() ni NumPy.
 log_prob_wrong_count: Con logits de forma {shape} hacen falta {n} log-probabilidades,
     una por estado; tiene forma {got}.
+log_prob_no_grad: Tu log-probabilidad no tiene gradiente respecto a los logits (¿detach,
+    .item() o torch.tensor(...)?): sin él, loss.backward() no mueve la política.
 """
 )
 
@@ -179,9 +179,8 @@ sample_strictly_below: Con «<» te quedas con la acción cuya acumulada vale ju
     los de acumulada ≤ u.
 sample_argmax: No usas u: eliges siempre la acción más probable (argmax), y así la
     política no explora. La acción es la primera cuya probabilidad acumulada supera u.
-sample_uniform_bins: Repartiste u en A tramos iguales: eso elige todas las acciones con
-    la misma probabilidad. Los tramos deben medir π(0), π(1), …: acumula
-    softmax(logits).
+sample_uniform_bins: Repartiste u en A tramos iguales: todas las acciones salen igual de
+    probables. Los tramos deben medir π(0), π(1), …: acumula softmax(logits).
 sample_cumsum_logits: Acumulaste los logits; lo que se acumula son las probabilidades
     softmax(logits), que suman 1.
 sample_one_before: Te quedas una acción antes: tomaste la última cuya probabilidad
@@ -262,11 +261,6 @@ def _summed(function: Callable[..., Any]) -> Callable[..., Any]:
 
 _LOG_PI_IS = "Es el logaritmo natural de π(a): log_softmax(logits)[a]."
 LOG_PROB_GRADIENT_CASES = [(_t([[0.3, -1.2, 1.7], [1.0, 0.0, -1.0]]), _t([0.1, 0.8]))]
-_LOG_PROB_NO_GRAD = (
-    "Tu log-probabilidad no tiene gradiente respecto a los logits (¿detach, "
-    ".item() o un tensor nuevo con torch.tensor(...)?). Sin él, "
-    "loss.backward() no puede mover la política."
-)
 
 
 @exercise(MODULE, "sample_action", "su log-probabilidad")
@@ -315,8 +309,8 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
         LOG_PROB_GRADIENT_CASES,
         _summed(lambda logits, u: chosen(logits, u)[1]),
         prefix="log_prob",
-        wrt={"logits": Flow(True, id="log_prob_no_grad", message=_LOG_PROB_NO_GRAD)},
-        without_gradient=Diagnosis(id="log_prob_no_grad", message=_LOG_PROB_NO_GRAD),
+        wrt={"logits": Flow(True, **asdict(SAMPLE_SAYS["log_prob_no_grad"]))},
+        without_gradient=SAMPLE_SAYS["log_prob_no_grad"],
         mistake="log_prob_wrong_grad",
         hint="Debe ser el de log_softmax(logits)[a], one_hot(a) − π fila a fila. "
         "¿Separaste del grafo algún trozo, como el normalizador log Σ exp(logits)?",
@@ -353,15 +347,12 @@ def _stretched(factor: Callable[[torch.Tensor], Any]) -> Callable[..., Any]:
 
 GAUSSIAN_MISTAKES = with_messages(
     """
-gaussian_log_std_as_std: ¿Usaste log_std como si fuera σ? Es su logaritmo:
-    σ = exp(log_std).
+gaussian_log_std_as_std: ¿Usaste log_std como σ? Es su logaritmo: σ = exp(log_std).
 gaussian_log_std_as_log_var: ¿Tomaste log_std como log σ²? Es log σ: la varianza es
     exp(2·log_std).
-gaussian_no_log_std: Falta el término −log σ (la normalización de la densidad por su
-    anchura).
+gaussian_no_log_std: Falta el término −log σ (normaliza la densidad por su anchura).
 gaussian_no_constant: Falta la constante −½·log(2π) en cada dimensión.
-gaussian_divide_by_std: En el término cuadrático se divide por σ², no por σ:
-    −(a − μ)² / (2σ²).
+gaussian_divide_by_std: Se divide por σ², no por σ: −(a − μ)² / (2σ²).
 gaussian_no_half: Falta el ½ del término cuadrático: −(a − μ)² / (2σ²).
 gaussian_mean_dims: Promediaste las dimensiones: las d dimensiones son independientes,
     así que sus log-densidades se suman.
@@ -475,8 +466,7 @@ returns_absolute_discount: El descuento cuenta desde t, no desde el inicio del e
     G_t = Σ_k γ^(k−t)·r_k.
 returns_total: Diste a todos los pasos el retorno del episodio entero (G_0). Cada paso
     recibe lo que viene desde él: G_t = r_t + γ·G_{t+1}.
-returns_immediate: Devolviste las recompensas inmediatas: falta sumar el futuro
-    descontado.
+returns_immediate: Son las recompensas inmediatas: falta sumar el futuro descontado.
 returns_not_reversed: Los valores están bien pero al revés: si los calculas hacia atrás,
     dale la vuelta a la lista al final (o escribe en returns[t]).
 """,
@@ -550,8 +540,8 @@ score_no_divide: ¿Olvidaste dividir por N, el número de episodios? Es una medi
     episodios: (1/N) Σ_i Σ_t …
 score_divide_by_steps: Dividiste por el número total de pasos; se divide por N, el
     número de episodios (dentro de cada episodio los pasos se suman).
-score_grad_of_prob: Eso es ∇π(a), el gradiente de la probabilidad. El truco usa
-    ∇log π(a) = ∇π(a) / π(a) = one_hot(a) − π: no multipliques por π(a).
+score_grad_of_prob: Eso es ∇π(a), el gradiente de la probabilidad. El truco usa ∇log
+    π(a) = ∇π(a) / π(a) = one_hot(a) − π: no multipliques por π(a).
 score_sign: ¿El signo? ∇log π(a) = one_hot(a) − π: la acción tomada sube y las demás
     bajan.
 score_chosen_only: También cambian los logits de las acciones no tomadas: ∇log π(a)
@@ -566,16 +556,14 @@ score_no_return: Falta multiplicar cada término por su retorno G_t: así solo s
         lambda th, a, g: len(a) / sum(map(len, a)) * _SCORE(th, a, g),
         ...,
     ),
-    Mistake("score_grad_of_prob", _reweighted(lambda g, pi_a: g * pi_a), ...),
+    Mistake("score_grad_of_prob", _reweighted(lambda g, p: g * p), ...),
     Mistake("score_sign", negated(_SCORE), ...),
     # Solo la componente a de G·(one_hot(a) − π): G·(1 − π(a))·one_hot(a).
     Mistake(
-        "score_chosen_only",
-        _reweighted(lambda g, pi_a: g * (1 - pi_a), _without_pi),
-        ...,
+        "score_chosen_only", _reweighted(lambda g, p: g * (1 - p), _without_pi), ...
     ),
     Mistake("score_no_minus_pi", _without_pi, ...),
-    Mistake("score_no_return", _reweighted(lambda g, pi_a: np.ones_like(g)), ...),
+    Mistake("score_no_return", _reweighted(lambda g, p: np.ones_like(g)), ...),
 )
 
 check_score_function_gradient = values_check(
@@ -613,13 +601,12 @@ loss_sum_times_sum: Cada log π(a_t|s_t) se multiplica por su propio G_t (produc
 
 LOSS_SAYS = diagnoses(
     """
-loss_not_scalar: La pérdida debe ser un escalar (un solo número): suma
-    log π(a_t|s_t) · G_t sobre todos los pasos y divide por N.
+loss_not_scalar: La pérdida debe ser un escalar (un solo número): suma log π(a_t|s_t) ·
+    G_t sobre todos los pasos y divide por N.
 loss_wrong_grad: No llega gradiente a log_probs: ¿la cambiaste por un tensor nuevo (con
     torch.tensor(...) o .detach())? Usa log_probs tal cual.
 loss_returns_grad: El retorno arrastra gradiente: loss.backward() llegó hasta returns.
-    G_t es un peso constante, no algo que optimizar: usa returns.detach(). Si no, estás
-    optimizando otra cosa.
+    G_t es un peso constante, no algo que optimizar: usa returns.detach().
 loss_not_tensor: La pérdida debe ser un tensor de PyTorch conectado a log_probs (para
     poder llamar a loss.backward()); no uses .item(), float() ni NumPy.
 """
@@ -674,7 +661,7 @@ class LoopCase:
     n_episodes: int = 3
     gamma: float = 0.9
     horizon: int = 12
-    hidden: int = 8
+    obs_dim: int = 4
 
     def make_env(self) -> Any:
         import gymnasium as gym
@@ -685,16 +672,11 @@ class LoopCase:
             return ObservationActionReward()
         return gym.make("CartPole-v1", max_episode_steps=self.horizon)
 
-    def make_policy(self) -> reinforce.CategoricalPolicy:
-        torch.manual_seed(self.seed)
-        obs_dim = 1 if self.env_id == "sonda" else 4
-        return reinforce.CategoricalPolicy(obs_dim, 2, hidden=self.hidden)
-
 
 LOOP_CASES = {
     "cartpole": LoopCase(),
     "cartpole_largo": LoopCase(seed=11, n_episodes=4, gamma=0.99, horizon=30),
-    "sonda": LoopCase(env_id="sonda", seed=5, n_episodes=5, gamma=0.5),
+    "sonda": LoopCase(env_id="sonda", seed=5, n_episodes=5, gamma=0.5, obs_dim=1),
 }
 
 
@@ -703,8 +685,7 @@ class _RecordingEnv:
 
     def __init__(self, env: Any) -> None:
         self.env, self.after_end, self._done = env, False, True
-        self.seeds: list[Any] = []
-        self.actions: list[list[int]] = []
+        self.seeds, self.actions = [], []
 
     def reset(self, *args: Any, **kwargs: Any) -> Any:
         self.seeds.append(kwargs.get("seed", args[0] if args else None))
@@ -743,12 +724,12 @@ _Run = namedtuple("_Run", "returned env optimizer policy generator_draws")
 def _run_loop(
     function: Callable[..., Any], case: LoopCase, n_updates: int, lr: float
 ) -> _Run:
-    policy = case.make_policy()
+    torch.manual_seed(case.seed)
+    policy = reinforce.CategoricalPolicy(case.obs_dim, 2, hidden=8)
     optimizer = _RecordingSGD(policy.parameters(), lr=lr)
     env = _RecordingEnv(case.make_env())
     generator = torch.Generator().manual_seed(case.seed)
-    probe = torch.Generator()
-    probe.set_state(generator.get_state())
+    probe = torch.Generator().manual_seed(case.seed)
     episodes = (case.n_episodes, case.gamma, case.seed)
     returned = function(policy, optimizer, env, n_updates, *episodes, generator)
     # ¿Cuántos uniformes se sacaron? Se cuenta reproduciendo la secuencia.
@@ -766,38 +747,36 @@ _LOOP_USES = {
 }
 LOOP_SAYS = diagnoses(
     """
-loop_wrong_episode_count: Con {updates} actualizaciones de {n} episodios hacían
-    falta {total} episodios (un env.reset por episodio) y jugaste {played}.
-loop_wrong_seeds: El episodio {first} empezó con reset(seed={got}) y debía empezar
-    con seed={want}: {hint}el episodio número i (contando todos) empieza con
-    reset(seed=seed + i).
+loop_wrong_episode_count: Con {updates} actualizaciones de {n} episodios hacían falta
+    {total} episodios (un env.reset por episodio) y jugaste {played}.
+loop_wrong_seeds: El episodio {first} empezó con reset(seed={got}) y debía empezar con
+    seed={want}: {hint}el episodio número i (contando todos) empieza con reset(seed=seed
+    + i).
 loop_step_after_end: Seguiste llamando a env.step después de que el episodio acabara:
     acaba en cuanto terminated o truncated valen True.
-loop_no_generator_draws: No sacaste ningún número de generator: en cada paso,
-    u = torch.rand((), generator=generator), y la acción es sample_action(logits, u).
-loop_wrong_episode_length: El episodio {episode} duró {got} pasos y debía durar
-    {want}: un episodio acaba cuando terminated o truncated vale True, ni antes ni
-    después.
-loop_wrong_action: En el paso {step} del episodio {episode} tu acción fue {got} y
-    debía ser {want}{draws}. En cada paso, justo antes de elegir:
-    u = torch.rand((), generator=generator), y sample_action(policy(obs), u), con obs
-    como tensor float32.
+loop_no_generator_draws: No sacaste ningún número de generator: en cada paso, u =
+    torch.rand((), generator=generator), y la acción es sample_action(logits, u).
+loop_wrong_episode_length: El episodio {episode} duró {got} pasos y debía durar {want}:
+    un episodio acaba cuando terminated o truncated vale True, ni antes ni después.
+loop_wrong_action: En el paso {step} del episodio {episode} tu acción fue {got} y debía
+    ser {want}{draws}. En cada paso, justo antes de elegir: u = torch.rand((),
+    generator=generator), y sample_action(policy(obs), u), con obs como tensor float32.
 loop_returned_wrong_shape: reinforce_updates debe devolver una lista con el retorno
     medio de cada actualización ({n} números) y devolvió forma {shape}.
 loop_returned_wrong_value: Lo que devuelves no es el retorno medio (la suma de
     recompensas, sin descontar, de cada episodio, promediada) de cada actualización:
     devolviste {got} y debía ser {want}.{hint}
-loop_steps_per_update: En una actualización diste {steps} pasos del optimizador; es
-    uno por actualización, con la pérdida de los N episodios juntos.
+loop_steps_per_update: En una actualización diste {steps} pasos del optimizador; es uno
+    por actualización, con la pérdida de los N episodios juntos.
 loop_no_backward: Cuando llamaste a optimizer.step() los parámetros no tenían gradiente
     (o era cero): hace falta loss.backward() antes del paso, y optimizer.zero_grad() va
     antes de backward, no entre backward y step.
 loop_grad_sign: Tu gradiente es el de referencia cambiado de signo: la pérdida ya lleva
     su menos; el optimizador la minimiza.
-loop_grad_scale: Tu gradiente es el de referencia por {ratio}: la pérdida se divide
-    por N, el número de episodios de la actualización.
-loop_wrong_step_count: En {updates} actualizaciones diste {steps} pasos del
-    optimizador; es uno por actualización.
+loop_grad_scale: Tu gradiente es el de referencia por {ratio}: la pérdida se divide por
+    N, el número de episodios de la actualización.
+loop_wrong_step_count: En {updates} actualizaciones diste {steps} pasos del optimizador;
+    es uno por actualización.
 loop_no_zero_grad: En la actualización {k} el gradiente arrastra el de la anterior:
     falta optimizer.zero_grad() en cada actualización (PyTorch suma los gradientes de
     cada backward).
