@@ -1,9 +1,5 @@
-"""Comprobaciones del módulo 02 · DQN.
-
-Las variantes son las referencias (``helpers.gridworld`` y ``helpers.dqn``) con
-otra entrada (``with_args``), otra pieza (``variant_of``, ``patched``) o, en la
-pérdida y en la ε sin límite, una cuenta cambiada.
-"""
+"""Comprobaciones del módulo 02 · DQN: las variantes son las referencias
+(``helpers.gridworld``, ``helpers.dqn``) con otra entrada o con otra pieza."""
 
 from __future__ import annotations
 
@@ -121,15 +117,13 @@ check_q_learning_update = values_check(
 
 # Ejercicio 2 · un episodio de Q-learning
 
-#: Lo que se dice de un episodio mal llevado, por id.
 _EPISODE = diagnoses(
     """
 episode_no_reset: Tu episodio dio un paso sin llamar antes a env.reset(): cada
     episodio empieza en la salida, con state, _ = env.reset().
-episode_steps_after_end: Tu episodio siguió dando pasos después de acabar. El episodio
-    acaba cuando terminated o truncated es True (cualquiera de los dos): ahí hay que
-    parar y devolver.
-episode_wrong_order: Repasa el orden: reset, y en cada paso elegir con
+episode_steps_after_end: Tu episodio siguió dando pasos después de acabar: para y
+    devuelve en cuanto terminated o truncated sea True (cualquiera de los dos).
+episode_wrong_order: Repasa el orden: reset y, en cada paso, elegir con
     epsilon_greedy(q_table[state], epsilon, rng), env.step, actualizar Q(s, a) y pasar
     al estado siguiente. Y pasa a q_learning_update los argumentos en el orden de su
     firma: (q_table, state, action, reward, next_state, terminated, alpha, gamma).
@@ -162,6 +156,9 @@ TRUNCATED_CASES = [(3, 2, 0.5, 0.9, 0.1), (4, 3, 0.4, 0.95, 0.3)]
 # Con tantos pasos de margen, ningún episodio de EPISODE_CASES queda truncado:
 # el truncado tiene su propia celda.
 LONG_EPISODES = 10_000
+_RETURNS = (
+    "q_learning_episode debe devolver una tupla (q_table, episode_return, length)"
+)
 
 
 def _episode_table(seed: int, n_states: int, n_actions: int) -> np.ndarray:
@@ -169,14 +166,9 @@ def _episode_table(seed: int, n_states: int, n_actions: int) -> np.ndarray:
     return np.round(rng.normal(0, 0.3, (n_states, n_actions)), 2)
 
 
-_EPISODE_RETURNS = (
-    "q_learning_episode debe devolver una tupla (q_table, episode_return, length)"
-)
-
-
 def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
-    """Juega los episodios de un caso seguidos, con la misma tabla y el mismo
-    generador, como el bucle del cuaderno; devuelve (tabla, retorno, pasos)."""
+    """Los episodios de un caso seguidos, con la misma tabla y el mismo generador,
+    como el bucle del cuaderno: (tabla, retorno, pasos) de cada uno."""
     seed, n_episodes, alpha, gamma, epsilon = case
     rng = np.random.default_rng(seed)
     q_table = np.array(q_table, dtype=float)
@@ -184,7 +176,7 @@ def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
     for _ in range(n_episodes):
         env.reset_done = False  # cada llamada debe empezar con su reset
         out = function(env, q_table, alpha, gamma, epsilon, rng)
-        out = as_tuple(out, 3, _EPISODE_RETURNS, mistake="episode_not_tuple")
+        out = as_tuple(out, 3, _RETURNS, mistake="episode_not_tuple")
         q_table = np.asarray(out[0], dtype=float)
         played.append((q_table.copy(), float(out[1]), int(out[2])))
     return played
@@ -201,8 +193,7 @@ def _updating(**changes: Any) -> Callable[..., Any]:
 
 
 def _truncated_as_terminal(env, *args):
-    """La referencia en un entorno que da ``terminated or truncated`` como
-    ``terminated``."""
+    """La referencia con ``terminated or truncated`` como ``terminated``."""
 
     def step(action: int) -> tuple[int, float, bool, bool, dict]:
         state, reward, terminated, truncated, info = env.step(action)
@@ -214,17 +205,15 @@ def _truncated_as_terminal(env, *args):
 EPISODE_MISTAKES = with_messages(
     """
 episode_update_ignored: Tu tabla no cambia: llamas a q_learning_update pero no guardas
-    lo que devuelve, que es la tabla nueva (la actualización puede trabajar sobre una
-    copia): q_table = q_learning_update(q_table, ...).
-episode_greedy: Tu agente no explora: elige siempre la acción de mayor Q. Cada acción
-    sale de epsilon_greedy(q_table[state], epsilon, rng), con el rng que recibes
-    (explora con probabilidad ε y desempata al azar).
-episode_updates_next_state: Actualizas Q(s', a) en lugar de Q(s, a): la transición es
-    (s, a, r, s') y se actualiza la casilla desde la que se actuó. Cambia de estado
-    después de actualizar.
-episode_never_terminal: Pasas terminated = False en todos los pasos. En el paso que
-    llega a la meta o a la trampa, s' no tiene futuro y la actualización no debe
-    apoyarse en Q(s'): pasa a q_learning_update el terminated que devuelve env.step.
+    lo que devuelve, la tabla nueva (puede trabajar sobre una copia):
+    q_table = q_learning_update(q_table, ...).
+episode_greedy: Tu agente no explora: elige siempre la acción de mayor Q. Elige con
+    epsilon_greedy(q_table[state], epsilon, rng), con el rng que recibes.
+episode_updates_next_state: Actualizas Q(s', a) en lugar de Q(s, a): se actualiza la
+    casilla desde la que se actuó. Cambia de estado después de actualizar.
+episode_never_terminal: Pasas terminated = False en todos los pasos. Al llegar a la
+    meta o a la trampa, s' no tiene futuro: pasa a q_learning_update el terminated que
+    devuelve env.step.
 """,
     Mistake("episode_update_ignored", _updating(alpha=0), ...),  # la tabla no cambia
     Mistake("episode_greedy", with_args(ref_episode, rng=_GREEDY), ...),
@@ -233,62 +222,58 @@ episode_never_terminal: Pasas terminated = False en todos los pasos. En el paso 
 )
 TRUNCATED_MISTAKES = with_messages(
     """
-episode_truncated_as_terminal: En el último paso, truncado por límite de tiempo, s' es
-    un estado normal, con futuro: la actualización se apoya en Q(s'). Pasa a
-    q_learning_update terminated, no terminated or truncated (truncated solo sirve para
-    parar).
+episode_truncated_as_terminal: Truncar por límite de tiempo no hace terminal a s': tiene
+    futuro, y la actualización se apoya en Q(s'). Pasa a q_learning_update terminated,
+    no terminated or truncated (truncated solo sirve para parar).
 """,
     Mistake("episode_truncated_as_terminal", _truncated_as_terminal, ...),
     *EPISODE_MISTAKES,  # también explican lo que pasa aquí
 )
 
 
-def _compare_episodes(got, want, described: str) -> str:
-    """La primera diferencia entre dos series de episodios, o ``""``."""
-    for k, ((q, ret, length), (q_ref, ret_ref, length_ref)) in enumerate(
-        zip(got, want, strict=True), start=1
-    ):
-        if length != length_ref:
-            return (
-                f"{described}, el episodio {k} duró {length} pasos y debía durar "
-                f"{length_ref} (length cuenta los env.step del episodio)."
-            )
-        if not np.isclose(ret, ret_ref):
-            return (
-                f"{described}, el retorno del episodio {k} es {significant(ret)} "
-                f"y debía ser {significant(ret_ref)}: la suma de las recompensas "
-                "del episodio."
-            )
-        if q.shape != q_ref.shape or not np.allclose(q, q_ref, atol=1e-9):
-            difference = (
-                f"devuelve una tabla de forma {q.shape}"
-                if q.shape != q_ref.shape
-                else describe_difference(q, q_ref, atol=1e-9)
-            )
-            return f"{described}, tras el episodio {k} tu función {difference}"
-    return ""
-
-
-def _check_episodes(student, rows, case, start, max_steps, described, by_order=True):
+def _check_episodes(student, case, start, max_steps, described, truncated=False):
     """Los episodios de ``case`` desde la tabla ``start``, los del estudiante en
-    un tablero vigilado; con ``by_order``, la misma duración y el mismo retorno
-    con otra tabla es «episode_wrong_order»."""
+    un tablero vigilado. Sin truncar, la misma duración y el mismo retorno con
+    otra tabla es «episode_wrong_order»."""
 
     def run(function: Any) -> Any:
         env_class = WatchedGridWorld if function is student else gridworld.GridWorld
         return _play(function, env_class(max_steps=max_steps), start, case)
 
     def diff(got: Any, want: Any) -> str:
-        return _compare_episodes(got, want, described)
+        """La primera diferencia entre dos series de episodios, o ``""``."""
+        for k, ((q, ret, length), (q_ref, ret_ref, length_ref)) in enumerate(
+            zip(got, want, strict=True), start=1
+        ):
+            if length != length_ref:
+                return (
+                    f"{described}, el episodio {k} duró {length} pasos y debía "
+                    f"durar {length_ref} (length cuenta los env.step del episodio)."
+                )
+            if not np.isclose(ret, ret_ref):
+                return (
+                    f"{described}, el retorno del episodio {k} es {significant(ret)} "
+                    f"y debía ser {significant(ret_ref)}: la suma de las "
+                    "recompensas del episodio."
+                )
+            if q.shape != q_ref.shape or not np.allclose(q, q_ref, atol=1e-9):
+                difference = (
+                    f"devuelve una tabla de forma {q.shape}"
+                    if q.shape != q_ref.shape
+                    else describe_difference(q, q_ref, atol=1e-9)
+                )
+                return f"{described}, tras el episodio {k} tu función {difference}"
+        return ""
 
     def same(got: Any, want: Any) -> bool:
         return not diff(got, want)
 
     def order(got: Any, want: Any) -> None:
-        if by_order and "tu función devuelve" in diff(got, want):
+        if not truncated and "tu función devuelve" in diff(got, want):
             said = _EPISODE["episode_wrong_order"]
             fail(f"{diff(got, want)}\n{said.message}", said.id)
 
+    rows = TRUNCATED_MISTAKES if truncated else EPISODE_MISTAKES
     check_procedure(
         student, ref_episode, rows, run=run, same=same, describe=diff, unexplained=order
     )
@@ -312,25 +297,22 @@ def check_q_learning_episode(
             f"γ = {significant(gamma)} y ε = {significant(epsilon)}"
             + ("" if zero else ", empezando con una tabla sin ceros")
         )
-        rows = EPISODE_MISTAKES
-        _check_episodes(q_learning_episode, rows, case, start, LONG_EPISODES, described)
+        _check_episodes(q_learning_episode, case, start, LONG_EPISODES, described)
 
 
 @exercise(MODULE, "q_learning_episode", uses=EPISODE_USES)
 def check_q_learning_episode_truncated(
     q_learning_episode, cases=TRUNCATED_CASES, max_steps: int = 4
 ) -> None:
-    """El final por límite de tiempo: con ``max_steps`` pasos cada episodio
-    queda truncado, para ahí y su último paso se apoya en ``Q(s')``."""
+    """Con ``max_steps`` pasos cada episodio queda truncado: para ahí y su
+    último paso se apoya en ``Q(s')``."""
     for case in cases:
         described = (
             f"Con un límite de {max_steps} pasos (el episodio queda truncado) y "
             f"rng = np.random.default_rng({case[0]})"
         )
-        start, rows = _episode_table(case[0], 20, 4), TRUNCATED_MISTAKES
-        _check_episodes(
-            q_learning_episode, rows, case, start, max_steps, described, False
-        )
+        start = _episode_table(case[0], 20, 4)
+        _check_episodes(q_learning_episode, case, start, max_steps, described, True)
 
 
 # Ejercicio 3 · el calendario lineal de ε
@@ -388,8 +370,7 @@ _TD_NO_MASK = with_args(ref_td, terminated=0)  # también en la pérdida
 TD_MISTAKES = with_messages(
     """
 td_no_mask: Sumas el futuro de estados terminales: si terminated = 1, s' no tiene
-    futuro y el objetivo es solo r. Multiplica el término del futuro por
-    (1 − terminated).
+    futuro y el objetivo es solo r. Multiplica el futuro por (1 − terminated).
 td_mask_on_reward: La máscara solo anula el futuro: en un paso terminal la recompensa r
     sí cuenta. y = r + γ · (1 − terminated) · max Q(s', ·).
 td_mask_reversed: ¿La máscara al revés? El futuro se anula cuando terminated = 1:
@@ -408,26 +389,25 @@ td_gamma_on_reward: γ descuenta solo el futuro: y = r + γ · (1 − terminated
     Mistake(
         "td_mean_not_max", lambda r, q, d, g: ref_td(r, q.mean(1, True), d, g), ...
     ),
-    Mistake("td_no_gamma", lambda r, q, d, g: ref_td(r, q, d, 1.0), ...),
+    Mistake("td_no_gamma", with_args(ref_td, gamma=1.0), ...),
     Mistake("td_gamma_on_reward", lambda r, q, d, g: ref_td(g * r, q, d, g), ...),
+)
+_TD = diagnoses(
+    """
+td_not_tensor: td_targets debe devolver un tensor de PyTorch (la pérdida lo combina con
+    la salida de la red), no {kind}.
+td_keepdim: td_targets devolvió forma {shape}; debía ser ({n},). ¿Usaste keepdim=True
+    en el max? Con (B, 1) + (B,) PyTorch difunde a (B, B).
+"""
 )
 
 
 def _td_view(out: Any, rewards: Any, *_: Any) -> Any:
     """La salida, si es un tensor y no tiene la forma (B, B) del keepdim."""
     if not isinstance(out, torch.Tensor):
-        fail(
-            "td_targets debe devolver un tensor de PyTorch (la pérdida lo combina "
-            f"con la salida de la red), no {type(out).__name__}.",
-            "td_not_tensor",
-        )
+        _TD["td_not_tensor"].fail(kind=type(out).__name__)
     if out.ndim == 2:
-        fail(
-            f"td_targets devolvió forma {tuple(out.shape)}; debía ser "
-            f"({len(rewards)},). ¿Usaste keepdim=True en el max? Con "
-            "(B, 1) + (B,) PyTorch difunde a (B, B).",
-            "td_keepdim",
-        )
+        _TD["td_keepdim"].fail(shape=tuple(out.shape), n=len(rewards))
     return out
 
 
@@ -470,12 +450,11 @@ batch_actions_not_int64: batch['{key}'] es {dtype}; debe ser torch.int64: gather
     acepta índices enteros int64.
 batch_not_float32: batch['{key}'] es {dtype}; debe ser torch.float32, el tipo de los
     pesos de la red (float64 daría un error al mezclarlos).
-batch_empty_slots: El lote trae casillas vacías del búfer (transiciones a cero que
-    nunca se escribieron). Muestrea solo entre las `buffer.size` casillas llenas, no
-    entre las `buffer.capacity`.
+batch_empty_slots: El lote trae casillas vacías del búfer, a cero, nunca escritas.
+    Muestrea solo entre las `buffer.size` llenas, no entre las `buffer.capacity`.
 batch_misaligned: Las transiciones del lote están desalineadas: la acción, la
-    recompensa o s' de la fila i no son los de la observación de la fila i. Usa los
-    mismos índices para todos los campos.
+    recompensa o s' de la fila i no son los de su observación. Usa los mismos índices
+    para todos los campos.
 batch_modifies_buffer: sample_batch modificó el búfer: solo debe leerlo.
 batch_ignores_rng: Con el mismo rng (misma semilla) salieron lotes distintos. Usa el
     rng que recibes (rng.integers o rng.choice), no np.random ni torch.randint.
@@ -573,17 +552,24 @@ def check_sample_batch(
 LOSS_CASES = [(0, 5, 3, 2, 0.9), (1, 4, 2, 3, 0.99), (2, 6, 4, 2, 0.5)]
 
 
+def _networks(seed: int, obs_dim: int, n_actions: int, stale: bool = False) -> list:
+    """Una red Q y una red objetivo distintas, fijas por semilla; con ``stale``,
+    la red Q trae los gradientes de una pasada anterior."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        networks = [dqn.make_q_network(obs_dim, n_actions, hidden=8) for _ in range(2)]
+        if stale:
+            networks[0](torch.randn(4, obs_dim)).pow(2).sum().backward()
+    return networks
+
+
 def loss_problem(
     seed: int, batch_size: int, obs_dim: int, n_actions: int
 ) -> tuple[torch.nn.Module, torch.nn.Module, dict[str, torch.Tensor]]:
-    """Dos redes distintas y un lote fijos por semilla, con transiciones
-    terminales y no, y recompensas grandes: con errores TD > 1, Huber y el
-    error cuadrático dan pérdidas distintas."""
+    """Dos redes y un lote fijos por semilla, con transiciones terminales y no, y
+    recompensas grandes: con errores TD > 1, Huber y el cuadrático difieren."""
     generator = torch.Generator().manual_seed(seed)
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        q_network = dqn.make_q_network(obs_dim, n_actions, hidden=8)
-        target_network = dqn.make_q_network(obs_dim, n_actions, hidden=8)
+    q_network, target_network = _networks(seed, obs_dim, n_actions)
     batch = {
         "observations": torch.randn(batch_size, obs_dim, generator=generator),
         "actions": torch.randint(0, n_actions, (batch_size,), generator=generator),
@@ -606,18 +592,13 @@ def _named(value: Any, label: str) -> Any:
 
 def _loss_cases(cases: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """Los argumentos de ``dqn_loss`` de cada caso."""
-    return [
-        (
-            _named(q_network, "q_network"),
-            _named(target_network, "target_network"),
-            _named(
-                batch, f"<lote de prueba {seed}: {size} transiciones, {n} acciones>"
-            ),
-            gamma,
-        )
-        for seed, size, obs_dim, n, gamma in cases
-        for q_network, target_network, batch in [loss_problem(seed, size, obs_dim, n)]
-    ]
+    built = []
+    for seed, size, obs_dim, n, gamma in cases:
+        lote = f"<lote de prueba {seed}: {size} transiciones, {n} acciones>"
+        problem = loss_problem(seed, size, obs_dim, n)
+        names = ("q_network", "target_network", lote)
+        built.append((*map(_named, problem, names), gamma))
+    return built
 
 
 ref_loss = dqn.dqn_loss
@@ -629,7 +610,7 @@ def _huber(loss: Callable[..., Any] = F.smooth_l1_loss, **options: Any) -> Any:
     return patched(ref_loss, F=SimpleNamespace(smooth_l1_loss=huber))
 
 
-def _q_values(change: Callable[[Any], Any]) -> Callable[..., Any]:
+def _q_as(change: Callable[[Any], Any]) -> Callable[..., Any]:
     """La referencia con ``change(q)`` en lugar de la salida ``q`` de la red Q:
     ``gather(1, acciones)`` toma de ella la Q(s, a) que usa el error."""
     q_network = lambda c: lambda s: change(c.q_network(s))  # noqa: E731
@@ -659,9 +640,8 @@ loss_online_target: El objetivo se calcula con target_network, no con q_network:
     la gracia de la red objetivo (un blanco que no se mueve en cada paso).
 loss_max_not_gather: Usa Q(s, a) de la acción tomada (batch['actions']) con gather, no
     max_a Q(s, a): la pérdida corrige solo el valor de lo que se hizo.
-loss_gather_wrong_dim: ¿gather sobre el eje equivocado? q_values tiene forma
-    (B, n_actions) y las acciones eligen columnas: q_values.gather(1,
-    actions.unsqueeze(1)).
+loss_gather_wrong_dim: ¿gather sobre el eje equivocado? Las acciones eligen columnas de
+    q_values, de forma (B, n_actions): q_values.gather(1, actions.unsqueeze(1)).
 loss_no_squeeze: ¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetivo (B,):
     PyTorch los difunde a (B, B) y compara cada Q con todos los objetivos.
 """,
@@ -673,15 +653,9 @@ loss_no_squeeze: ¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetiv
     Mistake("loss_no_mask", patched(ref_loss, td_targets=_TD_NO_MASK), ...),
     Mistake("loss_online_target", lambda qn, tn, b, g: ref_loss(qn, qn, b, g), ...),
     # el máximo de cada fila, tome la acción que tome
-    Mistake(
-        "loss_max_not_gather",
-        _q_values(lambda q: q.max(1, True).values.expand_as(q)),
-        ...,
-    ),
+    Mistake("loss_max_not_gather", _q_as(lambda q: q.amax(1, True).expand_as(q)), ...),
     # gather(0, a): la fila a_i, primera columna
-    Mistake(
-        "loss_gather_wrong_dim", _q_values(lambda q: q[:, 0].expand(len(q), -1)), ...
-    ),
+    Mistake("loss_gather_wrong_dim", _q_as(lambda q: q[:, 0].expand(len(q), -1)), ...),
     Mistake(
         "loss_no_squeeze", _huber(lambda q, y: F.smooth_l1_loss(q[:, None], y)), ...
     ),
@@ -728,16 +702,10 @@ def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
 def update_problem(
     seed: int, stale_gradients: bool = True
 ) -> tuple[torch.nn.Module, torch.nn.Module, dqn.ReplayBuffer]:
-    """Una red Q, una red objetivo distinta y un búfer de 11 transiciones, fijos
-    por semilla. Con ``stale_gradients`` la red Q llega con los gradientes de una
-    pasada anterior, como en el bucle de entrenamiento tras el primer paso."""
+    """Las redes de :func:`_networks` (con ``stale_gradients``, como en el bucle
+    tras el primer paso) y un búfer de 11 transiciones, fijos por semilla."""
     obs_dim, n_actions = 3, 2
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        q_network = dqn.make_q_network(obs_dim, n_actions, hidden=8)
-        target_network = dqn.make_q_network(obs_dim, n_actions, hidden=8)
-        if stale_gradients:
-            q_network(torch.randn(4, obs_dim)).pow(2).sum().backward()
+    q_network, target_network = _networks(seed, obs_dim, n_actions, stale_gradients)
     rng = np.random.default_rng(seed + 100)
     buffer = dqn.ReplayBuffer(16, obs_dim)
     for i in range(11):
@@ -782,12 +750,10 @@ def _clip_after_step(q_network: torch.nn.Module, *args: Any) -> float:
 
 UPDATE_MISTAKES = with_messages(
     """
-update_no_zero_grad: ¿Borras los gradientes viejos? La red llega con los de la
-    actualización anterior, y backward los suma a los nuevos: optimizer.zero_grad() va
-    antes de loss.backward().
-update_step_before_backward: ¿optimizer.step() antes de loss.backward()? El optimizador
-    mueve los pesos con los gradientes que hay en ese momento: primero backward,
-    después step.
+update_no_zero_grad: ¿Borras los gradientes viejos? La red trae los de la actualización
+    anterior y backward les suma los nuevos: optimizer.zero_grad() antes de backward.
+update_step_before_backward: ¿optimizer.step() antes de loss.backward()? step mueve los
+    pesos con los gradientes que hay en ese momento: primero backward, después step.
 """,
     Mistake("update_no_zero_grad", _optimizer(zero_grad=lambda: None), ...),
     # el paso, con los gradientes recién borrados, no mueve nada
@@ -800,9 +766,8 @@ update_no_clip: ¿Recortas el gradiente? Con max_grad_norm = {norm} la norma del
     norma de todos los gradientes de q_network juntos entre backward y step.
 update_clip_after_step: Recortas después de optimizer.step(): el paso ya se dio con el
     gradiente entero. El recorte va entre backward y step.
-update_clip_value: Recortas cada componente del gradiente por separado
-    (clip_grad_value_); DQN recorta la norma del gradiente entero (clip_grad_norm_), que
-    conserva su dirección.
+update_clip_value: Recortas cada componente por separado (clip_grad_value_); DQN
+    recorta la norma del gradiente entero (clip_grad_norm_), que conserva su dirección.
 """,
     Mistake("update_no_clip", _clipping(lambda *_: None), ...),
     Mistake("update_clip_after_step", _clip_after_step, ...),
@@ -826,9 +791,9 @@ def _same_state(a: dict, b: dict) -> bool:
 
 
 def _updated(seed, kind, step, config, stale_gradients, function) -> tuple:
-    """Una actualización desde el estado de un caso: lo devuelto, los pesos de
-    la red Q y la norma del gradiente que queda en ella (distingue recortar
-    después del paso: mismos pesos que sin recortar, gradiente recortado)."""
+    """Lo devuelto, los pesos de la red Q y la norma del gradiente que queda en
+    ella tras una actualización (recortar después del paso deja los mismos pesos
+    que no recortar, con el gradiente recortado)."""
     q_network, target_network, buffer = update_problem(seed, stale_gradients)
     adam = kind == "adam"
     optimizer = (torch.optim.Adam if adam else torch.optim.SGD)(
@@ -842,16 +807,15 @@ def _updated(seed, kind, step, config, stale_gradients, function) -> tuple:
 
 
 def _weights_differ(got: tuple, want: tuple, where: str) -> bool:
-    """Si ningún error típico lo explica, qué parámetro difiere; ``True`` si
-    ninguno, con la tolerancia de ``compare_parameters``."""
+    """Qué parámetro difiere; ``True`` si ninguno, con la tolerancia de
+    ``compare_parameters``."""
     compare_parameters(got[1], want[1], what=where, mistake="update_wrong_weights")
     return True
 
 
 def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) -> Any:
-    """La red Q tras una actualización desde cada caso, comparada con la de la
-    referencia y, si no coincide, con cada error típico. Devuelve, caso a caso,
-    lo que devolvieron la función del estudiante y la referencia."""
+    """La red Q tras una actualización desde cada caso, con su diagnóstico;
+    devuelve, caso a caso, la pérdida del estudiante y la de la referencia."""
     norm = significant(config.max_grad_norm)
     mistakes = [Mistake(m.id, m.variant, m.message.format(norm=norm)) for m in mistakes]
     losses = []
@@ -872,39 +836,34 @@ def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) ->
     return losses
 
 
-#: Lo que se dice de lo que devuelve dqn_update y de su red objetivo, por id.
 _UPDATE = diagnoses(
     """
-update_loss_not_float: dqn_update debe devolver el valor de la pérdida como un float de
-    Python (loss.item()), no {kind}: así el bucle lo guarda sin retener el grafo de
-    gradientes.
+update_loss_not_float: dqn_update debe devolver la pérdida como un float de Python
+    (loss.item()), no {kind}: así el bucle la guarda sin retener el grafo.
 update_wrong_loss: La red queda bien, pero devolviste {got} y la pérdida del lote era
     {want}. Devuelve la pérdida que usaste para el paso.
-target_shares_memory: La red objetivo comparte la memoria de sus pesos con la red Q: se
-    movería con cada paso de gradiente. Copia los valores
-    (target_network.load_state_dict(q_network.state_dict())), no los tensores.
+target_shares_memory: La red objetivo comparte la memoria de sus pesos con la red Q y se
+    movería con cada paso. Copia los valores, no los tensores:
+    target_network.load_state_dict(q_network.state_dict()).
 target_copied_before_step: En el paso {step} (múltiplo de target_every = {every})
-    copiaste la red Q de antes del paso de gradiente. La copia va al final, con los
+    copiaste la red Q de antes del paso de gradiente: la copia va al final, con los
     pesos ya actualizados.
 target_not_copied: En el paso {step}, múltiplo de target_every = {every}, la red
-    objetivo no cambió: ahí hay que copiar en ella los pesos de la red Q. (Ojo:
-    target_network = q_network solo cambia un nombre dentro de tu función; no copia
-    nada.)
+    objetivo no cambió: copia en ella los pesos de la red Q (target_network =
+    q_network solo cambia un nombre dentro de tu función).
 target_copied_off_schedule: En el paso {step}, que no es múltiplo de target_every =
-    {every}, la red objetivo se copió de la red Q; debía seguir igual {since}. Copia
-    solo cuando step % target_every == 0.
-target_wrong: Tras el paso {step}, la red objetivo no es ni la red objetivo anterior ni
-    una copia de la red Q. Solo cambia copiando la red Q, y solo en los pasos
-    múltiplos de target_every.
+    {every}, copiaste la red Q; debía seguir igual {since}. Copia solo cuando
+    step % target_every == 0.
+target_wrong: Tras el paso {step}, la red objetivo no es ni la anterior ni una copia de
+    la red Q: solo cambia copiando la red Q, en los pasos múltiplos de target_every.
 """
 )
 
 
 @exercise(MODULE, "dqn_update", uses=UPDATE_USES)
 def check_dqn_update(dqn_update, cases=UPDATE_CASES) -> None:
-    """Comprueba el paso de gradiente de ``dqn_update`` (con gradientes viejos,
-    sin que el recorte llegue a actuar ni la red objetivo se copie) y lo que
-    devuelve."""
+    """Comprueba el paso de gradiente de ``dqn_update``, con gradientes viejos (el
+    recorte no actúa, la red objetivo no se copia), y lo que devuelve."""
     config, rows = update_config(), UPDATE_MISTAKES
     for loss, ref in _check_update(
         dqn_update, cases, config, True, rows, "una actualización"
@@ -921,8 +880,8 @@ def check_dqn_update(dqn_update, cases=UPDATE_CASES) -> None:
 def check_dqn_update_clipping(
     dqn_update, cases=CLIP_CASES, max_grad_norm: float = CLIP_NORM
 ) -> None:
-    """Comprueba el recorte de la norma del gradiente: una actualización desde
-    una red sin gradientes, con un ``max_grad_norm`` que el gradiente supera."""
+    """Una actualización desde una red sin gradientes, con un ``max_grad_norm``
+    que el gradiente supera."""
     config = update_config(max_grad_norm=max_grad_norm)
     what = "una actualización con el gradiente recortado"
     _check_update(dqn_update, cases, config, False, CLIP_MISTAKES, what)
@@ -932,9 +891,8 @@ def check_dqn_update_clipping(
 def check_dqn_update_target(
     dqn_update, steps: Iterable[int] = range(1, 7), target_every: int = 2, seed=4
 ) -> None:
-    """Comprueba la red objetivo: tras cada llamada debe ser la copia de la red Q
-    (la del propio estudiante, ya actualizada) del último paso múltiplo de
-    ``target_every``, o la red objetivo inicial si aún no hubo ninguno."""
+    """Tras cada llamada, la red objetivo es la copia de la red Q (la del propio
+    estudiante) del último paso múltiplo de ``target_every``, o la inicial."""
     q_network, target_network, buffer = update_problem(seed)
     optimizer = torch.optim.SGD(q_network.parameters(), lr=0.1)
     rng = np.random.default_rng(seed)
