@@ -12,7 +12,6 @@ import shutil
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -52,32 +51,34 @@ reward_returns_none: {name} devolvió None: ¿falta el return? TRL espera una li
     floats, una por respuesta.
 reward_returns_tensor: {name} devolvió un tensor: TRL espera una lista de floats de
     Python, una por respuesta (result.tolist() o construye la lista).
-reward_not_a_list: {name} debe devolver una lista con un float de Python (1.0 o 0.0)
-    por respuesta ({n}); devolvió {what}.
-reward_ignores_conversation: Con un conjunto conversacional TRL pasa cada respuesta
-    como [{'role': 'assistant', 'content': '…'}]: el texto está en
-    completion[-1]['content'] (o en el contenido de sus mensajes).
-reward_raises_on_garbage: Una recompensa nunca debe lanzar: TRL pararía el
-    entrenamiento por un texto raro del modelo o una fila rota. Lo que no se puede leer
-    paga 0,0.
+reward_not_a_list: {name} debe devolver una lista con un float de Python (1.0 o 0.0) por
+    respuesta ({n}); devolvió {what}.
+reward_ignores_conversation: Con un conjunto conversacional TRL pasa cada respuesta como
+    [{'role': 'assistant', 'content': '…'}]: el texto está en completion[-1]['content']
+    (o en el contenido de sus mensajes).
+reward_raises_on_garbage: Una recompensa nunca debe lanzar: TRL pararía el entrenamiento
+    por un texto raro del modelo o una fila rota. Lo que no se puede leer paga 0,0.
+correctness_wrong_value: Paga 1,0 cuando math-verify da por buena la respuesta frente a
+    la columna answer (con el «.» final o sin él), y 0,0 si no.
 correctness_substring: Pagas una respuesta que solo contiene la referencia: «8» está
     dentro de «68+340=408», pero la respuesta es 408. Es la trampa que aprende un modelo
     (escribir muchas cifras). Compara la respuesta extraída con math-verify (parse y
     verify), no busques la cadena.
 correctness_pays_unparsable_gold: Una referencia que no se puede leer nunca paga:
-    math-verify no saca nada de «» ni de «n/a», y parse(gold) == parse(respuesta) es
-    [] == [], verdadero. Si parse(gold) está vacío, paga 0,0.
+    math-verify no saca nada de «» ni de «n/a», y parse(gold) == parse(respuesta)
+    es [] == [], verdadero. Si parse(gold) está vacío, paga 0,0.
 correctness_silent_unparsable: Las referencias ilegibles pagan 0, bien, pero en
     silencio: avísalo con warnings.warn(...) (o regístralo con el log_metric que pasa
     TRL), para que un conjunto de datos roto no entrene sin que nadie lo vea.
+format_wrong_value: Paga 1,0 si la respuesta termina en «=N» (N, cifras), con el «.»
+    final o sin él, o en \\boxed{…}; si no, 0,0.
 format_requires_dot: Dentro de TRL la respuesta llega sin su «.» final: TRL decodifica
     con skip_special_tokens=True y el «.» es el token de fin del curso. El formato
     acepta «=N» con el punto y sin él («\\.?»).
 format_no_dotall: Una respuesta puede tener varias líneas. Sin re.DOTALL, «.» no cruza
     los saltos de línea y el patrón no llega al final: usa re.DOTALL (o busca el final
     con re.search(r'=\\d+\\.?\\s*$', texto)).
-trainer_not_grpo_trainer: make_trainer debe devolver un trl.GRPOTrainer, y devolvió
-    {kind}.
+trainer_not_grpo_trainer: make_trainer debe devolver un trl.GRPOTrainer, no {kind}.
 trainer_other_model: El modelo del entrenador no es el punto de control de la carpeta
     model_path: cárgalo con AutoModelForCausalLM.from_pretrained(model_path) (la misma
     línea que carga un Qwen), no con las ayudas del curso.
@@ -89,46 +90,44 @@ trainer_dataset: El entrenador no tiene el conjunto de datos que recibe:
     train_dataset=dataset.
 diagnoses_not_a_dict: diagnoses debe ser un diccionario: id de la ejecución → id del
     fallo ({{"A": "…", …}}); es {kind}.
+diagnoses_missing_run: diagnoses lleva una entrada por cada ejecución rota ({wanted}):
+    {gaps}.
 diagnoses_unknown_failure: Estos diagnósticos no son ids de runs.FAILURES: {shown}.
     Elige entre {failures}.
-dpo_not_a_trainer: make_dpo_trainer(..., loss_type={loss_type!r}, beta={beta}) debe
+dpo_not_a_trainer: make_dpo_trainer(..., loss_type={loss_type[0]!r}, beta={beta}) debe
     devolver un trl.DPOTrainer (con la DPOConfig en args=), y devolvió {kind}.
 dpo_ref_model: El modelo de referencia del entrenador no es ref_model: pásalo en
     ref_model=ref_model. Sin él, TRL hace su propia copia congelada de model, y la
     referencia deja de ser la que tú eliges (la del SFT).
 dpo_other_model: La política del entrenador no es model: pásalo en model=model (es el
     modelo que DPO entrena).
-dpo_loss_type_ignored: Con loss_type={want[0]!r}, la DPOConfig dice loss_type =
-    {got!r}: pasa el argumento a DPOConfig(loss_type=loss_type), no un valor fijo.
+dpo_loss_type_ignored: Con loss_type={want[0]!r}, la DPOConfig dice loss_type = {got!r}:
+    pasa el argumento a DPOConfig(loss_type=loss_type), no un valor fijo.
 dpo_beta_ignored: Con beta={want}, la DPOConfig dice beta = {got}: pasa el argumento a
     DPOConfig(beta=beta), no un valor fijo.
 dpo_wrong_field: Algún campo de la DPOConfig no es el pedido: {fields}.
-dpo_ignores_output_dir: La carpeta de salida es el argumento output_dir; la DPOConfig
-    dice {got!r}.
-dpo_scheduler: lr_scheduler_type = {got!r}: el DPO del módulo 10 usa una tasa
-    constante, lr_scheduler_type='constant' (por defecto TRL la baja en línea recta
-    hasta 0).
+dpo_ignores_output_dir: La carpeta de salida es el argumento output_dir, no {got!r}.
+dpo_scheduler: lr_scheduler_type = {got!r}: el DPO del módulo 10 usa una tasa constante,
+    lr_scheduler_type='constant' (por defecto TRL la baja en línea recta hasta 0).
 """
 )
 
 
-#: Cuando TRL busca la carpeta de un modelo hecho en memoria (``OSError``): la
-#: de ``model.config._name_or_path``, que no tiene.
+#: Cuando TRL busca la carpeta de un modelo hecho en memoria (un ``OSError``).
 _NO_FOLDER = diagnoses(
     """
-trainer_other_model: TRL no encuentra la carpeta de tu modelo: con β > 0 carga el
-    modelo de referencia de model.config._name_or_path, que solo tiene un modelo
-    cargado de una carpeta. Carga el de model_path con
+trainer_other_model: TRL no encuentra la carpeta de tu modelo: con β > 0 carga el modelo
+    de referencia de model.config._name_or_path, que solo tiene un modelo cargado de una
+    carpeta. Carga el de model_path con
     AutoModelForCausalLM.from_pretrained(model_path).{said}
-dpo_ref_model: DPOTrainer no tiene modelo de referencia: pásale ref_model=ref_model.
-    Sin él, TRL intenta cargar una copia de la carpeta de model, y este modelo no viene
-    de ninguna.{said}
+dpo_ref_model: DPOTrainer no tiene modelo de referencia: pásale ref_model=ref_model. Sin
+    él, TRL intenta cargar una copia de la carpeta de model, y este modelo no viene de
+    ninguna.{said}
 """
 )
 
 
 def _said(who: str, error: Exception) -> str:
-    """Lo que dijo la biblioteca ``who`` al fallar, en una línea aparte."""
     return f"\n({who} dijo: {error})"
 
 
@@ -166,7 +165,6 @@ _OBJECTIVE: dict[str, tuple[Any, str]] = {
     "report_to": ("none", "a dónde van los registros"),
     "save_strategy": ("no", "cuándo se guardan puntos de control"),
 }
-#: Los campos de la referencia de ``make_grpo_config`` (más ``output_dir``).
 OBJECTIVE = {name: value for name, (value, _) in _OBJECTIVE.items()}
 
 
@@ -181,16 +179,14 @@ def _quiet_hf() -> Iterator[None]:
     transformers.logging.disable_progress_bar()
     datasets.disable_progress_bars()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(action="ignore"):
             yield
     finally:
         transformers.logging.set_verbosity(level)
 
 
 def reference_grpo_config(output_dir: str, **changes: Any) -> Any:
-    """La referencia de ``make_grpo_config``, el objetivo del curso; con
-    ``changes`` encima, la configuración de un error típico."""
+    """La referencia de ``make_grpo_config``; con ``changes``, un error típico."""
     import trl
 
     with _quiet_hf():
@@ -230,7 +226,6 @@ def _config(**changes: Any) -> Callable[[str], Any]:
     return variant_of(reference_grpo_config, **changes)
 
 
-#: El mensaje de bf16 en la CPU, con la clase de la configuración.
 _BF16 = (
     "En la CPU del curso se entrena en float32: bf16=False (y use_cpu=True). "
     "{} activa bf16 por defecto."
@@ -241,21 +236,21 @@ config_batch_counts_prompts: per_device_train_batch_size cuenta respuestas, no
     enunciados: con G respuestas por enunciado, 8 enunciados por paso son 8 · G
     respuestas. TRL reparte ese lote en grupos de num_generations, así que con 8
     tendrías solo 8 / G enunciados por paso.
-config_group_and_batch_swapped: num_generations es G, las respuestas por
-    enunciado; los enunciados por paso salen de dividir el lote de respuestas
+config_group_and_batch_swapped: num_generations es G, las respuestas por enunciado; los
+    enunciados por paso salen de dividir el lote de respuestas
     (per_device_train_batch_size por los micro-lotes) entre num_generations.
-config_loss_type: La normalización de la pérdida no es la del objetivo: «sumar
-    los tokens y dividir por una constante» es loss_type='dr_grpo' (Dr. GRPO).
-    'grpo' divide cada respuesta por su longitud y 'dapo' (el valor por
-    defecto) por los tokens del lote.
+config_loss_type: La normalización de la pérdida no es la del objetivo: «sumar los
+    tokens y dividir por una constante» es loss_type='dr_grpo' (Dr. GRPO). 'grpo' divide
+    cada respuesta por su longitud y 'dapo' (el valor por defecto) por los tokens del
+    lote.
 config_divides_by_std: El objetivo no divide la ventaja por σ: en TRL eso es
-    scale_rewards='none'. El valor por defecto, 'group', divide por la
-    desviación típica de cada grupo.
-config_no_kl: Falta la penalización KL: β es beta en TRL, y por defecto vale 0
-    (sin modelo de referencia). El objetivo pide β = 0,02.
-config_one_iteration: μ, las pasadas por cada lote generado, es num_iterations
-    en TRL (por defecto 1). El objetivo pide μ = 2: con μ > 1 el cociente se
-    aleja de 1 y el recorte ε trabaja.
+    scale_rewards='none'. El valor por defecto, 'group', divide por la desviación típica
+    de cada grupo.
+config_no_kl: Falta la penalización KL: β es beta en TRL, y por defecto vale 0 (sin
+    modelo de referencia). El objetivo pide β = 0,02.
+config_one_iteration: μ, las pasadas por cada lote generado, es num_iterations en TRL
+    (por defecto 1). El objetivo pide μ = 2: con μ > 1 el cociente se aleja de 1 y el
+    recorte ε trabaja.
 """,
     Mistake("config_batch_counts_prompts", _config(per_device_train_batch_size=8), ...),
     Mistake("config_group_and_batch_swapped", _config(num_generations=8), ...),
@@ -268,35 +263,27 @@ config_one_iteration: μ, las pasadas por cada lote generado, es num_iterations
 )
 
 
-def _build(make_grpo_config: Callable[[str], Any], output_dir: str) -> Any:
-    """Llama a la función del estudiante y traduce los errores de TRL."""
-    import trl
-
-    try:
-        with _quiet_hf():
-            config = make_grpo_config(output_dir)
-    except ValueError as error:
-        # La configuración ni se construye: lo que dicen TRL o transformers, en
-        # español, con el id del error típico que lo provoca
-        if "must be divisible by num_generations" in str(error):
-            _SAYS["config_generations_do_not_divide"].fail(said=_said("TRL", error))
-        if "bf16" in str(error):
-            fail(
-                _BF16.format("GRPOConfig") + _said("transformers", error), "config_bf16"
-            )
-        raise
-    if not isinstance(config, trl.GRPOConfig):
-        _SAYS["config_not_grpo_config"].fail(kind=type(config).__name__)
-    return config
-
-
 @exercise(MODULE, "make_grpo_config")
 def check_make_grpo_config(make_grpo_config, output_dirs=("runs/practica",)):
-    """Comprueba los campos de la ``GRPOConfig`` y lo que significan. Cada
-    error típico es la configuración de quien lo comete: explica el fallo si,
-    en los campos que su variante cambia, el estudiante dice lo mismo."""
+    """Los campos de la ``GRPOConfig``: un error típico explica el fallo si, en los
+    campos que cambia su variante, el estudiante dice lo mismo."""
+    import trl
+
     for output_dir in output_dirs:
-        got = config_fields(_build(make_grpo_config, output_dir))
+        try:
+            with _quiet_hf():
+                config = make_grpo_config(output_dir)
+        except ValueError as error:
+            # no se construye: lo que dicen TRL o transformers, con el id de su error
+            if "must be divisible by num_generations" in str(error):
+                _SAYS["config_generations_do_not_divide"].fail(said=_said("TRL", error))
+            if "bf16" in str(error):
+                said = _said("transformers", error)
+                fail(_BF16.format("GRPOConfig") + said, "config_bf16")
+            raise
+        if not isinstance(config, trl.GRPOConfig):
+            _SAYS["config_not_grpo_config"].fail(kind=type(config).__name__)
+        got = config_fields(config)
         want = config_fields(reference_grpo_config(output_dir))
         differ = [name for name in want if got[name] != want[name]]
         if not differ:
@@ -323,11 +310,8 @@ def check_make_grpo_config(make_grpo_config, output_dirs=("runs/practica",)):
 
 
 def _log_probs(model, input_ids, attention_mask, c, *, wrong=""):
-    """La referencia con los errores de ``wrong`` (las variantes): el forward
-    sin máscara (``no_mask``) o sin posiciones (``no_positions``), sin desplazar
-    (``no_shift``), el log-softmax sobre las posiciones (``axis``), la longitud
-    de enunciado de la primera fila para todas (``one_len``), sin ceros en el
-    relleno (``no_zeros``)."""
+    """La referencia con los errores típicos nombrados en ``wrong`` (las variantes:
+    ver sus filas, en ``LOG_PROB_MISTAKES``)."""
     from helpers.practica.prompts import position_ids_from_mask
 
     options = {}
@@ -349,25 +333,24 @@ def _log_probs(model, input_ids, attention_mask, c, *, wrong=""):
 
 LOG_PROB_MISTAKES = with_messages(
     """
-lp_no_position_ids: Falta position_ids. Con relleno a la izquierda, GPT-2 numera
-    las columnas 0, 1, 2… y el primer token real de un enunciado corto recibe el
-    embedding de otra posición: pasa position_ids = cumsum(attention_mask) − 1
-    (con 0 en el relleno).
-lp_no_attention_mask: Falta attention_mask en el forward: sin ella, los tokens
-    reales miran al relleno de la izquierda y sus logits cambian.
-lp_no_mask_no_positions: El forward no recibe ni attention_mask ni position_ids:
-    con relleno a la izquierda hacen falta las dos (la máscara para no mirar al
-    relleno, las posiciones cumsum(attention_mask) − 1 para que cada token real
-    esté en la suya).
+lp_no_position_ids: Falta position_ids. Con relleno a la izquierda, GPT-2 numera las
+    columnas 0, 1, 2… y el primer token real de un enunciado corto recibe el embedding
+    de otra posición: pasa position_ids = cumsum(attention_mask) − 1 (con 0 en el
+    relleno).
+lp_no_attention_mask: Falta attention_mask en el forward: sin ella, los tokens reales
+    miran al relleno de la izquierda y sus logits cambian.
+lp_no_mask_no_positions: El forward no recibe ni attention_mask ni position_ids: con
+    relleno a la izquierda hacen falta las dos (la máscara para no mirar al relleno, las
+    posiciones cumsum(attention_mask) − 1 para que cada token real esté en la suya).
 lp_off_by_one: Los logits de la columna t predicen el token t + 1: la respuesta
     (columnas −C:) se lee en los logits de las columnas −C−1:−1, no en las −C:.
-lp_softmax_axis: El log-softmax va sobre el vocabulario (el último eje), no
-    sobre las posiciones.
-lp_one_prompt_length: Usaste una sola longitud de enunciado para todas las
-    filas: con relleno a la izquierda cada fila tiene la suya, pero todas las
-    respuestas empiezan en la misma columna, la −C (logits_to_keep = C).
-lp_padding_not_zero: En el relleno de la respuesta (attention_mask = 0) el
-    valor debe ser 0: usa torch.where con la máscara.
+lp_softmax_axis: El log-softmax va sobre el vocabulario (el último eje), no sobre las
+    posiciones.
+lp_one_prompt_length: Usaste una sola longitud de enunciado para todas las filas: con
+    relleno a la izquierda cada fila tiene la suya, pero todas las respuestas empiezan
+    en la misma columna, la −C (logits_to_keep = C).
+lp_padding_not_zero: En el relleno de la respuesta (attention_mask = 0) el valor debe
+    ser 0: usa torch.where con la máscara.
 """,
     Mistake("lp_no_position_ids", variant_of(_log_probs, wrong="no_positions"), ...),
     Mistake("lp_no_attention_mask", variant_of(_log_probs, wrong="no_mask"), ...),
@@ -418,9 +401,8 @@ def check_response_log_probs(response_log_probs, cases=None):
 _STRIPPED = "17×20+17×4=340+68=408"
 _COURSE = _STRIPPED + "."
 
-#: Textos raros que una recompensa recibe de un modelo que aún no sabe
-#: escribir: ninguno debe lanzar una excepción (ni tardar: nada como
-#: «10**10**10», que atasca a math-verify).
+#: Textos raros de un modelo que aún no sabe escribir: ninguno debe lanzar (ni
+#: tardar: nada como «10**10**10», que atasca a math-verify).
 GARBAGE: tuple[Any, ...] = ("", "   ", "\x00", "١٢٣", "💥" * 50, "=" * 300)
 GARBAGE += ("\\boxed{" * 30, "}{=", "\n\n\n", "NaN", "17×20+17×4=340+6")
 
@@ -435,8 +417,7 @@ def _called(reward, completions, what, raised, **columns) -> tuple[list[float], 
     ``raised`` (``None``: deja pasar la excepción)."""
     name, n, logged = getattr(reward, "__name__", "la recompensa"), len(completions), []
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True, action="always") as caught:
             result = reward(
                 prompts=[[{"role": "user", "content": "17×24="}]] * n,
                 completions=completions,
@@ -463,13 +444,10 @@ def _called(reward, completions, what, raised, **columns) -> tuple[list[float], 
     if not isinstance(result, list) or len(result) != n:
         size = f" de longitud {len(result)}" if hasattr(result, "__len__") else ""
         what = type(result).__name__ + size
-    elif not all(isinstance(x, numbers.Real) for x in result):
-        what = "elementos de tipo " + ", ".join(
-            sorted({type(x).__name__ for x in result})
-        )
-    else:
-        what = None
-    if what:
+        _SAYS["reward_not_a_list"].fail(name=name, n=n, what=what)
+    if not all(isinstance(x, numbers.Real) for x in result):
+        kinds = ", ".join(sorted({type(x).__name__ for x in result}))
+        what = f"elementos de tipo {kinds}"
         _SAYS["reward_not_a_list"].fail(name=name, n=n, what=what)
     reported = bool(caught) or any(call and call[-1] for call in logged)
     return [float(x) for x in result], reported
@@ -482,8 +460,7 @@ def _probes(reward, reference, rows, **columns) -> bool:
     for row, (completions, what, raised, wrong) in enumerate(rows):
         chosen = {key: value[row] for key, value in columns.items()}
         got, reported = _called(reward, completions, what, raised, **chosen)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(action="ignore"):
             want = reference(completions, **chosen)
         if wrong is not None and got != want:
             gold = "".join(f"\n  {key} = {value!r}" for key, value in chosen.items())
@@ -504,11 +481,7 @@ def check_correctness_reward(correctness_reward):
     plain = [_COURSE, _STRIPPED, "3×4=12", "3×4=13", "Pienso.\n17×24=408"]
     gold = ["408", "408", "12", "12", 408]
     chat = [[{"role": "assistant", "content": text}] for text in plain]
-    wrong = Diagnosis(
-        id="correctness_wrong_value",
-        message="Paga 1,0 cuando math-verify da por buena la respuesta frente a la "
-        "columna answer (con el «.» final o sin él), y 0,0 si no.",
-    )
+    wrong = _SAYS["correctness_wrong_value"]
     unreadable = dataclasses.replace(wrong, message=_UNREADABLE)
     tricked = ["68+340=408", "11×8=88", "5×8=40"]
     substring = _SAYS["correctness_substring"]
@@ -536,11 +509,7 @@ def check_format_reward(format_reward):
     dotless = [_STRIPPED, "=56", "3×4=12"]
     lines = ["Primero 17×20=340.\nLuego 17×4=68.\n17×24=408", "Pienso:\n17×24=408."]
     chat = [[{"role": "assistant", "content": text}] for text in plain]
-    wrong = Diagnosis(
-        id="format_wrong_value",
-        message="Paga 1,0 si la respuesta termina en «=N» (N, cifras), con el «.» "
-        "final o sin él, o en \\boxed{…}; si no, 0,0.",
-    )
+    wrong = _SAYS["format_wrong_value"]
     unreadable = dataclasses.replace(wrong, message=_UNREADABLE)
     odd = dataclasses.replace(
         wrong, message="Un texto raro no tiene el formato: paga 0,0."
@@ -559,8 +528,7 @@ def check_format_reward(format_reward):
 
 
 def _stand_in(name: str) -> Callable[..., list[float]]:
-    """La recompensa ``name`` mientras se comprueba ``make_trainer`` (que se
-    califica solo, sin las del estudiante)."""
+    """La recompensa ``name`` mientras se califica ``make_trainer`` (solo él)."""
 
     def reward(completions, **kwargs) -> list[float]:
         return [0.0 for _ in completions]
@@ -570,19 +538,16 @@ def _stand_in(name: str) -> Callable[..., list[float]]:
 
 
 _STAND_INS = {name: _stand_in(name) for name in ("correctness_reward", "format_reward")}
-#: Los pesos de cada punto de control de ``_checkpoint_dir``, para comparar
-#: sin volver a leerlos del disco.
-_CHECKPOINT_STATES: dict[str, dict[str, torch.Tensor]] = {}
 
 
 @functools.cache
-def _checkpoint_dir(seed: int) -> str:
-    """Un punto de control en disco con los pesos del curso movidos con ``seed``:
-    si el entrenador carga otro modelo (el del curso), no coinciden."""
+def _checkpoint(seed: int) -> tuple[str, dict[str, torch.Tensor]]:
+    """Un punto de control en disco con los pesos del curso movidos con ``seed``
+    (si el entrenador carga otro modelo, no coinciden) y esos pesos."""
     from helpers.puente.convert import load_pretrained_gpt2
     from helpers.puente.tokenizer import make_tokenizer
 
-    folder = Path(tempfile.mkdtemp(prefix="practica_checkpoint_"))
+    folder = tempfile.mkdtemp(prefix="practica_checkpoint_")
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     model = load_pretrained_gpt2()
     generator = torch.Generator().manual_seed(seed)
@@ -592,10 +557,7 @@ def _checkpoint_dir(seed: int) -> str:
     with _quiet_hf():
         model.save_pretrained(folder)
         make_tokenizer().save_pretrained(folder)
-    _CHECKPOINT_STATES[str(folder)] = {
-        name: tensor.clone() for name, tensor in model.state_dict().items()
-    }
-    return str(folder)
+    return folder, {name: w.clone() for name, w in model.state_dict().items()}
 
 
 def tiny_dataset(problems: tuple[tuple[int, int], ...] = ((3, 4), (12, 5))) -> Any:
@@ -614,18 +576,15 @@ def check_make_trainer(make_trainer, seed=0, steps=4):
     """Sin entrenar: tipo, modelo, recompensas, configuración y datos."""
     import trl
 
-    folder = _checkpoint_dir(seed)
+    folder, saved = _checkpoint(seed)
     with tempfile.TemporaryDirectory() as output_dir:
         config = reference_grpo_config(output_dir, max_steps=steps)
         dataset = tiny_dataset()
         trainer = _made("trainer_other_model", make_trainer, folder, dataset, config)
         if not isinstance(trainer, trl.GRPOTrainer):
             _SAYS["trainer_not_grpo_trainer"].fail(kind=type(trainer).__name__)
-        loaded = trainer.model.state_dict()
-        if not all(
-            name in loaded and torch.equal(loaded[name], tensor)
-            for name, tensor in _CHECKPOINT_STATES[folder].items()
-        ):
+        state = trainer.model.state_dict()
+        if not all(k in state and torch.equal(state[k], w) for k, w in saved.items()):
             _SAYS["trainer_other_model"].fail()
         names = [getattr(f, "__name__", type(f).__name__) for f in trainer.reward_funcs]
         if names != ["correctness_reward", "format_reward"]:
@@ -656,23 +615,20 @@ def reference_trainer(model_path: str, dataset: Any, config: Any) -> Any:
 
 
 def run_signals(logs: dict[str, Any]) -> dict[str, float]:
-    """Las cifras que resumen los registros de una ejecución (``Run.logs``):
-    lo que se lee en sus curvas, sin decir qué fallo tiene. ``gap`` es cuánto
-    paga la recompensa por encima de la precisión verdadera."""
+    """Las cifras que resumen las curvas de una ejecución (``Run.logs``); ``gap``:
+    cuánto paga la recompensa por encima de la precisión verdadera."""
     import numpy as np
 
-    def series(key: str) -> Any:
-        return np.asarray(logs[key], dtype=float)
-
+    x = {key: np.asarray(values, dtype=float) for key, values in logs.items()}
     return {
-        "zero_std": float(np.nanmean(series("frac_reward_zero_std"))),
-        "grad_norm": float(np.nanmean(series("grad_norm"))),
-        "clipped": float(np.nanmean(series("completions/clipped_ratio"))),
-        "region_first": float(series("clip_ratio/region_mean")[0]),
-        "kl_max": float(np.nanmax(series("kl"))),
-        "length_first": float(series("completions/mean_length")[0]),
-        "length_min": float(np.nanmin(series("completions/mean_length"))),
-        "gap": float(np.nanmean(series("reward") - series("rewards/accuracy/mean"))),
+        "zero_std": float(np.nanmean(x["frac_reward_zero_std"])),
+        "grad_norm": float(np.nanmean(x["grad_norm"])),
+        "clipped": float(np.nanmean(x["completions/clipped_ratio"])),
+        "region_first": float(x["clip_ratio/region_mean"][0]),
+        "kl_max": float(np.nanmax(x["kl"])),
+        "length_first": float(x["completions/mean_length"][0]),
+        "length_min": float(np.nanmin(x["completions/mean_length"])),
+        "gap": float(np.nanmean(x["reward"] - x["rewards/accuracy/mean"])),
     }
 
 
@@ -683,20 +639,12 @@ def _check_diagnoses_form(diagnoses):
     if not isinstance(diagnoses, dict):
         _SAYS["diagnoses_not_a_dict"].fail(kind=type(diagnoses).__name__)
     wanted = runs.diagnosis_runs()
-    missing = [k for k in wanted if k not in diagnoses]
-    if missing:
-        fail(
-            f"Faltan las ejecuciones {', '.join(missing)}: diagnoses lleva una "
-            f"entrada por cada una de {', '.join(wanted)}.",
-            "diagnoses_missing_run",
-        )
-    extra = sorted(str(k) for k in diagnoses if k not in wanted)
-    if extra:
-        fail(
-            f"No hay que diagnosticar {', '.join(extra)}: las ejecuciones son "
-            f"{', '.join(wanted)}.",
-            "diagnoses_missing_run",
-        )
+    off = {
+        "faltan": [k for k in wanted if k not in diagnoses],
+        "sobran": sorted(str(k) for k in diagnoses if k not in wanted),
+    }
+    if gaps := "; ".join(f"{w} {', '.join(keys)}" for w, keys in off.items() if keys):
+        _SAYS["diagnoses_missing_run"].fail(wanted=", ".join(wanted), gaps=gaps)
     unknown = {k: v for k, v in diagnoses.items() if v not in runs.FAILURES}
     if unknown:
         shown = ", ".join(f"{k} → {v!r}" for k, v in sorted(unknown.items()))
@@ -705,9 +653,8 @@ def _check_diagnoses_form(diagnoses):
 
 
 def check_diagnoses(diagnoses: Any, quiet: bool = False) -> None:
-    """Comprueba que ``diagnoses`` está bien escrito: una entrada por
-    ejecución rota, cada una un id de ``runs.FAILURES``. No dice si aciertas:
-    se califica al corregir, y la explicación llega con la nota."""
+    """Que ``diagnoses`` está bien escrito: una entrada por ejecución rota, cada
+    una de ``runs.FAILURES``. Si aciertas se califica al corregir."""
     from helpers.checks.core.registry import exercise_title
     from helpers.checks.quiz import FORM_ONLY_MARK
 
@@ -722,20 +669,13 @@ def check_diagnoses(diagnoses: Any, quiet: bool = False) -> None:
 
 
 def grade_diagnosis(
-    diagnoses: dict[str, str],
-    run_id: str,
-    key: str,
-    signs: dict[str, tuple[Callable[..., bool], str]],
+    diagnoses: dict[str, str], run_id: str, key: str, signs: dict[str, Any]
 ) -> None:
-    """Califica el diagnóstico de la ejecución ``run_id`` con su clave ``key``
-    (la pone la prueba oculta que la llama: este módulo no la sabe).
-
-    ``signs``: fallo → (``predicado(s, h)``: si las cifras ``s`` de una
-    ejecución, ``run_signals``, muestran su señal frente a las ``h`` de la
-    sana; el texto que la describe, con huecos ``{s[...]}`` y ``{h[...]}``).
-    Se comprueba que la señal de ``key`` está y la del diagnóstico equivocado
-    no: lo que se dice es verdad.
-    """
+    """Califica el diagnóstico de ``run_id`` con su clave ``key`` (la da la prueba
+    oculta). ``signs``: fallo → (``predicado(s, h)``, si las cifras ``s`` de la
+    ejecución muestran su señal frente a las ``h`` de la sana; el texto que la
+    describe, con huecos ``{s[...]}`` y ``{h[...]}``). Se comprueba que la señal de
+    ``key`` está y la del diagnóstico equivocado no: lo que se dice es verdad."""
     from helpers.formatting import significant
     from helpers.practica import runs
 
@@ -761,11 +701,8 @@ def grade_diagnosis(
         other_seen, other_says = signs[chosen]
         if other_seen(s, h):
             raise RuntimeError(f"La ejecución {run_id} también muestra {chosen}.")
-        why_not = (
-            "si lo fuera, veríamos esto: "
-            + other_says.format(**shown)
-            + " No es lo que hay en esta ejecución"
-        )
+        why_not = "si lo fuera, veríamos esto: " + other_says.format(**shown)
+        why_not += " No es lo que hay en esta ejecución"
     fail(
         f"Ejecución {run_id}: no es «{chosen}»: {why_not}. Lo que dicen sus "
         f"registros: {evidence}",
@@ -775,9 +712,8 @@ def grade_diagnosis(
 
 # Ejercicio · El entrenador de DPO
 
-#: Lo que pide el enunciado a la ``DPOConfig``, además de ``loss_type``,
-#: ``beta`` y ``output_dir`` (los argumentos): los hiperparámetros del DPO del
-#: módulo 10 (``helpers.practica.dpo``), campo → (valor, qué es).
+#: Lo que pide el enunciado a la ``DPOConfig`` además de sus argumentos: los
+#: hiperparámetros del DPO del módulo 10, campo → (valor, qué es).
 _DPO_OBJECTIVE: dict[str, tuple[Any, str]] = {
     "per_device_train_batch_size": (16, "los pares por lote"),
     "learning_rate": (2e-4, "la tasa de aprendizaje"),
@@ -823,16 +759,13 @@ def check_make_dpo_trainer(make_dpo_trainer, cases=(("ipo", 1.0),)):
             model, ref_model = load_pretrained_gpt2(), load_pretrained_gpt2()
             args = model, ref_model, _dpo_pairs(), loss_type, beta, output_dir
             trainer = _made("dpo_ref_model", make_dpo_trainer, *args)
+            asked = {"loss_type": [loss_type], "beta": beta, "output_dir": output_dir}
             if not isinstance(trainer, trl.DPOTrainer):
-                kind = type(trainer).__name__
-                _SAYS["dpo_not_a_trainer"].fail(
-                    loss_type=loss_type, beta=beta, kind=kind
-                )
+                _SAYS["dpo_not_a_trainer"].fail(kind=type(trainer).__name__, **asked)
             if trainer.ref_model is not ref_model:
                 _SAYS["dpo_ref_model"].fail()
             if trainer.model is not model:
                 _SAYS["dpo_other_model"].fail()
-            asked = {"loss_type": [loss_type], "beta": beta, "output_dir": output_dir}
             want = {**DPO_OBJECTIVE, **asked}
             got = {name: _field(trainer.args, name) for name in want}
             for name, rule in _DPO_FIELDS.items():
