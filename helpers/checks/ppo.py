@@ -15,7 +15,6 @@ import torch
 from helpers import ppo
 from helpers.checks import (
     CheckError,
-    Diagnosis,
     Flow,
     Mistake,
     _differs,
@@ -27,6 +26,7 @@ from helpers.checks import (
     check_procedure,
     close,
     compare_parameters,
+    diagnoses,
     exercise,
     fail,
     negated,
@@ -47,35 +47,68 @@ def _t(values):
     return torch.tensor(values, dtype=torch.float64)
 
 
+#: Lo que dicen las reglas de este tema que no son una fila (``fail`` a mano).
+SAYS = diagnoses(
+    """
+not_a_tensor: {name}(...) debe devolver un tensor de PyTorch (para poder llamar a
+    loss.backward()); devolvió {kind}. No uses .item(), float() ni NumPy.
+not_a_scalar: {name}(...) debe devolver un escalar y devolvió algo de forma {shape}.
+    ¿Promediaste sobre un solo eje (p. ej. .mean(dim=0))? Promedia sobre todos los
+    elementos con .mean().
+no_gradient: El resultado de clipped_surrogate_loss no tiene gradiente respecto a
+    log_probs (¿usaste .detach(), .item(), NumPy, torch.round o un tensor nuevo?). PPO
+    necesita derivarlo.
+gradient_to_old_log_probs: El gradiente llega a old_log_probs: la política vieja es una
+    referencia fija, usa old_log_probs.detach(). (Si arrastra gradiente, el paso también
+    la mueve; si sale del θ actual, el cociente vale 1 con derivada nula y el recorte no
+    hace nada.)
+kl_not_scalar: {name} debe ser un escalar (la media sobre todas las muestras), pero
+    tiene forma {shape}. ¿Olvidaste el .mean() o promediaste sobre un solo eje?
+loss_without_gradient: La pérdida no tiene gradiente respecto a la red (¿usaste
+    .detach(), .item(), NumPy o torch.no_grad()?): el optimizador no podría moverla.
+critic_without_gradient: Los parámetros del crítico no reciben gradiente: ¿calculaste
+    V(s) con .detach() o bajo torch.no_grad()? El crítico tiene que aprender.
+actor_without_gradient: Los parámetros del actor no reciben gradiente: ¿calculaste
+    log π(a|s) con .detach() o bajo torch.no_grad()?
+modified_batch: ppo_update modificó el lote (batch): ¿normalizaste las ventajas en su
+    sitio, con -=, /= o batch.advantages = ...? El lote se reutiliza en cada época y en
+    cada minilote: calcula sobre copias.
+epochs_not_an_integer: ppo_update debe devolver cuántas épocas hizo, un entero;
+    devolvió {epochs}.
+wrong_loss: En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] ({n} muestras),
+    ε = {e}, c_V = {v} y c_H = {h}, la pérdida vale {g} y debía valer {w}. Repasa cada
+    pieza: log π_θ de las acciones que se tomaron, la entropía de π_θ(·|s), las ventajas
+    normalizadas con la media y la desviación típica del minilote (en coma flotante), y
+    los pesos c_V y c_H.
+wrong_epoch_count: ppo_update hizo {got} épocas y debían ser {want} de {n}: al acabar
+    cada época se mide k3 entre los log π_θold del lote y la política actual, sobre todo
+    el lote y sin gradiente, y si pasa de target_kl no se hacen más épocas. (Si la
+    primera celda de prueba tampoco pasa, arregla antes eso: con otras
+    actualizaciones, la KL también es otra.)
+"""
+)
+
+
+def _flow(must, key):  # la regla de gradiente de una entrada, con su mensaje
+    return Flow(must, id=key, message=SAYS[key].message)
+
+
 def _scalars(function, cases, name):
-    """Las salidas de ``function`` en los casos (llamada con copias); falla si
-    alguna no es un tensor escalar."""
-    outputs = []
-    for case in cases:
-        outputs.append(out := call(function, name, *case))
+    """Las salidas (llamada con copias); falla si alguna no es un tensor escalar."""
+    outputs = [call(function, name, *case) for case in cases]
+    for out in outputs:
         if not isinstance(out, torch.Tensor):
-            fail(
-                f"{name}(...) debe devolver un tensor de PyTorch (para poder llamar "
-                f"a loss.backward()); devolvió {type(out).__name__}. No uses "
-                ".item(), float() ni NumPy.",
-                "not_a_tensor",
-            )
+            SAYS["not_a_tensor"].fail(name=name, kind=type(out).__name__)
         if out.numel() != 1:
-            fail(
-                f"{name}(...) debe devolver un escalar y devolvió algo de forma "
-                f"{tuple(out.shape)}. ¿Promediaste sobre un solo eje (p. ej. "
-                ".mean(dim=0))? Promedia sobre todos los elementos con .mean().",
-                "not_a_scalar",
-            )
+            SAYS["not_a_scalar"].fail(name=name, shape=tuple(out.shape))
     return outputs
 
 
 # -- Ejercicio 1 · la pérdida recortada (el valor, y aparte el gradiente) ------
 
 # Cocientes dentro y fuera de [1 − ε, 1 + ε] con ventajas de los dos signos. El
-# último caso es el de respuestas largas: log π ≈ −1000 (500 tokens a −2 cada
-# uno). En float64, exp(−1000) da exactamente 0: solo la resta en escala
-# logarítmica da los cocientes (1/2, 1 y 2).
+# último, respuestas largas: log π ≈ −1000, y exp(−1000) da 0 en float64; solo la
+# resta en escala logarítmica da los cocientes (1/2, 1 y 2).
 CLIP_CASES = [
     (_t([math.log(x) for x in (0.5, 0.9, 1.0, 1.1, 1.5, 0.7, 1.3, 0.95)]),
      _t([0.0] * 8), _t([1.0, 2.0, -1.0, 0.5, 2.0, -1.5, -0.5, -2.0]), 0.2),
@@ -92,14 +125,11 @@ _clip = ppo.clipped_surrogate_loss
 _CLIP = "clipped_surrogate_loss"
 
 
-def _terms(terms):
-    """La pérdida de referencia con otro objetivo por elemento, ``terms(r, A, ε)``."""
+def _terms(terms):  # otro objetivo por elemento, terms(r, A, ε)
     return patched(_clip, clipped_surrogate=terms)
 
 
-def _ratio(ratio):
-    """La pérdida de referencia con el cociente calculado como ``ratio(lp, old)``
-    (``old``, sin gradiente)."""
+def _ratio(ratio):  # otro cociente, ratio(lp, old), con old sin gradiente
     return patched(_clip, probability_ratio=lambda lp, old: ratio(lp, old.detach()))
 
 
@@ -107,12 +137,11 @@ CLIP_MISTAKES = with_messages(
     """
 max_instead_of_min: Usaste max en lugar de min: el objetivo de PPO es la cota pesimista,
     min(r·A, clip(r)·A). Con max, el cociente nunca deja de empujar.
-clip_without_min: Recortaste sin el min: solo clip(r)·A. Fuera del intervalo el
-    gradiente se anula también cuando el paso estaba «deshaciendo» un error (p. ej.
-    A > 0 y r < 1 − ε). Toma min(r·A, clip(r)·A).
-clip_upper_only: Solo recortaste por arriba (min(r, 1 + ε)·A): con ventajas negativas el
-    min queda del lado equivocado. Usa min(r·A, clip(r, 1 − ε, 1 + ε)·A), que funciona
-    para los dos signos de A.
+clip_without_min: Recortaste sin el min (solo clip(r)·A): fuera del intervalo el
+    gradiente se anula aunque el paso deshaga un error (A > 0 y r < 1 − ε). Toma
+    min(r·A, clip(r)·A).
+clip_upper_only: Solo recortaste por arriba (min(r, 1 + ε)·A): con A < 0 el min queda
+    del lado equivocado. min(r·A, clip(r, 1 − ε, 1 + ε)·A) vale para los dos signos.
 no_clip: No hay recorte: −mean(r·A) es el gradiente de política sin freno. Falta el
     término clip(r, 1 − ε, 1 + ε)·A y el min.
 missing_minus_sign: Falta el signo menos: L^CLIP se maximiza y el optimizador minimiza;
@@ -121,10 +150,9 @@ sum_instead_of_mean: Sumaste en lugar de promediar: la pérdida es una media sob
     muestras (si no, su escala depende del tamaño del lote).
 inverted_ratio: El cociente está invertido: r = π_θ / π_θold = exp(log_probs −
     old_log_probs), la política nueva en el numerador.
-ratio_of_exponentials: Calculaste el cociente como exp(log_probs) / exp(old_log_probs):
-    es el correcto en teoría, pero con log-probabilidades muy negativas (una respuesta
-    entera, log π ≈ −1000) las dos exponenciales dan 0 y el resultado es 0/0 = nan.
-    Resta primero en escala logarítmica y exponencia una sola vez.
+ratio_of_exponentials: exp(log_probs) / exp(old_log_probs) es el cociente en teoría,
+    pero con log π ≈ −1000 (una respuesta entera) las dos exponenciales dan 0 y sale
+    0/0 = nan. Resta en escala logarítmica y exponencia una sola vez.
 missing_exp: Falta la exponencial: log_probs − old_log_probs es log r_t; el cociente es
     r_t = exp(log_probs − old_log_probs).
 """,
@@ -137,18 +165,10 @@ missing_exp: Falta la exponencial: log_probs − old_log_probs es log r_t; el co
     Mistake("clip_upper_only", _terms(lambda r, a, e: r.clamp(max=1 + e) * a), ...),
     Mistake("no_clip", lambda lp, old, a, *e: _clip(lp, old, a, math.inf), ...),
     Mistake("missing_minus_sign", negated(_clip), ...),
-    Mistake(
-        "sum_instead_of_mean", lambda lp, *rest: _clip(lp, *rest) * lp.numel(), ...
-    ),
+    Mistake("sum_instead_of_mean", lambda lp, *r: _clip(lp, *r) * lp.numel(), ...),
     Mistake("inverted_ratio", _ratio(lambda lp, old: torch.exp(old - lp)), ...),
     Mistake("ratio_of_exponentials", _ratio(lambda lp, old: lp.exp() / old.exp()), ...),
     Mistake("missing_exp", _ratio(lambda lp, old: lp - old), ...),
-)
-
-NO_GRADIENT = (
-    "El resultado de clipped_surrogate_loss no tiene gradiente respecto a "
-    "log_probs (¿usaste .detach(), .item(), NumPy, torch.round o un tensor "
-    "nuevo?). PPO necesita derivarlo."
 )
 
 
@@ -170,21 +190,12 @@ def check_clipped_surrogate_loss_grad(clipped_surrogate_loss, cases=CLIP_CASES):
         _clip,
         CLIP_MISTAKES,
         prefix="clip",
-        mistake="clip_wrong_gradient",
         hint="Debe ser el de −mean(min(r·A, clip(r, 1 − ε, 1 + ε)·A)): dentro del "
         "intervalo vale −r·A/B; fuera, en el lado que recorta, exactamente cero.",
-        without_gradient=Diagnosis(id="no_gradient", message=NO_GRADIENT),
+        without_gradient=SAYS["no_gradient"],
         wrt={
-            "log_probs": Flow(True, id="no_gradient", message=NO_GRADIENT),
-            "old_log_probs": Flow(
-                False,
-                id="gradient_to_old_log_probs",
-                message="El gradiente llega a old_log_probs: la política vieja es "
-                "un punto de referencia fijo, usa old_log_probs.detach(). (Si los "
-                "log π viejos arrastran gradiente, el paso mueve también la "
-                "referencia; y si salen del θ actual, el cociente vale 1 con "
-                "derivada nula y el recorte no hace nada.)",
-            ),
+            "log_probs": _flow(True, "no_gradient"),
+            "old_log_probs": _flow(False, "gradient_to_old_log_probs"),
         },
     )
 
@@ -200,24 +211,17 @@ KL_CASES = [
 _kl = ppo.kl_estimators
 
 
-def _k3(change, what):
-    """La referencia con k3 cambiado por ``change(k1, k3)``."""
+def _k3(change, what):  # k3 cambiado por change(k1, k3)
     return on_output(_kl, lambda k: (k[0], change(*k)), what)
 
 
 def _k1_k3(out, *args):
-    """``[k1, k3]`` como array, para comparar huellas; falla si ``out`` no son
-    dos escalares."""
+    """``[k1, k3]`` como array; falla si ``out`` no son dos escalares."""
     said = "kl_estimators debe devolver dos cosas, (k1, k3)"
     pair = as_tuple(out, 2, said, mistake="kl_not_a_pair")
     for name, value in zip(("k1", "k3"), pair, strict=True):
         if (shape := as_array(value, name).shape) not in ((), (1,)):
-            fail(
-                f"{name} debe ser un escalar (la media sobre todas las "
-                f"muestras), pero tiene forma {shape}. ¿Olvidaste el .mean() o "
-                "promediaste sobre un solo eje?",
-                "kl_not_scalar",
-            )
+            SAYS["kl_not_scalar"].fail(name=name, shape=shape)
     return np.array([float(as_array(x, "k").reshape(-1)[0]) for x in pair])
 
 
@@ -229,8 +233,7 @@ inverted_rho: Invertiste ρ: es ρ = p(x)/q(x), log ρ = other_log_probs − log
     muestras vienen de q, la primera distribución).
 k3_missing_minus_one: A k3 le falta el −1: k3 = (ρ − 1) − log ρ. Sin él no es insesgado
     (y no vale 0 cuando las dos distribuciones coinciden).
-k2_instead_of_k3: Eso es k2 = ½·(log ρ)², no k3: k3 = (ρ − 1) − log ρ, con ρ =
-    exp(log ρ).
+k2_instead_of_k3: Eso es k2 = ½·(log ρ)², no k3 = (ρ − 1) − log ρ, con ρ = exp(log ρ).
 k3_last_term_sign: El signo del último término de k3: es (ρ − 1) − log ρ, que nunca es
     negativo porque log ρ ≤ ρ − 1.
 """,
@@ -238,23 +241,14 @@ k3_last_term_sign: El signo del último término de k3: es (ρ − 1) − log ρ
     Mistake("inverted_rho", lambda log_probs, other: _kl(other, log_probs), ...),
     Mistake("k3_missing_minus_one", _k3(lambda k1, k3: k3 + 1, "k3 + 1"), ...),
     Mistake(
-        "k2_instead_of_k3",
-        lambda lp, other: (_kl(lp, other)[0], 0.5 * ((other - lp) ** 2).mean()),
-        ...,
+        "k2_instead_of_k3", lambda p, q: (_kl(p, q)[0], ((q - p) ** 2).mean() / 2), ...
     ),
     # (ρ − 1) + log ρ = k3 + 2·log ρ, y la media de log ρ es −k1.
     Mistake("k3_last_term_sign", _k3(lambda k1, k3: k3 - 2 * k1, "k3 + 2·log ρ"), ...),
 )
 
-
 check_kl_estimators = values_check(
-    MODULE,
-    "kl_estimators",
-    _kl,
-    KL_MISTAKES,
-    KL_CASES,
-    doc="``kl_estimators(log_probs, other_log_probs) → (k1, k3)``, dos escalares.",
-    view=_k1_k3,
+    MODULE, "kl_estimators", _kl, KL_MISTAKES, KL_CASES, view=_k1_k3
 )
 
 
@@ -275,30 +269,27 @@ def _named(value, text):
 
 
 def _minibatch_args(case):
-    """Los argumentos de un caso: la red del problema diminuto ya alejada de
-    la que muestreó (recién inicializada, todos los cocientes valen 1 y el
-    recorte no se nota), su lote, los índices y los pesos."""
+    """La red del problema diminuto ya alejada de la que muestreó (recién
+    iniciada, los cocientes valen 1 y el recorte no se nota), su lote y el caso."""
     seed, indices, *coefs = case
     agent, batch = ppo.tiny_ppo_problem(seed)
     optimizer = torch.optim.Adam(agent.parameters(), lr=0.03, eps=1e-5)
-    generator = torch.Generator().manual_seed(seed)
+    shuffle = torch.Generator().manual_seed(seed)
     ppo.ppo_update(
-        agent, optimizer, batch, generator, n_epochs=3, minibatch_size=16,
-        max_grad_norm=100.0,
-    )  # fmt: skip
+        agent, optimizer, batch, shuffle, **UPDATE_SETTINGS | {"n_epochs": 3}
+    )
     agent.zero_grad(set_to_none=True)
     agent, batch = _named(agent, "agent"), _named(batch, "batch")
     return (agent, batch, torch.tensor(indices), *coefs)
 
 
-_minibatch = ppo.ppo_minibatch_loss
+_minibatch, _MB = ppo.ppo_minibatch_loss, "ppo_minibatch_loss"
 _LOSS_ARGS = list(inspect.signature(ppo.ppo_loss).parameters)
 
 
 def _changed(change):
-    """La pérdida de referencia del minilote con lo que ``change(a)`` cambia de
-    los argumentos de ``ppo.ppo_loss`` (``a``: los de la referencia por nombre,
-    con ``agent``, ``batch`` e ``indices``)."""
+    """La referencia con lo que ``change(a)`` cambia de los argumentos de
+    ``ppo.ppo_loss`` (``a``: los suyos, con ``agent``, ``batch`` e ``indices``)."""
 
     def loss(agent, batch, indices, *coefs):
         def total(*args):
@@ -311,8 +302,7 @@ def _changed(change):
     return loss
 
 
-def _coefs(change):
-    """La pérdida de referencia con otros pesos, ``change(ε, c_V, c_H)``."""
+def _coefs(change):  # otros pesos, change(ε, c_V, c_H)
     return lambda agent, batch, i, *coefs: _minibatch(agent, batch, i, *change(*coefs))
 
 
@@ -320,13 +310,11 @@ def _normalized(x, unbiased=True):
     return (x - x.mean()) / (x.std(unbiased=unbiased) + 1e-8)
 
 
-def _advantages(change):
-    """La pérdida de referencia con las ventajas ``change(Â del lote, índices)``."""
+def _advantages(change):  # otras ventajas, change(Â del lote, índices)
     return _changed(lambda a: {"advantages": change(a.batch.advantages, a.indices)})
 
 
-def _chosen(a):
-    """Los logits de las acciones tomadas en el minilote."""
+def _chosen(a):  # los logits de las acciones tomadas
     logits = a.agent(a.batch.obs[a.indices])[0]
     return logits.gather(-1, a.batch.actions[a.indices][:, None])[:, 0]
 
@@ -340,13 +328,11 @@ def _absolute_value_error(agent, batch, i, e, v, h):
 ENTROPY_DETACHED, *MINIBATCH_LOSS_MISTAKES = with_messages(
     """
 entropy_detached: El gradiente es el de la pérdida sin el premio a la entropía:
-    ¿calculaste la entropía con .detach() o bajo torch.no_grad()? También tiene que
-    llegar al actor.
+    ¿la calculaste con .detach() o bajo torch.no_grad()? También debe llegar al actor.
 advantages_not_normalized: Falta normalizar las ventajas del minilote: (Â − media) /
     (desviación típica + 1e-8), con la media y la desviación de ese minilote.
 biased_std: Normalizaste con la desviación típica sesgada (unbiased=False o
-    correction=0): el enunciado fija la de torch.std por defecto, la insesgada, que
-    divide por n − 1.
+    correction=0): el enunciado fija la insesgada de torch.std, que divide por n − 1.
 normalized_with_whole_batch: Normalizaste con la media y la desviación de todo el lote:
     aquí se normaliza cada minilote con las suyas.
 logits_as_log_probs: Tomaste los logits de la acción como si fueran log π(a|s): antes
@@ -365,9 +351,7 @@ half_value_error: Sobra el ½ en la pérdida del crítico: aquí es mean((V − 
     Mistake("advantages_not_normalized", _advantages(lambda adv, i: adv[i]), ...),
     Mistake("biased_std", _advantages(lambda adv, i: _normalized(adv[i], False)), ...),
     Mistake(
-        "normalized_with_whole_batch",
-        _advantages(lambda adv, i: _normalized(adv)[i]),
-        ...,
+        "normalized_with_whole_batch", _advantages(lambda x, i: _normalized(x)[i]), ...
     ),
     Mistake("logits_as_log_probs", _changed(lambda a: {"log_probs": _chosen(a)}), ...),
     Mistake("entropy_sign", _coefs(lambda e, v, h: (e, v, -h)), ...),
@@ -383,32 +367,19 @@ _MINIBATCH_USES = {"clipped_surrogate_loss": _clip, "kl_estimators": _kl}
 @exercise(MODULE, "ppo_minibatch_loss", "el valor", uses=_MINIBATCH_USES)
 def check_ppo_minibatch_loss(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES):
     """El valor de ``ppo_minibatch_loss(agent, batch, indices, ε, c_V, c_H)``."""
-    cases = list(cases)
     prepared = [_minibatch_args(case) for case in cases]
 
     def run(function):
-        outputs = _scalars(function, prepared, "ppo_minibatch_loss")
-        return [float(out.detach()) for out in outputs]
+        return [float(out.detach()) for out in _scalars(function, prepared, _MB)]
 
     def unexplained(got, want):
-        index = next(
-            i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not close(g, w)
-        )
-        seed, indices, clip_eps, vf_coef, ent_coef = cases[index]
+        i = next(i for i, g in enumerate(got) if not close(g, want[i]))
+        seed, indices, *coefs = cases[i]
         shown = ", ".join(map(str, indices[:6])) + (", …" if len(indices) > 6 else "")
-        fail(
-            f"En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] "
-            f"({len(indices)} muestras), ε = {significant(clip_eps)}, "
-            f"c_V = {significant(vf_coef)} y c_H = {significant(ent_coef)}, la "
-            f"pérdida vale {significant(got[index])} y debía "
-            f"valer {significant(want[index])}. Repasa cada pieza: log π_θ de las "
-            "acciones que se tomaron, la entropía de π_θ(·|s), las ventajas "
-            "normalizadas con la media y la desviación típica del minilote (en "
-            "coma flotante), y los pesos c_V y c_H.",
-            "wrong_loss",
-        )
+        shown_values = map(significant, (*coefs, got[i], want[i]))
+        values = dict(zip("evhgw", shown_values, strict=True))
+        SAYS["wrong_loss"].fail(seed=seed, shown=shown, n=len(indices), **values)
 
-    # Un error típico reconocido se dice con su mensaje solo.
     check_procedure(
         ppo_minibatch_loss,
         _minibatch,
@@ -425,37 +396,20 @@ def check_ppo_minibatch_loss_grad(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES
     """Los gradientes de la pérdida respecto al actor y al crítico."""
     check_gradients(
         ppo_minibatch_loss,
-        "ppo_minibatch_loss",
+        _MB,
         [_minibatch_args(case) for case in cases],
         _minibatch,
         [ENTROPY_DETACHED, *MINIBATCH_LOSS_MISTAKES],
         prefix="minibatch",
-        mistake="minibatch_wrong_gradient",
         atol=1e-5,
         rtol=1e-4,
         hint="Repasa cada pieza: log π_θ, la entropía y V_θ vienen de la red, con "
         "gradiente; las ventajas normalizadas, los log π_θold y los objetivos R "
         "son constantes. (Si la celda del valor tampoco pasa, arregla antes eso.)",
-        without_gradient=Diagnosis(
-            id="loss_without_gradient",
-            message="La pérdida no tiene gradiente respecto a la red (¿usaste "
-            ".detach(), .item(), NumPy o torch.no_grad()?): el optimizador no "
-            "podría moverla.",
-        ),
+        without_gradient=SAYS["loss_without_gradient"],
         wrt={
-            "agent.critic": Flow(
-                True,
-                id="critic_without_gradient",
-                message="Los parámetros del crítico no reciben gradiente: "
-                "¿calculaste V(s) con .detach() o bajo torch.no_grad()? El "
-                "crítico tiene que aprender.",
-            ),
-            "agent.actor": Flow(
-                True,
-                id="actor_without_gradient",
-                message="Los parámetros del actor no reciben gradiente: "
-                "¿calculaste log π(a|s) con .detach() o bajo torch.no_grad()?",
-            ),
+            "agent.critic": _flow(True, "critic_without_gradient"),
+            "agent.actor": _flow(True, "actor_without_gradient"),
         },
     )
 
@@ -473,16 +427,14 @@ UPDATE_CASES = [(0, 0, 0.01, {})]
 UPDATE_CLIP_CASES = [(0, 0, 0.01, {"max_grad_norm": 0.5})]
 UPDATE_KL_CASES = [
     (0, 0, 0.01, {"n_epochs": 6, "target_kl": 0.004}),
-    # Aquí la KL con los argumentos cambiados, KL(π_θ ‖ π_θold), pasa de 0,02
-    # una época antes que la buena (4 épocas y no 5), y k1 no llega nunca: los
-    # dos errores se ven sin las pruebas ocultas, cada uno con su mensaje.
+    # Aquí KL(π_θ ‖ π_θold) pasa de 0,02 una época antes que la buena (4 y no 5),
+    # y k1 no llega nunca: los dos errores se ven sin las pruebas ocultas.
     (3, 0, 0.01, {"n_epochs": 8, "target_kl": 0.02}),
 ]
 
-
-# candidato al núcleo: como variant_of, con opciones que dependen de la llamada.
-#: ``ppo.ppo_update`` con unos argumentos cambiados (:func:`with_args`).
+#: ``ppo.ppo_update`` con unos argumentos cambiados, o con una pieza cambiada.
 _update = functools.partial(with_args, ppo.ppo_update)
+_patched = functools.partial(patched, ppo.ppo_update)
 
 
 def _minibatches(minibatch_fn):
@@ -495,8 +447,7 @@ def _strided(n, size, epochs, generator):
 
 
 def _one_step_per_epoch(a):
-    """Un optimizador que pone a cero al empezar cada época y, al acabarla,
-    recorta la suma de los gradientes de sus minilotes y da un solo paso."""
+    """Pone a cero al empezar cada época; al acabarla, recorta y da un paso."""
     per_epoch, done = math.ceil(len(a.batch) / a.minibatch_size), [0]
 
     def step():
@@ -509,16 +460,13 @@ def _one_step_per_epoch(a):
     return SimpleNamespace(zero_grad=zero_grad, step=step)
 
 
-def _actor_only(a):
-    """El agente, con ``parameters()`` solo del actor (lo que se recorta)."""
+def _actor_only(a):  # el agente, con parameters() solo del actor (lo que se recorta)
     proxy = functools.partial(a.agent)
     proxy.parameters = a.agent.actor.parameters
     return proxy
 
 
-def _stopping(a):
-    """Minilotes que se acaban en cuanto la KL pasa de ``target_kl``."""
-
+def _stopping(a):  # minilotes que se acaban en cuanto la KL pasa de target_kl
     def minibatches(*args):
         for indices in ppo.minibatch_indices(*args):
             yield indices
@@ -528,13 +476,7 @@ def _stopping(a):
     return minibatches
 
 
-def _batch_kl(kl_estimators):
-    """``ppo.ppo_update`` con ``ppo.batch_kl`` medida con ``kl_estimators``."""
-    return patched(ppo.ppo_update, kl_estimators=kl_estimators)
-
-
-def _epoch_not_counted(agent, optimizer, batch, generator, **settings):
-    """Una época menos si paró: si la KL tras la última pasa del umbral."""
+def _epoch_not_counted(agent, optimizer, batch, generator, **settings):  # una menos
     epochs = ppo.ppo_update(agent, optimizer, batch, generator, **settings)
     target = settings["target_kl"]
     return epochs - (target is not None and ppo.batch_kl(agent, batch) > target)
@@ -553,69 +495,31 @@ def _returned_n_epochs(*args, **settings):
     return settings["n_epochs"]
 
 
-UPDATE_MISTAKES = with_messages(
+# Las seis primeras filas valen en las tres celdas; las dos siguientes, con un
+# recorte del gradiente que actúa; el resto, con la parada temprana.
+_ALL_UPDATE_MISTAKES = with_messages(
     """
-shuffled_once: Barajaste una sola vez y repetiste ese orden en todas las épocas: cada
-    época empieza con una permutación nueva del lote (y así el generador se usa una vez
-    por época).
+shuffled_once: Barajaste una vez y repetiste ese orden en todas las épocas: cada época
+    empieza con una permutación nueva del lote (el generador se usa una vez por época).
 not_shuffled: Recorriste el lote en orden, sin barajar: cada época empieza con una
     permutación nueva del lote, con el generador que recibes.
 dropped_last_minibatch: Te saltaste el último minilote de cada época, el más corto: cada
-    muestra se usa una vez por época, aunque el lote no sea múltiplo del tamaño del
-    minilote.
+    muestra se usa una vez por época, aunque el lote no sea múltiplo del minilote.
 strided_minibatches: Tus minilotes salen de la permutación a saltos (order[k::n]): cada
-    minilote es un trozo seguido de la permutación, order[0:m], order[m:2m]…, con m =
-    minibatch_size, y en ese orden.
-one_step_per_epoch: Diste un solo paso del optimizador por época, con los gradientes de
-    todos los minilotes sumados: PPO da un paso por minilote (zero_grad, backward,
-    recorte y step dentro del bucle de los minilotes).
+    uno es un trozo seguido, order[0:m], order[m:2m]…, con m = minibatch_size, en orden.
+one_step_per_epoch: Diste un solo paso por época, con los gradientes de todos los
+    minilotes sumados: PPO da un paso por minilote (zero_grad, backward, recorte y step
+    dentro del bucle de los minilotes).
 missing_zero_grad: Falta poner los gradientes a cero antes de cada backward: sin
     optimizer.zero_grad(), PyTorch los suma a los del minilote anterior.
-""",
-    # La misma llamada (el mismo generador) da los mismos minilotes.
-    Mistake(
-        "shuffled_once",
-        with_args(
-            ppo.ppo_update,
-            minibatch_fn=lambda a: functools.cache(ppo.minibatch_indices),
-        ),
-        ...,
-    ),
-    Mistake(
-        "not_shuffled",
-        _minibatches(lambda n, size, *_: torch.arange(n).split(size)),
-        ...,
-    ),
-    Mistake("dropped_last_minibatch", _minibatches(_without_last), ...),
-    Mistake("strided_minibatches", _minibatches(_strided), ...),
-    Mistake(
-        "one_step_per_epoch",
-        with_args(
-            ppo.ppo_update, optimizer=_one_step_per_epoch, max_grad_norm=math.inf
-        ),
-        ...,
-    ),
-    Mistake("missing_zero_grad", _update(optimizer=_no_zero_grad), ...),
-)
-
-UPDATE_CLIP_MISTAKES = with_messages(
-    """
-gradient_not_clipped: Los gradientes no se recortan: antes de cada paso del optimizador,
-    la norma del gradiente de todos los parámetros (actor y crítico juntos) se limita a
-    max_grad_norm. Si recortas después de optimizer.step(), ya no sirve de nada.
+gradient_not_clipped: Los gradientes no se recortan: antes de cada optimizer.step(), la
+    norma del gradiente de todos los parámetros (actor y crítico) se limita a
+    max_grad_norm. Recortar después del paso no sirve de nada.
 clipped_actor_only: Recortaste solo el gradiente del actor: la norma que se limita es la
     de todos los parámetros juntos, agent.parameters().
-""",
-    Mistake("gradient_not_clipped", _update(max_grad_norm=math.inf), ...),
-    Mistake("clipped_actor_only", _update(agent=_actor_only), ...),
-)
-
-UPDATE_KL_MISTAKES = with_messages(
-    """
 kl_with_k1: Mediste la KL con k1: la parada temprana usa k3, que nunca es negativo.
 kl_reversed: Mediste la KL con los argumentos cambiados: las muestras vienen de la
-    política vieja, así que es KL(π_θold ‖ π_θ), kl_estimators(batch.log_probs,
-    log π_θ).
+    política vieja, es KL(π_θold ‖ π_θ), kl_estimators(batch.log_probs, log π_θ).
 stopped_midway: Cortaste a mitad de una época: la KL se mide al acabar cada época, y las
     épocas se hacen enteras.
 epoch_not_counted: Paraste bien, pero contaste mal: la época tras la que la KL pasó de
@@ -623,19 +527,39 @@ epoch_not_counted: Paraste bien, pero contaste mal: la época tras la que la KL 
 returned_n_epochs: Devuelves n_epochs aunque la KL haya cortado: devuelve cuántas épocas
     se hicieron de verdad.
 """,
+    # La misma llamada (el mismo generador) da los mismos minilotes.
+    Mistake(
+        "shuffled_once",
+        _update(minibatch_fn=lambda a: functools.cache(ppo.minibatch_indices)),
+        ...,
+    ),
+    Mistake(
+        "not_shuffled", _minibatches(lambda n, m, *_: torch.arange(n).split(m)), ...
+    ),
+    Mistake("dropped_last_minibatch", _minibatches(_without_last), ...),
+    Mistake("strided_minibatches", _minibatches(_strided), ...),
+    Mistake(
+        "one_step_per_epoch",
+        _update(optimizer=_one_step_per_epoch, max_grad_norm=math.inf),
+        ...,
+    ),
+    Mistake("missing_zero_grad", _update(optimizer=_no_zero_grad), ...),
+    Mistake("gradient_not_clipped", _update(max_grad_norm=math.inf), ...),
+    Mistake("clipped_actor_only", _update(agent=_actor_only), ...),
     # ppo.batch_kl toma el segundo: k1 en vez de k3, o KL(π_θ ‖ π_θold).
-    Mistake("kl_with_k1", _batch_kl(lambda p, q: _kl(p, q)[::-1]), ...),
-    Mistake("kl_reversed", _batch_kl(lambda p, q: _kl(q, p)), ...),
+    Mistake("kl_with_k1", _patched(kl_estimators=lambda p, q: _kl(p, q)[::-1]), ...),
+    Mistake("kl_reversed", _patched(kl_estimators=lambda p, q: _kl(q, p)), ...),
     Mistake("stopped_midway", _update(minibatch_fn=_stopping), ...),
     Mistake("epoch_not_counted", _epoch_not_counted, ...),
     Mistake("returned_n_epochs", _returned_n_epochs, ...),
 )
-
+UPDATE_MISTAKES = _ALL_UPDATE_MISTAKES[:6]
+UPDATE_CLIP_MISTAKES = _ALL_UPDATE_MISTAKES[6:8]
+UPDATE_KL_MISTAKES = _ALL_UPDATE_MISTAKES[8:]
 
 #: Qué etapa mirar, según qué red difiere tras la fase de actualización.
 WHICH_NET = {
-    ("critic",): " Solo difiere el crítico: mira su pérdida (y su peso c_V) en cada "
-    "minilote.",
+    ("critic",): " Solo difiere el crítico: mira su pérdida y su peso c_V.",
     ("actor",): " Solo difiere el actor: mira la parte de la política (cociente, "
     "recorte, ventajas normalizadas) y la entropía.",
     ("actor", "critic"): " Difieren el actor y el crítico: mira primero el orden de "
@@ -650,14 +574,8 @@ def _differing(got, want):
     return tuple(sorted({k.split(".")[0] for k in want if not close_to(k)}))
 
 
-def _check_update(ppo_update, cases, mistakes, what, check_epochs=False):
-    """Ejecuta ``ppo_update`` en cada caso desde el mismo estado que la
-    referencia y compara los parámetros y, con ``check_epochs``, las épocas."""
-    for case in cases:
-        _check_update_case(ppo_update, case, mistakes, what, check_epochs)
-
-
-def _check_update_case(ppo_update, case, mistakes, what, check_epochs):
+def _check_update(ppo_update, case, mistakes, what="", check_epochs=False):
+    """Un caso, desde el estado de la referencia (y, si se pide, las épocas)."""
     problem_seed, shuffle_seed, lr, changes = case
     settings = {**UPDATE_SETTINGS, **changes}
 
@@ -670,23 +588,12 @@ def _check_update_case(ppo_update, case, mistakes, what, check_epochs):
             torch.manual_seed(1234)
             epochs = function(agent, optimizer, batch, generator, **settings)
         if function is ppo_update and _differs(before, batch):
-            fail(
-                "ppo_update modificó el lote (batch): al volver, sus tensores "
-                "ya no eran los que le pasamos (¿normalizaste las ventajas en "
-                "su sitio, con -=, /= o batch.advantages = ...?). El lote se "
-                "reutiliza en cada época y en cada minilote: calcula sobre "
-                "copias.",
-                "modified_batch",
-            )
+            SAYS["modified_batch"].fail()
         if function is ppo_update and check_epochs:
             if isinstance(epochs, torch.Tensor) and epochs.numel() == 1:
                 epochs = epochs.item()
             if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral):
-                fail(
-                    "ppo_update debe devolver cuántas épocas hizo, un entero; "
-                    f"devolvió {epochs!r}.",
-                    "epochs_not_an_integer",
-                )
+                SAYS["epochs_not_an_integer"].fail(epochs=repr(epochs))
         return {k: v.detach().clone() for k, v in agent.state_dict().items()}, epochs
 
     def same(got, want):
@@ -695,24 +602,17 @@ def _check_update_case(ppo_update, case, mistakes, what, check_epochs):
 
     def unexplained(got, want):
         if check_epochs and got[1] != want[1]:
-            fail(
-                f"ppo_update hizo {got[1]} épocas y debían ser {want[1]} de "
-                f"{settings['n_epochs']}: al acabar cada época se mide k3 "
-                "entre los log π_θold del lote y la política actual, sobre "
-                "todo el lote y sin gradiente, y si pasa de target_kl no se "
-                "hacen más épocas. (Si la primera celda de prueba tampoco "
-                "pasa, arregla antes eso: con otras actualizaciones, la KL "
-                "también es otra.)",
-                "wrong_epoch_count",
-            )
+            n = settings["n_epochs"]
+            SAYS["wrong_epoch_count"].fail(got=got[1], want=want[1], n=n)
         try:
-            compare_parameters(got[0], want[0], what=what)
+            compare_parameters(
+                got[0], want[0], what=f"la red tras la fase de actualización{what}"
+            )
         except CheckError as error:
             hint = WHICH_NET.get(_differing(got[0], want[0]), "")
             fail(str(error) + hint, "wrong_parameters")
         return True  # iguales con la tolerancia de compare_parameters
 
-    # Un error típico reconocido se dice con su mensaje solo.
     check_procedure(
         ppo_update,
         ppo.ppo_update,
@@ -731,23 +631,24 @@ _UPDATE_USES = {"ppo_minibatch_loss": _minibatch, **_MINIBATCH_USES}
 @exercise(MODULE, "ppo_update", "los parámetros", uses=_UPDATE_USES)
 def check_ppo_update(ppo_update, cases=UPDATE_CASES):
     """Los parámetros tras ``ppo_update``, sin recorte que actúe ni parada."""
-    what = "la red tras la fase de actualización"
-    _check_update(ppo_update, cases, UPDATE_MISTAKES, what)
+    for case in cases:
+        _check_update(ppo_update, case, UPDATE_MISTAKES)
 
 
 @exercise(MODULE, "ppo_update", "el recorte del gradiente", uses=_UPDATE_USES)
 def check_ppo_update_clip(ppo_update, cases=UPDATE_CLIP_CASES):
     """Los parámetros tras ``ppo_update`` con un recorte del gradiente que actúa."""
-    what = "la red tras la fase de actualización, con el gradiente recortado"
-    _check_update(ppo_update, cases, UPDATE_CLIP_MISTAKES + UPDATE_MISTAKES, what)
+    mistakes = UPDATE_CLIP_MISTAKES + UPDATE_MISTAKES
+    for case in cases:
+        _check_update(ppo_update, case, mistakes, ", con el gradiente recortado")
 
 
 @exercise(MODULE, "ppo_update", "la parada temprana por la KL", uses=_UPDATE_USES)
 def check_ppo_update_kl(ppo_update, cases=UPDATE_KL_CASES):
     """Las épocas que hace ``ppo_update`` con ``target_kl`` y los parámetros."""
-    what = "la red tras la fase de actualización, con parada temprana"
     mistakes = UPDATE_KL_MISTAKES + UPDATE_MISTAKES
-    _check_update(ppo_update, cases, mistakes, what, check_epochs=True)
+    for case in cases:
+        _check_update(ppo_update, case, mistakes, ", con parada temprana", True)
 
 
 # -- Ejercicios 5–8 · el cuestionario (helpers/checks/quiz.py) -----------------

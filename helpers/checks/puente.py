@@ -1,9 +1,4 @@
-"""Comprobaciones del módulo 09 · El puente: del modelo diminuto a transformers y TRL.
-
-Tensores pequeños con semilla y, en la acumulación, un GPT-2 diminuto con pesos
-fijos. Casi todas las variantes de los errores típicos son las referencias de
-``helpers.puente`` con otra entrada (logits desplazados, otro ``loss_type``…).
-"""
+"""Comprobaciones del módulo 09 · El puente: del modelo diminuto a transformers."""
 
 from __future__ import annotations
 
@@ -22,6 +17,7 @@ from helpers.checks import (
     check_gradients,
     close,
     compare_parameters,
+    diagnoses,
     exercise,
     fail,
     on_output,
@@ -30,6 +26,7 @@ from helpers.checks import (
     same_parameters,
     tensor,
     values_check,
+    with_args,
     with_messages,
 )
 from helpers.formatting import significant
@@ -40,6 +37,19 @@ MODULE = "09_puente"
 VOCAB = 15  # el alfabeto del curso (relleno incluido)
 PAD_ID = 0
 
+#: Lo que dicen las reglas de este tema que no son una fila (``fail`` a mano).
+SAYS = diagnoses(
+    """
+lp_not_a_tensor: response_log_probs debe devolver un tensor de PyTorch (B, T); devolvió
+    {kind}.
+acc_resets_grad: Con gradientes de antes en .grad, los tuyos no son los de antes más los
+    del lote: accumulate_gradients no debe poner .grad a 0 (ni antes ni dentro del
+    bucle); quien la llama decide cuándo.
+ig_not_bool: informative_groups debe devolver un tensor booleano (para indexar el lote
+    con él); devolvió {kind}. Una comparación (!=, >) ya da booleanos.
+"""
+)
+
 
 def _lengths_mask(lengths: list[int], width: int) -> torch.Tensor:
     return (torch.arange(width) < torch.tensor(lengths)[:, None]).float()
@@ -48,9 +58,9 @@ def _lengths_mask(lengths: list[int], width: int) -> torch.Tensor:
 def _padded(seed: int, lengths: list[int], width: int, fill: float = 0.0):
     """``(values, mask)``: filas de las longitudes dadas y ``fill`` en el relleno."""
     generator = torch.Generator().manual_seed(seed)
-    values = torch.randn(len(lengths), width, generator=generator)
     mask = _lengths_mask(lengths, width)
-    return torch.where(mask.bool(), values, torch.full_like(values, fill)), mask
+    values = torch.randn(len(lengths), width, generator=generator)
+    return values.masked_fill(mask == 0, fill), mask
 
 
 # --- Ejercicio 1 · log-probabilidades por token desde los logits de HF
@@ -59,8 +69,8 @@ def _padded(seed: int, lengths: list[int], width: int, fill: float = 0.0):
 def log_probs_case(
     seed: int, prompt_len: int, lengths: list[int], width: int, pad_id: int = PAD_ID
 ):
-    """``(logits, input_ids, prompt_len, mask)``: B respuestas de las
-    longitudes dadas, rellenadas a la derecha hasta ``width`` con ``pad_id``."""
+    """``(logits, input_ids, prompt_len, mask)``: B respuestas de las longitudes
+    dadas, rellenadas a la derecha hasta ``width`` con ``pad_id``."""
     generator = torch.Generator().manual_seed(seed)
     total = prompt_len + width
     logits = 2 * torch.randn(len(lengths), total, VOCAB, generator=generator)
@@ -70,76 +80,70 @@ def log_probs_case(
     return logits, input_ids, prompt_len, mask
 
 
-def _read(transform):
-    """Cada token leído en ``transform`` de sus logits (sin log_softmax, otro eje)."""
+def _read(transform):  # cada token leído en transform(logits), sin log_softmax
     return lambda z, ids, P, m: (
         transform(z[:, P - 1 : -1]).gather(-1, ids[:, P:, None]).squeeze(-1) * m
     )
 
 
-def _shifted(logits: int = 0, tokens: int = 0):
-    """La referencia con los logits o los tokens desplazados una posición."""
+def _shifted(logits: int = 0, tokens: int = 0):  # desplazados una posición
     return lambda z, ids, P, m: ref_log_probs(
         z.roll(-logits, 1), ids.roll(tokens, 1), P, m
     )
 
 
-def _lp_unmasked(logits, input_ids, prompt_len, mask):
-    return ref_log_probs(logits, input_ids, prompt_len)
-
-
-_WRONG_SHAPE = Mistake(
-    "lp_wrong_shape",
-    on_output(ref_log_probs, lambda out: out[..., None], "(B, T, 1)"),
-    "Sobra el último eje, el de gather: quítalo con squeeze(-1). Sale (B, T), "
-    "una columna por token de la respuesta (input_ids[:, P:]).",
+_READ_AT = (
+    "los tokens de la respuesta, input_ids[:, P:], se leen en logits[:, P − 1 : −1]"
 )
+_WHERE = "Elige con torch.where(mask.bool(), log_probs, 0) (o masked_fill)"
 
-check_response_log_probs = values_check(
-    MODULE,
-    "response_log_probs",
-    ref_log_probs,
-    with_messages(
-        """
-lp_no_shift: Falta el desplazamiento: los logits de la posición t predicen el token t +
-    1. El token de la respuesta en la posición P + j se lee en los logits de la posición
-    P + j − 1: logits[:, P − 1 : −1].
+# Las dos últimas filas son las de la celda de la forma y el relleno.
+*_LP_MISTAKES, _WRONG_SHAPE, _PADDING_NOT_ZERO = with_messages(
+    f"""
+lp_no_shift: Falta el desplazamiento: los logits de la posición t predicen el token
+    t + 1, así que {_READ_AT}.
 lp_labels_shifted_too: Desplazaste los logits y también los tokens: así cada logit
-    «predice» el token que ya tenía delante. Los logits van de P − 1 a −1 y los tokens
-    que se leen son los de la respuesta, input_ids[:, P:].
+    «predice» el token que ya tenía delante. Los tokens no se desplazan: {_READ_AT}.
 lp_shift_backwards: Desplazaste al revés: lees el token de la posición t en los logits
-    de t + 1, que ya lo tenían delante. Son los logits de t − 1 los que predicen el
-    token t: los de la respuesta, input_ids[:, P:], se leen en logits[:, P − 1 : −1].
+    de t + 1, que ya lo tenían delante. Los de t − 1 lo predicen: {_READ_AT}.
 lp_raw_logits: Devuelves el logit del token, no su log-probabilidad: pasa los logits por
     log_softmax sobre el vocabulario (el último eje) antes de elegir.
 lp_probabilities: Devuelves probabilidades (softmax), no log-probabilidades: usa
     log_softmax (más estable que log(softmax(...))).
-lp_unmasked: En el relleno debe salir 0. Elige con torch.where(mask.bool(), log_probs,
-    0) (o masked_fill): multiplicar por la máscara no basta, porque en el relleno puede
-    haber −∞ o nan, y 0 · (−∞) = nan.
+lp_unmasked: En el relleno debe salir 0. {_WHERE}: multiplicar por la máscara no basta,
+    porque en el relleno puede haber −∞ o nan, y 0 · (−∞) = nan.
 lp_wrong_dim: El log_softmax va sobre el vocabulario, el último eje (dim=-1): sobre otro
     eje reparte la probabilidad entre posiciones (dim=1) o entre las respuestas del lote
     (dim=0), no entre tokens.
+lp_wrong_shape: Sobra el último eje, el de gather: quítalo con squeeze(-1). Sale (B, T),
+    una columna por token de la respuesta (input_ids[:, P:]).
+lp_padding_not_zero: En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el
+    id que haya en input_ids: el relleno lo dice la máscara, no el id (el del relleno no
+    tiene por qué ser 0). {_WHERE}.
 """,
-        Mistake("lp_no_shift", _shifted(logits=1), ...),
-        Mistake("lp_labels_shifted_too", _shifted(tokens=1), ...),
-        Mistake("lp_shift_backwards", _shifted(logits=1, tokens=1), ...),
-        Mistake("lp_raw_logits", _read(lambda x: x), ...),
-        Mistake("lp_probabilities", _read(lambda x: x.softmax(dim=-1)), ...),
-        Mistake("lp_unmasked", _lp_unmasked, ...),
-        Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=1)), ...),
-        Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=0)), ...),
-        _WRONG_SHAPE,
+    Mistake("lp_no_shift", _shifted(logits=1), ...),
+    Mistake("lp_labels_shifted_too", _shifted(tokens=1), ...),
+    Mistake("lp_shift_backwards", _shifted(logits=1, tokens=1), ...),
+    Mistake("lp_raw_logits", _read(lambda x: x), ...),
+    Mistake("lp_probabilities", _read(lambda x: x.softmax(dim=-1)), ...),
+    Mistake("lp_unmasked", with_args(ref_log_probs, mask=None), ...),
+    Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=1)), ...),
+    Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=0)), ...),
+    Mistake(
+        "lp_wrong_shape", on_output(ref_log_probs, lambda x: x[..., None], "3D"), ...
     ),
-    [
-        log_probs_case(0, 3, [5, 2, 4], 5),
-        log_probs_case(1, 6, [4, 4], 4),
-        log_probs_case(2, 2, [1, 3, 6, 2], 6),
-        log_probs_case(3, 4, [3], 5),  # B = 1: cada eje da otra cosa
-    ],
-    aspect="los valores",
-    doc="Los valores de ``response_log_probs(logits, ids, prompt_len, mask)``.",
-    atol=1e-5,
+    Mistake("lp_padding_not_zero", with_args(ref_log_probs, mask=None), ...),
+)
+
+_LP = (MODULE, "response_log_probs", ref_log_probs)
+_LP_CASES = [
+    log_probs_case(0, 3, [5, 2, 4], 5),
+    log_probs_case(1, 6, [4, 4], 4),
+    log_probs_case(2, 2, [1, 3, 6, 2], 6),
+    log_probs_case(3, 4, [3], 5),  # B = 1: cada eje da otra cosa
+]
+check_response_log_probs = values_check(
+    *_LP, [*_LP_MISTAKES, _WRONG_SHAPE], _LP_CASES, aspect="los valores", atol=1e-5
 )
 
 
@@ -151,38 +155,17 @@ def _padding_logits(args: dict) -> torch.Tensor:
 
 
 def _on_padding(out, logits, input_ids, prompt_len, mask):
-    """Lo que devuelve en el relleno, con 0 en lo demás (esta celda mira la
-    forma y el relleno; los valores tienen la suya), si es un tensor."""
+    """Lo que devuelve en el relleno, con 0 en lo demás (los valores tienen su
+    celda), si es un tensor."""
     if not isinstance(out, torch.Tensor):
-        fail(
-            "response_log_probs debe devolver un tensor de PyTorch (B, T); "
-            f"devolvió {type(out).__name__}.",
-            "lp_not_a_tensor",
-        )
-    if out.shape != mask.shape:
-        return out
-    return torch.where(mask.bool(), torch.zeros_like(out), out)
+        SAYS["lp_not_a_tensor"].fail(kind=type(out).__name__)
+    return out.masked_fill(mask.bool(), 0) if out.shape == mask.shape else out
 
 
 check_response_log_probs_shape = values_check(
-    MODULE,
-    "response_log_probs",
-    ref_log_probs,
-    [
-        Mistake(
-            "lp_padding_not_zero",
-            _lp_unmasked,
-            "En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el id que "
-            "haya en input_ids: el relleno lo dice la máscara, no el id (el del "
-            "relleno no tiene por qué ser 0). Elige con torch.where(mask.bool(), "
-            "log_probs, 0) (o masked_fill).",
-        ),
-        _WRONG_SHAPE,
-    ],
-    [
-        log_probs_case(0, 3, [5, 2, 4], 5, VOCAB - 1),
-        log_probs_case(1, 6, [4, 1], 4, VOCAB - 1),
-    ],
+    *_LP,
+    [_PADDING_NOT_ZERO, _WRONG_SHAPE],
+    [log_probs_case(*c, VOCAB - 1) for c in [(0, 3, [5, 2, 4], 5), (1, 6, [4, 1], 4)]],
     check_name="check_response_log_probs_shape",
     aspect="la forma y el relleno",
     doc="Un tensor ``(B, T)`` con 0 en el relleno, haya el id que haya (otro que 0: "
@@ -202,8 +185,8 @@ check_response_log_probs_shape = values_check(
 
 @exercise(MODULE, "response_log_probs", "el gradiente")
 def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
-    """El gradiente respecto a los logits es el de la referencia (la respuesta
-    se lleva a la forma de la máscara: la forma se califica en su celda)."""
+    """El gradiente respecto a los logits es el de la referencia (la respuesta se
+    lleva a la forma de la máscara: la forma se califica en su celda)."""
 
     def reshaped(logits, input_ids, prompt_len, mask):
         out = response_log_probs(logits, input_ids, prompt_len, mask)
@@ -213,7 +196,7 @@ def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
     check_gradients(
         reshaped,
         "response_log_probs",
-        [case or log_probs_case(0, 3, [5, 2, 4], 5)],
+        [case or _LP_CASES[0]],
         ref_log_probs,
         wrt={"logits": MUST},
         prefix="lp",
@@ -234,7 +217,6 @@ def _mm_divides_by_all(values, mask, dim=None):
 
 
 def _masked_mean_with(dim=lambda dim: dim, mask=lambda mask: mask):
-    """La referencia con otro eje, ``dim(dim)``, u otra máscara, ``mask(mask)``."""
     return lambda v, m, d=None: plumbing.masked_mean(v, mask(m), dim(d))
 
 
@@ -263,40 +245,23 @@ mm_dim_zero_as_none: Con dim=0 devolviste la media de todo: 0 es un eje (el prim
 )
 
 _MASKED_CASES = [_padded(0, [4, 2, 3], 4, 5.0), _padded(1, [1, 5], 5, -3.0)]
-_MASKED_CASES.append(
-    tuple(
-        torch.stack(pair)
-        for pair in zip(_padded(6, [2, 3], 3), _padded(7, [1, 3], 3), strict=True)
-    )
-)
+_STACKED = zip(_padded(6, [2, 3], 3), _padded(7, [1, 3], 3), strict=True)
+_MASKED_CASES.append(tuple(torch.stack(pair) for pair in _STACKED))  # (2, 2, 3)
+_MM = (MODULE, "masked_mean", plumbing.masked_mean, _MASKED_MISTAKES, _MASKED_CASES)
 
 
-def _masked_mean_check(padding: str, aspect: str, mistake: str, name=None):
+def _masked_mean_check(padding: str, aspect: str, suffix: str = "", *, mistake: str):
     """``masked_mean(values, mask, dim)`` en cada eje, con ``padding`` en el relleno."""
-    return values_check(
-        MODULE,
-        "masked_mean",
-        plumbing.masked_mean,
-        _MASKED_MISTAKES,
-        _MASKED_CASES,
-        check_name=name,
-        aspect=aspect,
-        doc=f"``masked_mean(values, mask, dim)`` en cada eje, con {aspect}.",
-        masked=Masked(
-            "mask", ("values",), padding, mistake, axis="dim", transposed=True
-        ),
-        atol=1e-5,
-    )
+    masked = Masked("mask", ("values",), padding, mistake, axis="dim", transposed=True)
+    name = f"check_masked_mean{suffix}"
+    return values_check(*_MM, check_name=name, aspect=aspect, masked=masked, atol=1e-5)
 
 
 check_masked_mean = _masked_mean_check(
     "finite", "relleno finito", mistake="mm_counts_padding"
 )
 check_masked_mean_nonfinite = _masked_mean_check(
-    "any",
-    "relleno con nan e inf",
-    mistake="mm_multiplies_mask",
-    name="check_masked_mean_nonfinite",
+    "any", "relleno con nan e inf", "_nonfinite", mistake="mm_multiplies_mask"
 )
 
 
@@ -366,8 +331,8 @@ def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> N
 
 
 def tiny_gpt2(seed: int = 0):
-    """Un GPT-2 de una capa, configurado como el modelo del curso convertido, con
-    pesos fijos y sin tocar el estado aleatorio global."""
+    """Un GPT-2 de una capa como el modelo del curso convertido, con pesos fijos
+    y sin tocar el estado aleatorio global."""
     from transformers import GPT2LMHeadModel
 
     from helpers.puente.convert import gpt2_config
@@ -410,9 +375,7 @@ def _reweighted(weight, ones: bool = False):
     return variant
 
 
-def _zero_grad_inside(model, *args):
-    """La referencia con ``model.zero_grad()`` en cada micro-lote."""
-
+def _zero_grad_inside(model, *args):  # con model.zero_grad() en cada micro-lote
     def zeroing(*inputs):
         model.zero_grad()
         return ref_log_probs(*inputs)
@@ -421,18 +384,19 @@ def _zero_grad_inside(model, *args):
     return variant(model, *args)
 
 
-#: La pérdida, que se repite en los mensajes.
+#: Textos que se repiten en los mensajes.
 _LOSS = "−Σ A · log π / N"
+_EACH = "cada una ya va dividida entre los tokens del lote entero"
+_WHOLE = "Divide cada trozo entre los tokens de todo el lote, mask.sum()."
 
 _ACCUMULATE_MISTAKES = with_messages(
     f"""
 acc_mean_of_means: Cada micro-lote se normaliza entre sus propios tokens y luego divides
     entre k: es la media de k medias, que solo coincide con la del lote entero si todos
     los micro-lotes tienen los mismos tokens (el fallo de acumulación que transformers
-    corrigió en 2024). Divide cada trozo entre los tokens de todo el lote, mask.sum().
+    corrigió en 2024). {_WHOLE}
 acc_local_tokens: Cada micro-lote se normaliza entre sus propios tokens: así la suma
-    pesa k veces más y los trozos con menos tokens pesan más por token. Divide cada
-    trozo entre los tokens de todo el lote, mask.sum().
+    pesa k veces más y los trozos con menos tokens pesan más por token. {_WHOLE}
 acc_zero_grad_inside: Pones los gradientes a 0 dentro del bucle: solo sobrevive el
     último micro-lote. backward() suma en .grad; deja que sume.
 acc_counts_padding: Cuentas los tokens de relleno: sus log-probabilidades entran en la
@@ -504,9 +468,6 @@ def check_accumulate_gradients(
         )
 
 
-_EACH = "cada una ya va dividida entre los tokens del lote entero"
-
-
 @exercise(MODULE, "accumulate_gradients", "los micro-lotes y lo devuelto", uses=_USES)
 def check_accumulate_gradients_microbatches(
     accumulate_gradients, batch=ACCUMULATE_BATCH, ks=(2, 4), seed: int = 0
@@ -527,31 +488,22 @@ def check_accumulate_gradients_microbatches(
         want = procedure.run(plumbing.accumulate_gradients)[0][1]
         if close(value, want, atol=1e-5):
             continue
-        hints = {  # L · factor = lo esperado
-            -1: f"Sale con el signo cambiado: L = {_LOSS}.",
-            k: f"Es {k} veces menos: devolviste la media de las pérdidas de los "
-            f"micro-lotes, y L es su suma ({_EACH}).",
-        }
-        hint = next(
-            (hint for f, hint in hints.items() if close(value * f, want, atol=1e-5)),
-            f"Devuelve la suma de las pérdidas de los micro-lotes ({_EACH}).",
-        )
-        fail(
-            f"Con k = {k}, devolviste L = {significant(value)} y era "
-            f"{significant(want)}. {hint}",
-            "acc_wrong_value",
-        )
+        hint = f"Devuelve la suma de las pérdidas de los micro-lotes ({_EACH})."
+        if close(-value, want, atol=1e-5):
+            hint = f"Sale con el signo cambiado: L = {_LOSS}."
+        elif close(value * k, want, atol=1e-5):
+            hint = (
+                f"Es {k} veces menos: devolviste la media de las pérdidas de los "
+                f"micro-lotes, y L es su suma ({_EACH})."
+            )
+        shown = f"devolviste L = {significant(value)} y era {significant(want)}"
+        fail(f"Con k = {k}, {shown}. {hint}", "acc_wrong_value")
     preset = _accumulation(batch, ks[0], seed, preset=True)
     runs = [
         preset.run(f)[0] for f in (accumulate_gradients, plumbing.accumulate_gradients)
     ]
     if not same_parameters(runs[0][0], runs[1][0], atol=1e-7):
-        fail(
-            "Con gradientes de antes en .grad, los tuyos no son los de antes más "
-            "los del lote: accumulate_gradients no debe poner .grad a 0 (ni "
-            "antes ni dentro del bucle); quien la llama decide cuándo.",
-            "acc_resets_grad",
-        )
+        SAYS["acc_resets_grad"].fail()
 
 
 # --- Ejercicio 5 · saltarse los grupos sin señal
@@ -618,15 +570,10 @@ ig_batch_std: Miras la variación del lote entero: lo que cuenta es la de cada g
 @exercise(MODULE, "informative_groups")
 def check_informative_groups(informative_groups, cases=None) -> None:
     """``informative_groups(rewards, group_size)``: máscara booleana ``(B,)``."""
-    cases = cases or _INFORMATIVE_CASES
-    name, reference = "informative_groups", plumbing.informative_groups
+    cases, name = cases or _INFORMATIVE_CASES, "informative_groups"
+    reference = plumbing.informative_groups
     check_cases(informative_groups, name, cases, reference, _INFORMATIVE_MISTAKES)
     got = call(informative_groups, name, *cases[0])
     if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
         dtype = f" de {got.dtype}" if isinstance(got, torch.Tensor) else ""
-        fail(
-            "informative_groups debe devolver un tensor booleano (para indexar el "
-            f"lote con él); devolvió {type(got).__name__}{dtype}. Una comparación "
-            "(!=, >) ya da booleanos.",
-            "ig_not_bool",
-        )
+        SAYS["ig_not_bool"].fail(kind=type(got).__name__ + dtype)
