@@ -1,9 +1,5 @@
-"""Comprobaciones del módulo 04 · Varianza y líneas base.
-
-Las variantes de los errores típicos son las referencias de
-``helpers.baselines`` con otra entrada, con una pieza cambiada o con la salida
-cambiada; solo se escribe a mano el error que vive dentro de la cuenta.
-"""
+"""Comprobaciones del módulo 04 · Varianza y líneas base. Cada error típico es la
+referencia con otra entrada, pieza o salida, salvo el que vive dentro de la cuenta."""
 
 from __future__ import annotations
 
@@ -30,7 +26,6 @@ from helpers.checks import (
     compare_parameters,
     diagnoses,
     exercise,
-    fail,
     negated,
     on_output,
     patched,
@@ -69,31 +64,24 @@ SCORE_STABLE_CASES = [
 
 SCORE_MISTAKES = with_messages(
     """
-score_sign: El signo está al revés: el peso es (R − b), no (b − R), y ∇log π(a) =
-    one_hot(a) − π. Con el signo cambiado, lo que sale mejor que la línea base se vuelve
-    menos probable.
+score_sign: El signo está al revés: el peso es R − b (no b − R) y ∇log π(a) = one_hot(a)
+    − π. Si no, lo que sale mejor que la línea base se vuelve menos probable.
 score_baseline_added: Sumaste la línea base: el peso es R − b.
 score_no_baseline: No restaste la línea base: el peso de cada muestra es R_i − b_i.
 score_no_minus_pi: Falta restar π: ∇_θ log softmax(θ)[a] = one_hot(a) − π.
 score_grad_pi: Eso es ∇π(a), no ∇log π(a) = one_hot(a) − π: no multipliques por π(a).
-score_mean_weight: Cada muestra lleva su propio peso R_i − b_i, no la media de los
-    pesos.
+score_mean_weight: Cada muestra lleva su propio peso, R_i − b_i, no la media de todos.
 score_returns_mean: Parece la media de las estimaciones. Queremos una fila por muestra,
     forma (N, A), para poder medir su varianza.
-score_overflow: Con logits grandes, exp(θ) desborda (exp(710) ya es inf) y inf/inf da
-    NaN. Restar a θ una misma constante no cambia la softmax: réstale su máximo antes de
-    exp.
+score_overflow: Con logits grandes, exp(θ) desborda (exp(710) = inf) e inf/inf da NaN.
+    Restar a θ una constante no cambia la softmax: réstale su máximo antes de exp.
 """,
     Mistake("score_sign", negated(_score), ...),
     Mistake("score_baseline_added", lambda t, a, r, b: _score(t, a, r, -b), ...),
     Mistake("score_no_baseline", lambda t, a, r, b: _score(t, a, r), ...),
     Mistake("score_no_minus_pi", patched(_score, softmax_policy=np.zeros_like), ...),
     Mistake("score_grad_pi", lambda t, a, r, b: _score(t, a, (r - b) * _pi(t)[a]), ...),
-    Mistake(
-        "score_mean_weight",
-        lambda t, a, r, b: _score(t, a, 0 * r + np.mean(r - b)),
-        ...,
-    ),
+    Mistake("score_mean_weight", lambda t, a, r, b: _score(t, a, np.mean(r - b)), ...),
     Mistake("score_returns_mean", on_output(_score, lambda g: g.mean(0), "media"), ...),
     Mistake(
         "score_overflow",
@@ -116,9 +104,7 @@ check_score_gradients_stable = values_check(
 
 def _episodes(*pairs):
     """``(rewards, scores)`` de episodios escritos a mano: listas de arrays."""
-    return tuple(
-        [np.array(x, float) for x in part] for part in zip(*pairs, strict=True)
-    )
+    return tuple([np.array(x, float) for x in p] for p in zip(*pairs, strict=True))
 
 
 CAUSAL_CASES = [
@@ -142,38 +128,34 @@ CAUSAL_CASES = [
 
 _variances = baselines.estimator_variances
 
+CAUSAL_SAYS = diagnoses(
+    """
+variances_not_a_pair: estimator_variances debe devolver dos números, (varianza con el
+    retorno entero, varianza con la recompensa futura)
+variance_not_a_number: {name} varianza tiene forma {shape}: debe ser un solo número, la
+    suma de las varianzas de las P componentes (sobre los N episodios).
+"""
+)
+
 
 def _numbers(out, *args):
     """Las dos varianzas del estudiante, o un fallo que dice qué se esperaba."""
-    promised = (
-        "estimator_variances debe devolver dos números, (varianza con el retorno "
-        "entero, varianza con la recompensa futura)"
-    )
+    promised = CAUSAL_SAYS["variances_not_a_pair"].message
     pair = as_tuple(out, 2, promised, mistake="variances_not_a_pair")
     for name, value in zip(("La primera", "La segunda"), pair, strict=True):
-        # La forma antes que el tipo: a un array de P varianzas no le sirve
-        # float(...), le falta sumarlas.
-        array = as_array(value, "El resultado")
-        if array.size != 1:
-            fail(
-                f"{name} varianza tiene forma {array.shape}: cada varianza es un solo "
-                "número, la suma de las varianzas de las P componentes de las N "
-                "estimaciones (una por episodio).",
-                "variance_not_a_number",
-            )
+        # La forma antes que el tipo: a P varianzas no les vale float(), falta sumarlas.
+        if (array := as_array(value, "El resultado")).size != 1:
+            CAUSAL_SAYS["variance_not_a_number"].fail(name=name, shape=array.shape)
         python_number(value, f"{name} varianza")
     return pair
 
 
 def _changed(index, rewards=lambda r: r, scores=lambda s: s):
-    """La referencia con la varianza ``index`` de otros episodios (cada
-    ``rewards(r)`` y ``scores(s)``), y la otra intacta."""
+    """La referencia con la varianza ``index`` de otros episodios (``rewards(r)``…)."""
 
-    def estimator_variances(all_rewards, all_scores):
-        out = list(_variances(all_rewards, all_scores))
-        out[index] = _variances(map(rewards, all_rewards), map(scores, all_scores))[
-            index
-        ]
+    def estimator_variances(rs, ss):
+        out = list(_variances(rs, ss))
+        out[index] = _variances(map(rewards, rs), map(scores, ss))[index]
         return tuple(out)
 
     return estimator_variances
@@ -187,8 +169,7 @@ def _spread(variance):
 CAUSAL_MISTAKES = with_messages(
     """
 to_go_past: En el segundo estimador sumaste las recompensas hasta t (el pasado,
-    np.cumsum hacia delante). La recompensa futura es Σ_{k≥t} r_k: suma desde el final
-    del episodio hacia atrás.
+    np.cumsum hacia delante). La recompensa futura, Σ_{k≥t} r_k, se suma desde el final.
 to_go_without_own_reward: Dejaste fuera la recompensa del propio paso: la acción a_t sí
     causa r_t, así que la recompensa futura de t es Σ_{k≥t} r_k, con r_t incluida.
 to_go_reversed: Las sumas de la recompensa futura están en el orden al revés: tras sumar
@@ -204,8 +185,7 @@ variance_ddof1: Dividiste por N − 1; el enunciado pide la varianza total divid
 variance_not_centered: No restaste la media ḡ de las estimaciones: eso es E[‖g‖²]. La
     varianza mide la dispersión alrededor de la media: (1/N) Σ_i ‖g_i − ḡ‖².
 variance_flattened: np.var sin axis aplana las estimaciones y usa una sola media para
-    todas las componentes. Es la varianza de cada componente (sobre los episodios),
-    sumada.
+    todas las componentes; suma la varianza de cada una (sobre los episodios).
 variance_mean_of_components: Promediaste las varianzas de las componentes; se suman (la
     traza de la covarianza).
 """,
@@ -217,10 +197,9 @@ variance_mean_of_components: Promediaste las varianzas de las componentes; se su
     ),
     Mistake("to_go_reversed", _changed(1, scores=lambda s: s[::-1]), ...),
     Mistake("full_uses_to_go", lambda r, s: (_variances(r, s)[1],) * 2, ...),
+    # np.eye(T, 1) · s: solo la fila del primer paso.
     Mistake(
-        "full_first_step_only",
-        _changed(0, scores=lambda s: s * (np.arange(len(s)) == 0)[:, None]),
-        ...,
+        "full_first_step_only", _changed(0, scores=lambda s: np.eye(len(s), 1) * s), ...
     ),
     Mistake("full_mean_reward", _changed(0, lambda r: r / len(r)), ...),
     Mistake("variance_ddof1", _spread(lambda g: np.var(g, 0, ddof=1).sum()), ...),
@@ -233,14 +212,11 @@ variance_mean_of_components: Promediaste las varianzas de las componentes; se su
 def _check_causal(estimator_variances, cases, index: int) -> None:
     cases = list(cases)
     call(estimator_variances, "estimator_variances", *cases[0])
-    want = [_variances(*case)[index] for case in cases]
     # Solo las filas que cambian esta varianza: una que da lo de la referencia
     # se parecería a cualquier respuesta casi correcta (redondeada, por ejemplo).
-    rows = [
-        m
-        for m in CAUSAL_MISTAKES
-        if not np.allclose([m.variant(*case)[index] for case in cases], want)
-    ]
+    at = lambda f: [f(*case)[index] for case in cases]  # noqa: E731
+    want = at(_variances)
+    rows = [m for m in CAUSAL_MISTAKES if not np.allclose(at(m.variant), want)]
     shown = f"estimator_variances(...)[{index}]"
     view = lambda out, *args: _numbers(out)[index]  # noqa: E731
     check_cases(estimator_variances, shown, cases, _variances, rows, view=view)
@@ -264,10 +240,9 @@ NORMALIZE_CASES = [
     (np.array(r, float),)
     for r in ([500, 520, 480, 540], [8, 2], [-3, 0, 12, 1.5, 0.5], [0, 0, 1])
 ]
-#: Lotes en que todos los retornos son iguales (σ = 0), junto a uno normal:
-#: devolver ceros siempre no basta. El 0,1 no es exacto en binario: la
-#: desviación de tres retornos de 0,1 sale minúscula, pero no 0, y ``std == 0``
-#: no la ve.
+#: Lotes con todos los retornos iguales (σ = 0), junto a uno normal: devolver ceros
+#: siempre no basta. Tres retornos de 0,1 (no exacto en binario) dan una σ minúscula
+#: pero no 0, que ``std == 0`` no ve.
 NORMALIZE_CONSTANT_CASES = [
     (np.array(r, float),) for r in ([1] * 4, [8, 2], [5, 5], [-3] * 3, [0.1] * 3)
 ]
@@ -280,29 +255,20 @@ def _ddof1(returns, eps=1e-8):
     return _normalize(returns, eps) * np.sqrt((len(returns) - 1) / len(returns))
 
 
-_NAN = (
-    "Con todos los retornos iguales la desviación es 0 y 0/0 da NaN{}. Si la "
-    "desviación es (casi) cero, devuelve ceros (o suma un ε pequeño, 1e-8, "
-    "a la desviación)."
-)
-
 NORMALIZE_MISTAKES = with_messages(
     """
+zero_std_nan, zero_std_nan_unbiased: Con todos los retornos iguales la desviación es 0 y
+    0/0 da NaN, que contagia la pérdida y los pesos de la red. Si la desviación es
+    (casi) cero, devuelve ceros (o suma un ε pequeño, 1e-8, a la desviación).
 zero_std_exact: Comparaste la desviación con == 0: en coma flotante, unos retornos
-    iguales pueden dar una desviación minúscula pero no nula (con tres retornos de 0,1
-    pasa), y al dividir sale ±1 en lugar de 0. Usa un umbral: si σ < 1e-8, devuelve
-    ceros.
+    iguales pueden dar una desviación minúscula pero no nula (pasa con tres retornos de
+    0,1), y al dividir sale ±1 en vez de 0. Usa un umbral: si σ < 1e-8, devuelve ceros.
 normalize_only_centered: Solo centraste: falta dividir por la desviación típica.
 normalize_only_scaled: Solo dividiste: falta restar la media (lo que borra el pedestal).
-normalize_by_variance: Dividiste por la varianza; se divide por la desviación típica (su
-    raíz).
+normalize_by_variance: Divide por la desviación típica, no por la varianza (σ, no σ²).
 """,
-    Mistake(
-        "zero_std_nan",
-        variant_of(_normalize, eps=0.0),
-        _NAN.format(", que contagia la pérdida, los pesos de la red y todo lo demás"),
-    ),
-    Mistake("zero_std_nan_unbiased", variant_of(_ddof1, eps=0.0), _NAN.format("")),
+    Mistake("zero_std_nan", variant_of(_normalize, eps=0.0), ...),
+    Mistake("zero_std_nan_unbiased", variant_of(_ddof1, eps=0.0), ...),
     Mistake("zero_std_exact", variant_of(_normalize, eps=np.finfo(float).tiny), ...),
     Mistake("normalize_only_centered", lambda r: r - np.mean(r), ...),
     Mistake("normalize_only_scaled", lambda r: r / (np.std(r) + 1e-8), ...),
@@ -342,8 +308,7 @@ loo_includes_own: Incluiste la propia recompensa R_i en la media de su pregunta:
     entonces b_i depende de la acción a_i y el gradiente ya no es insesgado (se encoge
     por (n − 1)/n). Usa solo las otras muestras de la pregunta.
 loo_batch_mean: Usaste la media de todo el lote: mezcla preguntas fáciles y difíciles.
-    La línea base de cada muestra es la media de las otras muestras de su misma
-    pregunta.
+    La línea base de cada muestra es la media de las otras muestras de su pregunta.
 loo_batch_leave_one_out: Dejaste fuera la propia muestra, bien, pero promediaste el lote
     entero: solo cuentan las muestras de la misma pregunta.
 loo_single_nan: Una pregunta con una sola muestra no tiene «otras»: 0/0 = NaN. En ese
@@ -384,15 +349,15 @@ LOSSES_CASES = [
 ]
 
 _losses = baselines.baseline_losses
+_by_step = with_args(_losses, n_episodes=lambda a: len(a.log_probs))  # / M, no / N
 
 
 def _loss(fn, index: int):
     """Solo una de las dos pérdidas de ``fn``."""
-    promised = "baseline_losses debe devolver dos cosas, (policy_loss, value_loss)"
-    pair = functools.partial(
-        as_tuple, n=2, promised=promised, mistake="losses_not_a_pair"
+    promised = LOSSES_SAYS["losses_not_a_pair"].message
+    return functools.wraps(fn)(
+        lambda *a: as_tuple(fn(*a), 2, promised, mistake="losses_not_a_pair")[index]
     )
-    return functools.wraps(fn)(lambda *args: pair(fn(*args))[index])
 
 
 def _summed(fn):
@@ -400,11 +365,10 @@ def _summed(fn):
     return functools.wraps(fn)(lambda *args: torch.as_tensor(fn(*args)).sum())
 
 
-#: Los diagnósticos de los gradientes de las dos pérdidas. La pérdida del
-#: valor que arrastra la de la política se ve también en su valor (la suma de
-#: las dos): su mensaje es el de una fila.
+#: Los diagnósticos de las dos pérdidas; el último es también el de una fila (la suma).
 LOSSES_SAYS = diagnoses(
     """
+losses_not_a_pair: baseline_losses debe devolver dos cosas, (policy_loss, value_loss)
 loss_not_scalar: Cada pérdida debe ser un escalar (un solo número): ¿falta sumar sobre
     los pasos?
 loss_not_connected: policy_loss debe ser un tensor de PyTorch conectado al grafo (para
@@ -430,10 +394,8 @@ def _flow(must: bool, key: str) -> Flow:
 POLICY_MISTAKES = with_messages(
     """
 policy_sign: La ventaja es A = G − V(s): restaste al revés (o falta el signo menos de la
-    pérdida). Con el signo cambiado, lo que sale mejor de lo esperado se vuelve menos
-    probable.
-policy_no_baseline: No restaste la línea base: la pérdida de la política usa A = G −
-    V(s), no G.
+    pérdida). Así, lo que sale mejor de lo esperado se vuelve menos probable.
+policy_no_baseline: No restaste la línea base: el peso es A = G − V(s), no G.
 policy_value_added: Sumaste V(s): la ventaja es G − V(s).
 policy_mean_over_steps: Promediaste sobre los pasos; la pérdida de la política divide
     por N, el número de episodios (como en el módulo 03).
@@ -442,16 +404,13 @@ policy_not_divided: ¿Olvidaste dividir por n_episodes?
     Mistake("policy_sign", lambda lp, v, g, n: -_losses(lp, v, g, n)[0], ...),
     Mistake("policy_no_baseline", lambda lp, v, g, n: _losses(lp, 0 * v, g, n)[0], ...),
     Mistake("policy_value_added", lambda lp, v, g, n: _losses(lp, -v, g, n)[0], ...),
-    Mistake(
-        "policy_mean_over_steps", lambda lp, v, g, n: _losses(lp, v, g, len(lp))[0], ...
-    ),
+    Mistake("policy_mean_over_steps", lambda *args: _by_step(*args)[0], ...),
     Mistake("policy_not_divided", lambda lp, v, g, n: _losses(lp, v, g, 1)[0], ...),
 )
 
 VALUE_MISTAKES = with_messages(
     """
-value_sum: La pérdida del valor es la media de (V(s_t) − G_t)² sobre los pasos, no la
-    suma.
+value_sum: La pérdida del valor es la media de (V − G)² sobre los pasos, no la suma.
 value_divided_by_episodes: La pérdida del valor es la media sobre los M pasos, no sobre
     los N episodios: (1/M) Σ (V(s_t) − G_t)².
 value_absolute: Eso es el error absoluto medio; se pide el cuadrático, (V − G)².
@@ -476,8 +435,7 @@ value_square_of_mean: Elevaste al cuadrado la media de los errores; es la media 
 
 @exercise(MODULE, "baseline_losses")
 def check_baseline_losses(baseline_losses, cases=LOSSES_CASES) -> None:
-    """Comprueba los valores de ``baseline_losses(log_probs, values, returns,
-    n_episodes)``."""
+    """Comprueba los valores de las dos pérdidas de ``baseline_losses``."""
     for index, rows in enumerate((POLICY_MISTAKES, VALUE_MISTAKES)):
         student, reference = (
             _summed(_loss(f, index)) for f in (baseline_losses, _losses)
@@ -526,9 +484,8 @@ _UPDATE_USES = {"baseline_losses": _losses}
 
 
 def _update_state(seed: int, lengths, value_epochs: int, value_kind: str) -> tuple:
-    """Los argumentos de ``baseline_update``, nuevos y fijos por semilla: las dos
-    redes llegan con gradientes de una pasada anterior, como en un bucle."""
-    steps = sum(lengths)
+    """Los argumentos, fijos por semilla; las redes traen gradientes de antes."""
+    steps, adam = sum(lengths), value_kind == "adam"
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         policy = reinforce.CategoricalPolicy(4, 2, hidden=8)
@@ -538,11 +495,8 @@ def _update_state(seed: int, lengths, value_epochs: int, value_kind: str) -> tup
         obs, actions = torch.randn(steps, 4), torch.randint(2, (steps,))
         returns = 1 + 4 * torch.rand(steps)
     episodes = training.Episodes(obs, actions, torch.ones(steps), list(lengths))
-    value_opt = (
-        torch.optim.Adam(value_net.parameters(), lr=0.02)
-        if value_kind == "adam"
-        else torch.optim.SGD(value_net.parameters(), lr=0.05)
-    )
+    optimizer, lr = (torch.optim.Adam, 0.02) if adam else (torch.optim.SGD, 0.05)
+    value_opt = optimizer(value_net.parameters(), lr=lr)
     policy_opt = torch.optim.SGD(policy.parameters(), lr=0.1)
     return policy, value_net, policy_opt, value_opt, episodes, returns, value_epochs
 
@@ -558,15 +512,14 @@ update_advantages_shape: baseline_update debe devolver las ventajas de los {step
 update_wrong_advantages: La política queda bien, pero las ventajas que devuelves no son
     las que usó: G_t − V(s_t) con la V de antes de ajustarla (¿las recalculaste después
     de los pasos de V?).
-update_step_count: Con value_epochs = {epochs}, la política dio {policy} pasos y V dio
-    {value}, con {backwards} backward() que le llegaron: deben ser 1 paso de la política
-    y {epochs} de V, cada uno tras un backward() de la pérdida del valor (ninguno de la
-    de la política).
+update_step_count: Con value_epochs = {epochs}, la política dio {got.steps[0]} pasos y V
+    dio {got.steps[1]}, con {got.backwards} backward() que le llegaron: deben ser 1 paso
+    de la política y {epochs} de V, cada uno tras un backward() de la pérdida del valor
+    (ninguno de la de la política).
 """
 )
 
-#: Lo que deja una llamada: los parámetros, lo devuelto, los pasos (política,
-#: V), los ``backward()`` que llegan a V y el caso.
+#: Lo que deja una llamada: ``steps``, de la política y de V; ``backwards``, a V.
 _Updated = namedtuple("_Updated", "policy value advantages steps backwards case")
 
 
@@ -586,8 +539,7 @@ def _run_update(function, case) -> _Updated:
 
 
 def _muted(net: str, method: str, first: int = 0):
-    """La referencia con ``method`` del optimizador de ``net`` que solo actúa
-    las ``first`` primeras veces (0: nunca)."""
+    """La referencia con ``<net>_optimizer.<method>`` solo las ``first`` veces."""
 
     def stand_in(call):
         real, left = getattr(call, f"{net}_optimizer"), iter(range(first))
@@ -599,20 +551,21 @@ def _muted(net: str, method: str, first: int = 0):
 
 
 def _fit_first(*args):
-    """``value_epochs`` pasos de V (la política quieta) y después la
-    actualización, con esa V ya ajustada y sin más pasos de V."""
+    """Primero los pasos de V (la política quieta); después, la actualización."""
     *state, epochs = args
     _muted("policy", "step")(*state, epochs)
     return _update(*state, 0)
 
 
+def _attached(lp, v, g, n):
+    """Las dos pérdidas, con la ventaja sin separar en la de la política."""
+    return -(lp * (g - v)).sum() / n, _losses(lp, v, g, n)[1]
+
+
 def _both_each_step(*args):
-    """Las dos pérdidas sumadas en cada paso de V: la política da
-    ``value_epochs`` pasos."""
+    """Las dos pérdidas sumadas en cada paso de V: la política da los mismos."""
     *state, epochs = args
-    for _ in range(epochs):
-        advantages = _update(*state, 1)
-    return advantages
+    return [_update(*state, 1) for _ in range(epochs)][-1]
 
 
 UPDATE_POLICY_MISTAKES = with_messages(
@@ -621,9 +574,8 @@ update_fit_before_advantages: Ajustaste V antes de calcular las ventajas: así V
     ha visto G_t, que depende de la acción a_t, y la ventaja de cada paso encoge (la
     sección «Primero la ventaja, después el ajuste de V»). Calcula las ventajas con la V
     de antes, da el paso de la política y solo después ajusta V.
-update_divided_by_steps: Dividiste la pérdida de la política por el número de pasos M;
-    se divide por N, el número de episodios del lote (episodes.n_episodes), como en el
-    módulo 03.
+update_divided_by_steps: Dividiste la pérdida de la política por los M pasos; se divide
+    por los N episodios del lote (episodes.n_episodes), como en el módulo 03.
 update_policy_no_zero_grad: ¿Borras los gradientes viejos de la política? La red llega
     con los de la actualización anterior, y backward() los suma a los nuevos:
     policy_optimizer.zero_grad() va antes de policy_loss.backward().
@@ -632,13 +584,7 @@ update_losses_summed: La política dio un paso en cada paso de V: ¿sumaste las 
     actualización; solo V repite, value_epochs veces.
 """,
     Mistake("update_fit_before_advantages", _fit_first, ...),
-    Mistake(
-        "update_divided_by_steps",
-        patched(
-            _update, baseline_losses=lambda lp, v, g, n: _losses(lp, v, g, len(lp))
-        ),
-        ...,
-    ),
+    Mistake("update_divided_by_steps", patched(_update, baseline_losses=_by_step), ...),
     Mistake("update_policy_no_zero_grad", _muted("policy", "zero_grad"), ...),
     Mistake("update_losses_summed", _both_each_step, ...),
 )
@@ -664,14 +610,7 @@ update_advantage_not_detached: La pérdida de la política llega a la red de val
     Mistake("update_value_no_zero_grad", _muted("value", "zero_grad", 1), ...),
     Mistake(
         "update_advantage_not_detached",
-        # la pérdida de la política con la ventaja sin separar
-        patched(
-            _update,
-            baseline_losses=lambda lp, v, g, n: (
-                -(lp * (g - v)).sum() / n,
-                _losses(lp, v, g, n)[1],
-            ),
-        ),
+        patched(_update, baseline_losses=_attached),
         ...,
     ),
     # La misma fila que en la tabla de la política: también da pasos de más.
@@ -680,9 +619,8 @@ update_advantage_not_detached: La pérdida de la política llega a la red de val
 
 
 def _check_update(student, cases, rows, same, explain) -> None:
-    """Cada caso con :func:`check_procedure`. Una fila coincide si deja lo
-    mismo que ``same`` mira, sin contar los ``backward()``: la suma de las dos
-    pérdidas con un solo optimizador hace uno, y ``value_epochs = 0``, ninguno."""
+    """Una fila coincide si deja lo que ``same`` mira, sin contar los backward(): la
+    suma de las pérdidas con un optimizador hace uno, y value_epochs = 0, ninguno."""
     for case in cases:
         check_procedure(
             student,
@@ -690,8 +628,8 @@ def _check_update(student, cases, rows, same, explain) -> None:
             rows,
             run=lambda f, case=case: _run_update(f, case),
             same=same,
-            same_as_mistake=lambda got, bad: same(
-                got, bad._replace(backwards=got.backwards)
+            same_as_mistake=lambda got, b: same(
+                got, b._replace(backwards=got.backwards)
             ),
             describe=lambda got, want: "",
             unexplained=explain,
@@ -699,8 +637,7 @@ def _check_update(student, cases, rows, same, explain) -> None:
 
 
 def _same_policy(got, want) -> bool:
-    """La misma política y las mismas ventajas; antes, que lo devuelto sean
-    ventajas: ``M`` números sin gradiente."""
+    """Las mismas ventajas (``M`` números sin gradiente) y la misma política."""
     returned, steps = got.advantages, len(want.advantages)
     if isinstance(returned, torch.Tensor) and returned.requires_grad:
         UPDATE_SAYS["update_advantages_attached"].fail()
@@ -709,9 +646,8 @@ def _same_policy(got, want) -> bool:
         shown = "None (¿falta el return?)" if returned is None else shape
         UPDATE_SAYS["update_advantages_shape"].fail(steps=steps, got=shown)
     mine = as_array(returned, "Las ventajas")
-    return same_parameters(got.policy, want.policy) and close(
-        mine, want.advantages, atol=1e-5, rtol=1e-4
-    )
+    same = close(mine, want.advantages, atol=1e-5, rtol=1e-4)
+    return same and same_parameters(got.policy, want.policy)
 
 
 def _explain_policy(got, want) -> None:
@@ -728,18 +664,13 @@ def check_baseline_update(baseline_update, cases=UPDATE_CASES) -> None:
 
 
 def _same_value(got, want) -> bool:
-    counted = got.steps, got.backwards
-    return counted == (want.steps, want.backwards) and same_parameters(
-        got.value, want.value
-    )
+    counted = (got.steps, got.backwards) == (want.steps, want.backwards)
+    return counted and same_parameters(got.value, want.value)
 
 
 def _explain_value(got, want) -> bool:
     if (got.steps, got.backwards) != (want.steps, want.backwards):
-        policy, value = got.steps
-        UPDATE_SAYS["update_step_count"].fail(
-            epochs=got.case[2], policy=policy, value=value, backwards=got.backwards
-        )
+        UPDATE_SAYS["update_step_count"].fail(got=got, epochs=got.case[2])
     what = f"la red de valor tras una actualización (semilla {got.case[0]})"
     compare_parameters(got.value, want.value, what=what)
     return True  # iguales con la tolerancia de compare_parameters
@@ -747,7 +678,6 @@ def _explain_value(got, want) -> bool:
 
 @exercise(MODULE, "baseline_update", "la red de valor y los pasos", uses=_UPDATE_USES)
 def check_baseline_update_value(baseline_update, cases=UPDATE_CASES) -> None:
-    """Comprueba la red de valor tras ``baseline_update`` y cuántos pasos dio
-    cada optimizador y cuántos ``backward()`` llegaron a ``V``."""
+    """Comprueba la red de valor, los pasos de cada red y los backward() a ``V``."""
     rows = UPDATE_VALUE_MISTAKES
     _check_update(baseline_update, cases, rows, _same_value, _explain_value)
