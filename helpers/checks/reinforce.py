@@ -333,13 +333,6 @@ GAUSSIAN_CASES = [
 _GAUSSIAN = reinforce.gaussian_log_prob
 
 
-def _gaussian_naive(actions, mean, log_std):
-    """La densidad y luego su logaritmo: la forma ingenua que se redondea a 0."""
-    std = torch.exp(log_std)
-    z2 = ((actions - mean) / std) ** 2
-    return torch.log(torch.exp(-0.5 * z2) / (std * math.sqrt(2 * math.pi))).sum(-1)
-
-
 def _stretched(factor: Callable[[torch.Tensor], Any]) -> Callable[..., Any]:
     """La referencia con a − μ por ``factor(log_std)``: −z²/2 → −z²·factor²/2."""
     return lambda a, m, s: _GAUSSIAN(m + (a - m) * factor(s), m, s)
@@ -384,7 +377,12 @@ gaussian_density_then_log: Calculaste la densidad y luego su logaritmo: para una
     Mistake(
         "gaussian_mean_dims", lambda a, m, s: _GAUSSIAN(a, m, s) / a.shape[-1], ...
     ),
-    Mistake("gaussian_density_then_log", _gaussian_naive, ...),
+    # La densidad y luego su logaritmo: lejos de μ, exp redondea a 0.
+    Mistake(
+        "gaussian_density_then_log",
+        on_output(_GAUSSIAN, lambda out: out.exp().log(), "exp y luego log"),
+        ...,
+    ),
 )
 
 
@@ -740,11 +738,8 @@ def _run_loop(
     return _Run(returned, env, optimizer, policy, draws)
 
 
-_LOOP_USES = {
-    "sample_action": reinforce.sample_action,
-    "discounted_returns": reinforce.discounted_returns,
-    "reinforce_loss": reinforce.reinforce_loss,
-}
+_USED = ("sample_action", "discounted_returns", "reinforce_loss")
+_LOOP_USES = {name: getattr(reinforce, name) for name in _USED}
 LOOP_SAYS = diagnoses(
     """
 loop_wrong_episode_count: Con {updates} actualizaciones de {n} episodios hacían falta
@@ -801,10 +796,7 @@ def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
         if len(set(seeds)) == 1:
             hint = "todos tus episodios empiezan igual; "
         elif seeds[setup.n_episodes] == setup.seed:
-            hint = (
-                "las semillas vuelven a empezar en cada actualización; cuenta los "
-                "episodios a lo largo de todas: "
-            )
+            hint = "las semillas vuelven a empezar en cada actualización; "
         LOOP_SAYS["loop_wrong_seeds"].fail(
             first=first, got=seeds[first], want=want.env.seeds[first], hint=hint
         )
@@ -880,12 +872,9 @@ loop_returns_immediate: Pesaste cada paso con su recompensa inmediata r_t: el pe
     retorno G_t.
 """,
     Mistake("loop_returns_across_batch", _across_batch, ...),
-    Mistake("loop_returns_no_gamma", _each(lambda r, g: _RETURNS(r, 1.0)), ...),
-    # Los retornos con los errores del ejercicio 3, en el bucle.
+    Mistake("loop_returns_no_gamma", _each(with_args(_RETURNS, gamma=1.0)), ...),
     Mistake("loop_returns_total", _each(_RETURN_VARIANTS["returns_total"]), ...),
-    Mistake(
-        "loop_returns_immediate", _each(_RETURN_VARIANTS["returns_immediate"]), ...
-    ),
+    Mistake("loop_returns_immediate", _each(with_args(_RETURNS, gamma=0.0)), ...),
 )
 
 
@@ -1014,28 +1003,24 @@ ESTIMATOR_MISTAKES = with_messages(
     """
 estimators_swapped: Devolviste las dos estimaciones en el orden cambiado: primero va la
     de función de puntuación (score) y después la de reparametrización (pathwise).
-score_estimate_x_attached: En la función de puntuación las muestras x son fijas:
-    sepáralas del grafo (x.detach()) antes de evaluar log N(x; μ, σ²). Si no, la
-    derivada de log N pasa también a través de x = μ + σ·ε, y eso ya no es la función de
-    puntuación.
+score_estimate_x_attached: En la función de puntuación las muestras x son fijas: evalúa
+    log N(x; μ, σ²) con x.detach(). Si no, la derivada pasa también por x = μ + σ·ε, y
+    eso ya no es la función de puntuación.
 score_estimate_weight_grad: En la función de puntuación el peso f(x) es una constante,
     como el retorno en REINFORCE: evalúa f en las muestras separadas del grafo (o haz
     .detach()). Si no, se cuela la derivada de f.
 score_estimate_no_minus_one: La derivada de log N(x; μ, σ²) respecto a log σ es z² − 1,
     con z = (x − μ)/σ: te falta el −1, que viene del término −log σ.
-pathwise_estimate_detached: En la reparametrización el gradiente tiene que pasar por la
-    muestra: x = μ + σ·ε con μ y log σ en el grafo, y deriva la media de f(x) sin
-    separar x del grafo.
+pathwise_estimate_detached: En la reparametrización el gradiente pasa por la muestra: x
+    = μ + σ·ε con μ y log σ en el grafo; deriva la media de f(x) sin separar x.
 estimators_summed: Cada estimación es una media sobre las N muestras, no una suma: con
     una suma, el gradiente crece con N.
-estimators_wrt_std: La segunda componente es la derivada respecto a log σ, no respecto a
-    σ: pon log σ en el tensor que derivas y calcula σ = exp(log σ) dentro (la regla de
-    la cadena multiplica por σ).
+estimators_wrt_std: La segunda componente es la derivada respecto a log σ, no a σ: pon
+    log σ en el tensor que derivas y calcula σ = exp(log σ) dentro (la regla de la
+    cadena multiplica por σ).
 """,
     Mistake(
-        "estimators_swapped",
-        on_output(_ESTIMATORS, lambda out: out[::-1], "en el orden cambiado"),
-        ...,
+        "estimators_swapped", on_output(_ESTIMATORS, lambda o: o[::-1], "al revés"), ...
     ),
     # Con x = μ + σ·ε en el grafo, log N(x) = −ε²/2 − log σ − ½ log 2π.
     Mistake(
