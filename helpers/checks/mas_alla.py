@@ -38,7 +38,6 @@ from helpers.tinylm.task import verify
 MODULE = "08_mas_alla"
 _values = functools.partial(values_check, MODULE, aspect="los valores", atol=1e-5)
 
-
 # Ejercicio 1 · las ventajas de RLOO
 
 _RLOO_CASES = [(tensor([[0, 1, 1, 0]]),), (tensor([[1, 1, 1, 1], [0, 0, 0, 0]]),)]
@@ -53,6 +52,11 @@ _RLOO_1D_CASES += [(tensor([[1, 0, 0], [1, 1, 0]], torch.long),)]
 def _rloo_dim0(rewards):
     r = torch.as_tensor(rewards).float()
     return r - (r.sum(dim=0) - r) / (len(r) - 1)
+
+
+def _baseline_times(factor: Callable[[int], float]) -> Callable[..., Any]:
+    """RLOO con su línea base (r − A, la media de las otras G − 1) × ``factor(G)``."""
+    return lambda r: r - (r - ref_rloo(r)) * factor(r.shape[-1])
 
 
 _RLOO_MISTAKES = with_messages(
@@ -75,15 +79,8 @@ rloo_integer: Con recompensas enteras (0 y 1 de tipo long) tu resultado sale en 
     float antes de calcular.
 """,
     Mistake("rloo_group_mean", lambda r: ref_rloo(r) * (1 - 1 / r.shape[-1]), ...),
-    # la línea base de la referencia (r − A, la media de las otras) × (G − 1) / G
-    Mistake(
-        "rloo_divide_by_g",
-        lambda r: r - (r - ref_rloo(r)) * (r.shape[-1] - 1) / r.shape[-1],
-        ...,
-    ),
-    Mistake(
-        "rloo_sum_of_others", lambda r: r - (r - ref_rloo(r)) * (r.shape[-1] - 1), ...
-    ),
+    Mistake("rloo_divide_by_g", _baseline_times(lambda g: (g - 1) / g), ...),
+    Mistake("rloo_sum_of_others", _baseline_times(lambda g: g - 1), ...),
     Mistake("rloo_sign", negated(ref_rloo), ...),
     Mistake("rloo_wrong_axis", _rloo_dim0, ...),
     Mistake("rloo_dim1", lambda r: ref_rloo(r) if r.dim() == 2 else r.sum(dim=1), ...),
@@ -97,13 +94,11 @@ check_rloo_advantages_1d = _rloo(
     _RLOO_1D_CASES, check_name="check_rloo_advantages_1d", aspect="(G,) y enteros"
 )
 
-
 # Ejercicio 2 · la recompensa por token de PPO
 
 
 def _token_case(seed: int, lengths: list[int], length: int, kl_coef: float):
-    generator = torch.Generator().manual_seed(seed)
-    batch = len(lengths)
+    generator, batch = torch.Generator().manual_seed(seed), len(lengths)
     log_probs = -torch.rand(batch, length, generator=generator) * 2
     ref_log_probs = log_probs + 0.5 * torch.randn(batch, length, generator=generator)
     mask = torch.arange(length) < torch.tensor(lengths)[:, None]
@@ -113,13 +108,12 @@ def _token_case(seed: int, lengths: list[int], length: int, kl_coef: float):
 
 
 _TOKEN = [(0, [5, 2, 4], 5, 0.1), (1, [1, 4, 3, 4], 4, 0.05), (2, [6, 3], 6, 0.5)]
-_TOKEN_CASES = [
-    _token_case(*a) for a in [*_TOKEN, (3, [4, 2, 3], 4, 0.2), (4, [2], 3, 0.3)]
-]
+_TOKEN += [(3, [4, 2, 3], 4, 0.2), (4, [2], 3, 0.3)]
+_TOKEN_CASES = [_token_case(*a) for a in _TOKEN]
 
-
-# La referencia sin nota: solo la KL de los tokens de la máscara.
+# La referencia sin nota: solo la KL de los tokens de la máscara (o del relleno).
 _kl_only = with_args(ref_rewards, scores=lambda a: torch.zeros(len(a.scores)))
+_kl_padding = with_args(_kl_only, mask=lambda a: ~a.mask.bool())
 
 
 def _score_at(column: Callable[[torch.Tensor], Any]):
@@ -157,37 +151,27 @@ token_score_after_last: La nota cae una casilla tarde: el último token válido 
     # la KL y la nota (a[0]) en cada token de la máscara (a[3])
     Mistake("token_every_token", lambda *a: _kl_only(*a) + a[0][:, None] * a[3], ...),
     Mistake("token_kl_sign", with_args(ref_rewards, kl_coef=lambda a: -a.kl_coef), ...),
-    # la referencia más la KL de las casillas de relleno
-    Mistake(
-        "token_kl_unmasked",
-        lambda *a: ref_rewards(*a) + _kl_only(*a[:3], ~a[3].bool(), a[4]),
-        ...,
-    ),
+    Mistake("token_kl_unmasked", lambda *a: ref_rewards(*a) + _kl_padding(*a), ...),
     Mistake("token_no_kl", with_args(ref_rewards, kl_coef=0.0), ...),
     Mistake("token_score_after_last", _score_at(lambda m: m.sum(dim=-1)), ...),
 )
 
 # El enunciado: en el relleno, cualquier valor finito.
 _PADDED = ("log_probs", "ref_log_probs")
+_MASKED = Masked("mask", _PADDED, "finite", "token_kl_unmasked", batched=("scores",))
 check_token_level_rewards = _values(
-    "token_level_rewards",
-    ref_rewards,
-    _TOKEN_MISTAKES,
-    _TOKEN_CASES,
-    masked=Masked("mask", _PADDED, "finite", "token_kl_unmasked", batched=("scores",)),
+    "token_level_rewards", ref_rewards, _TOKEN_MISTAKES, _TOKEN_CASES, masked=_MASKED
 )
 
 
 # candidato al núcleo: una salida que es un dato fijo, sin gradiente
 def _no_gradient_check(key, cases, what, in_place, message, *, mistake) -> Callable:
-    """El resultado no lleva gradiente hacia el argumento 1 ni lo modifica en su
-    sitio: es un dato fijo, no algo que optimizar."""
+    """El resultado, un dato fijo, sin gradiente hacia el argumento 1 ni cambiarlo."""
 
-    def check(function: Callable[..., Any], cases=cases) -> None:
+    def check(f: Callable[..., Any], cases=cases) -> None:
         for case in cases:
-            args = (case[0], case[1].clone().requires_grad_(True), *case[2:])
             try:
-                out = call(function, key, *args)
+                out = call(f, key, case[0], case[1].clone().requires_grad_(), *case[2:])
             except RuntimeError as error:
                 if "in-place" not in str(error):
                     raise
@@ -213,13 +197,11 @@ check_token_level_rewards_grad = _no_gradient_check(
     mistake="token_rewards_with_grad",
 )
 
-
 # Ejercicio 3 · GAE por token sobre una respuesta
 
 
 def _gae_case(seed: int, lengths: list[int], length: int, gamma: float, lam: float):
-    generator = torch.Generator().manual_seed(seed)
-    batch = len(lengths)
+    generator, batch = torch.Generator().manual_seed(seed), len(lengths)
     mask = torch.arange(length) < torch.tensor(lengths)[:, None]
     rewards = 0.1 * torch.randn(batch, length, generator=generator)
     rewards[torch.arange(batch), torch.tensor(lengths) - 1] += 1.0
@@ -266,11 +248,7 @@ gae_td: Devolviste solo δ_t (TD de un paso, λ = 0): falta acumular γλ·A_{t+
     atrás.
 """,
     Mistake("gae_bootstrap_pad", _gae_bootstrap_pad, ...),
-    Mistake(
-        "gae_no_mask",
-        with_args(ref_gae, mask=lambda a: torch.ones_like(a.rewards)),
-        ...,
-    ),
+    Mistake("gae_no_mask", with_args(ref_gae, mask=lambda a: a.mask >= 0), ...),
     Mistake("gae_forward", _gae_forward, ...),
     Mistake("gae_lambda_only", with_args(ref_gae, lam=lambda a: a.lam / a.gamma), ...),
     Mistake("gae_returns", lambda r, v, m, *gl: ref_gae(r, v, m, *gl) + v * m, ...),
@@ -294,13 +272,11 @@ check_token_gae_grad = _no_gradient_check(
     mistake="gae_with_grad",
 )
 
-
 # Ejercicio 4 · un experimento: solo la forma (la clave, en las pruebas ocultas)
 
 check_clip_experiment_answer = statements_check(
     MODULE, "clip_experiment_answer", "answer_experiment", "la pregunta del experimento"
 )
-
 
 # Ejercicio 5 · pass@k insesgado
 
@@ -360,7 +336,6 @@ check_estimate_pass_at_k_edges = _pass(
     _PASS_EDGE_CASES, check_name="check_estimate_pass_at_k_edges", aspect="n grandes"
 )
 
-
 # Ejercicio 6 · cazar el exploit en un lote
 
 #: Respuestas de todas las clases, separadas por un espacio: correctas, con un
@@ -379,16 +354,13 @@ _EXPLOIT_TEXTS = {
     "132. ",
 }
 _EXPLOITS = [(t, p) for p, texts in _EXPLOIT_TEXTS.items() for t in texts.split(" ")]
+_CHOSEN = (range(21), [0, 1, 5, 6, 3], [12, 13, 14, 15, 7, 8, 9, 10, 11])
 _EXPLOIT_CASES = [
-    ([_EXPLOITS[i][0] for i in chosen], [_EXPLOITS[i][1] for i in chosen])
-    for chosen in (range(21), [0, 1, 5, 6, 3], [12, 13, 14, 15, 7, 8, 9, 10, 11])
+    ([_EXPLOITS[i][0] for i in c], [_EXPLOITS[i][1] for i in c]) for c in _CHOSEN
 ]
-
-
 # La referencia con otros verificadores.
 _exploit = functools.partial(patched, ref_flags)
-
-
+_swapped = _exploit(verify=buggy_verify, buggy_verify=verify)
 _EXPLOIT_MISTAKES = with_messages(
     """
 exploit_buggy_rewarded: Marcaste todo lo que premia el verificador con el error, también
@@ -404,14 +376,9 @@ exploit_first_problem: Usaste el mismo problema para todas las respuestas: cada
 """,
     Mistake("exploit_buggy_rewarded", _exploit(verify=lambda *_: 0), ...),
     Mistake("exploit_all_incorrect", _exploit(buggy_verify=lambda *_: 1), ...),
-    Mistake(
-        "exploit_verifiers_swapped",
-        _exploit(verify=buggy_verify, buggy_verify=verify),
-        ...,
-    ),
+    Mistake("exploit_verifiers_swapped", _swapped, ...),
     Mistake("exploit_first_problem", lambda t, p: ref_flags(t, p[:1] * len(t)), ...),
 )
-
 
 _FLAGS_SAID = diagnoses(
     """
