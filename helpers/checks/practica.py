@@ -42,7 +42,7 @@ config_not_grpo_config: make_grpo_config debe devolver un trl.GRPOConfig (el obj
     recibe GRPOTrainer en args=), y devolvió {kind}.
 config_wrong_field: Algún campo no es el del objetivo: {fields}.
 config_ignores_output_dir: La carpeta de salida es el argumento output_dir:
-    make_grpo_config({output_dir!r}) devolvió output_dir = {got!r}.
+    make_grpo_config({output_dir!r}) devolvió output_dir = {got[output_dir]!r}.
 reward_no_kwargs: TRL llama a {name} con todo por nombre: completions=, las columnas del
     conjunto de datos (answer=...) y además sus propios argumentos (completion_ids=,
     trainer_state=, log_metric=...). Tu función no acepta alguno: termina la firma en
@@ -203,13 +203,8 @@ def _comparable(name: str, value: Any) -> Any:
     return value
 
 
-def _field(config: Any, name: str) -> Any:
-    return _comparable(name, getattr(config, name, None))
-
-
-def config_fields(config: Any) -> dict[str, Any]:
-    names = [*OBJECTIVE, "output_dir", "generation_batch_size"]
-    return {name: _field(config, name) for name in names}
+def config_fields(config, names=(*OBJECTIVE, "output_dir", "generation_batch_size")):
+    return {name: _comparable(name, getattr(config, name, None)) for name in names}
 
 
 def _listed(got: dict, meaning: dict, names: list, want=None, asked="") -> str:
@@ -241,8 +236,7 @@ config_group_and_batch_swapped: num_generations es G, las respuestas por enuncia
     (per_device_train_batch_size por los micro-lotes) entre num_generations.
 config_loss_type: La normalización de la pérdida no es la del objetivo: «sumar los
     tokens y dividir por una constante» es loss_type='dr_grpo' (Dr. GRPO). 'grpo' divide
-    cada respuesta por su longitud y 'dapo' (el valor por defecto) por los tokens del
-    lote.
+    cada respuesta por su longitud y 'dapo' (por defecto) por los tokens del lote.
 config_divides_by_std: El objetivo no divide la ventaja por σ: en TRL eso es
     scale_rewards='none'. El valor por defecto, 'group', divide por la desviación típica
     de cada grupo.
@@ -289,9 +283,7 @@ def check_make_grpo_config(make_grpo_config, output_dirs=("runs/practica",)):
         if not differ:
             continue
         if "output_dir" in differ:
-            _SAYS["config_ignores_output_dir"].fail(
-                output_dir=output_dir, got=got["output_dir"]
-            )
+            _SAYS["config_ignores_output_dir"].fail(output_dir=output_dir, got=got)
         for row in CONFIG_MISTAKES:
             wrong = config_fields(row.variant(output_dir))
             changed = [name for name in want if wrong[name] != want[name]]
@@ -645,8 +637,7 @@ def _check_diagnoses_form(diagnoses):
     }
     if gaps := "; ".join(f"{w} {', '.join(keys)}" for w, keys in off.items() if keys):
         _SAYS["diagnoses_missing_run"].fail(wanted=", ".join(wanted), gaps=gaps)
-    unknown = {k: v for k, v in diagnoses.items() if v not in runs.FAILURES}
-    if unknown:
+    if unknown := {k: v for k, v in diagnoses.items() if v not in runs.FAILURES}:
         shown = ", ".join(f"{k} → {v!r}" for k, v in sorted(unknown.items()))
         failures = ", ".join(runs.FAILURES)
         _SAYS["diagnoses_unknown_failure"].fail(shown=shown, failures=failures)
@@ -767,7 +758,7 @@ def check_make_dpo_trainer(make_dpo_trainer, cases=(("ipo", 1.0),)):
             if trainer.model is not model:
                 _SAYS["dpo_other_model"].fail()
             want = {**DPO_OBJECTIVE, **asked}
-            got = {name: _field(trainer.args, name) for name in want}
+            got = config_fields(trainer.args, want)
             for name, rule in _DPO_FIELDS.items():
                 if got[name] != _comparable(name, want[name]):
                     rule.fail(got=got[name], want=want[name])
