@@ -138,18 +138,6 @@ variance_not_a_number: {name} varianza tiene forma {shape}: debe ser un solo nú
 )
 
 
-def _numbers(out, *args):
-    """Las dos varianzas del estudiante, o un fallo que dice qué se esperaba."""
-    promised = CAUSAL_SAYS["variances_not_a_pair"].message
-    pair = as_tuple(out, 2, promised, mistake="variances_not_a_pair")
-    for name, value in zip(("La primera", "La segunda"), pair, strict=True):
-        # La forma antes que el tipo: a P varianzas no les vale float(), falta sumarlas.
-        if (array := as_array(value, "El resultado")).size != 1:
-            CAUSAL_SAYS["variance_not_a_number"].fail(name=name, shape=array.shape)
-        python_number(value, f"{name} varianza")
-    return pair
-
-
 def _changed(index, rewards=lambda r: r, scores=lambda s: s):
     """La referencia con la varianza ``index`` de otros episodios (``rewards(r)``…)."""
 
@@ -180,8 +168,7 @@ full_first_step_only: En el primer estimador solo pesaste el primer paso: el ret
     entero multiplica a la suma de los ∇log π de todos los pasos del episodio.
 full_mean_reward: En el primer estimador usaste la recompensa media del episodio; el
     peso es el retorno entero, la suma Σ_k r_k.
-variance_ddof1: Dividiste por N − 1; el enunciado pide la varianza total dividiendo por
-    N, (1/N) Σ_i ‖g_i − ḡ‖².
+variance_ddof1: Dividiste por N − 1; el enunciado pide dividir por N.
 variance_not_centered: No restaste la media ḡ de las estimaciones: eso es E[‖g‖²]. La
     varianza mide la dispersión alrededor de la media: (1/N) Σ_i ‖g_i − ḡ‖².
 variance_flattened: np.var sin axis aplana las estimaciones y usa una sola media para
@@ -192,9 +179,7 @@ variance_mean_of_components: Promediaste las varianzas de las componentes; se su
     # Σ_t (Σ_{k≤t} r_k)·s_t es la recompensa futura de los episodios al revés.
     Mistake("to_go_past", _changed(1, lambda r: r[::-1], lambda s: s[::-1]), ...),
     # Con r_{t+1} en el paso t, la recompensa futura de t deja fuera r_t.
-    Mistake(
-        "to_go_without_own_reward", _changed(1, lambda r: np.append(r[1:], 0.0)), ...
-    ),
+    Mistake("to_go_without_own_reward", _changed(1, lambda r: np.r_[r[1:], 0]), ...),
     Mistake("to_go_reversed", _changed(1, scores=lambda s: s[::-1]), ...),
     Mistake("full_uses_to_go", lambda r, s: (_variances(r, s)[1],) * 2, ...),
     # np.eye(T, 1) · s: solo la fila del primer paso.
@@ -218,7 +203,18 @@ def _check_causal(estimator_variances, cases, index: int) -> None:
     want = at(_variances)
     rows = [m for m in CAUSAL_MISTAKES if not np.allclose(at(m.variant), want)]
     shown = f"estimator_variances(...)[{index}]"
-    view = lambda out, *args: _numbers(out)[index]  # noqa: E731
+
+    def view(out, *args):
+        """La varianza ``index``, o un fallo que dice qué se esperaba."""
+        promised = CAUSAL_SAYS["variances_not_a_pair"].message
+        pair = as_tuple(out, 2, promised, mistake="variances_not_a_pair")
+        for name, value in zip(("La primera", "La segunda"), pair, strict=True):
+            # La forma antes que el tipo: a P varianzas no les vale float().
+            if (array := as_array(value, "El resultado")).size != 1:
+                CAUSAL_SAYS["variance_not_a_number"].fail(name=name, shape=array.shape)
+            python_number(value, f"{name} varianza")
+        return pair[index]
+
     check_cases(estimator_variances, shown, cases, _variances, rows, view=view)
 
 
@@ -270,11 +266,9 @@ normalize_by_variance: Divide por la desviación típica, no por la varianza (σ
     Mistake("zero_std_nan", variant_of(_normalize, eps=0.0), ...),
     Mistake("zero_std_nan_unbiased", variant_of(_ddof1, eps=0.0), ...),
     Mistake("zero_std_exact", variant_of(_normalize, eps=np.finfo(float).tiny), ...),
-    Mistake("normalize_only_centered", lambda r: r - np.mean(r), ...),
-    Mistake("normalize_only_scaled", lambda r: r / (np.std(r) + 1e-8), ...),
-    Mistake(
-        "normalize_by_variance", lambda r: (r - np.mean(r)) / (np.var(r) + 1e-8), ...
-    ),
+    Mistake("normalize_only_centered", lambda r: r - r.mean(), ...),
+    Mistake("normalize_only_scaled", lambda r: r / (r.std() + 1e-8), ...),
+    Mistake("normalize_by_variance", lambda r: (r - r.mean()) / (r.var() + 1e-8), ...),
 )
 
 _NORMALIZE = (MODULE, "normalize_returns", (_normalize, _ddof1), NORMALIZE_MISTAKES)
@@ -315,15 +309,13 @@ loo_single_nan: Una pregunta con una sola muestra no tiene «otras»: 0/0 = NaN.
     caso la línea base es 0.
 """,
     Mistake(
-        "loo_includes_own",
-        lambda ids, r: np.array([r[ids == q].mean() for q in ids]),
-        ...,
+        "loo_includes_own", lambda q, r: np.array([r[q == k].mean() for k in q]), ...
     ),
-    Mistake("loo_batch_mean", lambda ids, r: np.full(len(r), np.mean(r)), ...),
-    Mistake("loo_batch_leave_one_out", lambda ids, r: _loo(np.zeros_like(ids), r), ...),
+    Mistake("loo_batch_mean", lambda q, r: np.full(len(r), np.mean(r)), ...),
+    Mistake("loo_batch_leave_one_out", lambda q, r: _loo(np.zeros_like(q), r), ...),
     Mistake(
         "loo_single_nan",
-        lambda ids, r: np.where(np.bincount(ids)[ids] > 1, _loo(ids, r), np.nan),
+        lambda q, r: np.where(np.bincount(q)[q] > 1, _loo(q, r), np.nan),
         ...,
     ),
 )
@@ -358,11 +350,6 @@ def _loss(fn, index: int):
     return functools.wraps(fn)(
         lambda *a: as_tuple(fn(*a), 2, promised, mistake="losses_not_a_pair")[index]
     )
-
-
-def _summed(fn):
-    """La pérdida sumada: la celda del valor no mira la forma (la mira la otra)."""
-    return functools.wraps(fn)(lambda *args: torch.as_tensor(fn(*args)).sum())
 
 
 #: Los diagnósticos de las dos pérdidas; el último es también el de una fila (la suma).
@@ -436,6 +423,10 @@ value_square_of_mean: Elevaste al cuadrado la media de los errores; es la media 
 @exercise(MODULE, "baseline_losses")
 def check_baseline_losses(baseline_losses, cases=LOSSES_CASES) -> None:
     """Comprueba los valores de las dos pérdidas de ``baseline_losses``."""
+
+    def _summed(fn):  # esta celda no mira la forma (la mira la de los gradientes)
+        return functools.wraps(fn)(lambda *args: torch.as_tensor(fn(*args)).sum())
+
     for index, rows in enumerate((POLICY_MISTAKES, VALUE_MISTAKES)):
         student, reference = (
             _summed(_loss(f, index)) for f in (baseline_losses, _losses)
@@ -628,56 +619,49 @@ def _check_update(student, cases, rows, same, explain) -> None:
             rows,
             run=lambda f, case=case: _run_update(f, case),
             same=same,
-            same_as_mistake=lambda got, b: same(
-                got, b._replace(backwards=got.backwards)
-            ),
+            same_as_mistake=lambda g, b: same(g, b._replace(backwards=g.backwards)),
             describe=lambda got, want: "",
             unexplained=explain,
         )
 
 
-def _same_policy(got, want) -> bool:
-    """Las mismas ventajas (``M`` números sin gradiente) y la misma política."""
-    returned, steps = got.advantages, len(want.advantages)
-    if isinstance(returned, torch.Tensor) and returned.requires_grad:
-        UPDATE_SAYS["update_advantages_attached"].fail()
-    if returned is None or np.shape(returned) != (steps,):
-        shape = f"algo de forma {np.shape(returned)}"
-        shown = "None (¿falta el return?)" if returned is None else shape
-        UPDATE_SAYS["update_advantages_shape"].fail(steps=steps, got=shown)
-    mine = as_array(returned, "Las ventajas")
-    same = close(mine, want.advantages, atol=1e-5, rtol=1e-4)
-    return same and same_parameters(got.policy, want.policy)
-
-
-def _explain_policy(got, want) -> None:
-    what = f"la política tras una actualización (semilla {got.case[0]})"
-    compare_parameters(got.policy, want.policy, what=what)
-    UPDATE_SAYS["update_wrong_advantages"].fail()
-
-
 @exercise(MODULE, "baseline_update", "la política y las ventajas", uses=_UPDATE_USES)
 def check_baseline_update(baseline_update, cases=UPDATE_CASES) -> None:
     """Comprueba la política tras ``baseline_update`` y las ventajas devueltas."""
-    rows = UPDATE_POLICY_MISTAKES
-    _check_update(baseline_update, cases, rows, _same_policy, _explain_policy)
 
+    def same(got, want) -> bool:  # antes, que sean M ventajas sin gradiente
+        returned, steps = got.advantages, len(want.advantages)
+        if isinstance(returned, torch.Tensor) and returned.requires_grad:
+            UPDATE_SAYS["update_advantages_attached"].fail()
+        if returned is None or np.shape(returned) != (steps,):
+            shape = f"algo de forma {np.shape(returned)}"
+            shown = "None (¿falta el return?)" if returned is None else shape
+            UPDATE_SAYS["update_advantages_shape"].fail(steps=steps, got=shown)
+        mine = as_array(returned, "Las ventajas")
+        ok = close(mine, want.advantages, atol=1e-5, rtol=1e-4)
+        return ok and same_parameters(got.policy, want.policy)
 
-def _same_value(got, want) -> bool:
-    counted = (got.steps, got.backwards) == (want.steps, want.backwards)
-    return counted and same_parameters(got.value, want.value)
+    def explain(got, want) -> None:
+        what = f"la política tras una actualización (semilla {got.case[0]})"
+        compare_parameters(got.policy, want.policy, what=what)
+        UPDATE_SAYS["update_wrong_advantages"].fail()
 
-
-def _explain_value(got, want) -> bool:
-    if (got.steps, got.backwards) != (want.steps, want.backwards):
-        UPDATE_SAYS["update_step_count"].fail(got=got, epochs=got.case[2])
-    what = f"la red de valor tras una actualización (semilla {got.case[0]})"
-    compare_parameters(got.value, want.value, what=what)
-    return True  # iguales con la tolerancia de compare_parameters
+    _check_update(baseline_update, cases, UPDATE_POLICY_MISTAKES, same, explain)
 
 
 @exercise(MODULE, "baseline_update", "la red de valor y los pasos", uses=_UPDATE_USES)
 def check_baseline_update_value(baseline_update, cases=UPDATE_CASES) -> None:
     """Comprueba la red de valor, los pasos de cada red y los backward() a ``V``."""
-    rows = UPDATE_VALUE_MISTAKES
-    _check_update(baseline_update, cases, rows, _same_value, _explain_value)
+
+    def same(got, want) -> bool:
+        counted = (got.steps, got.backwards) == (want.steps, want.backwards)
+        return counted and same_parameters(got.value, want.value)
+
+    def explain(got, want) -> bool:
+        if (got.steps, got.backwards) != (want.steps, want.backwards):
+            UPDATE_SAYS["update_step_count"].fail(got=got, epochs=got.case[2])
+        what = f"la red de valor tras una actualización (semilla {got.case[0]})"
+        compare_parameters(got.value, want.value, what=what)
+        return True  # iguales con la tolerancia de compare_parameters
+
+    _check_update(baseline_update, cases, UPDATE_VALUE_MISTAKES, same, explain)
