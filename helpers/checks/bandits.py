@@ -95,8 +95,8 @@ q_other_arms_changed: Cambiaste Q de brazos que no se eligieron: en cada fila so
 q_wrong: Es la media incremental del brazo elegido: Q + (R − Q) / N, con la N nueva.
 train_not_a_pair: gradient_bandit_train debe devolver dos cosas, (preferences,
     actions): las preferencias finales y la lista de brazos elegidos
-train_wrong_number_of_actions: {where}: devolviste {got} acciones y debían ser {want},
-    una por paso.
+train_wrong_number_of_actions: {where}: devolviste {sizes[0]} acciones y debían ser
+    {sizes[1]}, una por paso.
 train_wrong: Sigue las etapas en orden y usa el generador solo en dos sitios:
     rng.choice(k, p=π) para elegir y pull(A, rng) para cobrar. Si algo cambia de paso
     en paso, revisa qué línea base usas en el paso t.
@@ -117,8 +117,7 @@ def _rounded(got: np.ndarray, want: np.ndarray, intro: str) -> None:
 
 
 def _runs(student, cases, unpack) -> Callable[[Any], list[Any]]:
-    """El ``run`` de check_procedure con casos ``(*args, semilla)``: las salidas ya
-    desempaquetadas del estudiante, o las de otra implementación."""
+    """El ``run`` de check_procedure: las salidas del estudiante o las de ``f``."""
     mine, rng = [unpack(student, case) for case in cases], np.random.default_rng
     return lambda f: mine if f is student else [f(*c[:-1], rng(c[-1])) for c in cases]
 
@@ -303,6 +302,7 @@ step_noise_before_arms: Sacaste el ruido de desempate antes que los brazos al az
     Mistake("step_noise_before_arms", _choosing(order="noise"), ...),
 )
 
+_without_noise = patched(_testbed, _pull=lambda q_star, a, _: q_star[range(len(a)), a])
 REWARD_MISTAKES = with_messages(
     """
 reward_without_noise: Falta el ruido: R_i = q*(i, A_i) + un número normal estándar (el
@@ -310,11 +310,7 @@ reward_without_noise: Falta el ruido: R_i = q*(i, A_i) + un número normal está
 reward_from_estimates: La recompensa sale de los valores verdaderos q_star, no de tus
     estimaciones q.
 """,
-    Mistake(
-        "reward_without_noise",
-        patched(_testbed, _pull=lambda q_star, a, rng: q_star[np.arange(len(a)), a]),
-        ...,
-    ),
+    Mistake("reward_without_noise", _without_noise, ...),
     Mistake("reward_from_estimates", with_args(_testbed, q_star=lambda a: a.q), ...),
 )
 
@@ -422,9 +418,7 @@ q_unchanged: new_q es la Q de entrada: falta la actualización.
 
 
 @exercise(MODULE, "testbed_step")
-def check_testbed_step_update(
-    testbed_step: Callable[..., Any], cases=TESTBED_CASES
-) -> None:
+def check_testbed_step_update(testbed_step: Callable, cases=TESTBED_CASES) -> None:
     """Comprueba ``new_q`` y ``new_counts`` con las acciones y recompensas del
     propio estudiante (así un error al elegir no cuenta aquí otra vez)."""
     for index, case in enumerate(cases):
@@ -432,7 +426,6 @@ def check_testbed_step_update(
 
 
 def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) -> None:
-    """``new_counts`` y luego ``new_q`` del caso ``index``."""
     (q, counts, *_), (n, k) = case, case[0].shape
     actions, rewards, new_q, new_counts = result
     _rewards_shape(index, rewards, n)
@@ -538,6 +531,9 @@ check_ucb_action = _values("ucb_action", _ucb, UCB_MISTAKES, UCB_CASES, returns=
 # --- Ejercicio 5 · softmax estable
 
 
+_pi = bandits.softmax
+
+
 def _softmax_naive(h):
     z = np.exp(np.asarray(h, dtype=float))
     return z / z.sum()
@@ -558,16 +554,16 @@ softmax_sign: ¿El signo? Una preferencia mayor debe dar una probabilidad mayor.
     Mistake("softmax_minus_min", lambda h: _softmax_naive(h - np.min(h)), ...),
     Mistake("softmax_not_normalized", lambda h: np.exp(h - np.max(h)), ...),
     Mistake("softmax_no_exp", lambda h: h / np.sum(h), ...),
-    Mistake("softmax_sign", lambda h: bandits.softmax(-h), ...),
+    Mistake("softmax_sign", lambda h: _pi(-h), ...),
 )
 _H = [(0, 0, 0), (1, 2, 3), (-1, 0.5, 0, 2), (1000, 1000, 999), (-1000, -1001)]
 SOFTMAX_CASES = [(np.array(h, float),) for h in [*_H, (50, -700, 0)]]
-check_softmax = _values("softmax", bandits.softmax, SOFTMAX_MISTAKES, SOFTMAX_CASES)
+check_softmax = _values("softmax", _pi, SOFTMAX_MISTAKES, SOFTMAX_CASES)
 
 # --- Ejercicio 6 · la actualización del bandido de gradiente
 
 _step = bandits.gradient_bandit_update
-GRADIENT_MISTAKES = with_messages(
+GRAD_MISTAKES = with_messages(
     """
 gradient_no_baseline: ¿Olvidaste restar la línea base? La señal es (R − b), no R.
 gradient_baseline_added: La línea base se resta: (R − b).
@@ -589,15 +585,12 @@ gradient_no_alpha: ¿Olvidaste multiplicar por α?
     ),
     Mistake("gradient_no_alpha", with_args(_step, alpha=1.0), ...),
 )
-_GRADIENT = [([0, 0, 0], 1, 1, 0, 0.1), ([0.5, -0.2, 0.1], 0, 2, 1.5, 0.5)]
-_GRADIENT += [([1, 0, -1, 0.5], 2, 0, 1, 0.2), ([0.3, 0.3], 1, 4, 4.5, 1.0)]
+_GRAD = [([0, 0, 0], 1, 1.0, 0.0, 0.1), ([0.5, -0.2, 0.1], 0, 2.0, 1.5, 0.5)]
+_GRAD += [([1, 0, -1, 0.5], 2, 0.0, 1.0, 0.2), ([0.3, 0.3], 1, 4.0, 4.5, 1.0)]
+GRAD_CASES = [(np.array(h, float), *rest) for h, *rest in _GRAD]
+# Con la softmax de referencia: un error en ella ya cuenta en su ejercicio.
 check_gradient_bandit_update = _values(
-    "gradient_bandit_update",
-    _step,
-    GRADIENT_MISTAKES,
-    [(np.array(h, float), a, float(r), float(b), lr) for h, a, r, b, lr in _GRADIENT],
-    # Con la softmax de referencia: un error en ella ya cuenta en su ejercicio.
-    uses={"softmax": bandits.softmax},
+    "gradient_bandit_update", _step, GRAD_MISTAKES, GRAD_CASES, uses={"softmax": _pi}
 )
 
 # --- Ejercicio 7 · el bucle del bandido de gradiente
@@ -617,12 +610,13 @@ def gaussian_pull(q_star: list[float]) -> Callable[[int, np.random.Generator], f
 TRAIN_CASES = [(bernoulli_pull([0.2, 0.8, 0.5]), 3, 8, 0.4, 0)]
 TRAIN_CASES += [(gaussian_pull([4.0, 4.5]), 2, 12, 0.3, 1)]
 TRAIN_CASES += [(bernoulli_pull([0.1, 0.3, 0.9, 0.5]), 4, 40, 0.25, 2)]
-_trained, _pi = bandits.gradient_bandit_train, bandits.softmax
+_trained = bandits.gradient_bandit_train
+# Con las referencias de 1, 5 y 6: un error en ellos ya cuenta en su ejercicio.
+_TRAIN_USES = dict(softmax=_pi, gradient_bandit_update=_step, incremental_mean=_mean)
 
 
 def _train(pull, k, n_steps, alpha, rng, *, wrong=""):
-    """El bucle con un error típico (``wrong``) en el orden de sus etapas (con
-    las referencias de los ejercicios 1, 5 y 6)."""
+    """El bucle con un error típico (``wrong``) en el orden de sus etapas."""
     preferences, mean, actions = np.zeros(k), 0.0, []
     for t in range(1, n_steps + 1):
         pi = _pi(preferences)
@@ -637,6 +631,7 @@ def _train(pull, k, n_steps, alpha, rng, *, wrong=""):
     return preferences, actions
 
 
+_returns_pi = on_output(_trained, lambda out: (_pi(out[0]), out[1]), "π")
 TRAIN_MISTAKES = with_messages(
     """
 train_returns_pi: Devolviste π = softmax(H), las probabilidades de la política: el
@@ -652,11 +647,7 @@ train_first_baseline_zero: En el primer paso todavía no hay recompensas anterio
 train_greedy: La acción se muestrea de π con rng.choice(k, p=π); el argmax de π es una
     política voraz y deja de explorar.
 """,
-    Mistake(
-        "train_returns_pi",
-        on_output(_trained, lambda out: (_pi(out[0]), out[1]), "π"),
-        ...,
-    ),
+    Mistake("train_returns_pi", _returns_pi, ...),
     Mistake("train_mean_first", variant_of(_train, wrong="mean_first"), ...),
     Mistake("train_no_baseline", variant_of(_train, wrong="none"), ...),
     Mistake("train_first_baseline_zero", variant_of(_train, wrong="mean"), ...),
@@ -675,12 +666,7 @@ def _same_run(got, want) -> bool:
     return list(got[1]) == list(want[1]) and close(got[0], want[0])
 
 
-@exercise(
-    MODULE,
-    "gradient_bandit_train",
-    # Con las referencias de 1, 5 y 6: un error en ellos ya cuenta en su ejercicio.
-    uses={"softmax": _pi, "gradient_bandit_update": _step, "incremental_mean": _mean},
-)
+@exercise(MODULE, "gradient_bandit_train", uses=_TRAIN_USES)
 def check_gradient_bandit_train(
     gradient_bandit_train: Callable[..., Any], cases=TRAIN_CASES
 ) -> None:
@@ -689,17 +675,15 @@ def check_gradient_bandit_train(
     cases = list(cases)
 
     def first(got, want) -> tuple[str, tuple[Any, ...], tuple[Any, ...]]:
-        pairs = enumerate(zip(got, want, strict=True))
-        i = next(i for i, (g, w) in pairs if not _same_run(g, w))
+        i = list(map(_same_run, got, want)).index(False)
         _, k, n_steps, alpha, _ = cases[i]
         return f"Con k = {k}, {n_steps} pasos, α = {number(alpha, 2)}", got[i], want[i]
 
     def describe(got, want) -> str:
         where, (got_h, got_a), (want_h, want_a) = first(got, want)
-        if len(got_a) != len(want_a):
-            _SAID["train_wrong_number_of_actions"].fail(
-                where=where, got=len(got_a), want=len(want_a)
-            )
+        sizes = len(got_a), len(want_a)
+        if sizes[0] != sizes[1]:
+            _SAID["train_wrong_number_of_actions"].fail(where=where, sizes=sizes)
         for step, (g, w) in enumerate(zip(got_a, want_a, strict=True)):
             if g != w:
                 return (
@@ -707,16 +691,13 @@ def check_gradient_bandit_train(
                     f"referencia, con la misma semilla, el {w}."
                 )
         return (
-            f"{where}: eliges los mismos brazos, pero tus preferencias "
-            "finales no son las de la referencia: tu función "
-            + describe_difference(got_h, want_h)
+            f"{where}: eliges los mismos brazos, pero tus preferencias finales no son "
+            f"las de la referencia: tu función {describe_difference(got_h, want_h)}"
         )
 
     def unexplained(got, want) -> NoReturn:
-        intro, (_, (got_h, got_a), (want_h, want_a)) = (
-            describe(got, want),
-            first(got, want),
-        )
+        intro = describe(got, want)
+        _, (got_h, got_a), (want_h, want_a) = first(got, want)
         if list(got_a) == list(want_a):
             _rounded(got_h, want_h, intro)
         _fail(intro, "train_wrong")
