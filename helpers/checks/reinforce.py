@@ -67,7 +67,7 @@ log_prob_no_grad: Tu log-probabilidad no tiene gradiente respecto a los logits (
 
 
 def _sampled(out: Any, logits: torch.Tensor, u: Any) -> tuple:
-    """``(acciones como array de enteros, log π)`` de la salida de sample_action."""
+    """``(acciones como array de enteros, log π)`` de lo que devolvió sample_action."""
     action, log_prob = as_tuple(out, 2, _PAIR, mistake="returns_not_pair")
     n, n_actions = (1 if logits.dim() == 1 else logits.shape[0]), logits.shape[-1]
     values = as_array(action, "La acción")
@@ -80,7 +80,7 @@ def _sampled(out: Any, logits: torch.Tensor, u: Any) -> tuple:
     if values.max() >= n_actions:
         # La fila «sample_no_clamp», cuando el índice de más no rompe log π.
         SAMPLE_SAYS["sample_no_clamp"].fail(A=n_actions, last=n_actions - 1)
-    return values.astype(int), log_prob
+    return values.astype(int).reshape(logits.shape[:-1]), log_prob
 
 
 def _log_pi(logits: torch.Tensor, action: int) -> float:
@@ -233,11 +233,6 @@ def _sample(sample_action: Callable[..., Any], logits: Any, u: Any) -> tuple:
     return _sampled(out, logits, u)
 
 
-def _chosen(out: Any, logits: torch.Tensor, u: Any) -> np.ndarray:
-    """La celda de la acción: la del par, como array (un número sin lote)."""
-    return _sampled(out, logits, u)[0].reshape(logits.shape[:-1])
-
-
 check_sample_action = values_check(
     MODULE,
     "sample_action",
@@ -246,7 +241,7 @@ check_sample_action = values_check(
     SAMPLE_CASES,
     aspect="la acción",
     doc="La acción de ``sample_action(logits, u)`` (inversa de la acumulada).",
-    view=_chosen,
+    view=lambda out, *args: _sampled(out, *args)[0],
 )
 
 
@@ -285,11 +280,11 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
             SAMPLE_SAYS["log_prob_wrong_count"].fail(n=actions.size, **shapes)
         got = log_prob.detach().double().reshape(-1).numpy()
         rows = logits.reshape(-1, logits.shape[-1])
-        want = [_log_pi(row, a) for row, a in zip(rows, actions, strict=True)]
+        want = [_log_pi(row, a) for row, a in zip(rows, actions.flat, strict=True)]
         if not close(got, np.array(want), atol=1e-4):
             # La fila cuya variante da lo mismo; dos no finitos (nan, −inf) coinciden.
             i = int(np.argmax(np.nan_to_num(np.abs(got - want), nan=np.inf)))
-            row, a, value = rows[i].detach(), int(actions[i]), float(got[i])
+            row, a, value = rows[i].detach(), int(actions.flat[i]), float(got[i])
             intro = (
                 f"Para logits {numbers(row.double(), 3)} y la acción elegida {a}, "
                 f"log π(a) = {number(want[i], 4)}, pero devolviste {number(value, 4)}."
@@ -524,10 +519,7 @@ def _reweighted(weight, estimate=_SCORE):
 
     def variant(theta, actions, returns):
         pi = np.exp(theta - np.max(theta)) / np.exp(theta - np.max(theta)).sum()
-        new = [
-            weight(_floats(g), pi[np.asarray(a, dtype=int)])
-            for a, g in zip(actions, returns, strict=True)
-        ]
+        new = [weight(_floats(g), pi[a]) for a, g in zip(actions, returns, strict=True)]
         return estimate(theta, actions, new)
 
     return variant
