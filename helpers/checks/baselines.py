@@ -423,16 +423,12 @@ value_square_of_mean: Elevaste al cuadrado la media de los errores; es la media 
 @exercise(MODULE, "baseline_losses")
 def check_baseline_losses(baseline_losses, cases=LOSSES_CASES) -> None:
     """Comprueba los valores de las dos pérdidas de ``baseline_losses``."""
-
-    def _summed(fn):  # esta celda no mira la forma (la mira la de los gradientes)
-        return functools.wraps(fn)(lambda *args: torch.as_tensor(fn(*args)).sum())
-
+    # La pérdida sumada: esta celda no mira la forma (la mira la de los gradientes).
+    summed = lambda out, *args: torch.as_tensor(out).sum()  # noqa: E731
     for index, rows in enumerate((POLICY_MISTAKES, VALUE_MISTAKES)):
-        student, reference = (
-            _summed(_loss(f, index)) for f in (baseline_losses, _losses)
-        )
-        rows = [Mistake(m.id, _summed(m.variant), m.message) for m in rows]
-        check_cases(student, f"baseline_losses(...)[{index}]", cases, reference, rows)
+        student, reference = _loss(baseline_losses, index), _loss(_losses, index)
+        shown = f"baseline_losses(...)[{index}]"
+        check_cases(student, shown, cases, reference, rows, view=summed)
 
 
 _POLICY_FLOWS = dict(
