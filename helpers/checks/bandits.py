@@ -151,7 +151,6 @@ check_incremental_mean = _values("incremental_mean", _mean, MEAN_MISTAKES, _MEAN
 
 
 def _action(value: Any) -> int:
-    """La acción: un entero (de Python o de NumPy), no un array ni un tensor."""
     if hasattr(value, "ndim") and not isinstance(value, np.generic):
         python_number(value, "La acción que devuelve epsilon_greedy", "int")
     return as_int(value, "La acción")
@@ -196,8 +195,7 @@ def check_epsilon_greedy(epsilon_greedy: Callable[..., Any], seed: int = 0) -> N
     _expect(ties[0] < 1, "ties_first_max")
     uniform = ties[1] == 0 and np.abs(ties[[0, 2, 3]] - 1 / 3).max() <= 0.05
     _expect(uniform, "ties_not_uniform", numbers(ties, 3))
-    # El desempate no puede tocar a los que no empatan: un ruido sumado a Q que
-    # no es diminuto cambia el orden de dos valores cercanos.
+    # Un ruido de desempate que no es diminuto reordena valores cercanos sin empate.
     near = frequencies([0.5, 0.52, 0.1], 0.0, 200, 4)
     _expect(near[1] == 1, "ties_noise_too_large", numbers(near, 2))
     # 4. Con ε = 1 explora siempre, entre TODOS los brazos.
@@ -238,8 +236,7 @@ TESTBED_CASES = testbed_cases(0)
 
 
 def _student_step(testbed_step, case, watch_inputs=False) -> tuple[np.ndarray, ...]:
-    """Las cuatro salidas, comprobadas de forma y tipo. Modificar q o counts no
-    cambia la elección: eso se califica en la celda de la actualización."""
+    """Las cuatro salidas, de forma y tipo comprobados (q y counts: al actualizar)."""
     rng, free = np.random.default_rng(case[4]), () if watch_inputs else (0, 1)
     out = call(testbed_step, "testbed_step", *case[:4], rng, may_modify=free)
     out = as_tuple(out, 4, _SAID["step_not_four"].message, mistake="step_not_four")
@@ -340,19 +337,17 @@ def check_testbed_step(testbed_step: Callable[..., Any], cases=TESTBED_CASES) ->
     def unexplained(got, want) -> NoReturn:
         # Con ε = 0 nadie explora: un brazo que no es máximo en su fila no es
         # cuestión del orden de los números aleatorios.
-        for index, (q, *_, epsilon, _) in enumerate(cases):
-            actions = got[index][0]
-            wrong = [i for i, a in enumerate(actions) if q[i, a] < q[i].max()]
+        for c, (q, *_, epsilon, _) in enumerate(cases):
+            wrong = [(i, a) for i, a in enumerate(got[c][0]) if q[i, a] < q[i].max()]
             if epsilon == 0.0 and wrong:
-                intro, row = describe(got, want, index), wrong[0]
-                _fail(intro, "step_greedy_not_max", row=row, arm=actions[row])
+                row, arm = wrong[0]
+                _fail(describe(got, want, c), "step_greedy_not_max", row=row, arm=arm)
         _fail(describe(got, want), "step_random_order")
 
     def describe_rewards(got, want) -> str:
         i = first(got, want, 1)
-        return (
-            f"En el caso {i + 1}, rewards {describe_difference(got[i][1], want[i][1])}"
-        )
+        g, w = got[i][1], want[i][1]
+        return f"En el caso {i + 1}, rewards {describe_difference(g, w)}"
 
     def unexplained_rewards(got, want) -> NoReturn:
         i = first(got, want, 1)
@@ -374,11 +369,9 @@ def check_testbed_step(testbed_step: Callable[..., Any], cases=TESTBED_CASES) ->
         )
 
 
-def _update(q, counts, actions, rewards):
-    """``(new_q, new_counts)`` de la referencia con estas acciones y recompensas."""
-    given = patched(
-        _testbed, _epsilon_greedy_rows=lambda *_: actions, _pull=lambda *_: rewards
-    )
+def _update(q, counts, a, r):
+    """``(new_q, new_counts)`` de la referencia con las acciones a y recompensas r."""
+    given = patched(_testbed, _epsilon_greedy_rows=lambda *_: a, _pull=lambda *_: r)
     with np.errstate(all="ignore"):
         return given(q, counts, q, 0.0, None)[2:]
 
@@ -470,7 +463,6 @@ def _check_update(index: int, case: tuple[Any, ...], result: tuple[Any, ...]) ->
 
 _ucb = bandits.ucb_action
 
-# (q, counts, t, c)
 _UCB = [([0.9, 0.5, 0.1], [3, 2, 0], 6, 2), ([0.2, 0.8, 0.4, 0.1], [5, 0, 0, 4], 10, 1)]
 _UCB += [([1.0, 0.8, 0.0], [40, 2, 30], 73, 1), ([1, 0.7, 0.2], [10, 10, 2], 23, 0.5)]
 _UCB += [([0.5, 0.6, 0.45], [20, 30, 3], 54, 0.3), ([2, 1.2, 1], [5, 6, 9], 21, 2)]
