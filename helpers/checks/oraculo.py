@@ -127,9 +127,9 @@ enum_drops_cut: Faltan las respuestas cortadas: una respuesta que llega a
 
 @exercise(MODULE, "enumerate_completions")
 def check_enumerate_completions(enumerate_completions, cases=None):
-    rows = cases or enumeration_cases(), _reference, ENUMERATION_MISTAKES
+    args = cases or enumeration_cases(), _reference, ENUMERATION_MISTAKES
     check_cases(
-        enumerate_completions, "enumerate_completions", *rows, atol=1e-9, view=_table
+        enumerate_completions, "enumerate_completions", *args, atol=1e-9, view=_table
     )
 
 
@@ -185,17 +185,17 @@ objective_no_prompt_average: Falta la media sobre los enunciados: J es la media
 
 @exercise(MODULE, "exact_objective", "el valor")
 def check_exact_objective(exact_objective, cases=None):
-    rows = cases or objective_cases(), _objective, OBJECTIVE_MISTAKES
-    check_cases(exact_objective, "exact_objective", *rows, atol=1e-9)
+    args = cases or objective_cases(), _objective, OBJECTIVE_MISTAKES
+    check_cases(exact_objective, "exact_objective", *args, atol=1e-9)
 
 
 @exercise(MODULE, "exact_objective", "el gradiente")
 def check_exact_objective_gradient(exact_objective, cases=None):
-    rows = cases or objective_cases(), _objective, OBJECTIVE_MISTAKES
+    args = cases or objective_cases(), _objective, OBJECTIVE_MISTAKES
     check_gradients(
         exact_objective,
         "exact_objective",
-        *rows,
+        *args,
         prefix="objective",
         wrt={"model": Flow(True, id="objective_no_gradient")},
         without_gradient=Diagnosis(

@@ -382,8 +382,8 @@ def check_response_log_probs(response_log_probs, cases=None):
     from helpers.practica import prompts
 
     with _quiet_hf(), torch.no_grad():
-        rows = cases or log_prob_cases(), prompts.response_log_probs, LOG_PROB_MISTAKES
-        check_cases(response_log_probs, "response_log_probs", *rows, atol=1e-4)
+        args = cases or log_prob_cases(), prompts.response_log_probs, LOG_PROB_MISTAKES
+        check_cases(response_log_probs, "response_log_probs", *args, atol=1e-4)
 
 
 # Ejercicio · Las recompensas con el contrato de TRL
