@@ -1,5 +1,4 @@
-"""Comprobaciones del módulo 02 · DQN: las variantes son las referencias
-(``helpers.gridworld``, ``helpers.dqn``) con otra entrada o con otra pieza."""
+"""Comprobaciones del módulo 02 · DQN (variantes: la referencia con otra pieza)."""
 
 from __future__ import annotations
 
@@ -40,8 +39,6 @@ MODULE = "02_dqn"
 
 
 # Ejercicio 1 · la actualización de Q-learning
-
-
 # (q_table, state, action, reward, next_state, terminated, alpha, gamma); la tabla
 # (6 estados, 3 acciones) sale de la semilla i, la posición del caso.
 Q_LEARNING_CASES = [
@@ -53,11 +50,11 @@ Q_LEARNING_CASES = [
     )
 ]
 ref_update = gridworld.q_learning_update
+_changed = functools.partial(with_args, ref_update)  # con unos argumentos cambiados
 
 
 def _with_future(future: Callable[..., Any]) -> Callable[..., Any]:
-    """La referencia con otro «futuro» ``future(q, s, a, s')``: recibe como
-    recompensa el objetivo ya hecho, con ``s'`` terminal."""
+    """La referencia con otro «futuro» ``future(q, s, a, s')`` en el objetivo."""
 
     def update(q, s, a, r, s2, terminated, alpha, gamma):
         y = r if terminated else r + gamma * future(q, s, a, s2)
@@ -81,28 +78,20 @@ q_same_action: Q-learning usa el máximo sobre todas las acciones de s'
 q_mean_not_max: Q-learning usa el máximo de Q(s', ·), no la media.
 q_no_alpha: ¿Olvidaste α? Q(s, a) se mueve una fracción α hacia el objetivo:
     Q + α · (y − Q).
-q_gamma_on_reward: γ descuenta solo el futuro: y = r + γ · max Q(s', a'), sin γ
-    delante de r.
+q_gamma_on_reward: γ descuenta solo el futuro: y = r + γ · max Q(s', a') (r va sin γ).
 q_step_sign: ¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).
 """,
-    Mistake("q_bootstraps_terminal", with_args(ref_update, terminated=False), ...),
+    Mistake("q_bootstraps_terminal", _changed(terminated=False), ...),
     Mistake("q_max_whole_table", _with_future(lambda q, s, a, s2: q.max()), ...),
     Mistake("q_max_wrong_axis", _with_future(lambda q, s, a, s2: q.max(0)[s2]), ...),
     Mistake("q_current_state", _with_future(lambda q, s, a, s2: q[s].max()), ...),
     Mistake("q_same_action", _with_future(lambda q, s, a, s2: q[s2, a]), ...),
     Mistake("q_mean_not_max", _with_future(lambda q, s, a, s2: q[s2].mean()), ...),
-    Mistake("q_no_alpha", with_args(ref_update, alpha=1.0), ...),
-    Mistake(
-        "q_gamma_on_reward",
-        with_args(ref_update, reward=lambda c: c.gamma * c.reward),
-        ...,
-    ),
-    Mistake("q_step_sign", with_args(ref_update, alpha=lambda c: -c.alpha), ...),
+    Mistake("q_no_alpha", _changed(alpha=1.0), ...),
+    Mistake("q_gamma_on_reward", _changed(reward=lambda c: c.gamma * c.reward), ...),
+    Mistake("q_step_sign", _changed(alpha=lambda c: -c.alpha), ...),
 )
-_NO_RETURN = (
-    "q_learning_update no devuelve nada. Actualiza la tabla y termina con "
-    "`return q_table`."
-)
+_NO_RETURN = "q_learning_update no devuelve nada: termina con `return q_table`."
 
 check_q_learning_update = values_check(
     MODULE,
@@ -116,7 +105,6 @@ check_q_learning_update = values_check(
 
 
 # Ejercicio 2 · un episodio de Q-learning
-
 _EPISODE = diagnoses(
     """
 episode_no_reset: Tu episodio dio un paso sin llamar antes a env.reset(): cada
@@ -132,8 +120,7 @@ episode_wrong_order: Repasa el orden: reset y, en cada paso, elegir con
 
 
 class WatchedGridWorld(gridworld.GridWorld):
-    """El tablero, vigilando el ``reset`` de cada episodio y que no se dé un
-    paso tras ``terminated`` o ``truncated``."""
+    """El tablero, vigilando el ``reset`` y que no se dé un paso tras el final."""
 
     ended = reset_done = False
 
@@ -153,12 +140,13 @@ class WatchedGridWorld(gridworld.GridWorld):
 # (semilla, episodios, alpha, gamma, epsilon)
 EPISODE_CASES = [(0, 3, 0.5, 0.9, 0.2), (1, 2, 0.3, 0.8, 0.5)]
 TRUNCATED_CASES = [(3, 2, 0.5, 0.9, 0.1), (4, 3, 0.4, 0.95, 0.3)]
-# Con tantos pasos de margen, ningún episodio de EPISODE_CASES queda truncado:
-# el truncado tiene su propia celda.
+# Con este margen, ningún episodio de EPISODE_CASES queda truncado.
 LONG_EPISODES = 10_000
-_RETURNS = (
-    "q_learning_episode debe devolver una tupla (q_table, episode_return, length)"
-)
+_RETURNS = "q_learning_episode debe devolver (q_table, episode_return, length)"
+EPISODE_USES = {"q_learning_update": ref_update, "epsilon_greedy": epsilon_greedy}
+ref_episode = gridworld.q_learning_episode
+#: Nunca explora y desempata por la primera acción: epsilon_greedy es np.argmax.
+_GREEDY = SimpleNamespace(random=lambda: 1.0, choice=lambda options: options[0])
 
 
 def _episode_table(seed: int, n_states: int, n_actions: int) -> np.ndarray:
@@ -167,8 +155,7 @@ def _episode_table(seed: int, n_states: int, n_actions: int) -> np.ndarray:
 
 
 def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
-    """Los episodios de un caso seguidos, con la misma tabla y el mismo generador,
-    como el bucle del cuaderno: (tabla, retorno, pasos) de cada uno."""
+    """(tabla, retorno, pasos) de los episodios de un caso, como en el cuaderno."""
     seed, n_episodes, alpha, gamma, epsilon = case
     rng = np.random.default_rng(seed)
     q_table = np.array(q_table, dtype=float)
@@ -182,38 +169,27 @@ def _play(function, env, q_table, case) -> list[tuple[np.ndarray, float, int]]:
     return played
 
 
-ref_episode = gridworld.q_learning_episode
-#: Nunca explora y desempata por la primera acción: epsilon_greedy es np.argmax.
-_GREEDY = SimpleNamespace(random=lambda: 1.0, choice=lambda options: options[0])
-
-
 def _updating(**changes: Any) -> Callable[..., Any]:
     """La referencia con la actualización llamada con ``changes`` cambiados."""
-    return variant_of(ref_episode, update=with_args(ref_update, **changes))
+    return variant_of(ref_episode, update=_changed(**changes))
 
 
 def _truncated_as_terminal(env, *args):
     """La referencia con ``terminated or truncated`` como ``terminated``."""
-
-    def step(action: int) -> tuple[int, float, bool, bool, dict]:
-        state, reward, terminated, truncated, info = env.step(action)
-        return state, reward, terminated or truncated, truncated, info
-
-    return ref_episode(SimpleNamespace(reset=env.reset, step=step), *args)
+    ended = _updating(terminated=lambda c: c.terminated or env.steps >= env.max_steps)
+    return ended(env, *args)
 
 
 EPISODE_MISTAKES = with_messages(
     """
-episode_update_ignored: Tu tabla no cambia: llamas a q_learning_update pero no guardas
-    lo que devuelve, la tabla nueva (puede trabajar sobre una copia):
-    q_table = q_learning_update(q_table, ...).
+episode_update_ignored: Tu tabla no cambia: guarda lo que devuelve q_learning_update,
+    la tabla nueva (puede trabajar sobre una copia): q_table = q_learning_update(...).
 episode_greedy: Tu agente no explora: elige siempre la acción de mayor Q. Elige con
     epsilon_greedy(q_table[state], epsilon, rng), con el rng que recibes.
 episode_updates_next_state: Actualizas Q(s', a) en lugar de Q(s, a): se actualiza la
     casilla desde la que se actuó. Cambia de estado después de actualizar.
-episode_never_terminal: Pasas terminated = False en todos los pasos. Al llegar a la
-    meta o a la trampa, s' no tiene futuro: pasa a q_learning_update el terminated que
-    devuelve env.step.
+episode_never_terminal: Pasas siempre terminated = False. En la meta o en la trampa, s'
+    no tiene futuro: pasa a q_learning_update el terminated que devuelve env.step.
 """,
     Mistake("episode_update_ignored", _updating(alpha=0), ...),  # la tabla no cambia
     Mistake("episode_greedy", with_args(ref_episode, rng=_GREEDY), ...),
@@ -222,26 +198,24 @@ episode_never_terminal: Pasas terminated = False en todos los pasos. Al llegar a
 )
 TRUNCATED_MISTAKES = with_messages(
     """
-episode_truncated_as_terminal: Truncar por límite de tiempo no hace terminal a s': tiene
-    futuro, y la actualización se apoya en Q(s'). Pasa a q_learning_update terminated,
-    no terminated or truncated (truncated solo sirve para parar).
+episode_truncated_as_terminal: Truncar por tiempo no hace terminal a s': Q(s') cuenta.
+    Pasa a q_learning_update terminated, no terminated or truncated (truncated solo
+    sirve para parar).
 """,
     Mistake("episode_truncated_as_terminal", _truncated_as_terminal, ...),
     *EPISODE_MISTAKES,  # también explican lo que pasa aquí
 )
 
 
-def _check_episodes(student, case, start, max_steps, described, truncated=False):
-    """Los episodios de ``case`` desde la tabla ``start``, los del estudiante en
-    un tablero vigilado. Sin truncar, la misma duración y el mismo retorno con
-    otra tabla es «episode_wrong_order»."""
+def _check_episodes(student, case, zero, max_steps, described, truncated=False):
+    """Los episodios de ``case`` (desde ceros o no); los del estudiante, vigilados."""
+    start = np.zeros((20, 4)) if zero else _episode_table(case[0], 20, 4)
 
     def run(function: Any) -> Any:
         env_class = WatchedGridWorld if function is student else gridworld.GridWorld
         return _play(function, env_class(max_steps=max_steps), start, case)
 
     def diff(got: Any, want: Any) -> str:
-        """La primera diferencia entre dos series de episodios, o ``""``."""
         for k, ((q, ret, length), (q_ref, ret_ref, length_ref)) in enumerate(
             zip(got, want, strict=True), start=1
         ):
@@ -269,6 +243,7 @@ def _check_episodes(student, case, start, max_steps, described, truncated=False)
         return not diff(got, want)
 
     def order(got: Any, want: Any) -> None:
+        # Sin truncar, la misma duración y el mismo retorno con otra tabla.
         if not truncated and "tu función devuelve" in diff(got, want):
             said = _EPISODE["episode_wrong_order"]
             fail(f"{diff(got, want)}\n{said.message}", said.id)
@@ -279,44 +254,36 @@ def _check_episodes(student, case, start, max_steps, described, truncated=False)
     )
 
 
-EPISODE_USES = {"q_learning_update": ref_update, "epsilon_greedy": epsilon_greedy}
-
-
 @exercise(MODULE, "q_learning_episode", uses=EPISODE_USES)
 def check_q_learning_episode(
     q_learning_episode, cases=EPISODE_CASES, zero_table: bool = True
 ) -> None:
-    """Episodios sin truncar desde una tabla de ceros y, con ``zero_table``,
-    también desde una sin ceros (ahí se nota apoyarse en un estado terminal)."""
+    """Sin truncar, desde ceros y (``zero_table``) desde una tabla sin ceros."""
     extra = [((2, 2, 0.5, 0.9, 0.3), False)] if zero_table else []
     for case, zero in [(case, zero_table) for case in cases] + extra:
         seed, _, alpha, gamma, epsilon = case
-        start = np.zeros((20, 4)) if zero else _episode_table(seed, 20, 4)
         described = (
             f"Con rng = np.random.default_rng({seed}), α = {significant(alpha)}, "
             f"γ = {significant(gamma)} y ε = {significant(epsilon)}"
             + ("" if zero else ", empezando con una tabla sin ceros")
         )
-        _check_episodes(q_learning_episode, case, start, LONG_EPISODES, described)
+        _check_episodes(q_learning_episode, case, zero, LONG_EPISODES, described)
 
 
 @exercise(MODULE, "q_learning_episode", uses=EPISODE_USES)
 def check_q_learning_episode_truncated(
     q_learning_episode, cases=TRUNCATED_CASES, max_steps: int = 4
 ) -> None:
-    """Con ``max_steps`` pasos cada episodio queda truncado: para ahí y su
-    último paso se apoya en ``Q(s')``."""
+    """Con ``max_steps`` pasos, truncado: para y su último paso usa ``Q(s')``."""
     for case in cases:
         described = (
             f"Con un límite de {max_steps} pasos (el episodio queda truncado) y "
             f"rng = np.random.default_rng({case[0]})"
         )
-        start = _episode_table(case[0], 20, 4)
-        _check_episodes(q_learning_episode, case, start, max_steps, described, True)
+        _check_episodes(q_learning_episode, case, False, max_steps, described, True)
 
 
 # Ejercicio 3 · el calendario lineal de ε
-
 ref_epsilon = dqn.linear_epsilon
 EPSILON_MISTAKES = with_messages(
     """
@@ -340,21 +307,17 @@ epsilon_integer_division: ¿División entera? step // duration vale 0 hasta el f
     ),
 )
 
-check_linear_epsilon = values_check(
-    MODULE,
-    "linear_epsilon",
-    ref_epsilon,
-    EPSILON_MISTAKES,
+EPS_CASES = (
     [(0, 1.0, 0.05, 100), (50, 1.0, 0.05, 100), (1, 1.0, 0.0, 10), (9, 1.0, 0.1, 10)]
     + [(10, 1.0, 0.1, 10), (100, 1.0, 0.05, 100), (250, 1.0, 0.05, 100)]
-    + [(3, 0.5, 0.5, 4)],
-    returns="float",
+    + [(3, 0.5, 0.5, 4)]
+)
+check_linear_epsilon = values_check(
+    MODULE, "linear_epsilon", ref_epsilon, EPSILON_MISTAKES, EPS_CASES, returns="float"
 )
 
 
 # Ejercicio 4 · objetivos TD con la máscara de estados terminales
-
-
 TD_CASES = [
     (tensor(rewards), tensor(next_q_values), tensor(terminated), gamma)
     for rewards, next_q_values, terminated, gamma in [
@@ -386,9 +349,7 @@ td_gamma_on_reward: γ descuenta solo el futuro: y = r + γ · (1 − terminated
     Mistake("td_mask_on_reward", lambda r, q, d, g: ref_td(r * (1 - d), q, d, g), ...),
     Mistake("td_mask_reversed", lambda r, q, d, g: ref_td(r, q, 1 - d, g), ...),
     Mistake("td_max_wrong_dim", lambda r, q, d, g: ref_td(r, q.T, d, g), ...),
-    Mistake(
-        "td_mean_not_max", lambda r, q, d, g: ref_td(r, q.mean(1, True), d, g), ...
-    ),
+    Mistake("td_mean_not_max", lambda r, q, *a: ref_td(r, q.mean(1, True), *a), ...),
     Mistake("td_no_gamma", with_args(ref_td, gamma=1.0), ...),
     Mistake("td_gamma_on_reward", lambda r, q, d, g: ref_td(g * r, q, d, g), ...),
 )
@@ -417,15 +378,9 @@ check_td_targets = values_check(
 
 
 # Ejercicio 5 · un lote del búfer de repetición
-
-
-def tagged_buffer(
-    capacity: int, size: int, obs_dim: int = 4, n_actions: int = 2
-) -> dqn.ReplayBuffer:
-    """Un búfer cuyas transiciones dicen de qué casilla ``i`` salieron: con
-    ``v = i + 1``, ``s = [v, −v, v, ...]``, ``s' = s + 0,5``, ``a = i mod
-    n_actions``, ``r = 10 v`` y ``terminated = (i mod 3 == 0)``. Las casillas
-    vacías son ceros; pasado ``capacity``, se pisan las primeras."""
+def tagged_buffer(capacity: int, size: int, obs_dim: int = 4, n_actions: int = 2):
+    """Un búfer cuya casilla ``i`` guarda, con ``v = i + 1``, ``s = [v, −v, ...]``,
+    ``s' = s + 0,5``, ``a = i mod n_actions``, ``r = 10 v`` y ``i mod 3 == 0``."""
     buffer = dqn.ReplayBuffer(capacity, obs_dim)
     for i in range(size):
         slot = i % capacity
@@ -435,12 +390,11 @@ def tagged_buffer(
     return buffer
 
 
-#: Las claves del lote: las de observaciones, de forma (B, obs_dim); las demás, (B,).
 BATCH_FIELDS = ("observations", "actions", "rewards", "next_observations", "terminated")
 _BATCH = diagnoses(
     """
-batch_not_dict: sample_batch debe devolver un diccionario con las claves {keys};
-    devolvió {kind}.
+batch_not_dict: sample_batch debe devolver un diccionario con las claves observations,
+    actions, rewards, next_observations y terminated; devolvió {kind}.
 batch_missing_keys: Al lote le faltan las claves: {missing}.
 batch_not_tensor: batch['{key}'] es {kind}; debe ser un tensor de PyTorch (por ejemplo
     torch.as_tensor(...)).
@@ -471,8 +425,7 @@ batch_full_buffer_position: Con el búfer lleno deben poder salir todas las casi
 
 def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
     if not isinstance(batch, dict):
-        keys, kind = ", ".join(BATCH_FIELDS), type(batch).__name__
-        _BATCH["batch_not_dict"].fail(keys=keys, kind=kind)
+        _BATCH["batch_not_dict"].fail(kind=type(batch).__name__)
     if missing := [k for k in BATCH_FIELDS if k not in batch]:
         _BATCH["batch_missing_keys"].fail(missing=", ".join(missing))
     for key in BATCH_FIELDS:
@@ -483,7 +436,6 @@ def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
         want = (batch_size, obs_dim) if "observations" in key else (batch_size,)
         if (shape := tuple(batch[key].shape)) != want:
             _BATCH["batch_wrong_shape"].fail(key=key, shape=shape, want=want, **sizes)
-    for key in BATCH_FIELDS:
         int64 = key == "actions"
         if batch[key].dtype != (torch.int64 if int64 else torch.float32):
             wrong = "batch_actions_not_int64" if int64 else "batch_not_float32"
@@ -491,8 +443,7 @@ def _check_one_batch(batch: Any, batch_size: int, obs_dim: int) -> None:
 
 
 def _slots(batch: dict, size: int, n_actions: int = 2) -> np.ndarray:
-    """Las casillas de las que salió cada transición, si están llenas y los
-    campos de cada fila son de la misma transición."""
+    """Las casillas de las transiciones, si están llenas y alineadas."""
     slots = batch["observations"][:, 0].numpy().astype(float) - 1
     if (slots < 0).any() or (slots >= size).any():
         _BATCH["batch_empty_slots"].fail()
@@ -547,14 +498,13 @@ def check_sample_batch(
 
 
 # Ejercicio 6 · la pérdida de DQN
-
 # (semilla, tamaño del lote, obs_dim, n_actions, gamma)
 LOSS_CASES = [(0, 5, 3, 2, 0.9), (1, 4, 2, 3, 0.99), (2, 6, 4, 2, 0.5)]
+ref_loss = dqn.dqn_loss
 
 
 def _networks(seed: int, obs_dim: int, n_actions: int, stale: bool = False) -> list:
-    """Una red Q y una red objetivo distintas, fijas por semilla; con ``stale``,
-    la red Q trae los gradientes de una pasada anterior."""
+    """Red Q y red objetivo por semilla; con ``stale``, la Q trae gradientes."""
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         networks = [dqn.make_q_network(obs_dim, n_actions, hidden=8) for _ in range(2)]
@@ -563,11 +513,8 @@ def _networks(seed: int, obs_dim: int, n_actions: int, stale: bool = False) -> l
     return networks
 
 
-def loss_problem(
-    seed: int, batch_size: int, obs_dim: int, n_actions: int
-) -> tuple[torch.nn.Module, torch.nn.Module, dict[str, torch.Tensor]]:
-    """Dos redes y un lote fijos por semilla, con transiciones terminales y no, y
-    recompensas grandes: con errores TD > 1, Huber y el cuadrático difieren."""
+def loss_problem(seed: int, batch_size: int, obs_dim: int, n_actions: int) -> tuple:
+    """Redes y lote por semilla; recompensas grandes para separar Huber de MSE."""
     generator = torch.Generator().manual_seed(seed)
     q_network, target_network = _networks(seed, obs_dim, n_actions)
     batch = {
@@ -581,8 +528,7 @@ def loss_problem(
 
 
 def _named(value: Any, label: str) -> Any:
-    """``value`` con ``label`` por repr: los mensajes nombran una red o un lote
-    por su papel, no por su contenido (sus capas, sus tensores)."""
+    """``value`` con ``label`` por repr, para que los mensajes lo nombren."""
     kind = type(type(value).__name__, (type(value),), {"__repr__": lambda _: label})
     if isinstance(value, dict):
         return kind(value)
@@ -595,26 +541,20 @@ def _loss_cases(cases: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     built = []
     for seed, size, obs_dim, n, gamma in cases:
         lote = f"<lote de prueba {seed}: {size} transiciones, {n} acciones>"
-        problem = loss_problem(seed, size, obs_dim, n)
         names = ("q_network", "target_network", lote)
-        built.append((*map(_named, problem, names), gamma))
+        built.append((*map(_named, loss_problem(seed, size, obs_dim, n), names), gamma))
     return built
 
 
-ref_loss = dqn.dqn_loss
-
-
-def _huber(loss: Callable[..., Any] = F.smooth_l1_loss, **options: Any) -> Any:
+def _loss(loss: Callable[..., Any] = F.smooth_l1_loss, **options: Any) -> Any:
     """La referencia con ``loss(Q(s, a), objetivo, **options)`` por pérdida."""
     huber = functools.partial(loss, **options)
     return patched(ref_loss, F=SimpleNamespace(smooth_l1_loss=huber))
 
 
 def _q_as(change: Callable[[Any], Any]) -> Callable[..., Any]:
-    """La referencia con ``change(q)`` en lugar de la salida ``q`` de la red Q:
-    ``gather(1, acciones)`` toma de ella la Q(s, a) que usa el error."""
-    q_network = lambda c: lambda s: change(c.q_network(s))  # noqa: E731
-    return with_args(ref_loss, q_network=q_network)
+    """La referencia con ``change(q)`` como salida de la red Q."""
+    return with_args(ref_loss, q_network=lambda c: lambda s: change(c.q_network(s)))
 
 
 _LOSS = diagnoses(
@@ -628,6 +568,7 @@ loss_grad_into_target: El gradiente fluye hacia target_network: el objetivo TD d
     (o usa .detach()).
 """
 )
+_NOT_SCALAR = _LOSS["loss_not_scalar"]  # la fila y la forma mala en los gradientes
 LOSS_MISTAKES = with_messages(
     """
 loss_mse: ¿Error cuadrático en lugar de Huber? DQN usa la pérdida de Huber
@@ -645,20 +586,16 @@ loss_gather_wrong_dim: ¿gather sobre el eje equivocado? Las acciones eligen col
 loss_no_squeeze: ¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetivo (B,):
     PyTorch los difunde a (B, B) y compara cada Q con todos los objetivos.
 """,
-    Mistake("loss_mse", _huber(F.mse_loss), ...),
-    Mistake("loss_sum", _huber(reduction="sum"), ...),
-    Mistake(
-        "loss_not_scalar", _huber(reduction="none"), _LOSS["loss_not_scalar"].message
-    ),
+    Mistake("loss_mse", _loss(F.mse_loss), ...),
+    Mistake("loss_sum", _loss(reduction="sum"), ...),
+    Mistake("loss_not_scalar", _loss(reduction="none"), _NOT_SCALAR.message),
     Mistake("loss_no_mask", patched(ref_loss, td_targets=_TD_NO_MASK), ...),
     Mistake("loss_online_target", lambda qn, tn, b, g: ref_loss(qn, qn, b, g), ...),
     # el máximo de cada fila, tome la acción que tome
     Mistake("loss_max_not_gather", _q_as(lambda q: q.amax(1, True).expand_as(q)), ...),
     # gather(0, a): la fila a_i, primera columna
     Mistake("loss_gather_wrong_dim", _q_as(lambda q: q[:, 0].expand(len(q), -1)), ...),
-    Mistake(
-        "loss_no_squeeze", _huber(lambda q, y: F.smooth_l1_loss(q[:, None], y)), ...
-    ),
+    Mistake("loss_no_squeeze", _loss(lambda q, y: F.huber_loss(q[:, None], y)), ...),
 )
 
 # Con los objetivos TD de referencia: un error en td_targets ya cuenta en su
@@ -674,9 +611,7 @@ def check_dqn_loss(dqn_loss, cases=LOSS_CASES) -> None:
 
 @exercise(MODULE, "dqn_loss", uses=LOSS_USES)
 def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
-    """Comprueba que el gradiente de ``dqn_loss`` llega a la red Q como el de la
-    referencia, y nunca a la red objetivo."""
-    into_target = _LOSS["loss_grad_into_target"]
+    """El gradiente de ``dqn_loss``: a la red Q, el de referencia; al objetivo, no."""
     check_gradients(
         dqn_loss,
         "dqn_loss",
@@ -686,24 +621,22 @@ def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
         prefix="loss",
         wrt={
             "q_network": Flow(True, "loss_wrong_gradients"),
-            "target_network": Flow(False, into_target.id, into_target.message),
+            "target_network": Flow(False, **vars(_LOSS["loss_grad_into_target"])),
         },
         mistake="loss_wrong_gradients",
         hint="¿Cortaste el gradiente en alguna parte de Q(s, a), o la pérdida no es "
         "la media de la Huber?",
         without_gradient=_LOSS["loss_no_grad"],
-        wrong_shape=_LOSS["loss_not_scalar"],
+        wrong_shape=_NOT_SCALAR,
     )
 
 
 # Ejercicio 7 · una actualización de DQN
+ref_dqn_update = dqn.dqn_update
 
 
-def update_problem(
-    seed: int, stale_gradients: bool = True
-) -> tuple[torch.nn.Module, torch.nn.Module, dqn.ReplayBuffer]:
-    """Las redes de :func:`_networks` (con ``stale_gradients``, como en el bucle
-    tras el primer paso) y un búfer de 11 transiciones, fijos por semilla."""
+def update_problem(seed: int, stale_gradients: bool = True) -> tuple:
+    """Las redes de :func:`_networks` y un búfer de 11 transiciones, por semilla."""
     obs_dim, n_actions = 3, 2
     q_network, target_network = _networks(seed, obs_dim, n_actions, stale_gradients)
     rng = np.random.default_rng(seed + 100)
@@ -716,13 +649,9 @@ def update_problem(
 
 
 def update_config(**fields: Any) -> dqn.DQNConfig:
-    """Lo que lee ``dqn_update``; si ``fields`` no dice otra cosa, el recorte no
-    actúa y la red objetivo no se copia."""
+    """Lo que lee ``dqn_update``; por defecto, sin recorte ni copia de la red."""
     defaults = {"batch_size": 6, "gamma": 0.9, "max_grad_norm": 1e9}
     return dqn.DQNConfig(**defaults | {"target_every": 10**9} | fields)
-
-
-ref_dqn_update = dqn.dqn_update
 
 
 def _optimizer(**methods: Callable[[], None]) -> Callable[..., Any]:
@@ -736,8 +665,7 @@ def _optimizer(**methods: Callable[[], None]) -> Callable[..., Any]:
 
 
 def _clipping(clip: Callable[..., Any]) -> Callable[..., Any]:
-    """``dqn_update`` de referencia con ``clip(parameters, max_grad_norm)`` en el
-    sitio del recorte de la norma (entre backward y step)."""
+    """``dqn_update`` de referencia con ``clip`` en lugar de ``clip_grad_norm_``."""
     utils = SimpleNamespace(clip_grad_norm_=clip)
     return patched(ref_dqn_update, nn=SimpleNamespace(utils=utils))
 
@@ -761,9 +689,9 @@ update_step_before_backward: ¿optimizer.step() antes de loss.backward()? step m
 )
 CLIP_MISTAKES = with_messages(
     """
-update_no_clip: ¿Recortas el gradiente? Con max_grad_norm = {norm} la norma del
-    gradiente de este lote lo supera, y tu paso es el del gradiente entero. Recorta la
-    norma de todos los gradientes de q_network juntos entre backward y step.
+update_no_clip: ¿Recortas el gradiente? Su norma en este lote supera max_grad_norm, y
+    tu paso es el del gradiente entero. Recorta la norma de todos los gradientes de
+    q_network juntos entre backward y step.
 update_clip_after_step: Recortas después de optimizer.step(): el paso ya se dio con el
     gradiente entero. El recorte va entre backward y step.
 update_clip_value: Recortas cada componente por separado (clip_grad_value_); DQN
@@ -777,6 +705,7 @@ update_clip_value: Recortas cada componente por separado (clip_grad_value_); DQN
 UPDATE_CASES = [(0, "sgd", 7), (1, "sgd", 250)]  # (semilla, optimizador, paso)
 CLIP_CASES = [(2, "sgd", 3)]
 CLIP_NORM = 0.1
+_ONE = "una actualización"
 UPDATE_USES = {"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss}
 
 
@@ -791,14 +720,11 @@ def _same_state(a: dict, b: dict) -> bool:
 
 
 def _updated(seed, kind, step, config, stale_gradients, function) -> tuple:
-    """Lo devuelto, los pesos de la red Q y la norma del gradiente que queda en
-    ella tras una actualización (recortar después del paso deja los mismos pesos
-    que no recortar, con el gradiente recortado)."""
+    """Lo devuelto, los pesos de la red Q y la norma del gradiente que queda (que
+    separa recortar tras el paso de no recortar)."""
     q_network, target_network, buffer = update_problem(seed, stale_gradients)
-    adam = kind == "adam"
-    optimizer = (torch.optim.Adam if adam else torch.optim.SGD)(
-        q_network.parameters(), lr=0.01 if adam else 0.1
-    )
+    make, lr = (torch.optim.Adam, 0.01) if kind == "adam" else (torch.optim.SGD, 0.1)
+    optimizer = make(q_network.parameters(), lr=lr)
     rng = np.random.default_rng(seed)
     loss = function(q_network, target_network, optimizer, buffer, rng, step, config)
     grads = [p.grad.reshape(-1) for p in q_network.parameters() if p.grad is not None]
@@ -807,25 +733,23 @@ def _updated(seed, kind, step, config, stale_gradients, function) -> tuple:
 
 
 def _weights_differ(got: tuple, want: tuple, where: str) -> bool:
-    """Qué parámetro difiere; ``True`` si ninguno, con la tolerancia de
-    ``compare_parameters``."""
+    """Qué parámetro difiere; ``True`` si ninguno (con su tolerancia)."""
     compare_parameters(got[1], want[1], what=where, mistake="update_wrong_weights")
     return True
 
 
-def _check_update(dqn_update, cases, config, stale_gradients, mistakes, what) -> Any:
-    """La red Q tras una actualización desde cada caso, con su diagnóstico;
-    devuelve, caso a caso, la pérdida del estudiante y la de la referencia."""
-    norm = significant(config.max_grad_norm)
-    mistakes = [Mistake(m.id, m.variant, m.message.format(norm=norm)) for m in mistakes]
-    losses = []
+def _check_update(
+    dqn_update, cases, config=None, stale=True, rows=UPDATE_MISTAKES, what=_ONE
+) -> list:
+    """La red Q tras cada caso; devuelve las pérdidas (estudiante, referencia)."""
+    config, losses = config or update_config(), []
     for seed, kind, step in cases:
-        run = functools.partial(_updated, seed, kind, step, config, stale_gradients)
+        run = functools.partial(_updated, seed, kind, step, config, stale)
         where = f"la red Q tras {what} (semilla {seed}, {kind.upper()})"
         got = check_procedure(
             dqn_update,
             ref_dqn_update,
-            mistakes,
+            rows,
             run=run,
             same=lambda got, want: _same_state(got[1], want[1]),
             same_as_mistake=lambda got, bad: all(map(_same_state, got[1:], bad[1:])),
@@ -842,9 +766,8 @@ update_loss_not_float: dqn_update debe devolver la pérdida como un float de Pyt
     (loss.item()), no {kind}: así el bucle la guarda sin retener el grafo.
 update_wrong_loss: La red queda bien, pero devolviste {got} y la pérdida del lote era
     {want}. Devuelve la pérdida que usaste para el paso.
-target_shares_memory: La red objetivo comparte la memoria de sus pesos con la red Q y se
-    movería con cada paso. Copia los valores, no los tensores:
-    target_network.load_state_dict(q_network.state_dict()).
+target_shares_memory: La red objetivo comparte sus tensores con la red Q y se mueve con
+    ella. Copia los valores: target_network.load_state_dict(q_network.state_dict()).
 target_copied_before_step: En el paso {step} (múltiplo de target_every = {every})
     copiaste la red Q de antes del paso de gradiente: la copia va al final, con los
     pesos ya actualizados.
@@ -862,12 +785,8 @@ target_wrong: Tras el paso {step}, la red objetivo no es ni la anterior ni una c
 
 @exercise(MODULE, "dqn_update", uses=UPDATE_USES)
 def check_dqn_update(dqn_update, cases=UPDATE_CASES) -> None:
-    """Comprueba el paso de gradiente de ``dqn_update``, con gradientes viejos (el
-    recorte no actúa, la red objetivo no se copia), y lo que devuelve."""
-    config, rows = update_config(), UPDATE_MISTAKES
-    for loss, ref in _check_update(
-        dqn_update, cases, config, True, rows, "una actualización"
-    ):
+    """El paso de gradiente, con gradientes viejos, y la pérdida devuelta."""
+    for loss, ref in _check_update(dqn_update, cases):
         if not isinstance(loss, float | int | np.floating):  # ni un tensor
             _UPDATE["update_loss_not_float"].fail(kind=type(loss).__name__)
         if not np.isclose(float(loss), ref, atol=1e-6, rtol=1e-5):
@@ -880,10 +799,9 @@ def check_dqn_update(dqn_update, cases=UPDATE_CASES) -> None:
 def check_dqn_update_clipping(
     dqn_update, cases=CLIP_CASES, max_grad_norm: float = CLIP_NORM
 ) -> None:
-    """Una actualización desde una red sin gradientes, con un ``max_grad_norm``
-    que el gradiente supera."""
+    """Una actualización con un ``max_grad_norm`` que el gradiente supera."""
     config = update_config(max_grad_norm=max_grad_norm)
-    what = "una actualización con el gradiente recortado"
+    what = f"{_ONE} con el gradiente recortado a {significant(max_grad_norm)}"
     _check_update(dqn_update, cases, config, False, CLIP_MISTAKES, what)
 
 
@@ -891,8 +809,7 @@ def check_dqn_update_clipping(
 def check_dqn_update_target(
     dqn_update, steps: Iterable[int] = range(1, 7), target_every: int = 2, seed=4
 ) -> None:
-    """Tras cada llamada, la red objetivo es la copia de la red Q (la del propio
-    estudiante) del último paso múltiplo de ``target_every``, o la inicial."""
+    """La red objetivo: la red Q del último múltiplo de ``target_every``."""
     q_network, target_network, buffer = update_problem(seed)
     optimizer = torch.optim.SGD(q_network.parameters(), lr=0.1)
     rng = np.random.default_rng(seed)
@@ -902,9 +819,8 @@ def check_dqn_update_target(
         before, previous_target = _snapshot(q_network), _snapshot(target_network)
         dqn_update(q_network, target_network, optimizer, buffer, rng, step, config)
         after, target = _snapshot(q_network), _snapshot(target_network)
-        if {p.data_ptr() for p in q_network.parameters()} & {
-            p.data_ptr() for p in target_network.parameters()
-        }:
+        shared = {p.data_ptr() for p in q_network.parameters()}
+        if shared & {p.data_ptr() for p in target_network.parameters()}:
             _UPDATE["target_shares_memory"].fail()
         multiple = step % target_every == 0
         if multiple:
