@@ -53,19 +53,14 @@ SCORE_CASES = [
 ]
 #: Logits grandes: la softmax ingenua desborda (``exp(710) = inf``).
 SCORE_STABLE_CASES = [
-    (np.array([750.0, 0.0]), np.array([1, 0]), np.array([4.0, 2.0]), 1.5),
-    (
-        np.array([800.0, 799, -5]),
-        np.arange(3),
-        np.array([1.0, 3, -2]),
-        np.array([0.5, 0.5, 1]),
-    ),
+    (np.r_[750.0, 0.0], np.r_[1, 0], np.r_[4.0, 2.0], 1.5),
+    (np.r_[800.0, 799, -5], np.arange(3), np.r_[1.0, 3, -2], np.r_[0.5, 0.5, 1]),
 ]
 
 SCORE_MISTAKES = with_messages(
     """
 score_sign: El signo está al revés: el peso es R − b (no b − R) y ∇log π(a) = one_hot(a)
-    − π. Si no, lo que sale mejor que la línea base se vuelve menos probable.
+    − π. Así, lo que sale mejor que la línea base se vuelve menos probable.
 score_baseline_added: Sumaste la línea base: el peso es R − b.
 score_no_baseline: No restaste la línea base: el peso de cada muestra es R_i − b_i.
 score_no_minus_pi: Falta restar π: ∇_θ log softmax(θ)[a] = one_hot(a) − π.
@@ -298,9 +293,8 @@ _loo = baselines.leave_one_out_baseline
 
 LOO_MISTAKES = with_messages(
     """
-loo_includes_own: Incluiste la propia recompensa R_i en la media de su pregunta:
-    entonces b_i depende de la acción a_i y el gradiente ya no es insesgado (se encoge
-    por (n − 1)/n). Usa solo las otras muestras de la pregunta.
+loo_includes_own: Incluiste la propia R_i en la media de su pregunta: b_i depende de a_i
+    y el gradiente se sesga (encoge por (n − 1)/n). Usa solo las otras muestras.
 loo_batch_mean: Usaste la media de todo el lote: mezcla preguntas fáciles y difíciles.
     La línea base de cada muestra es la media de las otras muestras de su pregunta.
 loo_batch_leave_one_out: Dejaste fuera la propia muestra, bien, pero promediaste el lote
@@ -567,8 +561,7 @@ update_policy_no_zero_grad: ¿Borras los gradientes viejos de la política? La r
     con los de la actualización anterior, y backward() los suma a los nuevos:
     policy_optimizer.zero_grad() va antes de policy_loss.backward().
 update_losses_summed: La política dio un paso en cada paso de V: ¿sumaste las dos
-    pérdidas dentro del bucle de value_epochs? La política da un solo paso por
-    actualización; solo V repite, value_epochs veces.
+    pérdidas dentro del bucle de value_epochs? Solo V repite; la política da un paso.
 """,
     Mistake("update_fit_before_advantages", _fit_first, ...),
     Mistake("update_divided_by_steps", patched(_update, baseline_losses=_by_step), ...),
@@ -578,8 +571,7 @@ update_losses_summed: La política dio un paso en cada paso de V: ¿sumaste las 
 UPDATE_VALUE_MISTAKES = with_messages(
     """
 update_value_single_step: V dio un solo paso: deben ser value_epochs, cada uno con la
-    pérdida del valor recalculada con la V del momento (¿sumaste las dos pérdidas y
-    diste un solo paso con las dos?).
+    pérdida del valor recalculada con la V del momento (¿un paso con las dos sumadas?).
 update_value_not_trained: La red de valor no se movió: ¿diste los pasos con
     policy_optimizer? Cada optimizador mueve solo los parámetros que recibió: la pérdida
     del valor va con value_optimizer.
