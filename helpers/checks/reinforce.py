@@ -795,14 +795,10 @@ def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
                 episode=episode, got=len(mine), want=len(theirs)
             )
         if step < shared:
-            draws = ""
-            if got.generator_draws != want.generator_draws:
-                draws = (
-                    f" (sacaste {got.generator_draws} uniformes y hacían falta "
-                    f"{want.generator_draws}, uno por paso)"
-                )
+            drawn, due = got.generator_draws, want.generator_draws
+            draws = f" (sacaste {drawn} uniformes y hacían falta {due}, uno por paso)"
             said = dict(step=step, episode=episode, got=mine[step], want=theirs[step])
-            LOOP_SAYS["loop_wrong_action"].fail(**said, draws=draws)
+            LOOP_SAYS["loop_wrong_action"].fail(**said, draws=draws * (drawn != due))
     returned = as_array(got.returned, "Lo que devuelve reinforce_updates")
     expected = _floats(want.returned)
     if returned.shape != expected.shape:
@@ -819,19 +815,14 @@ def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
 
 
 def _across_batch(*args: Any) -> Any:
-    """El bucle de referencia con los retornos de todo el lote seguido."""
-    rewards: list[float] = []
+    """El bucle de referencia con los retornos de todo el lote seguido: cada
+    episodio pasa sus recompensas tal cual y la pérdida descuenta el lote."""
 
-    def record(episode: list[float], gamma: float) -> np.ndarray:
-        rewards.extend(episode)
-        return np.zeros(len(episode))
-
-    def loss(log_probs: torch.Tensor, _: Any, n: int) -> torch.Tensor:
+    def loss(log_probs: torch.Tensor, rewards: torch.Tensor, n: int) -> torch.Tensor:
         returns = torch.as_tensor(_RETURNS(rewards, args[5]), dtype=torch.float32)
-        rewards.clear()
         return _LOSS(log_probs, returns, n)
 
-    pieces = {"discounted_returns": record, "reinforce_loss": loss}
+    pieces = {"discounted_returns": lambda r, gamma: r, "reinforce_loss": loss}
     return patched(reinforce.reinforce_updates, **pieces)(*args)
 
 
