@@ -315,11 +315,7 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
 GAUSSIAN_CASES = [
     (_t([[0.5], [-1.0], [2.0]]), _t([[0.0], [0.0], [1.0]]), _t([0.0])),
     (_t([[1.0, -2.0, 0.3]]), _t([[0.5, -1.0, 0.0]]), _t([-0.5, 0.2, 1.0])),
-    (
-        _t([[0.1, 0.2], [3.0, -1.0]]),
-        _t([[0.0, 0.0], [1.0, 1.0]]),
-        _t([[0.3, -0.7], [-1.2, 0.4]]),
-    ),
+    (_t([[0.1, 0.2], [3, -1]]), _t([[0, 0], [1, 1]]), _t([[0.3, -0.7], [-1.2, 0.4]])),
     (_t([[60.0], [0.0]]), _t([[0.0], [0.0]]), _t([0.0])),
     (_t([[1.5, 1.5]]), _t([[1.5, 1.0]]), _t([-2.0, -2.0])),
 ]
@@ -406,7 +402,6 @@ def check_gaussian_log_prob_grad(
     cases=GAUSSIAN_CASES[:3] + GAUSSIAN_CASES[4:],
 ) -> None:
     """El gradiente de la log-densidad (sumada) respecto a ``mean`` y ``log_std``."""
-    flows = Flow(True, id="gaussian_no_grad")
     check_gradients(
         _summed(gaussian_log_prob),
         "gaussian_log_prob",
@@ -414,7 +409,7 @@ def check_gaussian_log_prob_grad(
         _summed(_GAUSSIAN),
         [replace(m, variant=_summed(m.variant)) for m in GAUSSIAN_MISTAKES],
         prefix="gaussian",
-        wrt={"mean": flows, "log_std": flows},
+        wrt=dict.fromkeys(["mean", "log_std"], Flow(True, id="gaussian_no_grad")),
         without_gradient=Diagnosis(
             id="gaussian_no_grad",
             message="Tu log-densidad no tiene gradiente respecto a mean y log_std: "
@@ -477,9 +472,7 @@ returns_not_reversed: Los valores están bien pero al revés: si los calculas ha
     ),
     Mistake("returns_immediate", lambda r, g: _RETURNS(r, 0.0), ...),
     Mistake(
-        "returns_not_reversed",
-        on_output(_RETURNS, lambda out: out[::-1], "al revés"),
-        ...,
+        "returns_not_reversed", on_output(_RETURNS, lambda o: o[::-1], "al revés"), ...
     ),
 )
 
@@ -696,9 +689,7 @@ class _RecordingEnv:
 _Run = namedtuple("_Run", "returned env steps policy generator_draws")
 
 
-def _run_loop(
-    function: Callable[..., Any], case: LoopCase, n_updates: int, lr: float
-) -> _Run:
+def _run_loop(function, case: LoopCase, n_updates: int, lr: float) -> _Run:
     torch.manual_seed(case.seed)
     policy = reinforce.CategoricalPolicy(case.obs_dim, 2, hidden=8)
     params = list(policy.parameters())
@@ -727,8 +718,7 @@ LOOP_SAYS = diagnoses(
 loop_wrong_episode_count: Con {updates} actualizaciones de {n} episodios hacían falta
     {total} episodios (un env.reset por episodio) y jugaste {played}.
 loop_wrong_seeds: El episodio {first} empezó con reset(seed={got}) y debía empezar con
-    seed={want}: {hint}el episodio número i (contando todos) empieza con reset(seed=seed
-    + i).
+    seed={want}: {hint}el episodio i (contando todos) empieza con reset(seed=seed + i).
 loop_step_after_end: Seguiste llamando a env.step después de que el episodio acabara:
     acaba en cuanto terminated o truncated valen True.
 loop_no_generator_draws: No sacaste ningún número de generator: en cada paso, u =
@@ -833,9 +823,8 @@ def _each(returns: Callable[[list[float], float], Any]) -> Callable[..., Any]:
 #: Los errores típicos del bucle que se reconocen por su gradiente.
 LOOP_GRADIENT_MISTAKES = with_messages(
     """
-loop_returns_across_batch: Calculaste los retornos sobre todo el lote seguido: así el
-    final de un episodio cobra lo que pasó en el siguiente. Los retornos se calculan
-    episodio a episodio.
+loop_returns_across_batch: Calculaste los retornos sobre todo el lote seguido: el final
+    de un episodio cobra lo que pasó en el siguiente. Se calculan episodio a episodio.
 loop_returns_no_gamma: Tus retornos no usan gamma: G_t = r_t + γ·G_{t+1}, con el gamma
     que recibe la función.
 loop_returns_total: Diste a cada paso el retorno del episodio entero (G_0): cada paso
