@@ -124,12 +124,7 @@ log_prob_rounded: Está redondeado: no redondees la log-probabilidad.
 
 
 _F32 = torch.float32
-
-
-def _t(values: Any, dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    return torch.tensor(values, dtype=dtype)
-
-
+_t = functools.partial(torch.tensor, dtype=torch.float64)
 SAMPLE_CASES = [
     *[(_t([0.3, -1.2, 1.7]), _t(u)) for u in (0.05, 0.21, 0.6)],
     (_t([0.5, 0.5, -2.0, 1.0, 0.0]), _t(0.47)),
@@ -144,10 +139,10 @@ SAMPLE_CASES = [
     *[(_t([0.0] * 4), _t(u)) for u in (0.0, 0.5)],
     # En float32 estas probabilidades suman 0,99999988 < u = 0,99999994:
     # ningún tramo supera u y toca la última acción.
-    (_t([0.4, -3.7, 0.7, -1.3, 0.3, -3.7], _F32), _t(1 - 2**-24, _F32)),
+    (_t([0.4, -3.7, 0.7, -1.3, 0.3, -3.7], dtype=_F32), _t(1 - 2**-24, dtype=_F32)),
     # π(0) = e^−100 es subnormal en float32: softmax la guarda con un 2 % de
     # error, y log(softmax) lo arrastra; log_softmax da −100.
-    (_t([0.0, 100.0], _F32), _t(0.0, _F32)),
+    (_t([0.0, 100.0], dtype=_F32), _t(0.0, dtype=_F32)),
 ]
 
 
@@ -229,8 +224,7 @@ def _with_log(actions_of: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _sample(sample_action: Callable[..., Any], logits: Any, u: Any) -> tuple:
-    out = guarded_call(sample_action, "sample_action", logits, u)
-    return _sampled(out, logits, u)
+    return _sampled(guarded_call(sample_action, "sample_action", logits, u), logits, u)
 
 
 check_sample_action = values_check(
@@ -294,8 +288,7 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
                 if not np.isfinite(pair).any() or np.isclose(*pair, 1e-6, 1e-5):
                     fail(f"{intro} {mistake.message}", mistake.id)
             fail(f"{intro} {_LOG_PI_IS}", "log_prob_wrong_value")
-    # La referencia: log π en las acciones que eligió sample_action (una mala
-    # elección cuesta en la otra celda).
+    # log π de las acciones que eligió (una mala elección ya cuesta en la otra celda).
     chosen = _with_log(lambda z, u: _sample(sample_action, z.detach(), u)[0])
     check_gradients(
         _summed(lambda z, u: sample_action(z, u)[1]),
@@ -935,7 +928,6 @@ _ON_LOG_STD = torch.tensor([0.0, 1.0])  # solo en la componente de log σ
 
 
 def _samples(mean: float, log_std: float, noise: Any) -> torch.Tensor:
-    """Las muestras x = μ + σ·ε de la referencia, sin grafo."""
     return mean + math.exp(log_std) * torch.as_tensor(noise)
 
 
@@ -953,8 +945,7 @@ def _score_plus(change: Callable[..., torch.Tensor]) -> Callable[..., Any]:
     return lambda *args: (change(*args), _ESTIMATORS(*args)[1])
 
 
-#: Los errores típicos de las dos estimaciones: los de ``score_`` solo en la
-#: celda de la función de puntuación, los de ``pathwise_`` solo en la otra.
+#: Filas score_…: solo en la celda de la puntuación; pathwise_…: solo en la otra.
 ESTIMATOR_MISTAKES = with_messages(
     """
 estimators_swapped: Devolviste las dos estimaciones en el orden cambiado: primero va la
