@@ -175,7 +175,8 @@ def _updating(**changes: Any) -> Callable[..., Any]:
 
 
 def _truncated_as_terminal(env, *args):
-    """La referencia con ``terminated or truncated`` como ``terminated``."""
+    """La referencia con ``terminated or truncated`` (el tope de pasos) por
+    ``terminated``."""
     ended = _updating(terminated=lambda c: c.terminated or env.steps >= env.max_steps)
     return ended(env, *args)
 
@@ -198,9 +199,9 @@ episode_never_terminal: Pasas siempre terminated = False. En la meta o en la tra
 )
 TRUNCATED_MISTAKES = with_messages(
     """
-episode_truncated_as_terminal: Truncar por tiempo no hace terminal a s': Q(s') cuenta.
-    Pasa a q_learning_update terminated, no terminated or truncated (truncated solo
-    sirve para parar).
+episode_truncated_as_terminal: Truncar por límite de tiempo no hace terminal a s': la
+    actualización se apoya en Q(s'). Pasa a q_learning_update terminated, no
+    terminated or truncated (truncated solo sirve para parar).
 """,
     Mistake("episode_truncated_as_terminal", _truncated_as_terminal, ...),
     *EPISODE_MISTAKES,  # también explican lo que pasa aquí
@@ -306,7 +307,6 @@ epsilon_integer_division: ¿División entera? step // duration vale 0 hasta el f
         "epsilon_integer_division", lambda t, *a: ref_epsilon(t - t % a[2], *a), ...
     ),
 )
-
 EPS_CASES = (
     [(0, 1.0, 0.05, 100), (50, 1.0, 0.05, 100), (1, 1.0, 0.0, 10), (9, 1.0, 0.1, 10)]
     + [(10, 1.0, 0.1, 10), (100, 1.0, 0.05, 100), (250, 1.0, 0.05, 100)]
@@ -380,7 +380,8 @@ check_td_targets = values_check(
 # Ejercicio 5 · un lote del búfer de repetición
 def tagged_buffer(capacity: int, size: int, obs_dim: int = 4, n_actions: int = 2):
     """Un búfer cuya casilla ``i`` guarda, con ``v = i + 1``, ``s = [v, −v, ...]``,
-    ``s' = s + 0,5``, ``a = i mod n_actions``, ``r = 10 v`` y ``i mod 3 == 0``."""
+    ``s' = s + 0,5``, ``a = i mod n_actions``, ``r = 10 v`` y ``terminated = (i mod 3
+    == 0)``."""
     buffer = dqn.ReplayBuffer(capacity, obs_dim)
     for i in range(size):
         slot = i % capacity
@@ -548,8 +549,8 @@ def _loss_cases(cases: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 def _loss(loss: Callable[..., Any] = F.smooth_l1_loss, **options: Any) -> Any:
     """La referencia con ``loss(Q(s, a), objetivo, **options)`` por pérdida."""
-    huber = functools.partial(loss, **options)
-    return patched(ref_loss, F=SimpleNamespace(smooth_l1_loss=huber))
+    chosen = functools.partial(loss, **options)
+    return patched(ref_loss, F=SimpleNamespace(smooth_l1_loss=chosen))
 
 
 def _q_as(change: Callable[[Any], Any]) -> Callable[..., Any]:
@@ -705,7 +706,7 @@ update_clip_value: Recortas cada componente por separado (clip_grad_value_); DQN
 UPDATE_CASES = [(0, "sgd", 7), (1, "sgd", 250)]  # (semilla, optimizador, paso)
 CLIP_CASES = [(2, "sgd", 3)]
 CLIP_NORM = 0.1
-_ONE = "una actualización"
+_AN_UPDATE = "una actualización"
 UPDATE_USES = {"sample_batch": dqn.sample_batch, "dqn_loss": dqn.dqn_loss}
 
 
@@ -739,7 +740,7 @@ def _weights_differ(got: tuple, want: tuple, where: str) -> bool:
 
 
 def _check_update(
-    dqn_update, cases, config=None, stale=True, rows=UPDATE_MISTAKES, what=_ONE
+    dqn_update, cases, config=None, stale=True, rows=UPDATE_MISTAKES, what=_AN_UPDATE
 ) -> list:
     """La red Q tras cada caso; devuelve las pérdidas (estudiante, referencia)."""
     config, losses = config or update_config(), []
@@ -801,7 +802,7 @@ def check_dqn_update_clipping(
 ) -> None:
     """Una actualización con un ``max_grad_norm`` que el gradiente supera."""
     config = update_config(max_grad_norm=max_grad_norm)
-    what = f"{_ONE} con el gradiente recortado a {significant(max_grad_norm)}"
+    what = f"{_AN_UPDATE} con el gradiente recortado a {significant(max_grad_norm)}"
     _check_update(dqn_update, cases, config, False, CLIP_MISTAKES, what)
 
 
