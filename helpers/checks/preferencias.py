@@ -589,7 +589,7 @@ def _swapped_pairs(policy, reference, optimizer, batch, *args, **kwargs):
 
 def _loss_after(*args, **kwargs):
     accuracy = _step(*args, **kwargs)[1]
-    return _step(*args, **kwargs)[0], accuracy  # la de antes del 2.º paso
+    return _step(*args, **kwargs)[0], accuracy  # la del 2.º paso: tras el 1.º
 
 
 def _policy_accuracy(policy, reference, optimizer, batch, *args, **kwargs):
