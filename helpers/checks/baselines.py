@@ -445,8 +445,8 @@ _VALUE_FLOWS = dict(
 
 @exercise(MODULE, "baseline_losses", "por dónde pasa el gradiente")
 def check_baseline_losses_grad(baseline_losses, cases=LOSSES_CASES) -> None:
-    """Comprueba los gradientes de las dos pérdidas: la de la política llega
-    solo a ``log_probs`` y la del valor solo a ``values``."""
+    """Comprueba que la pérdida de la política solo llega a ``log_probs``, y la del
+    valor, solo a ``values``."""
     parts = (POLICY_MISTAKES, _POLICY_FLOWS), (VALUE_MISTAKES, _VALUE_FLOWS)
     for index, (rows, options) in enumerate(parts):
         student, reference = _loss(baseline_losses, index), _loss(_losses, index)
