@@ -161,12 +161,6 @@ def _count(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     return (logits.softmax(-1).cumsum(-1) <= u.unsqueeze(-1)).sum(-1)
 
 
-_FALLBACK = (
-    "En float32 la suma de todas las probabilidades puede quedarse un pelín por "
-    "debajo de u (0,99999988 < 0,99999994): entonces ninguna acumulada supera u, "
-    "y el enunciado pide la última acción. Limita el índice a A − 1."
-)
-
 #: Cada variante da solo la acción elegida (la log-probabilidad es otra celda).
 SAMPLE_MISTAKES = with_messages(
     """
@@ -186,14 +180,15 @@ sample_reversed_cumsum: Acumulaste las probabilidades desde la última acción: 
     acumulan en orden, π(0), π(0) + π(1), …
 sample_softmax_overflow: Con logits enormes, exp(1000) desborda (inf / inf = nan) y la
     acción sale mal. Resta el máximo antes de exponenciar, o usa torch.softmax.
+sample_no_last_fallback, sample_no_clamp: En float32 la suma de todas las probabilidades
+    puede quedarse un pelín por debajo de u (0,99999988 < 0,99999994): entonces ninguna
+    acumulada supera u, y el enunciado pide la última acción. Limita el índice a A − 1.
 """,
     # «acumulada < u» es «acumulada ≤ el float anterior a u».
     Mistake("sample_strictly_below", lambda z, u: _action(z, u.nextafter(u - 1)), ...),
     # Sin ningún tramo por encima de u, la primera acción (argmax de nada).
-    Mistake(
-        "sample_no_last_fallback", lambda z, u: _count(z, u) % z.shape[-1], _FALLBACK
-    ),
-    Mistake("sample_no_clamp", _count, _FALLBACK),
+    Mistake("sample_no_last_fallback", lambda z, u: _count(z, u) % z.shape[-1], ...),
+    Mistake("sample_no_clamp", _count, ...),
     Mistake("sample_argmax", lambda z, u: z.argmax(-1), ...),
     Mistake("sample_uniform_bins", lambda z, u: _action(torch.zeros_like(z), u), ...),
     Mistake("sample_cumsum_logits", lambda z, u: _clamped(z, u), ...),
@@ -210,6 +205,9 @@ sample_softmax_overflow: Con logits enormes, exp(1000) desborda (inf / inf = nan
         ...,
     ),
 )
+
+
+_FALLBACK = next(m.message for m in SAMPLE_MISTAKES if m.id == "sample_no_clamp")
 
 
 def _with_log(actions_of: Callable[..., Any]) -> Callable[..., Any]:
@@ -636,7 +634,6 @@ class LoopCase:
     n_episodes: int = 3
     gamma: float = 0.9
     horizon: int = 12
-    obs_dim: int = 4
 
     def make_env(self) -> Any:
         import gymnasium as gym
@@ -651,7 +648,7 @@ class LoopCase:
 LOOP_CASES = {
     "cartpole": LoopCase(),
     "cartpole_largo": LoopCase(seed=11, n_episodes=4, gamma=0.99, horizon=30),
-    "sonda": LoopCase(env_id="sonda", seed=5, n_episodes=5, gamma=0.5, obs_dim=1),
+    "sonda": LoopCase(env_id="sonda", seed=5, n_episodes=5, gamma=0.5),
 }
 
 
@@ -683,15 +680,15 @@ _Run = namedtuple("_Run", "returned env steps policy generator_draws")
 
 
 def _run_loop(function, case: LoopCase, n_updates: int, lr: float) -> _Run:
+    env = _RecordingEnv(case.make_env())
     torch.manual_seed(case.seed)
-    policy = reinforce.CategoricalPolicy(case.obs_dim, 2, hidden=8)
+    policy = reinforce.CategoricalPolicy(env.observation_space.shape[0], 2, hidden=8)
     params = list(policy.parameters())
     optimizer = torch.optim.SGD(params, lr=lr)
     steps: list[list[torch.Tensor | None]] = []  # los gradientes al dar cada paso
     optimizer.register_step_pre_hook(
         lambda *_: steps.append([copy.deepcopy(p.grad) for p in params])
     )
-    env = _RecordingEnv(case.make_env())
     generator = torch.Generator().manual_seed(case.seed)
     probe = torch.Generator().manual_seed(case.seed)
     episodes = (case.n_episodes, case.gamma, case.seed)
@@ -792,14 +789,12 @@ def check_reinforce_updates(reinforce_updates, case="cartpole") -> None:
         if close(returned, sums.sum(1), atol=1e-5):
             hint = " Sumaste los episodios: es la media sobre los N de cada una."
             mistake = "loop_returned_sum"
-        said = LOOP_SAYS["loop_returned_wrong_value"].message
-        shown = {"got": numbers(returned, 2), "want": numbers(expected, 2)}
-        fail(said.format(**shown, hint=hint), mistake)
+        shown = dict(got=numbers(returned, 2), want=numbers(expected, 2), hint=hint)
+        fail(LOOP_SAYS["loop_returned_wrong_value"].message.format(**shown), mistake)
 
 
 def _across_batch(*args: Any) -> Any:
-    """El bucle de referencia con los retornos de todo el lote seguido: cada
-    episodio pasa sus recompensas tal cual y la pérdida descuenta el lote."""
+    """La referencia con los retornos de todo el lote seguido (los da la pérdida)."""
 
     def loss(log_probs: torch.Tensor, rewards: torch.Tensor, n: int) -> torch.Tensor:
         returns = torch.as_tensor(_RETURNS(rewards, args[5]), dtype=torch.float32)
