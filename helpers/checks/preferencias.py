@@ -320,8 +320,7 @@ DPO_CASES = [
 IPO_CASES = [dpo_case(*args, 3.0) for args in ((3, 4, 0.1), (4, 5, 0.5), (5, 3, 2.0))]
 
 
-# Las variantes reciben (pc, pr, rc, rr, β, tipo): cambiar elegida y rechazada
-# cambia el signo de h; con log-probabilidades 0, no hay referencia.
+# Las variantes reciben (pc, pr, rc, rr, β, tipo).
 def _each_pair(pc, pr, rc, rr, beta, loss_type):
     return torch.vmap(lambda *x: _dpo_ref(*x, beta, loss_type))(pc, pr, rc, rr)
 
@@ -575,8 +574,6 @@ def step_case(seed: int, tied: bool = False) -> tuple[Any, ...]:
     return policy, reference, batch, _BETAS[seed % 3]
 
 
-# Las variantes son pref.dpo_step con otra entrada (el lote al revés, otra β, un
-# optimizador que no pone a cero, sin recorte) o con una pieza cambiada.
 def _never_zeroed(policy, reference, optimizer, *args, **kwargs):
     kept = SimpleNamespace(zero_grad=lambda: None, step=optimizer.step)
     return _step(policy, reference, kept, *args, **kwargs)
@@ -775,8 +772,7 @@ OPTIMAL_STABLE_CASES = [
     (tensor([0.1, 0.2, 0.3, 0.4]), tensor([-5.0, 3.0, 2.5, 3.0]), 0.005),
 ]
 
-# Las variantes son la referencia con otra π_ref, otra r u otra β; β dividiendo
-# también a log π_ref se escribe a mano (p^{1/β} se haría 0).
+# opt_beta_whole se escribe a mano: con otra π_ref, p^{1/β} se haría 0.
 OPTIMAL_MISTAKES = with_messages(
     """
 opt_no_partition: Falta dividir por Z: π_ref·e^{r/β} no suma 1. Z = Σ_y
