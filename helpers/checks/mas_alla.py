@@ -166,7 +166,7 @@ check_token_level_rewards = _values(
 
 # candidato al núcleo: una salida que es un dato fijo, sin gradiente
 def _no_gradient_check(key, cases, what, in_place, message, *, mistake) -> Callable:
-    """El resultado, un dato fijo, sin gradiente hacia el argumento 1 ni cambiarlo."""
+    """Un dato fijo: el resultado no lleva gradiente al argumento 1 ni lo modifica."""
 
     def check(f: Callable[..., Any], cases=cases) -> None:
         for case in cases:
@@ -354,9 +354,9 @@ _EXPLOIT_TEXTS = {
     "132. ",
 }
 _EXPLOITS = [(t, p) for p, texts in _EXPLOIT_TEXTS.items() for t in texts.split(" ")]
-_CHOSEN = (range(21), [0, 1, 5, 6, 3], [12, 13, 14, 15, 7, 8, 9, 10, 11])
 _EXPLOIT_CASES = [
-    ([_EXPLOITS[i][0] for i in c], [_EXPLOITS[i][1] for i in c]) for c in _CHOSEN
+    ([_EXPLOITS[i][0] for i in chosen], [_EXPLOITS[i][1] for i in chosen])
+    for chosen in (range(21), [0, 1, 5, 6, 3], [12, 13, 14, 15, 7, 8, 9, 10, 11])
 ]
 # La referencia con otros verificadores.
 _exploit = functools.partial(patched, ref_flags)
