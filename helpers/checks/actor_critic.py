@@ -11,7 +11,6 @@ from helpers.checks import (
     Diagnosis,
     Flow,
     Mistake,
-    call,
     check_cases,
     check_gradients,
     check_procedure,
@@ -76,9 +75,8 @@ def _cases(batches, keys: str, *rest) -> list[tuple]:
 
 # candidato al núcleo: values_check con una celda por aspecto y sus filas.
 def _aspect_checks(key, rows, atol, *defaults, uses=None):
-    """``check_<key>`` (sin finales), ``…_terminated`` y ``…_truncated``, cada
-    una con las filas que dan otra cosa que la referencia en sus casos: una que
-    da lo mismo se parecería a cualquier respuesta casi correcta."""
+    """``check_<key>``, ``…_terminated`` y ``…_truncated``, sin las filas que en sus
+    casos dan lo de la referencia (se parecerían a toda respuesta casi correcta)."""
     ref = getattr(actor_critic, key)
 
     def differs(m, cases) -> bool:
@@ -341,9 +339,13 @@ loss_returns_attached: Los objetivos del crítico no están separados del grafo:
 )
 
 
+def _copies(case: tuple) -> list:
+    return [x.clone() if torch.is_tensor(x) else x for x in case]
+
+
 def _loss_value(loss_fn, case) -> float:
     """El valor de la pérdida en un caso, o un fallo si no es un número."""
-    loss = call(loss_fn, "actor_critic_loss", *case)
+    loss = loss_fn(*_copies(case))
     try:
         shape = tuple(torch.as_tensor(loss).shape)
     except (TypeError, ValueError, RuntimeError):
@@ -388,7 +390,7 @@ _FLOWS = {
 def check_actor_critic_loss_grad(actor_critic_loss, cases=None) -> None:
     """Comprueba por dónde pasa el gradiente de ``actor_critic_loss``."""
     cases = cases or LOSS_CASES
-    loss = call(actor_critic_loss, "actor_critic_loss", *cases[0])
+    loss = actor_critic_loss(*_copies(cases[0]))
     if not isinstance(loss, torch.Tensor):
         LOSS_SAYS["loss_not_tensor"].fail(kind=type(loss).__name__)
     check_gradients(
