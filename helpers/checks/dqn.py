@@ -186,11 +186,13 @@ EPISODE_MISTAKES = with_messages(
 episode_update_ignored: Tu tabla no cambia: guarda lo que devuelve q_learning_update,
     la tabla nueva (puede trabajar sobre una copia): q_table = q_learning_update(...).
 episode_greedy: Tu agente no explora: elige siempre la acción de mayor Q. Elige con
-    epsilon_greedy(q_table[state], epsilon, rng), con el rng que recibes.
+    epsilon_greedy(q_table[state], epsilon, rng), con el rng que recibes: explora con
+    probabilidad ε y desempata al azar.
 episode_updates_next_state: Actualizas Q(s', a) en lugar de Q(s, a): se actualiza la
     casilla desde la que se actuó. Cambia de estado después de actualizar.
 episode_never_terminal: Pasas siempre terminated = False. En la meta o en la trampa, s'
-    no tiene futuro: pasa a q_learning_update el terminated que devuelve env.step.
+    no tiene futuro y el objetivo no debe apoyarse en Q(s'): pasa a q_learning_update
+    el terminated que devuelve env.step.
 """,
     Mistake("episode_update_ignored", _updating(alpha=0), ...),  # la tabla no cambia
     Mistake("episode_greedy", with_args(ref_episode, rng=_GREEDY), ...),
