@@ -211,7 +211,7 @@ _FALLBACK = next(m.message for m in SAMPLE_MISTAKES if m.id == "sample_no_clamp"
 
 
 def _with_log(actions_of: Callable[..., Any]) -> Callable[..., Any]:
-    """``(acción, log π)``: un índice de más lanza, como en la respuesta con él."""
+    """``(acción, log π)`` de una función de la acción: un índice de más lanza."""
 
     def sample(logits: torch.Tensor, u: torch.Tensor) -> tuple:
         actions = torch.as_tensor(actions_of(logits, u)).reshape(logits.shape[:-1])
@@ -238,7 +238,7 @@ check_sample_action = values_check(
 
 
 def _summed(function: Callable[..., Any]) -> Callable[..., Any]:
-    """La suma de la salida, sobre copias (forma y entradas: la celda del valor)."""
+    """La salida sumada, sobre copias (forma y entradas las mira la celda del valor)."""
 
     def summed(*args: Any) -> torch.Tensor:
         copies = (a.clone() if isinstance(a, torch.Tensor) else a for a in args)
