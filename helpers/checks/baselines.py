@@ -199,8 +199,7 @@ def _check_causal(estimator_variances, cases, index: int) -> None:
     rows = [m for m in CAUSAL_MISTAKES if not np.allclose(at(m.variant), want)]
     shown = f"estimator_variances(...)[{index}]"
 
-    def view(out, *args):
-        """La varianza ``index``, o un fallo que dice qué se esperaba."""
+    def view(out, *args):  # la varianza index, o un fallo que dice qué se esperaba
         promised = CAUSAL_SAYS["variances_not_a_pair"].message
         pair = as_tuple(out, 2, promised, mistake="variances_not_a_pair")
         for name, value in zip(("La primera", "La segunda"), pair, strict=True):
