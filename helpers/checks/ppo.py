@@ -43,8 +43,7 @@ from helpers.formatting import significant
 MODULE = "06_ppo"
 
 
-def _t(values):
-    return torch.tensor(values, dtype=torch.float64)
+_t = functools.partial(torch.tensor, dtype=torch.float64)
 
 
 #: Lo que dicen las reglas de este tema que no son una fila (``fail`` a mano).
@@ -52,16 +51,13 @@ SAYS = diagnoses(
     """
 not_a_tensor: {name}(...) debe devolver un tensor de PyTorch (para poder llamar a
     loss.backward()); devolvió {kind}. No uses .item(), float() ni NumPy.
-not_a_scalar: {name}(...) debe devolver un escalar y devolvió algo de forma {shape}.
-    ¿Promediaste sobre un solo eje (p. ej. .mean(dim=0))? Promedia sobre todos los
-    elementos con .mean().
-no_gradient: El resultado de clipped_surrogate_loss no tiene gradiente respecto a
-    log_probs (¿usaste .detach(), .item(), NumPy, torch.round o un tensor nuevo?). PPO
-    necesita derivarlo.
+not_a_scalar: {name}(...) debe devolver un escalar y devolvió algo de forma {shape}:
+    ¿promediaste sobre un solo eje (.mean(dim=0))? Promedia todo con .mean().
+no_gradient: El resultado no tiene gradiente respecto a log_probs (¿usaste .detach(),
+    .item(), NumPy, torch.round o un tensor nuevo?). PPO necesita derivarlo.
 gradient_to_old_log_probs: El gradiente llega a old_log_probs: la política vieja es una
-    referencia fija, usa old_log_probs.detach(). (Si arrastra gradiente, el paso también
-    la mueve; si sale del θ actual, el cociente vale 1 con derivada nula y el recorte no
-    hace nada.)
+    referencia fija, usa old_log_probs.detach(). (Si arrastra gradiente, el paso la
+    mueve; si sale del θ actual, r = 1 con derivada nula y el recorte no hace nada.)
 kl_not_scalar: {name} debe ser un escalar (la media sobre todas las muestras), pero
     tiene forma {shape}. ¿Olvidaste el .mean() o promediaste sobre un solo eje?
 loss_without_gradient: La pérdida no tiene gradiente respecto a la red (¿usaste
@@ -71,20 +67,16 @@ critic_without_gradient: Los parámetros del crítico no reciben gradiente: ¿ca
 actor_without_gradient: Los parámetros del actor no reciben gradiente: ¿calculaste
     log π(a|s) con .detach() o bajo torch.no_grad()?
 modified_batch: ppo_update modificó el lote (batch): ¿normalizaste las ventajas en su
-    sitio, con -=, /= o batch.advantages = ...? El lote se reutiliza en cada época y en
-    cada minilote: calcula sobre copias.
-epochs_not_an_integer: ppo_update debe devolver cuántas épocas hizo, un entero;
-    devolvió {epochs}.
+    sitio (-=, /= o batch.advantages = ...)? Calcula sobre copias: el lote se reutiliza.
+epochs_not_an_integer: ppo_update devolvió {epochs}, y las épocas hechas son un entero.
 wrong_loss: En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] ({n} muestras),
-    ε = {e}, c_V = {v} y c_H = {h}, la pérdida vale {g} y debía valer {w}. Repasa cada
-    pieza: log π_θ de las acciones que se tomaron, la entropía de π_θ(·|s), las ventajas
-    normalizadas con la media y la desviación típica del minilote (en coma flotante), y
-    los pesos c_V y c_H.
+    ε = {e}, c_V = {v} y c_H = {h}, la pérdida vale {g} y debía valer {w}. Repasa log
+    π_θ de cada acción tomada, la entropía de π_θ(·|s), las ventajas normalizadas con la
+    media y la desviación típica del minilote (en coma flotante) y los pesos c_V y c_H.
 wrong_epoch_count: ppo_update hizo {got} épocas y debían ser {want} de {n}: al acabar
     cada época se mide k3 entre los log π_θold del lote y la política actual, sobre todo
     el lote y sin gradiente, y si pasa de target_kl no se hacen más épocas. (Si la
-    primera celda de prueba tampoco pasa, arregla antes eso: con otras
-    actualizaciones, la KL también es otra.)
+    primera celda tampoco pasa, arréglala antes: con otra red, la KL es otra.)
 """
 )
 
@@ -105,7 +97,6 @@ def _scalars(function, cases, name):
 
 
 # -- Ejercicio 1 · la pérdida recortada (el valor, y aparte el gradiente) ------
-
 # Cocientes dentro y fuera de [1 − ε, 1 + ε] con ventajas de los dos signos. El
 # último, respuestas largas: log π ≈ −1000, y exp(−1000) da 0 en float64; solo la
 # resta en escala logarítmica da los cocientes (1/2, 1 y 2).
@@ -121,7 +112,7 @@ CLIP_CASES = [
      _t([1.0, -0.5, -1.0]), 0.2),
 ]  # fmt: skip
 
-_clip = ppo.clipped_surrogate_loss
+_clip, _surrogate = ppo.clipped_surrogate_loss, ppo.clipped_surrogate
 _CLIP = "clipped_surrogate_loss"
 
 
@@ -137,9 +128,8 @@ CLIP_MISTAKES = with_messages(
     """
 max_instead_of_min: Usaste max en lugar de min: el objetivo de PPO es la cota pesimista,
     min(r·A, clip(r)·A). Con max, el cociente nunca deja de empujar.
-clip_without_min: Recortaste sin el min (solo clip(r)·A): fuera del intervalo el
-    gradiente se anula aunque el paso deshaga un error (A > 0 y r < 1 − ε). Toma
-    min(r·A, clip(r)·A).
+clip_without_min: Falta el min: con solo clip(r)·A, fuera del intervalo el gradiente se
+    anula aunque el paso deshaga un error (A > 0, r < 1 − ε). Usa min(r·A, clip(r)·A).
 clip_upper_only: Solo recortaste por arriba (min(r, 1 + ε)·A): con A < 0 el min queda
     del lado equivocado. min(r·A, clip(r, 1 − ε, 1 + ε)·A) vale para los dos signos.
 no_clip: No hay recorte: −mean(r·A) es el gradiente de política sin freno. Falta el
@@ -156,11 +146,8 @@ ratio_of_exponentials: exp(log_probs) / exp(old_log_probs) es el cociente en teo
 missing_exp: Falta la exponencial: log_probs − old_log_probs es log r_t; el cociente es
     r_t = exp(log_probs − old_log_probs).
 """,
-    Mistake(
-        "max_instead_of_min",
-        _terms(lambda r, a, e: torch.max(r * a, r.clamp(1 - e, 1 + e) * a)),
-        ...,
-    ),
+    # max(x, y) = −min(−x, −y): el objetivo de referencia con −A, negado.
+    Mistake("max_instead_of_min", _terms(lambda r, a, e: -_surrogate(r, -a, e)), ...),
     Mistake("clip_without_min", _terms(lambda r, a, e: r.clamp(1 - e, 1 + e) * a), ...),
     Mistake("clip_upper_only", _terms(lambda r, a, e: r.clamp(max=1 + e) * a), ...),
     Mistake("no_clip", lambda lp, old, a, *e: _clip(lp, old, a, math.inf), ...),
@@ -201,7 +188,6 @@ def check_clipped_surrogate_loss_grad(clipped_surrogate_loss, cases=CLIP_CASES):
 
 
 # -- Ejercicio 2 · los estimadores de la KL ------------------------------------
-
 KL_CASES = [
     (_t([-0.5, -1.2, -0.1, -2.0]), _t([-0.7, -1.0, -0.1, -1.5])),
     (_t([-0.69, -0.69, -0.2]), _t([-0.1, -2.3, -0.9])),
@@ -253,7 +239,6 @@ check_kl_estimators = values_check(
 
 
 # -- Ejercicio 3 · la pérdida de un minilote (el valor, y aparte el gradiente) -
-
 #: ``(semilla del problema, índices del minilote, ε, c_V, c_H)``.
 MINIBATCH_LOSS_CASES = [
     (0, list(range(0, 40, 3)), 0.2, 0.5, 0.01),
@@ -261,8 +246,7 @@ MINIBATCH_LOSS_CASES = [
 ]
 
 
-def _named(value, text):
-    """``value`` con ``text`` como ``repr``: los mensajes lo nombran así."""
+def _named(value, text):  # value con text como repr: así lo nombran los mensajes
     kind = type(value)
     value.__class__ = type(kind.__name__, (kind,), {"__repr__": lambda _: text})
     return value
@@ -279,17 +263,16 @@ def _minibatch_args(case):
         agent, optimizer, batch, shuffle, **UPDATE_SETTINGS | {"n_epochs": 3}
     )
     agent.zero_grad(set_to_none=True)
-    agent, batch = _named(agent, "agent"), _named(batch, "batch")
-    return (agent, batch, torch.tensor(indices), *coefs)
+    return _named(agent, "agent"), _named(batch, "batch"), torch.tensor(indices), *coefs
 
 
 _minibatch, _MB = ppo.ppo_minibatch_loss, "ppo_minibatch_loss"
+_mb_with = functools.partial(with_args, _minibatch)  # con otros pesos
 _LOSS_ARGS = list(inspect.signature(ppo.ppo_loss).parameters)
 
 
 def _changed(change):
-    """La referencia con lo que ``change(a)`` cambia de los argumentos de
-    ``ppo.ppo_loss`` (``a``: los suyos, con ``agent``, ``batch`` e ``indices``)."""
+    """La referencia con ``change(a)`` en los argumentos de ``ppo.ppo_loss``."""
 
     def loss(agent, batch, indices, *coefs):
         def total(*args):
@@ -300,10 +283,6 @@ def _changed(change):
         return ppo._minibatch_loss(agent, batch, indices, *coefs, loss_fn=total)[0]
 
     return loss
-
-
-def _coefs(change):  # otros pesos, change(ε, c_V, c_H)
-    return lambda agent, batch, i, *coefs: _minibatch(agent, batch, i, *change(*coefs))
 
 
 def _normalized(x, unbiased=True):
@@ -354,10 +333,10 @@ half_value_error: Sobra el ½ en la pérdida del crítico: aquí es mean((V − 
         "normalized_with_whole_batch", _advantages(lambda x, i: _normalized(x)[i]), ...
     ),
     Mistake("logits_as_log_probs", _changed(lambda a: {"log_probs": _chosen(a)}), ...),
-    Mistake("entropy_sign", _coefs(lambda e, v, h: (e, v, -h)), ...),
-    Mistake("missing_vf_coef", _coefs(lambda e, v, h: (e, 1.0, h)), ...),
+    Mistake("entropy_sign", _mb_with(ent_coef=lambda a: -a.ent_coef), ...),
+    Mistake("missing_vf_coef", _mb_with(vf_coef=1.0), ...),
     Mistake("absolute_value_error", _absolute_value_error, ...),
-    Mistake("half_value_error", _coefs(lambda e, v, h: (e, v / 2, h)), ...),
+    Mistake("half_value_error", _mb_with(vf_coef=lambda a: a.vf_coef / 2), ...),
 )
 
 # Con la pérdida recortada de referencia: cada ejercicio se califica solo.
@@ -368,9 +347,6 @@ _MINIBATCH_USES = {"clipped_surrogate_loss": _clip, "kl_estimators": _kl}
 def check_ppo_minibatch_loss(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES):
     """El valor de ``ppo_minibatch_loss(agent, batch, indices, ε, c_V, c_H)``."""
     prepared = [_minibatch_args(case) for case in cases]
-
-    def run(function):
-        return [float(out.detach()) for out in _scalars(function, prepared, _MB)]
 
     def unexplained(got, want):
         i = next(i for i, g in enumerate(got) if not close(g, want[i]))
@@ -384,7 +360,7 @@ def check_ppo_minibatch_loss(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES):
         ppo_minibatch_loss,
         _minibatch,
         MINIBATCH_LOSS_MISTAKES,
-        run=run,
+        run=lambda f: [float(out.detach()) for out in _scalars(f, prepared, _MB)],
         same=close,
         describe=lambda got, want: "",
         unexplained=unexplained,
@@ -415,7 +391,6 @@ def check_ppo_minibatch_loss_grad(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES
 
 
 # -- Ejercicio 4 · la fase de actualización ------------------------------------
-
 #: Los hiperparámetros de ``ppo_update`` en las comprobaciones (salvo lo que cada
 #: caso cambie): sin recorte del gradiente que actúe y sin parada temprana.
 UPDATE_SETTINGS = dict(
@@ -441,13 +416,17 @@ def _minibatches(minibatch_fn):
     return _update(minibatch_fn=lambda a: minibatch_fn)
 
 
+def _shuffled_once(a):  # la misma llamada (el mismo generador), los mismos minilotes
+    return functools.cache(ppo.minibatch_indices)
+
+
 def _strided(n, size, epochs, generator):
     order, count = torch.randperm(n, generator=generator), math.ceil(n / size)
     return [order[k::count] for k in range(count)]
 
 
-def _one_step_per_epoch(a):
-    """Pone a cero al empezar cada época; al acabarla, recorta y da un paso."""
+def _per_epoch(a):
+    """Un paso por época: a cero al empezarla; al acabarla, recorte y paso."""
     per_epoch, done = math.ceil(len(a.batch) / a.minibatch_size), [0]
 
     def step():
@@ -478,8 +457,7 @@ def _stopping(a):  # minilotes que se acaban en cuanto la KL pasa de target_kl
 
 def _epoch_not_counted(agent, optimizer, batch, generator, **settings):  # una menos
     epochs = ppo.ppo_update(agent, optimizer, batch, generator, **settings)
-    target = settings["target_kl"]
-    return epochs - (target is not None and ppo.batch_kl(agent, batch) > target)
+    return epochs - (ppo.batch_kl(agent, batch) > settings["target_kl"])
 
 
 def _without_last(*args):
@@ -495,8 +473,6 @@ def _returned_n_epochs(*args, **settings):
     return settings["n_epochs"]
 
 
-# Las seis primeras filas valen en las tres celdas; las dos siguientes, con un
-# recorte del gradiente que actúa; el resto, con la parada temprana.
 _ALL_UPDATE_MISTAKES = with_messages(
     """
 shuffled_once: Barajaste una vez y repetiste ese orden en todas las épocas: cada época
@@ -508,13 +484,12 @@ dropped_last_minibatch: Te saltaste el último minilote de cada época, el más 
 strided_minibatches: Tus minilotes salen de la permutación a saltos (order[k::n]): cada
     uno es un trozo seguido, order[0:m], order[m:2m]…, con m = minibatch_size, en orden.
 one_step_per_epoch: Diste un solo paso por época, con los gradientes de todos los
-    minilotes sumados: PPO da un paso por minilote (zero_grad, backward, recorte y step
-    dentro del bucle de los minilotes).
+    minilotes sumados: PPO da un paso por minilote (zero_grad, backward, recorte, step).
 missing_zero_grad: Falta poner los gradientes a cero antes de cada backward: sin
     optimizer.zero_grad(), PyTorch los suma a los del minilote anterior.
-gradient_not_clipped: Los gradientes no se recortan: antes de cada optimizer.step(), la
-    norma del gradiente de todos los parámetros (actor y crítico) se limita a
-    max_grad_norm. Recortar después del paso no sirve de nada.
+gradient_not_clipped: No recortas el gradiente antes del paso: antes de cada
+    optimizer.step() (después ya no sirve), la norma del gradiente de todos los
+    parámetros se limita a max_grad_norm.
 clipped_actor_only: Recortaste solo el gradiente del actor: la norma que se limita es la
     de todos los parámetros juntos, agent.parameters().
 kl_with_k1: Mediste la KL con k1: la parada temprana usa k3, que nunca es negativo.
@@ -527,21 +502,14 @@ epoch_not_counted: Paraste bien, pero contaste mal: la época tras la que la KL 
 returned_n_epochs: Devuelves n_epochs aunque la KL haya cortado: devuelve cuántas épocas
     se hicieron de verdad.
 """,
-    # La misma llamada (el mismo generador) da los mismos minilotes.
-    Mistake(
-        "shuffled_once",
-        _update(minibatch_fn=lambda a: functools.cache(ppo.minibatch_indices)),
-        ...,
-    ),
+    Mistake("shuffled_once", _update(minibatch_fn=_shuffled_once), ...),
     Mistake(
         "not_shuffled", _minibatches(lambda n, m, *_: torch.arange(n).split(m)), ...
     ),
     Mistake("dropped_last_minibatch", _minibatches(_without_last), ...),
     Mistake("strided_minibatches", _minibatches(_strided), ...),
     Mistake(
-        "one_step_per_epoch",
-        _update(optimizer=_one_step_per_epoch, max_grad_norm=math.inf),
-        ...,
+        "one_step_per_epoch", _update(optimizer=_per_epoch, max_grad_norm=math.inf), ...
     ),
     Mistake("missing_zero_grad", _update(optimizer=_no_zero_grad), ...),
     Mistake("gradient_not_clipped", _update(max_grad_norm=math.inf), ...),
@@ -553,9 +521,9 @@ returned_n_epochs: Devuelves n_epochs aunque la KL haya cortado: devuelve cuánt
     Mistake("epoch_not_counted", _epoch_not_counted, ...),
     Mistake("returned_n_epochs", _returned_n_epochs, ...),
 )
-UPDATE_MISTAKES = _ALL_UPDATE_MISTAKES[:6]
-UPDATE_CLIP_MISTAKES = _ALL_UPDATE_MISTAKES[6:8]
-UPDATE_KL_MISTAKES = _ALL_UPDATE_MISTAKES[8:]
+UPDATE_MISTAKES = _ALL_UPDATE_MISTAKES[:6]  # en las tres celdas
+UPDATE_CLIP_MISTAKES = _ALL_UPDATE_MISTAKES[6:8]  # con un recorte que actúa
+UPDATE_KL_MISTAKES = _ALL_UPDATE_MISTAKES[8:]  # con la parada temprana
 
 #: Qué etapa mirar, según qué red difiere tras la fase de actualización.
 WHICH_NET = {
@@ -568,8 +536,7 @@ WHICH_NET = {
 }
 
 
-def _differing(got, want):
-    """Las redes (``"actor"``, ``"critic"``) cuyos parámetros difieren."""
+def _differing(got, want):  # las redes ("actor", "critic") cuyos parámetros difieren
     close_to = lambda k: torch.allclose(got[k], want[k], atol=1e-5, rtol=1e-4)  # noqa: E731
     return tuple(sorted({k.split(".")[0] for k in want if not close_to(k)}))
 
@@ -594,20 +561,16 @@ def _check_update(ppo_update, case, mistakes, what="", check_epochs=False):
                 epochs = epochs.item()
             if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral):
                 SAYS["epochs_not_an_integer"].fail(epochs=repr(epochs))
-        return {k: v.detach().clone() for k, v in agent.state_dict().items()}, epochs
-
-    def same(got, want):
-        epochs_match = not check_epochs or got[1] == want[1]
-        return epochs_match and not _differing(got[0], want[0])
+        params = {k: v.detach().clone() for k, v in agent.state_dict().items()}
+        return params, (epochs if check_epochs else None)
 
     def unexplained(got, want):
-        if check_epochs and got[1] != want[1]:
+        if got[1] != want[1]:
             n = settings["n_epochs"]
             SAYS["wrong_epoch_count"].fail(got=got[1], want=want[1], n=n)
+        what_net = f"la red tras la fase de actualización{what}"
         try:
-            compare_parameters(
-                got[0], want[0], what=f"la red tras la fase de actualización{what}"
-            )
+            compare_parameters(got[0], want[0], what=what_net)
         except CheckError as error:
             hint = WHICH_NET.get(_differing(got[0], want[0]), "")
             fail(str(error) + hint, "wrong_parameters")
@@ -618,13 +581,12 @@ def _check_update(ppo_update, case, mistakes, what="", check_epochs=False):
         ppo.ppo_update,
         mistakes,
         run=run,
-        same=same,
+        same=lambda got, want: got[1] == want[1] and not _differing(got[0], want[0]),
         describe=lambda got, want: "",
         unexplained=unexplained,
     )
 
 
-# Con las piezas de referencia: cada ejercicio se califica por sí solo.
 _UPDATE_USES = {"ppo_minibatch_loss": _minibatch, **_MINIBATCH_USES}
 
 
@@ -652,7 +614,6 @@ def check_ppo_update_kl(ppo_update, cases=UPDATE_KL_CASES):
 
 
 # -- Ejercicios 5–8 · el cuestionario (helpers/checks/quiz.py) -----------------
-
 #: El tipo de respuesta de cada pregunta: un número o cuatro afirmaciones.
 QUIZ_KINDS = {1: "number", 2: "statements", 3: "number", 4: "statements"}
 

@@ -35,47 +35,36 @@ from helpers.puente.losses import response_log_probs as ref_log_probs
 
 MODULE = "09_puente"
 VOCAB = 15  # el alfabeto del curso (relleno incluido)
-PAD_ID = 0
 
 #: Lo que dicen las reglas de este tema que no son una fila (``fail`` a mano).
 SAYS = diagnoses(
     """
-lp_not_a_tensor: response_log_probs debe devolver un tensor de PyTorch (B, T); devolvió
-    {kind}.
-acc_resets_grad: Con gradientes de antes en .grad, los tuyos no son los de antes más los
-    del lote: accumulate_gradients no debe poner .grad a 0 (ni antes ni dentro del
-    bucle); quien la llama decide cuándo.
+lp_not_a_tensor: response_log_probs devolvió {kind}: debe ser un tensor de PyTorch.
+acc_resets_grad: Con gradientes de antes en .grad, no les sumaste los del lote:
+    accumulate_gradients no pone .grad a 0 (ni antes ni dentro del bucle); eso lo
+    decide quien la llama.
 ig_not_bool: informative_groups debe devolver un tensor booleano (para indexar el lote
     con él); devolvió {kind}. Una comparación (!=, >) ya da booleanos.
 """
 )
 
 
-def _lengths_mask(lengths: list[int], width: int) -> torch.Tensor:
-    return (torch.arange(width) < torch.tensor(lengths)[:, None]).float()
-
-
 def _padded(seed: int, lengths: list[int], width: int, fill: float = 0.0):
     """``(values, mask)``: filas de las longitudes dadas y ``fill`` en el relleno."""
     generator = torch.Generator().manual_seed(seed)
-    mask = _lengths_mask(lengths, width)
+    mask = (torch.arange(width) < torch.tensor(lengths)[:, None]).float()
     values = torch.randn(len(lengths), width, generator=generator)
     return values.masked_fill(mask == 0, fill), mask
 
 
 # --- Ejercicio 1 · log-probabilidades por token desde los logits de HF
-
-
-def log_probs_case(
-    seed: int, prompt_len: int, lengths: list[int], width: int, pad_id: int = PAD_ID
-):
-    """``(logits, input_ids, prompt_len, mask)``: B respuestas de las longitudes
-    dadas, rellenadas a la derecha hasta ``width`` con ``pad_id``."""
+def log_probs_case(seed, prompt_len, lengths, width, pad_id=0):
+    """``(logits, input_ids, prompt_len, mask)``, rellenado a la derecha con pad_id."""
     generator = torch.Generator().manual_seed(seed)
     total = prompt_len + width
     logits = 2 * torch.randn(len(lengths), total, VOCAB, generator=generator)
     input_ids = torch.randint(1, VOCAB, (len(lengths), total), generator=generator)
-    mask = _lengths_mask(lengths, width)
+    mask = (torch.arange(width) < torch.tensor(lengths)[:, None]).float()
     input_ids[:, prompt_len:][~mask.bool()] = pad_id
     return logits, input_ids, prompt_len, mask
 
@@ -87,14 +76,10 @@ def _read(transform):  # cada token leído en transform(logits), sin log_softmax
 
 
 def _shifted(logits: int = 0, tokens: int = 0):  # desplazados una posición
-    return lambda z, ids, P, m: ref_log_probs(
-        z.roll(-logits, 1), ids.roll(tokens, 1), P, m
-    )
+    return lambda z, i, *r: ref_log_probs(z.roll(-logits, 1), i.roll(tokens, 1), *r)
 
 
-_READ_AT = (
-    "los tokens de la respuesta, input_ids[:, P:], se leen en logits[:, P − 1 : −1]"
-)
+_READ_AT = "la respuesta, input_ids[:, P:], se lee en logits[:, P − 1 : −1]"
 _WHERE = "Elige con torch.where(mask.bool(), log_probs, 0) (o masked_fill)"
 
 # Las dos últimas filas son las de la celda de la forma y el relleno.
@@ -113,8 +98,7 @@ lp_probabilities: Devuelves probabilidades (softmax), no log-probabilidades: usa
 lp_unmasked: En el relleno debe salir 0. {_WHERE}: multiplicar por la máscara no basta,
     porque en el relleno puede haber −∞ o nan, y 0 · (−∞) = nan.
 lp_wrong_dim: El log_softmax va sobre el vocabulario, el último eje (dim=-1): sobre otro
-    eje reparte la probabilidad entre posiciones (dim=1) o entre las respuestas del lote
-    (dim=0), no entre tokens.
+    reparte la probabilidad entre posiciones (dim=1) o respuestas (dim=0), no tokens.
 lp_wrong_shape: Sobra el último eje, el de gather: quítalo con squeeze(-1). Sale (B, T),
     una columna por token de la respuesta (input_ids[:, P:]).
 lp_padding_not_zero: En el relleno (mask = 0) debe salir exactamente 0, sea cual sea el
@@ -155,8 +139,7 @@ def _padding_logits(args: dict) -> torch.Tensor:
 
 
 def _on_padding(out, logits, input_ids, prompt_len, mask):
-    """Lo que devuelve en el relleno, con 0 en lo demás (los valores tienen su
-    celda), si es un tensor."""
+    """Lo que devuelve en el relleno (0 en lo demás: los valores tienen su celda)."""
     if not isinstance(out, torch.Tensor):
         SAYS["lp_not_a_tensor"].fail(kind=type(out).__name__)
     return out.masked_fill(mask.bool(), 0) if out.shape == mask.shape else out
@@ -168,8 +151,7 @@ check_response_log_probs_shape = values_check(
     [log_probs_case(*c, VOCAB - 1) for c in [(0, 3, [5, 2, 4], 5), (1, 6, [4, 1], 4)]],
     check_name="check_response_log_probs_shape",
     aspect="la forma y el relleno",
-    doc="Un tensor ``(B, T)`` con 0 en el relleno, haya el id que haya (otro que 0: "
-    "lo dice la máscara) y valgan lo que valgan sus logits (``nan``, ±∞).",
+    doc="``(B, T)``, 0 en el relleno sean cuales sean su id o sus logits (nan, ±∞).",
     atol=1e-5,
     masked=Masked(
         "mask",
@@ -185,8 +167,7 @@ check_response_log_probs_shape = values_check(
 
 @exercise(MODULE, "response_log_probs", "el gradiente")
 def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
-    """El gradiente respecto a los logits es el de la referencia (la respuesta se
-    lleva a la forma de la máscara: la forma se califica en su celda)."""
+    """El gradiente respecto a los logits (la forma de la salida tiene su celda)."""
 
     def reshaped(logits, input_ids, prompt_len, mask):
         out = response_log_probs(logits, input_ids, prompt_len, mask)
@@ -201,22 +182,19 @@ def check_response_log_probs_gradient(response_log_probs, case=None) -> None:
         wrt={"logits": MUST},
         prefix="lp",
         hint="Solo reciben gradiente las filas de logits que leen un token de la "
-        "respuesta (de P − 1 a −2), y del relleno no llega nada. Y todo el "
-        "log-softmax se deriva: ¿cortaste con detach el log-sumexp del "
-        "denominador o el máximo que restas?",
+        "respuesta (de P − 1 a −2), nada del relleno; y todo el log-softmax se "
+        "deriva: ¿cortaste con detach el log-sumexp o el máximo que restas?",
         atol=1e-5,
     )
 
 
 # --- Ejercicio 2 · la media con máscara
-
-
 def _mm_divides_by_all(values, mask, dim=None):
     size = mask.numel() if dim is None else mask.shape[dim]
     return torch.where(mask.bool(), values, 0.0).sum(dim=dim) / size
 
 
-def _masked_mean_with(dim=lambda dim: dim, mask=lambda mask: mask):
+def _mm_with(dim=lambda dim: dim, mask=lambda mask: mask):
     return lambda v, m, d=None: plumbing.masked_mean(v, mask(m), dim(d))
 
 
@@ -233,15 +211,11 @@ mm_last_axis_only: Con un eje que no es el último devolviste la media de cada f
 mm_dim_zero_as_none: Con dim=0 devolviste la media de todo: 0 es un eje (el primero), no
     «sin eje». Un if dim: (o if not dim:) toma el 0 por None; pregunta si dim is None.
 """,
-    Mistake("mm_counts_padding", _masked_mean_with(mask=torch.ones_like), ...),
+    Mistake("mm_counts_padding", _mm_with(mask=torch.ones_like), ...),
     Mistake("mm_divides_by_all", _mm_divides_by_all, ...),
-    Mistake("mm_ignores_dim", _masked_mean_with(dim=lambda d: None), ...),
-    Mistake(
-        "mm_last_axis_only",
-        _masked_mean_with(dim=lambda d: None if d is None else -1),
-        ...,
-    ),
-    Mistake("mm_dim_zero_as_none", _masked_mean_with(dim=lambda d: d or None), ...),
+    Mistake("mm_ignores_dim", _mm_with(dim=lambda d: None), ...),
+    Mistake("mm_last_axis_only", _mm_with(dim=lambda d: d if d is None else -1), ...),
+    Mistake("mm_dim_zero_as_none", _mm_with(dim=lambda d: d or None), ...),
 )
 
 _MASKED_CASES = [_padded(0, [4, 2, 3], 4, 5.0), _padded(1, [1, 5], 5, -3.0)]
@@ -251,7 +225,6 @@ _MM = (MODULE, "masked_mean", plumbing.masked_mean, _MASKED_MISTAKES, _MASKED_CA
 
 
 def _masked_mean_check(padding: str, aspect: str, suffix: str = "", *, mistake: str):
-    """``masked_mean(values, mask, dim)`` en cada eje, con ``padding`` en el relleno."""
     masked = Masked("mask", ("values",), padding, mistake, axis="dim", transposed=True)
     name = f"check_masked_mean{suffix}"
     return values_check(*_MM, check_name=name, aspect=aspect, masked=masked, atol=1e-5)
@@ -266,13 +239,11 @@ check_masked_mean_nonfinite = _masked_mean_check(
 
 
 # --- Ejercicio 3 · las normalizaciones de TRL
-
 MAX_COMPLETION = 8  # > T en los casos: dr_grpo no divide entre el ancho del lote
 
 
 def _as(loss_type: str, wrong: str, length: int | str | None = None):
-    """La referencia, salvo con ``loss_type``: ahí, la de ``wrong``, y con
-    ``length`` por max_completion_length si se da (``"T"``: el ancho del lote)."""
+    """La referencia, salvo con ``loss_type``: la de ``wrong``, con ancho ``length``."""
 
     def variant(per_token, mask, kind, max_length):
         if kind == loss_type:
@@ -286,18 +257,15 @@ def _as(loss_type: str, wrong: str, length: int | str | None = None):
 _NORMALIZE_MISTAKES = with_messages(
     """
 grpo_mean_of_tokens: Con «grpo» hiciste la media de todos los tokens del lote (eso es
-    «bnpo»): primero la media de cada respuesta (dim=-1) y después la media de esas B
-    medias.
+    «bnpo»): primero la media de cada respuesta (dim=-1) y luego la de esas B medias.
 grpo_divides_by_width: Con «grpo» dividiste cada respuesta entre T, el ancho del lote
     con relleno: cada una se divide entre su longitud, mask.sum(dim=-1).
-bnpo_mean_of_means: Con «bnpo» hiciste la media de cada respuesta y luego la de las
-    respuestas (eso es «grpo»): en «bnpo» todos los tokens del lote pesan igual, la suma
-    entre mask.sum().
+bnpo_mean_of_means: Con «bnpo» hiciste la media de las medias de cada respuesta (eso es
+    «grpo»): en «bnpo» todos los tokens del lote pesan igual, la suma entre mask.sum().
 dr_grpo_divides_by_batch: Con «dr_grpo» dividiste solo entre B: TRL divide entre B ·
     max_completion_length.
 dr_grpo_divides_by_width: Con «dr_grpo» dividiste entre B · T, el ancho de este lote:
-    TRL divide entre B · max_completion_length, una constante que no depende de lo
-    largas que salieran las respuestas del lote.
+    TRL divide entre B · max_completion_length, una constante que no depende del lote.
 dr_grpo_divides_by_tokens: Con «dr_grpo» dividiste entre el número de tokens válidos
     (eso es «bnpo»): el divisor es la constante B · max_completion_length.
 """,
@@ -318,8 +286,7 @@ _NORMALIZE_INPUTS = [
 
 @exercise(MODULE, "trl_normalize", uses={"masked_mean": plumbing.masked_mean})
 def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> None:
-    """Con un ``loss_type`` (una celda calificada por cada uno): valores con
-    cualquier relleno y gradiente respecto a ``per_token``."""
+    """Un ``loss_type`` por celda: valores con cualquier relleno y gradiente."""
     cases = cases or [(*xm, loss_type, MAX_COMPLETION) for xm in _NORMALIZE_INPUTS]
     common = (trl_normalize, "trl_normalize", cases, plumbing.trl_normalize)
     masked = Masked("mask", ("per_token",), "any", mistake="norm_multiplies_mask")
@@ -328,11 +295,8 @@ def check_trl_normalize(trl_normalize, loss_type: str = "grpo", cases=None) -> N
 
 
 # --- Ejercicio 4 · acumular el gradiente en micro-lotes
-
-
 def tiny_gpt2(seed: int = 0):
-    """Un GPT-2 de una capa como el modelo del curso convertido, con pesos fijos
-    y sin tocar el estado aleatorio global."""
+    """Un GPT-2 de una capa como el del curso convertido, con pesos fijos (``seed``)."""
     from transformers import GPT2LMHeadModel
 
     from helpers.puente.convert import gpt2_config
@@ -346,9 +310,7 @@ def tiny_gpt2(seed: int = 0):
         return GPT2LMHeadModel(config).eval()
 
 
-def accumulate_case(
-    seed: int, lengths: list[int], width: int = 5, pad_id: int = PAD_ID
-):
+def accumulate_case(seed, lengths, width=5, pad_id=0):
     """``(input_ids, prompt_len, mask, advantages)`` de B = len(lengths) filas."""
     _, input_ids, prompt_len, mask = log_probs_case(seed, 3, lengths, width, pad_id)
     generator = torch.Generator().manual_seed(seed + 100)
@@ -360,41 +322,37 @@ ACCUMULATE_BATCH = accumulate_case(20, [5, 1, 3, 5, 2, 4, 4, 1])
 
 
 def _reweighted(weight, ones: bool = False):
-    """La referencia con la ventaja de cada fila por ``weight(mask, k, n)`` (n: los
-    tokens de su micro-lote): la pérdida es lineal en la ventaja, así cambia su
-    divisor o su signo. Con ``ones``, una máscara de unos (el relleno cuenta)."""
+    """La referencia con cada ventaja por ``weight(mask, k, n)`` (n: los tokens de su
+    micro-lote; la pérdida es lineal en ella). ``ones``: el relleno también cuenta."""
 
     def variant(model, input_ids, prompt_len, mask, advantages, k):
         n = mask.reshape(k, -1).sum(-1).repeat_interleave(len(mask) // k)
-        scaled = advantages * weight(mask, k, n)
+        adv = advantages * weight(mask, k, n)
         mask = torch.ones_like(mask) if ones else mask
-        return plumbing.accumulate_gradients(
-            model, input_ids, prompt_len, mask, scaled, k
-        )
+        return plumbing.accumulate_gradients(model, input_ids, prompt_len, mask, adv, k)
 
     return variant
 
 
 def _zero_grad_inside(model, *args):  # con model.zero_grad() en cada micro-lote
-    def zeroing(*inputs):
-        model.zero_grad()
-        return ref_log_probs(*inputs)
-
-    variant = patched(plumbing.accumulate_gradients, response_log_probs=zeroing)
+    variant = patched(
+        plumbing.accumulate_gradients,
+        response_log_probs=lambda *x: model.zero_grad() or ref_log_probs(*x),
+    )
     return variant(model, *args)
 
 
 #: Textos que se repiten en los mensajes.
 _LOSS = "−Σ A · log π / N"
 _EACH = "cada una ya va dividida entre los tokens del lote entero"
+_SUM = "la suma de las pérdidas de los micro-lotes"
 _WHOLE = "Divide cada trozo entre los tokens de todo el lote, mask.sum()."
 
-_ACCUMULATE_MISTAKES = with_messages(
+_ACC_ROWS = with_messages(
     f"""
-acc_mean_of_means: Cada micro-lote se normaliza entre sus propios tokens y luego divides
-    entre k: es la media de k medias, que solo coincide con la del lote entero si todos
-    los micro-lotes tienen los mismos tokens (el fallo de acumulación que transformers
-    corrigió en 2024). {_WHOLE}
+acc_mean_of_means: Normalizas cada micro-lote entre sus tokens y divides entre k: la
+    media de k medias solo es la del lote entero si todos tienen los mismos tokens (el
+    fallo de acumulación que transformers corrigió en 2024). {_WHOLE}
 acc_local_tokens: Cada micro-lote se normaliza entre sus propios tokens: así la suma
     pesa k veces más y los trozos con menos tokens pesan más por token. {_WHOLE}
 acc_zero_grad_inside: Pones los gradientes a 0 dentro del bucle: solo sobrevive el
@@ -403,15 +361,14 @@ acc_counts_padding: Cuentas los tokens de relleno: sus log-probabilidades entran
     suma. response_log_probs, con la máscara del micro-lote, ya pone 0 en el relleno; y
     el divisor son los tokens de verdad, mask.sum().
 acc_sign: El signo: la pérdida es {_LOSS} (el optimizador minimiza).
-acc_no_divisor: Falta el divisor: la pérdida es la suma entre el número de tokens de
-    todo el lote, mask.sum().
+acc_no_divisor: Falta el divisor. {_WHOLE}
 """,
     Mistake("acc_mean_of_means", _reweighted(lambda m, k, n: m.sum() / (k * n)), ...),
     Mistake("acc_local_tokens", _reweighted(lambda m, k, n: m.sum() / n), ...),
     Mistake("acc_zero_grad_inside", _zero_grad_inside, ...),
     Mistake(
         "acc_counts_padding",
-        _reweighted(lambda m, k, n: m.numel() / m.sum(), ones=True),
+        _reweighted(lambda m, k, n: m.numel() / m.sum(), True),
         ...,
     ),
     Mistake("acc_sign", _reweighted(lambda m, k, n: -1), ...),
@@ -420,7 +377,6 @@ acc_no_divisor: Falta el divisor: la pérdida es la suma entre el número de tok
 
 
 def _accumulation(batch, k: int, seed: int, preset: bool = False) -> Procedure:
-    """Con ``k`` micro-lotes: se observan los gradientes que deja y lo devuelto."""
     input_ids, prompt_len, mask, advantages = batch
 
     def setup() -> Setup:
@@ -453,6 +409,10 @@ def _accumulation(batch, k: int, seed: int, preset: bool = False) -> Procedure:
 
 
 _USES = {"response_log_probs": ref_log_probs}
+#: La referencia con el lote entero (un micro-lote): lo que debe dar cualquier k.
+_AT_ONCE = with_args(plumbing.accumulate_gradients, num_microbatches=1)
+_FORWARDS = Diagnosis(id="acc_forward_sizes")
+_ORDER = Diagnosis(id="acc_strided_microbatches")
 
 
 @exercise(MODULE, "accumulate_gradients", "los gradientes", uses=_USES)
@@ -460,12 +420,8 @@ def check_accumulate_gradients(
     accumulate_gradients, batch=ACCUMULATE_BATCH, ks=(1, 2, 4), seed: int = 0
 ) -> None:
     """Con k = 1, 2 y 4 micro-lotes, los gradientes del lote entero."""
-    for k in ks:  # la referencia, con el lote entero: lo que debe dar cualquier k
-        _accumulation(batch, k, seed).check(
-            accumulate_gradients,
-            lambda *args: plumbing.accumulate_gradients(*args[:-1], 1),
-            _ACCUMULATE_MISTAKES,
-        )
+    for k in ks:
+        _accumulation(batch, k, seed).check(accumulate_gradients, _AT_ONCE, _ACC_ROWS)
 
 
 @exercise(MODULE, "accumulate_gradients", "los micro-lotes y lo devuelto", uses=_USES)
@@ -474,40 +430,30 @@ def check_accumulate_gradients_microbatches(
 ) -> None:
     """Un forward de B/k filas seguidas y su backward por micro-lote, en orden;
     L como ``float``; y los gradientes sumados a los que ya hubiera."""
+    reference, B = plumbing.accumulate_gradients, len(batch[0])
     for k in ks:
         procedure = _accumulation(batch, k, seed)
         (_, value), trace = procedure.run(accumulate_gradients, student=True)
-        Microbatches(
-            count=k,
-            rows=len(batch[0]),
-            prefix="acc",
-            forwards=Diagnosis(id="acc_forward_sizes"),
-            rows_order=Diagnosis(id="acc_strided_microbatches"),
-        ).check(trace, "accumulate_gradients")
+        rule = Microbatches(k, B, prefix="acc", forwards=_FORWARDS, rows_order=_ORDER)
+        rule.check(trace, "accumulate_gradients")
         python_number(value, "Lo que devuelve accumulate_gradients (la pérdida L)")
-        want = procedure.run(plumbing.accumulate_gradients)[0][1]
+        want = procedure.run(reference)[0][1]
         if close(value, want, atol=1e-5):
             continue
-        hint = f"Devuelve la suma de las pérdidas de los micro-lotes ({_EACH})."
+        hint = f"Devuelve {_SUM} ({_EACH})."
         if close(-value, want, atol=1e-5):
             hint = f"Sale con el signo cambiado: L = {_LOSS}."
         elif close(value * k, want, atol=1e-5):
-            hint = (
-                f"Es {k} veces menos: devolviste la media de las pérdidas de los "
-                f"micro-lotes, y L es su suma ({_EACH})."
-            )
+            hint = f"Es {k} veces menos: devolviste la media, y L es {_SUM} ({_EACH})."
         shown = f"devolviste L = {significant(value)} y era {significant(want)}"
         fail(f"Con k = {k}, {shown}. {hint}", "acc_wrong_value")
     preset = _accumulation(batch, ks[0], seed, preset=True)
-    runs = [
-        preset.run(f)[0] for f in (accumulate_gradients, plumbing.accumulate_gradients)
-    ]
-    if not same_parameters(runs[0][0], runs[1][0], atol=1e-7):
+    got, want = (preset.run(f)[0][0] for f in (accumulate_gradients, reference))
+    if not same_parameters(got, want, atol=1e-7):
         SAYS["acc_resets_grad"].fail()
 
 
 # --- Ejercicio 5 · saltarse los grupos sin señal
-
 _INFORMATIVE_CASES = [
     (tensor([0, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0]), 4),
     (tensor([1, 0, 0, 0, 0, 0]), 2),
@@ -541,11 +487,10 @@ ig_per_group: Devuelves un valor por grupo: el resultado es uno por respuesta, (
     repetido G veces dentro de cada grupo (repeat_interleave).
 ig_tiled: Los grupos son G respuestas seguidas (las del primer enunciado, luego las del
     segundo...): reshape(-1, G), no reshape(G, -1).
-ig_std_rounding: Comparas con 0 la variación del grupo (su desviación típica, su
-    varianza o la distancia a su media), y con floats eso falla: la desviación típica de
-    tres recompensas iguales de 0,1 no sale exactamente 0, por el redondeo, y el grupo
-    parece tener señal. Compara las recompensas entre sí: un grupo no aporta si todas
-    son iguales.
+ig_std_rounding: Comparas con 0 la variación del grupo (desviación típica, varianza o
+    distancia a la media), y con floats eso falla: la desviación típica de tres
+    recompensas iguales de 0,1 no sale 0 por el redondeo, y el grupo parece tener señal.
+    Compara las recompensas entre sí: un grupo no aporta si todas son iguales.
 ig_inverse: Está al revés: True en los grupos con recompensas distintas (los que tienen
     señal), False en los de todo iguales.
 ig_batch_std: Miras la variación del lote entero: lo que cuenta es la de cada grupo.
@@ -559,11 +504,7 @@ ig_batch_std: Miras la variación del lote entero: lo que cuenta es la de cada g
         ...,
     ),
     Mistake("ig_inverse", lambda r, g: ~plumbing.informative_groups(r, g), ...),
-    Mistake(
-        "ig_batch_std",
-        lambda r, g: torch.full_like(r, bool(r.std() > 0), dtype=torch.bool),
-        ...,
-    ),
+    Mistake("ig_batch_std", lambda r, g: (r.std() > 0).expand(r.shape), ...),
 )
 
 
