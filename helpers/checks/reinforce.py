@@ -898,14 +898,17 @@ def check_reinforce_updates_params(reinforce_updates, case="cartpole") -> None:
 
 
 # --- Ejercicio 7 · función de puntuación y reparametrización (una celda cada una)
-class _Reward(str):
-    """Una recompensa ``f(x)`` de los casos, escrita (y mostrada) como su fórmula."""
+class _Reward:
+    """Una recompensa ``f(x)`` de los casos, que se muestra como su fórmula."""
+
+    def __init__(self, formula: str, function: Callable[[Any], Any]) -> None:
+        self.formula, self.function = formula, function
 
     def __call__(self, x: Any) -> Any:
-        return eval(self, {"torch": torch, "x": x})
+        return self.function(x)
 
     def __repr__(self) -> str:
-        return f"lambda x: {self}"
+        return f"lambda x: {self.formula}"
 
 
 def _noise(n: int, seed: int) -> torch.Tensor:
@@ -913,9 +916,16 @@ def _noise(n: int, seed: int) -> torch.Tensor:
 
 
 GRADIENT_ESTIMATOR_CASES = [
-    (_Reward("-(x - 2) ** 2"), 0.0, 0.4, _noise(8, 0)),
-    (_Reward("torch.sin(x)"), 0.5, -0.3, _noise(5, 1)),
-    (_Reward("torch.tanh(2 * x) + 0.3 * x ** 3"), -1.0, 0.4, _noise(12, 2)),
+    (_Reward("-(x - 2) ** 2", lambda x: -((x - 2) ** 2)), 0.0, 0.4, _noise(8, 0)),
+    (_Reward("torch.sin(x)", torch.sin), 0.5, -0.3, _noise(5, 1)),
+    (
+        _Reward(
+            "torch.tanh(2 * x) + 0.3 * x ** 3", lambda x: torch.tanh(2 * x) + 0.3 * x**3
+        ),
+        -1.0,
+        0.4,
+        _noise(12, 2),
+    ),
 ]
 
 _ESTIMATORS = reinforce.gradient_estimators
