@@ -56,7 +56,8 @@ def _constant_id(node: ast.expr) -> str | None:
 
 def declared_ids(tree: ast.AST) -> set[str]:
     """Los ids que declara un código de comprobaciones: el primer argumento
-    de cada ``Mistake(...)``, el segundo (o ``mistake=``) de cada ``fail`` y
+    de cada ``Mistake(...)`` y de cada fila ``("id", variante)`` de
+    ``with_messages``, el segundo (o ``mistake=``) de cada ``fail`` y
     ``CheckError``, los ids de cada bloque ``diagnoses(texto)``, lo que se
     asigna a una variable ``…mistake…`` y el primero de cada ``return ("id",
     mensaje)`` (los síntomas del núcleo)."""
@@ -77,6 +78,13 @@ def declared_ids(tree: ast.AST) -> set[str]:
         # Un bloque de diagnósticos, ``diagnoses("""id: mensaje…""")``
         if name == "diagnoses" and node.args and isinstance(node.args[0], ast.Constant):
             found |= set(helpers.checks.diagnoses(node.args[0].value))
+        # Las filas ``("id", variante)`` de ``with_messages(texto, …)``
+        if name == "with_messages":
+            candidates += [
+                row.elts[0]
+                for row in node.args[1:]
+                if isinstance(row, ast.Tuple) and row.elts
+            ]
         for candidate in candidates:
             ident = _constant_id(candidate)
             if ident is not None:

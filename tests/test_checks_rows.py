@@ -88,9 +88,10 @@ three: Otra cosa.
         text,
         Mistake("one", _mean, ...),
         Mistake("two", _mean, ...),
-        Mistake("three", _mean, ...),
+        ("three", _mean),
         Mistake("own", _mean, "El suyo."),
     )
+    assert rows[2] == Mistake("three", _mean, "Otra cosa.")
     assert [row.message for row in rows] == [
         "Lo mismo para las dos filas.",
         "Lo mismo para las dos filas.",
@@ -99,6 +100,16 @@ three: Otra cosa.
     ]
     with pytest.raises(ValueError, match="three"):
         with_messages(text, Mistake("one", _mean, ...), Mistake("two", _mean, ...))
+
+
+def test_flow_takes_id_and_message_from_a_diagnosis():
+    from helpers.checks import Flow, diagnoses
+
+    says = diagnoses("lp_detached: Calcula con log_probs.\n")
+    assert Flow(True, says["lp_detached"]) == Flow(
+        True, id="lp_detached", message="Calcula con log_probs."
+    )
+    assert Flow(False, says["lp_detached"], "Otro.").message == "Otro."
 
 
 def _piece(x):

@@ -32,12 +32,19 @@ class Flow:
 
     ``id`` y ``message`` son el diagnóstico cuando no se cumple; por defecto,
     ``<prefix>_no_gradient`` o ``<prefix>_gradient_leaks`` (ver
-    :func:`check_gradients`) con un mensaje que nombra la entrada.
+    :func:`check_gradients`) con un mensaje que nombra la entrada. ``id``
+    puede ser un :class:`Diagnosis` (el de un bloque ``diagnoses``), que trae
+    los dos: ``Flow(True, SAYS["loss_no_grad"])``.
     """
 
     must: bool
-    id: str | None = None
+    id: str | Diagnosis | None = None
     message: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.id, Diagnosis):
+            object.__setattr__(self, "message", self.message or self.id.message)
+            object.__setattr__(self, "id", self.id.id)
 
 
 #: Lo que se dice de un gradiente equivocado que ninguna fila explica.

@@ -166,12 +166,16 @@ def diagnoses(text: str) -> dict[str, Diagnosis]:
     return {key: Diagnosis(key, message) for key, message in _said(text).items()}
 
 
-def with_messages(text: str, *rows: Mistake) -> list[Mistake]:
-    """Las filas ``rows``, escritas ``Mistake("id", variante, ...)``, con su
-    mensaje tomado de ``text``: cada uno empieza en una línea «id: …» (o
-    «id_1, id_2: …», el mismo para varios) y sigue en las líneas sangradas, que
-    se juntan con un espacio. Cada fila tiene su mensaje y cada mensaje, su fila
-    (una fila que ya trae el suyo, escrito, se queda con él)."""
+def with_messages(
+    text: str, *rows: Mistake | tuple[str, Callable[..., Any]]
+) -> list[Mistake]:
+    """Las filas ``rows``, escritas ``("id", variante)`` (o ``Mistake("id",
+    variante, ...)``), con su mensaje tomado de ``text``: cada uno empieza en
+    una línea «id: …» (o «id_1, id_2: …», el mismo para varios) y sigue en las
+    líneas sangradas, que se juntan con un espacio. Cada fila tiene su mensaje
+    y cada mensaje, su fila (una ``Mistake`` que ya trae el suyo, escrito, se
+    queda con él)."""
+    rows = tuple(r if isinstance(r, Mistake) else Mistake(*r, ...) for r in rows)
     said = _said(text)
     wanted = {row.id for row in rows if row.message is ...}
     if wanted != said.keys():
