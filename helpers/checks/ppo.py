@@ -68,7 +68,8 @@ actor_without_gradient: Los parámetros del actor no reciben gradiente: ¿calcul
     log π(a|s) con .detach() o bajo torch.no_grad()?
 modified_batch: ppo_update modificó el lote (batch): ¿normalizaste las ventajas en su
     sitio (-=, /= o batch.advantages = ...)? Calcula sobre copias: el lote se reutiliza.
-epochs_not_an_integer: ppo_update devolvió {epochs}, y las épocas hechas son un entero.
+epochs_not_an_integer: ppo_update debe devolver cuántas épocas hizo, un entero; devolvió
+    {epochs}.
 wrong_loss: En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] ({n} muestras),
     ε = {e}, c_V = {v} y c_H = {h}, la pérdida vale {g} y debía valer {w}. Repasa log
     π_θ de cada acción tomada, la entropía de π_θ(·|s), las ventajas normalizadas con la
