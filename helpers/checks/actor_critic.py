@@ -10,7 +10,6 @@ from helpers import actor_critic
 from helpers.checks import (
     Diagnosis,
     Flow,
-    Mistake,
     check_cases,
     check_gradients,
     check_procedure,
@@ -113,14 +112,12 @@ td_values_not_next: Usas V(s_t) donde va V(s_{t+1}): el bootstrap es con el valo
 td_target_not_error: Falta restar V(s_t): eso es el objetivo TD r + γ·V(s_{t+1}), no el
     error.
 """,
-    Mistake("td_bootstraps_terminal", with_args(_TD, terminated=0.0), ...),
-    Mistake(
-        "td_mask_reversed", with_args(_TD, terminated=lambda a: 1 - a.terminated), ...
-    ),
-    Mistake("td_sign", negated(_TD), ...),
-    Mistake("td_no_gamma", with_args(_TD, gamma=1.0), ...),
-    Mistake("td_values_not_next", with_args(_TD, next_values=lambda a: a.values), ...),
-    Mistake("td_target_not_error", with_args(_TD, values=0.0), ...),
+    ("td_bootstraps_terminal", with_args(_TD, terminated=0.0)),
+    ("td_mask_reversed", with_args(_TD, terminated=lambda a: 1 - a.terminated)),
+    ("td_sign", negated(_TD)),
+    ("td_no_gamma", with_args(_TD, gamma=1.0)),
+    ("td_values_not_next", with_args(_TD, next_values=lambda a: a.values)),
+    ("td_target_not_error", with_args(_TD, values=0.0)),
 )
 
 TD_CASES = _cases(BATCHES, "rewards values next_values terminated", [0.9, 0.5, 0.99])
@@ -147,24 +144,21 @@ n_step_tail_power: El valor de cola va descontado con γ^m (m = número de recom
 n_step_ignores_n: No paras a los n pasos: eso es el retorno hasta el final del bloque.
     Tras n recompensas, suma γ^n·V(s_{t+n}) y para.
 """,
-    Mistake(
+    # Sin cortar nunca; solo la cola del último paso mira terminated.
+    (
         "n_step_leaks",
-        # Sin cortar nunca; solo la cola del último paso mira terminated.
         lambda r, nv, te, tr, n, g: _N_STEP(r, (1 - te) * nv, 0 * te, 0 * tr, n, g),
-        ...,
     ),
-    Mistake(
+    (
         "n_step_bootstraps_terminal",
         with_args(_N_STEP, terminated=lambda a: 0 * a.terminated, truncated=_DONE),
-        ...,
     ),
-    Mistake("n_step_truncated_as_terminal", with_args(_N_STEP, terminated=_DONE), ...),
-    Mistake(
+    ("n_step_truncated_as_terminal", with_args(_N_STEP, terminated=_DONE)),
+    (
         "n_step_tail_power",
         with_args(_N_STEP, next_values=lambda a: a.next_values / a.gamma),
-        ...,
     ),
-    Mistake("n_step_ignores_n", with_args(_N_STEP, n=lambda a: len(a.rewards)), ...),
+    ("n_step_ignores_n", with_args(_N_STEP, n=lambda a: len(a.rewards))),
 )
 
 N_STEP_KEYS = "rewards next_values terminated truncated"
@@ -221,27 +215,20 @@ gae_no_gamma: Falta γ en la recursión: Â_t = δ_t + γ·λ·Â_{t+1}, no δ_t
 """,
     # Primero: sin estados terminales, no reiniciar nunca y reiniciar solo con
     # terminated dan lo mismo, y este es el diagnóstico más preciso.
-    Mistake("gae_truncation_leaks", with_args(_GAE, truncated=0.0), ...),
-    Mistake(
+    ("gae_truncation_leaks", with_args(_GAE, truncated=0.0)),
+    (
         "gae_leaks",
         lambda r, v, nv, te, tr, g, lm: _recursion(_TD(r, v, nv, te, g), 0 * r, g, lm),
-        ...,
     ),
-    Mistake(
-        "gae_bootstraps_terminal", with_args(_GAE, terminated=0.0, truncated=_DONE), ...
-    ),
-    Mistake("gae_no_bootstrap_truncated", with_args(_GAE, terminated=_DONE), ...),
-    Mistake(
-        "gae_swapped",
-        with_args(_GAE, gamma=lambda a: a.lam, lam=lambda a: a.gamma),
-        ...,
-    ),
-    Mistake("gae_forward", _gae_forward, ...),
-    Mistake("gae_no_lambda", with_args(_GAE, lam=1.0), ...),
-    Mistake(
-        "gae_no_gamma",  # δ_t con γ (dentro de next_values); la suma, sin γ
+    ("gae_bootstraps_terminal", with_args(_GAE, terminated=0.0, truncated=_DONE)),
+    ("gae_no_bootstrap_truncated", with_args(_GAE, terminated=_DONE)),
+    ("gae_swapped", with_args(_GAE, gamma=lambda a: a.lam, lam=lambda a: a.gamma)),
+    ("gae_forward", _gae_forward),
+    ("gae_no_lambda", with_args(_GAE, lam=1.0)),
+    # δ_t con γ (dentro de next_values); la suma, sin γ.
+    (
+        "gae_no_gamma",
         with_args(_GAE, next_values=lambda a: a.gamma * a.next_values, gamma=1.0),
-        ...,
     ),
 )
 
@@ -295,24 +282,22 @@ loss_value_abs: La pérdida del crítico es el error cuadrático medio, mean((V 
     el error absoluto.
 loss_no_entropy: Falta el premio a la entropía: − entropy_coef · mean(entropy).
 """,
-    Mistake(
+    # El mismo valor; el gradiente de −mean(log π·Â) llega también a Â.
+    (
         "loss_advantage_attached",
-        # El mismo valor; el gradiente de −mean(log π·Â) llega también a Â.
         lambda lp, v, a, *rest: _LOSS(lp, v, a, *rest) - (lp * (a - a.detach())).mean(),
-        ...,
     ),
-    Mistake("loss_policy_sign", lambda lp, *rest: _LOSS(-lp, *rest), ...),
-    Mistake("loss_entropy_sign", lambda *args: _LOSS(*args[:6], -args[6]), ...),
-    Mistake("loss_no_value_coef", with_args(_LOSS, value_coef=1.0), ...),
-    Mistake("loss_sum", lambda *args: len(args[0]) * _LOSS(*args), ...),
-    Mistake(
+    ("loss_policy_sign", lambda lp, *rest: _LOSS(-lp, *rest)),
+    ("loss_entropy_sign", lambda *args: _LOSS(*args[:6], -args[6])),
+    ("loss_no_value_coef", with_args(_LOSS, value_coef=1.0)),
+    ("loss_sum", lambda *args: len(args[0]) * _LOSS(*args)),
+    (
         "loss_value_abs",
         lambda lp, v, a, r, h, c_v, c_h: (
             _LOSS(lp, v, a, r, h, 0.0, c_h) + c_v * (v - r.detach()).abs().mean()
         ),
-        ...,
     ),
-    Mistake("loss_no_entropy", with_args(_LOSS, entropy_coef=0.0), ...),
+    ("loss_no_entropy", with_args(_LOSS, entropy_coef=0.0)),
 )
 
 LOSS_REMINDER = (
@@ -406,5 +391,5 @@ def check_actor_critic_loss_grad(actor_critic_loss, cases=None) -> None:
         attach=lambda args: {"advantages": args["returns"].detach() - args["values"]},
         wrong_shape=Diagnosis(id="loss_not_scalar", message=NOT_SCALAR.format("")),
         without_gradient=LOSS_SAYS["loss_no_grad"],
-        wrt={k: Flow(must, i, LOSS_SAYS[i].message) for k, (must, i) in _FLOWS.items()},
+        wrt={k: Flow(must, LOSS_SAYS[i]) for k, (must, i) in _FLOWS.items()},
     )

@@ -10,7 +10,6 @@ import numpy as np
 
 from helpers import bandits
 from helpers.checks import (
-    Mistake,
     as_array,
     as_int,
     as_tuple,
@@ -136,12 +135,12 @@ mean_of_two: Eso es la media entre la estimación y la recompensa: la recompensa
     pesa 1/count, no 1/2.
 mean_times_count: ¿Multiplicaste por count en vez de dividir?
 """,
-    Mistake("mean_not_divided", with_args(_mean, count=1), ...),
-    Mistake("mean_count_minus_one", lambda q, r, n: _mean(q, r, n - 1), ...),
-    Mistake("mean_count_plus_one", lambda q, r, n: _mean(q, r, n + 1), ...),
-    Mistake("mean_sign", lambda q, r, n: _mean(q, 2 * q - r, n), ...),
-    Mistake("mean_of_two", with_args(_mean, count=2), ...),
-    Mistake("mean_times_count", with_args(_mean, count=lambda a: 1 / a.count), ...),
+    ("mean_not_divided", with_args(_mean, count=1)),
+    ("mean_count_minus_one", lambda q, r, n: _mean(q, r, n - 1)),
+    ("mean_count_plus_one", lambda q, r, n: _mean(q, r, n + 1)),
+    ("mean_sign", lambda q, r, n: _mean(q, 2 * q - r, n)),
+    ("mean_of_two", with_args(_mean, count=2)),
+    ("mean_times_count", with_args(_mean, count=lambda a: 1 / a.count)),
 )
 # El último, con decimales que no acaban: un redondeo no pasa desapercibido.
 _MEAN = [(2.0, 5.0, 4), (0.0, 1.0, 1), (3.0, -1.0, 2), (1.5, 1.5, 7), (1.0, 2.0, 3)]
@@ -292,11 +291,11 @@ step_noise_before_arms: Sacaste el ruido de desempate antes que los brazos al az
     orden del enunciado es: la moneda, los brazos al azar, el ruido de desempate y el
     ruido de las recompensas.
 """,
-    Mistake("step_ties_first_max", _choosing(ties=lambda q, _: q.argmax(axis=1)), ...),
-    Mistake("step_ties_whole_matrix", _choosing(ties=_matrix_ties), ...),
-    Mistake("step_epsilon_inverted", _choosing(below=False), ...),
-    Mistake("step_arms_only_explorers", _choosing(order="explorers"), ...),
-    Mistake("step_noise_before_arms", _choosing(order="noise"), ...),
+    ("step_ties_first_max", _choosing(ties=lambda q, _: q.argmax(axis=1))),
+    ("step_ties_whole_matrix", _choosing(ties=_matrix_ties)),
+    ("step_epsilon_inverted", _choosing(below=False)),
+    ("step_arms_only_explorers", _choosing(order="explorers")),
+    ("step_noise_before_arms", _choosing(order="noise")),
 )
 
 _without_noise = patched(_testbed, _pull=lambda q_star, a, _: q_star[range(len(a)), a])
@@ -307,8 +306,8 @@ reward_without_noise: Falta el ruido: R_i = q*(i, A_i) + un número normal está
 reward_from_estimates: La recompensa sale de los valores verdaderos q_star, no de tus
     estimaciones q.
 """,
-    Mistake("reward_without_noise", _without_noise, ...),
-    Mistake("reward_from_estimates", with_args(_testbed, q_star=lambda a: a.q), ...),
+    ("reward_without_noise", _without_noise),
+    ("reward_from_estimates", with_args(_testbed, q_star=lambda a: a.q)),
 )
 
 
@@ -391,8 +390,8 @@ counts_unchanged: N no cambió: suma 1 al brazo elegido de cada fila.
 counts_whole_columns: {_COLUMNS.format("sumas en")} i solo toca su casilla (i, A_i):
     indexa con un array de filas y otro de columnas.
 """,
-    Mistake("counts_unchanged", lambda q, n, a, r: (q, n), ...),
-    Mistake("counts_whole_columns", _columns, ...),
+    ("counts_unchanged", lambda q, n, a, r: (q, n)),
+    ("counts_whole_columns", _columns),
 )
 Q_MISTAKES = with_messages(
     f"""
@@ -403,10 +402,10 @@ q_whole_columns: {_COLUMNS.format("actualizas")} i solo toca su casilla (i, A_i)
 q_unchanged: new_q es la Q de entrada: falta la actualización.
 """,
     # Con la N de antes (counts − 1 al entrar) o sin dividir (N = 0 al entrar).
-    Mistake("q_divides_by_old_count", lambda q, n, a, r: _update(q, n - 1, a, r), ...),
-    Mistake("q_not_divided", lambda q, n, a, r: _update(q, 0 * n, a, r), ...),
-    Mistake("q_whole_columns", _columns, ...),
-    Mistake("q_unchanged", lambda q, n, a, r: (q, n), ...),
+    ("q_divides_by_old_count", lambda q, n, a, r: _update(q, n - 1, a, r)),
+    ("q_not_divided", lambda q, n, a, r: _update(q, 0 * n, a, r)),
+    ("q_whole_columns", _columns),
+    ("q_unchanged", lambda q, n, a, r: (q, n)),
 )
 
 
@@ -504,19 +503,19 @@ ucb_sum_of_counts: En el bono va t, el paso que recibes como argumento, no la su
 ucb_bonus_subtracted: ¿El signo? El bono de incertidumbre se suma: favorece a los brazos
     poco probados.
 """,
-    Mistake("ucb_plus_one", with_args(_ucb, counts=lambda a: a.counts + 1), ...),
-    Mistake("ucb_last_untried", _last_untried, ...),
-    Mistake("ucb_no_bonus", with_args(_ucb, c=0.0), ...),
+    ("ucb_plus_one", with_args(_ucb, counts=lambda a: a.counts + 1)),
+    ("ucb_last_untried", _last_untried),
+    ("ucb_no_bonus", with_args(_ucb, c=0.0)),
     # c·sqrt(ln²t / N²) = c·ln t / N, y t^(ln t) = exp(ln²t)
-    Mistake("ucb_no_sqrt", lambda q, n, t, c: _ucb(q, n * n, t ** np.log(t), c), ...),
-    Mistake("ucb_c_inside_sqrt", with_args(_ucb, c=lambda a: np.sqrt(a.c)), ...),
-    Mistake("ucb_no_log", with_args(_ucb, t=lambda a: np.exp(a.t)), ...),
+    ("ucb_no_sqrt", lambda q, n, t, c: _ucb(q, n * n, t ** np.log(t), c)),
+    ("ucb_c_inside_sqrt", with_args(_ucb, c=lambda a: np.sqrt(a.c))),
+    ("ucb_no_log", with_args(_ucb, t=lambda a: np.exp(a.t))),
     # ln(t^(1/ln b)) = log_b(t)
-    Mistake("ucb_log2", with_args(_ucb, t=lambda a: a.t ** (1 / np.log(2))), ...),
-    Mistake("ucb_log10", with_args(_ucb, t=lambda a: a.t ** (1 / np.log(10))), ...),
-    Mistake("ucb_log_t_plus_one", with_args(_ucb, t=lambda a: a.t + 1), ...),
-    Mistake("ucb_sum_of_counts", with_args(_ucb, t=lambda a: a.counts.sum()), ...),
-    Mistake("ucb_bonus_subtracted", with_args(_ucb, c=lambda a: -a.c), ...),
+    ("ucb_log2", with_args(_ucb, t=lambda a: a.t ** (1 / np.log(2)))),
+    ("ucb_log10", with_args(_ucb, t=lambda a: a.t ** (1 / np.log(10)))),
+    ("ucb_log_t_plus_one", with_args(_ucb, t=lambda a: a.t + 1)),
+    ("ucb_sum_of_counts", with_args(_ucb, t=lambda a: a.counts.sum())),
+    ("ucb_bonus_subtracted", with_args(_ucb, c=lambda a: -a.c)),
 )
 check_ucb_action = _values("ucb_action", _ucb, UCB_MISTAKES, UCB_CASES, returns="int")
 
@@ -542,11 +541,11 @@ softmax_not_normalized: ¿Olvidaste dividir por la suma? Las probabilidades debe
 softmax_no_exp: Softmax usa exponenciales: exp(H(a)) / Σ exp(H(b)), no H(a) / Σ H(b).
 softmax_sign: ¿El signo? Una preferencia mayor debe dar una probabilidad mayor.
 """,
-    Mistake("softmax_overflow", _softmax_naive, ...),
-    Mistake("softmax_minus_min", lambda h: _softmax_naive(h - np.min(h)), ...),
-    Mistake("softmax_not_normalized", lambda h: np.exp(h - np.max(h)), ...),
-    Mistake("softmax_no_exp", lambda h: h / np.sum(h), ...),
-    Mistake("softmax_sign", lambda h: _pi(-h), ...),
+    ("softmax_overflow", _softmax_naive),
+    ("softmax_minus_min", lambda h: _softmax_naive(h - np.min(h))),
+    ("softmax_not_normalized", lambda h: np.exp(h - np.max(h))),
+    ("softmax_no_exp", lambda h: h / np.sum(h)),
+    ("softmax_sign", lambda h: _pi(-h)),
 )
 _H = [(0, 0, 0), (1, 2, 3), (-1, 0.5, 0, 2), (1000, 1000, 999), (-1000, -1001)]
 SOFTMAX_CASES = [(np.array(h, float),) for h in [*_H, (50, -700, 0)]]
@@ -564,18 +563,15 @@ gradient_sign: ¿Un signo al revés? Es (R − b)(1{a = A} − π(a)): si la rec
 gradient_chosen_only: También se mueven los brazos no elegidos: bajan en α(R − b)π(a).
 gradient_no_alpha: ¿Olvidaste multiplicar por α?
 """,
-    Mistake("gradient_no_baseline", with_args(_step, baseline=0.0), ...),
-    Mistake(
-        "gradient_baseline_added", lambda h, a, r, b, lr: _step(h, a, r, -b, lr), ...
-    ),
+    ("gradient_no_baseline", with_args(_step, baseline=0.0)),
+    ("gradient_baseline_added", lambda h, a, r, b, lr: _step(h, a, r, -b, lr)),
     # (b − R)(1{a=A} − π) y (R − b)(π − 1{a=A}) son el mismo error.
-    Mistake("gradient_sign", lambda h, a, r, b, lr: _step(h, a, b, r, lr), ...),
-    Mistake(
+    ("gradient_sign", lambda h, a, r, b, lr: _step(h, a, b, r, lr)),
+    (
         "gradient_chosen_only",
         lambda h, a, r, b, lr: h + np.eye(len(h))[a] * (_step(h, a, r, b, lr) - h),
-        ...,
     ),
-    Mistake("gradient_no_alpha", with_args(_step, alpha=1.0), ...),
+    ("gradient_no_alpha", with_args(_step, alpha=1.0)),
 )
 _GRAD = [([0, 0, 0], 1, 1.0, 0.0, 0.1), ([0.5, -0.2, 0.1], 0, 2.0, 1.5, 0.5)]
 _GRAD += [([1, 0, -1, 0.5], 2, 0.0, 1.0, 0.2), ([0.3, 0.3], 1, 4.0, 4.5, 1.0)]
@@ -639,11 +635,11 @@ train_first_baseline_zero: En el primer paso todavía no hay recompensas anterio
 train_greedy: La acción se muestrea de π con rng.choice(k, p=π); el argmax de π es una
     política voraz y deja de explorar.
 """,
-    Mistake("train_returns_pi", _returns_pi, ...),
-    Mistake("train_mean_first", variant_of(_train, wrong="mean_first"), ...),
-    Mistake("train_no_baseline", variant_of(_train, wrong="none"), ...),
-    Mistake("train_first_baseline_zero", variant_of(_train, wrong="mean"), ...),
-    Mistake("train_greedy", variant_of(_train, wrong="greedy"), ...),
+    ("train_returns_pi", _returns_pi),
+    ("train_mean_first", variant_of(_train, wrong="mean_first")),
+    ("train_no_baseline", variant_of(_train, wrong="none")),
+    ("train_first_baseline_zero", variant_of(_train, wrong="mean")),
+    ("train_greedy", variant_of(_train, wrong="greedy")),
 )
 
 

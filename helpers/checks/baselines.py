@@ -71,17 +71,16 @@ score_returns_mean: Parece la media de las estimaciones. Queremos una fila por m
 score_overflow: Con logits grandes, exp(θ) desborda (exp(710) = inf) e inf/inf da NaN.
     Restar a θ una constante no cambia la softmax: réstale su máximo antes de exp.
 """,
-    Mistake("score_sign", negated(_score), ...),
-    Mistake("score_baseline_added", lambda t, a, r, b: _score(t, a, r, -b), ...),
-    Mistake("score_no_baseline", lambda t, a, r, b: _score(t, a, r), ...),
-    Mistake("score_no_minus_pi", patched(_score, softmax_policy=np.zeros_like), ...),
-    Mistake("score_grad_pi", lambda t, a, r, b: _score(t, a, (r - b) * _pi(t)[a]), ...),
-    Mistake("score_mean_weight", lambda t, a, r, b: _score(t, a, np.mean(r - b)), ...),
-    Mistake("score_returns_mean", on_output(_score, lambda g: g.mean(0), "media"), ...),
-    Mistake(
+    ("score_sign", negated(_score)),
+    ("score_baseline_added", lambda t, a, r, b: _score(t, a, r, -b)),
+    ("score_no_baseline", lambda t, a, r, b: _score(t, a, r)),
+    ("score_no_minus_pi", patched(_score, softmax_policy=np.zeros_like)),
+    ("score_grad_pi", lambda t, a, r, b: _score(t, a, (r - b) * _pi(t)[a])),
+    ("score_mean_weight", lambda t, a, r, b: _score(t, a, np.mean(r - b))),
+    ("score_returns_mean", on_output(_score, lambda g: g.mean(0), "media")),
+    (
         "score_overflow",
         patched(_score, softmax_policy=lambda t: np.exp(t) / np.exp(t).sum()),
-        ...,
     ),
 )
 
@@ -172,20 +171,18 @@ variance_mean_of_components: Promediaste las varianzas de las componentes; se su
     traza de la covarianza).
 """,
     # Σ_t (Σ_{k≤t} r_k)·s_t es la recompensa futura de los episodios al revés.
-    Mistake("to_go_past", _changed(1, lambda r: r[::-1], lambda s: s[::-1]), ...),
+    ("to_go_past", _changed(1, lambda r: r[::-1], lambda s: s[::-1])),
     # Con r_{t+1} en el paso t, la recompensa futura de t deja fuera r_t.
-    Mistake("to_go_without_own_reward", _changed(1, lambda r: np.r_[r[1:], 0]), ...),
-    Mistake("to_go_reversed", _changed(1, scores=lambda s: s[::-1]), ...),
-    Mistake("full_uses_to_go", lambda r, s: (_variances(r, s)[1],) * 2, ...),
+    ("to_go_without_own_reward", _changed(1, lambda r: np.r_[r[1:], 0])),
+    ("to_go_reversed", _changed(1, scores=lambda s: s[::-1])),
+    ("full_uses_to_go", lambda r, s: (_variances(r, s)[1],) * 2),
     # np.eye(T, 1) · s: solo la fila del primer paso.
-    Mistake(
-        "full_first_step_only", _changed(0, scores=lambda s: np.eye(len(s), 1) * s), ...
-    ),
-    Mistake("full_mean_reward", _changed(0, lambda r: r / len(r)), ...),
-    Mistake("variance_ddof1", _spread(lambda g: np.var(g, 0, ddof=1).sum()), ...),
-    Mistake("variance_not_centered", _spread(lambda g: (g**2).sum(1).mean()), ...),
-    Mistake("variance_flattened", _spread(np.var), ...),
-    Mistake("variance_mean_of_components", _spread(lambda g: np.var(g, 0).mean()), ...),
+    ("full_first_step_only", _changed(0, scores=lambda s: np.eye(len(s), 1) * s)),
+    ("full_mean_reward", _changed(0, lambda r: r / len(r))),
+    ("variance_ddof1", _spread(lambda g: np.var(g, 0, ddof=1).sum())),
+    ("variance_not_centered", _spread(lambda g: (g**2).sum(1).mean())),
+    ("variance_flattened", _spread(np.var)),
+    ("variance_mean_of_components", _spread(lambda g: np.var(g, 0).mean())),
 )
 
 
@@ -257,12 +254,12 @@ normalize_only_centered: Solo centraste: falta dividir por la desviación típic
 normalize_only_scaled: Solo dividiste: falta restar la media (lo que borra el pedestal).
 normalize_by_variance: Divide por la desviación típica, no por la varianza (σ, no σ²).
 """,
-    Mistake("zero_std_nan", variant_of(_normalize, eps=0.0), ...),
-    Mistake("zero_std_nan_unbiased", variant_of(_ddof1, eps=0.0), ...),
-    Mistake("zero_std_exact", variant_of(_normalize, eps=np.finfo(float).tiny), ...),
-    Mistake("normalize_only_centered", lambda r: r - r.mean(), ...),
-    Mistake("normalize_only_scaled", lambda r: r / (r.std() + 1e-8), ...),
-    Mistake("normalize_by_variance", lambda r: (r - r.mean()) / (r.var() + 1e-8), ...),
+    ("zero_std_nan", variant_of(_normalize, eps=0.0)),
+    ("zero_std_nan_unbiased", variant_of(_ddof1, eps=0.0)),
+    ("zero_std_exact", variant_of(_normalize, eps=np.finfo(float).tiny)),
+    ("normalize_only_centered", lambda r: r - r.mean()),
+    ("normalize_only_scaled", lambda r: r / (r.std() + 1e-8)),
+    ("normalize_by_variance", lambda r: (r - r.mean()) / (r.var() + 1e-8)),
 )
 
 _NORMALIZE = (MODULE, "normalize_returns", (_normalize, _ddof1), NORMALIZE_MISTAKES)
@@ -301,15 +298,12 @@ loo_batch_leave_one_out: Dejaste fuera la propia muestra, bien, pero promediaste
 loo_single_nan: Una pregunta con una sola muestra no tiene «otras»: 0/0 = NaN. En ese
     caso la línea base es 0.
 """,
-    Mistake(
-        "loo_includes_own", lambda q, r: np.array([r[q == k].mean() for k in q]), ...
-    ),
-    Mistake("loo_batch_mean", lambda q, r: np.full(len(r), np.mean(r)), ...),
-    Mistake("loo_batch_leave_one_out", lambda q, r: _loo(np.zeros_like(q), r), ...),
-    Mistake(
+    ("loo_includes_own", lambda q, r: np.array([r[q == k].mean() for k in q])),
+    ("loo_batch_mean", lambda q, r: np.full(len(r), np.mean(r))),
+    ("loo_batch_leave_one_out", lambda q, r: _loo(np.zeros_like(q), r)),
+    (
         "loo_single_nan",
         lambda q, r: np.where(np.bincount(q)[q] > 1, _loo(q, r), np.nan),
-        ...,
     ),
 )
 
@@ -367,10 +361,6 @@ value_loss_reaches_log_probs: value_loss llega a log_probs: ¿devolviste como se
 )
 
 
-def _flow(must: bool, key: str) -> Flow:
-    return Flow(must, id=key, message=LOSSES_SAYS[key].message)
-
-
 POLICY_MISTAKES = with_messages(
     """
 policy_sign: La ventaja es A = G − V(s): restaste al revés (o falta el signo menos de la
@@ -381,11 +371,11 @@ policy_mean_over_steps: Promediaste sobre los pasos; la pérdida de la política
     por N, el número de episodios (como en el módulo 03).
 policy_not_divided: ¿Olvidaste dividir por n_episodes?
 """,
-    Mistake("policy_sign", lambda lp, v, g, n: -_losses(lp, v, g, n)[0], ...),
-    Mistake("policy_no_baseline", lambda lp, v, g, n: _losses(lp, 0 * v, g, n)[0], ...),
-    Mistake("policy_value_added", lambda lp, v, g, n: _losses(lp, -v, g, n)[0], ...),
-    Mistake("policy_mean_over_steps", lambda *args: _by_step(*args)[0], ...),
-    Mistake("policy_not_divided", lambda lp, v, g, n: _losses(lp, v, g, 1)[0], ...),
+    ("policy_sign", lambda lp, v, g, n: -_losses(lp, v, g, n)[0]),
+    ("policy_no_baseline", lambda lp, v, g, n: _losses(lp, 0 * v, g, n)[0]),
+    ("policy_value_added", lambda lp, v, g, n: _losses(lp, -v, g, n)[0]),
+    ("policy_mean_over_steps", lambda *args: _by_step(*args)[0]),
+    ("policy_not_divided", lambda lp, v, g, n: _losses(lp, v, g, 1)[0]),
 )
 
 VALUE_MISTAKES = with_messages(
@@ -397,14 +387,13 @@ value_absolute: Eso es el error absoluto medio; se pide el cuadrático, (V − G
 value_square_of_mean: Elevaste al cuadrado la media de los errores; es la media de los
     cuadrados: errores de signo opuesto no se cancelan.
 """,
-    Mistake("value_sum", lambda lp, v, g, n: len(v) * _losses(lp, v, g, n)[1], ...),
-    Mistake(
+    ("value_sum", lambda lp, v, g, n: len(v) * _losses(lp, v, g, n)[1]),
+    (
         "value_divided_by_episodes",
         lambda lp, v, g, n: len(v) / n * _losses(lp, v, g, n)[1],
-        ...,
     ),
-    Mistake("value_absolute", lambda lp, v, g, n: (v - g).abs().mean(), ...),
-    Mistake("value_square_of_mean", lambda lp, v, g, n: (v - g).mean() ** 2, ...),
+    ("value_absolute", lambda lp, v, g, n: (v - g).abs().mean()),
+    ("value_square_of_mean", lambda lp, v, g, n: (v - g).mean() ** 2),
     Mistake(
         "value_loss_reaches_log_probs",
         lambda lp, v, g, n: sum(_losses(lp, v, g, n)),
@@ -428,16 +417,16 @@ _POLICY_FLOWS = dict(
     prefix="policy_loss",
     without_gradient=LOSSES_SAYS["loss_not_connected"],
     wrt={
-        "log_probs": _flow(True, "log_probs_detached"),
-        "values": _flow(False, "advantage_not_detached"),
+        "log_probs": Flow(True, LOSSES_SAYS["log_probs_detached"]),
+        "values": Flow(False, LOSSES_SAYS["advantage_not_detached"]),
     },
 )
 _VALUE_FLOWS = dict(
     prefix="value_loss",
     without_gradient=LOSSES_SAYS["values_detached"],
     wrt={
-        "values": _flow(True, "values_detached"),
-        "log_probs": _flow(False, "value_loss_reaches_log_probs"),
+        "values": Flow(True, LOSSES_SAYS["values_detached"]),
+        "log_probs": Flow(False, LOSSES_SAYS["value_loss_reaches_log_probs"]),
     },
 )
 
@@ -562,10 +551,10 @@ update_policy_no_zero_grad: ¿Borras los gradientes viejos de la política? La r
 update_losses_summed: La política dio un paso en cada paso de V: ¿sumaste las dos
     pérdidas dentro del bucle de value_epochs? Solo V repite; la política da un paso.
 """,
-    Mistake("update_fit_before_advantages", _fit_first, ...),
-    Mistake("update_divided_by_steps", patched(_update, baseline_losses=_by_step), ...),
-    Mistake("update_policy_no_zero_grad", _muted("policy", "zero_grad"), ...),
-    Mistake("update_losses_summed", _both_each_step, ...),
+    ("update_fit_before_advantages", _fit_first),
+    ("update_divided_by_steps", patched(_update, baseline_losses=_by_step)),
+    ("update_policy_no_zero_grad", _muted("policy", "zero_grad")),
+    ("update_losses_summed", _both_each_step),
 )
 UPDATE_VALUE_MISTAKES = with_messages(
     """
@@ -581,16 +570,12 @@ update_advantage_not_detached: La pérdida de la política llega a la red de val
     recibió un backward() de más): la ventaja no está separada del grafo. La política no
     debe mover V: usa la pérdida de baseline_losses, que separa la ventaja.
 """,
-    Mistake("update_value_single_step", with_args(_update, value_epochs=1), ...),
-    Mistake("update_value_not_trained", with_args(_update, value_epochs=0), ...),
-    Mistake("update_value_no_zero_grad", _muted("value", "zero_grad"), ...),
+    ("update_value_single_step", with_args(_update, value_epochs=1)),
+    ("update_value_not_trained", with_args(_update, value_epochs=0)),
+    ("update_value_no_zero_grad", _muted("value", "zero_grad")),
     # zero_grad una sola vez, antes del bucle de V
-    Mistake("update_value_no_zero_grad", _muted("value", "zero_grad", 1), ...),
-    Mistake(
-        "update_advantage_not_detached",
-        patched(_update, baseline_losses=_attached),
-        ...,
-    ),
+    ("update_value_no_zero_grad", _muted("value", "zero_grad", 1)),
+    ("update_advantage_not_detached", patched(_update, baseline_losses=_attached)),
     # La misma fila que en la tabla de la política: también da pasos de más.
     UPDATE_POLICY_MISTAKES[-1],
 )

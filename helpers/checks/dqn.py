@@ -81,15 +81,15 @@ q_no_alpha: ¿Olvidaste α? Q(s, a) se mueve una fracción α hacia el objetivo:
 q_gamma_on_reward: γ descuenta solo el futuro: y = r + γ · max Q(s', a') (r va sin γ).
 q_step_sign: ¿El signo? Q(s, a) debe acercarse al objetivo: Q + α · (y − Q).
 """,
-    Mistake("q_bootstraps_terminal", _changed(terminated=False), ...),
-    Mistake("q_max_whole_table", _with_future(lambda q, s, a, s2: q.max()), ...),
-    Mistake("q_max_wrong_axis", _with_future(lambda q, s, a, s2: q.max(0)[s2]), ...),
-    Mistake("q_current_state", _with_future(lambda q, s, a, s2: q[s].max()), ...),
-    Mistake("q_same_action", _with_future(lambda q, s, a, s2: q[s2, a]), ...),
-    Mistake("q_mean_not_max", _with_future(lambda q, s, a, s2: q[s2].mean()), ...),
-    Mistake("q_no_alpha", _changed(alpha=1.0), ...),
-    Mistake("q_gamma_on_reward", _changed(reward=lambda c: c.gamma * c.reward), ...),
-    Mistake("q_step_sign", _changed(alpha=lambda c: -c.alpha), ...),
+    ("q_bootstraps_terminal", _changed(terminated=False)),
+    ("q_max_whole_table", _with_future(lambda q, s, a, s2: q.max())),
+    ("q_max_wrong_axis", _with_future(lambda q, s, a, s2: q.max(0)[s2])),
+    ("q_current_state", _with_future(lambda q, s, a, s2: q[s].max())),
+    ("q_same_action", _with_future(lambda q, s, a, s2: q[s2, a])),
+    ("q_mean_not_max", _with_future(lambda q, s, a, s2: q[s2].mean())),
+    ("q_no_alpha", _changed(alpha=1.0)),
+    ("q_gamma_on_reward", _changed(reward=lambda c: c.gamma * c.reward)),
+    ("q_step_sign", _changed(alpha=lambda c: -c.alpha)),
 )
 _NO_RETURN = "q_learning_update no devuelve nada: termina con `return q_table`."
 
@@ -194,10 +194,10 @@ episode_never_terminal: Pasas siempre terminated = False. En la meta o en la tra
     no tiene futuro y el objetivo no debe apoyarse en Q(s'): pasa a q_learning_update
     el terminated que devuelve env.step.
 """,
-    Mistake("episode_update_ignored", _updating(alpha=0), ...),  # la tabla no cambia
-    Mistake("episode_greedy", with_args(ref_episode, rng=_GREEDY), ...),
-    Mistake("episode_updates_next_state", _updating(state=lambda c: c.next_state), ...),
-    Mistake("episode_never_terminal", _updating(terminated=0), ...),
+    ("episode_update_ignored", _updating(alpha=0)),  # la tabla no cambia
+    ("episode_greedy", with_args(ref_episode, rng=_GREEDY)),
+    ("episode_updates_next_state", _updating(state=lambda c: c.next_state)),
+    ("episode_never_terminal", _updating(terminated=0)),
 )
 TRUNCATED_MISTAKES = with_messages(
     """
@@ -205,7 +205,7 @@ episode_truncated_as_terminal: Truncar por límite de tiempo no hace terminal a 
     actualización se apoya en Q(s'). Pasa a q_learning_update terminated, no
     terminated or truncated (truncated solo sirve para parar).
 """,
-    Mistake("episode_truncated_as_terminal", _truncated_as_terminal, ...),
+    ("episode_truncated_as_terminal", _truncated_as_terminal),
     *EPISODE_MISTAKES,  # también explican lo que pasa aquí
 )
 
@@ -301,13 +301,11 @@ epsilon_integer_division: ¿División entera? step // duration vale 0 hasta el f
     usa step / duration.
 """,
     # la recta, sin min(·, 1)
-    Mistake("epsilon_no_clip", lambda t, s, e, d: s + t / d * (e - s), ...),
-    Mistake("epsilon_off_by_one_end", lambda *a: ref_epsilon(*a[:3], a[3] - 1), ...),
-    Mistake("epsilon_off_by_one_start", lambda t, *a: ref_epsilon(t + 1, *a), ...),
-    Mistake("epsilon_reversed", lambda t, s, e, d: ref_epsilon(t, e, s, d), ...),
-    Mistake(
-        "epsilon_integer_division", lambda t, *a: ref_epsilon(t - t % a[2], *a), ...
-    ),
+    ("epsilon_no_clip", lambda t, s, e, d: s + t / d * (e - s)),
+    ("epsilon_off_by_one_end", lambda *a: ref_epsilon(*a[:3], a[3] - 1)),
+    ("epsilon_off_by_one_start", lambda t, *a: ref_epsilon(t + 1, *a)),
+    ("epsilon_reversed", lambda t, s, e, d: ref_epsilon(t, e, s, d)),
+    ("epsilon_integer_division", lambda t, *a: ref_epsilon(t - t % a[2], *a)),
 )
 EPS_CASES = (
     [(0, 1.0, 0.05, 100), (50, 1.0, 0.05, 100), (1, 1.0, 0.0, 10), (9, 1.0, 0.1, 10)]
@@ -347,13 +345,13 @@ td_no_gamma: ¿Olvidaste multiplicar el futuro por γ?
 td_gamma_on_reward: γ descuenta solo el futuro: y = r + γ · (1 − terminated) ·
     max Q(s', ·), sin γ delante de r.
 """,
-    Mistake("td_no_mask", _TD_NO_MASK, ...),
-    Mistake("td_mask_on_reward", lambda r, q, d, g: ref_td(r * (1 - d), q, d, g), ...),
-    Mistake("td_mask_reversed", lambda r, q, d, g: ref_td(r, q, 1 - d, g), ...),
-    Mistake("td_max_wrong_dim", lambda r, q, d, g: ref_td(r, q.T, d, g), ...),
-    Mistake("td_mean_not_max", lambda r, q, *a: ref_td(r, q.mean(1, True), *a), ...),
-    Mistake("td_no_gamma", with_args(ref_td, gamma=1.0), ...),
-    Mistake("td_gamma_on_reward", lambda r, q, d, g: ref_td(g * r, q, d, g), ...),
+    ("td_no_mask", _TD_NO_MASK),
+    ("td_mask_on_reward", lambda r, q, d, g: ref_td(r * (1 - d), q, d, g)),
+    ("td_mask_reversed", lambda r, q, d, g: ref_td(r, q, 1 - d, g)),
+    ("td_max_wrong_dim", lambda r, q, d, g: ref_td(r, q.T, d, g)),
+    ("td_mean_not_max", lambda r, q, *a: ref_td(r, q.mean(1, True), *a)),
+    ("td_no_gamma", with_args(ref_td, gamma=1.0)),
+    ("td_gamma_on_reward", lambda r, q, d, g: ref_td(g * r, q, d, g)),
 )
 _TD = diagnoses(
     """
@@ -589,16 +587,16 @@ loss_gather_wrong_dim: ¿gather sobre el eje equivocado? Las acciones eligen col
 loss_no_squeeze: ¿Falta .squeeze(1)? Q(s, a) sale con forma (B, 1) y el objetivo (B,):
     PyTorch los difunde a (B, B) y compara cada Q con todos los objetivos.
 """,
-    Mistake("loss_mse", _loss(F.mse_loss), ...),
-    Mistake("loss_sum", _loss(reduction="sum"), ...),
+    ("loss_mse", _loss(F.mse_loss)),
+    ("loss_sum", _loss(reduction="sum")),
     Mistake("loss_not_scalar", _loss(reduction="none"), _NOT_SCALAR.message),
-    Mistake("loss_no_mask", patched(ref_loss, td_targets=_TD_NO_MASK), ...),
-    Mistake("loss_online_target", lambda qn, tn, b, g: ref_loss(qn, qn, b, g), ...),
+    ("loss_no_mask", patched(ref_loss, td_targets=_TD_NO_MASK)),
+    ("loss_online_target", lambda qn, tn, b, g: ref_loss(qn, qn, b, g)),
     # el máximo de cada fila, tome la acción que tome
-    Mistake("loss_max_not_gather", _q_as(lambda q: q.amax(1, True).expand_as(q)), ...),
+    ("loss_max_not_gather", _q_as(lambda q: q.amax(1, True).expand_as(q))),
     # gather(0, a): la fila a_i, primera columna
-    Mistake("loss_gather_wrong_dim", _q_as(lambda q: q[:, 0].expand(len(q), -1)), ...),
-    Mistake("loss_no_squeeze", _loss(lambda q, y: F.huber_loss(q[:, None], y)), ...),
+    ("loss_gather_wrong_dim", _q_as(lambda q: q[:, 0].expand(len(q), -1))),
+    ("loss_no_squeeze", _loss(lambda q, y: F.huber_loss(q[:, None], y))),
 )
 
 # Con los objetivos TD de referencia: un error en td_targets ya cuenta en su
@@ -624,7 +622,7 @@ def check_dqn_loss_gradients(dqn_loss, cases=LOSS_CASES) -> None:
         prefix="loss",
         wrt={
             "q_network": Flow(True, "loss_wrong_gradients"),
-            "target_network": Flow(False, **vars(_LOSS["loss_grad_into_target"])),
+            "target_network": Flow(False, _LOSS["loss_grad_into_target"]),
         },
         mistake="loss_wrong_gradients",
         hint="¿Cortaste el gradiente en alguna parte de Q(s, a), o la pérdida no es "
@@ -686,9 +684,9 @@ update_no_zero_grad: ¿Borras los gradientes viejos? La red trae los de la actua
 update_step_before_backward: ¿optimizer.step() antes de loss.backward()? step mueve los
     pesos con los gradientes que hay en ese momento: primero backward, después step.
 """,
-    Mistake("update_no_zero_grad", _optimizer(zero_grad=lambda: None), ...),
+    ("update_no_zero_grad", _optimizer(zero_grad=lambda: None)),
     # el paso, con los gradientes recién borrados, no mueve nada
-    Mistake("update_step_before_backward", _optimizer(step=lambda: None), ...),
+    ("update_step_before_backward", _optimizer(step=lambda: None)),
 )
 CLIP_MISTAKES = with_messages(
     """
@@ -700,9 +698,9 @@ update_clip_after_step: Recortas después de optimizer.step(): el paso ya se dio
 update_clip_value: Recortas cada componente por separado (clip_grad_value_); DQN
     recorta la norma del gradiente entero (clip_grad_norm_), que conserva su dirección.
 """,
-    Mistake("update_no_clip", _clipping(lambda *_: None), ...),
-    Mistake("update_clip_after_step", _clip_after_step, ...),
-    Mistake("update_clip_value", _clipping(torch.nn.utils.clip_grad_value_), ...),
+    ("update_no_clip", _clipping(lambda *_: None)),
+    ("update_clip_after_step", _clip_after_step),
+    ("update_clip_value", _clipping(torch.nn.utils.clip_grad_value_)),
 )
 
 UPDATE_CASES = [(0, "sgd", 7), (1, "sgd", 250)]  # (semilla, optimizador, paso)

@@ -16,7 +16,6 @@ from helpers.checks import (
     Diagnosis,
     Flow,
     Masked,
-    Mistake,
     check_cases,
     check_gradients,
     check_procedure,
@@ -101,13 +100,13 @@ path_mean_of_logs: Promediaste los logaritmos: el de un producto es la **suma** 
 path_float16, path_bfloat16: Calculaste en media precisión: el logaritmo de cada paso
     sale con un error de milésimas, que un camino largo acumula. Usa float32 o float64.
 """,
-    Mistake("path_log_of_product", on_output(_prob, math.log, "log"), ...),
-    Mistake("path_log_of_product_numpy", on_output(_prob, np.log, "np"), ...),
-    Mistake("path_probability", _prob, ...),
-    Mistake("path_log10", scaled(_logp, 1 / math.log(10)), ...),
-    Mistake("path_mean_of_logs", lambda p: _logp(p) / len(p), ...),
-    Mistake("path_float16", _half(torch.float16), ...),
-    Mistake("path_bfloat16", _half(torch.bfloat16), ...),
+    ("path_log_of_product", on_output(_prob, math.log, "log")),
+    ("path_log_of_product_numpy", on_output(_prob, np.log, "np")),
+    ("path_probability", _prob),
+    ("path_log10", scaled(_logp, 1 / math.log(10))),
+    ("path_mean_of_logs", lambda p: _logp(p) / len(p)),
+    ("path_float16", _half(torch.float16)),
+    ("path_bfloat16", _half(torch.bfloat16)),
 )
 #: Uno corto, uno de 26 pasos en float32 (como el modelo) y uno cuyo producto es 0.
 _PATHS = [([0.6, 0.9, 0.7],), (np.array([0.95, 0.9, 0.5, 0.99]),)]
@@ -127,11 +126,11 @@ count_float_overflow: float(vocab_size) ** length desborda (OverflowError): el n
 count_digits: Contaste las cifras de la potencia: es el exponente redondeado hacia
     abajo (coincide solo si vocab_size es 10, 100...); se pide con sus decimales.
 """,
-    Mistake("count_natural_log", scaled(ref.log10_num_responses, math.log(10)), ...),
-    Mistake("count_reversed", lambda v, n: ref.log10_num_responses(n, v), ...),
-    Mistake("count_product", lambda v, n: ref.log10_num_responses(v * n, 1), ...),
-    Mistake("count_float_overflow", lambda v, n: math.log10(float(v) ** n), ...),
-    Mistake("count_digits", lambda v, n: len(str(v**n)) - 1, ...),
+    ("count_natural_log", scaled(ref.log10_num_responses, math.log(10))),
+    ("count_reversed", lambda v, n: ref.log10_num_responses(n, v)),
+    ("count_product", lambda v, n: ref.log10_num_responses(v * n, 1)),
+    ("count_float_overflow", lambda v, n: math.log10(float(v) ** n)),
+    ("count_digits", lambda v, n: len(str(v**n)) - 1),
 )
 check_log10_num_responses = values_check(
     MODULE,
@@ -192,34 +191,23 @@ verify_substring: Buscas el producto en todo el texto: una respuesta que pasa po
 verify_raises: El verificador nunca debe lanzar una excepción: una respuesta mal formada
     (sin «=», o con algo que no es un número al final) vale 0.
 """,
-    Mistake("verify_keeps_dot", _reading(lambda t: t.rsplit("=", 1)[-1]), ...),
-    Mistake("verify_first_equals", _reading(_first), ...),
-    Mistake(
-        "verify_find_without_check",
-        _reading(lambda t: _last(t[: t.find(".")]), False),
-        ...,
-    ),
-    Mistake(
+    ("verify_keeps_dot", _reading(lambda t: t.rsplit("=", 1)[-1])),
+    ("verify_first_equals", _reading(_first)),
+    ("verify_find_without_check", _reading(lambda t: _last(t[: t.find(".")]), False)),
+    (
         "verify_requires_final_dot",
         _reading(lambda t: _last(t[:-1]) if t.endswith(".") else ""),
-        ...,
     ),
-    Mistake(
+    (
         "verify_isdigit",
         _reading(lambda t: _last(t.split(".")[0]) if "." in t else "", False),
-        ...,
     ),
-    Mistake(
-        "verify_no_end_check",
-        _reading(lambda t: t.replace(".", "").rsplit("=", 1)[-1]),
-        ...,
-    ),
-    Mistake("verify_strips_end", _reading(lambda t: t.split("=")[-1].rstrip(".")), ...),
-    Mistake("verify_substring", lambda t, a, b: int(str(a * b) in t), ...),
-    Mistake(
+    ("verify_no_end_check", _reading(lambda t: t.replace(".", "").rsplit("=", 1)[-1])),
+    ("verify_strips_end", _reading(lambda t: t.split("=")[-1].rstrip("."))),
+    ("verify_substring", lambda t, a, b: int(str(a * b) in t)),
+    (
         "verify_raises",
         lambda t, a, b: int(int(t.split(".")[0].rsplit("=", 1)[1]) == a * b),
-        ...,
     ),
 )
 #: Respuestas bien formadas (con «=» y punto final): ¿acierta el número final?
@@ -269,17 +257,11 @@ push_probability_gradient: Derivaste la probabilidad p y no su logaritmo: la pé
 push_p_not_one_minus_p: El logit propio sube A · (1 − p), lo que le faltaba al modelo
     para estar seguro, no A · p.
 """,
-    Mistake("push_sign", negated(_push), ...),
-    Mistake("push_own_only", lambda z, t, a: _push(z, t, a) * _own(z, t), ...),
-    Mistake("push_no_advantage", with_args(_push, advantage=1.0), ...),
-    Mistake(
-        "push_probability_gradient", lambda z, t, a: _push(z, t, a) * _probs(z)[t], ...
-    ),
-    Mistake(
-        "push_p_not_one_minus_p",
-        lambda z, t, a: a * _probs(z) * (2 * _own(z, t) - 1),
-        ...,
-    ),
+    ("push_sign", negated(_push)),
+    ("push_own_only", lambda z, t, a: _push(z, t, a) * _own(z, t)),
+    ("push_no_advantage", with_args(_push, advantage=1.0)),
+    ("push_probability_gradient", lambda z, t, a: _push(z, t, a) * _probs(z)[t]),
+    ("push_p_not_one_minus_p", lambda z, t, a: a * _probs(z) * (2 * _own(z, t) - 1)),
 )
 _Z = torch.tensor([2.0, 0.5, -1.0, 0.0])
 _PUSHES = [(_Z, 0, 1.0), (_Z, 2, 1.0), (torch.tensor([0.3, 0.1, 3.0]), 1, -0.75)]
@@ -332,19 +314,15 @@ advantages_wrong_axis: Promediaste sobre el eje equivocado (dim=0, entre grupos)
 advantages_never_std: Con std_normalize=True divide además entre la σ del grupo + eps.
 advantages_always_std: Con std_normalize=False (Dr. GRPO) solo se resta la media.
 """,
-    Mistake(
-        "advantages_batch_mean",
-        lambda r, s: ref_adv(r.view(1, -1), s).view(r.shape),
-        ...,
-    ),
-    Mistake("advantages_no_eps", _no_eps, ...),
-    Mistake("advantages_no_eps_unbiased", _sample_std(_no_eps), ...),
-    Mistake("advantages_zero_std_test", _zero_std_test, ...),
-    Mistake("advantages_zero_std_test", _sample_std(_zero_std_test), ...),
-    Mistake("advantages_sign", negated(ref_adv), ...),
-    Mistake("advantages_wrong_axis", lambda r, s: ref_adv(r.T, s).T, ...),
-    Mistake("advantages_never_std", with_args(ref_adv, std_normalize=False), ...),
-    Mistake("advantages_always_std", with_args(ref_adv, std_normalize=True), ...),
+    ("advantages_batch_mean", lambda r, s: ref_adv(r.view(1, -1), s).view(r.shape)),
+    ("advantages_no_eps", _no_eps),
+    ("advantages_no_eps_unbiased", _sample_std(_no_eps)),
+    ("advantages_zero_std_test", _zero_std_test),
+    ("advantages_zero_std_test", _sample_std(_zero_std_test)),
+    ("advantages_sign", negated(ref_adv)),
+    ("advantages_wrong_axis", lambda r, s: ref_adv(r.T, s).T),
+    ("advantages_never_std", with_args(ref_adv, std_normalize=False)),
+    ("advantages_always_std", with_args(ref_adv, std_normalize=True)),
 )
 
 
@@ -387,19 +365,13 @@ loss_sum_not_mean: Sumaste sobre las respuestas en lugar de promediar: divide po
 loss_not_scalar: Devolviste un término por respuesta, de forma (B,): la pérdida es un
     escalar, la media de esos B términos.
 """,
-    Mistake("loss_no_mask", lambda x, m, a: ref_loss(x, torch.ones_like(m), a), ...),
-    Mistake("loss_sign", negated(ref_loss), ...),
-    Mistake(
-        "loss_wrong_axis", lambda x, m, a: -(a.detach() * (x * m).sum(0)).mean(), ...
-    ),
-    Mistake(
-        "loss_per_token_mean", lambda x, m, a: ref_loss(x, m / m.sum(-1, True), a), ...
-    ),
-    Mistake(
-        "loss_mean_over_cells", lambda x, m, a: ref_loss(x, m, a) / m.shape[-1], ...
-    ),
-    Mistake("loss_sum_not_mean", lambda x, m, a: ref_loss(x, m, a) * len(a), ...),
-    Mistake("loss_not_scalar", lambda x, m, a: -(a.detach() * (x * m).sum(-1)), ...),
+    ("loss_no_mask", lambda x, m, a: ref_loss(x, torch.ones_like(m), a)),
+    ("loss_sign", negated(ref_loss)),
+    ("loss_wrong_axis", lambda x, m, a: -(a.detach() * (x * m).sum(0)).mean()),
+    ("loss_per_token_mean", lambda x, m, a: ref_loss(x, m / m.sum(-1, True), a)),
+    ("loss_mean_over_cells", lambda x, m, a: ref_loss(x, m, a) / m.shape[-1]),
+    ("loss_sum_not_mean", lambda x, m, a: ref_loss(x, m, a) * len(a)),
+    ("loss_not_scalar", lambda x, m, a: -(a.detach() * (x * m).sum(-1))),
 )
 # El enunciado: en el relleno de log_probs, cualquier valor finito
 _PAD = Masked("mask", ("log_probs",), "finite", "loss_no_mask", batched=("advantages",))
@@ -417,8 +389,8 @@ check_grpo_loss_gradient = gradients_check(
     doc="Los **gradientes** de ``grpo_loss``: a log_probs sí, a la ventaja no.",
     prefix="loss",
     wrt={
-        "log_probs": Flow(True, **vars(_SAYS["loss_wrong_gradient"])),
-        "advantages": Flow(False, **vars(_SAYS["loss_advantage_has_gradient"])),
+        "log_probs": Flow(True, _SAYS["loss_wrong_gradient"]),
+        "advantages": Flow(False, _SAYS["loss_advantage_has_gradient"]),
     },
     hint="Respecto a log_probs debería ser −A_i · m_it / B (cero en el relleno).",
     without_gradient=_SAYS["loss_without_gradient"],
@@ -489,25 +461,21 @@ update_sampled_per_problem: Muestreaste enunciado a enunciado: el enunciado pide
     sola llamada a tl.sample con todo el lote. Con otro orden, el generador reparte sus
     números aleatorios de otra manera y salen otras respuestas.
 """,
-    Mistake(
+    (
         "update_tiled_groups",
         _update_with(
             sample=_tiled, rewards_for=lambda c, p: _rewards_for(c, p[::_G] * _G)
         ),
-        ...,
     ),
-    Mistake("update_tiled_prompts", _update_with(sample=_tiled), ...),
-    Mistake(
+    ("update_tiled_prompts", _update_with(sample=_tiled)),
+    (
         "update_transposed_groups",
         _update_with(group_advantages=lambda r: ref_adv(r.view(_G, -1)).view(-1)),
-        ...,
     ),
-    Mistake("update_clipped_gradient", _update_with(step=_clipped), ...),
-    Mistake("update_no_zero_grad", _update_with(zero_grad=lambda o: lambda: None), ...),
-    Mistake(
-        "update_batch_mean", _update_with(group_advantages=lambda r: r - r.mean()), ...
-    ),
-    Mistake("update_sampled_per_problem", _update_with(sample=_per_problem), ...),
+    ("update_clipped_gradient", _update_with(step=_clipped)),
+    ("update_no_zero_grad", _update_with(zero_grad=lambda o: lambda: None)),
+    ("update_batch_mean", _update_with(group_advantages=lambda r: r - r.mean())),
+    ("update_sampled_per_problem", _update_with(sample=_per_problem)),
 )
 
 
@@ -603,23 +571,17 @@ tis_no_mask: El relleno no es respuesta: su peso debe ser 0; multiplica por la m
 tis_integer_cap: El tope es real (1,5; 2,5...) y lo pasaste a entero: úsalo tal cual.
 tis_log_ratio: Eso es el log-cociente: el peso es su exponencial, exp(t − s).
 """,
-    Mistake("tis_ratio_inverted", lambda t, s, m, c: ref_tis(s, t, m, c), ...),
-    Mistake("tis_not_truncated", with_args(ref_tis, cap=math.inf), ...),
-    Mistake(
-        "tis_clamped_below",
-        lambda t, s, m, c: ref_tis(t, s, m, c).clamp(min=1 / c) * m,
-        ...,
-    ),
-    Mistake(
-        "tis_no_mask", with_args(ref_tis, mask=lambda a: torch.ones_like(a.mask)), ...
-    ),
-    Mistake("tis_integer_cap", with_args(ref_tis, cap=lambda a: int(a.cap)), ...),
-    Mistake("tis_log_ratio", lambda t, s, m, c: (t - s).clamp(max=c) * m, ...),
+    ("tis_ratio_inverted", lambda t, s, m, c: ref_tis(s, t, m, c)),
+    ("tis_not_truncated", with_args(ref_tis, cap=math.inf)),
+    ("tis_clamped_below", lambda t, s, m, c: ref_tis(t, s, m, c).clamp(min=1 / c) * m),
+    ("tis_no_mask", with_args(ref_tis, mask=lambda a: torch.ones_like(a.mask))),
+    ("tis_integer_cap", with_args(ref_tis, cap=lambda a: int(a.cap))),
+    ("tis_log_ratio", lambda t, s, m, c: (t - s).clamp(max=c) * m),
 )
 check_truncated_importance_weights = values_check(
     MODULE, _WEIGHTS, ref_tis, _TIS_MISTAKES, _TIS_CASES, atol=1e-5
 )
-_TIS_CONSTANT = Flow(False, **vars(_SAYS["tis_weights_have_gradient"]))
+_TIS_CONSTANT = Flow(False, _SAYS["tis_weights_have_gradient"])
 
 
 @exercise(MODULE, _WEIGHTS)
@@ -671,15 +633,13 @@ kl_no_mask: El relleno no es parte de la respuesta: su penalización debe ser 0,
 kl_k2: Eso es k2 = ½ (log ρ)²: el estimador que usa GRPO es k3 = ρ − log ρ − 1.
 """,
     # Solo cambia el gradiente: en los valores es la referencia, y no explica nada
-    Mistake("kl_wrong_gradient", _kl_from(lambda x: x.exp().detach() - x - 1), ...),
-    Mistake("kl_ratio_inverted", _kl_from(lambda x: x.exp() - x - 1, flip=True), ...),
-    Mistake("kl_k1", _kl_from(lambda x: -x), ...),
-    Mistake("kl_missing_minus_one", lambda lp, r, m: ref_kl(lp, r, m) + m, ...),
-    Mistake("kl_log_added", _kl_from(lambda x: x.exp() + x - 1), ...),
-    Mistake(
-        "kl_no_mask", with_args(ref_kl, mask=lambda a: torch.ones_like(a.mask)), ...
-    ),
-    Mistake("kl_k2", _kl_from(lambda x: 0.5 * x**2), ...),
+    ("kl_wrong_gradient", _kl_from(lambda x: x.exp().detach() - x - 1)),
+    ("kl_ratio_inverted", _kl_from(lambda x: x.exp() - x - 1, flip=True)),
+    ("kl_k1", _kl_from(lambda x: -x)),
+    ("kl_missing_minus_one", lambda lp, r, m: ref_kl(lp, r, m) + m),
+    ("kl_log_added", _kl_from(lambda x: x.exp() + x - 1)),
+    ("kl_no_mask", with_args(ref_kl, mask=lambda a: torch.ones_like(a.mask))),
+    ("kl_k2", _kl_from(lambda x: 0.5 * x**2)),
 )
 check_kl_penalty = values_check(
     MODULE, "kl_penalty", ref_kl, _KL_MISTAKES, _KL_CASES, atol=1e-5
@@ -696,7 +656,7 @@ check_kl_penalty_gradient = gradients_check(
     prefix="kl",
     wrt={
         "log_probs": MUST,
-        "ref_log_probs": Flow(False, **vars(_SAYS["kl_gradient_to_reference"])),
+        "ref_log_probs": Flow(False, _SAYS["kl_gradient_to_reference"]),
     },
     hint="Respecto a log_probs debería ser 1 − ρ en la respuesta y 0 en el relleno.",
     without_gradient=_SAYS["kl_without_gradient"],
@@ -747,28 +707,25 @@ norm_token_counts_padding: Con «token» contaste el relleno (x.mean()): divide 
 norm_swapped: Tienes «grpo» y «dr_grpo» cambiados: «grpo» divide la suma de cada
     respuesta entre su longitud |o_i|; «dr_grpo» suma sus tokens y promedia sobre las B.
 """,
-    Mistake(
+    (
         "norm_grpo_padded_length",
         _norm_with("grpo", lambda x, m: ref_norm(x, m, "dr_grpo") / m.shape[-1]),
-        ...,
     ),
-    Mistake("norm_grpo_counts_padding", _norm_with("grpo", "grpo", ones=True), ...),
-    Mistake("norm_dr_grpo_divides_by_length", _norm_with("dr_grpo", "grpo"), ...),
-    Mistake(
+    ("norm_grpo_counts_padding", _norm_with("grpo", "grpo", ones=True)),
+    ("norm_dr_grpo_divides_by_length", _norm_with("dr_grpo", "grpo")),
+    (
         "norm_dr_grpo_sum",
         _norm_with("dr_grpo", lambda x, m: ref_norm(x, m, "dr_grpo") * len(m)),
-        ...,
     ),
-    Mistake("norm_token_per_response", _norm_with("token", "grpo"), ...),
-    Mistake(
+    ("norm_token_per_response", _norm_with("token", "grpo")),
+    (
         "norm_token_floor_division",
         _norm_with("token", lambda x, m: torch.where(m.bool(), x, 0).sum() // m.sum()),
-        ...,
     ),
-    Mistake("norm_token_counts_padding", _norm_with("token", "token", ones=True), ...),
+    ("norm_token_counts_padding", _norm_with("token", "token", ones=True)),
     # El último: en una celda de una sola normalización, el error concreto de
     # esa rama dice más que «cambiados»
-    Mistake("norm_swapped", lambda x, m, n: ref_norm(x, m, _SWAP.get(n, n)), ...),
+    ("norm_swapped", lambda x, m, n: ref_norm(x, m, _SWAP.get(n, n))),
 )
 
 

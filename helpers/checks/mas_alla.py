@@ -12,7 +12,6 @@ import torch
 
 from helpers.checks import (
     Masked,
-    Mistake,
     as_array,
     call,
     check_procedure,
@@ -78,13 +77,13 @@ rloo_integer: Con recompensas enteras (0 y 1 de tipo long) tu resultado sale en 
     y pierde los decimales (¿torch.zeros_like de la entrada?). Pasa las recompensas a
     float antes de calcular.
 """,
-    Mistake("rloo_group_mean", lambda r: ref_rloo(r) * (1 - 1 / r.shape[-1]), ...),
-    Mistake("rloo_divide_by_g", _baseline_times(lambda g: (g - 1) / g), ...),
-    Mistake("rloo_sum_of_others", _baseline_times(lambda g: g - 1), ...),
-    Mistake("rloo_sign", negated(ref_rloo), ...),
-    Mistake("rloo_wrong_axis", _rloo_dim0, ...),
-    Mistake("rloo_dim1", lambda r: ref_rloo(r) if r.dim() == 2 else r.sum(dim=1), ...),
-    Mistake("rloo_integer", lambda r: ref_rloo(r).to(r.dtype), ...),
+    ("rloo_group_mean", lambda r: ref_rloo(r) * (1 - 1 / r.shape[-1])),
+    ("rloo_divide_by_g", _baseline_times(lambda g: (g - 1) / g)),
+    ("rloo_sum_of_others", _baseline_times(lambda g: g - 1)),
+    ("rloo_sign", negated(ref_rloo)),
+    ("rloo_wrong_axis", _rloo_dim0),
+    ("rloo_dim1", lambda r: ref_rloo(r) if r.dim() == 2 else r.sum(dim=1)),
+    ("rloo_integer", lambda r: ref_rloo(r).to(r.dtype)),
 )
 
 _rloo = functools.partial(_values, "rloo_advantages", ref_rloo, _RLOO_MISTAKES)
@@ -146,14 +145,14 @@ token_no_kl: Falta la penalización KL por token, −kl_coef · (log π − log 
 token_score_after_last: La nota cae una casilla tarde: el último token válido de una
     fila con n tokens está en la posición n − 1, no en n.
 """,
-    Mistake("token_last_column", _score_at(lambda m: m.shape[1] - 1), ...),
-    Mistake("token_first_token", _score_at(lambda m: 0), ...),
+    ("token_last_column", _score_at(lambda m: m.shape[1] - 1)),
+    ("token_first_token", _score_at(lambda m: 0)),
     # la KL y la nota (a[0]) en cada token de la máscara (a[3])
-    Mistake("token_every_token", lambda *a: _kl_only(*a) + a[0][:, None] * a[3], ...),
-    Mistake("token_kl_sign", with_args(ref_rewards, kl_coef=lambda a: -a.kl_coef), ...),
-    Mistake("token_kl_unmasked", lambda *a: ref_rewards(*a) + _kl_padding(*a), ...),
-    Mistake("token_no_kl", with_args(ref_rewards, kl_coef=0.0), ...),
-    Mistake("token_score_after_last", _score_at(lambda m: m.sum(dim=-1)), ...),
+    ("token_every_token", lambda *a: _kl_only(*a) + a[0][:, None] * a[3]),
+    ("token_kl_sign", with_args(ref_rewards, kl_coef=lambda a: -a.kl_coef)),
+    ("token_kl_unmasked", lambda *a: ref_rewards(*a) + _kl_padding(*a)),
+    ("token_no_kl", with_args(ref_rewards, kl_coef=0.0)),
+    ("token_score_after_last", _score_at(lambda m: m.sum(dim=-1))),
 )
 
 # El enunciado: en el relleno, cualquier valor finito.
@@ -247,12 +246,12 @@ gae_returns: Devolviste los retornos (A + V), lo que persigue el crítico: el ej
 gae_td: Devolviste solo δ_t (TD de un paso, λ = 0): falta acumular γλ·A_{t+1} hacia
     atrás.
 """,
-    Mistake("gae_bootstrap_pad", _gae_bootstrap_pad, ...),
-    Mistake("gae_no_mask", with_args(ref_gae, mask=lambda a: a.mask >= 0), ...),
-    Mistake("gae_forward", _gae_forward, ...),
-    Mistake("gae_lambda_only", with_args(ref_gae, lam=lambda a: a.lam / a.gamma), ...),
-    Mistake("gae_returns", lambda r, v, m, *gl: ref_gae(r, v, m, *gl) + v * m, ...),
-    Mistake("gae_td", with_args(ref_gae, lam=0.0), ...),
+    ("gae_bootstrap_pad", _gae_bootstrap_pad),
+    ("gae_no_mask", with_args(ref_gae, mask=lambda a: a.mask >= 0)),
+    ("gae_forward", _gae_forward),
+    ("gae_lambda_only", with_args(ref_gae, lam=lambda a: a.lam / a.gamma)),
+    ("gae_returns", lambda r, v, m, *gl: ref_gae(r, v, m, *gl) + v * m),
+    ("gae_td", with_args(ref_gae, lam=0.0)),
 )
 
 # El enunciado: en el relleno, cualquier valor finito.
@@ -306,24 +305,21 @@ pass_float_comb: Con n grande, C(n, k) tiene cientos de cifras y float() desbord
     (OverflowError). Deja que Python divida los enteros (la división de dos int grandes
     sí sale bien) o usa el producto Π (1 − k/i).
 """,
-    Mistake("pass_biased", lambda n, c, k: 1.0 - (1.0 - c / n) ** k, ...),
-    Mistake("pass_no_complement", lambda n, c, k: 1.0 - ref_pass(n, c, k), ...),
-    Mistake("pass_rate", lambda n, c, k: c / n, ...),
-    Mistake(
+    ("pass_biased", lambda n, c, k: 1.0 - (1.0 - c / n) ** k),
+    ("pass_no_complement", lambda n, c, k: 1.0 - ref_pass(n, c, k)),
+    ("pass_rate", lambda n, c, k: c / n),
+    (
         "pass_off_by_one",
         lambda n, c, k: 1.0 - math.prod(1.0 - k / i for i in range(n - c, n)),
-        ...,
     ),
-    Mistake(
+    (
         "pass_early_return_at_equal",
         lambda n, c, k: 1.0 if n - c <= k else ref_pass(n, c, k),
-        ...,
     ),
-    Mistake("pass_k_over_n", lambda n, c, k: min(1.0, c * k / n), ...),
-    Mistake(
+    ("pass_k_over_n", lambda n, c, k: min(1.0, c * k / n)),
+    (
         "pass_float_comb",
         lambda n, c, k: 1.0 - float(math.comb(n - c, k)) / float(math.comb(n, k)),
-        ...,
     ),
 )
 
@@ -374,10 +370,10 @@ exploit_verifiers_swapped: Tienes los dos verificadores al revés: el exploit es
 exploit_first_problem: Usaste el mismo problema para todas las respuestas: cada
     respuesta se corrige con su propio (a, b), el de la misma posición en problems.
 """,
-    Mistake("exploit_buggy_rewarded", _exploit(verify=lambda *_: 0), ...),
-    Mistake("exploit_all_incorrect", _exploit(buggy_verify=lambda *_: 1), ...),
-    Mistake("exploit_verifiers_swapped", _swapped, ...),
-    Mistake("exploit_first_problem", lambda t, p: ref_flags(t, p[:1] * len(t)), ...),
+    ("exploit_buggy_rewarded", _exploit(verify=lambda *_: 0)),
+    ("exploit_all_incorrect", _exploit(buggy_verify=lambda *_: 1)),
+    ("exploit_verifiers_swapped", _swapped),
+    ("exploit_first_problem", lambda t, p: ref_flags(t, p[:1] * len(t))),
 )
 
 _FLAGS_SAID = diagnoses(

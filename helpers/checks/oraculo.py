@@ -10,7 +10,6 @@ import torch
 from helpers.checks import (
     Diagnosis,
     Flow,
-    Mistake,
     check_cases,
     check_gradients,
     exercise,
@@ -109,18 +108,13 @@ enum_probabilities: Devuelve log p(y), no p(y).
 enum_drops_cut: Faltan las respuestas cortadas: una respuesta que llega a
     max_new_tokens caracteres sin punto final también termina, y cuenta.
 """,
-    Mistake("enum_token_threshold", variant_of(_token_pruned, summed=True), ...),
-    Mistake("enum_last_token", variant_of(_token_pruned, summed=False), ...),
-    Mistake(
-        "enum_mass_of_log_probs",
-        _changed(lambda c, lp, mass: (c, lp, float(lp.sum()))),
-        ...,
-    ),
-    Mistake("enum_probabilities", _changed(lambda c, lp, m: (c, lp.exp(), m)), ...),
-    Mistake(
+    ("enum_token_threshold", variant_of(_token_pruned, summed=True)),
+    ("enum_last_token", variant_of(_token_pruned, summed=False)),
+    ("enum_mass_of_log_probs", _changed(lambda c, lp, mass: (c, lp, float(lp.sum())))),
+    ("enum_probabilities", _changed(lambda c, lp, m: (c, lp.exp(), m))),
+    (
         "enum_drops_cut",
         _changed(lambda c, lp, m: _kept(c, lp, (c == tokenizer.end_id).any(1))),
-        ...,
     ),
 )
 
@@ -169,17 +163,12 @@ objective_mean_over_y: Sobre las respuestas es una suma pesada por p(y), no una
 objective_no_prompt_average: Falta la media sobre los enunciados: J es la media
     de Σ p(y) R(y) de cada uno.
 """,
-    Mistake("objective_log_p", _log_p_objective, ...),
-    Mistake(
+    ("objective_log_p", _log_p_objective),
+    (
         "objective_mean_over_y",
         lambda *case: _objective(*case, lambda c, p: rewards_for(c, p) / len(c)),
-        ...,
     ),
-    Mistake(
-        "objective_no_prompt_average",
-        lambda m, ps, es: len(ps) * _objective(m, ps, es),
-        ...,
-    ),
+    ("objective_no_prompt_average", lambda m, ps, es: len(ps) * _objective(m, ps, es)),
 )
 
 
@@ -240,24 +229,18 @@ audit_per_coordinate: La varianza total es la traza de la covarianza: suma sobre
     las coordenadas, no la media.
 audit_standard_deviation: Devuelve la varianza, la media de ‖ĝ_r − ḡ‖², sin la raíz.
 """,
-    Mistake(
+    (
         "audit_mean_of_angles",
         _audit(0, lambda a, e, t: sum(oracle.angle_degrees(g, t) for g in e) / len(e)),
-        ...,
     ),
-    Mistake("audit_radians", _audit(0, lambda a, e, t: math.radians(a)), ...),
-    Mistake(
+    ("audit_radians", _audit(0, lambda a, e, t: math.radians(a))),
+    (
         "audit_mean_of_norms",
         _audit(1, lambda n, e, t: float(e.norm(dim=1).mean() / t.norm())),
-        ...,
     ),
-    Mistake(
-        "audit_not_centred",
-        _audit(2, lambda v, e, t: v + float(e.mean(0).norm() ** 2)),
-        ...,
-    ),
-    Mistake("audit_per_coordinate", _audit(2, lambda v, e, t: v / e.shape[1]), ...),
-    Mistake("audit_standard_deviation", _audit(2, lambda v, e, t: math.sqrt(v)), ...),
+    ("audit_not_centred", _audit(2, lambda v, e, t: v + float(e.mean(0).norm() ** 2))),
+    ("audit_per_coordinate", _audit(2, lambda v, e, t: v / e.shape[1])),
+    ("audit_standard_deviation", _audit(2, lambda v, e, t: math.sqrt(v))),
 )
 
 check_audit_estimates = values_check(
@@ -295,25 +278,14 @@ kl_k2_without_half: k2 lleva un medio: ½ (log ρ)².
 kl_mean_over_tokens: La KL de una respuesta entera es una suma sobre sus tokens, no
     una media.
 """,
-    Mistake("kl_ratio_flipped", lambda lp, lr, *rest: _kl(lr, lp, *rest), ...),
-    Mistake(
-        "kl_padding_counted",
-        with_args(_kl, mask=lambda a: torch.ones_like(a.mask)),
-        ...,
-    ),
-    Mistake(
-        "kl_level_swapped", with_args(_kl, per_token=lambda a: not a.per_token), ...
-    ),
-    Mistake(
+    ("kl_ratio_flipped", lambda lp, lr, *rest: _kl(lr, lp, *rest)),
+    ("kl_padding_counted", with_args(_kl, mask=lambda a: torch.ones_like(a.mask))),
+    ("kl_level_swapped", with_args(_kl, per_token=lambda a: not a.per_token)),
+    (
         "kl_k2_without_half",
         lambda lp, lr, m, k, pt: _kl(lp, lr, m, k, pt) * (2 if k == "k2" else 1),
-        ...,
     ),
-    Mistake(
-        "kl_mean_over_tokens",
-        lambda lp, lr, m, k, pt: _kl(lp, lr, m, k, pt) / m.sum(-1),
-        ...,
-    ),
+    ("kl_mean_over_tokens", lambda lp, lr, m, k, pt: _kl(lp, lr, m, k, pt) / m.sum(-1)),
 )
 check_kl_estimate = values_check(
     MODULE, "kl_estimate", _kl, KL_MISTAKES, kl_cases(0), atol=1e-9

@@ -16,7 +16,6 @@ from helpers import ppo
 from helpers.checks import (
     CheckError,
     Flow,
-    Mistake,
     _differs,
     as_array,
     as_tuple,
@@ -82,10 +81,6 @@ wrong_epoch_count: ppo_update hizo {got} épocas y debían ser {want} de {n}: al
 )
 
 
-def _flow(must, key):  # la regla de gradiente de una entrada, con su mensaje
-    return Flow(must, id=key, message=SAYS[key].message)
-
-
 def _scalars(function, cases, name):
     """Las salidas (llamada con copias); falla si alguna no es un tensor escalar."""
     outputs = [call(function, name, *case) for case in cases]
@@ -148,15 +143,15 @@ missing_exp: Falta la exponencial: log_probs − old_log_probs es log r_t; el co
     r_t = exp(log_probs − old_log_probs).
 """,
     # max(x, y) = −min(−x, −y): el objetivo de referencia con −A, negado.
-    Mistake("max_instead_of_min", _terms(lambda r, a, e: -_surrogate(r, -a, e)), ...),
-    Mistake("clip_without_min", _terms(lambda r, a, e: r.clamp(1 - e, 1 + e) * a), ...),
-    Mistake("clip_upper_only", _terms(lambda r, a, e: r.clamp(max=1 + e) * a), ...),
-    Mistake("no_clip", lambda lp, old, a, *e: _clip(lp, old, a, math.inf), ...),
-    Mistake("missing_minus_sign", negated(_clip), ...),
-    Mistake("sum_instead_of_mean", lambda lp, *r: _clip(lp, *r) * lp.numel(), ...),
-    Mistake("inverted_ratio", _ratio(lambda lp, old: torch.exp(old - lp)), ...),
-    Mistake("ratio_of_exponentials", _ratio(lambda lp, old: lp.exp() / old.exp()), ...),
-    Mistake("missing_exp", _ratio(lambda lp, old: lp - old), ...),
+    ("max_instead_of_min", _terms(lambda r, a, e: -_surrogate(r, -a, e))),
+    ("clip_without_min", _terms(lambda r, a, e: r.clamp(1 - e, 1 + e) * a)),
+    ("clip_upper_only", _terms(lambda r, a, e: r.clamp(max=1 + e) * a)),
+    ("no_clip", lambda lp, old, a, *e: _clip(lp, old, a, math.inf)),
+    ("missing_minus_sign", negated(_clip)),
+    ("sum_instead_of_mean", lambda lp, *r: _clip(lp, *r) * lp.numel()),
+    ("inverted_ratio", _ratio(lambda lp, old: torch.exp(old - lp))),
+    ("ratio_of_exponentials", _ratio(lambda lp, old: lp.exp() / old.exp())),
+    ("missing_exp", _ratio(lambda lp, old: lp - old)),
 )
 
 
@@ -182,8 +177,8 @@ def check_clipped_surrogate_loss_grad(clipped_surrogate_loss, cases=CLIP_CASES):
         "intervalo vale −r·A/B; fuera, en el lado que recorta, exactamente cero.",
         without_gradient=SAYS["no_gradient"],
         wrt={
-            "log_probs": _flow(True, "no_gradient"),
-            "old_log_probs": _flow(False, "gradient_to_old_log_probs"),
+            "log_probs": Flow(True, SAYS["no_gradient"]),
+            "old_log_probs": Flow(False, SAYS["gradient_to_old_log_probs"]),
         },
     )
 
@@ -224,14 +219,12 @@ k2_instead_of_k3: Eso es k2 = ½·(log ρ)², no k3 = (ρ − 1) − log ρ, con
 k3_last_term_sign: El signo del último término de k3: es (ρ − 1) − log ρ, que nunca es
     negativo porque log ρ ≤ ρ − 1.
 """,
-    Mistake("k1_sign", on_output(_kl, lambda k: (-k[0], k[1]), "−k1"), ...),
-    Mistake("inverted_rho", lambda log_probs, other: _kl(other, log_probs), ...),
-    Mistake("k3_missing_minus_one", _k3(lambda k1, k3: k3 + 1, "k3 + 1"), ...),
-    Mistake(
-        "k2_instead_of_k3", lambda p, q: (_kl(p, q)[0], ((q - p) ** 2).mean() / 2), ...
-    ),
+    ("k1_sign", on_output(_kl, lambda k: (-k[0], k[1]), "−k1")),
+    ("inverted_rho", lambda log_probs, other: _kl(other, log_probs)),
+    ("k3_missing_minus_one", _k3(lambda k1, k3: k3 + 1, "k3 + 1")),
+    ("k2_instead_of_k3", lambda p, q: (_kl(p, q)[0], ((q - p) ** 2).mean() / 2)),
     # (ρ − 1) + log ρ = k3 + 2·log ρ, y la media de log ρ es −k1.
-    Mistake("k3_last_term_sign", _k3(lambda k1, k3: k3 - 2 * k1, "k3 + 2·log ρ"), ...),
+    ("k3_last_term_sign", _k3(lambda k1, k3: k3 - 2 * k1, "k3 + 2·log ρ")),
 )
 
 check_kl_estimators = values_check(
@@ -325,19 +318,15 @@ absolute_value_error: La pérdida del crítico es el error cuadrático medio, me
 half_value_error: Sobra el ½ en la pérdida del crítico: aquí es mean((V − R)²) y el peso
     lo pone solo vf_coef.
 """,
-    Mistake(
-        "entropy_detached", _changed(lambda a: {"entropy": a.entropy.detach()}), ...
-    ),
-    Mistake("advantages_not_normalized", _advantages(lambda adv, i: adv[i]), ...),
-    Mistake("biased_std", _advantages(lambda adv, i: _normalized(adv[i], False)), ...),
-    Mistake(
-        "normalized_with_whole_batch", _advantages(lambda x, i: _normalized(x)[i]), ...
-    ),
-    Mistake("logits_as_log_probs", _changed(lambda a: {"log_probs": _chosen(a)}), ...),
-    Mistake("entropy_sign", _mb_with(ent_coef=lambda a: -a.ent_coef), ...),
-    Mistake("missing_vf_coef", _mb_with(vf_coef=1.0), ...),
-    Mistake("absolute_value_error", _absolute_value_error, ...),
-    Mistake("half_value_error", _mb_with(vf_coef=lambda a: a.vf_coef / 2), ...),
+    ("entropy_detached", _changed(lambda a: {"entropy": a.entropy.detach()})),
+    ("advantages_not_normalized", _advantages(lambda adv, i: adv[i])),
+    ("biased_std", _advantages(lambda adv, i: _normalized(adv[i], False))),
+    ("normalized_with_whole_batch", _advantages(lambda x, i: _normalized(x)[i])),
+    ("logits_as_log_probs", _changed(lambda a: {"log_probs": _chosen(a)})),
+    ("entropy_sign", _mb_with(ent_coef=lambda a: -a.ent_coef)),
+    ("missing_vf_coef", _mb_with(vf_coef=1.0)),
+    ("absolute_value_error", _absolute_value_error),
+    ("half_value_error", _mb_with(vf_coef=lambda a: a.vf_coef / 2)),
 )
 
 # Con la pérdida recortada de referencia: cada ejercicio se califica solo.
@@ -385,8 +374,8 @@ def check_ppo_minibatch_loss_grad(ppo_minibatch_loss, cases=MINIBATCH_LOSS_CASES
         "son constantes. (Si la celda del valor tampoco pasa, arregla antes eso.)",
         without_gradient=SAYS["loss_without_gradient"],
         wrt={
-            "agent.critic": _flow(True, "critic_without_gradient"),
-            "agent.actor": _flow(True, "actor_without_gradient"),
+            "agent.critic": Flow(True, SAYS["critic_without_gradient"]),
+            "agent.actor": Flow(True, SAYS["actor_without_gradient"]),
         },
     )
 
@@ -503,24 +492,20 @@ epoch_not_counted: Paraste bien, pero contaste mal: la época tras la que la KL 
 returned_n_epochs: Devuelves n_epochs aunque la KL haya cortado: devuelve cuántas épocas
     se hicieron de verdad.
 """,
-    Mistake("shuffled_once", _update(minibatch_fn=_shuffled_once), ...),
-    Mistake(
-        "not_shuffled", _minibatches(lambda n, m, *_: torch.arange(n).split(m)), ...
-    ),
-    Mistake("dropped_last_minibatch", _minibatches(_without_last), ...),
-    Mistake("strided_minibatches", _minibatches(_strided), ...),
-    Mistake(
-        "one_step_per_epoch", _update(optimizer=_per_epoch, max_grad_norm=math.inf), ...
-    ),
-    Mistake("missing_zero_grad", _update(optimizer=_no_zero_grad), ...),
-    Mistake("gradient_not_clipped", _update(max_grad_norm=math.inf), ...),
-    Mistake("clipped_actor_only", _update(agent=_actor_only), ...),
+    ("shuffled_once", _update(minibatch_fn=_shuffled_once)),
+    ("not_shuffled", _minibatches(lambda n, m, *_: torch.arange(n).split(m))),
+    ("dropped_last_minibatch", _minibatches(_without_last)),
+    ("strided_minibatches", _minibatches(_strided)),
+    ("one_step_per_epoch", _update(optimizer=_per_epoch, max_grad_norm=math.inf)),
+    ("missing_zero_grad", _update(optimizer=_no_zero_grad)),
+    ("gradient_not_clipped", _update(max_grad_norm=math.inf)),
+    ("clipped_actor_only", _update(agent=_actor_only)),
     # ppo.batch_kl toma el segundo: k1 en vez de k3, o KL(π_θ ‖ π_θold).
-    Mistake("kl_with_k1", _patched(kl_estimators=lambda p, q: _kl(p, q)[::-1]), ...),
-    Mistake("kl_reversed", _patched(kl_estimators=lambda p, q: _kl(q, p)), ...),
-    Mistake("stopped_midway", _update(minibatch_fn=_stopping), ...),
-    Mistake("epoch_not_counted", _epoch_not_counted, ...),
-    Mistake("returned_n_epochs", _returned_n_epochs, ...),
+    ("kl_with_k1", _patched(kl_estimators=lambda p, q: _kl(p, q)[::-1])),
+    ("kl_reversed", _patched(kl_estimators=lambda p, q: _kl(q, p))),
+    ("stopped_midway", _update(minibatch_fn=_stopping)),
+    ("epoch_not_counted", _epoch_not_counted),
+    ("returned_n_epochs", _returned_n_epochs),
 )
 UPDATE_MISTAKES = _ALL_UPDATE_MISTAKES[:6]  # en las tres celdas
 UPDATE_CLIP_MISTAKES = _ALL_UPDATE_MISTAKES[6:8]  # con un recorte que actúa

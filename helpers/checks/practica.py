@@ -246,13 +246,13 @@ config_one_iteration: μ, las pasadas por cada lote generado, es num_iterations 
     (por defecto 1). El objetivo pide μ = 2: con μ > 1 el cociente se aleja de 1 y el
     recorte ε trabaja.
 """,
-    Mistake("config_batch_counts_prompts", _config(per_device_train_batch_size=8), ...),
-    Mistake("config_group_and_batch_swapped", _config(num_generations=8), ...),
-    Mistake("config_loss_type", _config(loss_type="grpo"), ...),
-    Mistake("config_loss_type", _config(loss_type="dapo"), ...),
-    Mistake("config_divides_by_std", _config(scale_rewards="group"), ...),
-    Mistake("config_no_kl", _config(beta=0.0), ...),
-    Mistake("config_one_iteration", _config(num_iterations=1), ...),
+    ("config_batch_counts_prompts", _config(per_device_train_batch_size=8)),
+    ("config_group_and_batch_swapped", _config(num_generations=8)),
+    ("config_loss_type", _config(loss_type="grpo")),
+    ("config_loss_type", _config(loss_type="dapo")),
+    ("config_divides_by_std", _config(scale_rewards="group")),
+    ("config_no_kl", _config(beta=0.0)),
+    ("config_one_iteration", _config(num_iterations=1)),
     Mistake("config_bf16", _config(bf16=True), _BF16.format("GRPOConfig")),
 )
 
@@ -344,17 +344,13 @@ lp_one_prompt_length: Usaste una sola longitud de enunciado para todas las filas
 lp_padding_not_zero: En el relleno de la respuesta (attention_mask = 0) el valor debe
     ser 0: usa torch.where con la máscara.
 """,
-    Mistake("lp_no_position_ids", variant_of(_log_probs, wrong="no_positions"), ...),
-    Mistake("lp_no_attention_mask", variant_of(_log_probs, wrong="no_mask"), ...),
-    Mistake(
-        "lp_no_mask_no_positions",
-        variant_of(_log_probs, wrong="no_mask no_positions"),
-        ...,
-    ),
-    Mistake("lp_off_by_one", variant_of(_log_probs, wrong="no_shift"), ...),
-    Mistake("lp_softmax_axis", variant_of(_log_probs, wrong="axis"), ...),
-    Mistake("lp_one_prompt_length", variant_of(_log_probs, wrong="one_len"), ...),
-    Mistake("lp_padding_not_zero", variant_of(_log_probs, wrong="no_zeros"), ...),
+    ("lp_no_position_ids", variant_of(_log_probs, wrong="no_positions")),
+    ("lp_no_attention_mask", variant_of(_log_probs, wrong="no_mask")),
+    ("lp_no_mask_no_positions", variant_of(_log_probs, wrong="no_mask no_positions")),
+    ("lp_off_by_one", variant_of(_log_probs, wrong="no_shift")),
+    ("lp_softmax_axis", variant_of(_log_probs, wrong="axis")),
+    ("lp_one_prompt_length", variant_of(_log_probs, wrong="one_len")),
+    ("lp_padding_not_zero", variant_of(_log_probs, wrong="no_zeros")),
 )
 
 

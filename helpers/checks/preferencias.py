@@ -166,14 +166,14 @@ bt_separately: Aplicaste log σ a cada recompensa por separado: Bradley–Terry 
 bt_means_inside: Restaste las medias del lote dentro de σ: la pérdida es la media de
     −log σ(·) de cada par, no −log σ de la diferencia de medias.
 """,
-    Mistake("bt_swapped", lambda c, r: _bt_ref(r, c), ...),
-    Mistake("bt_sum", lambda c, r: len(c) * _bt_ref(c, r), ...),
-    Mistake("bt_no_minus", negated(_bt_ref), ...),
-    Mistake("bt_no_log", _logsig(_bt_ref, torch.sigmoid), ...),
-    Mistake("bt_one_minus_sigmoid", _logsig(_bt_ref, lambda d: d.sigmoid() - 1), ...),
-    Mistake("bt_per_pair", torch.vmap(_bt_ref), ...),
-    Mistake("bt_separately", lambda c, r: _bt_ref(c, 0 * r) + _bt_ref(0 * c, r), ...),
-    Mistake("bt_means_inside", lambda c, r: _bt_ref(c.mean(), r.mean()), ...),
+    ("bt_swapped", lambda c, r: _bt_ref(r, c)),
+    ("bt_sum", lambda c, r: len(c) * _bt_ref(c, r)),
+    ("bt_no_minus", negated(_bt_ref)),
+    ("bt_no_log", _logsig(_bt_ref, torch.sigmoid)),
+    ("bt_one_minus_sigmoid", _logsig(_bt_ref, lambda d: d.sigmoid() - 1)),
+    ("bt_per_pair", torch.vmap(_bt_ref)),
+    ("bt_separately", lambda c, r: _bt_ref(c, 0 * r) + _bt_ref(0 * c, r)),
+    ("bt_means_inside", lambda c, r: _bt_ref(c.mean(), r.mean())),
 )
 
 _EPSILON = (
@@ -199,9 +199,7 @@ bt_bce: F.binary_cross_entropy(σ(d), 1) recorta el logaritmo en −100: con dif
     los pares peor ordenados. Usa F.logsigmoid(d), o
     F.binary_cross_entropy_with_logits(d, unos), que trabajan con d sin pasar por σ.
 """,
-    Mistake(
-        "bt_bce", lambda c, r: F.binary_cross_entropy((c - r).sigmoid(), 0 * c + 1), ...
-    ),
+    ("bt_bce", lambda c, r: F.binary_cross_entropy((c - r).sigmoid(), 0 * c + 1)),
     *[_epsilon(k, how) for k in (6, 7, 8, 10, 12) for how in ("clamp", "add")],
     *BT_MISTAKES,
 )
@@ -275,15 +273,15 @@ acc_ties_close: Un empate es una nota exactamente igual (==), no una parecida: c
 acc_ties_excluded: Quitaste los empates del recuento: se quedan, y cuentan medio
     acierto cada uno (la fracción es sobre todos los pares).
 """,
-    Mistake("acc_ties_zero", lambda c, r: (c > r).float().mean().item(), ...),
-    Mistake("acc_ties_one", lambda c, r: (c >= r).float().mean().item(), ...),
-    Mistake("acc_counts", lambda c, r: len(c) * _acc_ref(c, r), ...),
-    Mistake("acc_reversed", lambda c, r: _acc_ref(r, c), ...),
-    Mistake("acc_means", lambda c, r: float(c.mean() > r.mean()), ...),
+    ("acc_ties_zero", lambda c, r: (c > r).float().mean().item()),
+    ("acc_ties_one", lambda c, r: (c >= r).float().mean().item()),
+    ("acc_counts", lambda c, r: len(c) * _acc_ref(c, r)),
+    ("acc_reversed", lambda c, r: _acc_ref(r, c)),
+    ("acc_means", lambda c, r: float(c.mean() > r.mean())),
     # Las notas parecidas, igualadas: la referencia las cuenta como empates.
-    Mistake("acc_ties_close", lambda c, r: _acc_ref(r.where(c.isclose(r), c), r), ...),
+    ("acc_ties_close", lambda c, r: _acc_ref(r.where(c.isclose(r), c), r)),
     # Sin pares que no empaten, la media de ninguno: nan.
-    Mistake("acc_ties_excluded", lambda c, r: _acc_ref(c[c != r], r[c != r]), ...),
+    ("acc_ties_excluded", lambda c, r: _acc_ref(c[c != r], r[c != r])),
 )
 
 check_pairwise_accuracy = _values(
@@ -352,20 +350,17 @@ dpo_ratios: Usaste los cocientes π/π_ref (con exp) en vez de sus logaritmos: h
 dpo_log_of_sigmoid: log(σ(β·h)) en dos pasos se desborda: en float32, σ redondea a 0
     cuando β·h < −88, y log(0) = −∞. Usa F.logsigmoid(beta * h), sin pasar por σ.
 """,
-    Mistake("dpo_sign", _swapped, ...),
-    Mistake("dpo_beta_outside", lambda *case: case[4] * _NO_BETA(*case), ...),
-    Mistake("dpo_no_beta", _NO_BETA, ...),
-    Mistake("dpo_sum", lambda pc, *rest: len(pc) * _dpo_ref(pc, *rest), ...),
-    Mistake("dpo_per_pair", _each_pair, ...),
-    Mistake(
-        "dpo_no_reference", lambda pc, pr, rc, rr, *x: _dpo_ref(pc, pr, 0, 0, *x), ...
-    ),
-    Mistake(
+    ("dpo_sign", _swapped),
+    ("dpo_beta_outside", lambda *case: case[4] * _NO_BETA(*case)),
+    ("dpo_no_beta", _NO_BETA),
+    ("dpo_sum", lambda pc, *rest: len(pc) * _dpo_ref(pc, *rest)),
+    ("dpo_per_pair", _each_pair),
+    ("dpo_no_reference", lambda pc, pr, rc, rr, *x: _dpo_ref(pc, pr, 0, 0, *x)),
+    (
         "dpo_ratios",
         lambda pc, pr, rc, rr, *x: _dpo_ref((pc - rc).exp(), (pr - rr).exp(), 0, 0, *x),
-        ...,
     ),
-    Mistake("dpo_log_of_sigmoid", _logsig(_dpo_ref, lambda x: x.sigmoid().log()), ...),
+    ("dpo_log_of_sigmoid", _logsig(_dpo_ref, lambda x: x.sigmoid().log())),
 )
 
 _IPO_BETA = "β no multiplica a h en IPO: (h − 1/(2β))², con β solo en el objetivo."
@@ -384,18 +379,14 @@ ipo_abs: Usaste el valor absoluto: IPO es un cuadrado, (h − 1/(2β))².
 ipo_returns_dpo: Con loss_type="ipo" devolviste la pérdida de DPO: mira loss_type y, si
     es "ipo", devuelve (h − 1/(2β))².
 """,
-    Mistake(
-        "ipo_target_one_over_beta", with_args(_dpo_ref, beta=lambda a: a.beta / 2), ...
-    ),
-    Mistake("ipo_precedence", with_args(_dpo_ref, beta=lambda a: 1 / a.beta), ...),
-    Mistake("ipo_beta_times_h_half", lambda *case: case[4] ** 2 * _dpo_ref(*case), ...),
-    Mistake(
-        "ipo_beta_times_h", lambda *c: _dpo_ref(*[c[4] * x for x in c[:4]], *c[4:]), ...
-    ),
-    Mistake("ipo_sign", _swapped, ...),
-    Mistake("ipo_sum", lambda pc, *rest: len(pc) * _dpo_ref(pc, *rest), ...),
-    Mistake("ipo_abs", lambda *case: _each_pair(*case).sqrt().mean(), ...),
-    Mistake("ipo_returns_dpo", lambda *case: _dpo_ref(*case[:5]), ...),
+    ("ipo_target_one_over_beta", with_args(_dpo_ref, beta=lambda a: a.beta / 2)),
+    ("ipo_precedence", with_args(_dpo_ref, beta=lambda a: 1 / a.beta)),
+    ("ipo_beta_times_h_half", lambda *case: case[4] ** 2 * _dpo_ref(*case)),
+    ("ipo_beta_times_h", lambda *c: _dpo_ref(*[c[4] * x for x in c[:4]], *c[4:])),
+    ("ipo_sign", _swapped),
+    ("ipo_sum", lambda pc, *rest: len(pc) * _dpo_ref(pc, *rest)),
+    ("ipo_abs", lambda *case: _each_pair(*case).sqrt().mean()),
+    ("ipo_returns_dpo", lambda *case: _dpo_ref(*case[:5])),
 )
 
 
@@ -503,20 +494,17 @@ ir_policy_only: Falta la referencia: β (log π − log π_ref). La recompensa i
     mide cuánto ha subido la política la respuesta respecto al punto de partida, no
     su probabilidad a secas.
 """,
-    Mistake("ir_mean", _ir_with(_token_mean), ...),
-    Mistake("ir_mean_with_padding", _ir_with(_averaged(lambda y: y.shape[1])), ...),
-    Mistake("ir_swapped", negated(_implicit_ref), ...),
-    Mistake("ir_no_beta", with_args(_implicit_ref, beta=1.0), ...),
-    Mistake(
+    ("ir_mean", _ir_with(_token_mean)),
+    ("ir_mean_with_padding", _ir_with(_averaged(lambda y: y.shape[1]))),
+    ("ir_swapped", negated(_implicit_ref)),
+    ("ir_no_beta", with_args(_implicit_ref, beta=1.0)),
+    (
         "ir_beta_on_policy",
         lambda p, r, x, y, b: b * _sequence(p, x, y) - _sequence(r, x, y).detach(),
-        ...,
     ),
-    Mistake(
-        "ir_prompt_tokens", _ir_with(lambda *a: _tokens(lambda x: 1)(*a).sum(-1)), ...
-    ),
-    Mistake("ir_per_token", _ir_with(_tokens(lambda x: x.shape[1])), ...),
-    Mistake("ir_policy_only", lambda p, r, x, y, beta: beta * _sequence(p, x, y), ...),
+    ("ir_prompt_tokens", _ir_with(lambda *a: _tokens(lambda x: 1)(*a).sum(-1))),
+    ("ir_per_token", _ir_with(_tokens(lambda x: x.shape[1]))),
+    ("ir_policy_only", lambda p, r, x, y, beta: beta * _sequence(p, x, y)),
 )
 
 
@@ -617,12 +605,12 @@ step_token_average: Promediaste por token: DPO compara respuestas enteras, con l
 step_sum: Sumaste la pérdida sobre el lote: es la media de los pares (.mean()), para
     que el paso no dependa del tamaño del lote.
 """,
-    Mistake("step_no_zero_grad", _never_zeroed, ...),
-    Mistake("step_swapped", _swapped_pairs, ...),
-    Mistake("step_beta_twice", with_args(_step, beta=lambda a: a.beta**2), ...),
-    Mistake("step_no_beta", with_args(_step, beta=1.0), ...),
-    Mistake("step_token_average", patched(_step, sequence_log_probs=_token_mean), ...),
-    Mistake("step_sum", _logsig(_step, lambda d: len(d) * F.logsigmoid(d)), ...),
+    ("step_no_zero_grad", _never_zeroed),
+    ("step_swapped", _swapped_pairs),
+    ("step_beta_twice", with_args(_step, beta=lambda a: a.beta**2)),
+    ("step_no_beta", with_args(_step, beta=1.0)),
+    ("step_token_average", patched(_step, sequence_log_probs=_token_mean)),
+    ("step_sum", _logsig(_step, lambda d: len(d) * F.logsigmoid(d))),
 )
 
 CLIP_MISTAKES = with_messages(
@@ -632,7 +620,7 @@ step_no_clip: Falta recortar la norma del gradiente a max_grad_norm, entre
     torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm). Recortar después
     de step() ya no cambia el paso.
 """,
-    Mistake("step_no_clip", with_args(_step, max_grad_norm=float("inf")), ...),
+    ("step_no_clip", with_args(_step, max_grad_norm=float("inf"))),
 )
 
 RETURN_MISTAKES = with_messages(
@@ -650,13 +638,13 @@ step_accuracy_ties: En la precisión, un empate cuenta medio acierto, como en
     referencia, todas las recompensas implícitas valen 0 y la precisión debe salir
     0,5 (ni 0 con >, ni 1 con ≥).
 """,
-    Mistake("step_loss_after", _loss_after, ...),
-    Mistake("step_accuracy_policy", _policy_accuracy, ...),
-    Mistake("step_accuracy_reversed", _step_accuracy(lambda c, r: _acc_ref(r, c)), ...),
-    Mistake("step_accuracy_percent", _step_accuracy(scaled(_acc_ref, 100)), ...),
+    ("step_loss_after", _loss_after),
+    ("step_accuracy_policy", _policy_accuracy),
+    ("step_accuracy_reversed", _step_accuracy(lambda c, r: _acc_ref(r, c))),
+    ("step_accuracy_percent", _step_accuracy(scaled(_acc_ref, 100))),
     # Los empates como fallo (acc_ties_zero) o como acierto (acc_ties_one).
-    Mistake("step_accuracy_ties", _step_accuracy(ACCURACY_MISTAKES[0].variant), ...),
-    Mistake("step_accuracy_ties", _step_accuracy(ACCURACY_MISTAKES[1].variant), ...),
+    ("step_accuracy_ties", _step_accuracy(ACCURACY_MISTAKES[0].variant)),
+    ("step_accuracy_ties", _step_accuracy(ACCURACY_MISTAKES[1].variant)),
 )
 
 
@@ -788,12 +776,12 @@ opt_no_reference: Falta π_ref: π* ∝ π_ref·e^{r/β}. Sin ella sale la polí
 opt_probs_not_logs: Dentro de softmax van logaritmos: softmax(log π_ref + r/β). Sumaste
     la probabilidad π_ref, no su logaritmo.
 """,
-    Mistake("opt_no_partition", lambda p, r, b: p * torch.exp(r / b), ...),
-    Mistake("opt_sign", lambda p, r, b: _optimal(p, -r, b), ...),
-    Mistake("opt_beta_times", lambda p, r, b: _optimal(p, r, 1 / b), ...),
-    Mistake("opt_beta_whole", lambda p, r, b: (p.log() + r).div(b).softmax(-1), ...),
-    Mistake("opt_no_reference", lambda p, r, b: _optimal(0 * p + 1, r, b), ...),
-    Mistake("opt_probs_not_logs", lambda p, r, b: _optimal(p.exp(), r, b), ...),
+    ("opt_no_partition", lambda p, r, b: p * torch.exp(r / b)),
+    ("opt_sign", lambda p, r, b: _optimal(p, -r, b)),
+    ("opt_beta_times", lambda p, r, b: _optimal(p, r, 1 / b)),
+    ("opt_beta_whole", lambda p, r, b: (p.log() + r).div(b).softmax(-1)),
+    ("opt_no_reference", lambda p, r, b: _optimal(0 * p + 1, r, b)),
+    ("opt_probs_not_logs", lambda p, r, b: _optimal(p.exp(), r, b)),
 )
 
 check_optimal_policy = _values(

@@ -9,7 +9,6 @@ from helpers.checks import (
     Diagnosis,
     Masked,
     Microbatches,
-    Mistake,
     Procedure,
     Setup,
     call,
@@ -105,18 +104,16 @@ lp_padding_not_zero: En el relleno (mask = 0) debe salir exactamente 0, sea cual
     id que haya en input_ids: el relleno lo dice la máscara, no el id (el del relleno no
     tiene por qué ser 0). {_WHERE}.
 """,
-    Mistake("lp_no_shift", _shifted(logits=1), ...),
-    Mistake("lp_labels_shifted_too", _shifted(tokens=1), ...),
-    Mistake("lp_shift_backwards", _shifted(logits=1, tokens=1), ...),
-    Mistake("lp_raw_logits", _read(lambda x: x), ...),
-    Mistake("lp_probabilities", _read(lambda x: x.softmax(dim=-1)), ...),
-    Mistake("lp_unmasked", with_args(ref_log_probs, mask=None), ...),
-    Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=1)), ...),
-    Mistake("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=0)), ...),
-    Mistake(
-        "lp_wrong_shape", on_output(ref_log_probs, lambda x: x[..., None], "3D"), ...
-    ),
-    Mistake("lp_padding_not_zero", with_args(ref_log_probs, mask=None), ...),
+    ("lp_no_shift", _shifted(logits=1)),
+    ("lp_labels_shifted_too", _shifted(tokens=1)),
+    ("lp_shift_backwards", _shifted(logits=1, tokens=1)),
+    ("lp_raw_logits", _read(lambda x: x)),
+    ("lp_probabilities", _read(lambda x: x.softmax(dim=-1))),
+    ("lp_unmasked", with_args(ref_log_probs, mask=None)),
+    ("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=1))),
+    ("lp_wrong_dim", _read(lambda x: x.log_softmax(dim=0))),
+    ("lp_wrong_shape", on_output(ref_log_probs, lambda x: x[..., None], "3D")),
+    ("lp_padding_not_zero", with_args(ref_log_probs, mask=None)),
 )
 
 _LP = (MODULE, "response_log_probs", ref_log_probs)
@@ -211,11 +208,11 @@ mm_last_axis_only: Con un eje que no es el último devolviste la media de cada f
 mm_dim_zero_as_none: Con dim=0 devolviste la media de todo: 0 es un eje (el primero), no
     «sin eje». Un if dim: (o if not dim:) toma el 0 por None; pregunta si dim is None.
 """,
-    Mistake("mm_counts_padding", _mm_with(mask=torch.ones_like), ...),
-    Mistake("mm_divides_by_all", _mm_divides_by_all, ...),
-    Mistake("mm_ignores_dim", _mm_with(dim=lambda d: None), ...),
-    Mistake("mm_last_axis_only", _mm_with(dim=lambda d: d if d is None else -1), ...),
-    Mistake("mm_dim_zero_as_none", _mm_with(dim=lambda d: d or None), ...),
+    ("mm_counts_padding", _mm_with(mask=torch.ones_like)),
+    ("mm_divides_by_all", _mm_divides_by_all),
+    ("mm_ignores_dim", _mm_with(dim=lambda d: None)),
+    ("mm_last_axis_only", _mm_with(dim=lambda d: d if d is None else -1)),
+    ("mm_dim_zero_as_none", _mm_with(dim=lambda d: d or None)),
 )
 
 _MASKED_CASES = [_padded(0, [4, 2, 3], 4, 5.0), _padded(1, [1, 5], 5, -3.0)]
@@ -269,12 +266,12 @@ dr_grpo_divides_by_width: Con «dr_grpo» dividiste entre B · T, el ancho de es
 dr_grpo_divides_by_tokens: Con «dr_grpo» dividiste entre el número de tokens válidos
     (eso es «bnpo»): el divisor es la constante B · max_completion_length.
 """,
-    Mistake("grpo_mean_of_tokens", _as("grpo", "bnpo"), ...),
-    Mistake("grpo_divides_by_width", _as("grpo", "dr_grpo", "T"), ...),
-    Mistake("bnpo_mean_of_means", _as("bnpo", "grpo"), ...),
-    Mistake("dr_grpo_divides_by_batch", _as("dr_grpo", "dr_grpo", 1), ...),
-    Mistake("dr_grpo_divides_by_width", _as("dr_grpo", "dr_grpo", "T"), ...),
-    Mistake("dr_grpo_divides_by_tokens", _as("dr_grpo", "bnpo"), ...),
+    ("grpo_mean_of_tokens", _as("grpo", "bnpo")),
+    ("grpo_divides_by_width", _as("grpo", "dr_grpo", "T")),
+    ("bnpo_mean_of_means", _as("bnpo", "grpo")),
+    ("dr_grpo_divides_by_batch", _as("dr_grpo", "dr_grpo", 1)),
+    ("dr_grpo_divides_by_width", _as("dr_grpo", "dr_grpo", "T")),
+    ("dr_grpo_divides_by_tokens", _as("dr_grpo", "bnpo")),
 )
 
 _NORMALIZE_INPUTS = [
@@ -363,16 +360,12 @@ acc_counts_padding: Cuentas los tokens de relleno: sus log-probabilidades entran
 acc_sign: El signo: la pérdida es {_LOSS} (el optimizador minimiza).
 acc_no_divisor: Falta el divisor. {_WHOLE}
 """,
-    Mistake("acc_mean_of_means", _reweighted(lambda m, k, n: m.sum() / (k * n)), ...),
-    Mistake("acc_local_tokens", _reweighted(lambda m, k, n: m.sum() / n), ...),
-    Mistake("acc_zero_grad_inside", _zero_grad_inside, ...),
-    Mistake(
-        "acc_counts_padding",
-        _reweighted(lambda m, k, n: m.numel() / m.sum(), True),
-        ...,
-    ),
-    Mistake("acc_sign", _reweighted(lambda m, k, n: -1), ...),
-    Mistake("acc_no_divisor", _reweighted(lambda m, k, n: m.sum()), ...),
+    ("acc_mean_of_means", _reweighted(lambda m, k, n: m.sum() / (k * n))),
+    ("acc_local_tokens", _reweighted(lambda m, k, n: m.sum() / n)),
+    ("acc_zero_grad_inside", _zero_grad_inside),
+    ("acc_counts_padding", _reweighted(lambda m, k, n: m.numel() / m.sum(), True)),
+    ("acc_sign", _reweighted(lambda m, k, n: -1)),
+    ("acc_no_divisor", _reweighted(lambda m, k, n: m.sum())),
 )
 
 
@@ -495,16 +488,15 @@ ig_inverse: Está al revés: True en los grupos con recompensas distintas (los q
     señal), False en los de todo iguales.
 ig_batch_std: Miras la variación del lote entero: lo que cuenta es la de cada grupo.
 """,
-    Mistake("ig_mixed_binary", _ig_mixed_binary, ...),
-    Mistake("ig_per_group", lambda r, g: plumbing.informative_groups(r, g)[::g], ...),
-    Mistake("ig_tiled", _ig_tiled, ...),
-    Mistake(
+    ("ig_mixed_binary", _ig_mixed_binary),
+    ("ig_per_group", lambda r, g: plumbing.informative_groups(r, g)[::g]),
+    ("ig_tiled", _ig_tiled),
+    (
         "ig_std_rounding",
         lambda r, g: (r.reshape(-1, g).std(dim=-1) > 0).repeat_interleave(g),
-        ...,
     ),
-    Mistake("ig_inverse", lambda r, g: ~plumbing.informative_groups(r, g), ...),
-    Mistake("ig_batch_std", lambda r, g: (r.std() > 0).expand(r.shape), ...),
+    ("ig_inverse", lambda r, g: ~plumbing.informative_groups(r, g)),
+    ("ig_batch_std", lambda r, g: (r.std() > 0).expand(r.shape)),
 )
 
 

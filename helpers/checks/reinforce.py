@@ -7,7 +7,7 @@ import functools
 import math
 from collections import namedtuple
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,6 @@ from helpers import reinforce
 from helpers.checks import (
     Diagnosis,
     Flow,
-    Mistake,
     as_array,
     as_tuple,
     check_cases,
@@ -104,22 +103,17 @@ log_prob_sign: ¿El signo? log π(a) = log_softmax(logits)[a], que nunca es posi
     −log π(a) (lo que suma la entropía cruzada) ni la softmax de −logits.
 log_prob_rounded: Está redondeado: no redondees la log-probabilidad.
 """,
-    Mistake(
-        "log_prob_overflow", lambda z, a: float((z.exp() / z.exp().sum()).log()[a]), ...
-    ),
-    Mistake(
+    ("log_prob_overflow", lambda z, a: float((z.exp() / z.exp().sum()).log()[a])),
+    (
         "log_prob_log_of_softmax",
         lambda logits, a: float(torch.log(torch.softmax(logits.float(), -1))[a]),
-        ...,
     ),
-    Mistake("log_prob_is_prob", lambda logits, a: math.exp(_log_pi(logits, a)), ...),
-    Mistake("log_prob_unnormalized", lambda logits, a: float(logits[a]), ...),
-    Mistake(
-        "log_prob_of_argmax", lambda z, a: float(z.double().log_softmax(-1).max()), ...
-    ),
-    Mistake("log_prob_sign", lambda logits, a: -_log_pi(logits, a), ...),
-    Mistake("log_prob_sign", lambda logits, a: _log_pi(-logits, a), ...),
-    Mistake("log_prob_rounded", lambda logits, a: round(_log_pi(logits, a), 2), ...),
+    ("log_prob_is_prob", lambda logits, a: math.exp(_log_pi(logits, a))),
+    ("log_prob_unnormalized", lambda logits, a: float(logits[a])),
+    ("log_prob_of_argmax", lambda z, a: float(z.double().log_softmax(-1).max())),
+    ("log_prob_sign", lambda logits, a: -_log_pi(logits, a)),
+    ("log_prob_sign", lambda logits, a: _log_pi(-logits, a)),
+    ("log_prob_rounded", lambda logits, a: round(_log_pi(logits, a), 2)),
 )
 
 
@@ -185,24 +179,19 @@ sample_no_last_fallback, sample_no_clamp: En float32 la suma de todas las probab
     acumulada supera u, y el enunciado pide la última acción. Limita el índice a A − 1.
 """,
     # «acumulada < u» es «acumulada ≤ el float anterior a u».
-    Mistake("sample_strictly_below", lambda z, u: _action(z, u.nextafter(u - 1)), ...),
+    ("sample_strictly_below", lambda z, u: _action(z, u.nextafter(u - 1))),
     # Sin ningún tramo por encima de u, la primera acción (argmax de nada).
-    Mistake("sample_no_last_fallback", lambda z, u: _count(z, u) % z.shape[-1], ...),
-    Mistake("sample_no_clamp", _count, ...),
-    Mistake("sample_argmax", lambda z, u: z.argmax(-1), ...),
-    Mistake("sample_uniform_bins", lambda z, u: _action(torch.zeros_like(z), u), ...),
-    Mistake("sample_cumsum_logits", lambda z, u: _clamped(z, u), ...),
-    Mistake("sample_one_before", lambda z, u: (_count(z, u) - 1).clamp(min=0), ...),
-    Mistake("sample_sign", lambda z, u: _action(-z, u), ...),
-    Mistake(
-        "sample_reversed_cumsum",
-        lambda z, u: z.shape[-1] - 1 - _action(z.flip(-1), u),
-        ...,
-    ),
-    Mistake(
+    ("sample_no_last_fallback", lambda z, u: _count(z, u) % z.shape[-1]),
+    ("sample_no_clamp", _count),
+    ("sample_argmax", lambda z, u: z.argmax(-1)),
+    ("sample_uniform_bins", lambda z, u: _action(torch.zeros_like(z), u)),
+    ("sample_cumsum_logits", lambda z, u: _clamped(z, u)),
+    ("sample_one_before", lambda z, u: (_count(z, u) - 1).clamp(min=0)),
+    ("sample_sign", lambda z, u: _action(-z, u)),
+    ("sample_reversed_cumsum", lambda z, u: z.shape[-1] - 1 - _action(z.flip(-1), u)),
+    (
         "sample_softmax_overflow",
         lambda z, u: _clamped(z.exp() / z.exp().sum(-1, keepdim=True), u),
-        ...,
     ),
 )
 
@@ -294,7 +283,7 @@ def check_sample_action_log_prob(sample_action, cases=SAMPLE_CASES) -> None:
         LOG_PROB_GRADIENT_CASES,
         _summed(lambda logits, u: chosen(logits, u)[1]),
         prefix="log_prob",
-        wrt={"logits": Flow(True, **asdict(SAMPLE_SAYS["log_prob_no_grad"]))},
+        wrt={"logits": Flow(True, SAMPLE_SAYS["log_prob_no_grad"])},
         without_gradient=SAMPLE_SAYS["log_prob_no_grad"],
         mistake="log_prob_wrong_grad",
         hint="Debe ser el de log_softmax(logits)[a], one_hot(a) − π fila a fila. "
@@ -335,34 +324,28 @@ gaussian_density_then_log: Calculaste la densidad y luego su logaritmo: para una
     en escala logarítmica.
 """,
     # A mano: con log_std < 0 el valor es NaN, pero el gradiente no.
-    Mistake(
+    (
         "gaussian_log_std_as_std",
         lambda a, m, s: (
             -0.5 * ((a - m) / s) ** 2 - torch.log(s) - math.log(2 * math.pi) / 2
         ).sum(-1),
-        ...,
     ),
-    Mistake("gaussian_log_std_as_log_var", lambda a, m, s: _GAUSSIAN(a, m, s / 2), ...),
-    Mistake(
+    ("gaussian_log_std_as_log_var", lambda a, m, s: _GAUSSIAN(a, m, s / 2)),
+    (
         "gaussian_no_log_std",
         lambda a, m, s: _GAUSSIAN(a, m, s) + s.expand_as(a).sum(-1),
-        ...,
     ),
-    Mistake(
+    (
         "gaussian_no_constant",
         lambda a, m, s: _GAUSSIAN(a, m, s) + a.shape[-1] * math.log(2 * math.pi) / 2,
-        ...,
     ),
-    Mistake("gaussian_divide_by_std", _stretched(lambda s: torch.exp(s / 2)), ...),
-    Mistake("gaussian_no_half", _stretched(lambda s: math.sqrt(2)), ...),
-    Mistake(
-        "gaussian_mean_dims", lambda a, m, s: _GAUSSIAN(a, m, s) / a.shape[-1], ...
-    ),
+    ("gaussian_divide_by_std", _stretched(lambda s: torch.exp(s / 2))),
+    ("gaussian_no_half", _stretched(lambda s: math.sqrt(2))),
+    ("gaussian_mean_dims", lambda a, m, s: _GAUSSIAN(a, m, s) / a.shape[-1]),
     # La densidad y luego su logaritmo: lejos de μ, exp redondea a 0.
-    Mistake(
+    (
         "gaussian_density_then_log",
         on_output(_GAUSSIAN, lambda out: out.exp().log(), "exp y luego log"),
-        ...,
     ),
 )
 
@@ -449,22 +432,18 @@ returns_not_reversed: Los valores están bien pero al revés: si los calculas ha
     dale la vuelta a la lista al final (o escribe en returns[t]).
 """,
     # Los de referencia del episodio al revés: lo cobrado hasta t.
-    Mistake("returns_forward", lambda r, g: _RETURNS(_floats(r)[::-1], g)[::-1], ...),
-    Mistake("returns_gamma_outside", lambda r, g: _RETURNS(g * _floats(r), g), ...),
-    Mistake(
+    ("returns_forward", lambda r, g: _RETURNS(_floats(r)[::-1], g)[::-1]),
+    ("returns_gamma_outside", lambda r, g: _RETURNS(g * _floats(r), g)),
+    (
         "returns_absolute_discount",
         lambda r, g: _RETURNS(g ** np.arange(len(r)) * _floats(r), 1.0),
-        ...,
     ),
-    Mistake(
+    (
         "returns_total",
         on_output(_RETURNS, lambda out: np.full(len(out), out[0]), "G_0 en cada paso"),
-        ...,
     ),
-    Mistake("returns_immediate", lambda r, g: _RETURNS(r, 0.0), ...),
-    Mistake(
-        "returns_not_reversed", on_output(_RETURNS, lambda o: o[::-1], "al revés"), ...
-    ),
+    ("returns_immediate", lambda r, g: _RETURNS(r, 0.0)),
+    ("returns_not_reversed", on_output(_RETURNS, lambda o: o[::-1], "al revés")),
 )
 
 _RETURN_VARIANTS = {row.id: row.variant for row in RETURNS_MISTAKES}
@@ -523,20 +502,17 @@ score_no_minus_pi: Falta restar π: ∇_θ log softmax(θ)[a] = one_hot(a) − �
 score_no_return: Falta multiplicar cada término por su retorno G_t: así solo sube lo que
     se eligió, sin importar si salió bien o mal.
 """,
-    Mistake("score_no_divide", lambda th, a, g: len(a) * _SCORE(th, a, g), ...),
-    Mistake(
+    ("score_no_divide", lambda th, a, g: len(a) * _SCORE(th, a, g)),
+    (
         "score_divide_by_steps",
         lambda th, a, g: len(a) / sum(map(len, a)) * _SCORE(th, a, g),
-        ...,
     ),
-    Mistake("score_grad_of_prob", _reweighted(lambda g, p: g * p), ...),
-    Mistake("score_sign", negated(_SCORE), ...),
+    ("score_grad_of_prob", _reweighted(lambda g, p: g * p)),
+    ("score_sign", negated(_SCORE)),
     # Solo la componente a de G·(one_hot(a) − π): G·(1 − π(a))·one_hot(a).
-    Mistake(
-        "score_chosen_only", _reweighted(lambda g, p: g * (1 - p), _without_pi), ...
-    ),
-    Mistake("score_no_minus_pi", _without_pi, ...),
-    Mistake("score_no_return", _reweighted(lambda g, p: np.ones_like(g)), ...),
+    ("score_chosen_only", _reweighted(lambda g, p: g * (1 - p), _without_pi)),
+    ("score_no_minus_pi", _without_pi),
+    ("score_no_return", _reweighted(lambda g, p: np.ones_like(g))),
 )
 
 check_score_function_gradient = values_check(
@@ -565,11 +541,11 @@ loss_prob: La pérdida usa log π(a_t|s_t), no la probabilidad π = exp(log π).
 loss_sum_times_sum: Cada log π(a_t|s_t) se multiplica por su propio G_t (producto
     elemento a elemento), no la suma de unos por la suma de otros.
 """,
-    Mistake("loss_no_minus", negated(_LOSS), ...),
-    Mistake("loss_mean_over_steps", lambda lp, g, n: _LOSS(lp, g, len(lp)), ...),
-    Mistake("loss_no_divide", lambda lp, g, n: _LOSS(lp, g, 1), ...),
-    Mistake("loss_prob", lambda lp, g, n: _LOSS(lp.exp(), g, n), ...),
-    Mistake("loss_sum_times_sum", lambda lp, g, n: _LOSS(lp.sum(), g.sum(), n), ...),
+    ("loss_no_minus", negated(_LOSS)),
+    ("loss_mean_over_steps", lambda lp, g, n: _LOSS(lp, g, len(lp))),
+    ("loss_no_divide", lambda lp, g, n: _LOSS(lp, g, 1)),
+    ("loss_prob", lambda lp, g, n: _LOSS(lp.exp(), g, n)),
+    ("loss_sum_times_sum", lambda lp, g, n: _LOSS(lp.sum(), g.sum(), n)),
 )
 
 LOSS_SAYS = diagnoses(
@@ -614,8 +590,8 @@ check_reinforce_loss_grad = gradients_check(
     doc="Comprueba el gradiente: llega a ``log_probs`` (−G_t / N) y no a ``returns``.",
     prefix="loss",
     wrt={
-        "log_probs": Flow(True, **asdict(LOSS_SAYS["loss_wrong_grad"])),
-        "returns": Flow(False, **asdict(LOSS_SAYS["loss_returns_grad"])),
+        "log_probs": Flow(True, LOSS_SAYS["loss_wrong_grad"]),
+        "returns": Flow(False, LOSS_SAYS["loss_returns_grad"]),
     },
     without_gradient=LOSS_SAYS["loss_not_tensor"],
     wrong_shape=LOSS_SAYS["loss_not_scalar"],
@@ -820,10 +796,10 @@ loop_returns_total: Diste a cada paso el retorno del episodio entero (G_0): cada
 loop_returns_immediate: Pesaste cada paso con su recompensa inmediata r_t: el peso es el
     retorno G_t.
 """,
-    Mistake("loop_returns_across_batch", _across_batch, ...),
-    Mistake("loop_returns_no_gamma", _each(with_args(_RETURNS, gamma=1.0)), ...),
-    Mistake("loop_returns_total", _each(_RETURN_VARIANTS["returns_total"]), ...),
-    Mistake("loop_returns_immediate", _each(with_args(_RETURNS, gamma=0.0)), ...),
+    ("loop_returns_across_batch", _across_batch),
+    ("loop_returns_no_gamma", _each(with_args(_RETURNS, gamma=1.0))),
+    ("loop_returns_total", _each(_RETURN_VARIANTS["returns_total"])),
+    ("loop_returns_immediate", _each(with_args(_RETURNS, gamma=0.0))),
 )
 
 
@@ -971,42 +947,35 @@ estimators_wrt_std: La segunda componente es la derivada respecto a log σ, no a
     log σ en el tensor que derivas y calcula σ = exp(log σ) dentro (la regla de la
     cadena multiplica por σ).
 """,
-    Mistake(
-        "estimators_swapped", on_output(_ESTIMATORS, lambda o: o[::-1], "al revés"), ...
-    ),
+    ("estimators_swapped", on_output(_ESTIMATORS, lambda o: o[::-1], "al revés")),
     # Con x = μ + σ·ε en el grafo, log N(x) = −ε²/2 − log σ − ½ log 2π.
-    Mistake(
+    (
         "score_estimate_x_attached",
         _score_plus(lambda f, *a: -f(_samples(*a)).mean() * _ON_LOG_STD),
-        ...,
     ),
-    Mistake("score_estimate_weight_grad", _weight_with_grad, ...),
+    ("score_estimate_weight_grad", _weight_with_grad),
     # Sin el −1 de −log σ: se suma la media de los pesos a la de log σ.
-    Mistake(
+    (
         "score_estimate_no_minus_one",
         _score_plus(
             lambda f, *a: _ESTIMATORS(f, *a)[0] + f(_samples(*a)).mean() * _ON_LOG_STD
         ),
-        ...,
     ),
-    Mistake(
+    (
         "pathwise_estimate_detached",
         lambda *args: (_ESTIMATORS(*args)[0], torch.zeros(2)),
-        ...,
     ),
     # Las dos estimaciones son lineales en f: sumar es promediar N·f.
-    Mistake(
+    (
         "estimators_summed",
         with_args(_ESTIMATORS, f=lambda a: lambda x: len(a.noise) * a.f(x)),
-        ...,
     ),
     # d/dσ = d/dlog σ · 1/σ.
-    Mistake(
+    (
         "estimators_wrt_std",
         lambda f, m, s, n: tuple(
             e / torch.tensor([1.0, math.exp(s)]).to(e) for e in _ESTIMATORS(f, m, s, n)
         ),
-        ...,
     ),
 )
 
