@@ -1,21 +1,13 @@
 """Entradas con máscara: el relleno que permite el enunciado y cada eje.
 
-Una función que recibe una máscara (``mask``: 1 en lo que cuenta, 0 en el
-relleno) se prueba con :class:`Masked`, que ``check_cases`` usa así
-(``check_cases(..., masked=Masked(...))``):
-
-1. cada caso, con cada valor que acepta su argumento de eje (``dim``), con un
-   lote de una sola fila y, si el enunciado lo admite, con el lote traspuesto
-   (así ``dim=0`` y ``dim=-1`` no pueden coincidir por casualidad);
-2. esos mismos casos con el relleno (las posiciones donde la máscara vale 0)
-   lleno de lo que permite el enunciado: valores finitos enormes
-   (``padding="finite"``) o también ``nan``, ``+inf`` y ``−inf``
-   (``padding="any"``).
-
-Con ``"any"``, multiplicar por la máscara no basta (0 · inf = nan), y el
-diagnóstico lo dice sin recomendarlo: elige con ``torch.where`` o
-``masked_fill``. Con ``"finite"``, multiplicar por la máscara es correcto y
-pasa.
+:class:`Masked` (``check_cases(..., masked=Masked(...))``) prueba una función
+que recibe una máscara (1: cuenta; 0: relleno) en dos etapas: cada caso con
+cada valor de su argumento de eje, con un lote de una fila y, si el enunciado
+lo admite, traspuesto (así ``dim=0`` y ``dim=-1`` no coinciden por
+casualidad); y esos casos con el relleno lleno de lo que permite el
+enunciado: finitos enormes (``"finite"``) o también ``nan`` y ``±inf``
+(``"any"``). Con ``"any"`` multiplicar por la máscara no basta (0 · inf =
+nan) y el diagnóstico no lo recomienda; con ``"finite"`` es correcto.
 """
 
 from __future__ import annotations
@@ -113,26 +105,20 @@ def _swap(value: Any) -> Any:
 class Masked:
     """Cómo lleva máscara un ejercicio: qué se prueba solo, caso a caso.
 
-    - ``mask``: el nombre del argumento máscara (1: cuenta; 0: relleno).
-    - ``padded``: los argumentos que tienen relleno donde la máscara vale 0.
-      Por defecto, el relleno de un argumento son las posiciones con máscara
-      0 (el argumento tiene la forma de la máscara, o esa forma y más ejes al
-      final, como unos logits ``(B, T, V)``). Si no, ``where`` da, para ese
-      argumento, una función de los argumentos del caso (por nombre) que
-      devuelve sus posiciones de relleno (``True``).
+    - ``mask``: el argumento máscara; ``padded``: los que tienen relleno donde
+      vale 0 (con su forma, o esa forma y más ejes al final, como logits
+      ``(B, T, V)``; si no, ``where[nombre]`` da sus posiciones de relleno a
+      partir de los argumentos del caso, por nombre).
     - ``padding``: lo que el enunciado permite en el relleno, ``"finite"`` o
-      ``"any"`` (también ``nan`` e ``inf``). Tiene que decirlo el enunciado.
-    - ``mistake``: el id del diagnóstico cuando el relleno cambia el
-      resultado (único en el ejercicio; la fila de su banco lo espera).
+      ``"any"``; tiene que decirlo el enunciado. ``mistake``: el id cuando el
+      relleno cambia el resultado.
     - ``axis`` y ``axes``: el argumento de eje (``"dim"``) y los valores que
-      acepta el enunciado; por defecto, todos los ejes de la máscara (y
-      ``None`` si es el valor por defecto de la referencia).
-    - ``batched``: otros argumentos con el lote en su primer eje (como la
-      máscara), que se recortan con ella para el lote de una fila.
-    - ``batch_of_one``: probar también con un lote de una sola fila.
-    - ``transposed``: probar también con los dos primeros ejes de la máscara
-      y de los argumentos con lote intercambiados (solo si el enunciado
-      admite cualquier tamaño en los dos, y todos tienen al menos dos ejes).
+      acepta (por defecto, todos los ejes de la máscara, y ``None`` si es el
+      valor por defecto de la referencia).
+    - ``batched``: otros argumentos con el lote en su primer eje;
+      ``batch_of_one``: probar con un lote de una fila; ``transposed``: con
+      los dos primeros ejes intercambiados (si el enunciado admite cualquier
+      tamaño en los dos).
     """
 
     mask: str

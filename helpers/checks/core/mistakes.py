@@ -43,10 +43,9 @@ class CheckError(AssertionError):
     """Una comprobación falló; el mensaje explica por qué, en español.
 
     El mensaje se limpia de Markdown y se recorta a :data:`MAX_MESSAGE`
-    caracteres. En Jupyter (IPython) se muestra solo el mensaje, sin la traza
-    por dentro de ``helpers.checks``: es lo único que el estudiante necesita
-    leer. Los errores de su propio código no pasan por aquí y conservan su
-    traza completa.
+    caracteres. IPython muestra solo el mensaje, sin la traza por dentro de
+    ``helpers.checks``; los errores del código del estudiante no pasan por
+    aquí y conservan su traza.
     """
 
     def __init__(self, message: str = "", mistake: str | None = None) -> None:
@@ -79,17 +78,12 @@ class Mistake:
     """Un error típico, como una fila de datos.
 
     - ``id``: su nombre estable (inglés, ``snake_case``, único en su
-      ejercicio). Lo lleva el :class:`CheckError` que lo diagnostica, y es lo
-      que esperan los bancos de respuestas (``tests/banks``): reescribir el
-      mensaje no cambia qué se diagnostica.
-    - ``variant``: **la implementación errónea, con la firma del ejercicio**:
-      lo que escribiría el estudiante que comete el error. Las comprobaciones
-      la ejecutan como a la del estudiante, sobre los mismos casos y desde el
-      mismo estado, y la fila explica el fallo si las dos dan lo mismo. Una
-      variante de una referencia con opciones (``_update(kl="k1")``) se
-      escribe con :func:`variant_of`.
-    - ``message``: lo que se le dice al estudiante, en español. En una tabla
-      larga, ``...`` y los mensajes en un bloque aparte (:func:`with_messages`).
+      ejercicio), el que esperan los bancos (``tests/banks``).
+    - ``variant``: **la implementación errónea, con la firma del ejercicio**.
+      Se ejecuta como la del estudiante, con los mismos casos y el mismo
+      estado, y la fila explica el fallo si las dos dan lo mismo.
+    - ``message``: lo que se le dice al estudiante, en español (en una tabla,
+      en un bloque aparte: :func:`with_messages`).
     """
 
     id: str
@@ -120,19 +114,9 @@ class Diagnosis:
 def variant_of(
     implementation: Callable[..., Any], **options: Any
 ) -> Callable[..., Any]:
-    """``implementation`` con unas opciones fijas: una variante con la firma
-    del ejercicio.
-
-    Para los errores típicos que son la referencia con un cambio: se escribe
-    la referencia una vez, con una opción por error
-    (``def _update(q, counts, actions, rewards, *, divide_by="new")``), y
-    cada fila fija la suya::
-
-        Mistake("q_not_divided", variant_of(_update, divide_by="none"), "...")
-
-    La variante se llama como la función del estudiante (las opciones van
-    como argumentos con nombre) y su nombre dice qué opciones lleva.
-    """
+    """``implementation`` con unas opciones fijas, por nombre: una variante con
+    la firma del ejercicio, cuyo nombre dice qué opciones lleva
+    (``variant_of(_update, divide_by="none")``)."""
     variant = functools.partial(implementation, **options)
     shown = ", ".join(f"{name}={value!r}" for name, value in options.items())
     name = getattr(implementation, "__name__", "variante")
