@@ -97,8 +97,8 @@ path_probability: Devolviste la probabilidad (el producto); se pide su logaritmo
 path_log10: Usaste log10: los modelos (y la pérdida) usan el logaritmo natural.
 path_mean_of_logs: Promediaste los logaritmos: el de un producto es la **suma** de los
     logaritmos de sus factores.
-path_float16, path_bfloat16: Calculaste en media precisión: el logaritmo de cada paso
-    sale con un error de milésimas, que un camino largo acumula. Usa float32 o float64.
+path_float16, path_bfloat16: Calculaste en float16 o bfloat16: cada logaritmo sale
+    con un error de milésimas, que un camino largo acumula. Usa float32 o float64.
 """,
     ("path_log_of_product", on_output(_prob, math.log, "log")),
     ("path_log_of_product_numpy", on_output(_prob, np.log, "np")),
@@ -116,7 +116,7 @@ check_path_log_probability = values_check(
 )
 _LOG10_MISTAKES = with_messages(
     """
-count_natural_log: Usaste math.log: el exponente de 10 es el logaritmo en base 10.
+count_natural_log: Usaste el logaritmo natural: el exponente de 10 es el de base 10.
 count_reversed: Lo calculaste al revés: hay vocab_size opciones en cada una de las
     length posiciones, vocab_size ** length, no length ** vocab_size.
 count_product: Multiplicaste vocab_size × length: las opciones de cada posición se
@@ -302,8 +302,8 @@ _GROUP_MISTAKES = with_messages(
     """
 advantages_batch_mean: Restaste la media de **todo el lote**: la línea base de GRPO es
     la media de cada grupo (cada fila), rewards.mean(dim=-1, keepdim=True).
-advantages_no_eps, advantages_no_eps_unbiased: Dividiste por una desviación típica que
-    vale 0 en los grupos unánimes (todo aciertos o todo fallos): 0/0 = NaN. Suma eps.
+advantages_no_eps, advantages_no_eps_unbiased: Dividiste por una σ que vale 0 en los
+    grupos unánimes (todo aciertos o todo fallos): 0/0 = NaN. Divide entre σ + eps.
 advantages_zero_std_test: Preguntaste si σ == 0 en lugar de sumar eps. Con recompensas
     no exactas en binario (0,1 + 0,2 y 0,3: la misma nota, otro float), un grupo unánime
     tiene σ ~ 10⁻¹⁷, no 0, y (R − media)/σ, cociente de dos restos del redondeo, sale

@@ -591,7 +591,7 @@ def _step_accuracy(accuracy: Callable[..., float]) -> Callable:
 STEP_MISTAKES = with_messages(
     """
 step_no_zero_grad: Los gradientes se acumulan entre pasos: PyTorch los suma en .grad
-    hasta ponerlos a cero. Llama a optimizer.zero_grad() antes de loss.backward().
+    hasta que los pones a cero. Llama a optimizer.zero_grad() antes de loss.backward().
 step_swapped: Elegida y rechazada cambiadas: la pérdida es −log σ(r̂_w − r̂_l), la
     recompensa implícita de la elegida menos la de la rechazada. Al revés, el paso
     enseña a preferir la rechazada.

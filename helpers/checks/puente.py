@@ -38,7 +38,7 @@ VOCAB = 15  # el alfabeto del curso (relleno incluido)
 #: Lo que dicen las reglas de este tema que no son una fila (``fail`` a mano).
 SAYS = diagnoses(
     """
-lp_not_a_tensor: response_log_probs devolvió {kind}: debe ser un tensor de PyTorch.
+lp_not_a_tensor: response_log_probs devolvió {kind}: debe ser un torch.Tensor (B, T).
 acc_resets_grad: Con gradientes de antes en .grad, no les sumaste los del lote:
     accumulate_gradients no pone .grad a 0 (ni antes ni dentro del bucle); eso lo
     decide quien la llama.
@@ -262,7 +262,7 @@ bnpo_mean_of_means: Con «bnpo» hiciste la media de las medias de cada respuest
 dr_grpo_divides_by_batch: Con «dr_grpo» dividiste solo entre B: TRL divide entre B ·
     max_completion_length.
 dr_grpo_divides_by_width: Con «dr_grpo» dividiste entre B · T, el ancho de este lote:
-    TRL divide entre B · max_completion_length, una constante que no depende del lote.
+    TRL divide entre B · max_completion_length, una constante, sea cual sea T.
 dr_grpo_divides_by_tokens: Con «dr_grpo» dividiste entre el número de tokens válidos
     (eso es «bnpo»): el divisor es la constante B · max_completion_length.
 """,
