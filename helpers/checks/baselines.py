@@ -290,7 +290,7 @@ _loo = baselines.leave_one_out_baseline
 LOO_MISTAKES = with_messages(
     """
 loo_includes_own: Incluiste la propia R_i en la media de su pregunta: b_i depende de a_i
-    y el gradiente se sesga (encoge por (n − 1)/n). Usa solo las otras muestras.
+    y el gradiente se sesga (se encoge por (n − 1)/n). Usa solo las otras muestras.
 loo_batch_mean: Usaste la media de todo el lote: mezcla preguntas fáciles y difíciles.
     La línea base de cada muestra es la media de las otras muestras de su pregunta.
 loo_batch_leave_one_out: Dejaste fuera la propia muestra, bien, pero promediaste el lote
@@ -549,7 +549,7 @@ update_policy_no_zero_grad: ¿Borras los gradientes viejos de la política? La r
     con los de la actualización anterior, y backward() los suma a los nuevos:
     policy_optimizer.zero_grad() va antes de policy_loss.backward().
 update_losses_summed: La política dio un paso en cada paso de V: ¿sumaste las dos
-    pérdidas dentro del bucle de value_epochs? Solo V repite; la política da un paso.
+    pérdidas en el bucle de value_epochs? Solo V repite; la política da un solo paso.
 """,
     ("update_fit_before_advantages", _fit_first),
     ("update_divided_by_steps", patched(_update, baseline_losses=_by_step)),

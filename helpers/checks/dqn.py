@@ -183,8 +183,8 @@ def _truncated_as_terminal(env, *args):
 
 EPISODE_MISTAKES = with_messages(
     """
-episode_update_ignored: Tu tabla no cambia: guarda lo que devuelve q_learning_update,
-    la tabla nueva (puede trabajar sobre una copia): q_table = q_learning_update(...).
+episode_update_ignored: Tu tabla no cambia: no guardas la tabla que devuelve
+    q_learning_update (puede ser una copia): q_table = q_learning_update(q_table, ...).
 episode_greedy: Tu agente no explora: elige siempre la acción de mayor Q. Elige con
     epsilon_greedy(q_table[state], epsilon, rng), con el rng que recibes: explora con
     probabilidad ε y desempata al azar.

@@ -76,7 +76,7 @@ wrong_loss: En ppo.tiny_ppo_problem({seed}), con el minilote [{shown}] ({n} mues
 wrong_epoch_count: ppo_update hizo {got} épocas y debían ser {want} de {n}: al acabar
     cada época se mide k3 entre los log π_θold del lote y la política actual, sobre todo
     el lote y sin gradiente, y si pasa de target_kl no se hacen más épocas. (Si la
-    primera celda tampoco pasa, arréglala antes: con otra red, la KL es otra.)
+    primera celda tampoco pasa, arregla eso antes: con otra red, la KL es otra.)
 """
 )
 
@@ -127,7 +127,7 @@ max_instead_of_min: Usaste max en lugar de min: el objetivo de PPO es la cota pe
 clip_without_min: Falta el min: con solo clip(r)·A, fuera del intervalo el gradiente se
     anula aunque el paso deshaga un error (A > 0, r < 1 − ε). Usa min(r·A, clip(r)·A).
 clip_upper_only: Solo recortaste por arriba (min(r, 1 + ε)·A): con A < 0 el min queda
-    del lado equivocado. min(r·A, clip(r, 1 − ε, 1 + ε)·A) vale para los dos signos.
+    del lado equivocado. Usa min(r·A, clip(r, 1 − ε, 1 + ε)·A): vale con los dos signos.
 no_clip: No hay recorte: −mean(r·A) es el gradiente de política sin freno. Falta el
     término clip(r, 1 − ε, 1 + ε)·A y el min.
 missing_minus_sign: Falta el signo menos: L^CLIP se maximiza y el optimizador minimiza;
@@ -477,14 +477,14 @@ one_step_per_epoch: Diste un solo paso por época, con los gradientes de todos l
     minilotes sumados: PPO da un paso por minilote (zero_grad, backward, recorte, step).
 missing_zero_grad: Falta poner los gradientes a cero antes de cada backward: sin
     optimizer.zero_grad(), PyTorch los suma a los del minilote anterior.
-gradient_not_clipped: No recortas el gradiente antes del paso: antes de cada
-    optimizer.step() (después ya no sirve), la norma del gradiente de todos los
-    parámetros se limita a max_grad_norm.
+gradient_not_clipped: No recortas el gradiente: antes de cada optimizer.step() (después
+    ya no sirve), la norma del gradiente de todos los parámetros (actor y crítico
+    juntos) se limita a max_grad_norm.
 clipped_actor_only: Recortaste solo el gradiente del actor: la norma que se limita es la
     de todos los parámetros juntos, agent.parameters().
 kl_with_k1: Mediste la KL con k1: la parada temprana usa k3, que nunca es negativo.
-kl_reversed: Mediste la KL con los argumentos cambiados: las muestras vienen de la
-    política vieja, es KL(π_θold ‖ π_θ), kl_estimators(batch.log_probs, log π_θ).
+kl_reversed: Mediste la KL con los argumentos cambiados: las muestras son de la política
+    vieja, así que es KL(π_θold ‖ π_θ): kl_estimators(batch.log_probs, log π_θ).
 stopped_midway: Cortaste a mitad de una época: la KL se mide al acabar cada época, y las
     épocas se hacen enteras.
 epoch_not_counted: Paraste bien, pero contaste mal: la época tras la que la KL pasó de
