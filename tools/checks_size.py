@@ -32,7 +32,7 @@ LINE_BUDGETS = {"modules_01_10": 9_500, "per_exercise": 140}
 #: Los techos: lo medido el 6 de diciembre de 2026, tras la cuarta ronda de
 #: recortes. ``tests/test_checks_size.py`` no deja pasarlos: se bajan cuando
 #: un tema se acorta, nunca se suben para que quepa más.
-LINE_CEILINGS = {"modules_01_10": 9_825, "per_exercise": 140}
+LINE_CEILINGS = {"modules_01_10": 9_817, "per_exercise": 140}
 
 
 def lines(path: Path) -> int:

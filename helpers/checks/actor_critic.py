@@ -128,7 +128,10 @@ check_td_errors = values_check(
 
 # --- Ejercicio 2 · retornos de n pasos
 
-_DONE = lambda a: torch.maximum(a.terminated, a.truncated)  # noqa: E731
+
+def _ended(a):  # el episodio acaba, por fin o por tiempo
+    return torch.maximum(a.terminated, a.truncated)
+
 
 N_STEP_MISTAKES = with_messages(
     """
@@ -151,9 +154,9 @@ n_step_ignores_n: No paras a los n pasos: eso es el retorno hasta el final del b
     ),
     (
         "n_step_bootstraps_terminal",
-        with_args(_N_STEP, terminated=lambda a: 0 * a.terminated, truncated=_DONE),
+        with_args(_N_STEP, terminated=lambda a: 0 * a.terminated, truncated=_ended),
     ),
-    ("n_step_truncated_as_terminal", with_args(_N_STEP, terminated=_DONE)),
+    ("n_step_truncated_as_terminal", with_args(_N_STEP, terminated=_ended)),
     (
         "n_step_tail_power",
         with_args(_N_STEP, next_values=lambda a: a.next_values / a.gamma),
@@ -220,8 +223,8 @@ gae_no_gamma: Falta γ en la recursión: Â_t = δ_t + γ·λ·Â_{t+1}, no δ_t
         "gae_leaks",
         lambda r, v, nv, te, tr, g, lm: _recursion(_TD(r, v, nv, te, g), 0 * r, g, lm),
     ),
-    ("gae_bootstraps_terminal", with_args(_GAE, terminated=0.0, truncated=_DONE)),
-    ("gae_no_bootstrap_truncated", with_args(_GAE, terminated=_DONE)),
+    ("gae_bootstraps_terminal", with_args(_GAE, terminated=0.0, truncated=_ended)),
+    ("gae_no_bootstrap_truncated", with_args(_GAE, terminated=_ended)),
     ("gae_swapped", with_args(_GAE, gamma=lambda a: a.lam, lam=lambda a: a.gamma)),
     ("gae_forward", _gae_forward),
     ("gae_no_lambda", with_args(_GAE, lam=1.0)),

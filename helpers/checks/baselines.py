@@ -189,9 +189,12 @@ variance_mean_of_components: Promediaste las varianzas de las componentes; se su
 def _check_causal(estimator_variances, cases, index: int) -> None:
     cases = list(cases)
     call(estimator_variances, "estimator_variances", *cases[0])
+
     # Solo las filas que cambian esta varianza: una que da lo de la referencia
     # se parecería a cualquier respuesta casi correcta (redondeada, por ejemplo).
-    at = lambda f: [f(*case)[index] for case in cases]  # noqa: E731
+    def at(f):
+        return [f(*case)[index] for case in cases]
+
     want = at(_variances)
     rows = [m for m in CAUSAL_MISTAKES if not np.allclose(at(m.variant), want)]
     shown = f"estimator_variances(...)[{index}]"
@@ -405,8 +408,11 @@ value_square_of_mean: Elevaste al cuadrado la media de los errores; es la media 
 @exercise(MODULE, "baseline_losses")
 def check_baseline_losses(baseline_losses, cases=LOSSES_CASES) -> None:
     """Comprueba los valores de las dos pérdidas de ``baseline_losses``."""
+
     # La pérdida sumada: esta celda no mira la forma (la mira la de los gradientes).
-    summed = lambda out, *args: torch.as_tensor(out).sum()  # noqa: E731
+    def summed(out, *args):
+        return torch.as_tensor(out).sum()
+
     for index, rows in enumerate((POLICY_MISTAKES, VALUE_MISTAKES)):
         student, reference = _loss(baseline_losses, index), _loss(_losses, index)
         shown = f"baseline_losses(...)[{index}]"
@@ -513,7 +519,10 @@ def _muted(net: str, method: str, first: int = 0):
     def stand_in(call):
         real, left = getattr(call, f"{net}_optimizer"), iter(range(first))
         kept = {"zero_grad": real.zero_grad, "step": real.step}
-        limited = lambda: next(left, None) is not None and kept[method]()  # noqa: E731
+
+        def limited():
+            return next(left, None) is not None and kept[method]()
+
         return SimpleNamespace(**{**kept, method: limited})
 
     return with_args(_update, **{f"{net}_optimizer": stand_in})

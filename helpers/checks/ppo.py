@@ -425,7 +425,9 @@ def _per_epoch(a):
             torch.nn.utils.clip_grad_norm_(a.agent.parameters(), a.max_grad_norm)
             a.optimizer.step()
 
-    zero_grad = lambda: done[0] % per_epoch or a.optimizer.zero_grad()  # noqa: E731
+    def zero_grad():
+        return done[0] % per_epoch or a.optimizer.zero_grad()
+
     return SimpleNamespace(zero_grad=zero_grad, step=step)
 
 
@@ -523,7 +525,9 @@ WHICH_NET = {
 
 
 def _differing(got, want):  # las redes ("actor", "critic") cuyos parámetros difieren
-    close_to = lambda k: torch.allclose(got[k], want[k], atol=1e-5, rtol=1e-4)  # noqa: E731
+    def close_to(k):
+        return torch.allclose(got[k], want[k], atol=1e-5, rtol=1e-4)
+
     return tuple(sorted({k.split(".")[0] for k in want if not close_to(k)}))
 
 

@@ -95,23 +95,11 @@ def call(
     *args: Any,
     may_modify: Iterable[int] = (),
 ) -> Any:
-    """Llama a ``function(*args)`` con copias y comprueba que no las modificó.
-
-    Quien llama a una función espera seguir teniendo sus datos como estaban: un
-    ``+=`` sobre el array que recibiste cambia también el del que llama, y ese
-    error no se ve en el valor devuelto. Aquí se ve: si una entrada cambió, se
-    falla con un mensaje que nombra el argumento.
-
-    Args:
-        function: la función del estudiante.
-        name: su nombre, para el mensaje.
-        *args: los argumentos; ``function`` recibe copias profundas (salvo
-            los generadores aleatorios, que comparte con quien llama).
-        may_modify: posiciones de argumentos que el enunciado deja modificar.
-
-    Returns:
-        Lo que devuelva ``function``.
-    """
+    """Lo que devuelve ``function(*args)``, llamada con copias profundas (salvo
+    los generadores aleatorios, que se comparten). Un ``+=`` sobre el array
+    recibido cambia también el del que llama y no se ve en el valor devuelto:
+    si una entrada cambió (salvo las posiciones de ``may_modify``), falla
+    nombrando el argumento; ``name`` es el de la función en el mensaje."""
     originals = _copies(args)
     given = _copies(args)
     result = function(*given)

@@ -56,14 +56,10 @@ def as_tuple(value: Any, n: int, promised: str, *, mistake: str) -> tuple[Any, .
 
 
 def python_number(value: Any, what: str, kind: str = "float") -> None:
-    """Falla si ``value`` no es el número de Python que promete el enunciado.
-
-    ``kind`` es ``"float"`` (vale cualquier número real: ``float``, ``int`` o
-    un escalar de NumPy) o ``"int"`` (un entero de Python o de NumPy). Un
-    tensor o un array, aunque tengan un solo elemento (0 dimensiones), no
-    valen: quien usa el resultado como número (``f"{x:.2f}"``, ``json``,
-    ``math.isclose``, una lista de floats) se encuentra otra cosa.
-    """
+    """Falla si ``value`` no es el número de Python que promete el enunciado:
+    ``kind="float"`` (un real de Python o un escalar de NumPy) o ``"int"`` (un
+    entero). Un tensor o array de un elemento no vale: quien usa el resultado
+    como número (``f"{x:.2f}"``, ``json``) se encuentra otra cosa."""
     import numbers
 
     if kind == "int":
@@ -135,11 +131,8 @@ def _index(position: tuple[int, ...]) -> str:
 
 
 def describe_difference(got: Any, want: Any, *, atol: float = 1e-6) -> str:
-    """Dónde difieren dos arrays de la misma forma, en una o dos frases.
-
-    Dice cuántas posiciones difieren, la primera (con lo esperado y lo
-    obtenido) y la mayor diferencia, en vez de volcar las dos matrices.
-    """
+    """Dónde difieren dos arrays de la misma forma, en una o dos frases:
+    cuántas posiciones, la primera y la mayor diferencia (no las matrices)."""
     got = np.asarray(got, dtype=float)
     want = np.asarray(want, dtype=float)
     if got.ndim == 0:
@@ -177,16 +170,11 @@ def compare_parameters(
     rtol: float = 1e-4,
     mistake: str = "wrong_parameters",
 ) -> None:
-    """Falla si dos juegos de parámetros (``state_dict`` o diccionarios de
-    arrays) no coinciden, diciendo cuál difiere primero y dónde.
-
-    Sirve para calificar un bucle de entrenamiento escrito por el estudiante:
-    se ejecutan unas actualizaciones con la misma semilla que la referencia y
-    se comparan los parámetros que quedan, de forma exacta (con la tolerancia
-    del float32), no «¿ha aprendido?». ``what`` dice qué se comparó («la red
-    tras 3 actualizaciones»); ``mistake``, el id del fallo
-    (:attr:`CheckError.mistake`).
-    """
+    """Falla con el id ``mistake`` si dos juegos de parámetros (``state_dict``
+    o diccionarios de arrays) no coinciden, diciendo cuál difiere y dónde.
+    Califica un bucle de entrenamiento por los pesos que deja con la semilla
+    de la referencia (con la tolerancia del float32), no por «¿ha aprendido?».
+    ``what`` dice qué se comparó («la red tras 3 actualizaciones»)."""
     missing = sorted(set(want) - set(got))
     if missing:
         fail(f"A {what} le faltan parámetros: {', '.join(missing)}.", mistake)
