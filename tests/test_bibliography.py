@@ -23,7 +23,7 @@ STABLE = re.compile(
     # La nota de cDPO solo está en la web de su autor (la cita TRL)
     r"ericmitchell\.ai/cdpo\.pdf$|"
     # Bibliotecas y libros con código: su repositorio oficial y su blog
-    r"github\.com/(huggingface|rasbt)/|huggingface\.co/blog/)"
+    r"github\.com/(huggingface|rasbt|DLR-RM)/|huggingface\.co/blog/)"
 )
 
 
